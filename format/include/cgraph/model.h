@@ -1,0 +1,242 @@
+// The in-memory command graph: exactly what a .cgf file holds.
+//
+// This is the one data model every layer shares: the builder (lib/graph) produces it,
+// cgc serializes it (format/writer.h), runtimes read it (format/reader.h) and finalize
+// it for a device. Plain value types with public fields; all cross references are
+// indices into the vectors of the same Graph (kNone = absent).
+//
+// Ownership: a Graph owns everything it refers to, including subgraphs and all blob
+// bytes. Thread-safety: none; treat a Graph as a value (copy, or share as const).
+// Validation: a Graph built by hand may be inconsistent; lib/graph/validate.h checks
+// semantics, the reader (format/reader.h) guarantees structural soundness (every index
+// in range, every count bounded) for graphs it returns.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace cgraph {
+
+constexpr uint32_t kNone = 0xFFFFFFFFu;
+
+enum class ScalarType : uint8_t {
+  I8 = 1, I16 = 2, I32 = 3, I64 = 4,
+  U8 = 5, U16 = 6, U32 = 7, U64 = 8,
+  F16 = 9, F32 = 10, F64 = 11,
+};
+// Size in bytes (1..8); 0 for an invalid value.
+uint32_t scalarSize(ScalarType t);
+const char *scalarName(ScalarType t);              // "i32", "f32", ...
+bool parseScalarType(const std::string &s, ScalarType *out);
+
+// ---- binding slots -------------------------------------------------------------
+enum SlotUsage : uint32_t {
+  kUsageRead = 1u << 0,     // read by a kernel or host task
+  kUsageWrite = 1u << 1,    // written by a kernel or host task
+  kUsageTransfer = 1u << 2, // source or target of copy/fill
+};
+
+enum class SlotInit : uint8_t {
+  External = 0, // supplied per submission through a binding table
+  Data = 1,     // initial contents embedded in the file (`data`, size bytes)
+  Fill = 2,     // allocated by the runtime, filled with `data` (pattern, 1..128 bytes)
+  File = 3,     // contents read from `path` at run time (inside allowed dirs)
+  Transient = 4 // allocated by the runtime, contents undefined until written
+};
+
+struct Slot {
+  std::string name;
+  uint64_t size = 0;       // bytes
+  uint32_t alignment = 16; // power of two
+  uint32_t usage = 0;      // SlotUsage bits, accumulated from the nodes that use it
+  SlotInit init = SlotInit::External;
+  std::vector<uint8_t> data; // Data: `size` bytes; Fill: the pattern
+  std::string path;          // File
+};
+
+// ---- parameters ----------------------------------------------------------------
+struct Param {
+  std::string name;
+  ScalarType type = ScalarType::I32;
+  uint64_t defaultBits = 0; // value bits, little-endian, zero-extended to 64
+};
+
+// ---- kernels -------------------------------------------------------------------
+enum class FormKind : uint8_t {
+  SpirV = 1,        // SPIR-V binary (always present, form 0)
+  OpenCLC = 2,      // OpenCL C source
+  LLVMBitcode = 3,  // LLVM bitcode (e.g. spir64, or lowered for a target)
+  PTX = 4,
+  Cubin = 5,
+  AmdgcnCodeObject = 6,
+  HostObject = 7,   // ELF relocatable for a host triple
+};
+const char *formKindName(FormKind k);
+
+struct KernelForm {
+  FormKind kind = FormKind::SpirV;
+  std::string target;  // e.g. "spirv64", "spir64", "nvptx64-sm_80", "x86_64"
+  std::string options; // build options used to produce it
+  std::vector<uint8_t> bytes;
+};
+
+struct KernelModule {
+  std::string name;             // usually the source file name
+  std::vector<KernelForm> forms; // forms[0] is SPIR-V
+};
+
+enum class ParamKind : uint8_t {
+  GlobalBuffer = 1,   // __global T*
+  ConstantBuffer = 2, // __constant T*
+  LocalBuffer = 3,    // __local T* (size given by the node's LocalMem arg)
+  Scalar = 4,         // by-value scalar or small struct/vector
+};
+
+enum ParamQualifier : uint32_t {
+  kQualConst = 1u << 0,
+  kQualRestrict = 1u << 1,
+  kQualVolatile = 1u << 2,
+};
+
+struct KernelParam {
+  std::string name;     // may be empty if the module has no names
+  std::string typeName; // OpenCL type spelling, e.g. "float*", "int"
+  ParamKind kind = ParamKind::Scalar;
+  uint32_t size = 0;       // Scalar: bytes of the value; buffers: pointee size or 0
+  uint32_t qualifiers = 0; // ParamQualifier bits
+};
+
+struct Kernel {
+  std::string name;
+  uint32_t module = kNone; // index into Graph::modules
+  std::vector<KernelParam> params;
+  uint32_t reqdLocal[3] = {0, 0, 0}; // reqd_work_group_size, 0 = none
+};
+
+// ---- nodes ---------------------------------------------------------------------
+enum class NodeKind : uint8_t {
+  Kernel = 1,
+  Copy = 2,
+  CopyRect = 3,
+  Fill = 4,
+  Host = 5,
+  Barrier = 6,
+  Subgraph = 7,
+};
+const char *nodeKindName(NodeKind k);
+
+enum class ArgKind : uint8_t {
+  Slot = 1,     // buffer: `index` = slot, `value` = byte offset
+  Scalar = 2,   // literal: `type`, `value` = bits
+  Param = 3,    // graph parameter: `index` = param
+  LocalMem = 4, // __local allocation: `value` = bytes
+  String = 5,   // host tasks only: `text`
+};
+
+struct Arg {
+  ArgKind kind = ArgKind::Scalar;
+  ScalarType type = ScalarType::I32; // Scalar
+  uint32_t index = kNone;            // Slot, Param
+  uint64_t value = 0;                // Slot offset, Scalar bits, LocalMem bytes
+  std::string text;                  // String
+
+  static Arg slot(uint32_t s, uint64_t offset = 0) { Arg a; a.kind = ArgKind::Slot; a.index = s; a.value = offset; return a; }
+  static Arg scalar(ScalarType t, uint64_t bits) { Arg a; a.kind = ArgKind::Scalar; a.type = t; a.value = bits; return a; }
+  static Arg param(uint32_t p) { Arg a; a.kind = ArgKind::Param; a.index = p; return a; }
+  static Arg localMem(uint64_t bytes) { Arg a; a.kind = ArgKind::LocalMem; a.value = bytes; return a; }
+  static Arg string(std::string s) { Arg a; a.kind = ArgKind::String; a.text = std::move(s); return a; }
+};
+
+// One dimension of an nd-range: a literal, or a graph parameter (integer typed).
+struct Dim {
+  uint64_t value = 0;
+  uint32_t param = kNone; // when set, the value comes from this parameter
+};
+
+struct NDRange {
+  uint32_t dims = 1;    // 1..3
+  Dim global[3];        // unused dims: value 1
+  Dim local[3];         // value 0 in every dim = runtime chooses
+  Dim offset[3];        // global offset, default 0
+  bool hasLocal() const { return local[0].value != 0 || local[0].param != kNone; }
+};
+
+// Byte copy between slots. For CopyRect, `region`/pitches apply (bytes, rows, slices).
+struct CopyOp {
+  uint32_t srcSlot = kNone;
+  uint64_t srcOffset = 0;
+  uint32_t dstSlot = kNone;
+  uint64_t dstOffset = 0;
+  uint64_t bytes = 0; // Copy
+  // CopyRect only
+  uint64_t region[3] = {0, 1, 1}; // width in bytes, height in rows, depth in slices
+  uint64_t srcRowPitch = 0, srcSlicePitch = 0;
+  uint64_t dstRowPitch = 0, dstSlicePitch = 0;
+};
+
+struct FillOp {
+  uint32_t slot = kNone;
+  uint64_t offset = 0;
+  uint64_t bytes = 0;            // multiple of pattern size
+  std::vector<uint8_t> pattern;  // 1..128 bytes
+};
+
+struct HostOp {
+  std::string op;      // built-in name ("checksum", "print", ...) or plugin symbol
+  std::string library; // empty: built-in; else a shared library path (plugin)
+};
+
+struct Node {
+  std::string name;
+  NodeKind kind = NodeKind::Barrier;
+  // Kernel
+  uint32_t kernel = kNone;
+  NDRange range;
+  // Kernel and Host
+  std::vector<Arg> args;
+  // Copy, CopyRect
+  CopyOp copy;
+  // Fill
+  FillOp fill;
+  // Host
+  HostOp host;
+  // Subgraph: index into Graph::subgraphs; child slot i binds parent slot
+  // subgraphSlots[i]; child params bind by name to parent params of the same name.
+  uint32_t subgraph = kNone;
+  std::vector<uint32_t> subgraphSlots;
+};
+
+struct Edge {
+  uint32_t from = kNone; // must complete before `to` starts
+  uint32_t to = kNone;
+};
+
+// A partition is a run of nodes one backend command buffer can execute
+// (host tasks split partitions, as in the SYCL graph design).
+struct Partition {
+  std::vector<uint32_t> nodes; // in execution order
+  std::vector<uint32_t> deps;  // partition indices that must complete first
+};
+
+struct Graph {
+  std::string name;
+  std::vector<Slot> slots;
+  std::vector<Param> params;
+  std::vector<KernelModule> modules;
+  std::vector<Kernel> kernels;
+  std::vector<Node> nodes;
+  std::vector<Edge> edges;
+  std::vector<uint32_t> order;        // execution order (empty = not computed)
+  std::vector<Partition> partitions;  // empty = not computed
+  std::vector<Graph> subgraphs;
+  std::vector<std::pair<std::string, std::string>> metadata;
+
+  uint32_t findSlot(const std::string &n) const;
+  uint32_t findParam(const std::string &n) const;
+  uint32_t findKernel(const std::string &n) const;
+  uint32_t findNode(const std::string &n) const;
+};
+
+} // namespace cgraph
