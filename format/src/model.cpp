@@ -1,0 +1,82 @@
+#include "cgraph/model.h"
+
+namespace cgraph {
+
+uint32_t scalarSize(ScalarType t) {
+  switch (t) {
+  case ScalarType::I8: case ScalarType::U8: return 1;
+  case ScalarType::I16: case ScalarType::U16: case ScalarType::F16: return 2;
+  case ScalarType::I32: case ScalarType::U32: case ScalarType::F32: return 4;
+  case ScalarType::I64: case ScalarType::U64: case ScalarType::F64: return 8;
+  }
+  return 0;
+}
+
+const char *scalarName(ScalarType t) {
+  switch (t) {
+  case ScalarType::I8: return "i8";
+  case ScalarType::I16: return "i16";
+  case ScalarType::I32: return "i32";
+  case ScalarType::I64: return "i64";
+  case ScalarType::U8: return "u8";
+  case ScalarType::U16: return "u16";
+  case ScalarType::U32: return "u32";
+  case ScalarType::U64: return "u64";
+  case ScalarType::F16: return "f16";
+  case ScalarType::F32: return "f32";
+  case ScalarType::F64: return "f64";
+  }
+  return "invalid";
+}
+
+bool parseScalarType(const std::string &s, ScalarType *out) {
+  for (uint8_t v = 1; v <= 11; ++v) {
+    auto t = static_cast<ScalarType>(v);
+    if (s == scalarName(t)) {
+      if (out) *out = t;
+      return true;
+    }
+  }
+  return false;
+}
+
+const char *formKindName(FormKind k) {
+  switch (k) {
+  case FormKind::SpirV: return "spirv";
+  case FormKind::OpenCLC: return "opencl-c";
+  case FormKind::LLVMBitcode: return "llvm-bc";
+  case FormKind::PTX: return "ptx";
+  case FormKind::Cubin: return "cubin";
+  case FormKind::AmdgcnCodeObject: return "amdgcn-code-object";
+  case FormKind::HostObject: return "host-object";
+  }
+  return "invalid";
+}
+
+const char *nodeKindName(NodeKind k) {
+  switch (k) {
+  case NodeKind::Kernel: return "kernel";
+  case NodeKind::Copy: return "copy";
+  case NodeKind::CopyRect: return "copy-rect";
+  case NodeKind::Fill: return "fill";
+  case NodeKind::Host: return "host";
+  case NodeKind::Barrier: return "barrier";
+  case NodeKind::Subgraph: return "subgraph";
+  }
+  return "invalid";
+}
+
+namespace {
+template <typename V> uint32_t findByName(const V &v, const std::string &n) {
+  for (size_t i = 0; i < v.size(); ++i)
+    if (v[i].name == n) return static_cast<uint32_t>(i);
+  return kNone;
+}
+} // namespace
+
+uint32_t Graph::findSlot(const std::string &n) const { return findByName(slots, n); }
+uint32_t Graph::findParam(const std::string &n) const { return findByName(params, n); }
+uint32_t Graph::findKernel(const std::string &n) const { return findByName(kernels, n); }
+uint32_t Graph::findNode(const std::string &n) const { return findByName(nodes, n); }
+
+} // namespace cgraph

@@ -1,0 +1,146 @@
+// Persistent on-disk cache of device binaries, shared by many processes.
+//
+// Layout (lib/cache/README.md has the byte formats):
+//   <root>/cgcache.conf                     max_size / max_age written by `cgcache -M`
+//   <root>/stats                            hit/miss/write/eviction counters (flock'ed)
+//   <root>/<device>/<image>/<spec>/<opts>/  one leaf directory per hashed key
+//       .lock                               flock'ed while an entry is added or removed
+//       <n>.src                             the full key values (resolves collisions)
+//       <n>.bin                             header (checksums, kind) + binary; its mtime
+//                                           is the entry's last access
+//
+// Ownership: a PersistentCache holds only its configuration and counters; the files
+// belong to the directory, which any number of processes may share.
+//
+// Thread-safety: every member function may be called from several threads and
+// processes at once. Entries appear atomically (temp file + rename, .bin before .src),
+// so a reader never sees a partial entry. Locks are flock(2) locks: the kernel drops
+// them when a process dies, and a waiter gives up after a bounded time.
+//
+// Failure modes: load() and store() never fail a run. A truncated, corrupt or
+// mismatched entry is a miss plus a warning (and is replaced by the next store); a
+// read-only or full disk turns writing off for this object with one warning. load()
+// returns an Error only for a malformed key. The admin functions (stats, list, evict,
+// verify, clear) return Errors for an unreadable root.
+#pragma once
+
+#include "cgraph/cache/config.h"
+#include "cgraph/cache/key.h"
+#include "cgraph/cache/sink.h"
+#include "cgraph/error.h"
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cgraph::cache {
+
+struct PersistentCounters {
+  uint64_t hits = 0, misses = 0, writes = 0, evictions = 0, badEntries = 0, skippedWrites = 0;
+};
+
+struct EntryInfo {
+  std::string id;         // "<device>/<image>/<spec>/<opts>/<n>", relative to the root
+  CacheKey key;
+  std::string binaryKind; // e.g. "elf-relocatable", "cubin"
+  uint64_t binarySize = 0; // payload bytes
+  uint64_t diskSize = 0;   // .src + .bin bytes
+  std::chrono::system_clock::time_point lastAccess;
+};
+
+struct DeviceStats {
+  std::string backend, deviceName, driverVersion, compilerVersion;
+  uint64_t entries = 0, bytes = 0, hits = 0, misses = 0;
+};
+
+struct CacheStats {
+  std::string root;
+  uint64_t entries = 0, bytes = 0;
+  uint64_t hits = 0, misses = 0, writes = 0, evictions = 0;
+  uint64_t maxSize = 0, maxAgeSeconds = 0;
+  std::map<std::string, DeviceStats> devices; // by device directory name
+};
+
+struct BadEntry {
+  std::string id;
+  std::string reason;
+};
+
+struct VerifyReport {
+  uint64_t checked = 0;
+  std::vector<BadEntry> bad;
+  uint64_t removed = 0;
+};
+
+struct EvictionReport {
+  uint64_t removedEntries = 0, removedBytes = 0;
+  uint64_t remainingEntries = 0, remainingBytes = 0;
+  std::vector<std::string> removedIds;
+};
+
+class PersistentCache {
+public:
+  // Configuration from the environment; cgcache.conf at the root fills max size/age
+  // that the environment leaves unset.
+  static PersistentCache fromEnvironment(CacheSink sink = defaultSink());
+  explicit PersistentCache(CacheConfig config, CacheSink sink = defaultSink(), PathHashFn pathHash = {});
+
+  PersistentCache(PersistentCache &&other) noexcept;
+  PersistentCache(const PersistentCache &) = delete;
+  PersistentCache &operator=(const PersistentCache &) = delete;
+
+  bool enabled() const { return config_.persistent && !config_.root.empty(); }
+  bool writable() const { return enabled() && writable_.load(); }
+  const CacheConfig &config() const { return config_; }
+
+  // The payload of the entry for `key`, or nullopt on a miss (absent, disabled,
+  // corrupt: the last two with a warning). `binaryKind`, when given, receives the kind.
+  Expected<std::optional<std::vector<uint8_t>>> load(const CacheKey &key, std::string *binaryKind = nullptr);
+
+  // Writes an entry (replacing the one for an equal key). Never fails the caller:
+  // problems become warnings, and a read-only or full disk turns writing off.
+  void store(const CacheKey &key, const uint8_t *data, size_t size, const std::string &binaryKind);
+
+  PersistentCounters counters() const;
+
+  // Directory names for a key (what the layout above calls <device>/.../<opts>).
+  std::string leafDirectory(const CacheKey &key) const;
+
+  // ---- administration (cgcache) ----
+  Expected<CacheStats> stats() const;
+  Expected<std::vector<EntryInfo>> list() const;
+  // `id` as printed by list(), or a unique prefix of one.
+  Expected<EntryInfo> show(const std::string &id) const;
+  // LRU by last access until the total is at most `targetBytes`.
+  Expected<EvictionReport> evictToSize(uint64_t targetBytes, bool dryRun);
+  Expected<EvictionReport> evictOlderThan(uint64_t ageSeconds, bool dryRun);
+  Expected<EvictionReport> clear(bool dryRun);
+  // Checks every entry's header, checksums and key; `fix` removes the bad ones.
+  Expected<VerifyReport> verify(bool fix, bool dryRun);
+  // Persists max_size in <root>/cgcache.conf.
+  Error setMaxSize(uint64_t bytes);
+
+private:
+  struct Impl;
+  void warn(const std::string &message) const;
+  void trace(const std::string &message) const;
+  void disableWriting(const std::string &why);
+  void bumpStats(const std::string &device, const char *counter, int64_t delta) const;
+  void maybeEvictAfterStore(uint64_t addedBytes);
+
+  CacheConfig config_;
+  CacheSink sink_;
+  PathHashFn pathHash_;
+  std::atomic<bool> writable_{true};
+  std::atomic<bool> warnedDisabled_{false};
+  mutable std::atomic<uint64_t> hits_{0}, misses_{0}, writes_{0}, evictions_{0}, bad_{0}, skipped_{0};
+};
+
+// Reads `<root>/cgcache.conf` into `config` for the fields the caller left unset.
+void applyRootConfigFile(CacheConfig &config, const CacheSink &sink);
+
+} // namespace cgraph::cache

@@ -1,0 +1,78 @@
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <spirv-tools/libspirv.hpp>
+
+#include "cgraph/kernel/spirv.h"
+
+namespace cgraph {
+namespace {
+
+constexpr uint32_t kSpirvMagic = 0x07230203u;
+constexpr size_t kHeaderWords = 5;
+
+std::string hex32(uint32_t v) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0x%08x", v);
+  return buf;
+}
+
+// The OpenCL environments only admit the SPIR-V versions their OpenCL version
+// consumes; pick the narrowest one that admits the module's version.
+spv_target_env envForVersion(uint32_t version) {
+  uint32_t major = (version >> 16) & 0xff, minor = (version >> 8) & 0xff;
+  if (major != 1) return SPV_ENV_UNIVERSAL_1_6; // rejected by the validator with its reason
+  switch (minor) {
+  case 0: return SPV_ENV_OPENCL_1_2;
+  case 1: return SPV_ENV_OPENCL_2_1;
+  case 2: return SPV_ENV_OPENCL_2_2;
+  case 3: return SPV_ENV_UNIVERSAL_1_3;
+  case 4: return SPV_ENV_UNIVERSAL_1_4;
+  case 5: return SPV_ENV_UNIVERSAL_1_5;
+  default: return SPV_ENV_UNIVERSAL_1_6;
+  }
+}
+
+} // namespace
+
+Error validateSpirv(const uint8_t *data, size_t size, const std::string &name) {
+  if (data == nullptr || size == 0) return makeError(name + ": invalid SPIR-V: empty module");
+  if (size % 4 != 0)
+    return makeError(name + ": invalid SPIR-V: size " + std::to_string(size) +
+                     " is not a multiple of 4");
+  if (size < kHeaderWords * 4)
+    return makeError(name + ": invalid SPIR-V: " + std::to_string(size) +
+                     " bytes is shorter than the 20-byte header");
+  std::vector<uint32_t> words(size / 4);
+  std::memcpy(words.data(), data, size);
+  if (words[0] != kSpirvMagic) {
+    if (__builtin_bswap32(words[0]) == kSpirvMagic)
+      return makeError(name + ": invalid SPIR-V: big-endian modules are not supported");
+    return makeError(name + ": invalid SPIR-V: bad magic " + hex32(words[0]) + " (expected " +
+                     hex32(kSpirvMagic) + ")");
+  }
+
+  std::string messages;
+  spvtools::SpirvTools tools(envForVersion(words[1]));
+  tools.SetMessageConsumer([&messages](spv_message_level_t level, const char *, const spv_position_t &pos,
+                                       const char *message) {
+    if (level > SPV_MSG_WARNING) return;
+    if (!messages.empty()) messages += "; ";
+    messages += message ? message : "(no message)";
+    if (pos.index != 0) messages += " (word " + std::to_string(pos.index) + ")";
+  });
+  bool ok = false;
+  try {
+    ok = tools.Validate(words.data(), words.size());
+  } catch (const std::exception &e) {
+    return makeError(name + ": invalid SPIR-V: validator failed: " + e.what());
+  }
+  if (!ok) {
+    if (messages.empty()) messages = "rejected by the validator";
+    return makeError(name + ": invalid SPIR-V: " + messages);
+  }
+  return Error::success();
+}
+
+} // namespace cgraph

@@ -1,0 +1,243 @@
+// Backend-neutral runtime interface: devices, buffers, executable graphs, binding
+// tables, events.
+//
+// Model (STYLE.md #2, #3): a cgraph::Graph is a description; Device::finalize turns it
+// into an Executable for one device (kernels compiled, native command buffers built,
+// runtime-owned slots allocated). Executable::enqueue validates the binding table and
+// parameters ONCE here, in O(slots + params), then hands the resolved submission to the
+// backend, which trusts it (backends never re-check what this layer checked).
+//
+// Ownership and lifetime:
+// - A Device is owned by the Registry that created it and outlives every Buffer and
+//   Executable made from it (callers must destroy those first).
+// - A Buffer is owned by the caller (unique_ptr). It must stay alive until every
+//   Event of a submission that binds it has completed.
+// - An Executable is owned by the caller; it keeps a copy of the (flattened) Graph and
+//   owns the storage of runtime-initialized slots (SlotInit::Data/Fill/File/Transient).
+// - An Event is shared (shared_ptr); waiting on it is allowed from any thread.
+//
+// Thread-safety: Device and Registry methods are thread-safe. An Executable may be
+// enqueued from one thread at a time; submissions of one Executable execute in
+// submission order (a new submission waits for the previous one of the same
+// Executable, since runtime-owned slots are shared between them). Different
+// Executables may be enqueued concurrently.
+//
+// Failure modes: every call returns Error/Expected; nothing throws and nothing
+// prints. A failure during execution (e.g. a host task's file is missing) is reported
+// by Event::wait(). Out-of-memory on allocation is an Error, not an abort.
+#pragma once
+
+#include "cgraph/error.h"
+#include "cgraph/model.h"
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace cgraph::rt {
+
+// ---- capabilities ------------------------------------------------------------------
+struct Capabilities {
+  bool nativeCommandBuffer = false; // replays through a driver-level recording
+  bool rebindWithoutRerecord = false; // new binding table costs O(bindings)
+  bool updatableParams = false;     // new parameter values without re-recording
+  bool inOrder = true;              // one submission's nodes may also run concurrently when false
+  bool concurrentNodes = false;     // independent nodes of a graph may overlap
+  bool profiling = false;           // per-node timestamps on request
+  bool hostPointerBuffers = false;  // Buffer::hostPointer() is non-null
+  std::vector<FormKind> kernelForms; // forms it accepts, best first
+  uint32_t computeUnits = 0;
+  uint64_t globalMemoryBytes = 0;
+  uint64_t maxWorkGroupSize = 0;
+};
+
+struct DeviceInfo {
+  std::string backend;       // "cpu", "cuda", "opencl", ...
+  std::string name;          // human-readable device name
+  std::string vendor;
+  std::string driverVersion; // part of the binary cache key
+  Capabilities caps;
+};
+
+// ---- memory ------------------------------------------------------------------------
+class Buffer {
+public:
+  virtual ~Buffer() = default;
+  virtual uint64_t size() const = 0;
+  // Non-null where the device memory is directly addressable by the host (CPU).
+  virtual void *hostPointer() { return nullptr; }
+};
+
+// One entry of a binding table: a buffer range bound to a slot.
+struct Binding {
+  Buffer *buffer = nullptr; // not owned; null = unbound
+  uint64_t offset = 0;
+  uint64_t length = 0;      // 0 = from offset to the end of the buffer
+};
+
+// Indexed by slot index of the (unflattened) Graph that was finalized. Only slots with
+// SlotInit::External need an entry; entries for runtime-initialized slots are ignored
+// unless `overrideInternal` is set, in which case a non-null entry replaces them.
+struct BindingTable {
+  std::vector<Binding> slots;
+  bool overrideInternal = false;
+};
+
+// Parameter values indexed by Graph::params; value bits as in Param::defaultBits.
+// An empty vector means "all defaults".
+struct ParamValues {
+  std::vector<uint64_t> bits;
+  // Sets param `name` of `g` from text ("2.5", "17", "0x10"), typed by the param.
+  Error set(const Graph &g, const std::string &name, const std::string &text);
+};
+
+// ---- events ------------------------------------------------------------------------
+struct NodeTiming {
+  uint32_t node = kNone; // index in the finalized graph (Executable::graph())
+  uint64_t startNs = 0;  // steady-clock (host) or device clock, relative to submit
+  uint64_t endNs = 0;
+  uint32_t lane = 0;     // thread / queue / stream id, for trace viewers
+};
+
+class Event {
+public:
+  virtual ~Event() = default;
+  // Blocks until all work of the submission is done; returns its failure, if any.
+  // May be called several times and from several threads; returns the same result.
+  virtual Error wait() = 0;
+  virtual bool isComplete() const = 0;
+  // Filled when the submission asked for profiling; valid after wait().
+  virtual const std::vector<NodeTiming> &nodeTimings() const = 0;
+};
+using EventPtr = std::shared_ptr<Event>;
+
+// ---- host tasks ----------------------------------------------------------------------
+// What host tasks (built-in or plugin) may do. Paths named in a .cgf (File slots,
+// read_file/write_file host tasks) must resolve inside one of `allowedDirs`
+// (default: the current directory); plugin libraries load only with allowPlugins.
+struct HostPolicy {
+  std::vector<std::string> allowedDirs;
+  bool allowPlugins = false;
+  // Where built-in host tasks such as "print" and "checksum" write their text.
+  // Default: stdout. Called from a runtime worker thread, serialized per submission.
+  std::function<void(const std::string &line)> output;
+};
+
+// ---- executables -------------------------------------------------------------------
+enum class ExecMode {
+  Replay, // pre-resolved schedule / native command buffer, replayed per enqueue
+  Eager,  // node by node through the backend's ordinary submit path (for comparison)
+};
+
+struct FinalizeOptions {
+  ExecMode mode = ExecMode::Replay;
+  HostPolicy host;
+  bool useCache = true; // in-memory + persistent binary cache (lib/cache)
+};
+
+struct SubmitOptions {
+  std::vector<EventPtr> waitFor; // must complete (successfully) before this starts
+  bool profile = false;          // fill Event::nodeTimings()
+};
+
+class Device;
+
+class Executable {
+public:
+  virtual ~Executable() = default;
+
+  // Validates `bindings` and `params` against the graph's per-slot requirements in
+  // O(slots + params) (errors name the slot: `slot 'y': bound range is 1024 bytes,
+  // the graph needs at least 4096`), then submits. The binding table is resolved at
+  // enqueue; the caller may reuse or change it right after enqueue returns.
+  Expected<EventPtr> enqueue(const BindingTable &bindings, const ParamValues &params,
+                             const SubmitOptions &opts = {});
+
+  // The graph as finalized (subgraphs flattened). Node indices in NodeTiming refer to it.
+  const Graph &graph() const { return graph_; }
+  ExecMode mode() const { return mode_; }
+  Device &device() const { return *device_; }
+
+protected:
+  Executable(Device &device, Graph flattened, ExecMode mode);
+  // Resolved submission: one (pointer-or-buffer, size) per slot of graph(), parameter
+  // bits per param of graph(); everything has been checked.
+  struct ResolvedSlot {
+    Buffer *buffer = nullptr; // null for runtime-owned slots the backend resolved itself
+    uint64_t offset = 0;
+    uint64_t length = 0;
+  };
+  virtual Expected<EventPtr> submit(const std::vector<ResolvedSlot> &slots,
+                                    const std::vector<uint64_t> &params,
+                                    const SubmitOptions &opts) = 0;
+  Graph graph_;
+  ExecMode mode_;
+  Device *device_;
+  // Per slot of graph(): what a binding must satisfy (from lib/graph's requirements).
+  struct SlotNeed {
+    uint64_t minSize = 0;
+    uint32_t alignment = 1;
+    uint32_t usage = 0;
+    bool external = true; // SlotInit::External: the binding table must supply it
+  };
+  std::vector<SlotNeed> needs_;
+  // Original (unflattened) slot i maps to graph() slot slotMap_[i]; subgraph-only
+  // slots have no entry in a caller's binding table.
+  std::vector<uint32_t> slotMap_;
+
+private:
+  std::vector<ResolvedSlot> scratchSlots_;
+  std::vector<uint64_t> scratchParams_;
+};
+
+class Device {
+public:
+  virtual ~Device() = default;
+  virtual const DeviceInfo &info() const = 0;
+
+  virtual Expected<std::unique_ptr<Buffer>> allocate(uint64_t bytes, uint32_t alignment = 64) = 0;
+  // Host <-> device transfers, synchronous. Range errors are reported, never clamped.
+  virtual Error write(Buffer &dst, uint64_t offset, const void *src, uint64_t bytes) = 0;
+  virtual Error read(Buffer &src, uint64_t offset, void *dst, uint64_t bytes) = 0;
+
+  // Compiles kernels (through the binary cache) and builds the executable. The graph
+  // is validated (lib/graph) and flattened first; errors name the node.
+  virtual Expected<std::unique_ptr<Executable>> finalize(const Graph &graph,
+                                                         const FinalizeOptions &opts) = 0;
+};
+
+// ---- backends ----------------------------------------------------------------------
+// A backend probes its driver (dlopen) and reports what it found or why not.
+struct BackendProbe {
+  std::string backend;             // "cpu", "opencl", ...
+  bool available = false;
+  std::string reason;              // why unavailable ("libcuda.so.1 not found", ...)
+  std::vector<DeviceInfo> devices; // when available
+};
+
+class Backend {
+public:
+  virtual ~Backend() = default;
+  virtual const char *name() const = 0;
+  virtual BackendProbe probe() = 0;
+  // Opens device `index` of this backend; the Backend owns it.
+  virtual Expected<Device *> device(uint32_t index) = 0;
+};
+
+// The set of backends compiled into a program. Tools create one and add the backends
+// they link (e.g. cgraph::cpu::makeBackend()); lib/runtime depends on no backend.
+class Registry {
+public:
+  void add(std::unique_ptr<Backend> backend);
+  const std::vector<std::unique_ptr<Backend>> &backends() const { return backends_; }
+  Backend *find(const std::string &name) const;
+  // "cpu", "cpu:0", "opencl:1": backend name with optional device index.
+  Expected<Device *> open(const std::string &spec) const;
+
+private:
+  std::vector<std::unique_ptr<Backend>> backends_;
+};
+
+} // namespace cgraph::rt
