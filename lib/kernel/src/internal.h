@@ -25,3 +25,12 @@ Expected<std::unique_ptr<llvm::Module>> readValidSpirv(llvm::LLVMContext &ctx, c
                                                        size_t size, const std::string &name);
 
 } // namespace cgraph::kernel_detail
+
+namespace cgraph::kernel_detail {
+
+// SPIRV-Tools accepts some modules that the translator's reader (built with
+// assertions in Debian) aborts on; this refuses those, naming the word, so the
+// reader never sees them. Call it on already validated modules only.
+Error checkReaderPreconditions(const uint8_t *data, size_t size, const std::string &name);
+
+} // namespace cgraph::kernel_detail

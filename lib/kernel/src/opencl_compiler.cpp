@@ -10,6 +10,7 @@
 #include <clang/Frontend/CompilerInstance.h>
 #include <clang/Frontend/CompilerInvocation.h>
 #include <clang/Frontend/TextDiagnosticPrinter.h>
+#include <clang/Lex/PreprocessorOptions.h>
 #include <llvm/Bitcode/BitcodeWriter.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
@@ -24,6 +25,17 @@ namespace {
 
 bool isKnownStd(const std::string &s) { return s == "CL1.2" || s == "CL2.0" || s == "CL3.0"; }
 
+// clang 14's builtin tables declare wait_group_events(int, __generic event_t *) even
+// for OpenCL C 1.2, which has no generic address space: the call then needs the
+// GenericPointer capability that 1.2 devices lack. opencl-c.h declares the private
+// pointer overload for 1.2; declaring it here too makes overload resolution pick it
+// (exact match), giving the same SPIR-V as the full header.
+constexpr const char *kCl12PreludeName = "/cgraph-internal/cl12_prelude.h";
+constexpr const char *kCl12Prelude =
+    "void __attribute__((overloadable)) wait_group_events(int, __private event_t *);\n";
+
+bool needsCl12Prelude(const CompileOptions &opts) { return !opts.fullHeader && opts.clStd == "CL1.2"; }
+
 std::vector<std::string> cc1Args(const std::string &fileName, const CompileOptions &opts,
                                  const std::string &resourceDir) {
   std::vector<std::string> args = {
@@ -31,6 +43,13 @@ std::vector<std::string> cc1Args(const std::string &fileName, const CompileOptio
       // -O0 keeps the IR simple enough for the LLVM 14 translator to emit valid
       // SPIR-V; without optnone, each target can still optimize after lowering.
       "-O0", "-disable-O0-optnone", "-emit-llvm-bc", "-fno-dwarf-directory-asm"};
+  // With -finclude-default-header this makes clang include only opencl-c-base.h and
+  // declare builtins lazily from its tables: parsing opencl-c.h dominates a compile.
+  if (!opts.fullHeader) args.push_back("-fdeclare-opencl-builtins");
+  if (needsCl12Prelude(opts)) {
+    args.push_back("-include");
+    args.push_back(kCl12PreludeName);
+  }
   if (!resourceDir.empty()) {
     args.push_back("-resource-dir");
     args.push_back(resourceDir);
@@ -110,7 +129,17 @@ Expected<CompileResult> compileOpenCL(const std::string &source, const std::stri
   // `saxpy.cl:3:5: error: ...` and quoted includes resolve beside that name.
   invocation->getPreprocessorOpts().addRemappedFile(
       fileName, llvm::MemoryBuffer::getMemBufferCopy(source, fileName).release());
+  if (needsCl12Prelude(opts))
+    invocation->getPreprocessorOpts().addRemappedFile(
+        kCl12PreludeName, llvm::MemoryBuffer::getMemBuffer(kCl12Prelude, kCl12PreludeName).release());
   invocation->getFrontendOpts().DisableFree = false;
+  // ExecuteAction reads the invocation's own copy (e.g. to print "N errors
+  // generated" to stderr when carets are on); a library must not print.
+  clang::DiagnosticOptions &invDiag = invocation->getDiagnosticOpts();
+  invDiag.ShowColors = false;
+  invDiag.ShowCarets = false;
+  invDiag.ShowSourceRanges = false;
+  invDiag.ShowFixits = false;
 
   clang::CompilerInstance ci;
   ci.setInvocation(invocation);

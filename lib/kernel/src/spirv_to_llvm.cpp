@@ -1,6 +1,5 @@
 #include "cgraph/kernel/spirv_to_llvm.h"
 
-#include <cstring>
 #include <sstream>
 
 #include <LLVMSPIRVLib.h>
@@ -15,36 +14,9 @@
 
 namespace cgraph {
 namespace kernel_detail {
-namespace {
-
-constexpr uint32_t kOpMemoryModel = 14;
-constexpr uint32_t kMemoryModelOpenCL = 2;
-
-// The translator's reader assumes an OpenCL (Kernel) module and may abort on a
-// valid Vulkan/GLSL one, so those are refused before it sees them. The module is
-// already validated: every instruction's word count is sound.
-Error checkOpenCLMemoryModel(const uint8_t *data, size_t size, const std::string &name) {
-  std::vector<uint32_t> words(size / 4);
-  std::memcpy(words.data(), data, size);
-  for (size_t i = 5; i < words.size();) {
-    uint32_t count = words[i] >> 16, opcode = words[i] & 0xffff;
-    if (count == 0) break;
-    if (opcode == kOpMemoryModel && i + 2 < words.size()) {
-      if (words[i + 2] != kMemoryModelOpenCL)
-        return makeError(name + ": not an OpenCL kernel module (memory model " +
-                         std::to_string(words[i + 2]) + ", expected OpenCL)");
-      return Error::success();
-    }
-    i += count;
-  }
-  return makeError(name + ": not an OpenCL kernel module (no OpMemoryModel)");
-}
-
-} // namespace
-
 Expected<std::unique_ptr<llvm::Module>> readValidSpirv(llvm::LLVMContext &ctx, const uint8_t *data,
                                                        size_t size, const std::string &name) {
-  CGRAPH_RETURN_IF_ERROR(checkOpenCLMemoryModel(data, size, name));
+  CGRAPH_RETURN_IF_ERROR(checkReaderPreconditions(data, size, name));
   SPIRV::TranslatorOpts opts(SPIRV::VersionNumber::MaximumVersion);
   opts.setDesiredBIsRepresentation(SPIRV::BIsRepresentation::OpenCL12);
   opts.setGenKernelArgNameMDEnabled(true);

@@ -19,12 +19,14 @@ std::string hex32(uint32_t v) {
 }
 
 // The OpenCL environments only admit the SPIR-V versions their OpenCL version
-// consumes; pick the narrowest one that admits the module's version.
+// consumes. SPIR-V 1.0 is checked against OpenCL 2.0 rather than 1.2 because the
+// 1.2 profile refuses the GenericPointer capability that OpenCL C 2.0/3.0 kernels
+// need; whether a device has a capability is the backend's question, not ours.
 spv_target_env envForVersion(uint32_t version) {
   uint32_t major = (version >> 16) & 0xff, minor = (version >> 8) & 0xff;
   if (major != 1) return SPV_ENV_UNIVERSAL_1_6; // rejected by the validator with its reason
   switch (minor) {
-  case 0: return SPV_ENV_OPENCL_1_2;
+  case 0: return SPV_ENV_OPENCL_2_0;
   case 1: return SPV_ENV_OPENCL_2_1;
   case 2: return SPV_ENV_OPENCL_2_2;
   case 3: return SPV_ENV_UNIVERSAL_1_3;
@@ -59,7 +61,12 @@ Error validateSpirv(const uint8_t *data, size_t size, const std::string &name) {
                                        const char *message) {
     if (level > SPV_MSG_WARNING) return;
     if (!messages.empty()) messages += "; ";
-    messages += message ? message : "(no message)";
+    std::string text = message ? message : "(no message)";
+    // The validator appends the offending instruction on its own lines; keep one line.
+    for (char &c : text)
+      if (c == '\n') c = ' ';
+    while (!text.empty() && text.back() == ' ') text.pop_back();
+    messages += text;
     if (pos.index != 0) messages += " (word " + std::to_string(pos.index) + ")";
   });
   bool ok = false;

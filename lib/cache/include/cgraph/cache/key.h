@@ -31,6 +31,10 @@ struct CacheKey {
 // True when every identity field (all but kernelNames) is equal.
 bool sameIdentity(const CacheKey &a, const CacheKey &b);
 
+// Every identity field, length-prefixed and concatenated: equal strings iff
+// sameIdentity(). Usable as an in-memory map key.
+std::string identityString(const CacheKey &key);
+
 // Hex of the xxh3-128 hash of the image bytes (32 lower-case hex digits).
 std::string hashImage(const uint8_t *data, size_t size);
 

@@ -30,6 +30,7 @@
 #include "cgraph/error.h"
 
 #include <atomic>
+#include <functional>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -73,6 +74,9 @@ struct BadEntry {
 struct VerifyReport {
   uint64_t checked = 0;
   std::vector<BadEntry> bad;
+  // .bin files without a .src (a writer killed between its two renames) and temp
+  // files of killed writers: not entries, never loaded; --fix removes them.
+  std::vector<std::string> orphans;
   uint64_t removed = 0;
 };
 
@@ -125,12 +129,13 @@ public:
   Error setMaxSize(uint64_t bytes);
 
 private:
-  struct Impl;
+  struct Scan;
   void warn(const std::string &message) const;
   void trace(const std::string &message) const;
   void disableWriting(const std::string &why);
-  void bumpStats(const std::string &device, const char *counter, int64_t delta) const;
-  void maybeEvictAfterStore(uint64_t addedBytes);
+  void updateStats(const std::map<std::string, int64_t> &deltas, std::map<std::string, uint64_t> *result = nullptr) const;
+  void maybeEvictAfterStore(uint64_t totalBytes);
+  Expected<EvictionReport> evictOldest(uint64_t targetBytes, uint64_t olderThanSeconds, bool dryRun, bool wait);
 
   CacheConfig config_;
   CacheSink sink_;

@@ -35,7 +35,9 @@ struct SlotAccess {
   bool read = false;
   bool write = false;
   // End of the byte range (saturating; kUnknownSize when the extent is unknown).
-  uint64_t end() const { return size == kUnknownSize ? kUnknownSize : offset + size; }
+  uint64_t end() const {
+    return size == kUnknownSize || offset + size < offset ? kUnknownSize : offset + size;
+  }
 };
 
 struct AccessInfo {
@@ -74,6 +76,8 @@ private:
   std::vector<uint8_t> hasSucc_;               // per node
   uint32_t lastBarrier_ = kNone;
   std::vector<uint32_t> sinceBarrier_;         // nodes added after lastBarrier_
+  std::vector<uint32_t> visitMark_;            // per node, for the reduction search
+  uint32_t stamp_ = 0;
 };
 
 // The edges implied by slot accesses (HazardTracker over all nodes in index order).

@@ -62,12 +62,17 @@ struct DeviceInfo {
 };
 
 // ---- memory ------------------------------------------------------------------------
+class Device;
+
 class Buffer {
 public:
   virtual ~Buffer() = default;
   virtual uint64_t size() const = 0;
   // Non-null where the device memory is directly addressable by the host (CPU).
   virtual void *hostPointer() { return nullptr; }
+  // The device that allocated it, where the backend knows it. Executable::enqueue
+  // refuses a binding whose buffer reports another device; null = not checked.
+  virtual const Device *device() const { return nullptr; }
 };
 
 // One entry of a binding table: a buffer range bound to a slot.
@@ -119,6 +124,9 @@ using EventPtr = std::shared_ptr<Event>;
 // (default: the current directory); plugin libraries load only with allowPlugins.
 struct HostPolicy {
   std::vector<std::string> allowedDirs;
+  // Relative paths (File slots, host task paths, plugin libraries) resolve against
+  // this directory; empty = the current directory. Tools set it to the .cgf's folder.
+  std::string baseDir;
   bool allowPlugins = false;
   // Where built-in host tasks such as "print" and "checksum" write their text.
   // Default: stdout. Called from a runtime worker thread, serialized per submission.
@@ -140,9 +148,14 @@ struct FinalizeOptions {
 struct SubmitOptions {
   std::vector<EventPtr> waitFor; // must complete (successfully) before this starts
   bool profile = false;          // fill Event::nodeTimings()
+  // Eager mode only (Replay ignores it): called once per node, in execution order,
+  // after node `node` (index in Executable::graph()) completed and before the next
+  // node starts; calls are never concurrent. The hook may read any buffer bound to
+  // this submission (Device::read). Returning a failed Error stops the submission:
+  // no later node runs and Event::wait() returns that Error. Called from a runtime
+  // thread (not necessarily the one that called enqueue). `cgrun compare` uses it.
+  std::function<Error(uint32_t node)> afterNode;
 };
-
-class Device;
 
 class Executable {
 public:

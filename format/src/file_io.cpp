@@ -1,0 +1,114 @@
+// File entry points: mmap-based reading and the atomic write (temp file in the same
+// directory, fsync, rename, fsync of the directory).
+#include "cgraph/format/reader.h"
+#include "cgraph/format/writer.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <string>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <vector>
+
+namespace cgraph {
+namespace {
+
+std::string osError(const std::string &what, int err) { return what + ": " + std::strerror(err); }
+
+class Fd {
+public:
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() { reset(); }
+  Fd(const Fd &) = delete;
+  Fd &operator=(const Fd &) = delete;
+  int get() const { return fd_; }
+  int release() { int f = fd_; fd_ = -1; return f; }
+  void reset() { if (fd_ >= 0) ::close(fd_); fd_ = -1; }
+
+private:
+  int fd_;
+};
+
+std::string dirOf(const std::string &path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+} // namespace
+
+Expected<Graph> readCgfFile(const std::string &path, const ReadOptions &opts) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) return makeError(osError("cannot open '" + path + "'", errno));
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0) return makeError(osError("cannot stat '" + path + "'", errno));
+  if (!S_ISREG(st.st_mode)) return makeError("'" + path + "' is not a regular file");
+  size_t size = static_cast<size_t>(st.st_size);
+  Expected<Graph> g = makeError("unreachable");
+  if (size == 0) {
+    g = readCgf(nullptr, 0, opts);
+  } else if (void *map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd.get(), 0); map != MAP_FAILED) {
+    g = readCgf(static_cast<const uint8_t *>(map), size, opts);
+    ::munmap(map, size);
+  } else {
+    // Not mappable (e.g. some special files): one read loop.
+    std::vector<uint8_t> buf(size);
+    size_t got = 0;
+    while (got < size) {
+      ssize_t n = ::read(fd.get(), buf.data() + got, size - got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return makeError(osError("cannot read '" + path + "'", errno));
+      if (n == 0) break;
+      got += static_cast<size_t>(n);
+    }
+    g = readCgf(buf.data(), got, opts);
+  }
+  if (!g) return g.error().withContext(path);
+  return g;
+}
+
+Error writeFileAtomic(const std::string &path, const uint8_t *data, size_t size) {
+  std::string dir = dirOf(path);
+  std::string tmp;
+  int raw = -1;
+  // O_EXCL with a unique name instead of mkstemp: the mode then follows the umask.
+  for (int attempt = 0; attempt < 100 && raw < 0; ++attempt) {
+    tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(attempt);
+    raw = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (raw < 0 && errno != EEXIST)
+      return makeError(osError("cannot create a temporary file in '" + dir + "' for '" + path + "'", errno));
+  }
+  if (raw < 0) return makeError("cannot create a temporary file for '" + path + "': too many stale temporaries");
+  Fd fd(raw);
+  auto fail = [&](const std::string &what, int err) {
+    fd.reset();
+    ::unlink(tmp.c_str());
+    return makeError(osError(what, err));
+  };
+  size_t done = 0;
+  while (done < size) {
+    ssize_t n = ::write(fd.get(), data + done, size - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return fail("cannot write '" + path + "' (temporary '" + tmp + "')", errno);
+    done += static_cast<size_t>(n);
+  }
+  if (::fsync(fd.get()) != 0) return fail("cannot sync '" + tmp + "'", errno);
+  int closed = ::close(fd.release());
+  if (closed != 0) return fail("cannot close '" + tmp + "'", errno);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) return fail("cannot rename '" + tmp + "' to '" + path + "'", errno);
+  // Make the rename itself durable; failure here does not undo the write.
+  Fd d(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (d.get() >= 0) ::fsync(d.get());
+  return Error::success();
+}
+
+Error writeCgfFile(const Graph &g, const std::string &path, const WriteOptions &opts) {
+  auto bytes = writeCgf(g, opts);
+  if (!bytes) return bytes.error().withContext(path);
+  return writeFileAtomic(path, bytes->data(), bytes->size());
+}
+
+} // namespace cgraph

@@ -1,0 +1,402 @@
+// Decodes the record sections of a checked container (reader.cpp) into a Graph.
+//
+// Record grammar, version 1.0 (offsets in bytes; str = u32 offset + u32 length into
+// STRS; blob = u32 index into BLOB or 0xFFFFFFFF for none; a record may be longer in
+// newer minors, the extra bytes are skipped):
+//
+//   GRPH  8: str name                                   ; 0 or 1 record
+//   SLOT 40: str name, u64 size, u32 alignment, u32 usage, u8 init, u8[3] 0,
+//            blob data, str path
+//   PARM 24: str name, u64 defaultBits, u8 type, u8[7] 0
+//   KMOD 16: str name, u32 firstForm, u32 formCount      ; into KFRM, in order
+//   KFRM 24: u8 kind, u8[3] 0, blob bytes, str target, str options
+//   KERN 32: str name, u32 module, u32 firstParam, u32 paramCount, u32 reqdLocal[3]
+//   KPRM 28: str name, str typeName, u8 kind, u8[3] 0, u32 size, u32 qualifiers
+//   RNGE 112: u32 dims, {u64 value, u32 param}[9]        ; global[3] local[3] offset[3]
+//   COPY 88: u32 srcSlot, u32 dstSlot, u64 srcOffset, u64 dstOffset, u64 bytes,
+//            u64 region[3], u64 srcRowPitch, srcSlicePitch, dstRowPitch, dstSlicePitch
+//   FILL 24: u32 slot, blob pattern, u64 offset, u64 bytes
+//   HOST 16: str op, str library
+//   NODE 40: str name, u8 kind, u8[3] 0, u32 kernel, u32 firstArg, u32 argCount,
+//            u32 detail (Kernel: RNGE, Copy/CopyRect: COPY, Fill: FILL, Host: HOST),
+//            u32 subgraph, u32 firstSlot, u32 slotCount  ; args into NARG, slots into LIST
+//   NARG 24: u8 kind, u8 type, u8[2] 0, u32 index, u64 value, str text
+//   EDGE  8: u32 from, u32 to
+//   ORDR  4: u32 node
+//   PART 16: u32 firstNode, u32 nodeCount, u32 firstDep, u32 depCount  ; into LIST
+//   LIST  4: u32                ; node subgraph-slot lists in node order, then per
+//                               ; partition its nodes then its deps
+//   SUBG  4: blob file          ; a complete nested .cgf file
+//   META 16: str key, str value
+//   BLOB 32: u64 offset (into BDAT), u64 storedSize, u64 rawSize, u32 flags (bit0 zstd),
+//            u32 0
+//
+// Lists (forms, kernel params, args, LIST) must be stored back to back in the order
+// above: each `first` equals the sum of the counts before it. This makes every list a
+// disjoint slice, so no record can make the reader copy a slice many times.
+// String and blob bytes copied into the Graph count against ReadOptions::maxTotalBytes
+// (a string or blob may be shared by many records). Index ranges are then checked by
+// checkStructure (structure.cpp).
+#include "reader_internal.h"
+#include "structure.h"
+
+#include <new>
+
+namespace cgraph {
+namespace cgf {
+namespace {
+
+std::string at(const char *table, size_t i) { return std::string(table) + "[" + std::to_string(i) + "]"; }
+
+class Decoder {
+public:
+  Decoder(const Image &im, const ReadOptions &opts, uint32_t depth, Budget &budget)
+      : im_(im), opts_(opts), depth_(depth), budget_(budget) {}
+
+  Expected<Graph> run() {
+    Graph g;
+    CGRAPH_RETURN_IF_ERROR(chargeTables());
+    CGRAPH_RETURN_IF_ERROR(checkBlobs());
+    const Section &grph = sec(kGRPH);
+    if (grph.count > 1)
+      return makeError("section 'GRPH': " + std::to_string(grph.count) + " records (expected 1)");
+    if (grph.count == 1) CGRAPH_RETURN_IF_ERROR(str(grph.rec(0), "graph", "name", &g.name));
+    CGRAPH_RETURN_IF_ERROR(slots(g));
+    CGRAPH_RETURN_IF_ERROR(params(g));
+    CGRAPH_RETURN_IF_ERROR(modules(g));
+    CGRAPH_RETURN_IF_ERROR(kernels(g));
+    CGRAPH_RETURN_IF_ERROR(nodes(g));
+    CGRAPH_RETURN_IF_ERROR(rest(g));
+    CGRAPH_RETURN_IF_ERROR(subgraphs(g));
+    CGRAPH_RETURN_IF_ERROR(checkStructure(g, "file"));
+    return g;
+  }
+
+private:
+  const Section &sec(SectionId id) const { return im_.sec[id]; }
+
+  Error str(const uint8_t *p, const std::string &where, const char *field, std::string *out) {
+    uint32_t off = ld32(p), len = ld32(p + 4);
+    const Section &s = sec(kSTRS);
+    if (uint64_t(off) + len > s.size)
+      return makeError(where + ": " + field + " (offset " + std::to_string(off) + ", length " +
+                       std::to_string(len) + ") points past the string table (" + std::to_string(s.size) +
+                       " bytes)");
+    if (len == 0) return Error::success();
+    CGRAPH_RETURN_IF_ERROR(budget_.take(len, where + ": " + field));
+    out->assign(reinterpret_cast<const char *>(s.data) + off, len);
+    return Error::success();
+  }
+
+  // The in-memory structs are several times larger than their records; charging them
+  // up front keeps a small (or compressed) file from making the reader allocate
+  // gigabytes.
+  Error chargeTables() {
+    uint64_t bytes = uint64_t(sec(kSLOT).count) * sizeof(Slot) + uint64_t(sec(kPARM).count) * sizeof(Param) +
+                     uint64_t(sec(kKMOD).count) * sizeof(KernelModule) +
+                     uint64_t(sec(kKFRM).count) * sizeof(KernelForm) + uint64_t(sec(kKERN).count) * sizeof(Kernel) +
+                     uint64_t(sec(kKPRM).count) * sizeof(KernelParam) + uint64_t(sec(kNODE).count) * sizeof(Node) +
+                     uint64_t(sec(kNARG).count) * sizeof(Arg) + uint64_t(sec(kEDGE).count) * sizeof(Edge) +
+                     uint64_t(sec(kORDR).count) * 4 + uint64_t(sec(kPART).count) * sizeof(Partition) +
+                     uint64_t(sec(kLIST).count) * 4 + uint64_t(sec(kSUBG).count) * sizeof(Graph) +
+                     uint64_t(sec(kMETA).count) * sizeof(std::pair<std::string, std::string>);
+    return budget_.take(bytes, "records");
+  }
+
+  Error checkBlobs() {
+    const Section &b = sec(kBLOB);
+    uint64_t dataSize = sec(kBDAT).size;
+    for (uint32_t i = 0; i < b.count; ++i) {
+      const uint8_t *r = b.rec(i);
+      uint64_t off = ld64(r), stored = ld64(r + 8), raw = ld64(r + 16);
+      uint32_t flags = ld32(r + 24);
+      if (off > dataSize || stored > dataSize - off)
+        return makeError(at("blobs", i) + ": offset " + std::to_string(off) + " + size " + std::to_string(stored) +
+                         " points past the blob data (" + std::to_string(dataSize) + " bytes)");
+      if (!(flags & kFlagZstd) && raw != stored)
+        return makeError(at("blobs", i) + ": raw size " + std::to_string(raw) + " differs from the stored size " +
+                         std::to_string(stored) + " of an uncompressed blob");
+    }
+    return Error::success();
+  }
+
+  Error blob(uint32_t idx, const std::string &where, const char *field, std::vector<uint8_t> *out) {
+    if (idx == kNone) return Error::success();
+    const Section &b = sec(kBLOB);
+    if (idx >= b.count)
+      return makeError(where + ": " + field + " refers to blob " + std::to_string(idx) + " but the file has " +
+                       std::to_string(b.count) + " blobs");
+    const uint8_t *r = b.rec(idx);
+    uint64_t off = ld64(r), stored = ld64(r + 8), raw = ld64(r + 16);
+    const uint8_t *src = sec(kBDAT).data + off;
+    std::string what = where + ": " + field + " (blob " + std::to_string(idx) + ")";
+    CGRAPH_RETURN_IF_ERROR(budget_.take(raw, what));
+    try {
+      out->resize(raw);
+    } catch (const std::bad_alloc &) {
+      return makeError(what + ": out of memory for " + std::to_string(raw) + " bytes");
+    }
+    if (ld32(r + 24) & kFlagZstd) return unzstd(src, stored, raw, out->data(), what);
+    if (raw) std::memcpy(out->data(), src, raw);
+    return Error::success();
+  }
+
+  // Checks that records [first, first+count) of `table` follow on from `*cursor`.
+  Error span(const std::string &where, const char *what, uint32_t first, uint32_t count, uint64_t *cursor,
+             SectionId table) {
+    uint32_t total = sec(table).count;
+    if (first != *cursor)
+      return makeError(where + ": " + what + " start at " + std::to_string(first) + ", expected " +
+                       std::to_string(*cursor) + " (lists are stored back to back)");
+    if (count > total - std::min<uint64_t>(first, total))
+      return makeError(where + ": " + std::to_string(count) + " " + what + " from " + std::to_string(first) +
+                       " point past section '" + kSections[table].tag + "' (" + std::to_string(total) +
+                       " records)");
+    *cursor += count;
+    return Error::success();
+  }
+
+  Error slots(Graph &g) {
+    const Section &s = sec(kSLOT);
+    g.slots.resize(s.count);
+    for (uint32_t i = 0; i < s.count; ++i) {
+      const uint8_t *r = s.rec(i);
+      Slot &sl = g.slots[i];
+      std::string w = at("slots", i);
+      CGRAPH_RETURN_IF_ERROR(str(r, w, "name", &sl.name));
+      sl.size = ld64(r + 8);
+      sl.alignment = ld32(r + 16);
+      sl.usage = ld32(r + 20);
+      sl.init = static_cast<SlotInit>(r[24]);
+      CGRAPH_RETURN_IF_ERROR(blob(ld32(r + 28), w, "data", &sl.data));
+      CGRAPH_RETURN_IF_ERROR(str(r + 32, w, "path", &sl.path));
+    }
+    return Error::success();
+  }
+
+  Error params(Graph &g) {
+    const Section &s = sec(kPARM);
+    g.params.resize(s.count);
+    for (uint32_t i = 0; i < s.count; ++i) {
+      const uint8_t *r = s.rec(i);
+      CGRAPH_RETURN_IF_ERROR(str(r, at("params", i), "name", &g.params[i].name));
+      g.params[i].defaultBits = ld64(r + 8);
+      g.params[i].type = static_cast<ScalarType>(r[16]);
+    }
+    return Error::success();
+  }
+
+  Error modules(Graph &g) {
+    const Section &s = sec(kKMOD), &fs = sec(kKFRM);
+    g.modules.resize(s.count);
+    uint64_t cursor = 0;
+    for (uint32_t i = 0; i < s.count; ++i) {
+      const uint8_t *r = s.rec(i);
+      KernelModule &m = g.modules[i];
+      std::string w = at("modules", i);
+      CGRAPH_RETURN_IF_ERROR(str(r, w, "name", &m.name));
+      uint32_t first = ld32(r + 8), count = ld32(r + 12);
+      CGRAPH_RETURN_IF_ERROR(span(w, "forms", first, count, &cursor, kKFRM));
+      m.forms.resize(count);
+      for (uint32_t f = 0; f < count; ++f) {
+        const uint8_t *fr = fs.rec(first + f);
+        KernelForm &form = m.forms[f];
+        std::string fw = w + ".forms[" + std::to_string(f) + "]";
+        form.kind = static_cast<FormKind>(fr[0]);
+        CGRAPH_RETURN_IF_ERROR(blob(ld32(fr + 4), fw, "bytes", &form.bytes));
+        CGRAPH_RETURN_IF_ERROR(str(fr + 8, fw, "target", &form.target));
+        CGRAPH_RETURN_IF_ERROR(str(fr + 16, fw, "options", &form.options));
+      }
+    }
+    return Error::success();
+  }
+
+  Error kernels(Graph &g) {
+    const Section &s = sec(kKERN), &ps = sec(kKPRM);
+    g.kernels.resize(s.count);
+    uint64_t cursor = 0;
+    for (uint32_t i = 0; i < s.count; ++i) {
+      const uint8_t *r = s.rec(i);
+      Kernel &k = g.kernels[i];
+      std::string w = at("kernels", i);
+      CGRAPH_RETURN_IF_ERROR(str(r, w, "name", &k.name));
+      k.module = ld32(r + 8);
+      uint32_t first = ld32(r + 12), count = ld32(r + 16);
+      for (int d = 0; d < 3; ++d) k.reqdLocal[d] = ld32(r + 20 + 4 * d);
+      CGRAPH_RETURN_IF_ERROR(span(w, "params", first, count, &cursor, kKPRM));
+      k.params.resize(count);
+      for (uint32_t p = 0; p < count; ++p) {
+        const uint8_t *pr = ps.rec(first + p);
+        KernelParam &kp = k.params[p];
+        std::string pw = w + ".params[" + std::to_string(p) + "]";
+        CGRAPH_RETURN_IF_ERROR(str(pr, pw, "name", &kp.name));
+        CGRAPH_RETURN_IF_ERROR(str(pr + 8, pw, "type name", &kp.typeName));
+        kp.kind = static_cast<ParamKind>(pr[16]);
+        kp.size = ld32(pr + 20);
+        kp.qualifiers = ld32(pr + 24);
+      }
+    }
+    return Error::success();
+  }
+
+  Error detailRef(const std::string &w, uint32_t idx, SectionId table, const char *what) {
+    if (idx >= sec(table).count)
+      return makeError(w + ": refers to " + what + " " + std::to_string(idx) + " but the file has " +
+                       std::to_string(sec(table).count) + " " + what + "s");
+    return Error::success();
+  }
+
+  Error nodeDetail(Node &n, const std::string &w, uint32_t detail) {
+    switch (n.kind) {
+    case NodeKind::Kernel: {
+      CGRAPH_RETURN_IF_ERROR(detailRef(w, detail, kRNGE, "range"));
+      const uint8_t *r = sec(kRNGE).rec(detail);
+      n.range.dims = ld32(r);
+      Dim *dims[3] = {n.range.global, n.range.local, n.range.offset};
+      for (int k = 0; k < 3; ++k)
+        for (int d = 0; d < 3; ++d) {
+          const uint8_t *p = r + 4 + 12 * (3 * k + d);
+          dims[k][d].value = ld64(p);
+          dims[k][d].param = ld32(p + 8);
+        }
+      return Error::success();
+    }
+    case NodeKind::Copy:
+    case NodeKind::CopyRect: {
+      CGRAPH_RETURN_IF_ERROR(detailRef(w, detail, kCOPY, "copy"));
+      const uint8_t *r = sec(kCOPY).rec(detail);
+      CopyOp &c = n.copy;
+      c.srcSlot = ld32(r);
+      c.dstSlot = ld32(r + 4);
+      c.srcOffset = ld64(r + 8);
+      c.dstOffset = ld64(r + 16);
+      c.bytes = ld64(r + 24);
+      for (int d = 0; d < 3; ++d) c.region[d] = ld64(r + 32 + 8 * d);
+      c.srcRowPitch = ld64(r + 56);
+      c.srcSlicePitch = ld64(r + 64);
+      c.dstRowPitch = ld64(r + 72);
+      c.dstSlicePitch = ld64(r + 80);
+      return Error::success();
+    }
+    case NodeKind::Fill: {
+      CGRAPH_RETURN_IF_ERROR(detailRef(w, detail, kFILL, "fill"));
+      const uint8_t *r = sec(kFILL).rec(detail);
+      n.fill.slot = ld32(r);
+      uint32_t pattern = ld32(r + 4);
+      // Bounded before copying: a pattern is at most 128 bytes.
+      if (pattern != kNone && pattern < sec(kBLOB).count && ld64(sec(kBLOB).rec(pattern) + 16) > kMaxFillPattern)
+        return makeError(w + ": fill pattern has " + std::to_string(ld64(sec(kBLOB).rec(pattern) + 16)) +
+                         " bytes (must be 1..128)");
+      CGRAPH_RETURN_IF_ERROR(blob(pattern, w, "fill pattern", &n.fill.pattern));
+      n.fill.offset = ld64(r + 8);
+      n.fill.bytes = ld64(r + 16);
+      return Error::success();
+    }
+    case NodeKind::Host: {
+      CGRAPH_RETURN_IF_ERROR(detailRef(w, detail, kHOST, "host op"));
+      const uint8_t *r = sec(kHOST).rec(detail);
+      CGRAPH_RETURN_IF_ERROR(str(r, w, "host op", &n.host.op));
+      return str(r + 8, w, "host library", &n.host.library);
+    }
+    default:
+      return Error::success();
+    }
+  }
+
+  Error nodes(Graph &g) {
+    const Section &s = sec(kNODE), &as = sec(kNARG), &ls = sec(kLIST);
+    g.nodes.resize(s.count);
+    uint64_t argCursor = 0;
+    for (uint32_t i = 0; i < s.count; ++i) {
+      const uint8_t *r = s.rec(i);
+      Node &n = g.nodes[i];
+      std::string w = at("nodes", i);
+      CGRAPH_RETURN_IF_ERROR(str(r, w, "name", &n.name));
+      n.kind = static_cast<NodeKind>(r[8]);
+      n.kernel = ld32(r + 12);
+      uint32_t firstArg = ld32(r + 16), argCount = ld32(r + 20);
+      n.subgraph = ld32(r + 28);
+      uint32_t firstSlot = ld32(r + 32), slotCount = ld32(r + 36);
+      CGRAPH_RETURN_IF_ERROR(nodeDetail(n, w, ld32(r + 24)));
+      CGRAPH_RETURN_IF_ERROR(span(w, "args", firstArg, argCount, &argCursor, kNARG));
+      n.args.resize(argCount);
+      for (uint32_t a = 0; a < argCount; ++a) {
+        const uint8_t *ar = as.rec(firstArg + a);
+        Arg &arg = n.args[a];
+        arg.kind = static_cast<ArgKind>(ar[0]);
+        arg.type = static_cast<ScalarType>(ar[1]);
+        arg.index = ld32(ar + 4);
+        arg.value = ld64(ar + 8);
+        CGRAPH_RETURN_IF_ERROR(str(ar + 16, w + ".args[" + std::to_string(a) + "]", "text", &arg.text));
+      }
+      CGRAPH_RETURN_IF_ERROR(span(w, "subgraph slots", firstSlot, slotCount, &listCursor_, kLIST));
+      n.subgraphSlots.resize(slotCount);
+      for (uint32_t k = 0; k < slotCount; ++k) n.subgraphSlots[k] = ld32(ls.rec(firstSlot + k));
+    }
+    return Error::success();
+  }
+
+  Error rest(Graph &g) {
+    const Section &es = sec(kEDGE);
+    g.edges.resize(es.count);
+    for (uint32_t i = 0; i < es.count; ++i) g.edges[i] = Edge{ld32(es.rec(i)), ld32(es.rec(i) + 4)};
+    const Section &os = sec(kORDR);
+    g.order.resize(os.count);
+    for (uint32_t i = 0; i < os.count; ++i) g.order[i] = ld32(os.rec(i));
+    const Section &ps = sec(kPART), &ls = sec(kLIST);
+    g.partitions.resize(ps.count);
+    for (uint32_t i = 0; i < ps.count; ++i) {
+      const uint8_t *r = ps.rec(i);
+      std::string w = at("partitions", i);
+      uint32_t fn = ld32(r), nn = ld32(r + 4), fd = ld32(r + 8), nd = ld32(r + 12);
+      CGRAPH_RETURN_IF_ERROR(span(w, "nodes", fn, nn, &listCursor_, kLIST));
+      CGRAPH_RETURN_IF_ERROR(span(w, "deps", fd, nd, &listCursor_, kLIST));
+      Partition &p = g.partitions[i];
+      p.nodes.resize(nn);
+      for (uint32_t k = 0; k < nn; ++k) p.nodes[k] = ld32(ls.rec(fn + k));
+      p.deps.resize(nd);
+      for (uint32_t k = 0; k < nd; ++k) p.deps[k] = ld32(ls.rec(fd + k));
+    }
+    const Section &ms = sec(kMETA);
+    g.metadata.resize(ms.count);
+    for (uint32_t i = 0; i < ms.count; ++i) {
+      CGRAPH_RETURN_IF_ERROR(str(ms.rec(i), at("metadata", i), "key", &g.metadata[i].first));
+      CGRAPH_RETURN_IF_ERROR(str(ms.rec(i) + 8, at("metadata", i), "value", &g.metadata[i].second));
+    }
+    return Error::success();
+  }
+
+  Error subgraphs(Graph &g) {
+    const Section &s = sec(kSUBG);
+    if (s.count && depth_ + 1 > opts_.maxDepth)
+      return makeError("subgraphs[0]: nested deeper than " + std::to_string(opts_.maxDepth) +
+                       " levels (ReadOptions::maxDepth)");
+    g.subgraphs.reserve(s.count);
+    for (uint32_t i = 0; i < s.count; ++i) {
+      std::string w = at("subgraphs", i);
+      std::vector<uint8_t> file;
+      uint32_t idx = ld32(s.rec(i));
+      if (idx == kNone) return makeError(w + ": no file blob");
+      CGRAPH_RETURN_IF_ERROR(blob(idx, w, "file", &file));
+      auto sub = readImpl(file.data(), file.size(), opts_, depth_ + 1, budget_);
+      if (!sub) return sub.error().withContext(w);
+      g.subgraphs.push_back(std::move(*sub));
+    }
+    return Error::success();
+  }
+
+  const Image &im_;
+  const ReadOptions &opts_;
+  uint32_t depth_;
+  Budget &budget_;
+  uint64_t listCursor_ = 0;
+};
+
+} // namespace
+
+Expected<Graph> decodeGraph(const Image &image, const ReadOptions &opts, uint32_t depth, Budget &budget) {
+  return Decoder(image, opts, depth, budget).run();
+}
+
+} // namespace cgf
+} // namespace cgraph

@@ -1,0 +1,23 @@
+// OpenCL builtins for the host CPU, compiled at build time for spir64 so that names
+// (Itanium mangling of the overloadable declarations in opencl-c.h) and address spaces
+// match what the SPIR-V translator gives back. Linked into each kernel module, then
+// internalized and inlined; the module is retargeted to the host afterwards.
+//
+// Work-item functions and barriers are NOT here: the work-group wrapper (lowering.cpp)
+// replaces them with loop variables and fiber switches.
+//
+// Vector forms apply the scalar form per component; after inlining, SLP/loop
+// vectorization turns them back into vector instructions where the target has them.
+#define OVL __attribute__((overloadable))
+#define INL __attribute__((overloadable, always_inline))
+
+#include "builtins_math.h"
+#include "builtins_integer.h"
+#include "builtins_relational.h"
+#include "builtins_vload.h"
+#include "builtins_convert.h"
+#include "builtins_atomic.h"
+
+void OVL mem_fence(cl_mem_fence_flags f) { __sync_synchronize(); }
+void OVL read_mem_fence(cl_mem_fence_flags f) { __sync_synchronize(); }
+void OVL write_mem_fence(cl_mem_fence_flags f) { __sync_synchronize(); }

@@ -1,0 +1,39 @@
+// OpenCL 1.x atomics (atomic_* and atom_*, which the translator returns as atomic_*)
+// on global and local memory. Sequentially consistent: the spec leaves 1.x atomics
+// unordered, but kernels use atomic_cmpxchg as a lock and expect it to order.
+#pragma once
+
+// __sync builtins: spir64 reports no lock-free sizes, so __atomic_* would become libcalls.
+#define CG_MIN_OP(p, v) (((__typeof__(v))-1 < 0) ? __sync_fetch_and_min(p, v) : __sync_fetch_and_umin(p, v))
+#define CG_MAX_OP(p, v) (((__typeof__(v))-1 < 0) ? __sync_fetch_and_max(p, v) : __sync_fetch_and_umax(p, v))
+#define CG_ATOMIC_AS(T, AS)                                                                   \
+  T OVL atomic_add(volatile AS T *p, T v) { return __sync_fetch_and_add(p, v); }        \
+  T OVL atomic_sub(volatile AS T *p, T v) { return __sync_fetch_and_sub(p, v); }        \
+  T OVL atomic_xchg(volatile AS T *p, T v) { return __sync_swap(p, v); }      \
+  T OVL atomic_min(volatile AS T *p, T v) { return CG_MIN_OP(p, v); }        \
+  T OVL atomic_max(volatile AS T *p, T v) { return CG_MAX_OP(p, v); }        \
+  T OVL atomic_and(volatile AS T *p, T v) { return __sync_fetch_and_and(p, v); }        \
+  T OVL atomic_or(volatile AS T *p, T v) { return __sync_fetch_and_or(p, v); }          \
+  T OVL atomic_xor(volatile AS T *p, T v) { return __sync_fetch_and_xor(p, v); }        \
+  T OVL atomic_inc(volatile AS T *p) { return __sync_fetch_and_add(p, (T)1); }          \
+  T OVL atomic_dec(volatile AS T *p) { return __sync_fetch_and_sub(p, (T)1); }          \
+  T OVL atomic_cmpxchg(volatile AS T *p, T cmp, T v) {                                       \
+    return __sync_val_compare_and_swap(p, cmp, v); }                  \
+  T OVL atom_add(volatile AS T *p, T v) { return atomic_add(p, v); }                         \
+  T OVL atom_sub(volatile AS T *p, T v) { return atomic_sub(p, v); }                         \
+  T OVL atom_xchg(volatile AS T *p, T v) { return atomic_xchg(p, v); }                       \
+  T OVL atom_min(volatile AS T *p, T v) { return atomic_min(p, v); }                         \
+  T OVL atom_max(volatile AS T *p, T v) { return atomic_max(p, v); }                         \
+  T OVL atom_and(volatile AS T *p, T v) { return atomic_and(p, v); }                         \
+  T OVL atom_or(volatile AS T *p, T v) { return atomic_or(p, v); }                           \
+  T OVL atom_xor(volatile AS T *p, T v) { return atomic_xor(p, v); }                         \
+  T OVL atom_inc(volatile AS T *p) { return atomic_inc(p); }                                 \
+  T OVL atom_dec(volatile AS T *p) { return atomic_dec(p); }                                 \
+  T OVL atom_cmpxchg(volatile AS T *p, T c, T v) { return atomic_cmpxchg(p, c, v); }
+#define CG_ATOMIC(T) CG_ATOMIC_AS(T, __global) CG_ATOMIC_AS(T, __local)
+CG_ATOMIC(int) CG_ATOMIC(uint) CG_ATOMIC(long) CG_ATOMIC(ulong)
+
+float OVL atomic_xchg(volatile __global float *p, float v) {
+  return as_float(__sync_swap((volatile __global uint *)p, as_uint(v))); }
+float OVL atomic_xchg(volatile __local float *p, float v) {
+  return as_float(__sync_swap((volatile __local uint *)p, as_uint(v))); }

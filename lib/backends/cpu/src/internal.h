@@ -1,0 +1,99 @@
+// Internals of the CPU backend shared by its .cpp files.
+#pragma once
+
+#include "cgraph/error.h"
+#include "cgraph/model.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace cgraph::cpu {
+
+extern const uint8_t *const kBuiltinsBitcode;
+extern const size_t kBuiltinsBitcodeSize;
+
+// ---- ABI between the lowered kernels (lowering.cpp) and the launcher (work_group.cpp)
+// ctx: one u64 per field, index base + dimension.
+enum WgCtx : uint32_t {
+  kCtxGroupId = 0,
+  kCtxLocalSize = 3,   // actual size of this group (smaller for a trailing partial group)
+  kCtxEnqLocal = 6,    // enqueued (nominal) local size
+  kCtxNumGroups = 9,
+  kCtxGlobalSize = 12,
+  kCtxGlobalOffset = 15,
+  kCtxWorkDim = 18,
+  kCtxFields = 19,
+};
+// args: one u64 per kernel parameter: a buffer's address, a scalar's bits (low bytes),
+// or for a __local pointer parameter the byte offset into the group's local block.
+// Barrier-free kernels: `cgk.<name>.wg` runs every work-item of one group.
+using WgLoopFn = void (*)(const uint64_t *args, const uint64_t *ctx, char *local);
+// Kernels with barriers: `cgk.<name>.wi` runs one work-item; barrier() switches fibers.
+using WiFn = void (*)(const uint64_t *args, const uint64_t *ctx, char *local, uint64_t lx,
+                      uint64_t ly, uint64_t lz);
+// `cgk.<name>.info`: u64[3] = {has barrier, static __local bytes, parameter count}.
+constexpr const char *kWrapperPrefix = "cgk.";
+
+// The work-item fiber switch lowered kernels call for barrier() (work_group.cpp).
+extern "C" void cgraph_cpu_barrier();
+
+// SPIR-V module -> relocatable object for the host (kernel_compiler.cpp runs it).
+// `moduleName` names the module in errors.
+Expected<std::vector<uint8_t>> lowerToObject(const uint8_t *spirv, size_t size,
+                                             const std::string &moduleName);
+// The options string that enters the cache key (host CPU, features, compiler version).
+std::string hostCompileOptions();
+
+struct JitKernel {
+  std::string name;
+  WgLoopFn loop = nullptr;
+  WiFn workItem = nullptr;
+  bool barrier = false;
+  uint64_t staticLocalBytes = 0;
+  uint32_t numParams = 0;
+};
+
+struct CompiledModule {
+  std::vector<JitKernel> kernels; // by kernel name lookup
+  const JitKernel *find(const std::string &name) const {
+    for (const JitKernel &k : kernels)
+      if (k.name == name) return &k;
+    return nullptr;
+  }
+};
+
+// Per-device JIT with an in-memory cache keyed by SPIR-V hash + options.
+class KernelCompiler {
+public:
+  KernelCompiler();
+  ~KernelCompiler();
+  // Compiles (or finds) `module` and resolves the kernels named in `kernelNames`.
+  Expected<std::shared_ptr<const CompiledModule>> get(const KernelModule &module,
+                                                      const std::vector<std::string> &kernelNames,
+                                                      bool useCache);
+  // Counters for tests and benchmarks.
+  uint64_t compiles() const;
+  uint64_t memoryHits() const;
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Executes one nd-range launch of `k`. `args` is the packed argument block; `localBytes`
+// is the whole per-group local block (static + dynamic). Runs work-groups in parallel on
+// the TBB pool unless the launch is small.
+struct Launch {
+  uint32_t dims = 1;
+  uint64_t global[3] = {1, 1, 1};
+  uint64_t local[3] = {1, 1, 1};
+  uint64_t offset[3] = {0, 0, 0};
+};
+void runKernel(const JitKernel &k, const uint64_t *args, uint64_t localBytes, const Launch &l);
+// Chooses a local size when the node gives none (respects reqd_work_group_size).
+void chooseLocalSize(const JitKernel &k, const Kernel &meta, Launch &l);
+
+} // namespace cgraph::cpu

@@ -1,0 +1,105 @@
+#include "cl_api.h"
+
+#include <dlfcn.h>
+
+#include <mutex>
+
+namespace cgraph::opencl {
+
+namespace {
+
+struct Loaded {
+  ClApi api;
+  Error error;
+};
+
+Loaded load() {
+  Loaded out;
+  // The versioned name is what the ICD loader packages install (ocl-icd-libopencl1);
+  // the unversioned one only exists with the -dev package.
+  const char *names[] = {"libOpenCL.so.1", "libOpenCL.so"};
+  void *lib = nullptr;
+  std::string dlerr;
+  for (const char *n : names) {
+    lib = dlopen(n, RTLD_NOW | RTLD_LOCAL);
+    if (lib) {
+      out.api.libraryPath = n;
+      break;
+    }
+    const char *e = dlerror();
+    if (dlerr.empty() && e) dlerr = e;
+  }
+  if (!lib) {
+    out.error = makeError("libOpenCL.so.1 not found (" + dlerr + ")");
+    return out;
+  }
+#define CGRAPH_CL_RESOLVE(name)                                                          \
+  out.api.name = reinterpret_cast<decltype(&::name)>(dlsym(lib, #name));                \
+  if (!out.api.name) {                                                                   \
+    out.error = makeError(out.api.libraryPath + ": entry point " #name " not found");    \
+    return out;                                                                          \
+  }
+  CGRAPH_CL_CORE_FUNCTIONS(CGRAPH_CL_RESOLVE)
+#undef CGRAPH_CL_RESOLVE
+#define CGRAPH_CL_RESOLVE_OPT(name)                                                      \
+  out.api.name = reinterpret_cast<decltype(&::name)>(dlsym(lib, #name));
+  CGRAPH_CL_OPTIONAL_FUNCTIONS(CGRAPH_CL_RESOLVE_OPT)
+#undef CGRAPH_CL_RESOLVE_OPT
+  return out;
+}
+
+} // namespace
+
+Expected<const ClApi *> loadClApi() {
+  static Loaded loaded = load(); // thread-safe static initialization
+  if (loaded.error) return loaded.error;
+  return &loaded.api;
+}
+
+ClCommandBufferApi loadCommandBufferApi(const ClApi &api, cl_platform_id platform) {
+  ClCommandBufferApi cb;
+  auto get = [&](const char *name) {
+    return api.clGetExtensionFunctionAddressForPlatform(platform, name);
+  };
+  cb.create = reinterpret_cast<clCreateCommandBufferKHR_fn>(get("clCreateCommandBufferKHR"));
+  cb.finalize = reinterpret_cast<clFinalizeCommandBufferKHR_fn>(get("clFinalizeCommandBufferKHR"));
+  cb.release = reinterpret_cast<clReleaseCommandBufferKHR_fn>(get("clReleaseCommandBufferKHR"));
+  cb.enqueue = reinterpret_cast<clEnqueueCommandBufferKHR_fn>(get("clEnqueueCommandBufferKHR"));
+  cb.ndrange = reinterpret_cast<clCommandNDRangeKernelKHR_fn>(get("clCommandNDRangeKernelKHR"));
+  cb.copy = reinterpret_cast<clCommandCopyBufferKHR_fn>(get("clCommandCopyBufferKHR"));
+  cb.copyRect = reinterpret_cast<clCommandCopyBufferRectKHR_fn>(get("clCommandCopyBufferRectKHR"));
+  cb.fill = reinterpret_cast<clCommandFillBufferKHR_fn>(get("clCommandFillBufferKHR"));
+  return cb;
+}
+
+std::string clErrorName(cl_int code) {
+  switch (code) {
+#define C(x) case x: return #x;
+    C(CL_SUCCESS) C(CL_DEVICE_NOT_FOUND) C(CL_DEVICE_NOT_AVAILABLE) C(CL_COMPILER_NOT_AVAILABLE)
+    C(CL_MEM_OBJECT_ALLOCATION_FAILURE) C(CL_OUT_OF_RESOURCES) C(CL_OUT_OF_HOST_MEMORY)
+    C(CL_PROFILING_INFO_NOT_AVAILABLE) C(CL_MEM_COPY_OVERLAP) C(CL_BUILD_PROGRAM_FAILURE)
+    C(CL_MAP_FAILURE) C(CL_MISALIGNED_SUB_BUFFER_OFFSET)
+    C(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST) C(CL_COMPILE_PROGRAM_FAILURE)
+    C(CL_LINK_PROGRAM_FAILURE) C(CL_INVALID_VALUE) C(CL_INVALID_DEVICE_TYPE)
+    C(CL_INVALID_PLATFORM) C(CL_INVALID_DEVICE) C(CL_INVALID_CONTEXT)
+    C(CL_INVALID_QUEUE_PROPERTIES) C(CL_INVALID_COMMAND_QUEUE) C(CL_INVALID_HOST_PTR)
+    C(CL_INVALID_MEM_OBJECT) C(CL_INVALID_BINARY) C(CL_INVALID_BUILD_OPTIONS)
+    C(CL_INVALID_PROGRAM) C(CL_INVALID_PROGRAM_EXECUTABLE) C(CL_INVALID_KERNEL_NAME)
+    C(CL_INVALID_KERNEL_DEFINITION) C(CL_INVALID_KERNEL) C(CL_INVALID_ARG_INDEX)
+    C(CL_INVALID_ARG_VALUE) C(CL_INVALID_ARG_SIZE) C(CL_INVALID_KERNEL_ARGS)
+    C(CL_INVALID_WORK_DIMENSION) C(CL_INVALID_WORK_GROUP_SIZE) C(CL_INVALID_WORK_ITEM_SIZE)
+    C(CL_INVALID_GLOBAL_OFFSET) C(CL_INVALID_EVENT_WAIT_LIST) C(CL_INVALID_EVENT)
+    C(CL_INVALID_OPERATION) C(CL_INVALID_BUFFER_SIZE) C(CL_INVALID_GLOBAL_WORK_SIZE)
+    C(CL_INVALID_PROPERTY) C(CL_PLATFORM_NOT_FOUND_KHR) C(CL_INVALID_COMMAND_BUFFER_KHR)
+    C(CL_INVALID_SYNC_POINT_WAIT_LIST_KHR) C(CL_INCOMPATIBLE_COMMAND_QUEUE_KHR)
+#undef C
+  default:
+    return "OpenCL error " + std::to_string(code);
+  }
+}
+
+Error clError(const char *call, cl_int code) {
+  return makeError(std::string(call) + ": " + clErrorName(code));
+}
+
+} // namespace cgraph::opencl

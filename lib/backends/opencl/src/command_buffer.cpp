@@ -1,0 +1,242 @@
+// The executable graph: per-node enqueue (eager) and cl_khr_command_buffer recordings
+// kept per binding set (replay).
+//
+// Why recordings per binding set: without mutable dispatch (PoCL 3.1 has none) the
+// buffers and scalar values of a recorded command cannot change, so a new binding table
+// or parameter value needs a new recording (ARCHITECTURE.md decision 5). The last few
+// are kept so that alternating tables (double buffering) replay without re-recording.
+#include "exec.h"
+
+#include "cgraph/graph/order.h"
+#include "cgraph/runtime/paths.h"
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+
+namespace cgraph::opencl {
+
+// ---- sub-buffers ---------------------------------------------------------------------
+
+SubBuffers::~SubBuffers() {
+  for (auto &e : subs_) api_->clReleaseMemObject(e.second);
+}
+
+Expected<cl_mem> SubBuffers::get(cl_mem parent, uint64_t offset, uint64_t size) {
+  if (offset == 0) return parent;
+  auto key = std::make_tuple(parent, offset, size);
+  auto it = subs_.find(key);
+  if (it != subs_.end()) return it->second;
+  if (offset % align_ != 0)
+    return makeError("offset " + std::to_string(offset) + " is not a multiple of the device's " +
+                     "base address alignment (" + std::to_string(align_) +
+                     " bytes), which OpenCL sub-buffers require");
+  cl_buffer_region region{size_t(offset), size_t(size)};
+  cl_int rc = CL_SUCCESS;
+  cl_mem sub = api_->clCreateSubBuffer(parent, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION,
+                                       &region, &rc);
+  if (rc != CL_SUCCESS) return clError("clCreateSubBuffer", rc);
+  subs_.emplace(key, sub);
+  return sub;
+}
+
+// ---- recordings ----------------------------------------------------------------------
+
+Recording::~Recording() {
+  if (lastUse) api->clReleaseEvent(lastUse);
+  for (auto &p : parts)
+    if (p.cb) cbApi->release(p.cb);
+  for (cl_mem m : retained) api->clReleaseMemObject(m);
+}
+
+// ---- the executable ------------------------------------------------------------------
+
+OpenCLExecutable::OpenCLExecutable(OpenCLDevice &device, Graph flattened, rt::ExecMode mode,
+                                   const rt::FinalizeOptions &opts)
+    : rt::Executable(device, std::move(flattened), mode), dev_(&device), api_(&device.api()),
+      host_(opts.host) {}
+
+OpenCLExecutable::~OpenCLExecutable() {
+  recordings_.clear();
+  for (cl_kernel k : kernels_)
+    if (k) api_->clReleaseKernel(k);
+}
+
+std::string OpenCLExecutable::nodeLabel(uint32_t n) const {
+  const Node &node = graph_.nodes[n];
+  return node.name.empty() ? "node #" + std::to_string(n) : "node '" + node.name + "'";
+}
+
+Error OpenCLExecutable::prepare(const rt::FinalizeOptions &opts) {
+  if (!graph_.order.empty() && graph_.order.size() == graph_.nodes.size()) {
+    order_ = graph_.order;
+  } else {
+    Expected<std::vector<uint32_t>> o = executionOrder(graph_);
+    if (!o) return o.error();
+    order_ = std::move(*o);
+  }
+  // Programs and one cl_kernel per graph kernel that a node launches.
+  std::vector<bool> used(graph_.kernels.size(), false);
+  bool anyHost = false;
+  for (const Node &n : graph_.nodes) {
+    if (n.kind == NodeKind::Kernel) used[n.kernel] = true;
+    if (n.kind == NodeKind::Host) anyHost = true;
+  }
+  kernels_.assign(graph_.kernels.size(), nullptr);
+  std::vector<std::shared_ptr<Program>> byModule(graph_.modules.size());
+  for (size_t k = 0; k < graph_.kernels.size(); ++k) {
+    if (!used[k]) continue;
+    const Kernel &kern = graph_.kernels[k];
+    auto &prog = byModule[kern.module];
+    if (!prog) {
+      auto p = dev_->buildProgram(graph_.modules[kern.module], opts.useCache);
+      if (!p) return p.error();
+      prog = *p;
+      programs_.push_back(prog);
+    }
+    cl_int rc = CL_SUCCESS;
+    kernels_[k] = api_->clCreateKernel(prog->program, kern.name.c_str(), &rc);
+    if (rc != CL_SUCCESS)
+      return clError("clCreateKernel", rc).withContext("kernel '" + kern.name + "'");
+  }
+  if (anyHost) {
+    auto h = rt::HostTasks::prepare(graph_, opts.host);
+    if (!h) return h.error();
+    hostTasks_ = std::move(*h);
+  }
+  // Partitions for replay: runs of device nodes, each host node on its own.
+  for (uint32_t n : order_) {
+    const Node &node = graph_.nodes[n];
+    if (node.kind == NodeKind::Host) {
+      parts_.push_back({{n}, true});
+    } else if (node.kind != NodeKind::Barrier) {
+      if (parts_.empty() || parts_.back().host) parts_.push_back({{}, false});
+      parts_.back().nodes.push_back(n);
+    }
+  }
+  return initOwnedSlots();
+}
+
+Error OpenCLExecutable::initOwnedSlots() {
+  owned_.resize(graph_.slots.size());
+  for (size_t i = 0; i < graph_.slots.size(); ++i) {
+    const Slot &s = graph_.slots[i];
+    if (s.init == SlotInit::External) continue;
+    const std::string label = "slot '" + s.name + "'";
+    uint64_t size = std::max<uint64_t>({s.size, needs_[i].minSize, 1});
+    auto buf = dev_->allocate(size, 1);
+    if (!buf) return buf.error().withContext(label);
+    owned_[i].reset(static_cast<OpenCLBuffer *>(buf->release()));
+    std::vector<uint8_t> init;
+    switch (s.init) {
+    case SlotInit::Data:
+      init = s.data;
+      init.resize(size, 0);
+      break;
+    case SlotInit::Fill:
+      if (s.data.empty()) return makeError(label + ": fill pattern is empty");
+      init.resize(size);
+      for (uint64_t b = 0; b < size; ++b) init[b] = s.data[b % s.data.size()];
+      break;
+    case SlotInit::File: {
+      auto path = rt::resolveAllowedPath(s.path, host_);
+      if (!path) return path.error().withContext(label);
+      std::ifstream f(*path, std::ios::binary);
+      if (!f) return makeError(label + ": cannot open '" + *path + "'");
+      init.resize(size);
+      f.read(reinterpret_cast<char *>(init.data()), std::streamsize(size));
+      if (uint64_t(f.gcount()) < s.size)
+        return makeError(label + ": '" + *path + "' has " + std::to_string(f.gcount()) +
+                         " bytes, the slot needs " + std::to_string(s.size));
+      break;
+    }
+    default:
+      break; // Transient: contents undefined until written
+    }
+    if (!init.empty()) CGRAPH_RETURN_IF_ERROR(dev_->write(*owned_[i], 0, init.data(), init.size()).withContext(label));
+  }
+  return Error::success();
+}
+
+Error OpenCLExecutable::resolve(const std::vector<ResolvedSlot> &slots) {
+  mems_.resize(graph_.slots.size());
+  for (size_t i = 0; i < graph_.slots.size(); ++i) {
+    SlotMem &m = mems_[i];
+    const ResolvedSlot &r = slots[i];
+    if (r.buffer) {
+      auto *b = static_cast<OpenCLBuffer *>(r.buffer); // the runtime checked the owner
+      m = {b->mem(), r.offset, r.length, b->id()};
+    } else if (owned_[i]) {
+      m = {owned_[i]->mem(), 0, owned_[i]->size(), owned_[i]->id()};
+    } else {
+      m = {};
+    }
+  }
+  return Error::success();
+}
+
+Error OpenCLExecutable::setArgs(uint32_t n, const std::vector<uint64_t> &params, SubBuffers &subs) {
+  const Node &node = graph_.nodes[n];
+  const Kernel &kern = graph_.kernels[node.kernel];
+  cl_kernel k = kernels_[node.kernel];
+  for (cl_uint i = 0; i < node.args.size(); ++i) {
+    const Arg &a = node.args[i];
+    const uint32_t psize = i < kern.params.size() ? kern.params[i].size : 0;
+    cl_int rc = CL_SUCCESS;
+    switch (a.kind) {
+    case ArgKind::Slot: {
+      const SlotMem &m = mems_[a.index];
+      if (!m.mem) return makeError(nodeLabel(n) + ": arg " + std::to_string(i) + ": slot is unbound");
+      if (a.value >= m.length && m.length)
+        return makeError(nodeLabel(n) + ": arg " + std::to_string(i) + ": offset " +
+                         std::to_string(a.value) + " is past the bound range");
+      auto mem = subs.get(m.mem, m.offset + a.value, m.length - a.value);
+      if (!mem) return mem.error().withContext(nodeLabel(n) + ": arg " + std::to_string(i));
+      cl_mem v = *mem;
+      rc = api_->clSetKernelArg(k, i, sizeof(cl_mem), &v);
+      break;
+    }
+    case ArgKind::Scalar:
+    case ArgKind::Param: {
+      uint64_t bits = a.kind == ArgKind::Scalar ? a.value : params[a.index];
+      uint32_t size = psize ? psize
+                            : scalarSize(a.kind == ArgKind::Scalar ? a.type : graph_.params[a.index].type);
+      if (size > 8)
+        return makeError(nodeLabel(n) + ": arg " + std::to_string(i) + ": by-value argument of " +
+                         std::to_string(size) + " bytes is wider than a scalar");
+      rc = api_->clSetKernelArg(k, i, size, &bits);
+      break;
+    }
+    case ArgKind::LocalMem:
+      rc = api_->clSetKernelArg(k, i, size_t(a.value), nullptr);
+      break;
+    case ArgKind::String:
+      return makeError(nodeLabel(n) + ": arg " + std::to_string(i) + ": string argument for a kernel");
+    }
+    if (rc != CL_SUCCESS)
+      return clError("clSetKernelArg", rc).withContext(nodeLabel(n) + ": arg " + std::to_string(i));
+  }
+  return Error::success();
+}
+
+OpenCLExecutable::Launch OpenCLExecutable::launchDims(uint32_t n, const std::vector<uint64_t> &params) const {
+  const Node &node = graph_.nodes[n];
+  const Kernel &kern = graph_.kernels[node.kernel];
+  auto val = [&](const Dim &d) { return size_t(d.param != kNone ? params[d.param] : d.value); };
+  Launch l;
+  l.dims = node.range.dims;
+  bool anyOffset = false;
+  for (uint32_t d = 0; d < l.dims; ++d) {
+    l.global[d] = val(node.range.global[d]);
+    l.local[d] = val(node.range.local[d]);
+    l.offset[d] = val(node.range.offset[d]);
+    anyOffset |= l.offset[d] != 0;
+  }
+  l.hasLocal = node.range.hasLocal();
+  if (!l.hasLocal && kern.reqdLocal[0] != 0) {
+    l.hasLocal = true;
+    for (uint32_t d = 0; d < l.dims; ++d) l.local[d] = kern.reqdLocal[d] ? kern.reqdLocal[d] : 1;
+  }
+  l.hasOffset = anyOffset;
+  return l;
+}

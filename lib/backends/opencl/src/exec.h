@@ -1,0 +1,116 @@
+// The OpenCL executable graph (command_buffer.cpp: preparation and recordings;
+// submit.cpp: the eager and replay submission paths). Not installed.
+#pragma once
+
+#include "internal.h"
+
+#include "cgraph/runtime/host_tasks.h"
+
+#include <map>
+#include <tuple>
+
+namespace cgraph::opencl {
+
+// Sub-buffers for buffer arguments at non-zero offsets (a kernel argument is a cl_mem,
+// never a pointer + offset). Owned; released with the set.
+class SubBuffers {
+public:
+  SubBuffers(const ClApi &api, uint32_t align) : api_(&api), align_(align) {}
+  ~SubBuffers();
+  SubBuffers(const SubBuffers &) = delete;
+  SubBuffers &operator=(const SubBuffers &) = delete;
+  Expected<cl_mem> get(cl_mem parent, uint64_t offset, uint64_t size);
+
+private:
+  const ClApi *api_;
+  uint32_t align_;
+  std::map<std::tuple<cl_mem, uint64_t, uint64_t>, cl_mem> subs_;
+};
+
+// One replayable recording for one binding set: a command buffer per device partition,
+// host partitions in between.
+struct Recording {
+  struct Part {
+    cl_command_buffer_khr cb = nullptr;
+    uint32_t hostNode = kNone;
+  };
+  Recording(const ClApi &a, const ClCommandBufferApi &c, uint32_t align)
+      : api(&a), cbApi(&c), subs(a, align) {}
+  ~Recording();
+  const ClApi *api;
+  const ClCommandBufferApi *cbApi;
+  std::string key;
+  std::vector<Part> parts;
+  SubBuffers subs;
+  std::vector<cl_mem> retained; // the bound buffers, kept alive while recorded
+  cl_event lastUse = nullptr;   // for devices without simultaneous use
+  uint64_t lastTick = 0;        // LRU
+};
+
+class OpenCLExecutable final : public rt::Executable {
+public:
+  OpenCLExecutable(OpenCLDevice &device, Graph flattened, rt::ExecMode mode,
+                   const rt::FinalizeOptions &opts);
+  ~OpenCLExecutable() override;
+  Error prepare(const rt::FinalizeOptions &opts);
+
+  // Counters the tests assert on.
+  uint64_t recordingsMade() const { return recordingsMade_; }
+  size_t recordingsHeld() const { return recordings_.size(); }
+
+protected:
+  Expected<rt::EventPtr> submit(const std::vector<ResolvedSlot> &slots,
+                                const std::vector<uint64_t> &params,
+                                const rt::SubmitOptions &opts) override;
+
+private:
+  struct SlotMem {
+    cl_mem mem = nullptr;
+    uint64_t offset = 0;
+    uint64_t length = 0;
+    uint64_t id = 0;
+  };
+  struct Launch {
+    cl_uint dims = 1;
+    size_t global[3] = {1, 1, 1}, local[3] = {0, 0, 0}, offset[3] = {0, 0, 0};
+    bool hasLocal = false, hasOffset = false;
+  };
+  struct PartPlan {
+    std::vector<uint32_t> nodes;
+    bool host = false;
+  };
+
+  std::string nodeLabel(uint32_t n) const;
+  Error initOwnedSlots();
+  Error resolve(const std::vector<ResolvedSlot> &slots);
+  Error setArgs(uint32_t n, const std::vector<uint64_t> &params, SubBuffers &subs);
+  Launch launchDims(uint32_t n, const std::vector<uint64_t> &params) const;
+
+  // submit.cpp
+  Error enqueueNode(uint32_t n, const std::vector<uint64_t> &params, SubBuffers &subs,
+                    cl_uint nWait, const cl_event *wait, cl_event *ev);
+  Error recordNode(cl_command_buffer_khr cb, uint32_t n, const std::vector<uint64_t> &params,
+                   SubBuffers &subs, cl_sync_point_khr *prev, bool *havePrev);
+  Expected<Recording *> findOrRecord(const std::vector<uint64_t> &params);
+  Error runHost(uint32_t n, const std::vector<uint64_t> &params);
+  Expected<rt::EventPtr> submitEager(const std::vector<uint64_t> &params,
+                                     std::vector<cl_event> &wait, bool profile);
+  Expected<rt::EventPtr> submitReplay(const std::vector<uint64_t> &params,
+                                      std::vector<cl_event> &wait);
+
+  OpenCLDevice *dev_;
+  const ClApi *api_;
+  rt::HostPolicy host_;
+  std::vector<uint32_t> order_;
+  std::vector<PartPlan> parts_;
+  std::vector<std::shared_ptr<Program>> programs_;
+  std::vector<cl_kernel> kernels_; // per graph kernel; null when no node launches it
+  std::vector<std::unique_ptr<OpenCLBuffer>> owned_; // runtime-initialized slots
+  std::unique_ptr<rt::HostTasks> hostTasks_;
+  std::vector<SlotMem> mems_; // the current submission's slots
+  std::vector<std::unique_ptr<Recording>> recordings_;
+  uint64_t tick_ = 0;
+  uint64_t recordingsMade_ = 0;
+};
+
+} // namespace cgraph::opencl

@@ -1,0 +1,135 @@
+// Types shared by the OpenCL backend's source files. Not installed.
+#pragma once
+
+#include "cgraph/backends/opencl/opencl_backend.h"
+#include "cl_api.h"
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace cgraph::opencl {
+
+// What the backend needs to know about a device beyond rt::DeviceInfo.
+struct DeviceProps {
+  cl_platform_id platform = nullptr;
+  cl_device_id device = nullptr;
+  bool il = false;            // clCreateProgramWithIL accepts SPIR-V
+  bool spir = false;          // cl_khr_spir
+  bool compiler = false;      // CL_DEVICE_COMPILER_AVAILABLE
+  bool commandBuffer = false; // cl_khr_command_buffer, every entry point found
+  bool simultaneousUse = false; // a pending command buffer may be enqueued again
+  bool queueProfiling = false;
+  uint32_t baseAddrAlign = 1; // bytes; sub-buffer origins must be multiples of it
+};
+
+// Gathers DeviceInfo + DeviceProps (backend.cpp).
+Expected<std::pair<rt::DeviceInfo, DeviceProps>> describeDevice(const ClApi &api,
+                                                                cl_platform_id platform,
+                                                                cl_device_id device);
+
+class OpenCLDevice;
+
+class OpenCLBuffer final : public rt::Buffer {
+public:
+  OpenCLBuffer(OpenCLDevice &device, cl_mem mem, uint64_t size);
+  ~OpenCLBuffer() override;
+  uint64_t size() const override { return size_; }
+  const rt::Device *device() const override;
+  cl_mem mem() const { return mem_; }
+  // Unique for the life of the process: recordings are keyed by it, never by the
+  // cl_mem value, which the driver may reuse after a release.
+  uint64_t id() const { return id_; }
+
+private:
+  OpenCLDevice *device_;
+  cl_mem mem_;
+  uint64_t size_;
+  uint64_t id_;
+};
+
+// A built program, shared by the device's in-memory cache and the executables using it.
+struct Program {
+  const ClApi *api = nullptr;
+  cl_program program = nullptr;
+  FormKind form = FormKind::SpirV; // the form it was built from
+  double buildMs = 0;              // clBuildProgram wall time
+  ~Program();
+};
+
+// Which form the device builds a module from (see opencl_backend.h for the order).
+enum class ProgramPath { IL, Spir, Source };
+const char *programPathName(ProgramPath p);
+
+class OpenCLDevice final : public rt::Device {
+public:
+  static Expected<std::unique_ptr<OpenCLDevice>> open(const ClApi &api, rt::DeviceInfo info,
+                                                      DeviceProps props,
+                                                      const OpenCLBackendOptions &opts);
+  ~OpenCLDevice() override;
+
+  const rt::DeviceInfo &info() const override { return info_; }
+  Expected<std::unique_ptr<rt::Buffer>> allocate(uint64_t bytes, uint32_t alignment) override;
+  Error write(rt::Buffer &dst, uint64_t offset, const void *src, uint64_t bytes) override;
+  Error read(rt::Buffer &src, uint64_t offset, void *dst, uint64_t bytes) override;
+  Expected<std::unique_ptr<rt::Executable>> finalize(const Graph &graph,
+                                                     const rt::FinalizeOptions &opts) override;
+
+  const ClApi &api() const { return *api_; }
+  const ClCommandBufferApi &commandBufferApi() const { return cb_; }
+  const DeviceProps &props() const { return props_; }
+  cl_context context() const { return context_; }
+  cl_command_queue queue() const { return queue_; }
+  const OpenCLBackendOptions &options() const { return opts_; }
+  bool useCommandBuffers() const { return props_.commandBuffer && !opts_.disableCommandBuffers; }
+
+  // kernel_compiler.cpp: the path chosen for `m`, then the program built from it,
+  // through the in-memory cache when `useCache`.
+  Expected<ProgramPath> choosePath(const KernelModule &m) const;
+  Expected<std::shared_ptr<Program>> buildProgram(const KernelModule &m, bool useCache);
+
+private:
+  OpenCLDevice(const ClApi &api, rt::DeviceInfo info, DeviceProps props,
+               const OpenCLBackendOptions &opts);
+  const ClApi *api_;
+  ClCommandBufferApi cb_;
+  rt::DeviceInfo info_;
+  DeviceProps props_;
+  OpenCLBackendOptions opts_;
+  cl_context context_ = nullptr;
+  cl_command_queue queue_ = nullptr;
+  std::mutex cacheMutex_;
+  std::unordered_map<std::string, std::shared_ptr<Program>> programs_;
+};
+
+// A submission's completion (event.cpp). `last` completes after all the submission's
+// work (in-order queue); `profiled` holds one event per node when profiling was asked.
+class OpenCLEvent final : public rt::Event {
+public:
+  OpenCLEvent(const ClApi &api, cl_event last,
+              std::vector<std::pair<uint32_t, cl_event>> profiled);
+  ~OpenCLEvent() override;
+  Error wait() override;
+  bool isComplete() const override;
+  const std::vector<rt::NodeTiming> &nodeTimings() const override { return timings_; }
+  cl_event handle() const { return last_; }
+
+private:
+  const ClApi *api_;
+  cl_event last_;
+  std::vector<std::pair<uint32_t, cl_event>> profiled_;
+  std::mutex mutex_;
+  bool waited_ = false;
+  Error result_;
+  std::vector<rt::NodeTiming> timings_;
+};
+
+// Finalizes `flattened` (validated, subgraphs inlined) for `device` (command_buffer.cpp).
+Expected<std::unique_ptr<rt::Executable>> makeExecutable(OpenCLDevice &device, Graph flattened,
+                                                         const rt::FinalizeOptions &opts);
+
+} // namespace cgraph::opencl

@@ -1,0 +1,338 @@
+// Submission paths: eager (one clEnqueue* per node on the in-order queue) and replay
+// (command buffers recorded once per binding set).
+#include "exec.h"
+
+#include <cstring>
+
+namespace cgraph::opencl {
+
+namespace {
+
+void appendBits(std::string &key, uint64_t v) {
+  char b[8];
+  std::memcpy(b, &v, 8);
+  key.append(b, 8);
+}
+
+// Releases a cl_event unless ownership was taken.
+struct EventGuard {
+  const ClApi *api;
+  cl_event ev = nullptr;
+  ~EventGuard() {
+    if (ev) api->clReleaseEvent(ev);
+  }
+  cl_event take() {
+    cl_event e = ev;
+    ev = nullptr;
+    return e;
+  }
+};
+
+} // namespace
+
+Error OpenCLExecutable::enqueueNode(uint32_t n, const std::vector<uint64_t> &params,
+                                   SubBuffers &subs, cl_uint nWait, const cl_event *wait,
+                                   cl_event *ev) {
+  const Node &node = graph_.nodes[n];
+  cl_command_queue q = dev_->queue();
+  cl_int rc = CL_SUCCESS;
+  const char *call = "";
+  switch (node.kind) {
+  case NodeKind::Kernel: {
+    CGRAPH_RETURN_IF_ERROR(setArgs(n, params, subs));
+    Launch l = launchDims(n, params);
+    call = "clEnqueueNDRangeKernel";
+    rc = api_->clEnqueueNDRangeKernel(q, kernels_[node.kernel], l.dims, l.hasOffset ? l.offset : nullptr,
+                                      l.global, l.hasLocal ? l.local : nullptr, nWait, wait, ev);
+    break;
+  }
+  case NodeKind::Copy: {
+    const SlotMem &s = mems_[node.copy.srcSlot], &d = mems_[node.copy.dstSlot];
+    call = "clEnqueueCopyBuffer";
+    rc = api_->clEnqueueCopyBuffer(q, s.mem, d.mem, s.offset + node.copy.srcOffset,
+                                   d.offset + node.copy.dstOffset, node.copy.bytes, nWait, wait, ev);
+    break;
+  }
+  case NodeKind::CopyRect: {
+    const CopyOp &c = node.copy;
+    const SlotMem &s = mems_[c.srcSlot], &d = mems_[c.dstSlot];
+    size_t so[3] = {size_t(s.offset + c.srcOffset), 0, 0}, dO[3] = {size_t(d.offset + c.dstOffset), 0, 0};
+    size_t region[3] = {size_t(c.region[0]), size_t(c.region[1]), size_t(c.region[2])};
+    call = "clEnqueueCopyBufferRect";
+    rc = api_->clEnqueueCopyBufferRect(q, s.mem, d.mem, so, dO, region, c.srcRowPitch, c.srcSlicePitch,
+                                       c.dstRowPitch, c.dstSlicePitch, nWait, wait, ev);
+    break;
+  }
+  case NodeKind::Fill: {
+    const FillOp &f = node.fill;
+    const SlotMem &m = mems_[f.slot];
+    call = "clEnqueueFillBuffer";
+    rc = api_->clEnqueueFillBuffer(q, m.mem, f.pattern.data(), f.pattern.size(), m.offset + f.offset,
+                                   f.bytes, nWait, wait, ev);
+    break;
+  }
+  default:
+    call = "clEnqueueMarkerWithWaitList"; // barrier: nothing to do on an in-order queue
+    rc = api_->clEnqueueMarkerWithWaitList(q, nWait, wait, ev);
+    break;
+  }
+  if (rc != CL_SUCCESS) return clError(call, rc).withContext(nodeLabel(n));
+  return Error::success();
+}
+
+Error OpenCLExecutable::recordNode(cl_command_buffer_khr cb, uint32_t n,
+                                   const std::vector<uint64_t> &params, SubBuffers &subs,
+                                   cl_sync_point_khr *prev, bool *havePrev) {
+  const ClCommandBufferApi &c = dev_->commandBufferApi();
+  const Node &node = graph_.nodes[n];
+  // Each command waits for the one before: the recording keeps the in-order semantics
+  // of the eager path whatever the driver does with sync points.
+  cl_sync_point_khr sp = 0;
+  const cl_uint nWait = *havePrev ? 1 : 0;
+  const cl_sync_point_khr *wait = *havePrev ? prev : nullptr;
+  cl_int rc = CL_SUCCESS;
+  const char *call = "";
+  switch (node.kind) {
+  case NodeKind::Kernel: {
+    CGRAPH_RETURN_IF_ERROR(setArgs(n, params, subs));
+    Launch l = launchDims(n, params);
+    call = "clCommandNDRangeKernelKHR";
+    rc = c.ndrange(cb, nullptr, nullptr, kernels_[node.kernel], l.dims, l.hasOffset ? l.offset : nullptr,
+                   l.global, l.hasLocal ? l.local : nullptr, nWait, wait, &sp, nullptr);
+    break;
+  }
+  case NodeKind::Copy: {
+    const SlotMem &s = mems_[node.copy.srcSlot], &d = mems_[node.copy.dstSlot];
+    call = "clCommandCopyBufferKHR";
+    rc = c.copy(cb, nullptr, s.mem, d.mem, s.offset + node.copy.srcOffset,
+                d.offset + node.copy.dstOffset, node.copy.bytes, nWait, wait, &sp, nullptr);
+    break;
+  }
+  case NodeKind::CopyRect: {
+    const CopyOp &o = node.copy;
+    const SlotMem &s = mems_[o.srcSlot], &d = mems_[o.dstSlot];
+    size_t so[3] = {size_t(s.offset + o.srcOffset), 0, 0}, dO[3] = {size_t(d.offset + o.dstOffset), 0, 0};
+    size_t region[3] = {size_t(o.region[0]), size_t(o.region[1]), size_t(o.region[2])};
+    call = "clCommandCopyBufferRectKHR";
+    rc = c.copyRect(cb, nullptr, s.mem, d.mem, so, dO, region, o.srcRowPitch, o.srcSlicePitch,
+                    o.dstRowPitch, o.dstSlicePitch, nWait, wait, &sp, nullptr);
+    break;
+  }
+  case NodeKind::Fill: {
+    const FillOp &f = node.fill;
+    const SlotMem &m = mems_[f.slot];
+    call = "clCommandFillBufferKHR";
+    rc = c.fill(cb, nullptr, m.mem, f.pattern.data(), f.pattern.size(), m.offset + f.offset, f.bytes,
+                nWait, wait, &sp, nullptr);
+    break;
+  }
+  default:
+    return Error::success();
+  }
+  if (rc != CL_SUCCESS) return clError(call, rc).withContext(nodeLabel(n));
+  *prev = sp;
+  *havePrev = true;
+  return Error::success();
+}
+
+Expected<Recording *> OpenCLExecutable::findOrRecord(const std::vector<uint64_t> &params) {
+  // The binding set: buffer identity, offset and length of every slot, and every
+  // parameter value (scalars and nd-ranges are baked into the recorded commands).
+  std::string key;
+  key.reserve(mems_.size() * 24 + params.size() * 8);
+  for (const SlotMem &m : mems_) {
+    appendBits(key, m.id);
+    appendBits(key, m.offset);
+    appendBits(key, m.length);
+  }
+  for (uint64_t p : params) appendBits(key, p);
+  ++tick_;
+  for (auto &r : recordings_)
+    if (r->key == key) {
+      r->lastTick = tick_;
+      return r.get();
+    }
+
+  const ClCommandBufferApi &c = dev_->commandBufferApi();
+  auto rec = std::make_unique<Recording>(*api_, c, dev_->props().baseAddrAlign);
+  rec->key = std::move(key);
+  rec->lastTick = tick_;
+  for (const SlotMem &m : mems_)
+    if (m.mem && api_->clRetainMemObject(m.mem) == CL_SUCCESS) rec->retained.push_back(m.mem);
+  cl_command_queue q = dev_->queue();
+  for (const PartPlan &plan : parts_) {
+    Recording::Part part;
+    if (plan.host) {
+      part.hostNode = plan.nodes[0];
+      rec->parts.push_back(part);
+      continue;
+    }
+    cl_command_buffer_properties_khr props[] = {
+        CL_COMMAND_BUFFER_FLAGS_KHR,
+        dev_->props().simultaneousUse ? CL_COMMAND_BUFFER_SIMULTANEOUS_USE_KHR : 0, 0};
+    cl_int rc = CL_SUCCESS;
+    part.cb = c.create(1, &q, props, &rc);
+    if (rc != CL_SUCCESS) return clError("clCreateCommandBufferKHR", rc);
+    rec->parts.push_back(part);
+    cl_sync_point_khr prev = 0;
+    bool havePrev = false;
+    for (uint32_t n : plan.nodes)
+      CGRAPH_RETURN_IF_ERROR(recordNode(part.cb, n, params, rec->subs, &prev, &havePrev));
+    CGRAPH_CL_CHECK("clFinalizeCommandBufferKHR", c.finalize(part.cb));
+  }
+  ++recordingsMade_;
+  const size_t limit = std::max<size_t>(1, dev_->options().maxRecordings);
+  if (recordings_.size() >= limit) {
+    auto oldest = std::min_element(recordings_.begin(), recordings_.end(),
+                                   [](const auto &a, const auto &b) { return a->lastTick < b->lastTick; });
+    recordings_.erase(oldest); // the driver keeps a pending command buffer alive
+  }
+  recordings_.push_back(std::move(rec));
+  return recordings_.back().get();
+}
+
+Error OpenCLExecutable::runHost(uint32_t n, const std::vector<uint64_t> &params) {
+  // Host tasks see host memory: map the node's slots, run, unmap. The queue is drained
+  // first so that the task reads what the earlier partitions wrote.
+  cl_command_queue q = dev_->queue();
+  CGRAPH_CL_CHECK("clFinish", api_->clFinish(q));
+  const Node &node = graph_.nodes[n];
+  std::vector<rt::HostSpan> spans(graph_.slots.size());
+  std::vector<std::pair<cl_mem, void *>> mapped;
+  Error err;
+  for (const Arg &a : node.args) {
+    if (a.kind != ArgKind::Slot || spans[a.index].data) continue;
+    const SlotMem &m = mems_[a.index];
+    cl_int rc = CL_SUCCESS;
+    void *p = api_->clEnqueueMapBuffer(q, m.mem, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, m.offset,
+                                       m.length, 0, nullptr, nullptr, &rc);
+    if (rc != CL_SUCCESS) {
+      err = clError("clEnqueueMapBuffer", rc).withContext(nodeLabel(n));
+      break;
+    }
+    mapped.push_back({m.mem, p});
+    spans[a.index] = {p, m.length};
+  }
+  if (!err) err = hostTasks_->run(n, spans, params);
+  for (auto &mp : mapped) api_->clEnqueueUnmapMemObject(q, mp.first, mp.second, 0, nullptr, nullptr);
+  return err;
+}
+
+Expected<rt::EventPtr> OpenCLExecutable::submitEager(const std::vector<uint64_t> &params,
+                                                     std::vector<cl_event> &wait, bool profile) {
+  SubBuffers subs(*api_, dev_->props().baseAddrAlign);
+  std::vector<std::pair<uint32_t, cl_event>> profiled;
+  auto releaseProfiled = [&] {
+    for (auto &p : profiled) api_->clReleaseEvent(p.second);
+  };
+  EventGuard last{api_};
+  for (size_t pi = 0; pi < parts_.size(); ++pi) {
+    const PartPlan &plan = parts_[pi];
+    if (plan.host) {
+      Error e = runHost(plan.nodes[0], params);
+      if (e) {
+        releaseProfiled();
+        return e;
+      }
+      continue;
+    }
+    for (size_t i = 0; i < plan.nodes.size(); ++i) {
+      const uint32_t n = plan.nodes[i];
+      const bool lastNode = pi + 1 == parts_.size() && i + 1 == plan.nodes.size();
+      cl_event ev = nullptr;
+      Error e = enqueueNode(n, params, subs, cl_uint(wait.size()), wait.empty() ? nullptr : wait.data(),
+                            (profile || lastNode) ? &ev : nullptr);
+      wait.clear(); // later nodes follow on the in-order queue
+      if (e) {
+        releaseProfiled();
+        return e;
+      }
+      if (profile) {
+        profiled.push_back({n, ev});
+        if (lastNode) api_->clRetainEvent(ev);
+      }
+      if (lastNode) last.ev = ev;
+    }
+  }
+  if (!last.ev) { // empty graph, or a host task last
+    cl_int rc = api_->clEnqueueMarkerWithWaitList(dev_->queue(), cl_uint(wait.size()),
+                                                  wait.empty() ? nullptr : wait.data(), &last.ev);
+    if (rc != CL_SUCCESS) {
+      releaseProfiled();
+      return clError("clEnqueueMarkerWithWaitList", rc);
+    }
+  }
+  api_->clFlush(dev_->queue());
+  return rt::EventPtr(std::make_shared<OpenCLEvent>(*api_, last.take(), std::move(profiled)));
+}
+
+Expected<rt::EventPtr> OpenCLExecutable::submitReplay(const std::vector<uint64_t> &params,
+                                                      std::vector<cl_event> &wait) {
+  Expected<Recording *> recOr = findOrRecord(params);
+  if (!recOr) return recOr.error();
+  Recording &rec = **recOr;
+  const ClCommandBufferApi &c = dev_->commandBufferApi();
+  if (rec.lastUse && !dev_->props().simultaneousUse) {
+    // A command buffer without simultaneous use must not be pending when re-enqueued.
+    CGRAPH_CL_CHECK("clWaitForEvents", api_->clWaitForEvents(1, &rec.lastUse));
+  }
+  EventGuard last{api_};
+  for (size_t pi = 0; pi < rec.parts.size(); ++pi) {
+    const Recording::Part &part = rec.parts[pi];
+    if (part.hostNode != kNone) {
+      CGRAPH_RETURN_IF_ERROR(runHost(part.hostNode, params));
+      continue;
+    }
+    if (last.ev) api_->clReleaseEvent(last.take());
+    cl_int rc = c.enqueue(0, nullptr, part.cb, cl_uint(wait.size()), wait.empty() ? nullptr : wait.data(),
+                          &last.ev);
+    wait.clear();
+    if (rc != CL_SUCCESS) return clError("clEnqueueCommandBufferKHR", rc);
+  }
+  if (!last.ev || rec.parts.back().hostNode != kNone) {
+    if (last.ev) api_->clReleaseEvent(last.take());
+    CGRAPH_CL_CHECK("clEnqueueMarkerWithWaitList",
+                    api_->clEnqueueMarkerWithWaitList(dev_->queue(), cl_uint(wait.size()),
+                                                      wait.empty() ? nullptr : wait.data(), &last.ev));
+  }
+  api_->clFlush(dev_->queue());
+  if (rec.lastUse) api_->clReleaseEvent(rec.lastUse);
+  api_->clRetainEvent(last.ev);
+  rec.lastUse = last.ev;
+  return rt::EventPtr(std::make_shared<OpenCLEvent>(*api_, last.take(),
+                                                    std::vector<std::pair<uint32_t, cl_event>>{}));
+}
+
+Expected<rt::EventPtr> OpenCLExecutable::submit(const std::vector<ResolvedSlot> &slots,
+                                                const std::vector<uint64_t> &params,
+                                                const rt::SubmitOptions &opts) {
+  // Our own events join the queue's wait list; anything else is waited for here.
+  std::vector<cl_event> wait;
+  for (const rt::EventPtr &e : opts.waitFor) {
+    if (!e) continue;
+    if (auto *ce = dynamic_cast<OpenCLEvent *>(e.get())) {
+      wait.push_back(ce->handle());
+    } else {
+      CGRAPH_RETURN_IF_ERROR(e->wait().withContext("waiting for a prior submission"));
+    }
+  }
+  CGRAPH_RETURN_IF_ERROR(resolve(slots));
+  // Per-node timestamps need one event per node, which only the node-by-node path has.
+  if (mode_ == rt::ExecMode::Eager || opts.profile || !dev_->useCommandBuffers())
+    return submitEager(params, wait, opts.profile);
+  return submitReplay(params, wait);
+}
+
+Expected<std::unique_ptr<rt::Executable>> makeExecutable(OpenCLDevice &device, Graph flattened,
+                                                         const rt::FinalizeOptions &opts) {
+  auto exe = std::make_unique<OpenCLExecutable>(device, std::move(flattened), opts.mode, opts);
+  CGRAPH_RETURN_IF_ERROR(exe->prepare(opts));
+  return std::unique_ptr<rt::Executable>(std::move(exe));
+}
+
+uint64_t recordingsMade(const rt::Executable &exe) {
+  auto *e = dynamic_cast<const OpenCLExecutable *>(&exe);
+  return e ? e->recordingsMade() : 0;
+}
+
+} // namespace cgraph::opencl

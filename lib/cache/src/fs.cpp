@@ -1,0 +1,210 @@
+#include "fs.h"
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <dirent.h>
+#include <fcntl.h>
+#include <sstream>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <thread>
+#include <unistd.h>
+
+namespace cgraph::cache::detail {
+
+IoError ioError(int code, const std::string &what) {
+  return IoError{code == 0 ? EIO : code, what + ": " + std::strerror(code == 0 ? EIO : code)};
+}
+
+bool isDiskUnusable(int code) {
+  return code == EROFS || code == EACCES || code == EPERM || code == ENOSPC || code == EDQUOT;
+}
+
+IoError makeDirs(const std::string &path) {
+  if (path.empty()) return {};
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0) return S_ISDIR(st.st_mode) ? IoError{} : ioError(ENOTDIR, path);
+  size_t slash = path.find_last_of('/');
+  if (slash != std::string::npos && slash > 0) {
+    IoError e = makeDirs(path.substr(0, slash));
+    if (e) return e;
+  }
+  // EEXIST: another process made it between our stat and mkdir.
+  if (::mkdir(path.c_str(), 0777) != 0 && errno != EEXIST) return ioError(errno, "cannot create " + path);
+  return {};
+}
+
+namespace {
+
+IoError writeAll(int fd, const uint8_t *p, size_t n, const std::string &path) {
+  while (n > 0) {
+    ssize_t w = ::write(fd, p, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return ioError(errno, "cannot write " + path);
+    }
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+  return {};
+}
+
+std::atomic<uint64_t> tempCounter{0};
+
+} // namespace
+
+IoError writeFileAtomic(const std::string &path, const std::string &head, const uint8_t *body, size_t bodySize) {
+  std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." +
+                    std::to_string(tempCounter.fetch_add(1, std::memory_order_relaxed));
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0) return ioError(errno, "cannot create " + tmp);
+  IoError e = writeAll(fd, reinterpret_cast<const uint8_t *>(head.data()), head.size(), tmp);
+  if (!e && bodySize) e = writeAll(fd, body, bodySize, tmp);
+  if (::close(fd) != 0 && !e) e = ioError(errno, "cannot close " + tmp);
+  if (!e && ::rename(tmp.c_str(), path.c_str()) != 0) e = ioError(errno, "cannot rename " + tmp);
+  if (e) ::unlink(tmp.c_str());
+  return e;
+}
+
+IoError readFile(const std::string &path, std::string &out) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ioError(errno, "cannot open " + path);
+  out.clear();
+  char buf[16384];
+  for (;;) {
+    ssize_t r = ::read(fd, buf, sizeof buf);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      int err = errno;
+      ::close(fd);
+      return ioError(err, "cannot read " + path);
+    }
+    if (r == 0) break;
+    out.append(buf, static_cast<size_t>(r));
+  }
+  ::close(fd);
+  return {};
+}
+
+IoError listDir(const std::string &path, std::vector<std::string> &names) {
+  names.clear();
+  DIR *d = ::opendir(path.c_str());
+  if (!d) return ioError(errno, "cannot open directory " + path);
+  while (dirent *e = ::readdir(d)) {
+    if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
+    names.emplace_back(e->d_name);
+  }
+  ::closedir(d);
+  return {};
+}
+
+bool parseEntryName(const std::string &name, unsigned &n, std::string &ext) {
+  size_t dot = name.find('.');
+  if (dot == 0 || dot == std::string::npos || dot > 9) return false;
+  for (size_t i = 0; i < dot; ++i)
+    if (name[i] < '0' || name[i] > '9') return false;
+  ext = name.substr(dot + 1);
+  if (ext != "src" && ext != "bin") return false;
+  n = static_cast<unsigned>(std::stoul(name.substr(0, dot)));
+  return true;
+}
+
+bool isTempName(const std::string &name) { return name.find(".tmp.") != std::string::npos; }
+
+FileLock &FileLock::operator=(FileLock &&o) noexcept {
+  if (this != &o) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = o.fd_;
+    o.fd_ = -1;
+  }
+  return *this;
+}
+
+FileLock::~FileLock() {
+  // Closing the descriptor releases the flock.
+  if (fd_ >= 0) ::close(fd_);
+}
+
+IoError FileLock::acquire(const std::string &path, std::chrono::milliseconds timeout, FileLock &out) {
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  if (fd < 0) return ioError(errno, "cannot open lock " + path);
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto pause = std::chrono::microseconds(50);
+  for (;;) {
+    if (::flock(fd, LOCK_EX | LOCK_NB) == 0) break;
+    int err = errno;
+    if (err == EINTR) continue;
+    if (err != EWOULDBLOCK || std::chrono::steady_clock::now() >= deadline) {
+      ::close(fd);
+      return ioError(err == EWOULDBLOCK ? ETIMEDOUT : err, "cannot lock " + path);
+    }
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::microseconds(5000));
+  }
+  out = FileLock();
+  out.fd_ = fd;
+  return {};
+}
+
+std::map<std::string, uint64_t> readCounterFile(const std::string &path) {
+  std::map<std::string, uint64_t> m;
+  std::string text;
+  if (readFile(path, text)) return m;
+  std::istringstream in(text);
+  std::string name;
+  uint64_t value;
+  while (in >> name >> value) m[name] = value;
+  return m;
+}
+
+IoError updateCounterFile(const std::string &path, const std::map<std::string, int64_t> &deltas,
+                          const std::map<std::string, uint64_t> &sets, std::map<std::string, uint64_t> *result) {
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  if (fd < 0) return ioError(errno, "cannot open " + path);
+  while (::flock(fd, LOCK_EX) != 0) {
+    if (errno != EINTR) {
+      int err = errno;
+      ::close(fd);
+      return ioError(err, "cannot lock " + path);
+    }
+  }
+  std::string text;
+  char buf[4096];
+  ssize_t r;
+  while ((r = ::pread(fd, buf, sizeof buf, static_cast<off_t>(text.size()))) > 0) text.append(buf, static_cast<size_t>(r));
+  std::map<std::string, uint64_t> m;
+  {
+    std::istringstream in(text);
+    std::string name;
+    uint64_t value;
+    while (in >> name >> value) m[name] = value;
+  }
+  for (const auto &[k, d] : deltas) {
+    int64_t v = static_cast<int64_t>(m[k]) + d;
+    m[k] = v < 0 ? 0 : static_cast<uint64_t>(v);
+  }
+  for (const auto &[k, v] : sets) m[k] = v;
+  std::string out;
+  for (const auto &[k, v] : m) out += k + " " + std::to_string(v) + "\n";
+  IoError e;
+  // Rewritten in place under the lock; a crash mid-write can only garble counters,
+  // which readers parse leniently.
+  if (::pwrite(fd, out.data(), out.size(), 0) != static_cast<ssize_t>(out.size())) e = ioError(errno, "cannot write " + path);
+  else if (::ftruncate(fd, static_cast<off_t>(out.size())) != 0) e = ioError(errno, "cannot truncate " + path);
+  ::close(fd);
+  if (result) *result = std::move(m);
+  return e;
+}
+
+bool modificationTime(const std::string &path, std::chrono::system_clock::time_point &out, uint64_t *size) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return false;
+  out = std::chrono::system_clock::time_point(
+      std::chrono::duration_cast<std::chrono::system_clock::duration>(
+          std::chrono::seconds(st.st_mtim.tv_sec) + std::chrono::nanoseconds(st.st_mtim.tv_nsec)));
+  if (size) *size = static_cast<uint64_t>(st.st_size);
+  return true;
+}
+
+} // namespace cgraph::cache::detail

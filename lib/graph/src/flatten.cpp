@@ -1,0 +1,151 @@
+#include <cgraph/graph/flatten.h>
+
+#include "graph_util.h"
+
+#include <set>
+
+namespace cgraph {
+namespace {
+
+std::string s(uint64_t v) { return std::to_string(v); }
+
+Error remapSlot(uint32_t &slot, const std::vector<uint32_t> &binding, const std::string &where) {
+  if (slot >= binding.size())
+    return makeError(where + " refers to slot " + s(slot) + " but the subgraph binds " +
+                     s(binding.size()) + " slots");
+  slot = binding[slot];
+  return Error::success();
+}
+
+Error remapParam(uint32_t &param, const std::vector<uint32_t> &map, const std::string &where) {
+  if (param == kNone) return Error::success();
+  if (param >= map.size())
+    return makeError(where + " refers to param " + s(param) + " but the subgraph has " +
+                     s(map.size()) + " params");
+  param = map[param];
+  return Error::success();
+}
+
+// Rewrites one node of an already flat child into parent index space.
+Error remapNode(Node &c, const std::vector<uint32_t> &binding, const std::vector<uint32_t> &params,
+                uint32_t kernelBase) {
+  std::string where = "node '" + c.name + "'";
+  if (c.kind == NodeKind::Kernel && c.kernel != kNone) c.kernel += kernelBase;
+  for (size_t i = 0; i < c.args.size(); ++i) {
+    Arg &a = c.args[i];
+    if (a.kind == ArgKind::Slot)
+      CGRAPH_RETURN_IF_ERROR(remapSlot(a.index, binding, where + " arg " + s(i)));
+    if (a.kind == ArgKind::Param)
+      CGRAPH_RETURN_IF_ERROR(remapParam(a.index, params, where + " arg " + s(i)));
+  }
+  if (c.kind == NodeKind::Kernel)
+    for (int d = 0; d < 3; ++d) {
+      CGRAPH_RETURN_IF_ERROR(remapParam(c.range.global[d].param, params, where + " global"));
+      CGRAPH_RETURN_IF_ERROR(remapParam(c.range.local[d].param, params, where + " local"));
+      CGRAPH_RETURN_IF_ERROR(remapParam(c.range.offset[d].param, params, where + " offset"));
+    }
+  if (c.kind == NodeKind::Copy || c.kind == NodeKind::CopyRect) {
+    CGRAPH_RETURN_IF_ERROR(remapSlot(c.copy.srcSlot, binding, where + " copy source"));
+    CGRAPH_RETURN_IF_ERROR(remapSlot(c.copy.dstSlot, binding, where + " copy destination"));
+  }
+  if (c.kind == NodeKind::Fill) CGRAPH_RETURN_IF_ERROR(remapSlot(c.fill.slot, binding, where + " fill"));
+  return Error::success();
+}
+
+Expected<Graph> flattenRec(const Graph &g, int depth) {
+  if (depth > 64) return makeError("subgraphs nested deeper than 64 levels");
+  Graph out;
+  out.name = g.name;
+  out.slots = g.slots;
+  out.params = g.params;
+  out.modules = g.modules;
+  out.kernels = g.kernels;
+  out.metadata = g.metadata;
+  size_t n = g.nodes.size();
+  std::vector<std::vector<uint32_t>> entries(n), exits(n);
+  std::set<std::pair<uint32_t, uint32_t>> edgeSet;
+  auto addEdge = [&](uint32_t a, uint32_t b) {
+    if (edgeSet.insert({a, b}).second) out.edges.push_back(Edge{a, b});
+  };
+  for (uint32_t i = 0; i < n; ++i) {
+    const Node &node = g.nodes[i];
+    if (node.kind != NodeKind::Subgraph) {
+      uint32_t x = uint32_t(out.nodes.size());
+      out.nodes.push_back(node);
+      entries[i] = exits[i] = {x};
+      continue;
+    }
+    std::string where = detail::nodeLabel(g, i);
+    if (node.subgraph >= g.subgraphs.size())
+      return makeError(where + ": subgraph index " + s(node.subgraph) + " but the graph has " +
+                       s(g.subgraphs.size()) + " subgraphs");
+    const Graph &rawChild = g.subgraphs[node.subgraph];
+    if (node.subgraphSlots.size() != rawChild.slots.size())
+      return makeError(where + ": subgraph has " + s(rawChild.slots.size()) +
+                       " slots but the node binds " + s(node.subgraphSlots.size()));
+    for (size_t k = 0; k < node.subgraphSlots.size(); ++k)
+      if (node.subgraphSlots[k] >= g.slots.size())
+        return makeError(where + ": subgraph slot binding " + s(k) + " refers to slot " +
+                         s(node.subgraphSlots[k]) + " but the graph has " + s(g.slots.size()) +
+                         " slots");
+    Expected<Graph> flat = flattenRec(rawChild, depth + 1);
+    if (!flat) return flat.error().withContext(where);
+    Graph &child = *flat;
+    std::vector<uint32_t> paramMap;
+    for (const Param &p : child.params) {
+      uint32_t pp = g.findParam(p.name);
+      if (pp == kNone)
+        return makeError(where + ": subgraph param '" + p.name + "' has no parent param of that name");
+      paramMap.push_back(pp);
+    }
+    if (child.nodes.empty()) {
+      Node b;
+      b.name = node.name;
+      b.kind = NodeKind::Barrier;
+      uint32_t x = uint32_t(out.nodes.size());
+      out.nodes.push_back(std::move(b));
+      entries[i] = exits[i] = {x};
+      continue;
+    }
+    uint32_t moduleBase = uint32_t(out.modules.size());
+    uint32_t kernelBase = uint32_t(out.kernels.size());
+    for (KernelModule &m : child.modules) out.modules.push_back(std::move(m));
+    for (Kernel &k : child.kernels) {
+      if (k.module != kNone) k.module += moduleBase;
+      out.kernels.push_back(std::move(k));
+    }
+    uint32_t base = uint32_t(out.nodes.size());
+    for (Node &c : child.nodes) {
+      CGRAPH_RETURN_IF_ERROR(remapNode(c, node.subgraphSlots, paramMap, kernelBase).withContext(where));
+      c.name = node.name + "/" + c.name;
+      out.nodes.push_back(std::move(c));
+    }
+    std::vector<uint8_t> hasPred(child.nodes.size(), 0), hasSucc(child.nodes.size(), 0);
+    for (const Edge &e : child.edges) {
+      if (e.from >= child.nodes.size() || e.to >= child.nodes.size())
+        return makeError(where + ": subgraph edge (" + s(e.from) + " -> " + s(e.to) +
+                         ") points past its node table");
+      hasSucc[e.from] = hasPred[e.to] = 1;
+      addEdge(base + e.from, base + e.to);
+    }
+    for (uint32_t c = 0; c < child.nodes.size(); ++c) {
+      if (!hasPred[c]) entries[i].push_back(base + c);
+      if (!hasSucc[c]) exits[i].push_back(base + c);
+    }
+  }
+  for (size_t k = 0; k < g.edges.size(); ++k) {
+    const Edge &e = g.edges[k];
+    if (e.from >= n || e.to >= n)
+      return makeError("edge " + s(k) + " (" + s(e.from) + " -> " + s(e.to) +
+                       ") points past the node table (" + s(n) + " nodes)");
+    for (uint32_t a : exits[e.from])
+      for (uint32_t b : entries[e.to]) addEdge(a, b);
+  }
+  return out;
+}
+
+} // namespace
+
+Expected<Graph> flattenSubgraphs(const Graph &graph) { return flattenRec(graph, 0); }
+
+} // namespace cgraph

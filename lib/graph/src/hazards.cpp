@@ -1,0 +1,240 @@
+#include <cgraph/graph/hazards.h>
+
+#include <algorithm>
+
+namespace cgraph {
+
+bool hostOpReadsOnly(const std::string &op) {
+  return op == "checksum" || op == "print" || op == "write_file" || op == "compare";
+}
+bool hostOpWritesOnly(const std::string &op) { return op == "read_file"; }
+
+uint64_t rectExtent(const uint64_t region[3], uint64_t rowPitch, uint64_t slicePitch) {
+  uint64_t w = region[0], h = region[1], d = region[2];
+  if (w == 0 || h == 0 || d == 0) return 0;
+  if (rowPitch == 0) rowPitch = w;
+  if (slicePitch == 0) slicePitch = rowPitch * h;
+  return (d - 1) * slicePitch + (h - 1) * rowPitch + w;
+}
+
+namespace {
+
+void addSlotArgs(const Graph &g, const Node &n, AccessInfo &out) {
+  const Kernel *k = n.kind == NodeKind::Kernel && n.kernel < g.kernels.size()
+                        ? &g.kernels[n.kernel] : nullptr;
+  bool hostRead = n.kind == NodeKind::Host && hostOpReadsOnly(n.host.op);
+  bool hostWrite = n.kind == NodeKind::Host && hostOpWritesOnly(n.host.op);
+  for (size_t i = 0; i < n.args.size(); ++i) {
+    const Arg &a = n.args[i];
+    if (a.kind != ArgKind::Slot) continue;
+    SlotAccess s;
+    s.slot = a.index;
+    s.offset = a.value;
+    s.read = s.write = true;
+    if (k && i < k->params.size()) {
+      const KernelParam &p = k->params[i];
+      if (p.kind == ParamKind::ConstantBuffer ||
+          (p.kind == ParamKind::GlobalBuffer && (p.qualifiers & kQualConst)))
+        s.write = false;
+    } else if (hostRead) {
+      s.write = false;
+    } else if (hostWrite) {
+      s.read = false;
+    }
+    out.accesses.push_back(s);
+  }
+}
+
+void addSubgraphAccesses(const Graph &g, const Node &n, AccessInfo &out) {
+  if (n.subgraph >= g.subgraphs.size()) return;
+  const Graph &child = g.subgraphs[n.subgraph];
+  size_t first = out.accesses.size();
+  for (uint32_t c = 0; c < child.nodes.size(); ++c) {
+    for (const SlotAccess &ca : nodeAccesses(child, c).accesses) {
+      if (ca.slot >= n.subgraphSlots.size()) continue;
+      uint32_t parentSlot = n.subgraphSlots[ca.slot];
+      auto it = std::find_if(out.accesses.begin() + first, out.accesses.end(),
+                             [&](const SlotAccess &s) { return s.slot == parentSlot; });
+      if (it == out.accesses.end()) {
+        SlotAccess s = ca;
+        s.slot = parentSlot;
+        out.accesses.push_back(s);
+        continue;
+      }
+      uint64_t end = std::max(it->end(), ca.end());
+      it->offset = std::min(it->offset, ca.offset);
+      it->size = end == kUnknownSize ? kUnknownSize : end - it->offset;
+      it->read |= ca.read;
+      it->write |= ca.write;
+    }
+  }
+}
+
+bool overlaps(uint64_t aBegin, uint64_t aEnd, uint64_t bBegin, uint64_t bEnd) {
+  return aBegin < bEnd && bBegin < aEnd;
+}
+
+} // namespace
+
+AccessInfo nodeAccesses(const Graph &g, uint32_t node) {
+  AccessInfo out;
+  if (node >= g.nodes.size()) return out;
+  const Node &n = g.nodes[node];
+  switch (n.kind) {
+  case NodeKind::Kernel:
+  case NodeKind::Host:
+    addSlotArgs(g, n, out);
+    break;
+  case NodeKind::Copy:
+  case NodeKind::CopyRect: {
+    const CopyOp &c = n.copy;
+    uint64_t srcSize = c.bytes, dstSize = c.bytes;
+    if (n.kind == NodeKind::CopyRect) {
+      srcSize = rectExtent(c.region, c.srcRowPitch, c.srcSlicePitch);
+      dstSize = rectExtent(c.region, c.dstRowPitch, c.dstSlicePitch);
+    }
+    out.accesses.push_back(SlotAccess{c.srcSlot, c.srcOffset, srcSize, true, false});
+    out.accesses.push_back(SlotAccess{c.dstSlot, c.dstOffset, dstSize, false, true});
+    break;
+  }
+  case NodeKind::Fill:
+    out.accesses.push_back(SlotAccess{n.fill.slot, n.fill.offset, n.fill.bytes, false, true});
+    break;
+  case NodeKind::Subgraph:
+    addSubgraphAccesses(g, n, out);
+    break;
+  case NodeKind::Barrier:
+    break;
+  }
+  return out;
+}
+
+std::vector<uint32_t> HazardTracker::add(const Graph &graph, uint32_t node) {
+  if (preds_.size() <= node) {
+    preds_.resize(node + 1);
+    hasSucc_.resize(node + 1, 0);
+  }
+  std::vector<uint32_t> cands;
+  bool isBarrier = node < graph.nodes.size() && graph.nodes[node].kind == NodeKind::Barrier;
+  if (isBarrier) {
+    // SYCL barrier without a wait list: waits for everything submitted since the previous
+    // barrier; its leaves suffice since the rest reaches them.
+    for (uint32_t n : sinceBarrier_)
+      if (!hasSucc_[n]) cands.push_back(n);
+    if (cands.empty() && lastBarrier_ != kNone) cands.push_back(lastBarrier_);
+    // Everything earlier is an ancestor of this barrier, so it absorbs all hazards.
+    for (auto &l : live_) l.clear();
+    lastBarrier_ = node;
+    sinceBarrier_.clear();
+  } else {
+    AccessInfo info = nodeAccesses(graph, node);
+    // Out-of-range slots (unvalidated graphs) take no part in hazards.
+    info.accesses.erase(std::remove_if(info.accesses.begin(), info.accesses.end(),
+                                       [&](const SlotAccess &a) {
+                                         return a.slot >= graph.slots.size();
+                                       }),
+                        info.accesses.end());
+    if (live_.size() < graph.slots.size()) live_.resize(graph.slots.size());
+    for (const SlotAccess &a : info.accesses) {
+      for (const Record &r : live_[a.slot])
+        if ((r.write || a.write) && overlaps(r.offset, r.end, a.offset, a.end()))
+          cands.push_back(r.node);
+    }
+    for (const SlotAccess &a : info.accesses) {
+      auto &recs = live_[a.slot];
+      uint64_t b = a.offset, e = a.end();
+      if (a.write) {
+        // A record inside this write's range is now reached through this node.
+        recs.erase(std::remove_if(recs.begin(), recs.end(),
+                                  [&](const Record &r) { return r.offset >= b && r.end <= e; }),
+                   recs.end());
+      }
+      recs.push_back(Record{node, b, e, a.write});
+    }
+    bool afterBarrier = false;
+    for (uint32_t c : cands) afterBarrier |= lastBarrier_ == kNone || c > lastBarrier_;
+    if (lastBarrier_ != kNone && !afterBarrier) cands.push_back(lastBarrier_);
+    sinceBarrier_.push_back(node);
+  }
+
+  std::sort(cands.begin(), cands.end(), std::greater<uint32_t>());
+  cands.erase(std::unique(cands.begin(), cands.end()), cands.end());
+  // Transitive reduction: drop a candidate that is an ancestor of a higher candidate.
+  // Edges returned by this tracker always go from lower to higher index, so the
+  // backward search can stop below the lowest candidate.
+  std::vector<uint32_t> kept;
+  if (!cands.empty()) {
+    uint32_t low = cands.back();
+    if (visitMark_.size() < preds_.size()) visitMark_.resize(preds_.size(), 0);
+    ++stamp_;
+    std::vector<uint32_t> stack;
+    for (uint32_t c : cands) {
+      if (visitMark_[c] == stamp_) continue;
+      kept.push_back(c);
+      stack.push_back(c);
+      while (!stack.empty()) {
+        uint32_t x = stack.back();
+        stack.pop_back();
+        for (uint32_t p : preds_[x]) {
+          if (p < low || visitMark_[p] == stamp_) continue;
+          visitMark_[p] = stamp_;
+          stack.push_back(p);
+        }
+      }
+    }
+  }
+  std::sort(kept.begin(), kept.end());
+  preds_[node] = kept;
+  for (uint32_t p : kept) hasSucc_[p] = 1;
+  return kept;
+}
+
+std::vector<Edge> inferHazardEdges(const Graph &graph) {
+  HazardTracker t;
+  std::vector<Edge> edges;
+  for (uint32_t n = 0; n < graph.nodes.size(); ++n)
+    for (uint32_t p : t.add(graph, n)) edges.push_back(Edge{p, n});
+  return edges;
+}
+
+std::vector<SlotRequirement> slotRequirements(const Graph &graph) {
+  std::vector<SlotRequirement> req(graph.slots.size());
+  for (size_t s = 0; s < graph.slots.size(); ++s) {
+    req[s].minSize = graph.slots[s].size;
+    req[s].alignment = graph.slots[s].alignment;
+  }
+  for (uint32_t i = 0; i < graph.nodes.size(); ++i) {
+    const Node &n = graph.nodes[i];
+    if (n.kind == NodeKind::Subgraph) {
+      if (n.subgraph >= graph.subgraphs.size()) continue;
+      std::vector<SlotRequirement> child = slotRequirements(graph.subgraphs[n.subgraph]);
+      for (size_t c = 0; c < child.size() && c < n.subgraphSlots.size(); ++c) {
+        uint32_t s = n.subgraphSlots[c];
+        if (s >= req.size()) continue;
+        req[s].minSize = std::max(req[s].minSize, child[c].minSize);
+        req[s].alignment = std::max(req[s].alignment, child[c].alignment);
+        req[s].usage |= child[c].usage;
+      }
+      continue;
+    }
+    bool transfer = n.kind == NodeKind::Copy || n.kind == NodeKind::CopyRect ||
+                    n.kind == NodeKind::Fill;
+    for (const SlotAccess &a : nodeAccesses(graph, i).accesses) {
+      if (a.slot >= req.size()) continue;
+      SlotRequirement &r = req[a.slot];
+      uint64_t end = a.size == kUnknownSize ? a.offset : a.end();
+      r.minSize = std::max(r.minSize, end);
+      if (transfer) r.usage |= kUsageTransfer;
+      else r.usage |= (a.read ? kUsageRead : 0u) | (a.write ? kUsageWrite : 0u);
+    }
+  }
+  return req;
+}
+
+void accumulateSlotRequirements(Graph &graph) {
+  for (Graph &child : graph.subgraphs) accumulateSlotRequirements(child);
+  std::vector<SlotRequirement> req = slotRequirements(graph);
+  for (size_t s = 0; s < graph.slots.size(); ++s) graph.slots[s].usage = req[s].usage;
+}
+
+} // namespace cgraph

@@ -1,0 +1,344 @@
+#include <cgraph/graph/json.h>
+
+#include <cgraph/graph/hazards.h>
+
+#include "render_util.h"
+
+#include <xxhash.h>
+
+#include <cstdio>
+
+namespace cgraph {
+
+using detail::argText;
+using detail::hexBytes;
+using nlohmann::json;
+
+namespace {
+
+constexpr size_t kHeadBytes = 16;
+
+json blobJson(const std::vector<uint8_t> &b) {
+  char hash[17];
+  snprintf(hash, sizeof hash, "%016llx",
+           static_cast<unsigned long long>(XXH64(b.data(), b.size(), 0)));
+  return json{{"size", b.size()},
+              {"xxh64", hash},
+              {"head", hexBytes(b.data(), std::min(b.size(), kHeadBytes))}};
+}
+
+json nameOr(const std::string &name, uint32_t index, size_t count) {
+  if (index < count && !name.empty()) return name;
+  if (index == kNone) return nullptr;
+  return index;
+}
+
+json dimJson(const Graph &g, const Dim &d) {
+  if (d.param == kNone) return d.value;
+  return detail::paramRef(g, d.param);
+}
+
+json rangeJson(const Graph &g, const NDRange &r) {
+  json j{{"dims", r.dims}};
+  uint32_t dims = r.dims >= 1 && r.dims <= 3 ? r.dims : 3;
+  json gl = json::array(), lo = json::array(), of = json::array();
+  for (uint32_t i = 0; i < dims; ++i) {
+    gl.push_back(dimJson(g, r.global[i]));
+    lo.push_back(dimJson(g, r.local[i]));
+    of.push_back(dimJson(g, r.offset[i]));
+  }
+  j["global"] = gl;
+  if (r.hasLocal()) j["local"] = lo;
+  j["offset"] = of;
+  return j;
+}
+
+json argJson(const Graph &g, const Arg &a) {
+  switch (a.kind) {
+  case ArgKind::Slot: {
+    const std::string &n = a.index < g.slots.size() ? g.slots[a.index].name : std::string();
+    return json{{"slot", nameOr(n, a.index, g.slots.size())}, {"offset", a.value}};
+  }
+  case ArgKind::Scalar:
+    return json{{"type", scalarSize(a.type) ? scalarName(a.type) : "invalid"},
+                {"value", detail::scalarText(a.type, a.value)},
+                {"bits", a.value}};
+  case ArgKind::Param: {
+    const std::string &n = a.index < g.params.size() ? g.params[a.index].name : std::string();
+    return json{{"param", nameOr(n, a.index, g.params.size())}};
+  }
+  case ArgKind::LocalMem: return json{{"local", a.value}};
+  case ArgKind::String: return json{{"string", a.text}};
+  }
+  return json{{"invalid", int(a.kind)}};
+}
+
+json slotName(const Graph &g, uint32_t s) {
+  return nameOr(s < g.slots.size() ? g.slots[s].name : std::string(), s, g.slots.size());
+}
+
+json nodeJson(const Graph &g, uint32_t i) {
+  const Node &n = g.nodes[i];
+  const char *kind = nodeKindName(n.kind);
+  json j{{"index", i}, {"name", n.name}, {"kind", kind ? kind : "invalid"}};
+  switch (n.kind) {
+  case NodeKind::Kernel:
+    j["kernel"] = nameOr(n.kernel < g.kernels.size() ? g.kernels[n.kernel].name : std::string(),
+                         n.kernel, g.kernels.size());
+    j["range"] = rangeJson(g, n.range);
+    break;
+  case NodeKind::Copy:
+  case NodeKind::CopyRect:
+    j["copy"] = json{{"src", slotName(g, n.copy.srcSlot)}, {"srcOffset", n.copy.srcOffset},
+                     {"dst", slotName(g, n.copy.dstSlot)}, {"dstOffset", n.copy.dstOffset}};
+    if (n.kind == NodeKind::Copy) {
+      j["copy"]["bytes"] = n.copy.bytes;
+    } else {
+      j["copy"]["region"] = {n.copy.region[0], n.copy.region[1], n.copy.region[2]};
+      j["copy"]["srcPitch"] = {n.copy.srcRowPitch, n.copy.srcSlicePitch};
+      j["copy"]["dstPitch"] = {n.copy.dstRowPitch, n.copy.dstSlicePitch};
+    }
+    break;
+  case NodeKind::Fill:
+    j["fill"] = json{{"slot", slotName(g, n.fill.slot)}, {"offset", n.fill.offset},
+                     {"bytes", n.fill.bytes}, {"pattern", hexBytes(n.fill.pattern.data(), n.fill.pattern.size())}};
+    break;
+  case NodeKind::Host:
+    j["host"] = json{{"op", n.host.op}, {"library", n.host.library}};
+    break;
+  case NodeKind::Subgraph: {
+    j["subgraph"] = n.subgraph;
+    json b = json::array();
+    for (uint32_t s : n.subgraphSlots) b.push_back(slotName(g, s));
+    j["slotBinding"] = b;
+    break;
+  }
+  default: break;
+  }
+  if (n.kind == NodeKind::Kernel || n.kind == NodeKind::Host) {
+    json args = json::array();
+    for (const Arg &a : n.args) args.push_back(argJson(g, a));
+    j["args"] = args;
+  }
+  json acc = json::array();
+  for (const SlotAccess &a : nodeAccesses(g, i).accesses) {
+    json x{{"slot", slotName(g, a.slot)}, {"offset", a.offset},
+           {"mode", std::string(a.read ? "r" : "") + (a.write ? "w" : "")}};
+    x["size"] = a.size == kUnknownSize ? json(nullptr) : json(a.size);
+    acc.push_back(x);
+  }
+  j["accesses"] = acc;
+  return j;
+}
+
+json qualifiersJson(uint32_t q) {
+  json j = json::array();
+  if (q & kQualConst) j.push_back("const");
+  if (q & kQualRestrict) j.push_back("restrict");
+  if (q & kQualVolatile) j.push_back("volatile");
+  return j;
+}
+
+const char *paramKindName(ParamKind k) {
+  switch (k) {
+  case ParamKind::GlobalBuffer: return "global";
+  case ParamKind::ConstantBuffer: return "constant";
+  case ParamKind::LocalBuffer: return "local";
+  case ParamKind::Scalar: return "scalar";
+  }
+  return "invalid";
+}
+
+json toJsonRec(const Graph &g, int depth) {
+  json j;
+  j["name"] = g.name;
+  json meta = json::object();
+  for (const auto &kv : g.metadata) meta[kv.first] = kv.second;
+  j["metadata"] = meta;
+  json slots = json::array();
+  for (size_t i = 0; i < g.slots.size(); ++i) {
+    const Slot &s = g.slots[i];
+    json x{{"index", i}, {"name", s.name}, {"size", s.size}, {"alignment", s.alignment},
+           {"usage", detail::usageText(s.usage)}, {"init", detail::initName(s.init)}};
+    if (s.init == SlotInit::Data || s.init == SlotInit::Fill) x["data"] = blobJson(s.data);
+    if (s.init == SlotInit::File) x["path"] = s.path;
+    slots.push_back(x);
+  }
+  j["slots"] = slots;
+  json params = json::array();
+  for (size_t i = 0; i < g.params.size(); ++i) {
+    const Param &p = g.params[i];
+    params.push_back(json{{"index", i}, {"name", p.name},
+                          {"type", scalarSize(p.type) ? scalarName(p.type) : "invalid"},
+                          {"default", detail::scalarText(p.type, p.defaultBits)}});
+  }
+  j["params"] = params;
+  json modules = json::array();
+  for (size_t i = 0; i < g.modules.size(); ++i) {
+    json forms = json::array();
+    for (const KernelForm &f : g.modules[i].forms) {
+      const char *k = formKindName(f.kind);
+      forms.push_back(json{{"kind", k ? k : "invalid"}, {"target", f.target},
+                           {"options", f.options}, {"bytes", blobJson(f.bytes)}});
+    }
+    modules.push_back(json{{"index", i}, {"name", g.modules[i].name}, {"forms", forms}});
+  }
+  j["modules"] = modules;
+  json kernels = json::array();
+  for (size_t i = 0; i < g.kernels.size(); ++i) {
+    const Kernel &k = g.kernels[i];
+    json ps = json::array();
+    for (const KernelParam &p : k.params)
+      ps.push_back(json{{"name", p.name}, {"type", p.typeName}, {"kind", paramKindName(p.kind)},
+                        {"size", p.size}, {"qualifiers", qualifiersJson(p.qualifiers)}});
+    json x{{"index", i}, {"name", k.name}, {"module", k.module == kNone ? json(nullptr) : json(k.module)},
+           {"params", ps}};
+    if (k.reqdLocal[0]) x["reqdLocal"] = {k.reqdLocal[0], k.reqdLocal[1], k.reqdLocal[2]};
+    kernels.push_back(x);
+  }
+  j["kernels"] = kernels;
+  json nodes = json::array();
+  for (uint32_t i = 0; i < g.nodes.size(); ++i) nodes.push_back(nodeJson(g, i));
+  j["nodes"] = nodes;
+  json edges = json::array();
+  for (const Edge &e : g.edges) edges.push_back({e.from, e.to});
+  j["edges"] = edges;
+  j["order"] = g.order;
+  json parts = json::array();
+  for (const Partition &p : g.partitions) parts.push_back(json{{"nodes", p.nodes}, {"deps", p.deps}});
+  j["partitions"] = parts;
+  json subs = json::array();
+  for (const Graph &c : g.subgraphs)
+    subs.push_back(depth < 64 ? toJsonRec(c, depth + 1) : json{{"name", c.name}, {"truncated", true}});
+  j["subgraphs"] = subs;
+  return j;
+}
+
+void listingRec(const Graph &g, const std::string &ind, std::string &o, int depth) {
+  auto line = [&](const std::string &s) { o += ind + s + "\n"; };
+  line("graph '" + g.name + "': " + std::to_string(g.slots.size()) + " slots, " +
+       std::to_string(g.params.size()) + " params, " + std::to_string(g.kernels.size()) +
+       " kernels, " + std::to_string(g.nodes.size()) + " nodes, " +
+       std::to_string(g.edges.size()) + " edges");
+  for (const auto &kv : g.metadata) line("  meta " + kv.first + " = " + kv.second);
+  line("slots:");
+  for (size_t i = 0; i < g.slots.size(); ++i) {
+    const Slot &s = g.slots[i];
+    std::string t = "  [" + std::to_string(i) + "] " + s.name + "  size " + std::to_string(s.size) +
+                    "  align " + std::to_string(s.alignment) + "  init " + detail::initName(s.init) +
+                    "  usage " + detail::usageText(s.usage);
+    if (s.init == SlotInit::File) t += "  path " + s.path;
+    if (s.init == SlotInit::Data || s.init == SlotInit::Fill)
+      t += "  data " + std::to_string(s.data.size()) + " bytes " +
+           hexBytes(s.data.data(), std::min(s.data.size(), kHeadBytes));
+    line(t);
+  }
+  line("params:");
+  for (size_t i = 0; i < g.params.size(); ++i) {
+    const Param &p = g.params[i];
+    line("  [" + std::to_string(i) + "] " + p.name + " " +
+         (scalarSize(p.type) ? scalarName(p.type) : "invalid") + " = " +
+         detail::scalarText(p.type, p.defaultBits));
+  }
+  line("modules:");
+  for (size_t i = 0; i < g.modules.size(); ++i) {
+    std::string t = "  [" + std::to_string(i) + "] " + g.modules[i].name + "  forms:";
+    for (const KernelForm &f : g.modules[i].forms)
+      t += std::string(" ") + (formKindName(f.kind) ? formKindName(f.kind) : "invalid") + "(" +
+           f.target + ", " + std::to_string(f.bytes.size()) + " bytes)";
+    line(t);
+  }
+  line("kernels:");
+  for (size_t i = 0; i < g.kernels.size(); ++i) {
+    const Kernel &k = g.kernels[i];
+    std::string t = "  [" + std::to_string(i) + "] " + k.name + "(";
+    for (size_t p = 0; p < k.params.size(); ++p) {
+      const KernelParam &kp = k.params[p];
+      t += (p ? ", " : "") + std::string(paramKindName(kp.kind)) + " " +
+           ((kp.qualifiers & kQualConst) ? "const " : "") + kp.typeName +
+           (kp.name.empty() ? "" : " " + kp.name);
+    }
+    t += ")  module " + (k.module == kNone ? std::string("-") : std::to_string(k.module));
+    if (k.reqdLocal[0])
+      t += "  reqd (" + std::to_string(k.reqdLocal[0]) + "," + std::to_string(k.reqdLocal[1]) +
+           "," + std::to_string(k.reqdLocal[2]) + ")";
+    line(t);
+  }
+  line(g.order.empty() ? "nodes:" : "nodes (execution order):");
+  std::vector<uint32_t> seq = g.order;
+  if (seq.empty())
+    for (uint32_t i = 0; i < g.nodes.size(); ++i) seq.push_back(i);
+  for (uint32_t i : seq) {
+    if (i >= g.nodes.size()) continue;
+    const Node &n = g.nodes[i];
+    std::string t = "  [" + std::to_string(i) + "] " + n.name + "  " +
+                    (nodeKindName(n.kind) ? nodeKindName(n.kind) : "invalid");
+    switch (n.kind) {
+    case NodeKind::Kernel:
+      t += " " + (n.kernel < g.kernels.size() ? g.kernels[n.kernel].name : "#" + std::to_string(n.kernel)) +
+           "  " + detail::rangeText(g, n.range);
+      break;
+    case NodeKind::Copy:
+      t += " " + detail::slotRef(g, n.copy.srcSlot) + "+" + std::to_string(n.copy.srcOffset) + " -> " +
+           detail::slotRef(g, n.copy.dstSlot) + "+" + std::to_string(n.copy.dstOffset) + "  " +
+           std::to_string(n.copy.bytes) + " bytes";
+      break;
+    case NodeKind::CopyRect:
+      t += " " + detail::slotRef(g, n.copy.srcSlot) + "+" + std::to_string(n.copy.srcOffset) + " -> " +
+           detail::slotRef(g, n.copy.dstSlot) + "+" + std::to_string(n.copy.dstOffset) + "  region (" +
+           std::to_string(n.copy.region[0]) + "," + std::to_string(n.copy.region[1]) + "," +
+           std::to_string(n.copy.region[2]) + ")";
+      break;
+    case NodeKind::Fill:
+      t += " " + detail::slotRef(g, n.fill.slot) + "+" + std::to_string(n.fill.offset) + "  " +
+           std::to_string(n.fill.bytes) + " bytes  pattern " +
+           hexBytes(n.fill.pattern.data(), n.fill.pattern.size());
+      break;
+    case NodeKind::Host:
+      t += " " + n.host.op + (n.host.library.empty() ? "" : " from " + n.host.library);
+      break;
+    case NodeKind::Subgraph: {
+      t += " #" + std::to_string(n.subgraph) + "  slots (";
+      for (size_t s = 0; s < n.subgraphSlots.size(); ++s)
+        t += (s ? "," : "") + detail::slotRef(g, n.subgraphSlots[s]);
+      t += ")";
+      break;
+    }
+    default: break;
+    }
+    if (!n.args.empty()) {
+      t += "  args:";
+      for (const Arg &a : n.args) t += " " + argText(g, a);
+    }
+    line(t);
+  }
+  line("edges:");
+  for (const Edge &e : g.edges) line("  " + std::to_string(e.from) + " -> " + std::to_string(e.to));
+  if (!g.partitions.empty()) {
+    line("partitions:");
+    for (size_t p = 0; p < g.partitions.size(); ++p) {
+      std::string t = "  [" + std::to_string(p) + "] nodes";
+      for (uint32_t x : g.partitions[p].nodes) t += " " + std::to_string(x);
+      t += "  deps";
+      if (g.partitions[p].deps.empty()) t += " -";
+      for (uint32_t d : g.partitions[p].deps) t += " " + std::to_string(d);
+      line(t);
+    }
+  }
+  for (size_t i = 0; i < g.subgraphs.size() && depth < 64; ++i) {
+    line("subgraph " + std::to_string(i) + ":");
+    listingRec(g.subgraphs[i], ind + "    ", o, depth + 1);
+  }
+}
+
+} // namespace
+
+json toJson(const Graph &graph) { return toJsonRec(graph, 0); }
+
+std::string listing(const Graph &graph) {
+  std::string o;
+  listingRec(graph, "", o, 0);
+  return o;
+}
+
+} // namespace cgraph

@@ -1,0 +1,241 @@
+#include <cgraph/graph/order.h>
+
+#include <cgraph/graph/hazards.h>
+
+#include "graph_util.h"
+
+#include <algorithm>
+#include <map>
+
+namespace cgraph {
+namespace detail {
+
+std::string nodeLabel(const Graph &g, uint32_t n) {
+  if (n < g.nodes.size() && !g.nodes[n].name.empty()) return "node '" + g.nodes[n].name + "'";
+  return "node #" + std::to_string(n);
+}
+
+std::string slotLabel(const Graph &g, uint32_t s) {
+  if (s < g.slots.size() && !g.slots[s].name.empty()) return "slot '" + g.slots[s].name + "'";
+  return "slot #" + std::to_string(s);
+}
+
+std::vector<std::vector<uint32_t>> successors(const Graph &g) {
+  std::vector<std::vector<uint32_t>> s(g.nodes.size());
+  for (const Edge &e : g.edges)
+    if (e.from < g.nodes.size() && e.to < g.nodes.size()) s[e.from].push_back(e.to);
+  for (auto &v : s) {
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+  }
+  return s;
+}
+
+std::vector<std::vector<uint32_t>> predecessors(const Graph &g) {
+  std::vector<std::vector<uint32_t>> p(g.nodes.size());
+  for (const Edge &e : g.edges)
+    if (e.from < g.nodes.size() && e.to < g.nodes.size()) p[e.to].push_back(e.from);
+  for (auto &v : p) {
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+  }
+  return p;
+}
+
+std::vector<uint32_t> findCycle(const Graph &g) {
+  auto succ = successors(g);
+  size_t n = g.nodes.size();
+  std::vector<uint8_t> color(n, 0); // 0 new, 1 on stack, 2 done
+  std::vector<std::pair<uint32_t, size_t>> stack;
+  for (uint32_t root = 0; root < n; ++root) {
+    if (color[root]) continue;
+    stack.push_back({root, 0});
+    color[root] = 1;
+    while (!stack.empty()) {
+      auto &[x, i] = stack.back();
+      if (i == succ[x].size()) {
+        color[x] = 2;
+        stack.pop_back();
+        continue;
+      }
+      uint32_t y = succ[x][i++];
+      if (color[y] == 1) {
+        std::vector<uint32_t> cycle;
+        size_t k = 0;
+        while (stack[k].first != y) ++k;
+        for (; k < stack.size(); ++k) cycle.push_back(stack[k].first);
+        cycle.push_back(y);
+        return cycle;
+      }
+      if (color[y] == 0) {
+        color[y] = 1;
+        stack.push_back({y, 0});
+      }
+    }
+  }
+  return {};
+}
+
+std::string cyclePath(const Graph &g, const std::vector<uint32_t> &cycle) {
+  std::string s;
+  for (size_t i = 0; i < cycle.size(); ++i) {
+    if (i) s += " -> ";
+    uint32_t n = cycle[i];
+    s += g.nodes[n].name.empty() ? "#" + std::to_string(n) : "'" + g.nodes[n].name + "'";
+  }
+  return s;
+}
+
+bool containsHostTask(const Graph &g, int depth) {
+  if (depth > 64) return false;
+  for (const Node &n : g.nodes) {
+    if (n.kind == NodeKind::Host) return true;
+    if (n.kind == NodeKind::Subgraph && n.subgraph < g.subgraphs.size() &&
+        containsHostTask(g.subgraphs[n.subgraph], depth + 1))
+      return true;
+  }
+  return false;
+}
+
+} // namespace detail
+
+using namespace detail;
+
+Expected<std::vector<uint32_t>> executionOrder(const Graph &g, OrderKind kind) {
+  size_t n = g.nodes.size();
+  for (size_t i = 0; i < g.edges.size(); ++i) {
+    const Edge &e = g.edges[i];
+    if (e.from >= n || e.to >= n)
+      return makeError("edge " + std::to_string(i) + " (" + std::to_string(e.from) + " -> " +
+                       std::to_string(e.to) + ") points past the node table (" +
+                       std::to_string(n) + " nodes)");
+  }
+  std::vector<uint32_t> cycle = findCycle(g);
+  if (!cycle.empty())
+    return makeError("graph has a cycle through " + nodeLabel(g, cycle[0]) + ": " +
+                     cyclePath(g, cycle));
+  auto succ = successors(g);
+  std::vector<uint32_t> indeg(n, 0);
+  for (auto &s : succ)
+    for (uint32_t y : s) ++indeg[y];
+
+  std::vector<uint32_t> order;
+  order.reserve(n);
+  if (kind == OrderKind::BreadthFirst) {
+    std::vector<uint32_t> level;
+    for (uint32_t i = 0; i < n; ++i)
+      if (indeg[i] == 0) level.push_back(i);
+    while (!level.empty()) {
+      std::vector<uint32_t> next;
+      for (uint32_t x : level) {
+        order.push_back(x);
+        for (uint32_t y : succ[x])
+          if (--indeg[y] == 0) next.push_back(y);
+      }
+      std::sort(next.begin(), next.end());
+      level.swap(next);
+    }
+    return order;
+  }
+
+  // Roots and successors are visited in descending index so that, after reversing the
+  // post-order, lower indices come first.
+  std::vector<uint8_t> seen(n, 0);
+  std::vector<uint32_t> post;
+  post.reserve(n);
+  std::vector<std::pair<uint32_t, size_t>> stack;
+  for (uint32_t r = uint32_t(n); r-- > 0;) {
+    if (indeg[r] != 0 || seen[r]) continue;
+    seen[r] = 1;
+    stack.push_back({r, 0});
+    while (!stack.empty()) {
+      auto &[x, i] = stack.back();
+      const auto &s = succ[x];
+      if (i == s.size()) {
+        post.push_back(x);
+        stack.pop_back();
+        continue;
+      }
+      uint32_t y = s[s.size() - 1 - i++];
+      if (!seen[y]) {
+        seen[y] = 1;
+        stack.push_back({y, 0});
+      }
+    }
+  }
+  order.assign(post.rbegin(), post.rend());
+  return order;
+}
+
+std::vector<Partition> computePartitions(const Graph &g, const std::vector<uint32_t> &order) {
+  size_t n = g.nodes.size();
+  auto preds = predecessors(g);
+  std::vector<uint8_t> isHost(n, 0);
+  for (uint32_t i = 0; i < n; ++i) {
+    const Node &nd = g.nodes[i];
+    isHost[i] = nd.kind == NodeKind::Host ||
+                (nd.kind == NodeKind::Subgraph && nd.subgraph < g.subgraphs.size() &&
+                 containsHostTask(g.subgraphs[nd.subgraph]));
+  }
+  // level = host tasks on the longest path before the node's group; a host task sits
+  // between the group of its level and the next one.
+  std::vector<uint32_t> level(n, 0);
+  for (uint32_t x : order) {
+    if (x >= n) continue;
+    uint32_t l = 0;
+    for (uint32_t p : preds[x]) l = std::max(l, level[p] + (isHost[p] ? 1u : 0u));
+    level[x] = l;
+  }
+  // Key (level, 0) = the device group of that level, (level, 1 + position) = host task.
+  std::map<std::pair<uint32_t, uint64_t>, uint32_t> keyToPart;
+  std::vector<uint64_t> pos(n, 0);
+  for (size_t i = 0; i < order.size(); ++i)
+    if (order[i] < n) pos[order[i]] = i;
+  for (uint32_t x : order) {
+    if (x >= n) continue;
+    keyToPart[{level[x], isHost[x] ? 1 + pos[x] : 0}] = 0;
+  }
+  std::vector<Partition> parts;
+  for (auto &kv : keyToPart) {
+    kv.second = uint32_t(parts.size());
+    parts.emplace_back();
+  }
+  std::vector<uint32_t> partOf(n, kNone);
+  for (uint32_t x : order) {
+    if (x >= n) continue;
+    uint32_t p = keyToPart[{level[x], isHost[x] ? 1 + pos[x] : 0}];
+    partOf[x] = p;
+    parts[p].nodes.push_back(x);
+  }
+  for (uint32_t x : order) {
+    if (x >= n) continue;
+    for (uint32_t p : preds[x])
+      if (partOf[p] != partOf[x] && partOf[p] != kNone) parts[partOf[x]].deps.push_back(partOf[p]);
+  }
+  for (Partition &p : parts) {
+    std::sort(p.deps.begin(), p.deps.end());
+    p.deps.erase(std::unique(p.deps.begin(), p.deps.end()), p.deps.end());
+  }
+  return parts;
+}
+
+namespace {
+Error finalizeRec(Graph &g, OrderKind kind, int depth) {
+  if (depth > 64) return makeError("subgraphs nested deeper than 64 levels");
+  for (size_t i = 0; i < g.subgraphs.size(); ++i)
+    CGRAPH_RETURN_IF_ERROR(finalizeRec(g.subgraphs[i], kind, depth + 1)
+                               .withContext("subgraphs[" + std::to_string(i) + "]"));
+  Expected<std::vector<uint32_t>> order = executionOrder(g, kind);
+  if (!order) return order.error();
+  g.order = std::move(*order);
+  g.partitions = computePartitions(g, g.order);
+  return Error::success();
+}
+} // namespace
+
+Error finalizeForFile(Graph &g, OrderKind kind) {
+  accumulateSlotRequirements(g);
+  return finalizeRec(g, kind, 0);
+}
+
+} // namespace cgraph

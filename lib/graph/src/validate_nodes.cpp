@@ -1,0 +1,350 @@
+// Per-node checks of validateGraph(): references, kernel signatures, nd-ranges, copy
+// and fill ranges, subgraph bindings.
+#include "validate_internal.h"
+
+#include <cgraph/graph/hazards.h>
+
+#include <algorithm>
+
+namespace cgraph {
+namespace detail {
+
+namespace {
+
+std::string s(uint64_t v) { return std::to_string(v); }
+
+bool isFloat(ScalarType t) {
+  return t == ScalarType::F16 || t == ScalarType::F32 || t == ScalarType::F64;
+}
+
+// The scalar type an OpenCL type spelling names, or false for anything else.
+bool typeFromSpelling(std::string t, ScalarType *out) {
+  static const std::pair<const char *, ScalarType> kTable[] = {
+      {"char", ScalarType::I8},     {"uchar", ScalarType::U8},
+      {"unsigned char", ScalarType::U8}, {"short", ScalarType::I16},
+      {"ushort", ScalarType::U16},  {"unsigned short", ScalarType::U16},
+      {"int", ScalarType::I32},     {"uint", ScalarType::U32},
+      {"unsigned int", ScalarType::U32}, {"unsigned", ScalarType::U32},
+      {"long", ScalarType::I64},    {"ulong", ScalarType::U64},
+      {"unsigned long", ScalarType::U64}, {"size_t", ScalarType::U64},
+      {"half", ScalarType::F16},    {"float", ScalarType::F32},
+      {"double", ScalarType::F64},
+  };
+  if (t.rfind("const ", 0) == 0) t = t.substr(6);
+  while (!t.empty() && t.back() == ' ') t.pop_back();
+  for (const auto &e : kTable)
+    if (t == e.first) {
+      *out = e.second;
+      return true;
+    }
+  return false;
+}
+
+std::string triple(const uint64_t v[3]) { return "(" + s(v[0]) + "," + s(v[1]) + "," + s(v[2]) + ")"; }
+
+} // namespace
+
+bool Checker::checkSlotRef(uint32_t node, uint32_t sl, const std::string &what) {
+  if (sl < g.slots.size()) return true;
+  error(node, sl, nodeName(node) + ": " + what + " refers to slot " + s(sl) + " but the graph has " +
+                      s(g.slots.size()) + " slots");
+  return false;
+}
+
+bool Checker::checkParamRef(uint32_t node, uint32_t p, const std::string &what) {
+  if (p < g.params.size()) return true;
+  error(node, kNone, nodeName(node) + ": " + what + " refers to param " + s(p) +
+                         " but the graph has " + s(g.params.size()) + " params");
+  return false;
+}
+
+namespace {
+
+struct NodeChecker {
+  Checker &c;
+  uint32_t n;
+  const Node &node;
+  const Graph &g;
+
+  std::string pre() const { return c.nodeName(n) + ": "; }
+
+  void checkRange(uint32_t slot, uint64_t offset, uint64_t bytes, const char *verb,
+                  const char *what) {
+    if (slot >= g.slots.size() || g.slots[slot].size == 0) return;
+    uint64_t size = g.slots[slot].size;
+    uint64_t end = offset + bytes;
+    if (end < offset || end > size)
+      c.error(n, slot, pre() + what + " " + verb + " bytes [" + s(offset) + ", " +
+                           (end < offset ? std::string("overflow") : s(end)) + ") of " +
+                           c.slotName(slot) + " which has " + s(size) + " bytes");
+  }
+
+  void checkDim(const Dim &d, const std::string &what) {
+    if (d.param == kNone) return;
+    if (!c.checkParamRef(n, d.param, what)) return;
+    const Param &p = g.params[d.param];
+    if (isFloat(p.type) || scalarSize(p.type) == 0)
+      c.error(n, kNone, pre() + what + " uses param '" + p.name + "' of type " +
+                            (scalarSize(p.type) ? scalarName(p.type) : "invalid") +
+                            " (must be an integer)");
+  }
+
+  void checkRangeSanity(const Kernel *k) {
+    const NDRange &r = node.range;
+    if (r.dims < 1 || r.dims > 3) {
+      c.error(n, kNone, pre() + "nd-range has " + s(r.dims) + " dimensions (must be 1..3)");
+      return;
+    }
+    for (uint32_t d = 0; d < r.dims; ++d) {
+      checkDim(r.global[d], "global[" + s(d) + "]");
+      checkDim(r.local[d], "local[" + s(d) + "]");
+      checkDim(r.offset[d], "offset[" + s(d) + "]");
+      if (r.global[d].param == kNone && r.global[d].value == 0)
+        c.error(n, kNone, pre() + "global size 0 in dimension " + s(d));
+    }
+    bool hasLocal = r.hasLocal();
+    if (hasLocal) {
+      for (uint32_t d = 0; d < r.dims; ++d) {
+        const Dim &l = r.local[d], &gl = r.global[d];
+        if (l.param != kNone) continue;
+        if (l.value == 0) {
+          c.error(n, kNone, pre() + "local size 0 in dimension " + s(d) +
+                                " while other dimensions are given");
+          continue;
+        }
+        if (gl.param == kNone && gl.value != 0 && gl.value % l.value != 0)
+          c.error(n, kNone, pre() + "local size " + s(l.value) + " does not divide global size " +
+                                s(gl.value) + " in dimension " + s(d));
+      }
+    }
+    if (!k || k->reqdLocal[0] == 0) return;
+    uint64_t req[3] = {k->reqdLocal[0], std::max<uint64_t>(k->reqdLocal[1], 1),
+                       std::max<uint64_t>(k->reqdLocal[2], 1)};
+    if (hasLocal) {
+      uint64_t used[3] = {1, 1, 1};
+      bool literal = true, differs = false;
+      for (uint32_t d = 0; d < 3; ++d) {
+        if (d < r.dims) {
+          literal &= r.local[d].param == kNone;
+          used[d] = r.local[d].value;
+        }
+        differs |= used[d] != req[d];
+      }
+      if (literal && differs)
+        c.error(n, kNone, pre() + "kernel '" + k->name + "' requires work-group size " +
+                              triple(req) + " but the node uses " + triple(used));
+      return;
+    }
+    for (uint32_t d = 0; d < r.dims; ++d) {
+      const Dim &gl = r.global[d];
+      if (gl.param == kNone && gl.value != 0 && gl.value % req[d] != 0)
+        c.error(n, kNone, pre() + "global size " + s(gl.value) + " in dimension " + s(d) +
+                              " is not a multiple of the required work-group size " + s(req[d]) +
+                              " of kernel '" + k->name + "'");
+    }
+  }
+
+  void checkScalarAgainst(const std::string &argLabel, const KernelParam &p, ScalarType t,
+                          const std::string &what) {
+    uint32_t size = scalarSize(t);
+    if (size == 0) {
+      c.error(n, kNone, pre() + argLabel + ": invalid scalar type");
+      return;
+    }
+    if (p.size != 0 && size != p.size) {
+      c.error(n, kNone, pre() + argLabel + ": " + what + " of " + s(size) + " bytes (" +
+                            scalarName(t) + ") but the parameter takes " + s(p.size) + " bytes");
+      return;
+    }
+    ScalarType pt;
+    if (typeFromSpelling(p.typeName, &pt) && (isFloat(pt) != isFloat(t) || scalarSize(pt) != size))
+      c.error(n, kNone, pre() + argLabel + ": " + what + " of type " + scalarName(t) +
+                            " for a parameter of type '" + p.typeName + "'");
+  }
+
+  void checkKernelArgs(const Kernel &k) {
+    if (node.args.size() != k.params.size()) {
+      c.error(n, kNone, pre() + "kernel '" + k.name + "' takes " + s(k.params.size()) +
+                            " args but the node gives " + s(node.args.size()));
+      return;
+    }
+    for (size_t i = 0; i < node.args.size(); ++i) {
+      const Arg &a = node.args[i];
+      const KernelParam &p = k.params[i];
+      std::string label = "arg " + s(i) + (p.name.empty() ? "" : " ('" + p.name + "')");
+      bool buffer = p.kind == ParamKind::GlobalBuffer || p.kind == ParamKind::ConstantBuffer;
+      switch (a.kind) {
+      case ArgKind::Slot:
+        if (!buffer)
+          c.error(n, a.index, pre() + label + ": kernel parameter is " +
+                                  (p.kind == ParamKind::LocalBuffer ? "__local" : "a scalar") +
+                                  " but the arg is a slot");
+        break;
+      case ArgKind::Scalar:
+      case ArgKind::Param: {
+        const char *what = a.kind == ArgKind::Scalar ? "scalar" : "param";
+        if (p.kind != ParamKind::Scalar) {
+          c.error(n, kNone, pre() + label + ": kernel parameter is " +
+                                (buffer ? "a buffer" : "__local") + " but the arg is a " + what);
+          break;
+        }
+        if (a.kind == ArgKind::Scalar)
+          checkScalarAgainst(label, p, a.type, "scalar");
+        else if (a.index < g.params.size())
+          checkScalarAgainst(label, p, g.params[a.index].type,
+                             "param '" + g.params[a.index].name + "'");
+        break;
+      }
+      case ArgKind::LocalMem:
+        if (p.kind != ParamKind::LocalBuffer)
+          c.error(n, kNone, pre() + label + ": local memory arg for a parameter that is not __local");
+        else if (a.value == 0)
+          c.error(n, kNone, pre() + label + ": local memory arg of 0 bytes");
+        break;
+      case ArgKind::String:
+        c.error(n, kNone, pre() + label + ": string args are only allowed for host tasks");
+        break;
+      }
+    }
+  }
+
+  void checkArgRefs() {
+    for (size_t i = 0; i < node.args.size(); ++i) {
+      const Arg &a = node.args[i];
+      std::string what = "arg " + s(i);
+      if (a.kind == ArgKind::Slot && c.checkSlotRef(n, a.index, what) &&
+          g.slots[a.index].size != 0 && a.value >= g.slots[a.index].size)
+        c.error(n, a.index, pre() + what + " offset " + s(a.value) + " is past the end of " +
+                                c.slotName(a.index) + " (" + s(g.slots[a.index].size) + " bytes)");
+      if (a.kind == ArgKind::Param) c.checkParamRef(n, a.index, what);
+    }
+  }
+
+  void checkCopy(bool rect) {
+    const CopyOp &op = node.copy;
+    const char *what = rect ? "rect copy" : "copy";
+    bool srcOk = c.checkSlotRef(n, op.srcSlot, std::string(what) + " source");
+    bool dstOk = c.checkSlotRef(n, op.dstSlot, std::string(what) + " destination");
+    uint64_t srcBytes = op.bytes, dstBytes = op.bytes;
+    if (rect) {
+      if (op.region[0] == 0 || op.region[1] == 0 || op.region[2] == 0) {
+        c.error(n, kNone, pre() + "rect copy region has a zero extent " + triple(op.region));
+        return;
+      }
+      bool pitchOk = true;
+      auto pitches = [&](const char *side, uint64_t row, uint64_t slice) {
+        if (row != 0 && row < op.region[0]) {
+          c.error(n, kNone, pre() + "rect copy " + side + " row pitch " + s(row) +
+                                " is less than the region width " + s(op.region[0]));
+          pitchOk = false;
+        }
+        uint64_t effRow = row ? row : op.region[0];
+        if (slice != 0 && slice < effRow * op.region[1]) {
+          c.error(n, kNone, pre() + "rect copy " + side + " slice pitch " + s(slice) +
+                                " is less than row pitch * height " + s(effRow * op.region[1]));
+          pitchOk = false;
+        }
+      };
+      pitches("source", op.srcRowPitch, op.srcSlicePitch);
+      pitches("destination", op.dstRowPitch, op.dstSlicePitch);
+      if (!pitchOk) return;
+      srcBytes = rectExtent(op.region, op.srcRowPitch, op.srcSlicePitch);
+      dstBytes = rectExtent(op.region, op.dstRowPitch, op.dstSlicePitch);
+    } else if (op.bytes == 0) {
+      c.warning(n, kNone, pre() + "copy of 0 bytes");
+    }
+    if (srcOk) checkRange(op.srcSlot, op.srcOffset, srcBytes, "reads", what);
+    if (dstOk) checkRange(op.dstSlot, op.dstOffset, dstBytes, "writes", what);
+    if (srcOk && dstOk && op.srcSlot == op.dstSlot && op.srcOffset < op.dstOffset + dstBytes &&
+        op.dstOffset < op.srcOffset + srcBytes)
+      c.error(n, op.srcSlot, pre() + what + " source and destination overlap in " +
+                                 c.slotName(op.srcSlot));
+  }
+
+  void checkFill() {
+    const FillOp &f = node.fill;
+    bool ok = c.checkSlotRef(n, f.slot, "fill");
+    size_t ps = f.pattern.size();
+    if (ps < 1 || ps > 128) {
+      c.error(n, ok ? f.slot : kNone, pre() + "fill pattern has " + s(ps) + " bytes (must be 1..128)");
+      return;
+    }
+    if (f.bytes % ps != 0)
+      c.error(n, ok ? f.slot : kNone, pre() + "fill of " + s(f.bytes) +
+                                   " bytes is not a multiple of the pattern size " + s(ps));
+    if (f.offset % ps != 0)
+      c.error(n, ok ? f.slot : kNone, pre() + "fill offset " + s(f.offset) +
+                                   " is not a multiple of the pattern size " + s(ps));
+    if (ok) checkRange(f.slot, f.offset, f.bytes, "writes", "fill");
+  }
+
+  void checkSubgraph() {
+    if (node.subgraph >= g.subgraphs.size()) {
+      c.error(n, kNone, pre() + "subgraph index " + s(node.subgraph) + " but the graph has " +
+                            s(g.subgraphs.size()) + " subgraphs");
+      return;
+    }
+    const Graph &child = g.subgraphs[node.subgraph];
+    std::string childName = child.name.empty() ? "#" + s(node.subgraph) : "'" + child.name + "'";
+    if (node.subgraphSlots.size() != child.slots.size())
+      c.error(n, kNone, pre() + "subgraph " + childName + " has " + s(child.slots.size()) +
+                            " slots but the node binds " + s(node.subgraphSlots.size()));
+    for (size_t i = 0; i < node.subgraphSlots.size(); ++i) {
+      uint32_t ps = node.subgraphSlots[i];
+      if (!c.checkSlotRef(n, ps, "subgraph slot binding " + s(i))) continue;
+      if (i < child.slots.size() && child.slots[i].size != 0 && g.slots[ps].size != 0 &&
+          child.slots[i].size > g.slots[ps].size)
+        c.error(n, ps, pre() + "subgraph slot '" + child.slots[i].name + "' needs " +
+                           s(child.slots[i].size) + " bytes but parent " + c.slotName(ps) +
+                           " has " + s(g.slots[ps].size));
+    }
+    for (const Param &cp : child.params) {
+      uint32_t pp = g.findParam(cp.name);
+      if (pp == kNone)
+        c.error(n, kNone, pre() + "subgraph param '" + cp.name + "' has no parent param of that name");
+      else if (g.params[pp].type != cp.type)
+        c.error(n, kNone, pre() + "subgraph param '" + cp.name + "' is " +
+                              (scalarSize(cp.type) ? scalarName(cp.type) : "invalid") +
+                              " but the parent param is " +
+                              (scalarSize(g.params[pp].type) ? scalarName(g.params[pp].type) : "invalid"));
+    }
+  }
+
+  void run() {
+    switch (node.kind) {
+    case NodeKind::Kernel: {
+      checkArgRefs();
+      const Kernel *k = nullptr;
+      if (node.kernel >= g.kernels.size())
+        c.error(n, kNone, pre() + "kernel index " + s(node.kernel) + " but the graph has " +
+                              s(g.kernels.size()) + " kernels");
+      else
+        k = &g.kernels[node.kernel];
+      checkRangeSanity(k);
+      if (k && c.opt.checkSignatures) checkKernelArgs(*k);
+      break;
+    }
+    case NodeKind::Host:
+      checkArgRefs();
+      if (node.host.op.empty()) c.error(n, kNone, pre() + "host task has no op");
+      for (size_t i = 0; i < node.args.size(); ++i)
+        if (node.args[i].kind == ArgKind::LocalMem)
+          c.error(n, kNone, pre() + "arg " + s(i) + ": local memory args are only allowed for kernels");
+      break;
+    case NodeKind::Copy: checkCopy(false); break;
+    case NodeKind::CopyRect: checkCopy(true); break;
+    case NodeKind::Fill: checkFill(); break;
+    case NodeKind::Subgraph: checkSubgraph(); break;
+    case NodeKind::Barrier: break;
+    default:
+      c.error(n, kNone, pre() + "unknown node kind " + s(uint32_t(node.kind)));
+    }
+  }
+};
+
+} // namespace
+
+void Checker::checkNode(uint32_t n) { NodeChecker{*this, n, g.nodes[n], g}.run(); }
+
+} // namespace detail
+} // namespace cgraph

@@ -1,0 +1,80 @@
+// Host tasks: the built-in host operations every backend with host-visible memory runs,
+// and plugin host tasks loaded from shared libraries (host_plugin.h has their C ABI).
+//
+// Built-ins (HostOp::library empty). Slot args come first, in the order below; the
+// other args may come in any order after them. A slot arg views the bytes from its
+// offset to the end of the slot's declared size (Slot::size; the bound range when the
+// slot is unsized).
+//   checksum(slot, ["type"])          prints `checksum <slot>: xxh3=<16 hex> sum=<v>
+//                                     (<n> x <type>)`; type default f32 (any scalar
+//                                     name; the sum is f64-accumulated for floats,
+//                                     wrapping 64-bit for integers)
+//   print(slot, ["type"], [count])     prints `print <slot>: <v0> <v1> ...` (first count
+//                                     elements, default 16; count is a Scalar or Param
+//                                     arg, or a decimal String)
+//   write_file(slot, "path", ["type"]) writes the slot's bytes; a .npy path gets a 1-D
+//                                     array of `type` (default u8)
+//   read_file(slot, "path")           fills the slot from a raw file or a .npy payload;
+//                                     an Error when the file has fewer bytes than the
+//                                     slot (extra bytes are ignored)
+//   compare(a, b, ["type"], ["atol=X"], ["rtol=Y"])
+//                                     succeeds when every element satisfies
+//                                     |a-b| <= atol + rtol*|b| (integers: exact unless a
+//                                     tolerance is given); otherwise an Error naming the
+//                                     first differing element:
+//                                     `compare 'a' vs 'b': element 17 differs: 1 vs 1.5`
+// Paths resolve inside HostPolicy::allowedDirs (paths.h), checked at prepare and again
+// right before the file is opened.
+//
+// Ownership/lifetime: HostTasks copies what it needs from the graph; it holds the
+// plugin libraries open (dlopen) until destroyed. Thread-safety: run() may be called
+// concurrently for different nodes; output lines are serialized. Failure modes: all
+// problems are Errors prefixed with `node '<name>'`; prepare() rejects unknown built-ins,
+// wrong argument kinds, paths outside the allowed directories and plugins that are not
+// allowed or fail to load, before anything runs.
+#pragma once
+
+#include "cgraph/error.h"
+#include "cgraph/model.h"
+#include "cgraph/runtime/runtime.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace cgraph::rt {
+
+// Host-visible view of one slot's bound range.
+struct HostSpan {
+  void *data = nullptr;
+  uint64_t size = 0;
+};
+
+class HostTasks {
+public:
+  ~HostTasks();
+  HostTasks(const HostTasks &) = delete;
+  HostTasks &operator=(const HostTasks &) = delete;
+
+  // Checks every Host node of `graph` (no subgraphs: flatten first) and loads plugins.
+  static Expected<std::unique_ptr<HostTasks>> prepare(const Graph &graph,
+                                                      const HostPolicy &policy);
+
+  // Runs Host node `node` of the prepared graph. `slots` has one span per graph slot
+  // (unbound slots may be empty spans; only the node's slot args are read), `params`
+  // one value per graph param (Param::defaultBits layout).
+  Error run(uint32_t node, const std::vector<HostSpan> &slots,
+            const std::vector<uint64_t> &params) const;
+
+  // The built-in names, for messages and tools.
+  static const std::vector<std::string> &builtinNames();
+
+  struct Impl;
+
+private:
+  explicit HostTasks(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+} // namespace cgraph::rt

@@ -1,0 +1,145 @@
+// The portable entry point: validate once, then dispatch (STYLE.md #3). Everything a
+// backend's submit() receives has been checked here, so backends never re-check.
+#include "cgraph/runtime/runtime.h"
+
+#include "cgraph/graph/hazards.h"
+
+#include <cstdlib>
+#include <string>
+
+namespace cgraph::rt {
+
+namespace {
+
+std::string slotLabel(const Graph &g, uint32_t s) {
+  if (s < g.slots.size() && !g.slots[s].name.empty()) return "slot '" + g.slots[s].name + "'";
+  return "slot #" + std::to_string(s);
+}
+
+std::string deviceLabel(const Device &d) {
+  const DeviceInfo &info = d.info();
+  return info.backend + " (" + info.name + ")";
+}
+
+} // namespace
+
+Executable::Executable(Device &device, Graph flattened, ExecMode mode)
+    : graph_(std::move(flattened)), mode_(mode), device_(&device) {
+  // Requirements accumulate over every use of a slot (lib/graph), so a binding table is
+  // checked in O(slots) per enqueue instead of walking the nodes each time.
+  std::vector<SlotRequirement> reqs = slotRequirements(graph_);
+  needs_.resize(graph_.slots.size());
+  for (size_t i = 0; i < graph_.slots.size(); ++i) {
+    const Slot &s = graph_.slots[i];
+    SlotNeed &n = needs_[i];
+    n.minSize = s.size;
+    n.alignment = s.alignment ? s.alignment : 1;
+    n.usage = s.usage;
+    if (i < reqs.size()) {
+      n.minSize = std::max(n.minSize, reqs[i].minSize);
+      n.alignment = std::max(n.alignment, reqs[i].alignment ? reqs[i].alignment : 1u);
+      n.usage |= reqs[i].usage;
+    }
+    n.external = s.init == SlotInit::External;
+  }
+  // Flattening (lib/graph/flatten.h) maps child slots onto parent slots and adds none,
+  // so the caller's slot i is slot i of the finalized graph.
+  slotMap_.resize(graph_.slots.size());
+  for (uint32_t i = 0; i < slotMap_.size(); ++i) slotMap_[i] = i;
+  scratchSlots_.resize(graph_.slots.size());
+}
+
+Expected<EventPtr> Executable::enqueue(const BindingTable &bindings, const ParamValues &params,
+                                       const SubmitOptions &opts) {
+  const size_t callerSlots = slotMap_.size();
+  if (bindings.slots.size() > callerSlots)
+    return makeError("binding table has " + std::to_string(bindings.slots.size()) +
+                     " entries but the graph has " + std::to_string(callerSlots) + " slots");
+
+  for (ResolvedSlot &r : scratchSlots_) r = ResolvedSlot{};
+  for (size_t i = 0; i < callerSlots; ++i) {
+    const uint32_t j = slotMap_[i];
+    const SlotNeed &need = needs_[j];
+    const Binding *b = i < bindings.slots.size() ? &bindings.slots[i] : nullptr;
+    const bool bound = b && b->buffer;
+    if (!bound) {
+      if (need.external)
+        return makeError(slotLabel(graph_, j) + ": no binding (the slot is external and " +
+                         std::to_string(need.minSize) + " bytes are needed)");
+      continue;
+    }
+    if (!need.external && !bindings.overrideInternal) continue; // runtime-owned, ignored
+    const Device *owner = b->buffer->device();
+    if (owner && owner != device_)
+      return makeError(slotLabel(graph_, j) + ": buffer belongs to device " +
+                       deviceLabel(*owner) + ", not " + deviceLabel(*device_));
+    const uint64_t bufSize = b->buffer->size();
+    if (b->offset > bufSize)
+      return makeError(slotLabel(graph_, j) + ": offset " + std::to_string(b->offset) +
+                       " is past the end of its " + std::to_string(bufSize) + "-byte buffer");
+    uint64_t length = b->length ? b->length : bufSize - b->offset;
+    if (b->length && b->length > bufSize - b->offset)
+      return makeError(slotLabel(graph_, j) + ": bound range [" + std::to_string(b->offset) +
+                       ", " + std::to_string(b->offset) + "+" + std::to_string(b->length) +
+                       ") exceeds its " + std::to_string(bufSize) + "-byte buffer");
+    if (length < need.minSize)
+      return makeError(slotLabel(graph_, j) + ": bound range is " + std::to_string(length) +
+                       " bytes, the graph needs at least " + std::to_string(need.minSize));
+    if (need.alignment > 1 && b->offset % need.alignment != 0)
+      return makeError(slotLabel(graph_, j) + ": offset " + std::to_string(b->offset) +
+                       " is not a multiple of the slot's alignment " +
+                       std::to_string(need.alignment));
+    scratchSlots_[j] = ResolvedSlot{b->buffer, b->offset, length};
+  }
+
+  const size_t nParams = graph_.params.size();
+  if (params.bits.empty()) {
+    scratchParams_.resize(nParams);
+    for (size_t p = 0; p < nParams; ++p) scratchParams_[p] = graph_.params[p].defaultBits;
+  } else {
+    if (params.bits.size() != nParams)
+      return makeError("expected " + std::to_string(nParams) + " parameter values, got " +
+                       std::to_string(params.bits.size()));
+    scratchParams_ = params.bits;
+  }
+  return submit(scratchSlots_, scratchParams_, opts);
+}
+
+// ---- Registry ------------------------------------------------------------------------
+
+void Registry::add(std::unique_ptr<Backend> backend) {
+  if (backend) backends_.push_back(std::move(backend));
+}
+
+Backend *Registry::find(const std::string &name) const {
+  for (const auto &b : backends_)
+    if (name == b->name()) return b.get();
+  return nullptr;
+}
+
+Expected<Device *> Registry::open(const std::string &spec) const {
+  std::string name = spec;
+  uint32_t index = 0;
+  size_t colon = spec.find(':');
+  if (colon != std::string::npos) {
+    name = spec.substr(0, colon);
+    std::string idx = spec.substr(colon + 1);
+    char *end = nullptr;
+    unsigned long v = idx.empty() ? 0 : std::strtoul(idx.c_str(), &end, 10);
+    if (idx.empty() || *end != '\0' || idx[0] == '-' || v > 0xFFFFFFFEul)
+      return makeError("device '" + spec + "': '" + idx + "' is not a device index");
+    index = uint32_t(v);
+  }
+  Backend *b = find(name);
+  if (!b) {
+    std::string known;
+    for (const auto &k : backends_) known += std::string(known.empty() ? "" : ", ") + k->name();
+    return makeError("device '" + spec + "': no backend '" + name + "' (compiled in: " +
+                     (known.empty() ? std::string("none") : known) + ")");
+  }
+  Expected<Device *> d = b->device(index);
+  if (!d) return d.error().withContext("device '" + spec + "'");
+  return d;
+}
+
+} // namespace cgraph::rt

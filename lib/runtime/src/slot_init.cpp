@@ -1,0 +1,68 @@
+// Initial contents of runtime-owned slots (contract in slot_init.h).
+#include "cgraph/runtime/slot_init.h"
+
+#include "cgraph/runtime/npy.h"
+#include "cgraph/runtime/paths.h"
+
+#include <cstring>
+
+namespace cgraph::rt {
+
+void fillPattern(void *dst, uint64_t bytes, const uint8_t *pattern, size_t patternSize) {
+  uint8_t *d = static_cast<uint8_t *>(dst);
+  if (bytes == 0 || patternSize == 0) return;
+  const uint64_t first = std::min<uint64_t>(bytes, patternSize);
+  std::memcpy(d, pattern, size_t(first));
+  // Doubling copies: O(log n) memcpy calls, each over an already-filled prefix, which
+  // keeps whole pattern periods because every copied length is a multiple of it.
+  uint64_t done = first;
+  while (done < bytes) {
+    const uint64_t n = std::min(done, bytes - done);
+    std::memcpy(d + done, d, size_t(n));
+    done += n;
+  }
+}
+
+Error initializeSlot(const Slot &slot, const HostPolicy &policy, void *dst, uint64_t bytes) {
+  const std::string where = "slot '" + slot.name + "'";
+  switch (slot.init) {
+  case SlotInit::External:
+    return makeError(where + ": is external; the binding table supplies it");
+  case SlotInit::Data:
+    if (slot.data.size() < bytes)
+      return makeError(where + ": has " + std::to_string(slot.data.size()) +
+                       " bytes of data, needs " + std::to_string(bytes));
+    if (bytes) std::memcpy(dst, slot.data.data(), size_t(bytes));
+    return Error::success();
+  case SlotInit::Fill:
+    if (slot.data.empty() || slot.data.size() > 128)
+      return makeError(where + ": fill pattern has " + std::to_string(slot.data.size()) +
+                       " bytes, expected 1 to 128");
+    fillPattern(dst, bytes, slot.data.data(), slot.data.size());
+    return Error::success();
+  case SlotInit::File: {
+    Expected<std::string> path = resolveAllowedPath(slot.path, policy);
+    if (!path) return path.error().withContext(where);
+    Expected<std::vector<uint8_t>> data = readDataFile(*path);
+    if (!data) return data.error().withContext(where);
+    if (data->size() < bytes)
+      return makeError(where + ": file '" + slot.path + "' has " + std::to_string(data->size()) +
+                       " bytes of data, the slot needs " + std::to_string(bytes));
+    if (bytes) std::memcpy(dst, data->data(), size_t(bytes));
+    return Error::success();
+  }
+  case SlotInit::Transient:
+    if (bytes) std::memset(dst, 0, size_t(bytes));
+    return Error::success();
+  }
+  return makeError(where + ": unknown init kind " + std::to_string(int(slot.init)));
+}
+
+Expected<std::vector<uint8_t>> initialSlotContents(const Slot &slot, const HostPolicy &policy) {
+  std::vector<uint8_t> out(size_t(slot.size));
+  Error e = initializeSlot(slot, policy, out.data(), slot.size);
+  if (e) return e;
+  return out;
+}
+
+} // namespace cgraph::rt

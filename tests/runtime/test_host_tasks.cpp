@@ -1,0 +1,262 @@
+// Built-in and plugin host tasks, and the allowed-directory policy.
+#include "temp_dir.h"
+
+#include "cgraph/graph/builder.h"
+#include "cgraph/runtime/host_tasks.h"
+#include "cgraph/runtime/npy.h"
+#include "cgraph/runtime/paths.h"
+
+#include <catch2/catch.hpp>
+#include <xxhash.h>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
+using namespace cgraph;
+using namespace cgraph::rt;
+using namespace cgraph::rt::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct HostFixture {
+  TempDir dir;
+  Graph g;
+  HostPolicy policy;
+  std::vector<std::string> lines;
+  std::vector<std::vector<uint8_t>> memory;
+
+  HostFixture() {
+    policy.allowedDirs = {dir.str()};
+    policy.baseDir = dir.str();
+    policy.output = [this](const std::string &l) { lines.push_back(l); };
+    addSlot("a", {1.0f, 2.0f, 3.0f, 4.0f});
+    addSlot("b", {1.0f, 2.0f, 3.5f, 4.0f});
+  }
+  uint32_t addSlot(const std::string &name, std::vector<float> values) {
+    Slot s;
+    s.name = name;
+    s.size = values.size() * 4;
+    g.slots.push_back(s);
+    std::vector<uint8_t> bytes(s.size);
+    std::memcpy(bytes.data(), values.data(), bytes.size());
+    memory.push_back(bytes);
+    return uint32_t(g.slots.size() - 1);
+  }
+  uint32_t addHost(const std::string &name, const std::string &op, std::vector<Arg> args,
+                   const std::string &library = "") {
+    Node n;
+    n.name = name;
+    n.kind = NodeKind::Host;
+    n.host.op = op;
+    n.host.library = library;
+    n.args = std::move(args);
+    g.nodes.push_back(n);
+    return uint32_t(g.nodes.size() - 1);
+  }
+  std::vector<HostSpan> spans() {
+    std::vector<HostSpan> s;
+    for (auto &m : memory) s.push_back({m.data(), m.size()});
+    return s;
+  }
+  Expected<std::unique_ptr<HostTasks>> prepare() { return HostTasks::prepare(g, policy); }
+  // Prepares and runs node `n`; returns the error message ("" on success).
+  std::string run(uint32_t n) {
+    auto t = prepare();
+    if (!t) return "prepare: " + t.error().message();
+    Error e = (*t)->run(n, spans(), {});
+    return e ? e.message() : "";
+  }
+  std::vector<float> floats(uint32_t slot) {
+    std::vector<float> v(memory[slot].size() / 4);
+    std::memcpy(v.data(), memory[slot].data(), memory[slot].size());
+    return v;
+  }
+};
+
+std::string hex(uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+} // namespace
+
+TEST_CASE("checksum prints xxh3 and the sum", "[runtime][host]") {
+  HostFixture f;
+  uint32_t n0 = f.addHost("c0", "checksum", {Arg::slot(0)});
+  uint32_t n1 = f.addHost("c1", "checksum", {Arg::slot(0, 4), Arg::string("i32")});
+  REQUIRE(f.run(n0) == "");
+  REQUIRE(f.run(n1) == "");
+  REQUIRE(f.lines.size() == 2);
+  CHECK(f.lines[0] == "checksum a: xxh3=" + hex(XXH3_64bits(f.memory[0].data(), 16)) +
+                          " sum=10 (4 x f32)");
+  int32_t ints[3];
+  std::memcpy(ints, f.memory[0].data() + 4, 12);
+  CHECK(f.lines[1] == "checksum a: xxh3=" + hex(XXH3_64bits(f.memory[0].data() + 4, 12)) +
+                          " sum=" + std::to_string(int64_t(ints[0]) + ints[1] + ints[2]) +
+                          " (3 x i32)");
+}
+
+TEST_CASE("print shows the first elements", "[runtime][host]") {
+  HostFixture f;
+  uint32_t n0 = f.addHost("p0", "print", {Arg::slot(1)});
+  uint32_t n1 = f.addHost("p1", "print", {Arg::slot(1), Arg::scalar(ScalarType::I32, 2)});
+  uint32_t n2 = f.addHost("p2", "print", {Arg::slot(1), Arg::string("u8"), Arg::string("3")});
+  REQUIRE(f.run(n0) == "");
+  REQUIRE(f.run(n1) == "");
+  REQUIRE(f.run(n2) == "");
+  CHECK(f.lines[0] == "print b: 1 2 3.5 4 (4 x f32)");
+  CHECK(f.lines[1] == "print b: 1 2 ... (4 x f32)");
+  CHECK(f.lines[2] == "print b: 0 0 128 ... (16 x u8)");
+}
+
+TEST_CASE("write_file and read_file move slot bytes through files", "[runtime][host]") {
+  HostFixture f;
+  uint32_t w = f.addHost("w", "write_file", {Arg::slot(1), Arg::string("out.bin")});
+  uint32_t wn = f.addHost("wn", "write_file", {Arg::slot(1), Arg::string("sub/../out.npy"), Arg::string("f32")});
+  uint32_t r = f.addHost("r", "read_file", {Arg::slot(0), Arg::string("out.bin")});
+  uint32_t rn = f.addHost("rn", "read_file", {Arg::slot(0), Arg::string("out.npy")});
+  fs::create_directories(f.dir.path() / "sub");
+  REQUIRE(f.run(w) == "");
+  REQUIRE(f.run(wn) == "");
+  Expected<NpyArray> npy = readNpyFile(f.dir.str("out.npy"));
+  REQUIRE(npy.ok());
+  CHECK(npy->type == ScalarType::F32);
+  CHECK(npy->shape == std::vector<uint64_t>{4});
+  CHECK(npy->data == f.memory[1]);
+  REQUIRE(f.run(r) == "");
+  CHECK(f.floats(0) == std::vector<float>{1, 2, 3.5f, 4});
+  f.memory[0].assign(16, 0);
+  REQUIRE(f.run(rn) == "");
+  CHECK(f.floats(0) == std::vector<float>{1, 2, 3.5f, 4});
+}
+
+TEST_CASE("read_file refuses a file that is too small", "[runtime][host]") {
+  HostFixture f;
+  REQUIRE_FALSE(writeBinaryFile(f.dir.str("short.bin"), "abcdefgh", 8));
+  uint32_t r = f.addHost("r", "read_file", {Arg::slot(0), Arg::string("short.bin")});
+  CHECK(f.run(r) == "node 'r': short.bin: file has 8 bytes of data, slot 'a' needs 16");
+  uint32_t m = f.addHost("m", "read_file", {Arg::slot(0), Arg::string("missing.bin")});
+  CHECK(f.run(m).rfind("node 'm': " + f.dir.str("missing.bin") + ": cannot open: ", 0) == 0);
+}
+
+TEST_CASE("compare reports the first differing element", "[runtime][host]") {
+  HostFixture f;
+  uint32_t same = f.addHost("same", "compare", {Arg::slot(0), Arg::slot(0)});
+  uint32_t diff = f.addHost("diff", "compare", {Arg::slot(0), Arg::slot(1)});
+  uint32_t tol = f.addHost("tol", "compare", {Arg::slot(0), Arg::slot(1), Arg::string("atol=0.5")});
+  uint32_t rtol = f.addHost("rtol", "compare", {Arg::slot(0), Arg::slot(1), Arg::string("rtol=0.1")});
+  uint32_t ints = f.addHost("ints", "compare", {Arg::slot(0), Arg::slot(1), Arg::string("i32")});
+  CHECK(f.run(same) == "");
+  CHECK(f.run(diff) == "node 'diff': compare 'a' vs 'b': element 2 differs: 3 vs 3.5");
+  CHECK(f.run(tol) == "");
+  CHECK(f.run(rtol) == "");
+  CHECK(f.run(ints) == "node 'ints': compare 'a' vs 'b': element 2 differs: 1077936128 vs 1080033280");
+}
+
+TEST_CASE("host task arguments are checked at prepare", "[runtime][host]") {
+  HostFixture f;
+  f.addHost("u", "explode", {Arg::slot(0)});
+  auto t = f.prepare();
+  REQUIRE_FALSE(t.ok());
+  CHECK(t.error().message() ==
+        "node 'u': unknown built-in host task 'explode' (built-ins: checksum, print, write_file, read_file, compare)");
+  f.g.nodes.clear();
+  f.addHost("c", "compare", {Arg::slot(0), Arg::string("f32")});
+  CHECK(f.prepare().error().message() == "node 'c': arg 1: 'compare' expects a slot here");
+  f.g.nodes.clear();
+  f.addHost("w", "write_file", {Arg::slot(0)});
+  CHECK(f.prepare().error().message() == "node 'w': 'write_file' needs a path argument");
+  f.g.nodes.clear();
+  f.addHost("p", "print", {Arg::slot(0), Arg::string("bogus")});
+  CHECK(f.prepare().error().message() == "node 'p': arg 1: 'bogus' is not understood by 'print'");
+}
+
+TEST_CASE("paths must stay inside the allowed directories", "[runtime][host][paths]") {
+  HostFixture f;
+  TempDir outside;
+  SECTION("dot-dot escape") {
+    uint32_t n = f.addHost("w", "write_file", {Arg::slot(0), Arg::string("../escape.bin")});
+    std::string m = f.run(n);
+    CHECK(m.rfind("prepare: node 'w': path '../escape.bin' resolves to '", 0) == 0);
+    CHECK(m.find("', outside the allowed directories (" + f.dir.str() + ")") != std::string::npos);
+    CHECK_FALSE(fs::exists(f.dir.path().parent_path() / "escape.bin"));
+  }
+  SECTION("absolute path elsewhere") {
+    uint32_t n = f.addHost("w", "write_file", {Arg::slot(0), Arg::string(outside.str("x.bin"))});
+    CHECK(f.run(n).find("outside the allowed directories") != std::string::npos);
+  }
+  SECTION("symlink out of the allowed directory") {
+    fs::create_directory_symlink(outside.path(), f.dir.path() / "link");
+    REQUIRE_FALSE(writeBinaryFile(outside.str("data.bin"), "0123456789abcdef", 16));
+    uint32_t n = f.addHost("r", "read_file", {Arg::slot(0), Arg::string("link/data.bin")});
+    std::string m = f.run(n);
+    CHECK(m == "prepare: node 'r': path 'link/data.bin' resolves to '" + outside.str("data.bin") +
+                   "', outside the allowed directories (" + f.dir.str() + ")");
+  }
+  SECTION("symlinked file out of the allowed directory") {
+    REQUIRE_FALSE(writeBinaryFile(outside.str("data.bin"), "0123456789abcdef", 16));
+    fs::create_symlink(outside.path() / "data.bin", f.dir.path() / "data.bin");
+    uint32_t n = f.addHost("r", "read_file", {Arg::slot(0), Arg::string("data.bin")});
+    CHECK(f.run(n).find("outside the allowed directories") != std::string::npos);
+  }
+  SECTION("a symlink inside the allowed directory is fine") {
+    fs::create_directories(f.dir.path() / "real");
+    fs::create_directory_symlink(f.dir.path() / "real", f.dir.path() / "alias");
+    uint32_t n = f.addHost("w", "write_file", {Arg::slot(0), Arg::string("alias/x.bin")});
+    CHECK(f.run(n) == "");
+    CHECK(fs::file_size(f.dir.path() / "real" / "x.bin") == 16);
+  }
+  SECTION("resolveAllowedPath with several dirs") {
+    HostPolicy p;
+    p.allowedDirs = {f.dir.str(), outside.str()};
+    Expected<std::string> r = resolveAllowedPath(outside.str("a/../b.bin"), p);
+    REQUIRE(r.ok());
+    CHECK(*r == outside.str("b.bin"));
+    // A sibling whose name extends the allowed one is not inside it.
+    p.allowedDirs = {f.dir.str()};
+    CHECK_FALSE(resolveAllowedPath(f.dir.str() + "x/y.bin", p).ok());
+  }
+}
+
+TEST_CASE("plugin host tasks load only when allowed", "[runtime][host][plugin]") {
+  HostFixture f;
+  fs::copy_file(CGRAPH_TEST_PLUGIN, f.dir.path() / "plugin.so");
+  Slot s;
+  s.name = "ints";
+  s.size = 8;
+  f.g.slots.push_back(s);
+  int32_t init[2] = {10, 20};
+  f.memory.emplace_back(reinterpret_cast<uint8_t *>(init), reinterpret_cast<uint8_t *>(init) + 8);
+  uint32_t n = f.addHost("plug", "cgraph_test_add_i32",
+                         {Arg::slot(2), Arg::scalar(ScalarType::I32, 5)}, "plugin.so");
+  SECTION("refused without the flag") {
+    CHECK(f.run(n) == "prepare: node 'plug': host task 'plugin.so:cgraph_test_add_i32' is a "
+                      "plugin, and plugins are not allowed (cgrun --allow-plugins)");
+  }
+  SECTION("runs with the flag") {
+    f.policy.allowPlugins = true;
+    REQUIRE(f.run(n) == "");
+    int32_t out[2];
+    std::memcpy(out, f.memory[2].data(), 8);
+    CHECK(out[0] == 15);
+    CHECK(out[1] == 25);
+  }
+  SECTION("plugin failure carries its message") {
+    f.policy.allowPlugins = true;
+    uint32_t bad = f.addHost("bad", "cgraph_test_fail", {Arg::slot(2)}, "plugin.so");
+    CHECK(f.run(bad) == "node 'bad': plugin 'plugin.so:cgraph_test_fail': deliberate failure with 1 slots");
+  }
+  SECTION("missing symbol") {
+    f.policy.allowPlugins = true;
+    uint32_t bad = f.addHost("nosym", "no_such_fn", {Arg::slot(2)}, "plugin.so");
+    CHECK(f.run(bad) == "prepare: node 'nosym': plugin 'plugin.so' has no symbol 'no_such_fn'");
+  }
+  SECTION("library outside the allowed directories") {
+    f.policy.allowPlugins = true;
+    f.g.nodes[n].host.library = CGRAPH_TEST_PLUGIN;
+    CHECK(f.run(n).find("prepare: node 'plug': plugin library: path '") == 0);
+  }
+}

@@ -1,0 +1,182 @@
+// Executable::enqueue validation (every message) and Registry::open.
+#include "recording_device.h"
+
+#include "cgraph/graph/builder.h"
+
+#include <catch2/catch.hpp>
+
+using namespace cgraph;
+using namespace cgraph::rt;
+using namespace cgraph::rt::test;
+
+namespace {
+
+Slot makeSlot(const std::string &name, uint64_t size, uint32_t align,
+              SlotInit init = SlotInit::External) {
+  Slot s;
+  s.name = name;
+  s.size = size;
+  s.alignment = align;
+  s.init = init;
+  if (init == SlotInit::Fill) s.data = {1, 2, 3, 4};
+  return s;
+}
+
+Graph testGraph() {
+  GraphBuilder b("t");
+  uint32_t x = b.addSlot(makeSlot("x", 4096, 16));
+  uint32_t y = b.addSlot(makeSlot("y", 1024, 64));
+  uint32_t c = b.addSlot(makeSlot("c", 16, 16, SlotInit::Fill));
+  uint32_t z = b.addSlot(makeSlot("z", 0, 4)); // unsized: needs come from its uses
+  Param a;
+  a.name = "a";
+  a.type = ScalarType::F32;
+  a.defaultBits = 0x40000000; // 2.0f
+  b.addParam(a);
+  Param n;
+  n.name = "n";
+  n.type = ScalarType::I32;
+  n.defaultBits = 7;
+  b.addParam(n);
+  b.addCopy("cp", copyOp(x, 0, y, 0, 1024));
+  b.addCopy("cc", copyOp(c, 0, x, 0, 16));
+  b.addFill("fz", fillOp(z, 2048, 1024, {0, 0, 0, 0}));
+  return b.take();
+}
+
+struct Fixture {
+  RecordingDevice dev{"dev0"};
+  RecordingDevice other{"dev1"};
+  std::unique_ptr<Executable> exe;
+  RecordingExecutable *rec = nullptr;
+  std::unique_ptr<Buffer> bx, by, bz, bc;
+  BindingTable table;
+  Fixture() {
+    exe = std::move(*dev.finalize(testGraph(), {}));
+    rec = static_cast<RecordingExecutable *>(exe.get());
+    bx = std::move(*dev.allocate(4096));
+    by = std::move(*dev.allocate(2048));
+    bz = std::move(*dev.allocate(3072));
+    bc = std::move(*dev.allocate(16));
+    table.slots = {{bx.get(), 0, 0}, {by.get(), 0, 0}, {nullptr, 0, 0}, {bz.get(), 0, 0}};
+  }
+  std::string fails() {
+    Expected<EventPtr> e = exe->enqueue(table, ParamValues{});
+    REQUIRE_FALSE(e.ok());
+    return e.error().message();
+  }
+};
+
+} // namespace
+
+TEST_CASE("a valid binding table reaches submit resolved", "[runtime][validation]") {
+  Fixture f;
+  f.table.slots[1] = {f.by.get(), 64, 0};
+  Expected<EventPtr> e = f.exe->enqueue(f.table, ParamValues{});
+  REQUIRE(e.ok());
+  REQUIRE_FALSE((*e)->wait());
+  REQUIRE(f.rec->submits == 1);
+  REQUIRE(f.rec->lastSlots.size() == 4);
+  CHECK(f.rec->lastSlots[0].buffer == f.bx.get());
+  CHECK(f.rec->lastSlots[0].length == 4096);
+  CHECK(f.rec->lastSlots[1].offset == 64);
+  CHECK(f.rec->lastSlots[1].length == 2048 - 64); // length 0 = to the end of the buffer
+  CHECK(f.rec->lastSlots[2].buffer == nullptr);   // runtime-owned
+  CHECK(f.rec->lastParams == std::vector<uint64_t>{0x40000000, 7});
+  CHECK(f.rec->needSize(3) == 3072); // unsized slot: offset + bytes of its fill
+}
+
+TEST_CASE("binding errors name the slot", "[runtime][validation]") {
+  Fixture f;
+  SECTION("missing binding for an external slot") {
+    f.table.slots[0].buffer = nullptr;
+    CHECK(f.fails() == "slot 'x': no binding (the slot is external and 4096 bytes are needed)");
+  }
+  SECTION("short table") {
+    f.table.slots.resize(1);
+    CHECK(f.fails() == "slot 'y': no binding (the slot is external and 1024 bytes are needed)");
+  }
+  SECTION("bound range too small") {
+    f.table.slots[0] = {f.bx.get(), 0, 1024};
+    CHECK(f.fails() == "slot 'x': bound range is 1024 bytes, the graph needs at least 4096");
+  }
+  SECTION("bound range too small after the offset") {
+    f.table.slots[0] = {f.bx.get(), 16, 0};
+    CHECK(f.fails() == "slot 'x': bound range is 4080 bytes, the graph needs at least 4096");
+  }
+  SECTION("requirement from a use past the declared size") {
+    auto small = std::move(*f.dev.allocate(3000));
+    f.table.slots[3] = {small.get(), 0, 0};
+    CHECK(f.fails() == "slot 'z': bound range is 3000 bytes, the graph needs at least 3072");
+  }
+  SECTION("misaligned offset") {
+    f.table.slots[1] = {f.by.get(), 8, 1024};
+    CHECK(f.fails() == "slot 'y': offset 8 is not a multiple of the slot's alignment 64");
+  }
+  SECTION("offset past the buffer") {
+    f.table.slots[1] = {f.by.get(), 4096, 0};
+    CHECK(f.fails() == "slot 'y': offset 4096 is past the end of its 2048-byte buffer");
+  }
+  SECTION("range past the buffer") {
+    f.table.slots[1] = {f.by.get(), 1024, 1088};
+    CHECK(f.fails() == "slot 'y': bound range [1024, 1024+1088) exceeds its 2048-byte buffer");
+  }
+  SECTION("buffer of another device") {
+    auto foreign = std::move(*f.other.allocate(4096));
+    f.table.slots[0] = {foreign.get(), 0, 0};
+    CHECK(f.fails() == "slot 'x': buffer belongs to device test (dev1), not test (dev0)");
+  }
+  SECTION("too many entries") {
+    f.table.slots.push_back({f.bx.get(), 0, 0});
+    CHECK(f.fails() == "binding table has 5 entries but the graph has 4 slots");
+  }
+  CHECK(f.rec->submits == 0);
+}
+
+TEST_CASE("runtime-owned slots are ignored unless overridden", "[runtime][validation]") {
+  Fixture f;
+  f.table.slots[2] = {f.bc.get(), 0, 0};
+  REQUIRE(f.exe->enqueue(f.table, ParamValues{}).ok());
+  CHECK(f.rec->lastSlots[2].buffer == nullptr);
+  f.table.overrideInternal = true;
+  REQUIRE(f.exe->enqueue(f.table, ParamValues{}).ok());
+  CHECK(f.rec->lastSlots[2].buffer == f.bc.get());
+  // An override is validated like any binding.
+  auto tiny = std::move(*f.dev.allocate(8));
+  f.table.slots[2] = {tiny.get(), 0, 0};
+  CHECK(f.fails() == "slot 'c': bound range is 8 bytes, the graph needs at least 16");
+}
+
+TEST_CASE("parameter values are checked and passed", "[runtime][validation]") {
+  Fixture f;
+  ParamValues p;
+  p.bits = {1};
+  Expected<EventPtr> e = f.exe->enqueue(f.table, p);
+  REQUIRE_FALSE(e.ok());
+  CHECK(e.error().message() == "expected 2 parameter values, got 1");
+  REQUIRE_FALSE(p.set(f.exe->graph(), "n", "42"));
+  REQUIRE(f.exe->enqueue(f.table, p).ok());
+  CHECK(f.rec->lastParams == std::vector<uint64_t>{0x40000000, 42});
+}
+
+TEST_CASE("registry opens backend:index specs", "[runtime][registry]") {
+  Registry r;
+  r.add(std::make_unique<RecordingBackend>());
+  REQUIRE(r.find("test") != nullptr);
+  CHECK(r.find("cuda") == nullptr);
+  Expected<Device *> d0 = r.open("test");
+  REQUIRE(d0.ok());
+  CHECK((*d0)->info().name == "dev0");
+  Expected<Device *> d1 = r.open("test:1");
+  REQUIRE(d1.ok());
+  CHECK((*d1)->info().name == "dev1");
+  Expected<Device *> bad = r.open("test:2");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().message() == "device 'test:2': no device 2 (2 devices)");
+  Expected<Device *> idx = r.open("test:x");
+  REQUIRE_FALSE(idx.ok());
+  CHECK(idx.error().message() == "device 'test:x': 'x' is not a device index");
+  Expected<Device *> none = r.open("cuda:0");
+  REQUIRE_FALSE(none.ok());
+  CHECK(none.error().message() == "device 'cuda:0': no backend 'cuda' (compiled in: test)");
+}

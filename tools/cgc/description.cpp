@@ -1,0 +1,386 @@
+// Top level of a graph description: file loading, kernels, slots, params, metadata,
+// edges and validation. Nodes and repeat blocks: description_nodes.cpp.
+#include "reader.h"
+#include "values.h"
+
+#include "cgraph/graph/hazards.h"
+#include "cgraph/graph/validate.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <new>
+
+namespace cgraph::cgc {
+
+// ---- helpers ------------------------------------------------------------------------
+
+void failAt(const std::string &file, Pos p, const std::string &message) {
+  throw DescError{Location::at(file, p), message, false};
+}
+void failAt(const std::string &file, const JValue &v, const std::string &message) {
+  failAt(file, v.pos, message);
+}
+
+void checkKeys(const std::string &file, const JValue &obj, std::initializer_list<const char *> allowed,
+               const std::string &what) {
+  for (const auto &k : obj.keys) {
+    if (!k.first.empty() && k.first[0] == '_') continue;
+    bool ok = false;
+    for (const char *a : allowed) ok = ok || k.first == a;
+    if (ok) continue;
+    std::vector<std::string> names(allowed.begin(), allowed.end());
+    failAt(file, k.second, "unknown key '" + k.first + "' in " + what + suggest(k.first, names));
+  }
+}
+
+const JValue &expectKind(const std::string &file, const JValue &v, JValue::Kind kind,
+                         const std::string &what) {
+  if (v.kind == kind) return v;
+  JValue probe;
+  probe.kind = kind;
+  failAt(file, v, what + " must be " + (kind == JValue::Kind::Array || kind == JValue::Kind::Object ? "an " : "a ") +
+                      probe.kindName() + ", found " + v.kindName());
+}
+
+const JValue &require(const std::string &file, const JValue &obj, const char *key, const std::string &what) {
+  if (const JValue *v = obj.find(key)) return *v;
+  failAt(file, obj, what + " is missing '" + key + "'");
+}
+
+uint64_t toU64(const std::string &file, const JValue &v, const std::string &what) {
+  uint64_t out;
+  if (v.isNumber() && v.toU64(&out)) return out;
+  if (v.isNumber())
+    failAt(file, v, what + " must be a non-negative integer below 2^64, found " + v.text);
+  failAt(file, v, what + " must be a non-negative integer, found " + v.kindName());
+}
+
+std::string toStr(const std::string &file, const JValue &v, const std::string &what) {
+  expectKind(file, v, JValue::Kind::String, what);
+  return v.text;
+}
+
+ScalarType toType(const std::string &file, const JValue &v) {
+  std::string s = toStr(file, v, "'type'");
+  ScalarType t;
+  if (!parseScalarType(s, &t))
+    failAt(file, v, "unknown scalar type '" + s + "' (expected i8, i16, i32, i64, u8, u16, u32, u64, f16, f32 or f64)");
+  return t;
+}
+
+namespace {
+size_t editDistance(const std::string &a, const std::string &b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+} // namespace
+
+std::string suggest(const std::string &name, const std::vector<std::string> &names) {
+  if (name.size() > 64 || names.size() > 100000) return ""; // error path, but keep it fast
+  size_t best = 3;
+  const std::string *pick = nullptr;
+  for (const auto &n : names) {
+    if (n.size() > 64) continue;
+    size_t d = editDistance(name, n);
+    if (d < best && d < std::max<size_t>(2, n.size() / 2 + 1)) {
+      best = d;
+      pick = &n;
+    }
+  }
+  return pick ? " (did you mean '" + *pick + "'?)" : "";
+}
+
+std::string joinPath(const std::string &dir, const std::string &rel) {
+  std::filesystem::path p(rel);
+  if (p.is_absolute() || dir.empty()) return p.lexically_normal().string();
+  return (std::filesystem::path(dir) / p).lexically_normal().string();
+}
+
+// ---- files and graphs -----------------------------------------------------------------
+
+Graph DescriptionReader::readFile(const std::string &path, const Location &from, uint32_t depth) {
+  auto fail = [&](const std::string &msg) -> DescError {
+    if (from.file.empty()) return DescError{Location{}, msg, false};
+    return DescError{from, msg, false};
+  };
+  if (depth > kMaxSubgraphDepth)
+    throw fail("subgraphs nested deeper than " + std::to_string(kMaxSubgraphDepth) + " levels");
+  std::error_code ec;
+  std::string canon = std::filesystem::weakly_canonical(path, ec).string();
+  if (ec) canon = path;
+  if (std::find(fileStack_.begin(), fileStack_.end(), canon) != fileStack_.end())
+    throw fail("subgraph file '" + path + "' includes itself");
+  std::string text, why;
+  if (!readWholeFile(path, kMaxDescriptionBytes, &text, &why))
+    throw fail("cannot read '" + path + "': " + why);
+  JValue root;
+  JsonError jerr;
+  if (!parseJson(text, &root, &jerr)) throw DescError{Location::at(path, jerr.pos), jerr.message, false};
+  fileStack_.push_back(canon);
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  Graph g = readGraph(root, path, dir, depth);
+  fileStack_.pop_back();
+  return g;
+}
+
+Graph DescriptionReader::readGraph(const JValue &root, const std::string &file, const std::string &dir,
+                                   uint32_t depth) {
+  expectKind(file, root, JValue::Kind::Object, "a graph description");
+  checkKeys(file, root,
+            {"$schema", "version", "name", "metadata", "edges", "kernels", "slots", "params", "nodes"},
+            "graph description");
+  GraphCtx c;
+  c.file = file;
+  c.dir = dir;
+  c.depth = depth;
+  c.map.file = file;
+  c.map.graphPos = root.pos;
+  if (const JValue *v = root.find("version")) {
+    uint64_t ver = toU64(file, *v, "'version'");
+    if (ver != 1) failAt(file, *v, "unsupported description version " + v->text + " (this cgc reads version 1)");
+  }
+  if (const JValue *v = root.find("name")) c.g().name = toStr(file, *v, "'name'");
+  if (const JValue *v = root.find("edges")) {
+    c.edgesMode = toStr(file, *v, "'edges'");
+    if (c.edgesMode != "infer" && c.edgesMode != "explicit" && c.edgesMode != "both")
+      failAt(file, *v, "'edges' must be \"infer\", \"explicit\" or \"both\", found \"" + c.edgesMode + "\"");
+  }
+  if (const JValue *v = root.find("metadata")) readMetadata(c, *v);
+  if (const JValue *v = root.find("kernels")) readKernels(c, *v);
+  if (const JValue *v = root.find("slots")) readSlots(c, *v);
+  if (const JValue *v = root.find("params")) readParams(c, *v);
+  if (const JValue *v = root.find("nodes")) readNodes(c, *v);
+  resolveEdges(c);
+  Graph g = c.builder.take();
+  if (opts_.validate) validate(c, g);
+  return g;
+}
+
+void DescriptionReader::readMetadata(GraphCtx &c, const JValue &obj) {
+  expectKind(c.file, obj, JValue::Kind::Object, "'metadata'");
+  for (size_t k = 0; k < obj.keys.size(); ++k) {
+    const JValue &v = obj.items[k];
+    if (!v.isString() && !v.isNumber() && !v.isBool())
+      failAt(c.file, v, "metadata '" + obj.keys[k].first + "' must be a string, number or boolean");
+    std::string text = v.isBool() ? (v.boolean ? "true" : "false") : v.text;
+    c.g().metadata.emplace_back(obj.keys[k].first, text);
+  }
+}
+
+void DescriptionReader::readKernels(GraphCtx &c, const JValue &list) {
+  expectKind(c.file, list, JValue::Kind::Array, "'kernels'");
+  std::map<std::string, std::string> owner; // kernel name -> file
+  for (const JValue &entry : list.items) {
+    const KernelCache::Entry &e = kernels_.load(entry, c.file, c.dir, opts_, diags_);
+    const JValue &at = entry.isObject() && entry.find("file") ? *entry.find("file") : entry;
+    for (const auto &m : c.g().modules)
+      if (m.name == e.module.name) failAt(c.file, at, "kernel file '" + m.name + "' is listed twice");
+    uint32_t mod = c.builder.addModule(e.module);
+    for (Kernel k : e.kernels) {
+      auto it = owner.find(k.name);
+      if (it != owner.end())
+        failAt(c.file, at, "kernel '" + k.name + "' is defined in both '" + it->second + "' and '" +
+                               e.module.name + "'");
+      owner[k.name] = e.module.name;
+      k.module = mod;
+      c.builder.addKernel(std::move(k));
+    }
+  }
+}
+
+void DescriptionReader::readSlots(GraphCtx &c, const JValue &list) {
+  const std::string &f = c.file;
+  expectKind(f, list, JValue::Kind::Array, "'slots'");
+  for (const JValue &s : list.items) {
+    expectKind(f, s, JValue::Kind::Object, "a slot");
+    checkKeys(f, s, {"name", "bytes", "count", "type", "align", "external", "init"}, "slot");
+    Slot slot;
+    const JValue &nameV = require(f, s, "name", "slot");
+    slot.name = toStr(f, nameV, "slot 'name'");
+    if (slot.name.empty() || slot.name[0] == '$')
+      failAt(f, nameV, "invalid slot name '" + slot.name + "' (empty or starting with '$')");
+    if (c.slotByName.count(slot.name)) {
+      diags_.note(Location::at(f, c.map.slots[c.slotByName[slot.name]]), "slot '" + slot.name + "' first declared here");
+      failAt(f, nameV, "duplicate slot name '" + slot.name + "'");
+    }
+    bool sized = false;
+    if (const JValue *b = s.find("bytes")) {
+      if (s.find("count")) failAt(f, *s.find("count"), "slot '" + slot.name + "': give 'bytes' or 'count', not both");
+      slot.size = toU64(f, *b, "slot 'bytes'");
+      sized = true;
+    } else if (const JValue *n = s.find("count")) {
+      const JValue *t = s.find("type");
+      if (!t) failAt(f, *n, "slot '" + slot.name + "': 'count' needs an element 'type'");
+      uint64_t count = toU64(f, *n, "slot 'count'");
+      uint64_t es = scalarSize(toType(f, *t));
+      if (count > ~uint64_t(0) / es) failAt(f, *n, "slot '" + slot.name + "': count * element size overflows 64 bits");
+      slot.size = count * es;
+      sized = true;
+    } else if (const JValue *t = s.find("type")) {
+      failAt(f, *t, "slot '" + slot.name + "': 'type' is only used with 'count'");
+    }
+    if (const JValue *a = s.find("align")) {
+      uint64_t al = toU64(f, *a, "slot 'align'");
+      if (al == 0 || (al & (al - 1)) || al > (1u << 30))
+        failAt(f, *a, "slot '" + slot.name + "': alignment " + a->text + " is not a power of two up to 2^30");
+      slot.alignment = uint32_t(al);
+    }
+    const JValue *ext = s.find("external");
+    const JValue *init = s.find("init");
+    if (ext) {
+      expectKind(f, *ext, JValue::Kind::Bool, "'external'");
+      if (init && ext->boolean) failAt(f, *init, "slot '" + slot.name + "': an external slot has no 'init'");
+      if (!init && !ext->boolean) failAt(f, *ext, "slot '" + slot.name + "': not external but no 'init' given");
+    }
+    slot.init = SlotInit::External;
+    if (init) {
+      const std::string what = "slot '" + slot.name + "'";
+      if (init->isString()) {
+        if (init->text == "external") slot.init = SlotInit::External;
+        else if (init->text == "transient") slot.init = SlotInit::Transient;
+        else failAt(f, *init, what + ": unknown init '" + init->text + "' (expected \"external\", \"transient\" or an object)");
+      } else {
+        expectKind(f, *init, JValue::Kind::Object, "'init'");
+        checkKeys(f, *init, {"fill", "data", "data_file", "file", "type"}, "slot init");
+        int forms = !!init->find("fill") + !!init->find("data") + !!init->find("data_file") + !!init->find("file");
+        if (forms != 1)
+          failAt(f, *init, what + ": 'init' needs exactly one of 'fill', 'data', 'data_file', 'file'");
+        if (const JValue *fv = init->find("fill")) {
+          slot.init = SlotInit::Fill;
+          const JValue *t = init->find("type");
+          if (!t) failAt(f, *init, what + ": a fill needs a 'type' (e.g. \"f32\")");
+          ScalarType st = toType(f, *t);
+          std::vector<const JValue *> vals;
+          if (fv->isArray()) for (const auto &x : fv->items) vals.push_back(&x);
+          else vals.push_back(fv);
+          if (vals.empty()) failAt(f, *fv, what + ": empty fill pattern");
+          for (const JValue *x : vals) {
+            uint64_t bits;
+            std::string err = encodeScalar(st, *x, &bits);
+            if (!err.empty()) failAt(f, *x, what + ": " + err);
+            appendBytes(slot.data, st, bits);
+            if (slot.data.size() > 128) failAt(f, *x, what + ": fill pattern longer than 128 bytes");
+          }
+        } else if (const JValue *dv = init->find("data")) {
+          slot.init = SlotInit::Data;
+          const JValue *t = init->find("type");
+          ScalarType st = t ? toType(f, *t) : ScalarType::U8;
+          expectKind(f, *dv, JValue::Kind::Array, "'data'");
+          for (const auto &x : dv->items) {
+            uint64_t bits;
+            std::string err = encodeScalar(st, x, &bits);
+            if (!err.empty()) failAt(f, x, what + ": " + err);
+            appendBytes(slot.data, st, bits);
+          }
+        } else if (const JValue *pv = init->find("data_file")) {
+          slot.init = SlotInit::Data;
+          if (init->find("type")) failAt(f, *init->find("type"), what + ": 'type' does not apply to 'data_file'");
+          std::string path = joinPath(c.dir, toStr(f, *pv, "'data_file'"));
+          std::string bytes, why;
+          if (!readWholeFile(path, kMaxEmbeddedBytes, &bytes, &why))
+            failAt(f, *pv, what + ": cannot read data file '" + path + "': " + why);
+          slot.data.assign(bytes.begin(), bytes.end());
+        } else {
+          const JValue *pv = init->find("file");
+          slot.init = SlotInit::File;
+          if (init->find("type")) failAt(f, *init->find("type"), what + ": 'type' does not apply to 'file'");
+          slot.path = toStr(f, *pv, "'file'");
+          if (slot.path.empty()) failAt(f, *pv, what + ": empty file path");
+        }
+        if (slot.init == SlotInit::Data) {
+          if (!sized) {
+            slot.size = slot.data.size();
+          } else if (slot.data.size() > slot.size) {
+            failAt(f, *init, what + ": " + std::to_string(slot.data.size()) + " bytes of data do not fit in " +
+                                 std::to_string(slot.size) + " bytes");
+          } else if (slot.size > kMaxEmbeddedBytes) {
+            failAt(f, *init, what + ": embedded data larger than " + std::to_string(kMaxEmbeddedBytes) + " bytes");
+          } else {
+            slot.data.resize(slot.size, 0); // the rest is zero, documented
+          }
+          sized = true;
+        }
+      }
+    }
+    if (!sized) failAt(f, s, "slot '" + slot.name + "' needs a size: 'bytes', or 'count' and 'type'");
+    c.slotByName[slot.name] = uint32_t(c.g().slots.size());
+    c.map.slots.push_back(s.pos);
+    c.builder.addSlot(std::move(slot));
+  }
+}
+
+void DescriptionReader::readParams(GraphCtx &c, const JValue &list) {
+  const std::string &f = c.file;
+  expectKind(f, list, JValue::Kind::Array, "'params'");
+  for (const JValue &p : list.items) {
+    expectKind(f, p, JValue::Kind::Object, "a param");
+    checkKeys(f, p, {"name", "type", "default"}, "param");
+    Param param;
+    const JValue &nameV = require(f, p, "name", "param");
+    param.name = toStr(f, nameV, "param 'name'");
+    if (param.name.empty() || param.name[0] == '$')
+      failAt(f, nameV, "invalid param name '" + param.name + "' (empty or starting with '$')");
+    if (c.g().findParam(param.name) != kNone) failAt(f, nameV, "duplicate param name '" + param.name + "'");
+    param.type = toType(f, require(f, p, "type", "param '" + param.name + "'"));
+    if (const JValue *d = p.find("default")) {
+      std::string err = encodeScalar(param.type, *d, &param.defaultBits);
+      if (!err.empty()) failAt(f, *d, "param '" + param.name + "': " + err);
+    }
+    c.paramPos.push_back(p.pos);
+    c.builder.addParam(std::move(param));
+  }
+}
+
+void DescriptionReader::validate(GraphCtx &c, Graph &g) {
+  ValidateOptions vo;
+  vo.recurseSubgraphs = false; // each subgraph was validated against its own description
+  std::vector<Diagnostic> diags = validateGraph(g, vo);
+  bool failed = false;
+  for (const Diagnostic &d : diags) {
+    Location loc = Location::at(c.file, c.map.graphPos);
+    if (d.node != kNone && d.node < c.map.nodes.size()) loc.pos = c.map.nodes[d.node];
+    else if (d.slot != kNone && d.slot < c.map.slots.size()) loc.pos = c.map.slots[d.slot];
+    if (d.severity == Diagnostic::Error) {
+      diags_.error(loc, d.message);
+      failed = true;
+    } else {
+      diags_.warning(loc, d.message);
+    }
+  }
+  // Reported above; unwinds without printing again.
+  if (failed) throw DescError{Location{}, "", false};
+}
+
+// ---- boundary -------------------------------------------------------------------------
+
+bool loadDescription(const std::string &path, const DescriptionOptions &opts, DiagSink &diags, Graph *out) {
+  try {
+    DescriptionReader reader(opts, diags);
+    *out = reader.readFile(path, Location{}, 0);
+    return diags.errorCount() == 0;
+  } catch (const DescError &e) {
+    if (e.verbatim) {
+      diags.verbatim(e.message, true);
+    } else if (!e.message.empty()) {
+      diags.error(e.loc, e.message);
+    } else if (diags.errorCount() == 0) {
+      diags.error(Location{}, "invalid description '" + path + "'");
+    }
+    return false;
+  } catch (const std::bad_alloc &) {
+    diags.error(Location::inFile(path), "out of memory while reading the description");
+    return false;
+  } catch (const std::exception &e) {
+    diags.error(Location::inFile(path), std::string("internal error: ") + e.what());
+    return false;
+  }
+}
+
+} // namespace cgraph::cgc

@@ -1,0 +1,467 @@
+// Nodes of a graph description: the seven node kinds, their arguments and ranges,
+// repeat blocks (with slot rotation) and "after" edges.
+#include "reader.h"
+#include "values.h"
+
+#include "cgraph/graph/hazards.h"
+
+#include <algorithm>
+
+namespace cgraph::cgc {
+
+namespace {
+
+const char *const kKindKeys[] = {"kernel", "copy", "copy_rect", "fill", "host", "barrier", "subgraph"};
+
+std::vector<std::string> slotNames(const Graph &g) {
+  std::vector<std::string> out;
+  for (const auto &s : g.slots) out.push_back(s.name);
+  return out;
+}
+
+} // namespace
+
+// ---- names, slots, repeat frames ---------------------------------------------------------
+
+std::string DescriptionReader::instanceName(GraphCtx &c, const std::string &templateName, size_t frameLevel) {
+  std::string name = templateName;
+  for (size_t k = 0; k < frameLevel && k < c.frames.size(); ++k) name += "." + std::to_string(c.frames[k].iter);
+  return name;
+}
+
+uint32_t DescriptionReader::resolveSlot(GraphCtx &c, const JValue &nameValue) {
+  std::string name = toStr(c.file, nameValue, "a slot name");
+  // Innermost repeat block first: its rotation applies to the names written in the
+  // template, the enclosing blocks' rotations to the result.
+  for (size_t k = c.frames.size(); k-- > 0;) {
+    const Frame &fr = c.frames[k];
+    for (const auto &group : fr.rotations) {
+      auto it = std::find(group.begin(), group.end(), name);
+      if (it == group.end()) continue;
+      size_t idx = size_t(it - group.begin());
+      name = group[(idx + fr.iter) % group.size()];
+      break;
+    }
+  }
+  auto it = c.slotByName.find(name);
+  if (it == c.slotByName.end())
+    failAt(c.file, nameValue, "unknown slot '" + name + "'" + suggest(name, slotNames(c.g())));
+  return it->second;
+}
+
+std::pair<uint32_t, uint64_t> DescriptionReader::readSlotRef(GraphCtx &c, const JValue &v) {
+  if (v.isString()) return {resolveSlot(c, v), 0};
+  if (!v.isObject() || !v.find("slot"))
+    failAt(c.file, v, std::string("expected a slot name or {\"slot\": ..., \"offset\": ...}, found ") + v.kindName());
+  checkKeys(c.file, v, {"slot", "offset"}, "slot reference");
+  uint64_t off = 0;
+  if (const JValue *o = v.find("offset")) off = toU64(c.file, *o, "'offset'");
+  return {resolveSlot(c, *v.find("slot")), off};
+}
+
+// ---- arguments and ranges ----------------------------------------------------------------
+
+Arg DescriptionReader::readArg(GraphCtx &c, const JValue &v, const KernelParam *param, bool host) {
+  const std::string &f = c.file;
+  ScalarType sigType = ScalarType::I32;
+  bool haveSigType = param && param->kind == ParamKind::Scalar && scalarTypeForOpenCL(param->typeName, &sigType);
+  auto scalarFrom = [&](const JValue &num, ScalarType t) {
+    uint64_t bits = 0;
+    std::string err = encodeScalar(t, num, &bits);
+    if (!err.empty()) failAt(f, num, err);
+    return Arg::scalar(t, bits);
+  };
+  if (v.isString()) {
+    if (!v.text.empty() && v.text[0] == '$') {
+      std::string name = v.text.substr(1);
+      for (size_t k = c.frames.size(); k-- > 0;)
+        if (c.frames[k].var == name) {
+          JValue num;
+          num.kind = JValue::Kind::Number;
+          num.pos = v.pos;
+          num.text = std::to_string(c.frames[k].iter);
+          return scalarFrom(num, haveSigType ? sigType : ScalarType::I32);
+        }
+      uint32_t p = c.g().findParam(name);
+      if (p == kNone) {
+        std::vector<std::string> names;
+        for (const auto &pp : c.g().params) names.push_back(pp.name);
+        failAt(f, v, "unknown parameter '" + v.text + "'" + suggest(name, names));
+      }
+      return Arg::param(p);
+    }
+    return Arg::slot(resolveSlot(c, v), 0);
+  }
+  if (v.isNumber()) {
+    ScalarType t = haveSigType ? sigType : (v.isIntegerText() ? ScalarType::I32 : ScalarType::F32);
+    return scalarFrom(v, t);
+  }
+  if (v.isObject()) {
+    if (v.find("slot")) {
+      auto ref = readSlotRef(c, v);
+      return Arg::slot(ref.first, ref.second);
+    }
+    if (const JValue *l = v.find("local")) {
+      checkKeys(f, v, {"local"}, "local memory argument");
+      if (host) failAt(f, v, "host tasks take no local memory arguments");
+      return Arg::localMem(toU64(f, *l, "'local'"));
+    }
+    if (const JValue *s = v.find("string")) {
+      checkKeys(f, v, {"string"}, "string argument");
+      if (!host) failAt(f, v, "string arguments are for host tasks only");
+      return Arg::string(toStr(f, *s, "'string'"));
+    }
+    ScalarType t;
+    if (v.keys.size() == 1 && parseScalarType(v.keys[0].first, &t)) return scalarFrom(v.items[0], t);
+    failAt(f, v, "unknown argument object (expected {\"slot\": ...}, {\"local\": bytes}, " +
+                     std::string(host ? "{\"string\": ...}, " : "") + "or a typed number such as {\"f32\": 1.5})");
+  }
+  failAt(f, v, std::string("invalid argument: expected a slot name, \"$param\", a number or an object, found ") +
+                   v.kindName());
+}
+
+void DescriptionReader::readRange(GraphCtx &c, const JValue &v, Dim out[3], uint32_t *dims, bool allowZero) {
+  const std::string &f = c.file;
+  std::vector<const JValue *> elems;
+  if (v.isArray()) for (const auto &e : v.items) elems.push_back(&e);
+  else elems.push_back(&v);
+  if (elems.empty() || elems.size() > 3) failAt(f, v, "a range has 1 to 3 dimensions, found " + std::to_string(elems.size()));
+  *dims = uint32_t(elems.size());
+  for (size_t d = 0; d < elems.size(); ++d) {
+    const JValue &e = *elems[d];
+    Dim dim;
+    if (e.isString() && !e.text.empty() && e.text[0] == '$') {
+      std::string name = e.text.substr(1);
+      bool found = false;
+      for (size_t k = c.frames.size(); k-- > 0 && !found;)
+        if (c.frames[k].var == name) {
+          dim.value = c.frames[k].iter;
+          found = true;
+        }
+      if (!found) {
+        uint32_t p = c.g().findParam(name);
+        if (p == kNone) failAt(f, e, "unknown parameter '" + e.text + "'");
+        ScalarType t = c.g().params[p].type;
+        if (t == ScalarType::F16 || t == ScalarType::F32 || t == ScalarType::F64)
+          failAt(f, e, "parameter '" + name + "' is " + scalarName(t) + "; range dimensions need an integer parameter");
+        dim.param = p;
+      }
+    } else {
+      dim.value = toU64(f, e, "a range dimension");
+      if (!allowZero && dim.value == 0) failAt(f, e, "a global range dimension must be at least 1");
+    }
+    out[d] = dim;
+  }
+}
+
+// ---- node kinds ---------------------------------------------------------------------------
+
+void DescriptionReader::readKernelNode(GraphCtx &c, const JValue &n, Node &node) {
+  const std::string &f = c.file;
+  node.kind = NodeKind::Kernel;
+  const JValue &kv = n.find("kernel") ? *n.find("kernel") : n;
+  std::string kname = toStr(f, kv, "'kernel'");
+  node.kernel = c.g().findKernel(kname);
+  if (node.kernel == kNone) {
+    std::vector<std::string> names;
+    for (const auto &k : c.g().kernels) names.push_back(k.name);
+    failAt(f, kv, "unknown kernel '" + kname + "'" + suggest(kname, names) +
+                      (names.empty() ? " (the description lists no kernel files)" : ""));
+  }
+  NDRange r;
+  for (int d = 0; d < 3; ++d) r.global[d].value = 1;
+  const JValue &g = require(f, n, "global", "kernel node '" + node.name + "'");
+  readRange(c, g, r.global, &r.dims, false);
+  uint32_t dims = 0;
+  if (const JValue *l = n.find("local")) {
+    readRange(c, *l, r.local, &dims, true);
+    if (dims != r.dims)
+      failAt(f, *l, "'local' has " + std::to_string(dims) + " dimensions but 'global' has " + std::to_string(r.dims));
+  }
+  if (const JValue *o = n.find("offset")) {
+    readRange(c, *o, r.offset, &dims, true);
+    if (dims != r.dims)
+      failAt(f, *o, "'offset' has " + std::to_string(dims) + " dimensions but 'global' has " + std::to_string(r.dims));
+  }
+  node.range = r;
+  if (const JValue *args = n.find("args")) {
+    expectKind(f, *args, JValue::Kind::Array, "'args'");
+    const Kernel &k = c.g().kernels[node.kernel];
+    for (size_t i = 0; i < args->items.size(); ++i)
+      node.args.push_back(readArg(c, args->items[i], i < k.params.size() ? &k.params[i] : nullptr, false));
+  }
+}
+
+void DescriptionReader::readCopyNode(GraphCtx &c, const JValue &spec, Node &node, bool rect) {
+  const std::string &f = c.file;
+  const std::string what = std::string(rect ? "copy_rect" : "copy") + " of node '" + node.name + "'";
+  node.kind = rect ? NodeKind::CopyRect : NodeKind::Copy;
+  expectKind(f, spec, JValue::Kind::Object, "'" + std::string(rect ? "copy_rect" : "copy") + "'");
+  if (rect) checkKeys(f, spec, {"src", "dst", "region", "src_pitch", "dst_pitch"}, "copy_rect");
+  else checkKeys(f, spec, {"src", "dst", "bytes"}, "copy");
+  auto src = readSlotRef(c, require(f, spec, "src", what));
+  auto dst = readSlotRef(c, require(f, spec, "dst", what));
+  CopyOp &op = node.copy;
+  op.srcSlot = src.first;
+  op.srcOffset = src.second;
+  op.dstSlot = dst.first;
+  op.dstOffset = dst.second;
+  if (!rect) {
+    if (const JValue *b = spec.find("bytes")) {
+      op.bytes = toU64(f, *b, "'bytes'");
+    } else {
+      uint64_t size = c.g().slots[op.srcSlot].size;
+      if (size == 0 || op.srcOffset > size) failAt(f, spec, what + " needs 'bytes' (the source slot's size is unknown)");
+      op.bytes = size - op.srcOffset;
+    }
+    return;
+  }
+  const JValue &region = require(f, spec, "region", what);
+  expectKind(f, region, JValue::Kind::Array, "'region'");
+  if (region.items.empty() || region.items.size() > 3)
+    failAt(f, region, "'region' is [width in bytes, rows, slices] with 1 to 3 entries");
+  for (size_t d = 0; d < region.items.size(); ++d) op.region[d] = toU64(f, region.items[d], "a region entry");
+  auto pitches = [&](const char *key, uint64_t *row, uint64_t *slice) {
+    const JValue *p = spec.find(key);
+    if (!p) return;
+    expectKind(f, *p, JValue::Kind::Array, std::string("'") + key + "'");
+    if (p->items.empty() || p->items.size() > 2)
+      failAt(f, *p, std::string("'") + key + "' is [row pitch] or [row pitch, slice pitch] in bytes");
+    *row = toU64(f, p->items[0], "a pitch");
+    if (p->items.size() > 1) *slice = toU64(f, p->items[1], "a pitch");
+  };
+  pitches("src_pitch", &op.srcRowPitch, &op.srcSlicePitch);
+  pitches("dst_pitch", &op.dstRowPitch, &op.dstSlicePitch);
+}
+
+void DescriptionReader::readFillNode(GraphCtx &c, const JValue &spec, Node &node) {
+  const std::string &f = c.file;
+  const std::string what = "fill of node '" + node.name + "'";
+  node.kind = NodeKind::Fill;
+  expectKind(f, spec, JValue::Kind::Object, "'fill'");
+  checkKeys(f, spec, {"dst", "bytes", "value", "type"}, "fill");
+  auto dst = readSlotRef(c, require(f, spec, "dst", what));
+  FillOp &op = node.fill;
+  op.slot = dst.first;
+  op.offset = dst.second;
+  const JValue &val = require(f, spec, "value", what);
+  ScalarType t = toType(f, require(f, spec, "type", what));
+  std::vector<const JValue *> vals;
+  if (val.isArray()) for (const auto &x : val.items) vals.push_back(&x);
+  else vals.push_back(&val);
+  if (vals.empty()) failAt(f, val, what + ": empty pattern");
+  for (const JValue *x : vals) {
+    uint64_t bits;
+    std::string err = encodeScalar(t, *x, &bits);
+    if (!err.empty()) failAt(f, *x, err);
+    appendBytes(op.pattern, t, bits);
+    if (op.pattern.size() > 128) failAt(f, *x, what + ": pattern longer than 128 bytes");
+  }
+  if (const JValue *b = spec.find("bytes")) {
+    op.bytes = toU64(f, *b, "'bytes'");
+  } else {
+    uint64_t size = c.g().slots[op.slot].size;
+    if (size == 0 || op.offset > size) failAt(f, spec, what + " needs 'bytes' (the slot's size is unknown)");
+    op.bytes = size - op.offset;
+  }
+}
+
+void DescriptionReader::readHostNode(GraphCtx &c, const JValue &n, Node &node) {
+  const std::string &f = c.file;
+  node.kind = NodeKind::Host;
+  node.host.op = toStr(f, *n.find("host"), "'host'");
+  if (node.host.op.empty()) failAt(f, *n.find("host"), "empty host operation name");
+  if (const JValue *lib = n.find("library")) node.host.library = toStr(f, *lib, "'library'");
+  if (const JValue *args = n.find("args")) {
+    expectKind(f, *args, JValue::Kind::Array, "'args'");
+    for (const auto &a : args->items) node.args.push_back(readArg(c, a, nullptr, true));
+  }
+}
+
+void DescriptionReader::readSubgraphNode(GraphCtx &c, const JValue &n, Node &node) {
+  const std::string &f = c.file;
+  node.kind = NodeKind::Subgraph;
+  const JValue &sv = *n.find("subgraph");
+  Graph child;
+  if (sv.isString()) {
+    child = readFile(joinPath(c.dir, sv.text), Location::at(f, sv.pos), c.depth + 1);
+  } else {
+    expectKind(f, sv, JValue::Kind::Object, "'subgraph'");
+    if (c.depth + 1 > kMaxSubgraphDepth)
+      failAt(f, sv, "subgraphs nested deeper than " + std::to_string(kMaxSubgraphDepth) + " levels");
+    child = readGraph(sv, f, c.dir, c.depth + 1);
+  }
+  std::map<std::string, const JValue *> bind; // child slot -> parent slot name value
+  if (const JValue *b = n.find("bind")) {
+    expectKind(f, *b, JValue::Kind::Object, "'bind'");
+    for (size_t k = 0; k < b->keys.size(); ++k) {
+      const std::string &childName = b->keys[k].first;
+      if (child.findSlot(childName) == kNone)
+        failAt(f, b->keys[k].second, "the subgraph has no slot '" + childName + "'" + suggest(childName, slotNames(child)));
+      bind[childName] = &b->items[k];
+    }
+  }
+  for (const Slot &s : child.slots) {
+    auto it = bind.find(s.name);
+    if (it != bind.end()) {
+      node.subgraphSlots.push_back(resolveSlot(c, *it->second));
+      continue;
+    }
+    JValue same;
+    same.kind = JValue::Kind::String;
+    same.pos = n.pos;
+    same.text = s.name;
+    if (c.slotByName.count(s.name) == 0)
+      failAt(f, n, "subgraph slot '" + s.name + "' is not bound: add it to 'bind' or declare a slot of that name");
+    node.subgraphSlots.push_back(resolveSlot(c, same));
+  }
+  for (const Param &p : child.params)
+    if (c.g().findParam(p.name) == kNone)
+      failAt(f, n, "subgraph param '" + p.name + "' has no parameter of the same name in the enclosing graph");
+  node.subgraph = c.builder.addSubgraphGraph(std::move(child));
+}
+
+// ---- node list, repeat blocks, edges ---------------------------------------------------------
+
+void DescriptionReader::readNodes(GraphCtx &c, const JValue &list) {
+  expectKind(c.file, list, JValue::Kind::Array, "'nodes'");
+  for (const JValue &n : list.items) {
+    if (n.isObject() && n.find("repeat")) readRepeat(c, n);
+    else readNode(c, n);
+  }
+}
+
+void DescriptionReader::readRepeat(GraphCtx &c, const JValue &block) {
+  const std::string &f = c.file;
+  checkKeys(f, block, {"repeat", "var", "swap", "nodes"}, "repeat block");
+  uint64_t count = toU64(f, *block.find("repeat"), "'repeat'");
+  const JValue &nodes = require(f, block, "nodes", "repeat block");
+  expectKind(f, nodes, JValue::Kind::Array, "'nodes'");
+  if (nodes.items.empty()) failAt(f, nodes, "empty repeat block");
+  if (count > kMaxNodes) failAt(f, *block.find("repeat"), "repeat count " + block.find("repeat")->text +
+                                                        " exceeds the limit of " + std::to_string(kMaxNodes) + " nodes");
+  Frame fr;
+  if (const JValue *v = block.find("var")) {
+    fr.var = toStr(f, *v, "'var'");
+    if (fr.var.empty() || fr.var[0] == '$') failAt(f, *v, "invalid repeat variable name '" + fr.var + "'");
+  }
+  if (const JValue *s = block.find("swap")) {
+    expectKind(f, *s, JValue::Kind::Array, "'swap'");
+    for (const JValue &group : s->items) {
+      expectKind(f, group, JValue::Kind::Array, "a 'swap' group");
+      if (group.items.size() < 2) failAt(f, group, "a 'swap' group names at least two slots");
+      std::vector<std::string> names;
+      for (const JValue &name : group.items) {
+        std::string sn = toStr(f, name, "a slot name");
+        if (c.slotByName.count(sn) == 0) failAt(f, name, "unknown slot '" + sn + "'" + suggest(sn, slotNames(c.g())));
+        if (std::find(names.begin(), names.end(), sn) != names.end()) failAt(f, name, "slot '" + sn + "' appears twice in a 'swap' group");
+        names.push_back(sn);
+      }
+      fr.rotations.push_back(std::move(names));
+    }
+  }
+  for (const JValue &n : nodes.items)
+    if (const JValue *name = n.find("name"))
+      if (name->isString()) fr.templateNames.insert(name->text);
+  c.frames.push_back(fr);
+  for (uint64_t i = 0; i < count; ++i) {
+    c.frames.back().iter = i;
+    // An empty expansion still costs time; bound the iterations as well as the nodes.
+    if (c.g().nodes.size() >= kMaxNodes)
+      failAt(f, block, "repeat expands to more than " + std::to_string(kMaxNodes) + " nodes");
+    readNodes(c, nodes);
+  }
+  c.frames.pop_back();
+}
+
+void DescriptionReader::readNode(GraphCtx &c, const JValue &n) {
+  const std::string &f = c.file;
+  expectKind(f, n, JValue::Kind::Object, "a node");
+  if (c.g().nodes.size() >= kMaxNodes)
+    failAt(f, n, "the graph has more than " + std::to_string(kMaxNodes) + " nodes");
+  const char *kind = nullptr;
+  for (const char *k : kKindKeys) {
+    if (!n.find(k)) continue;
+    if (kind) failAt(f, n, std::string("a node has exactly one kind, found both '") + kind + "' and '" + k + "'");
+    kind = k;
+  }
+  if (!kind)
+    failAt(f, n, "a node needs one of 'kernel', 'copy', 'copy_rect', 'fill', 'host', 'barrier', 'subgraph' (or 'repeat' for a block)");
+  std::string k = kind;
+  if (k == "kernel") checkKeys(f, n, {"name", "after", "kernel", "global", "local", "offset", "args"}, "kernel node");
+  else if (k == "host") checkKeys(f, n, {"name", "after", "host", "library", "args"}, "host node");
+  else if (k == "subgraph") checkKeys(f, n, {"name", "after", "subgraph", "bind"}, "subgraph node");
+  else checkKeys(f, n, {"name", "after", kind}, k + " node");
+
+  Node node;
+  const JValue *nameV = n.find("name");
+  uint32_t index = uint32_t(c.g().nodes.size());
+  if (nameV) {
+    std::string t = toStr(f, *nameV, "node 'name'");
+    if (t.empty()) failAt(f, *nameV, "empty node name");
+    node.name = instanceName(c, t, c.frames.size());
+  } else {
+    std::string base = k == "kernel" && n.find("kernel")->isString() ? n.find("kernel")->text
+                       : k == "host" && n.find("host")->isString() ? n.find("host")->text
+                                                                   : k;
+    node.name = base + "#" + std::to_string(index);
+  }
+  auto dup = c.nodeByName.find(node.name);
+  if (dup != c.nodeByName.end()) {
+    diags_.note(Location::at(f, c.map.nodes[dup->second]), "node '" + node.name + "' first defined here");
+    failAt(f, nameV ? *nameV : n, "duplicate node name '" + node.name + "'");
+  }
+
+  if (k == "kernel") readKernelNode(c, n, node);
+  else if (k == "copy") readCopyNode(c, *n.find("copy"), node, false);
+  else if (k == "copy_rect") readCopyNode(c, *n.find("copy_rect"), node, true);
+  else if (k == "fill") readFillNode(c, *n.find("fill"), node);
+  else if (k == "host") readHostNode(c, n, node);
+  else if (k == "subgraph") readSubgraphNode(c, n, node);
+  else {
+    const JValue &b = *n.find("barrier");
+    if (!b.isBool() || !b.boolean) failAt(f, b, "'barrier' must be true");
+    node.kind = NodeKind::Barrier;
+  }
+
+  if (const JValue *after = n.find("after")) {
+    if (c.edgesMode == "infer")
+      failAt(f, *after, "'after' is not allowed when the description sets \"edges\": \"infer\"");
+    std::vector<const JValue *> targets;
+    if (after->isArray()) for (const auto &t : after->items) targets.push_back(&t);
+    else targets.push_back(after);
+    for (const JValue *t : targets) {
+      std::string name = toStr(f, *t, "an 'after' entry");
+      // A name of the enclosing repeat block's template means this iteration's copy.
+      size_t level = 0;
+      for (size_t fl = c.frames.size(); fl-- > 0;)
+        if (c.frames[fl].templateNames.count(name)) {
+          level = fl + 1;
+          break;
+        }
+      c.pending.push_back(PendingEdge{index, instanceName(c, name, level), t->pos});
+    }
+  }
+  c.nodeByName[node.name] = index;
+  c.map.nodes.push_back(n.pos);
+  c.builder.addNode(std::move(node));
+}
+
+void DescriptionReader::resolveEdges(GraphCtx &c) {
+  Graph &g = c.g();
+  if (c.edgesMode != "explicit")
+    for (const Edge &e : inferHazardEdges(g)) c.builder.addEdge(e.from, e.to);
+  for (const PendingEdge &p : c.pending) {
+    auto it = c.nodeByName.find(p.fromName);
+    if (it == c.nodeByName.end()) {
+      std::vector<std::string> names;
+      for (const auto &kv : c.nodeByName) names.push_back(kv.first);
+      failAt(c.file, p.pos, "node '" + g.nodes[p.to].name + "' comes after unknown node '" + p.fromName + "'" +
+                                suggest(p.fromName, names));
+    }
+    if (it->second == p.to) failAt(c.file, p.pos, "node '" + g.nodes[p.to].name + "' cannot come after itself");
+    c.builder.addEdge(it->second, p.to);
+  }
+}
+
+} // namespace cgraph::cgc

@@ -1,0 +1,169 @@
+// Kernel files of a description: OpenCL C compiled in-process, SPIR-V loaded; both
+// validated and reflected by lib/kernel.
+#include "reader.h"
+
+#include "cgraph/kernel/module_info.h"
+#include "cgraph/kernel/spirv.h"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+namespace cgraph::cgc {
+
+bool readWholeFile(const std::string &path, uint64_t maxBytes, std::string *out, std::string *why) {
+  std::error_code ec;
+  auto status = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(status)) {
+    *why = ec ? ec.message() : "No such file or directory";
+    return false;
+  }
+  if (!std::filesystem::is_regular_file(status)) {
+    *why = "not a regular file";
+    return false;
+  }
+  uint64_t size = std::filesystem::file_size(path, ec);
+  if (ec) {
+    *why = ec.message();
+    return false;
+  }
+  if (size > maxBytes) {
+    *why = "file is larger than the limit of " + std::to_string(maxBytes) + " bytes";
+    return false;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    *why = std::strerror(errno);
+    return false;
+  }
+  out->assign(size, '\0');
+  if (size && !in.read(&(*out)[0], std::streamsize(size))) {
+    *why = "read error";
+    return false;
+  }
+  return true;
+}
+
+namespace {
+
+std::vector<std::string> readStringList(const std::string &file, const JValue &v,
+                                        const std::string &what) {
+  expectKind(file, v, JValue::Kind::Array, what);
+  std::vector<std::string> out;
+  for (const auto &item : v.items) out.push_back(toStr(file, item, what + " entry"));
+  return out;
+}
+
+// "defines": {"N": 4, "FAST": true, "NAME": "x"} or ["N=4", "FAST"]
+std::vector<std::string> readDefines(const std::string &file, const JValue &v) {
+  if (v.isArray()) return readStringList(file, v, "'defines'");
+  expectKind(file, v, JValue::Kind::Object, "'defines'");
+  std::vector<std::string> out;
+  for (size_t k = 0; k < v.keys.size(); ++k) {
+    const JValue &val = v.items[k];
+    const std::string &name = v.keys[k].first;
+    if (val.isBool()) {
+      if (val.boolean) out.push_back(name);
+    } else if (val.isNumber() || val.isString()) {
+      out.push_back(name + "=" + val.text);
+    } else {
+      failAt(file, val, "define '" + name + "' must be a number, string or boolean");
+    }
+  }
+  return out;
+}
+
+} // namespace
+
+const KernelCache::Entry &KernelCache::load(const JValue &entry, const std::string &file,
+                                            const std::string &dir, const DescriptionOptions &opts,
+                                            DiagSink &diags) {
+  if (entry.isString()) {
+    // Shorthand: "kernels/saxpy.cl"
+    JValue obj;
+    obj.kind = JValue::Kind::Object;
+    obj.pos = entry.pos;
+    obj.keys.emplace_back("file", entry.pos);
+    obj.items.push_back(entry);
+    return load(obj, file, dir, opts, diags);
+  }
+  expectKind(file, entry, JValue::Kind::Object, "kernel file entry");
+  checkKeys(file, entry, {"file", "type", "defines", "include", "cl_std", "options"}, "kernel file entry");
+  const JValue &fileV = require(file, entry, "file", "kernel file entry");
+  std::string rel = toStr(file, fileV, "'file'");
+  if (rel.empty()) failAt(file, fileV, "empty kernel file name");
+  std::string path = joinPath(dir, rel);
+
+  std::string type;
+  if (const JValue *t = entry.find("type")) {
+    type = toStr(file, *t, "'type'");
+    if (type != "opencl-c" && type != "spirv")
+      failAt(file, *t, "unknown kernel file type '" + type + "' (expected \"opencl-c\" or \"spirv\")");
+  } else {
+    std::string ext = std::filesystem::path(rel).extension().string();
+    if (ext == ".cl") type = "opencl-c";
+    else if (ext == ".spv") type = "spirv";
+    else
+      failAt(file, fileV, "cannot tell the kind of kernel file '" + rel +
+                              "' (expected a .cl or .spv extension, or a \"type\")");
+  }
+
+  CompileOptions co = opts.compile;
+  if (type == "opencl-c") {
+    co.includeDirs.insert(co.includeDirs.begin(),
+                          std::filesystem::path(path).parent_path().string().empty()
+                              ? std::string(".")
+                              : std::filesystem::path(path).parent_path().string());
+    if (const JValue *d = entry.find("defines")) {
+      auto defs = readDefines(file, *d);
+      co.defines.insert(co.defines.end(), defs.begin(), defs.end());
+    }
+    if (const JValue *inc = entry.find("include"))
+      for (const auto &s : readStringList(file, *inc, "'include'")) co.includeDirs.push_back(joinPath(dir, s));
+    if (const JValue *s = entry.find("cl_std")) {
+      co.clStd = toStr(file, *s, "'cl_std'");
+      if (co.clStd != "CL1.2" && co.clStd != "CL2.0" && co.clStd != "CL3.0")
+        failAt(file, *s, "unsupported cl_std '" + co.clStd + "' (expected CL1.2, CL2.0 or CL3.0)");
+    }
+    if (const JValue *o = entry.find("options")) co.extraArgs = readStringList(file, *o, "'options'");
+  } else {
+    for (const char *k : {"defines", "include", "cl_std", "options"})
+      if (const JValue *v = entry.find(k))
+        failAt(file, *v, std::string("'") + k + "' applies to OpenCL C files only");
+  }
+
+  std::string key = type + "\n" + path + "\n" + canonicalBuildOptions(co);
+  auto it = entries_.find(key);
+  if (it != entries_.end()) return *it->second;
+
+  std::string bytes, why;
+  if (!readWholeFile(path, kMaxKernelFileBytes, &bytes, &why))
+    failAt(file, fileV, "cannot read kernel file '" + path + "': " + why);
+
+  auto e = std::make_unique<Entry>();
+  if (type == "opencl-c") {
+    Expected<CompileResult> r = compileOpenCL(bytes, path, co);
+    if (!r) throw DescError{Location::at(file, fileV.pos), r.error().message(), true};
+    if (!r->warnings.empty()) diags.verbatim(r->warnings, false);
+    e->module = makeKernelModule(rel, *r, opts.keepSource ? &bytes : nullptr, opts.keepBitcode);
+  } else {
+    const auto *data = reinterpret_cast<const uint8_t *>(bytes.data());
+    Error err = validateSpirv(data, bytes.size(), path);
+    if (err) failAt(file, fileV, err.message());
+    e->module.name = rel;
+    KernelForm form;
+    form.kind = FormKind::SpirV;
+    form.target = "spirv64";
+    form.bytes.assign(data, data + bytes.size());
+    e->module.forms.push_back(std::move(form));
+  }
+  const std::vector<uint8_t> &spv = e->module.forms.at(0).bytes;
+  Expected<std::vector<Kernel>> ks = reflectKernels(spv.data(), spv.size());
+  if (!ks) failAt(file, fileV, path + ": " + ks.error().message());
+  if (ks->empty()) diags.warning(Location::at(file, fileV.pos), "kernel file '" + path + "' defines no kernels");
+  e->kernels = std::move(*ks);
+  return *entries_.emplace(key, std::move(e)).first->second;
+}
+
+} // namespace cgraph::cgc

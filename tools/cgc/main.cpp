@@ -1,0 +1,91 @@
+// cgc: compiles graph descriptions (docs/graph-json.md) to .cgf files; `cgc dump`
+// lists a .cgf file, `cgc lint` checks a description or .cgf file without writing.
+#include "driver.h"
+
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+#include <new>
+
+#ifndef CGRAPH_VERSION
+#define CGRAPH_VERSION "0.0.0"
+#endif
+
+namespace {
+
+using namespace cgraph;
+using namespace cgraph::cgc;
+
+int run(int argc, char **argv) {
+  CLI::App app{"cgc: compile a JSON command-graph description and its OpenCL C / SPIR-V "
+               "kernels into a .cgf file",
+               "cgc"};
+  app.set_version_flag("--version", std::string("cgc ") + CGRAPH_VERSION + " (cgraph, .cgf 1.0, LLVM 14)");
+  app.fallthrough();
+  app.require_subcommand(0, 1);
+
+  CompileRequest req;
+  std::string order = "dfs";
+  bool quiet = false;
+  app.add_option("input", req.input, "graph description (.json)");
+  app.add_option("-o", req.output,
+                 "output file ('-' for stdout; default: <input name>.cgf in the current directory, "
+                 "stdout for --emit=json|dot)");
+  app.add_option("-I", req.description.compile.includeDirs, "add DIR to the OpenCL C include path")
+      ->type_name("DIR")->take_all();
+  app.add_option("-D", req.description.compile.defines, "define macro NAME[=VAL] for every OpenCL C file")
+      ->type_name("NAME[=VAL]")->take_all();
+  app.add_option("--emit", req.emit, "what to write")->check(CLI::IsMember({"cgf", "json", "dot"}))
+      ->default_str("cgf");
+  app.add_option("--order", order, "execution order stored in the file: reverse depth-first or breadth-first")
+      ->check(CLI::IsMember({"dfs", "bfs"}))->default_str("dfs");
+  app.add_option("--cl-std", req.description.compile.clStd, "OpenCL C version")
+      ->check(CLI::IsMember({"CL1.2", "CL2.0", "CL3.0"}))->default_str("CL1.2");
+  app.add_flag("--keep-source", req.description.keepSource, "also store the OpenCL C source of each kernel file");
+  app.add_flag("--keep-bitcode", req.description.keepBitcode, "also store spir64 LLVM bitcode of each OpenCL C file");
+  app.add_flag("-q,--quiet", quiet, "do not print warnings");
+
+  CLI::App *dump = app.add_subcommand("dump", "print a readable listing of a .cgf file");
+  std::string dumpInput;
+  bool dumpJson = false;
+  dump->add_option("file", dumpInput, ".cgf file")->required();
+  dump->add_flag("--json", dumpJson, "print JSON for machines");
+
+  CLI::App *lint = app.add_subcommand("lint", "check a description or a .cgf file without writing anything");
+  std::string lintInput;
+  lint->add_option("file", lintInput, "description (.json) or .cgf file")->required();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError &e) {
+    if (e.get_exit_code() == 0) return app.exit(e); // --help, --version
+    std::cerr << "cgc: error: " << e.what() << "\n(run 'cgc --help' for usage)\n";
+    return 1;
+  }
+
+  DiagSink diags(std::cerr);
+  diags.setQuiet(quiet);
+  req.order = order == "bfs" ? OrderKind::BreadthFirst : OrderKind::DepthFirst;
+  if (dump->parsed()) return runDump(dumpInput, dumpJson, diags, std::cout);
+  if (lint->parsed()) return runLint(lintInput, req.description, req.order, diags);
+  if (req.input.empty()) {
+    diags.error(Location{}, "no input file (run 'cgc --help' for usage)");
+    return 1;
+  }
+  return runCompile(req, diags, std::cout);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::bad_alloc &) {
+    std::cerr << "cgc: error: out of memory\n";
+  } catch (const std::exception &e) {
+    std::cerr << "cgc: error: internal error: " << e.what() << "\n";
+  } catch (...) {
+    std::cerr << "cgc: error: internal error\n";
+  }
+  return 1;
+}

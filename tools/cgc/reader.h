@@ -1,0 +1,139 @@
+// Internal to cgc: the description reader's shared declarations (description.cpp,
+// description_nodes.cpp, kernels.cpp).
+//
+// Why exceptions here: every accessor of a deeply nested description can fail, and a
+// DescError carries the JSON position to the one boundary (loadDescription) that turns
+// it into a diagnostic. DescError never leaves cgc's reader; third-party exceptions are
+// caught at that same boundary.
+#pragma once
+
+#include "description.h"
+#include "json_pos.h"
+
+#include "cgraph/graph/builder.h"
+
+#include <initializer_list>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace cgraph::cgc {
+
+struct DescError {
+  Location loc;
+  std::string message;
+  bool verbatim = false; // `message` is another tool's diagnostics text (clang)
+};
+
+// Reads a file of at most `maxBytes`; false with a reason (strerror style) otherwise.
+bool readWholeFile(const std::string &path, uint64_t maxBytes, std::string *out, std::string *why);
+
+// Compiled or loaded kernel files, shared by a graph and its subgraphs so that one file
+// with the same options is compiled once per run.
+class KernelCache {
+public:
+  struct Entry {
+    KernelModule module;
+    std::vector<Kernel> kernels; // Kernel::module unset
+  };
+  // `entry` is the kernels[] element of the description; `dir` the description's
+  // directory. Throws DescError.
+  const Entry &load(const JValue &entry, const std::string &file, const std::string &dir,
+                    const DescriptionOptions &opts, DiagSink &diags);
+
+private:
+  std::map<std::string, std::unique_ptr<Entry>> entries_;
+};
+
+// Positions of one graph's elements, for mapping validateGraph diagnostics back.
+struct SourceMap {
+  std::string file;
+  Pos graphPos;
+  std::vector<Pos> nodes;
+  std::vector<Pos> slots;
+};
+
+class DescriptionReader {
+public:
+  DescriptionReader(const DescriptionOptions &opts, DiagSink &diags) : opts_(opts), diags_(diags) {}
+
+  // Parses and builds the description file at `path` (`from`: where it was referenced).
+  Graph readFile(const std::string &path, const Location &from, uint32_t depth);
+
+private:
+  // One repeat block level while expanding nodes.
+  struct Frame {
+    uint64_t iter = 0;
+    std::string var;
+    std::vector<std::vector<std::string>> rotations; // "swap" groups
+    std::set<std::string> templateNames;
+  };
+  struct PendingEdge {
+    uint32_t to;
+    std::string fromName;
+    Pos pos;
+  };
+  struct GraphCtx {
+    std::string file; // as shown in diagnostics
+    std::string dir;  // relative paths resolve against it
+    GraphBuilder builder;
+    SourceMap map;
+    std::vector<Frame> frames;
+    std::vector<PendingEdge> pending;
+    std::map<std::string, uint32_t> nodeByName;
+    std::map<std::string, uint32_t> slotByName;
+    std::vector<Pos> paramPos;
+    std::string edgesMode = "both";
+    uint32_t depth = 0;
+    Graph &g() { return builder.graph(); }
+  };
+
+  Graph readGraph(const JValue &root, const std::string &file, const std::string &dir, uint32_t depth);
+  void readKernels(GraphCtx &c, const JValue &list);
+  void readSlots(GraphCtx &c, const JValue &list);
+  void readParams(GraphCtx &c, const JValue &list);
+  void readMetadata(GraphCtx &c, const JValue &obj);
+  void validate(GraphCtx &c, Graph &g);
+
+  // description_nodes.cpp
+  void readNodes(GraphCtx &c, const JValue &list);
+  void readRepeat(GraphCtx &c, const JValue &block);
+  void readNode(GraphCtx &c, const JValue &node);
+  void readKernelNode(GraphCtx &c, const JValue &n, Node &node);
+  void readCopyNode(GraphCtx &c, const JValue &spec, Node &node, bool rect);
+  void readFillNode(GraphCtx &c, const JValue &spec, Node &node);
+  void readHostNode(GraphCtx &c, const JValue &n, Node &node);
+  void readSubgraphNode(GraphCtx &c, const JValue &n, Node &node);
+  void readRange(GraphCtx &c, const JValue &v, Dim out[3], uint32_t *dims, bool allowZero);
+  Arg readArg(GraphCtx &c, const JValue &v, const KernelParam *param, bool host);
+  uint32_t resolveSlot(GraphCtx &c, const JValue &nameValue);
+  std::pair<uint32_t, uint64_t> readSlotRef(GraphCtx &c, const JValue &v);
+  std::string instanceName(GraphCtx &c, const std::string &templateName, size_t frameLevel);
+  void resolveEdges(GraphCtx &c);
+
+  const DescriptionOptions &opts_;
+  DiagSink &diags_;
+  KernelCache kernels_;
+  std::vector<std::string> fileStack_; // description files being read (cycle check)
+};
+
+// ---- small helpers shared by the reader's files (throw DescError) ---------------
+[[noreturn]] void failAt(const std::string &file, const JValue &v, const std::string &message);
+[[noreturn]] void failAt(const std::string &file, Pos p, const std::string &message);
+// Refuses keys outside `allowed`; keys starting with '_' are comments and skipped.
+void checkKeys(const std::string &file, const JValue &obj, std::initializer_list<const char *> allowed,
+               const std::string &what);
+const JValue &expectKind(const std::string &file, const JValue &v, JValue::Kind kind,
+                         const std::string &what);
+const JValue &require(const std::string &file, const JValue &obj, const char *key,
+                      const std::string &what);
+uint64_t toU64(const std::string &file, const JValue &v, const std::string &what);
+std::string toStr(const std::string &file, const JValue &v, const std::string &what);
+ScalarType toType(const std::string &file, const JValue &v);
+// " (did you mean 'x'?)" when one of `names` is close to `name`, else "".
+std::string suggest(const std::string &name, const std::vector<std::string> &names);
+std::string joinPath(const std::string &dir, const std::string &rel);
+
+} // namespace cgraph::cgc
