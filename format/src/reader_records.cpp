@@ -48,6 +48,21 @@ namespace {
 
 std::string at(const char *table, size_t i) { return std::string(table) + "[" + std::to_string(i) + "]"; }
 
+// Names a record in messages. Built only when a message is, so the success path does
+// no string work per record.
+struct Where {
+  const char *table;
+  uint32_t i = kNone;
+  const char *sub = nullptr;
+  uint32_t j = 0;
+  std::string text() const {
+    std::string s = i == kNone ? std::string(table) : at(table, i);
+    if (sub) s += "." + at(sub, j);
+    return s;
+  }
+};
+std::string operator+(const Where &w, const char *s) { return w.text() + s; }
+
 class Decoder {
 public:
   Decoder(const Image &im, const ReadOptions &opts, uint32_t depth, Budget &budget)
@@ -60,7 +75,7 @@ public:
     const Section &grph = sec(kGRPH);
     if (grph.count > 1)
       return makeError("section 'GRPH': " + std::to_string(grph.count) + " records (expected 1)");
-    if (grph.count == 1) CGRAPH_RETURN_IF_ERROR(str(grph.rec(0), "graph", "name", &g.name));
+    if (grph.count == 1) CGRAPH_RETURN_IF_ERROR(str(grph.rec(0), Where{"graph"}, "name", &g.name));
     CGRAPH_RETURN_IF_ERROR(slots(g));
     CGRAPH_RETURN_IF_ERROR(params(g));
     CGRAPH_RETURN_IF_ERROR(modules(g));
@@ -75,7 +90,7 @@ public:
 private:
   const Section &sec(SectionId id) const { return im_.sec[id]; }
 
-  Error str(const uint8_t *p, const std::string &where, const char *field, std::string *out) {
+  Error str(const uint8_t *p, const Where &where, const char *field, std::string *out) {
     uint32_t off = ld32(p), len = ld32(p + 4);
     const Section &s = sec(kSTRS);
     if (uint64_t(off) + len > s.size)
@@ -120,7 +135,7 @@ private:
     return Error::success();
   }
 
-  Error blob(uint32_t idx, const std::string &where, const char *field, std::vector<uint8_t> *out) {
+  Error blob(uint32_t idx, const Where &where, const char *field, std::vector<uint8_t> *out) {
     if (idx == kNone) return Error::success();
     const Section &b = sec(kBLOB);
     if (idx >= b.count)
@@ -142,7 +157,7 @@ private:
   }
 
   // Checks that records [first, first+count) of `table` follow on from `*cursor`.
-  Error span(const std::string &where, const char *what, uint32_t first, uint32_t count, uint64_t *cursor,
+  Error span(const Where &where, const char *what, uint32_t first, uint32_t count, uint64_t *cursor,
              SectionId table) {
     uint32_t total = sec(table).count;
     if (first != *cursor)
@@ -162,7 +177,7 @@ private:
     for (uint32_t i = 0; i < s.count; ++i) {
       const uint8_t *r = s.rec(i);
       Slot &sl = g.slots[i];
-      std::string w = at("slots", i);
+      Where w{"slots", i};
       CGRAPH_RETURN_IF_ERROR(str(r, w, "name", &sl.name));
       sl.size = ld64(r + 8);
       sl.alignment = ld32(r + 16);
@@ -179,7 +194,7 @@ private:
     g.params.resize(s.count);
     for (uint32_t i = 0; i < s.count; ++i) {
       const uint8_t *r = s.rec(i);
-      CGRAPH_RETURN_IF_ERROR(str(r, at("params", i), "name", &g.params[i].name));
+      CGRAPH_RETURN_IF_ERROR(str(r, Where{"params", i}, "name", &g.params[i].name));
       g.params[i].defaultBits = ld64(r + 8);
       g.params[i].type = static_cast<ScalarType>(r[16]);
     }
@@ -193,7 +208,7 @@ private:
     for (uint32_t i = 0; i < s.count; ++i) {
       const uint8_t *r = s.rec(i);
       KernelModule &m = g.modules[i];
-      std::string w = at("modules", i);
+      Where w{"modules", i};
       CGRAPH_RETURN_IF_ERROR(str(r, w, "name", &m.name));
       uint32_t first = ld32(r + 8), count = ld32(r + 12);
       CGRAPH_RETURN_IF_ERROR(span(w, "forms", first, count, &cursor, kKFRM));
@@ -201,7 +216,7 @@ private:
       for (uint32_t f = 0; f < count; ++f) {
         const uint8_t *fr = fs.rec(first + f);
         KernelForm &form = m.forms[f];
-        std::string fw = w + ".forms[" + std::to_string(f) + "]";
+        Where fw{"modules", i, "forms", f};
         form.kind = static_cast<FormKind>(fr[0]);
         CGRAPH_RETURN_IF_ERROR(blob(ld32(fr + 4), fw, "bytes", &form.bytes));
         CGRAPH_RETURN_IF_ERROR(str(fr + 8, fw, "target", &form.target));
@@ -218,7 +233,7 @@ private:
     for (uint32_t i = 0; i < s.count; ++i) {
       const uint8_t *r = s.rec(i);
       Kernel &k = g.kernels[i];
-      std::string w = at("kernels", i);
+      Where w{"kernels", i};
       CGRAPH_RETURN_IF_ERROR(str(r, w, "name", &k.name));
       k.module = ld32(r + 8);
       uint32_t first = ld32(r + 12), count = ld32(r + 16);
@@ -228,7 +243,7 @@ private:
       for (uint32_t p = 0; p < count; ++p) {
         const uint8_t *pr = ps.rec(first + p);
         KernelParam &kp = k.params[p];
-        std::string pw = w + ".params[" + std::to_string(p) + "]";
+        Where pw{"kernels", i, "params", p};
         CGRAPH_RETURN_IF_ERROR(str(pr, pw, "name", &kp.name));
         CGRAPH_RETURN_IF_ERROR(str(pr + 8, pw, "type name", &kp.typeName));
         kp.kind = static_cast<ParamKind>(pr[16]);
@@ -239,14 +254,14 @@ private:
     return Error::success();
   }
 
-  Error detailRef(const std::string &w, uint32_t idx, SectionId table, const char *what) {
+  Error detailRef(const Where &w, uint32_t idx, SectionId table, const char *what) {
     if (idx >= sec(table).count)
       return makeError(w + ": refers to " + what + " " + std::to_string(idx) + " but the file has " +
                        std::to_string(sec(table).count) + " " + what + "s");
     return Error::success();
   }
 
-  Error nodeDetail(Node &n, const std::string &w, uint32_t detail) {
+  Error nodeDetail(Node &n, const Where &w, uint32_t detail) {
     switch (n.kind) {
     case NodeKind::Kernel: {
       CGRAPH_RETURN_IF_ERROR(detailRef(w, detail, kRNGE, "range"));
@@ -310,7 +325,7 @@ private:
     for (uint32_t i = 0; i < s.count; ++i) {
       const uint8_t *r = s.rec(i);
       Node &n = g.nodes[i];
-      std::string w = at("nodes", i);
+      Where w{"nodes", i};
       CGRAPH_RETURN_IF_ERROR(str(r, w, "name", &n.name));
       n.kind = static_cast<NodeKind>(r[8]);
       n.kernel = ld32(r + 12);
@@ -327,7 +342,7 @@ private:
         arg.type = static_cast<ScalarType>(ar[1]);
         arg.index = ld32(ar + 4);
         arg.value = ld64(ar + 8);
-        CGRAPH_RETURN_IF_ERROR(str(ar + 16, w + ".args[" + std::to_string(a) + "]", "text", &arg.text));
+        CGRAPH_RETURN_IF_ERROR(str(ar + 16, Where{"nodes", i, "args", a}, "text", &arg.text));
       }
       CGRAPH_RETURN_IF_ERROR(span(w, "subgraph slots", firstSlot, slotCount, &listCursor_, kLIST));
       n.subgraphSlots.resize(slotCount);
@@ -347,7 +362,7 @@ private:
     g.partitions.resize(ps.count);
     for (uint32_t i = 0; i < ps.count; ++i) {
       const uint8_t *r = ps.rec(i);
-      std::string w = at("partitions", i);
+      Where w{"partitions", i};
       uint32_t fn = ld32(r), nn = ld32(r + 4), fd = ld32(r + 8), nd = ld32(r + 12);
       CGRAPH_RETURN_IF_ERROR(span(w, "nodes", fn, nn, &listCursor_, kLIST));
       CGRAPH_RETURN_IF_ERROR(span(w, "deps", fd, nd, &listCursor_, kLIST));
@@ -360,8 +375,8 @@ private:
     const Section &ms = sec(kMETA);
     g.metadata.resize(ms.count);
     for (uint32_t i = 0; i < ms.count; ++i) {
-      CGRAPH_RETURN_IF_ERROR(str(ms.rec(i), at("metadata", i), "key", &g.metadata[i].first));
-      CGRAPH_RETURN_IF_ERROR(str(ms.rec(i) + 8, at("metadata", i), "value", &g.metadata[i].second));
+      CGRAPH_RETURN_IF_ERROR(str(ms.rec(i), Where{"metadata", i}, "key", &g.metadata[i].first));
+      CGRAPH_RETURN_IF_ERROR(str(ms.rec(i) + 8, Where{"metadata", i}, "value", &g.metadata[i].second));
     }
     return Error::success();
   }
@@ -373,13 +388,13 @@ private:
                        " levels (ReadOptions::maxDepth)");
     g.subgraphs.reserve(s.count);
     for (uint32_t i = 0; i < s.count; ++i) {
-      std::string w = at("subgraphs", i);
+      Where w{"subgraphs", i};
       std::vector<uint8_t> file;
       uint32_t idx = ld32(s.rec(i));
       if (idx == kNone) return makeError(w + ": no file blob");
       CGRAPH_RETURN_IF_ERROR(blob(idx, w, "file", &file));
       auto sub = readImpl(file.data(), file.size(), opts_, depth_ + 1, budget_);
-      if (!sub) return sub.error().withContext(w);
+      if (!sub) return sub.error().withContext(w.text());
       g.subgraphs.push_back(std::move(*sub));
     }
     return Error::success();

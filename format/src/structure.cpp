@@ -84,16 +84,16 @@ public:
       return makeError(at("nodes", i) + ": unknown node kind " + std::to_string(kind));
     for (size_t a = 0; a < n.args.size(); ++a) {
       const Arg &arg = n.args[a];
-      std::string where = at("nodes", i) + ": arg " + std::to_string(a);
+      auto where = [&] { return at("nodes", i) + ": arg " + std::to_string(a); };
       auto ak = static_cast<uint8_t>(arg.kind);
       if (ak < 1 || ak > static_cast<uint8_t>(ArgKind::String))
-        return makeError(where + " has unknown kind " + std::to_string(ak));
+        return makeError(where() + " has unknown kind " + std::to_string(ak));
       if (!knownScalar(arg.type))
-        return makeError(where + " has unknown scalar type " + std::to_string(unsigned(arg.type)));
+        return makeError(where() + " has unknown scalar type " + std::to_string(unsigned(arg.type)));
       if (arg.kind == ArgKind::Slot && arg.index >= g_.slots.size())
-        return makeError(where + " " + refersTo("slot", arg.index, g_.slots.size()));
+        return makeError(where() + " " + refersTo("slot", arg.index, g_.slots.size()));
       if (arg.kind == ArgKind::Param && arg.index >= g_.params.size())
-        return makeError(where + " " + refersTo("param", arg.index, g_.params.size()));
+        return makeError(where() + " " + refersTo("param", arg.index, g_.params.size()));
     }
     switch (n.kind) {
     case NodeKind::Kernel: {
@@ -102,6 +102,9 @@ public:
       if (n.range.dims < 1 || n.range.dims > 3)
         return makeError(at("nodes", i) + ": range has " + std::to_string(n.range.dims) + " dims (must be 1..3)");
       for (int d = 0; d < 3; ++d) {
+        if (n.range.global[d].param == kNone && n.range.local[d].param == kNone &&
+            n.range.offset[d].param == kNone)
+          continue; // the common case, without calls
         CGRAPH_RETURN_IF_ERROR(dim(i, "global", d, n.range.global[d]));
         CGRAPH_RETURN_IF_ERROR(dim(i, "local", d, n.range.local[d]));
         CGRAPH_RETURN_IF_ERROR(dim(i, "offset", d, n.range.offset[d]));

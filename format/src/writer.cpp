@@ -11,7 +11,7 @@
 
 #include <deque>
 #include <memory>
-#include <string_view>
+#include <algorithm>
 #include <unordered_map>
 
 namespace cgraph {
@@ -161,23 +161,52 @@ private:
   }
   uint8_t *last(SectionId id) { return sec_[id].data() + sec_[id].size() - kSections[id].recordSize; }
 
-  // Strings are deduplicated in first-use order; the empty string is (0, 0).
+  // Strings are deduplicated in first-use order; the empty string is (0, 0). An
+  // open-addressing table of (hash, offset, length) compared against STRS itself: the
+  // strings then sit in one contiguous buffer instead of scattered across the Graph.
+  struct StrEntry {
+    uint64_t hash = 0;
+    uint32_t off = 0, len = 0; // len 0: empty bucket
+  };
   void str(uint8_t *r, const std::string &s) {
     uint32_t off = 0;
-    if (!s.empty()) {
-      auto it = strIdx_.find(std::string_view(s));
-      if (it != strIdx_.end()) {
-        off = it->second;
-      } else {
-        std::vector<uint8_t> &t = sec_[kSTRS];
-        if (t.size() + s.size() > 0xFFFFFFFFull) tooBig_ = true;
-        off = static_cast<uint32_t>(t.size());
-        t.insert(t.end(), s.begin(), s.end());
-        strIdx_.emplace(std::string_view(s), off);
-      }
-    }
+    if (!s.empty()) off = intern(s);
     st32(r, off);
     st32(r + 4, static_cast<uint32_t>(s.size()));
+  }
+  uint32_t intern(const std::string &s) {
+    std::vector<uint8_t> &t = sec_[kSTRS];
+    if (s.size() > 0xFFFFFFFFull || t.size() + s.size() > 0xFFFFFFFFull) {
+      tooBig_ = true;
+      return 0;
+    }
+    if (strUsed_ * 2 >= strTable_.size()) growStrings();
+    uint64_t h = XXH3_64bits(s.data(), s.size());
+    size_t mask = strTable_.size() - 1;
+    for (size_t b = h & mask;; b = (b + 1) & mask) {
+      StrEntry &e = strTable_[b];
+      if (e.len == 0) {
+        e.hash = h;
+        e.off = static_cast<uint32_t>(t.size());
+        e.len = static_cast<uint32_t>(s.size());
+        t.insert(t.end(), s.begin(), s.end());
+        ++strUsed_;
+        return e.off;
+      }
+      if (e.hash == h && e.len == s.size() && std::memcmp(t.data() + e.off, s.data(), s.size()) == 0)
+        return e.off;
+    }
+  }
+  void growStrings() {
+    std::vector<StrEntry> old(std::max<size_t>(1024, strTable_.size() * 2));
+    old.swap(strTable_);
+    size_t mask = strTable_.size() - 1;
+    for (const StrEntry &e : old) {
+      if (e.len == 0) continue;
+      size_t b = e.hash & mask;
+      while (strTable_[b].len != 0) b = (b + 1) & mask;
+      strTable_[b] = e;
+    }
   }
 
   uint32_t list(const std::vector<uint32_t> &v) {
@@ -329,7 +358,8 @@ private:
   std::vector<uint8_t> sec_[kSectionIdCount];
   uint32_t count_[kSectionIdCount] = {};
   bool tooBig_ = false;
-  std::unordered_map<std::string_view, uint32_t> strIdx_;
+  std::vector<StrEntry> strTable_;
+  size_t strUsed_ = 0;
   std::unordered_map<std::string, uint32_t> rangeIdx_;
   std::unordered_multimap<uint64_t, uint32_t> blobIdx_;
   std::vector<const std::vector<uint8_t> *> blobSrc_;

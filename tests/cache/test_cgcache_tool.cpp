@@ -50,7 +50,7 @@ TEST_CASE("cgcache: 8 processes x 200 inserts and lookups on one directory, then
     if (pid == 0) {
       CacheConfig config = testConfig(dir.path());
       config.trace = false;
-      config.maxSize = 400 * 1024; // small: evictions run while others insert and read
+      config.maxSize = 150 * 1024; // small: evictions run while others insert and read
       PersistentCache cache(config, silentSink());
       int wrong = 0;
       for (int i = 0; i < kOps; ++i) {
@@ -145,7 +145,7 @@ TEST_CASE("cgcache: stats, list, show, max size, eviction, clear, verify", "[cac
   RunResult dryEvict = runTool(d + " --evict-to 25K --dry-run");
   INFO(dryEvict.out);
   CHECK(dryEvict.status == 0);
-  CHECK(contains(dryEvict.out, "would evicted: 3 entries"));
+  CHECK(contains(dryEvict.out, "would evict: 3 entries"));
   CHECK(contains(runTool(d + " -s").out, "entries           5"));
   RunResult evict = runTool(d + " --evict-to 25K");
   CHECK(contains(evict.out, "evicted: 3 entries"));
@@ -169,7 +169,7 @@ TEST_CASE("cgcache: stats, list, show, max size, eviction, clear, verify", "[cac
   CHECK(runTool(d + " --verify --fix").status == 0);
   CHECK(runTool(d + " --verify").status == 0);
 
-  CHECK(contains(runTool(d + " -C --dry-run").out, "would removed: 1 entries"));
+  CHECK(contains(runTool(d + " -C --dry-run").out, "would remove: 1 entries"));
   CHECK(contains(runTool(d + " -C").out, "removed: 1 entries"));
   CHECK(contains(runTool(d + " -s").out, "entries           0"));
 }

@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include <fstream>
+#include <fcntl.h>
 #include <sys/stat.h>
 
 using namespace cgraph;

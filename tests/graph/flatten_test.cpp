@@ -1,1 +1,188 @@
+#include "test_helpers.h"
+
+#include <cgraph/graph/flatten.h>
+#include <cgraph/graph/validate.h>
+
 #include <catch2/catch.hpp>
+
+using namespace cgraph;
+using namespace cgraph::test;
+
+namespace {
+
+Graph inner() {
+  GraphBuilder b("inner");
+  b.addSlot(slot("x", 0));
+  b.addParam(Param{"n", ScalarType::I32, 0});
+  b.addModule(KernelModule{"inner.cl", {}});
+  Kernel k;
+  k.name = "ik";
+  k.module = 0;
+  k.params = {bufferParam("y"), scalarParam("n", "int", 4)};
+  b.addKernel(k);
+  b.addFill("i0", fillOp(0, 0, 64, {0}));
+  NDRange r = range1D(0);
+  r.global[0] = paramDim(0);
+  b.addKernelNode("i1", 0, r, {Arg::slot(0), Arg::param(0)});
+  b.addEdge(0, 1);
+  return b.take();
+}
+
+Graph middle() {
+  GraphBuilder b("middle");
+  b.addSlot(slot("p", 0));
+  b.addSlot(slot("q", 0));
+  b.addParam(Param{"n", ScalarType::I32, 0});
+  b.addModule(KernelModule{"mid.cl", {}});
+  Kernel k;
+  k.name = "mk";
+  k.module = 0;
+  k.params = {bufferParam("in", true), bufferParam("out")};
+  b.addKernel(k);
+  b.addCopy("m0", copyOp(0, 0, 1, 0, 64));
+  b.addSubgraph("m1", inner(), {1});
+  b.addKernelNode("m2", 0, range1D(16), {Arg::slot(1), Arg::slot(0)});
+  b.addEdge(0, 1);
+  b.addEdge(1, 2);
+  return b.take();
+}
+
+Graph top() {
+  GraphBuilder b("top");
+  b.addSlot(slot("A", 1024));
+  b.addSlot(slot("B", 1024));
+  b.addSlot(slot("C", 1024));
+  b.addParam(Param{"z", ScalarType::F32, 0});
+  b.addParam(Param{"n", ScalarType::I32, 16});
+  b.addModule(KernelModule{"top.cl", {}});
+  Kernel k;
+  k.name = "tk";
+  k.module = 0;
+  k.params = {bufferParam("a")};
+  b.addKernel(k);
+  b.addKernelNode("t0", 0, range1D(16), {Arg::slot(0)});
+  b.addSubgraph("t1", middle(), {1, 0});
+  b.addHost("t2", HostOp{"print", ""}, {Arg::slot(0)});
+  b.addBarrier("t3");
+  b.addEdge(0, 1);
+  b.addEdge(1, 2);
+  b.addEdge(1, 3);
+  return b.take();
+}
+
+std::vector<std::string> names(const Graph &g) {
+  std::vector<std::string> n;
+  for (const Node &x : g.nodes) n.push_back(x.name);
+  return n;
+}
+
+} // namespace
+
+TEST_CASE("flattening a two-level nested subgraph", "[graph][flatten]") {
+  Graph g = top();
+  g.order = {0, 1, 2, 3};
+  auto flat = flattenSubgraphs(g);
+  REQUIRE(flat.ok());
+  const Graph &f = *flat;
+  CHECK(names(f) == std::vector<std::string>{"t0", "t1/m0", "t1/m1/i0", "t1/m1/i1", "t1/m2", "t2", "t3"});
+  CHECK(edgeSet(f) == EdgeSet{{0, 1}, {1, 2}, {2, 3}, {3, 4}, {4, 5}, {4, 6}});
+  CHECK(f.edges.size() == 6);
+  CHECK(f.subgraphs.empty());
+  CHECK(f.order.empty());
+  CHECK(f.partitions.empty());
+  REQUIRE(f.modules.size() == 3);
+  CHECK(f.modules[0].name == "top.cl");
+  CHECK(f.modules[1].name == "mid.cl");
+  CHECK(f.modules[2].name == "inner.cl");
+  REQUIRE(f.kernels.size() == 3);
+  CHECK(f.kernels[1].name == "mk");
+  CHECK(f.kernels[1].module == 1);
+  CHECK(f.kernels[2].name == "ik");
+  CHECK(f.kernels[2].module == 2);
+  CHECK(f.params.size() == 2);
+  // middle p -> B (1), q -> A (0); inner x -> middle q -> A
+  CHECK(f.nodes[1].copy.srcSlot == 1);
+  CHECK(f.nodes[1].copy.dstSlot == 0);
+  CHECK(f.nodes[2].fill.slot == 0);
+  CHECK(f.nodes[3].kernel == 2);
+  CHECK(f.nodes[3].args[0].index == 0);
+  CHECK(f.nodes[3].args[1].kind == ArgKind::Param);
+  CHECK(f.nodes[3].args[1].index == 1); // by name: top's 'n' is param 1
+  CHECK(f.nodes[3].range.global[0].param == 1);
+  CHECK(f.nodes[4].kernel == 1);
+  CHECK(f.nodes[4].args[0].index == 0);
+  CHECK(f.nodes[4].args[1].index == 1);
+  CHECK(f.nodes[5].kind == NodeKind::Host);
+  CHECK(validateGraph(f).size() == 1); // slot 'C' is never used
+  CHECK(validateGraph(g).size() == 1);
+}
+
+TEST_CASE("flattening connects every child root and leaf", "[graph][flatten]") {
+  GraphBuilder child("two");
+  child.addBarrier("c0");
+  child.addBarrier("c1");
+  GraphBuilder b;
+  b.addBarrier("p");
+  b.addSubgraph("s", child.take(), {});
+  b.addBarrier("q");
+  b.addEdge(0, 1);
+  b.addEdge(1, 2);
+  auto f = flattenSubgraphs(b.graph());
+  REQUIRE(f.ok());
+  CHECK(names(*f) == std::vector<std::string>{"p", "s/c0", "s/c1", "q"});
+  CHECK(edgeSet(*f) == EdgeSet{{0, 1}, {0, 2}, {1, 3}, {2, 3}});
+}
+
+TEST_CASE("an empty subgraph becomes a barrier", "[graph][flatten]") {
+  GraphBuilder b;
+  b.addBarrier("p");
+  b.addSubgraph("s", Graph(), {});
+  b.addBarrier("q");
+  b.addEdge(0, 1);
+  b.addEdge(1, 2);
+  auto f = flattenSubgraphs(b.graph());
+  REQUIRE(f.ok());
+  REQUIRE(f->nodes.size() == 3);
+  CHECK(f->nodes[1].kind == NodeKind::Barrier);
+  CHECK(f->nodes[1].name == "s");
+  CHECK(edgeSet(*f) == EdgeSet{{0, 1}, {1, 2}});
+}
+
+TEST_CASE("flattening errors", "[graph][flatten]") {
+  SECTION("binding count") {
+    Graph g = top();
+    g.nodes[1].subgraphSlots = {1};
+    auto f = flattenSubgraphs(g);
+    REQUIRE_FALSE(f.ok());
+    CHECK(f.error().message() == "node 't1': subgraph has 2 slots but the node binds 1");
+  }
+  SECTION("binding out of range") {
+    Graph g = top();
+    g.nodes[1].subgraphSlots = {1, 8};
+    auto f = flattenSubgraphs(g);
+    REQUIRE_FALSE(f.ok());
+    CHECK(f.error().message() == "node 't1': subgraph slot binding 1 refers to slot 8 but the graph has 3 slots");
+  }
+  SECTION("missing parent param, two levels down") {
+    Graph g = top();
+    g.params[1].name = "m";
+    g.subgraphs[0].params[0].name = "n"; // middle keeps 'n', top lacks it
+    auto f = flattenSubgraphs(g);
+    REQUIRE_FALSE(f.ok());
+    CHECK(f.error().message() == "node 't1': subgraph param 'n' has no parent param of that name");
+  }
+  SECTION("error inside the middle level carries both node names") {
+    Graph g = top();
+    g.subgraphs[0].nodes[1].subgraphSlots = {};
+    auto f = flattenSubgraphs(g);
+    REQUIRE_FALSE(f.ok());
+    CHECK(f.error().message() == "node 't1': node 'm1': subgraph has 1 slots but the node binds 0");
+  }
+  SECTION("bad subgraph index") {
+    Graph g = top();
+    g.nodes[1].subgraph = 4;
+    auto f = flattenSubgraphs(g);
+    REQUIRE_FALSE(f.ok());
+    CHECK(f.error().message() == "node 't1': subgraph index 4 but the graph has 1 subgraphs");
+  }
+}

@@ -59,7 +59,7 @@ public:
     info_.caps.hostPointerBuffers = true;
   }
   const DeviceInfo &info() const override { return info_; }
-  Expected<std::unique_ptr<Buffer>> allocate(uint64_t bytes, uint32_t) override {
+  Expected<std::unique_ptr<Buffer>> allocate(uint64_t bytes, uint32_t = 64) override {
     return std::unique_ptr<Buffer>(new HostBuffer(this, bytes));
   }
   Error write(Buffer &dst, uint64_t offset, const void *src, uint64_t bytes) override {

@@ -147,12 +147,14 @@ TEST_CASE("compare reports the first differing element", "[runtime][host]") {
   uint32_t same = f.addHost("same", "compare", {Arg::slot(0), Arg::slot(0)});
   uint32_t diff = f.addHost("diff", "compare", {Arg::slot(0), Arg::slot(1)});
   uint32_t tol = f.addHost("tol", "compare", {Arg::slot(0), Arg::slot(1), Arg::string("atol=0.5")});
-  uint32_t rtol = f.addHost("rtol", "compare", {Arg::slot(0), Arg::slot(1), Arg::string("rtol=0.1")});
+  uint32_t rtol = f.addHost("rtol", "compare", {Arg::slot(0), Arg::slot(1), Arg::string("rtol=0.2")});
   uint32_t ints = f.addHost("ints", "compare", {Arg::slot(0), Arg::slot(1), Arg::string("i32")});
   CHECK(f.run(same) == "");
   CHECK(f.run(diff) == "node 'diff': compare 'a' vs 'b': element 2 differs: 3 vs 3.5");
   CHECK(f.run(tol) == "");
   CHECK(f.run(rtol) == "");
+  uint32_t rtolSmall = f.addHost("rtol2", "compare", {Arg::slot(0), Arg::slot(1), Arg::string("rtol=0.1")});
+  CHECK(f.run(rtolSmall) == "node 'rtol2': compare 'a' vs 'b': element 2 differs: 3 vs 3.5");
   CHECK(f.run(ints) == "node 'ints': compare 'a' vs 'b': element 2 differs: 1077936128 vs 1080033280");
 }
 

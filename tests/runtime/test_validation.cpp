@@ -154,8 +154,11 @@ TEST_CASE("parameter values are checked and passed", "[runtime][validation]") {
   Expected<EventPtr> e = f.exe->enqueue(f.table, p);
   REQUIRE_FALSE(e.ok());
   CHECK(e.error().message() == "expected 2 parameter values, got 1");
-  REQUIRE_FALSE(p.set(f.exe->graph(), "n", "42"));
-  REQUIRE(f.exe->enqueue(f.table, p).ok());
+  CHECK(p.set(f.exe->graph(), "n", "42").message() ==
+        "parameter values have 1 entries but the graph has 2 params");
+  ParamValues q;
+  REQUIRE_FALSE(q.set(f.exe->graph(), "n", "42"));
+  REQUIRE(f.exe->enqueue(f.table, q).ok());
   CHECK(f.rec->lastParams == std::vector<uint64_t>{0x40000000, 42});
 }
 

@@ -288,11 +288,11 @@ void DescriptionReader::readSlots(GraphCtx &c, const JValue &list) {
             failAt(f, *pv, what + ": cannot read data file '" + path + "': " + why);
           slot.data.assign(bytes.begin(), bytes.end());
         } else {
-          const JValue *pv = init->find("file");
+          const JValue *fileV = init->find("file");
           slot.init = SlotInit::File;
           if (init->find("type")) failAt(f, *init->find("type"), what + ": 'type' does not apply to 'file'");
-          slot.path = toStr(f, *pv, "'file'");
-          if (slot.path.empty()) failAt(f, *pv, what + ": empty file path");
+          slot.path = toStr(f, *fileV, "'file'");
+          if (slot.path.empty()) failAt(f, *fileV, what + ": empty file path");
         }
         if (slot.init == SlotInit::Data) {
           if (!sized) {

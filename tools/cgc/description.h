@@ -33,7 +33,7 @@ struct DescriptionOptions {
 constexpr uint64_t kMaxDescriptionBytes = 64ull << 20;
 constexpr uint64_t kMaxKernelFileBytes = 64ull << 20;
 constexpr uint64_t kMaxEmbeddedBytes = 1ull << 30; // data / data_file slot contents
-constexpr uint64_t kMaxNodes = 4000000;            // after repeat expansion, per graph
+constexpr uint64_t kMaxNodes = 1000000;            // after repeat expansion, per graph
 constexpr uint32_t kMaxSubgraphDepth = 8;          // the .cgf reader's default
 
 bool loadDescription(const std::string &path, const DescriptionOptions &opts, DiagSink &diags,

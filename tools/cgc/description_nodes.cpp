@@ -338,8 +338,13 @@ void DescriptionReader::readRepeat(GraphCtx &c, const JValue &block) {
   const JValue &nodes = require(f, block, "nodes", "repeat block");
   expectKind(f, nodes, JValue::Kind::Array, "'nodes'");
   if (nodes.items.empty()) failAt(f, nodes, "empty repeat block");
-  if (count > kMaxNodes) failAt(f, *block.find("repeat"), "repeat count " + block.find("repeat")->text +
-                                                        " exceeds the limit of " + std::to_string(kMaxNodes) + " nodes");
+  // Reject oversized expansions before doing any work: each template yields at least
+  // one node per iteration of this block and of every enclosing block.
+  if (count > 0) {
+    uint64_t perIteration = c.repeatFactor * uint64_t(nodes.items.size());
+    if (count > kMaxNodes || perIteration > kMaxNodes || count * perIteration > kMaxNodes)
+      failAt(f, *block.find("repeat"), "repeat block expands to more than " + std::to_string(kMaxNodes) + " nodes");
+  }
   Frame fr;
   if (const JValue *v = block.find("var")) {
     fr.var = toStr(f, *v, "'var'");
@@ -364,6 +369,8 @@ void DescriptionReader::readRepeat(GraphCtx &c, const JValue &block) {
     if (const JValue *name = n.find("name"))
       if (name->isString()) fr.templateNames.insert(name->text);
   c.frames.push_back(fr);
+  uint64_t savedFactor = c.repeatFactor;
+  c.repeatFactor *= count == 0 ? 1 : count;
   for (uint64_t i = 0; i < count; ++i) {
     c.frames.back().iter = i;
     // An empty expansion still costs time; bound the iterations as well as the nodes.
@@ -371,6 +378,7 @@ void DescriptionReader::readRepeat(GraphCtx &c, const JValue &block) {
       failAt(f, block, "repeat expands to more than " + std::to_string(kMaxNodes) + " nodes");
     readNodes(c, nodes);
   }
+  c.repeatFactor = savedFactor;
   c.frames.pop_back();
 }
 

@@ -109,24 +109,30 @@ const KernelCache::Entry &KernelCache::load(const JValue &entry, const std::stri
                               "' (expected a .cl or .spv extension, or a \"type\")");
   }
 
+  // `co` is what clang gets; `shown` is what the file records as the build options:
+  // include directories as written in the description, so that the output does not
+  // depend on where the checkout or the current directory is.
   CompileOptions co = opts.compile;
+  CompileOptions shown = opts.compile;
   if (type == "opencl-c") {
-    co.includeDirs.insert(co.includeDirs.begin(),
-                          std::filesystem::path(path).parent_path().string().empty()
-                              ? std::string(".")
-                              : std::filesystem::path(path).parent_path().string());
     if (const JValue *d = entry.find("defines")) {
       auto defs = readDefines(file, *d);
       co.defines.insert(co.defines.end(), defs.begin(), defs.end());
     }
     if (const JValue *inc = entry.find("include"))
-      for (const auto &s : readStringList(file, *inc, "'include'")) co.includeDirs.push_back(joinPath(dir, s));
+      for (const auto &s : readStringList(file, *inc, "'include'")) {
+        co.includeDirs.push_back(joinPath(dir, s));
+        shown.includeDirs.push_back(s);
+      }
     if (const JValue *s = entry.find("cl_std")) {
       co.clStd = toStr(file, *s, "'cl_std'");
       if (co.clStd != "CL1.2" && co.clStd != "CL2.0" && co.clStd != "CL3.0")
         failAt(file, *s, "unsupported cl_std '" + co.clStd + "' (expected CL1.2, CL2.0 or CL3.0)");
     }
     if (const JValue *o = entry.find("options")) co.extraArgs = readStringList(file, *o, "'options'");
+    shown.defines = co.defines;
+    shown.clStd = co.clStd;
+    shown.extraArgs = co.extraArgs;
   } else {
     for (const char *k : {"defines", "include", "cl_std", "options"})
       if (const JValue *v = entry.find(k))
@@ -146,6 +152,7 @@ const KernelCache::Entry &KernelCache::load(const JValue &entry, const std::stri
     Expected<CompileResult> r = compileOpenCL(bytes, path, co);
     if (!r) throw DescError{Location::at(file, fileV.pos), r.error().message(), true};
     if (!r->warnings.empty()) diags.verbatim(r->warnings, false);
+    r->buildOptions = canonicalBuildOptions(shown);
     e->module = makeKernelModule(rel, *r, opts.keepSource ? &bytes : nullptr, opts.keepBitcode);
   } else {
     const auto *data = reinterpret_cast<const uint8_t *>(bytes.data());

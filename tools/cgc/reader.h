@@ -87,6 +87,7 @@ private:
     std::vector<Pos> paramPos;
     std::string edgesMode = "both";
     uint32_t depth = 0;
+    uint64_t repeatFactor = 1; // product of the enclosing repeat counts
     Graph &g() { return builder.graph(); }
   };
 

@@ -72,8 +72,8 @@ int fail(const std::string &message) {
   return 1;
 }
 
-void printReport(const char *what, const EvictionReport &r, bool dryRun) {
-  std::printf("%s%s: %llu entries (%s), %llu entries (%s) left\n", dryRun ? "would " : "", what,
+void printReport(const char *done, const char *would, const EvictionReport &r, bool dryRun) {
+  std::printf("%s: %llu entries (%s), %llu entries (%s) left\n", dryRun ? would : done,
               (unsigned long long)r.removedEntries, formatSize(r.removedBytes).c_str(),
               (unsigned long long)r.remainingEntries, formatSize(r.remainingBytes).c_str());
   if (dryRun)
@@ -104,6 +104,8 @@ int main(int argc, char **argv) {
   CLI::App *showCmd = app.add_subcommand("show", "show one entry: all key values, binary kind, size");
   std::string showKey;
   showCmd->add_option("KEY", showKey, "entry id as printed by list (or a unique prefix)")->required();
+  listCmd->fallthrough();
+  showCmd->fallthrough();
   app.require_subcommand(0, 1);
   try {
     app.parse(argc, argv);
@@ -134,14 +136,14 @@ int main(int argc, char **argv) {
       if (Error e = cache.setMaxSize(*size)) return fail(e.message());
     }
     if (asJson) out["max_size"] = *size;
-    else std::printf("%smax size set to %s\n", dryRun ? "would have " : "", formatSize(*size).c_str());
+    else std::printf("%s %s\n", dryRun ? "would set max size to" : "max size set to", formatSize(*size).c_str());
   }
   if (clearAll) {
     didSomething = true;
     Expected<EvictionReport> r = cache.clear(dryRun);
     if (!r) return fail(r.error().message());
     if (asJson) out["clear"] = reportJson(*r, dryRun);
-    else printReport("removed", *r, dryRun);
+    else printReport("removed", "would remove", *r, dryRun);
   }
   if (!evictOlderText.empty()) {
     didSomething = true;
@@ -150,7 +152,7 @@ int main(int argc, char **argv) {
     Expected<EvictionReport> r = cache.evictOlderThan(*age, dryRun);
     if (!r) return fail(r.error().message());
     if (asJson) out["evict_older_than"] = reportJson(*r, dryRun);
-    else printReport("evicted", *r, dryRun);
+    else printReport("evicted", "would evict", *r, dryRun);
   }
   if (!evictToText.empty()) {
     didSomething = true;
@@ -159,7 +161,7 @@ int main(int argc, char **argv) {
     Expected<EvictionReport> r = cache.evictToSize(*size, dryRun);
     if (!r) return fail(r.error().message());
     if (asJson) out["evict_to"] = reportJson(*r, dryRun);
-    else printReport("evicted", *r, dryRun);
+    else printReport("evicted", "would evict", *r, dryRun);
   }
   if (verifyAll) {
     didSomething = true;

@@ -254,8 +254,9 @@ void listingRec(const Graph &g, const std::string &ind, std::string &o, int dept
     std::string t = "  [" + std::to_string(i) + "] " + k.name + "(";
     for (size_t p = 0; p < k.params.size(); ++p) {
       const KernelParam &kp = k.params[p];
+      bool spelled = kp.typeName.find("const") != std::string::npos;
       t += (p ? ", " : "") + std::string(paramKindName(kp.kind)) + " " +
-           ((kp.qualifiers & kQualConst) ? "const " : "") + kp.typeName +
+           ((kp.qualifiers & kQualConst) && !spelled ? "const " : "") + kp.typeName +
            (kp.name.empty() ? "" : " " + kp.name);
     }
     t += ")  module " + (k.module == kNone ? std::string("-") : std::to_string(k.module));

@@ -1,8 +1,12 @@
 #include "cl_api.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 
+#include <cstdlib>
+#include <fstream>
 #include <mutex>
+#include <vector>
 
 namespace cgraph::opencl {
 
@@ -13,8 +17,67 @@ struct Loaded {
   Error error;
 };
 
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define CGRAPH_CL_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) ||                 \
+    __has_feature(memory_sanitizer)
+#define CGRAPH_CL_SANITIZED 1
+#endif
+#endif
+
+// The vendor libraries the ICD loader will open, from the .icd files it reads.
+std::vector<std::string> vendorLibraries() {
+  std::vector<std::string> libs;
+  const char *env = std::getenv("OCL_ICD_VENDORS");
+  std::string dir = env && *env ? env : "/etc/OpenCL/vendors";
+  DIR *d = opendir(dir.c_str());
+  if (!d) return libs;
+  while (dirent *e = readdir(d)) {
+    std::string name = e->d_name;
+    if (name.size() < 5 || name.compare(name.size() - 4, 4, ".icd") != 0) continue;
+    std::ifstream f(dir + "/" + name);
+    std::string lib;
+    if (std::getline(f, lib)) {
+      while (!lib.empty() && (lib.back() == '\r' || lib.back() == ' ')) lib.pop_back();
+      if (!lib.empty()) libs.push_back(lib);
+    }
+  }
+  closedir(d);
+  return libs;
+}
+
+// Why: our programs link clang/LLVM 14 (libclang-cpp.so.14, whose symbols carry no
+// version), and a vendor driver may link another clang (Debian's PoCL 3.1 links
+// libclang-cpp.so.15). In the default lookup order the driver's clang calls would bind
+// to our clang 14 and crash in the driver's compiler. Opening each vendor library first
+// with RTLD_DEEPBIND puts its own dependencies ahead of the global scope; the ICD
+// loader's later dlopen of the same library gets this handle back.
+// Sanitizer runtimes refuse RTLD_DEEPBIND, so sanitized builds skip it (and probe()
+// reports the conflict instead of crashing, see below).
+void preloadVendorsIsolated() {
+#ifndef CGRAPH_CL_SANITIZED
+  for (const std::string &lib : vendorLibraries()) dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+#endif
+}
+
+// True when the vendor libraries cannot be isolated and clang 14 is in the process.
+bool clangConflict() {
+#ifdef CGRAPH_CL_SANITIZED
+  return dlsym(RTLD_DEFAULT, "_ZN5clang17CompilerInstanceD1Ev") != nullptr;
+#else
+  return false;
+#endif
+}
+
 Loaded load() {
   Loaded out;
+  if (clangConflict()) {
+    out.error = makeError("OpenCL drivers cannot be isolated from this process's clang "
+                          "(RTLD_DEEPBIND is unavailable in sanitizer builds)");
+    return out;
+  }
+  preloadVendorsIsolated();
   // The versioned name is what the ICD loader packages install (ocl-icd-libopencl1);
   // the unversioned one only exists with the -dev package.
   const char *names[] = {"libOpenCL.so.1", "libOpenCL.so"};

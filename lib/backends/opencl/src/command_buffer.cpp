@@ -47,6 +47,8 @@ Recording::~Recording() {
   for (auto &p : parts)
     if (p.cb) cbApi->release(p.cb);
   for (cl_mem m : retained) api->clReleaseMemObject(m);
+  for (cl_kernel k : kernels)
+    if (k) api->clReleaseKernel(k);
 }
 
 // ---- the executable ------------------------------------------------------------------
@@ -83,6 +85,7 @@ Error OpenCLExecutable::prepare(const rt::FinalizeOptions &opts) {
     if (n.kind == NodeKind::Host) anyHost = true;
   }
   kernels_.assign(graph_.kernels.size(), nullptr);
+  kernelProgram_.assign(graph_.kernels.size(), nullptr);
   std::vector<std::shared_ptr<Program>> byModule(graph_.modules.size());
   for (size_t k = 0; k < graph_.kernels.size(); ++k) {
     if (!used[k]) continue;
@@ -94,6 +97,7 @@ Error OpenCLExecutable::prepare(const rt::FinalizeOptions &opts) {
       prog = *p;
       programs_.push_back(prog);
     }
+    kernelProgram_[k] = prog->program;
     cl_int rc = CL_SUCCESS;
     kernels_[k] = api_->clCreateKernel(prog->program, kern.name.c_str(), &rc);
     if (rc != CL_SUCCESS)
@@ -175,10 +179,10 @@ Error OpenCLExecutable::resolve(const std::vector<ResolvedSlot> &slots) {
   return Error::success();
 }
 
-Error OpenCLExecutable::setArgs(uint32_t n, const std::vector<uint64_t> &params, SubBuffers &subs) {
+Error OpenCLExecutable::setArgs(cl_kernel k, uint32_t n, const std::vector<uint64_t> &params,
+                                SubBuffers &subs) {
   const Node &node = graph_.nodes[n];
   const Kernel &kern = graph_.kernels[node.kernel];
-  cl_kernel k = kernels_[node.kernel];
   for (cl_uint i = 0; i < node.args.size(); ++i) {
     const Arg &a = node.args[i];
     const uint32_t psize = i < kern.params.size() ? kern.params[i].size : 0;
@@ -240,3 +244,5 @@ OpenCLExecutable::Launch OpenCLExecutable::launchDims(uint32_t n, const std::vec
   l.hasOffset = anyOffset;
   return l;
 }
+
+} // namespace cgraph::opencl

@@ -43,6 +43,7 @@ struct Recording {
   std::vector<Part> parts;
   SubBuffers subs;
   std::vector<cl_mem> retained; // the bound buffers, kept alive while recorded
+  std::vector<cl_kernel> kernels; // per kernel node, owned (see findOrRecord)
   cl_event lastUse = nullptr;   // for devices without simultaneous use
   uint64_t lastTick = 0;        // LRU
 };
@@ -83,14 +84,14 @@ private:
   std::string nodeLabel(uint32_t n) const;
   Error initOwnedSlots();
   Error resolve(const std::vector<ResolvedSlot> &slots);
-  Error setArgs(uint32_t n, const std::vector<uint64_t> &params, SubBuffers &subs);
+  Error setArgs(cl_kernel k, uint32_t n, const std::vector<uint64_t> &params, SubBuffers &subs);
   Launch launchDims(uint32_t n, const std::vector<uint64_t> &params) const;
 
   // submit.cpp
   Error enqueueNode(uint32_t n, const std::vector<uint64_t> &params, SubBuffers &subs,
                     cl_uint nWait, const cl_event *wait, cl_event *ev);
   Error recordNode(cl_command_buffer_khr cb, uint32_t n, const std::vector<uint64_t> &params,
-                   SubBuffers &subs, cl_sync_point_khr *prev, bool *havePrev);
+                   SubBuffers &subs, cl_kernel k, cl_sync_point_khr *prev, bool *havePrev);
   Expected<Recording *> findOrRecord(const std::vector<uint64_t> &params);
   Error runHost(uint32_t n, const std::vector<uint64_t> &params);
   Expected<rt::EventPtr> submitEager(const std::vector<uint64_t> &params,
@@ -105,6 +106,7 @@ private:
   std::vector<PartPlan> parts_;
   std::vector<std::shared_ptr<Program>> programs_;
   std::vector<cl_kernel> kernels_; // per graph kernel; null when no node launches it
+  std::vector<cl_program> kernelProgram_; // per graph kernel
   std::vector<std::unique_ptr<OpenCLBuffer>> owned_; // runtime-initialized slots
   std::unique_ptr<rt::HostTasks> hostTasks_;
   std::vector<SlotMem> mems_; // the current submission's slots

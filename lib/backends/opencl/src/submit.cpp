@@ -39,7 +39,7 @@ Error OpenCLExecutable::enqueueNode(uint32_t n, const std::vector<uint64_t> &par
   const char *call = "";
   switch (node.kind) {
   case NodeKind::Kernel: {
-    CGRAPH_RETURN_IF_ERROR(setArgs(n, params, subs));
+    CGRAPH_RETURN_IF_ERROR(setArgs(kernels_[node.kernel], n, params, subs));
     Launch l = launchDims(n, params);
     call = "clEnqueueNDRangeKernel";
     rc = api_->clEnqueueNDRangeKernel(q, kernels_[node.kernel], l.dims, l.hasOffset ? l.offset : nullptr,
@@ -82,7 +82,7 @@ Error OpenCLExecutable::enqueueNode(uint32_t n, const std::vector<uint64_t> &par
 
 Error OpenCLExecutable::recordNode(cl_command_buffer_khr cb, uint32_t n,
                                    const std::vector<uint64_t> &params, SubBuffers &subs,
-                                   cl_sync_point_khr *prev, bool *havePrev) {
+                                   cl_kernel k, cl_sync_point_khr *prev, bool *havePrev) {
   const ClCommandBufferApi &c = dev_->commandBufferApi();
   const Node &node = graph_.nodes[n];
   // Each command waits for the one before: the recording keeps the in-order semantics
@@ -94,10 +94,10 @@ Error OpenCLExecutable::recordNode(cl_command_buffer_khr cb, uint32_t n,
   const char *call = "";
   switch (node.kind) {
   case NodeKind::Kernel: {
-    CGRAPH_RETURN_IF_ERROR(setArgs(n, params, subs));
+    CGRAPH_RETURN_IF_ERROR(setArgs(k, n, params, subs));
     Launch l = launchDims(n, params);
     call = "clCommandNDRangeKernelKHR";
-    rc = c.ndrange(cb, nullptr, nullptr, kernels_[node.kernel], l.dims, l.hasOffset ? l.offset : nullptr,
+    rc = c.ndrange(cb, nullptr, nullptr, k, l.dims, l.hasOffset ? l.offset : nullptr,
                    l.global, l.hasLocal ? l.local : nullptr, nWait, wait, &sp, nullptr);
     break;
   }
@@ -169,15 +169,28 @@ Expected<Recording *> OpenCLExecutable::findOrRecord(const std::vector<uint64_t>
     }
     cl_command_buffer_properties_khr props[] = {
         CL_COMMAND_BUFFER_FLAGS_KHR,
-        dev_->props().simultaneousUse ? CL_COMMAND_BUFFER_SIMULTANEOUS_USE_KHR : 0, 0};
+        cl_command_buffer_properties_khr(dev_->props().simultaneousUse ? CL_COMMAND_BUFFER_SIMULTANEOUS_USE_KHR : 0), 0};
     cl_int rc = CL_SUCCESS;
     part.cb = c.create(1, &q, props, &rc);
     if (rc != CL_SUCCESS) return clError("clCreateCommandBufferKHR", rc);
     rec->parts.push_back(part);
     cl_sync_point_khr prev = 0;
     bool havePrev = false;
-    for (uint32_t n : plan.nodes)
-      CGRAPH_RETURN_IF_ERROR(recordNode(part.cb, n, params, rec->subs, &prev, &havePrev));
+    for (uint32_t n : plan.nodes) {
+      // A kernel object per recorded command: PoCL 3.1 reads a kernel's arguments when
+      // the command buffer runs, not when the command was recorded, so a cl_kernel
+      // shared between recordings (or with the eager path) would replay the last
+      // binding set set on it.
+      cl_kernel k = nullptr;
+      if (graph_.nodes[n].kind == NodeKind::Kernel) {
+        const Kernel &kern = graph_.kernels[graph_.nodes[n].kernel];
+        cl_int krc = CL_SUCCESS;
+        k = api_->clCreateKernel(kernelProgram_[graph_.nodes[n].kernel], kern.name.c_str(), &krc);
+        if (krc != CL_SUCCESS) return clError("clCreateKernel", krc).withContext(nodeLabel(n));
+        rec->kernels.push_back(k);
+      }
+      CGRAPH_RETURN_IF_ERROR(recordNode(part.cb, n, params, rec->subs, k, &prev, &havePrev));
+    }
     CGRAPH_CL_CHECK("clFinalizeCommandBufferKHR", c.finalize(part.cb));
   }
   ++recordingsMade_;

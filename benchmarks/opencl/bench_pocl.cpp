@@ -1,0 +1,225 @@
+// PoCL through the OpenCL backend, next to the CPU backend when it is linked:
+//   1. 1000-node chain of axpy(4096): eager (clEnqueueNDRangeKernel per node) vs
+//      command-buffer replay, per node;
+//   2. axpy over 16M floats (GB/s, 3 x 4 bytes per element) and a 512x512 matmul
+//      (GFLOP/s);
+//   3. cold finalize: PoCL's clBuildProgram (through finalize, our cache off) vs the CPU
+//      backend's finalize, same source.
+// PoCL's own kernel cache is off (POCL_KERNEL_CACHE=0) unless --warm is given.
+// Usage: bench_pocl [--warm] [--reps N]
+#include "cgraph/backends/opencl/opencl_backend.h"
+#include "cgraph/graph/builder.h"
+#include "cgraph/kernel/module_info.h"
+#include "cgraph/kernel/opencl_compiler.h"
+#include "cgraph/kernel/spirv.h"
+
+#ifdef CGRAPH_HAVE_CPU_BACKEND
+#include "cgraph/backends/cpu/cpu_backend.h"
+#endif
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+using namespace cgraph;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+const char *kSource = R"(
+__kernel void axpy(__global float *y, __global const float *x, float a) {
+  size_t i = get_global_id(0);
+  y[i] = a * x[i] + y[i];
+}
+__kernel void matmul(__global float *c, __global const float *a, __global const float *b, int n) {
+  size_t col = get_global_id(0), row = get_global_id(1);
+  float acc = 0.0f;
+  for (int k = 0; k < n; ++k) acc += a[row * n + k] * b[k * n + col];
+  c[row * n + col] = acc;
+}
+)";
+
+[[noreturn]] void die(const std::string &what, const Error &e) {
+  std::fprintf(stderr, "bench_pocl: %s: %s\n", what.c_str(), e.message().c_str());
+  std::exit(1);
+}
+
+struct Built {
+  GraphBuilder b;
+  uint32_t axpy = kNone, matmul = kNone;
+};
+
+void addModule(Built &bt) {
+  auto r = compileOpenCL(kSource, "bench.cl", CompileOptions{});
+  if (!r) die("compile", r.error());
+  const std::string source = kSource;
+  uint32_t mod = bt.b.addModule(makeKernelModule("bench.cl", *r, &source, false));
+  auto ks = reflectKernels(r->spirv.data(), r->spirv.size());
+  if (!ks) die("reflect", ks.error());
+  for (Kernel k : *ks) {
+    k.module = mod;
+    std::string n = k.name;
+    uint32_t i = bt.b.addKernel(std::move(k));
+    if (n == "axpy") bt.axpy = i;
+    if (n == "matmul") bt.matmul = i;
+  }
+}
+
+Slot ext(const char *name, uint64_t bytes) {
+  Slot s;
+  s.name = name;
+  s.size = bytes;
+  return s;
+}
+
+uint64_t f32(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+
+Graph axpyChain(uint32_t nodes, uint64_t n) {
+  Built bt;
+  addModule(bt);
+  uint32_t y = bt.b.addSlot(ext("y", n * 4)), x = bt.b.addSlot(ext("x", n * 4));
+  uint32_t prev = kNone;
+  for (uint32_t i = 0; i < nodes; ++i) {
+    uint32_t nd = bt.b.addKernelNode("axpy" + std::to_string(i), bt.axpy, range1D(n, n >= 256 ? 256 : 0),
+                                     {Arg::slot(y), Arg::slot(x), Arg::scalar(ScalarType::F32, f32(0.5f))});
+    if (prev != kNone) bt.b.addEdge(prev, nd);
+    prev = nd;
+  }
+  return bt.b.take();
+}
+
+Graph matmulGraph(uint32_t n) {
+  Built bt;
+  addModule(bt);
+  uint32_t c = bt.b.addSlot(ext("c", n * n * 4)), a = bt.b.addSlot(ext("a", n * n * 4)),
+           b = bt.b.addSlot(ext("b", n * n * 4));
+  bt.b.addKernelNode("matmul", bt.matmul, range2D(n, n, 16, 16),
+                     {Arg::slot(c), Arg::slot(a), Arg::slot(b), Arg::scalar(ScalarType::I32, n)});
+  return bt.b.take();
+}
+
+struct Timing {
+  double minUs = 0, medUs = 0, finalizeMs = 0, firstUs = 0;
+};
+
+// Finalizes `g`, binds fresh buffers, runs `reps` times (after one warm-up); host time per
+// submission from enqueue to wait().
+Timing measure(rt::Device &d, const Graph &g, rt::ExecMode mode, int reps) {
+  rt::FinalizeOptions fo;
+  fo.mode = mode;
+  fo.useCache = false;
+  auto t0 = Clock::now();
+  auto exe = d.finalize(g, fo);
+  Timing t;
+  t.finalizeMs = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  if (!exe) die(d.info().backend + " finalize", exe.error());
+  std::vector<std::unique_ptr<rt::Buffer>> bufs;
+  rt::BindingTable table;
+  for (const Slot &s : g.slots) {
+    auto b = d.allocate(s.size, 64);
+    if (!b) die("allocate", b.error());
+    std::vector<float> init(s.size / 4, 1.0f);
+    if (Error e = d.write(**b, 0, init.data(), s.size)) die("write", e);
+    table.slots.push_back({b->get()});
+    bufs.push_back(std::move(*b));
+  }
+  std::vector<double> us;
+  for (int i = 0; i <= reps; ++i) {
+    auto s = Clock::now();
+    auto ev = (*exe)->enqueue(table, {});
+    if (!ev) die("enqueue", ev.error());
+    if (Error e = (*ev)->wait()) die("wait", e);
+    double el = std::chrono::duration<double, std::micro>(Clock::now() - s).count();
+    if (i == 0) t.firstUs = el;
+    if (i > 0) us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - s).count());
+  }
+  std::sort(us.begin(), us.end());
+  t.minUs = us.front();
+  t.medUs = us[us.size() / 2];
+  return t;
+}
+
+rt::Device *open(rt::Backend &b) {
+  rt::BackendProbe p = b.probe();
+  if (!p.available) {
+    std::fprintf(stderr, "bench_pocl: %s unavailable: %s\n", b.name(), p.reason.c_str());
+    return nullptr;
+  }
+  auto d = b.device(0);
+  if (!d) die(b.name(), d.error());
+  return *d;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  bool warm = false;
+  int reps = 5;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--warm")) warm = true;
+    else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::max(1, std::atoi(argv[++i]));
+  }
+  if (!warm) setenv("POCL_KERNEL_CACHE", "0", 1); // read by PoCL when it initializes
+
+  struct Dev {
+    const char *label;
+    std::unique_ptr<rt::Backend> backend;
+    rt::Device *device = nullptr;
+  };
+  std::vector<Dev> devs;
+  devs.push_back({"pocl", opencl::makeOpenCLBackend()});
+#ifdef CGRAPH_HAVE_CPU_BACKEND
+  devs.push_back({"cgraph-cpu", cpu::makeCpuBackend()});
+#endif
+  for (Dev &d : devs) d.device = open(*d.backend);
+  if (!devs[0].device) return 1;
+  std::printf("pocl device: %s (%s)\n", devs[0].device->info().name.c_str(),
+              devs[0].device->info().driverVersion.c_str());
+  std::printf("PoCL kernel cache: %s; %d repetitions, min / median host time per submission\n\n",
+              warm ? "on (warm figures)" : "off (POCL_KERNEL_CACHE=0, cold figures)", reps);
+
+  const uint32_t kChain = 1000;
+  Graph chain = axpyChain(kChain, 4096);
+  std::printf("1000 x axpy(4096) chain, per node:\n");
+  for (Dev &d : devs) {
+    if (!d.device) continue;
+    Timing e = measure(*d.device, chain, rt::ExecMode::Eager, reps);
+    Timing r = measure(*d.device, chain, rt::ExecMode::Replay, reps);
+    std::printf("  %-11s eager  %8.2f us/node (median %8.2f)   replay %8.2f us/node (median %8.2f)\n",
+                d.label, e.minUs / kChain, e.medUs / kChain, r.minUs / kChain, r.medUs / kChain);
+  }
+
+  const uint64_t kBig = 16u << 20;
+  Graph big = axpyChain(1, kBig);
+  Graph mm = matmulGraph(512);
+  std::printf("\nthroughput (replay, best of %d):\n", reps);
+  std::vector<std::pair<const char *, double>> finalizeMs;
+  std::vector<double> firstMs;
+  for (Dev &d : devs) {
+    if (!d.device) continue;
+    Timing a = measure(*d.device, big, rt::ExecMode::Replay, reps);
+    Timing m = measure(*d.device, mm, rt::ExecMode::Replay, reps);
+    std::printf("  %-11s axpy 16M floats %8.2f GB/s (%8.1f us)   matmul 512 %8.2f GFLOP/s (%8.1f us)\n",
+                d.label, 3.0 * 4 * kBig / (a.minUs * 1e3), a.minUs,
+                2.0 * 512 * 512 * 512 / (m.minUs * 1e3), m.minUs);
+    finalizeMs.push_back({d.label, m.finalizeMs});
+    firstMs.push_back(m.firstUs / 1e3);
+  }
+  std::printf("\nfinalize of the 2-kernel module (our in-memory cache off):\n");
+  for (size_t i = 0; i < finalizeMs.size(); ++i) {
+    auto &f = finalizeMs[i];
+    // PoCL generates the work-group function at the first launch of a kernel, so the
+    // first submission carries the rest of its compile time.
+    std::printf("  %-11s %9.1f ms, first matmul submission %9.1f ms%s\n", f.first, f.second, firstMs[i],
+                std::strcmp(f.first, "pocl") == 0 ? (warm ? "  (clBuildProgram, PoCL cache on)" : "  (clBuildProgram, cold)") : "");
+  }
+  return 0;
+}

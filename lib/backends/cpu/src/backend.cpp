@@ -1,0 +1,76 @@
+// The CPU backend: always available, one device (the host).
+#include "cgraph/backends/cpu/cpu_backend.h"
+
+#include "device.h"
+
+#include <llvm/ADT/StringRef.h>
+#include <llvm/Support/Host.h>
+
+#include <fstream>
+#include <mutex>
+#include <thread>
+
+#include <sys/sysinfo.h>
+
+namespace cgraph::cpu {
+
+rt::DeviceInfo hostDeviceInfo() {
+  rt::DeviceInfo d;
+  d.backend = "cpu";
+  std::string model;
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; std::getline(cpuinfo, line);)
+    if (line.rfind("model name", 0) == 0) {
+      size_t c = line.find(':');
+      if (c != std::string::npos) model = line.substr(c + 2);
+      break;
+    }
+  d.name = model.empty() ? llvm::sys::getHostCPUName().str() : model;
+  d.vendor = "cgraph";
+  d.driverVersion = "cgraph-cpu llvm-14 " + llvm::sys::getHostCPUName().str();
+  rt::Capabilities &c = d.caps;
+  c.nativeCommandBuffer = true;
+  c.rebindWithoutRerecord = true;
+  c.updatableParams = true;
+  c.inOrder = false;
+  c.concurrentNodes = true;
+  c.profiling = true;
+  c.hostPointerBuffers = true;
+  c.kernelForms = {FormKind::SpirV};
+  c.computeUnits = std::max(1u, std::thread::hardware_concurrency());
+  struct sysinfo si {};
+  if (sysinfo(&si) == 0) c.globalMemoryBytes = uint64_t(si.totalram) * si.mem_unit;
+  c.maxWorkGroupSize = 4096;
+  return d;
+}
+
+namespace {
+
+class CpuBackend : public rt::Backend {
+public:
+  const char *name() const override { return "cpu"; }
+  rt::BackendProbe probe() override {
+    rt::BackendProbe p;
+    p.backend = "cpu";
+    p.available = true;
+    p.devices.push_back(hostDeviceInfo());
+    return p;
+  }
+  Expected<rt::Device *> device(uint32_t index) override {
+    if (index != 0)
+      return makeError("cpu backend has one device (index 0), not " + std::to_string(index));
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!device_) device_ = std::make_unique<CpuDevice>();
+    return static_cast<rt::Device *>(device_.get());
+  }
+
+private:
+  std::mutex mutex_;
+  std::unique_ptr<CpuDevice> device_;
+};
+
+} // namespace
+
+std::unique_ptr<rt::Backend> makeCpuBackend() { return std::make_unique<CpuBackend>(); }
+
+} // namespace cgraph::cpu

@@ -1,0 +1,399 @@
+// The executable graph: a pre-resolved schedule. Finalize compiles every kernel and
+// packs each kernel node's argument block once, with a patch list of (arg, slot,
+// offset) and (arg, param); an enqueue copies one base pointer per slot and the
+// parameter bits, and the submission thread patches and runs. Nodes run level by
+// level (level = longest path from a root): nodes of one level are independent, so a
+// level wider than one runs its nodes concurrently on the TBB pool; a chain runs on the
+// submission thread with no scheduling at all.
+// Eager mode runs the same nodes one at a time through the ordinary path: arguments
+// resolved from the binding table per node, the kernel looked up in the device's
+// cache, the node handed to the submission thread and waited for (like
+// clEnqueueNDRangeKernel + clFinish).
+#include "device.h"
+
+#include "cgraph/graph/order.h"
+#include "cgraph/runtime/host_tasks.h"
+#include "cgraph/runtime/slot_init.h"
+
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
+#include <chrono>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <thread>
+
+namespace cgraph::cpu {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Patch {
+  uint32_t arg;
+  uint32_t index;  // slot or param
+  uint64_t offset; // slot byte offset
+  bool param;
+};
+
+struct PreparedNode {
+  uint32_t node = 0;
+  NodeKind kind = NodeKind::Barrier;
+  std::shared_ptr<const CompiledModule> module; // keeps `kernel` alive
+  const JitKernel *kernel = nullptr;
+  std::vector<uint64_t> args;
+  std::vector<Patch> patches;
+  uint64_t localBytes = 0;
+  Launch launch;
+  bool rangeFromParams = false;
+};
+
+// A worker thread running closures in FIFO order.
+class SubmitQueue {
+public:
+  ~SubmitQueue() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+  void post(std::function<void()> fn) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!thread_.joinable()) thread_ = std::thread([this] { loop(); });
+      queue_.push_back(std::move(fn));
+    }
+    cv_.notify_one();
+  }
+
+private:
+  void loop() {
+    for (;;) {
+      std::function<void()> fn;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+        if (queue_.empty()) return;
+        fn = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      fn();
+    }
+  }
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> queue_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+std::string nodeLabel(const Graph &g, uint32_t n) {
+  return g.nodes[n].name.empty() ? "node #" + std::to_string(n) : "node '" + g.nodes[n].name + "'";
+}
+
+uint64_t dimValue(const Dim &d, const std::vector<uint64_t> &params) {
+  return d.param == kNone ? d.value : params[d.param];
+}
+
+struct Submission {
+  std::vector<char *> base;     // per slot
+  std::vector<uint64_t> length; // per slot
+  std::vector<uint64_t> params;
+  rt::SubmitOptions opts;
+  std::shared_ptr<CpuEvent> event;
+};
+
+class CpuExecutable : public rt::Executable {
+public:
+  CpuExecutable(CpuDevice &device, Graph flat, const rt::FinalizeOptions &opts)
+      : Executable(device, std::move(flat), opts.mode), cpu_(device), useCache_(opts.useCache) {}
+
+  Error prepare(const rt::FinalizeOptions &opts) {
+    const Graph &g = graph_;
+    if (!g.order.empty() && g.order.size() == g.nodes.size()) {
+      order_ = g.order;
+    } else {
+      auto o = executionOrder(g);
+      if (!o) return o.error();
+      order_ = std::move(*o);
+    }
+    // Levels: nodes of one level have no edges between them.
+    std::vector<uint32_t> level(g.nodes.size(), 0);
+    std::vector<std::vector<uint32_t>> succ(g.nodes.size());
+    for (const Edge &e : g.edges) succ[e.from].push_back(e.to);
+    uint32_t maxLevel = 0;
+    for (uint32_t n : order_)
+      for (uint32_t s : succ[n]) {
+        level[s] = std::max(level[s], level[n] + 1);
+        maxLevel = std::max(maxLevel, level[s]);
+      }
+    levels_.assign(g.nodes.empty() ? 0 : maxLevel + 1, {});
+    nodes_.resize(g.nodes.size());
+    for (uint32_t n : order_) levels_[level[n]].push_back(n);
+
+    // Runtime-owned slots live as long as the executable.
+    storage_.resize(g.slots.size());
+    for (size_t s = 0; s < g.slots.size(); ++s) {
+      const Slot &slot = g.slots[s];
+      if (slot.init == SlotInit::External) continue;
+      auto buf = cpu_.allocate(std::max(slot.size, needs_[s].minSize), std::max<uint32_t>(slot.alignment, 64));
+      if (!buf) return buf.error();
+      CGRAPH_RETURN_IF_ERROR(rt::initializeSlot(slot, opts.host, (*buf)->hostPointer(), slot.size));
+      storage_[s] = std::move(*buf);
+    }
+
+    bool hasHost = false;
+    for (uint32_t n = 0; n < g.nodes.size(); ++n) {
+      const Node &node = g.nodes[n];
+      PreparedNode &p = nodes_[n];
+      p.node = n;
+      p.kind = node.kind;
+      if (node.kind == NodeKind::Host) hasHost = true;
+      if (node.kind != NodeKind::Kernel) continue;
+      CGRAPH_RETURN_IF_ERROR(prepareKernel(n, p).withContext(nodeLabel(g, n)));
+    }
+    if (hasHost) {
+      auto h = rt::HostTasks::prepare(g, opts.host);
+      if (!h) return h.error();
+      host_ = std::move(*h);
+    }
+    return Error::success();
+  }
+
+  Error prepareKernel(uint32_t n, PreparedNode &p) {
+    const Graph &g = graph_;
+    const Node &node = g.nodes[n];
+    const Kernel &kern = g.kernels[node.kernel];
+    const KernelModule &mod = g.modules[kern.module];
+    std::vector<std::string> names;
+    for (const Kernel &k : g.kernels)
+      if (k.module == kern.module) names.push_back(k.name);
+    auto compiled = cpu_.compiler().get(mod, names, useCache_);
+    if (!compiled) return compiled.error();
+    p.module = *compiled;
+    p.kernel = p.module->find(kern.name);
+    if (!p.kernel) return makeError("kernel '" + kern.name + "' not found in module '" + mod.name + "'");
+    if (node.args.size() != p.kernel->numParams)
+      return makeError("kernel '" + kern.name + "' takes " + std::to_string(p.kernel->numParams) +
+                       " arguments, the node gives " + std::to_string(node.args.size()));
+    p.args.assign(node.args.size(), 0);
+    uint64_t local = p.kernel->staticLocalBytes;
+    for (uint32_t a = 0; a < node.args.size(); ++a) {
+      const Arg &arg = node.args[a];
+      switch (arg.kind) {
+      case ArgKind::Slot: p.patches.push_back({a, arg.index, arg.value, false}); break;
+      case ArgKind::Param: p.patches.push_back({a, arg.index, 0, true}); break;
+      case ArgKind::Scalar: p.args[a] = arg.value; break;
+      case ArgKind::LocalMem:
+        local = (local + 127) / 128 * 128;
+        p.args[a] = local;
+        local += arg.value;
+        break;
+      case ArgKind::String: return makeError("arg " + std::to_string(a) + " is a string (host tasks only)");
+      }
+    }
+    p.localBytes = local;
+    const NDRange &r = node.range;
+    for (int d = 0; d < 3; ++d)
+      p.rangeFromParams = p.rangeFromParams || r.global[d].param != kNone || r.local[d].param != kNone ||
+                          r.offset[d].param != kNone;
+    if (!p.rangeFromParams) resolveLaunch(p, r, {});
+    return Error::success();
+  }
+
+  void resolveLaunch(PreparedNode &p, const NDRange &r, const std::vector<uint64_t> &params) {
+    Launch &l = p.launch;
+    l.dims = r.dims;
+    for (uint32_t d = 0; d < 3; ++d) {
+      l.global[d] = d < r.dims ? std::max<uint64_t>(dimValue(r.global[d], params), 1) : 1;
+      l.offset[d] = d < r.dims ? dimValue(r.offset[d], params) : 0;
+      l.local[d] = 1;
+    }
+    if (r.hasLocal()) {
+      for (uint32_t d = 0; d < r.dims; ++d) l.local[d] = std::max<uint64_t>(dimValue(r.local[d], params), 1);
+    } else {
+      chooseLocalSize(*p.kernel, graph_.kernels[graph_.nodes[p.node].kernel], l);
+    }
+  }
+
+  Expected<rt::EventPtr> submit(const std::vector<ResolvedSlot> &slots, const std::vector<uint64_t> &params,
+                                const rt::SubmitOptions &opts) override {
+    auto sub = std::make_shared<Submission>();
+    sub->base.resize(slots.size());
+    sub->length.resize(slots.size());
+    for (size_t s = 0; s < slots.size(); ++s) {
+      const ResolvedSlot &r = slots[s];
+      if (r.buffer) {
+        sub->base[s] = static_cast<char *>(r.buffer->hostPointer()) + r.offset;
+        sub->length[s] = r.length;
+      } else if (storage_[s]) {
+        sub->base[s] = static_cast<char *>(storage_[s]->hostPointer());
+        sub->length[s] = storage_[s]->size();
+      }
+    }
+    sub->params = params;
+    sub->opts = opts;
+    sub->event = std::make_shared<CpuEvent>();
+    rt::EventPtr ev = sub->event;
+    if (mode_ == rt::ExecMode::Eager) {
+      runEager(*sub);
+      return ev;
+    }
+    queue_.post([this, sub] { runReplay(*sub); });
+    return ev;
+  }
+
+  Error waitDeps(const Submission &sub) {
+    for (const rt::EventPtr &e : sub.opts.waitFor)
+      if (e) CGRAPH_RETURN_IF_ERROR(e->wait().withContext("a waited-for submission failed"));
+    return Error::success();
+  }
+
+  Error runNode(PreparedNode &p, const Submission &sub) {
+    const Node &node = graph_.nodes[p.node];
+    switch (p.kind) {
+    case NodeKind::Kernel: {
+      for (const Patch &pt : p.patches)
+        p.args[pt.arg] = pt.param ? sub.params[pt.index] : uint64_t(uintptr_t(sub.base[pt.index] + pt.offset));
+      if (p.rangeFromParams) resolveLaunch(p, node.range, sub.params);
+      runKernel(*p.kernel, p.args.data(), p.localBytes, p.launch);
+      return Error::success();
+    }
+    case NodeKind::Copy: {
+      const CopyOp &c = node.copy;
+      if (c.bytes) std::memmove(sub.base[c.dstSlot] + c.dstOffset, sub.base[c.srcSlot] + c.srcOffset, c.bytes);
+      return Error::success();
+    }
+    case NodeKind::CopyRect: {
+      const CopyOp &c = node.copy;
+      const uint64_t srp = c.srcRowPitch ? c.srcRowPitch : c.region[0];
+      const uint64_t ssp = c.srcSlicePitch ? c.srcSlicePitch : srp * c.region[1];
+      const uint64_t drp = c.dstRowPitch ? c.dstRowPitch : c.region[0];
+      const uint64_t dsp = c.dstSlicePitch ? c.dstSlicePitch : drp * c.region[1];
+      const char *src = sub.base[c.srcSlot] + c.srcOffset;
+      char *dst = sub.base[c.dstSlot] + c.dstOffset;
+      for (uint64_t z = 0; z < c.region[2]; ++z)
+        for (uint64_t y = 0; y < c.region[1]; ++y)
+          std::memmove(dst + z * dsp + y * drp, src + z * ssp + y * srp, c.region[0]);
+      return Error::success();
+    }
+    case NodeKind::Fill: {
+      const FillOp &f = node.fill;
+      rt::fillPattern(sub.base[f.slot] + f.offset, f.bytes, f.pattern.data(), f.pattern.size());
+      return Error::success();
+    }
+    case NodeKind::Host: {
+      std::vector<rt::HostSpan> spans(sub.base.size());
+      for (size_t s = 0; s < spans.size(); ++s) {
+        spans[s].data = sub.base[s];
+        spans[s].size = sub.length[s];
+      }
+      return host_->run(p.node, spans, sub.params);
+    }
+    case NodeKind::Barrier:
+    case NodeKind::Subgraph: return Error::success();
+    }
+    return Error::success();
+  }
+
+  void runReplay(Submission &sub) {
+    Error err = waitDeps(sub);
+    std::vector<rt::NodeTiming> timings;
+    const bool profile = sub.opts.profile;
+    const Clock::time_point t0 = Clock::now();
+    if (profile) timings.resize(graph_.nodes.size());
+    auto timed = [&](uint32_t n) -> Error {
+      if (!profile) return runNode(nodes_[n], sub);
+      rt::NodeTiming &t = timings[n];
+      t.node = n;
+      int lane = tbb::this_task_arena::current_thread_index();
+      t.lane = lane < 0 ? 0 : uint32_t(lane) + 1;
+      t.startNs = uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count());
+      Error e = runNode(nodes_[n], sub);
+      t.endNs = uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count());
+      return e;
+    };
+    for (size_t lv = 0; lv < levels_.size() && !err; ++lv) {
+      const std::vector<uint32_t> &nodes = levels_[lv];
+      if (nodes.size() == 1) {
+        err = timed(nodes[0]).withContext(nodeLabel(graph_, nodes[0]));
+        continue;
+      }
+      std::vector<Error> errs(nodes.size());
+      tbb::parallel_for(size_t(0), nodes.size(), [&](size_t i) {
+        errs[i] = timed(nodes[i]).withContext(nodeLabel(graph_, nodes[i]));
+      });
+      for (Error &e : errs)
+        if (e && !err) err = e;
+    }
+    sub.event->complete(std::move(err), std::move(timings));
+  }
+
+  void runEager(Submission &sub) {
+    Error err = waitDeps(sub);
+    std::vector<rt::NodeTiming> timings;
+    const Clock::time_point t0 = Clock::now();
+    for (uint32_t n : order_) {
+      if (err) break;
+      const Node &node = graph_.nodes[n];
+      PreparedNode p; // per node, as an application calling the API would
+      p.node = n;
+      p.kind = node.kind;
+      if (node.kind == NodeKind::Kernel) {
+        err = prepareKernel(n, p).withContext(nodeLabel(graph_, n));
+        if (err) break;
+      }
+      const uint64_t start = uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count());
+      std::mutex m;
+      std::condition_variable cv;
+      bool done = false;
+      Error nodeErr;
+      queue_.post([&] {
+        Error e = runNode(p, sub);
+        std::lock_guard<std::mutex> lock(m);
+        nodeErr = std::move(e);
+        done = true;
+        cv.notify_one();
+      });
+      {
+        std::unique_lock<std::mutex> lock(m);
+        cv.wait(lock, [&] { return done; });
+      }
+      err = nodeErr.withContext(nodeLabel(graph_, n));
+      if (sub.opts.profile) {
+        rt::NodeTiming t;
+        t.node = n;
+        t.startNs = start;
+        t.endNs = uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count());
+        timings.push_back(t);
+      }
+    }
+    sub.event->complete(std::move(err), std::move(timings));
+  }
+
+  ~CpuExecutable() override = default;
+
+private:
+  CpuDevice &cpu_;
+  bool useCache_;
+  std::vector<uint32_t> order_;
+  std::vector<std::vector<uint32_t>> levels_;
+  std::vector<PreparedNode> nodes_;
+  std::vector<std::unique_ptr<rt::Buffer>> storage_;
+  std::unique_ptr<rt::HostTasks> host_;
+  SubmitQueue queue_; // last: joined first, before the state it uses goes away
+};
+
+} // namespace
+
+Expected<std::unique_ptr<rt::Executable>> makeExecutable(CpuDevice &device, Graph flat,
+                                                         const rt::FinalizeOptions &opts) {
+  auto exe = std::make_unique<CpuExecutable>(device, std::move(flat), opts);
+  CGRAPH_RETURN_IF_ERROR(exe->prepare(opts));
+  return std::unique_ptr<rt::Executable>(std::move(exe));
+}
+
+} // namespace cgraph::cpu

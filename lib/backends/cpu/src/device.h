@@ -1,0 +1,65 @@
+// CPU device, buffer, event and executable types shared by the backend's .cpp files.
+#pragma once
+
+#include "internal.h"
+
+#include "cgraph/runtime/runtime.h"
+
+#include <condition_variable>
+#include <mutex>
+
+namespace cgraph::cpu {
+
+class CpuBuffer : public rt::Buffer {
+public:
+  CpuBuffer(rt::Device *device, char *data, uint64_t size) : device_(device), data_(data), size_(size) {}
+  ~CpuBuffer() override;
+  uint64_t size() const override { return size_; }
+  void *hostPointer() override { return data_; }
+  const rt::Device *device() const override { return device_; }
+  char *data() { return data_; }
+
+private:
+  rt::Device *device_;
+  char *data_;
+  uint64_t size_;
+};
+
+class CpuEvent : public rt::Event {
+public:
+  Error wait() override;
+  bool isComplete() const override;
+  const std::vector<rt::NodeTiming> &nodeTimings() const override { return timings_; }
+  void complete(Error error, std::vector<rt::NodeTiming> timings);
+
+private:
+  mutable std::mutex mutex_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  Error error_;
+  std::vector<rt::NodeTiming> timings_;
+};
+
+class CpuDevice : public rt::Device {
+public:
+  CpuDevice();
+  const rt::DeviceInfo &info() const override { return info_; }
+  Expected<std::unique_ptr<rt::Buffer>> allocate(uint64_t bytes, uint32_t alignment) override;
+  Error write(rt::Buffer &dst, uint64_t offset, const void *src, uint64_t bytes) override;
+  Error read(rt::Buffer &src, uint64_t offset, void *dst, uint64_t bytes) override;
+  Expected<std::unique_ptr<rt::Executable>> finalize(const Graph &graph,
+                                                     const rt::FinalizeOptions &opts) override;
+  KernelCompiler &compiler() { return compiler_; }
+
+private:
+  rt::DeviceInfo info_;
+  KernelCompiler compiler_;
+};
+
+rt::DeviceInfo hostDeviceInfo();
+
+// command_buffer.cpp
+Expected<std::unique_ptr<rt::Executable>> makeExecutable(CpuDevice &device, Graph flat,
+                                                         const rt::FinalizeOptions &opts);
+
+} // namespace cgraph::cpu

@@ -1,0 +1,147 @@
+// Compilation is "SPIR-V bytes + options -> object file bytes -> load into the JIT", so
+// that the object file is what a persistent cache stores (see persistentLookup/Store).
+// Each module gets its own JITDylib: kernels of different modules may share names.
+#include "internal.h"
+
+#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <atomic>
+#include <functional>
+#include <mutex>
+#include <unordered_map>
+
+namespace cgraph::cpu {
+
+namespace {
+
+std::string toText(llvm::Error e) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << e;
+  return os.str();
+}
+
+std::string cacheKey(const KernelModule &m, const std::string &options) {
+  const std::vector<uint8_t> &b = m.forms[0].bytes;
+  size_t h = std::hash<std::string_view>{}(std::string_view(reinterpret_cast<const char *>(b.data()), b.size()));
+  return std::to_string(h) + ":" + std::to_string(b.size()) + ":" + options;
+}
+
+// Hook for the persistent binary cache (lib/cache): its API is not there yet. A hit
+// returns the object file bytes that lowerToObject produced for the same key.
+bool persistentLookup(const std::string &key, std::vector<uint8_t> &object) { return false; }
+void persistentStore(const std::string &key, const std::vector<uint8_t> &object) {}
+
+} // namespace
+
+struct KernelCompiler::Impl {
+  std::mutex mutex;
+  std::unique_ptr<llvm::orc::LLJIT> jit;
+  std::string options;
+  struct Entry {
+    std::vector<uint8_t> spirv; // compared on a hash hit
+    std::shared_ptr<CompiledModule> module;
+  };
+  std::unordered_map<std::string, Entry> cache;
+  uint32_t dylibs = 0;
+  std::atomic<uint64_t> compiles{0}, hits{0};
+
+  Error ensureJit() {
+    if (jit) return Error::success();
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    auto j = llvm::orc::LLJITBuilder().create();
+    if (!j) return makeError("cannot create the LLVM JIT: " + toText(j.takeError()));
+    jit = std::move(*j);
+    options = hostCompileOptions();
+    return Error::success();
+  }
+
+  Expected<std::shared_ptr<CompiledModule>> load(const std::vector<uint8_t> &object,
+                                                 const std::vector<std::string> &names,
+                                                 const std::string &moduleName) {
+    auto jd = jit->createJITDylib("cgraph-cpu-module-" + std::to_string(dylibs++));
+    if (!jd) return makeError("cannot create a JIT library: " + toText(jd.takeError()));
+    auto gen = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+        jit->getDataLayout().getGlobalPrefix());
+    if (!gen) return makeError("cannot search the process for symbols: " + toText(gen.takeError()));
+    jd->addGenerator(std::move(*gen));
+    llvm::orc::SymbolMap syms;
+    syms[jit->mangleAndIntern("cgraph_cpu_barrier")] = llvm::JITEvaluatedSymbol(
+        llvm::pointerToJITTargetAddress(&cgraph_cpu_barrier), llvm::JITSymbolFlags::Exported);
+    if (auto e = jd->define(llvm::orc::absoluteSymbols(std::move(syms))))
+      return makeError(toText(std::move(e)));
+    auto buf = llvm::MemoryBuffer::getMemBufferCopy(
+        llvm::StringRef(reinterpret_cast<const char *>(object.data()), object.size()), moduleName);
+    if (auto e = jit->addObjectFile(*jd, std::move(buf)))
+      return makeError("module '" + moduleName + "': cannot load its object file: " + toText(std::move(e)));
+    auto mod = std::make_shared<CompiledModule>();
+    for (const std::string &n : names) {
+      std::string base = std::string(kWrapperPrefix) + n;
+      auto info = jit->lookup(*jd, base + ".info");
+      if (!info) {
+        llvm::consumeError(info.takeError());
+        return makeError("module '" + moduleName + "' has no kernel '" + n + "'");
+      }
+      const uint64_t *i = llvm::jitTargetAddressToPointer<const uint64_t *>(info->getAddress());
+      JitKernel k;
+      k.name = n;
+      k.barrier = i[0] != 0;
+      k.staticLocalBytes = i[1];
+      k.numParams = uint32_t(i[2]);
+      auto fn = jit->lookup(*jd, base + (k.barrier ? ".wi" : ".wg"));
+      if (!fn) return makeError("module '" + moduleName + "': kernel '" + n + "': " + toText(fn.takeError()));
+      if (k.barrier)
+        k.workItem = llvm::jitTargetAddressToPointer<WiFn>(fn->getAddress());
+      else
+        k.loop = llvm::jitTargetAddressToPointer<WgLoopFn>(fn->getAddress());
+      mod->kernels.push_back(std::move(k));
+    }
+    return mod;
+  }
+};
+
+KernelCompiler::KernelCompiler() : impl_(std::make_unique<Impl>()) {}
+KernelCompiler::~KernelCompiler() = default;
+uint64_t KernelCompiler::compiles() const { return impl_->compiles; }
+uint64_t KernelCompiler::memoryHits() const { return impl_->hits; }
+
+Expected<std::shared_ptr<const CompiledModule>>
+KernelCompiler::get(const KernelModule &module, const std::vector<std::string> &kernelNames, bool useCache) {
+  if (module.forms.empty() || module.forms[0].kind != FormKind::SpirV)
+    return makeError("module '" + module.name + "': forms[0] is not SPIR-V");
+  // One compile at a time: LLVM compiles use both cores' worth of memory bandwidth and
+  // the JIT's dylib creation is not worth finer locking at finalize.
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  CGRAPH_RETURN_IF_ERROR(impl_->ensureJit());
+  const std::string key = cacheKey(module, impl_->options);
+  if (useCache) {
+    auto it = impl_->cache.find(key);
+    if (it != impl_->cache.end() && it->second.spirv == module.forms[0].bytes) {
+      bool all = true;
+      for (const std::string &n : kernelNames) all = all && it->second.module->find(n);
+      if (all) {
+        ++impl_->hits;
+        return std::shared_ptr<const CompiledModule>(it->second.module);
+      }
+    }
+  }
+  std::vector<uint8_t> object;
+  if (!useCache || !persistentLookup(key, object)) {
+    auto obj = lowerToObject(module.forms[0].bytes.data(), module.forms[0].bytes.size(), module.name);
+    if (!obj) return obj.error();
+    object = std::move(*obj);
+    ++impl_->compiles;
+    if (useCache) persistentStore(key, object);
+  }
+  auto mod = impl_->load(object, kernelNames, module.name);
+  if (!mod) return mod.error();
+  if (useCache) impl_->cache[key] = Impl::Entry{module.forms[0].bytes, *mod};
+  return std::shared_ptr<const CompiledModule>(*mod);
+}
+
+} // namespace cgraph::cpu

@@ -1,0 +1,525 @@
+// Host lowering of a SPIR-V module (spir64 IR from the translator):
+//   1. link the builtin library (only what is used) and inline every non-kernel function;
+//   2. turn each kernel into an internal "body" that takes the work-item ids and the
+//      launch geometry as extra arguments, so work-item builtins become plain values
+//      (the x id is the innermost loop variable after inlining: vectorizable);
+//   3. __local variables become offsets into a per-group local block (an argument);
+//   4. wrap: barrier-free kernels get `cgk.<k>.wg` looping z/y/x over the group,
+//      kernels with barriers get `cgk.<k>.wi` (one work-item, run as a fiber);
+//   5. retarget to the host, O3, emit an object file.
+// Address spaces 1-4 are left in place: the x86-64 backend treats every address space
+// below 256 as the flat one (isNoopAddrSpaceCast), so no rewrite of pointer types is
+// needed for correct code, and the optimizer does not assume they are disjoint.
+#include "internal.h"
+
+#include "cgraph/kernel/spirv_to_llvm.h"
+
+#include <llvm/ADT/SmallPtrSet.h>
+#include <llvm/Analysis/TargetLibraryInfo.h>
+#include <llvm/Bitcode/BitcodeReader.h>
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Linker/Linker.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/Host.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/Transforms/IPO/AlwaysInliner.h>
+
+#include <map>
+#include <mutex>
+
+namespace cgraph::cpu {
+
+namespace {
+
+using namespace llvm;
+
+std::string toText(llvm::Error e) {
+  std::string s;
+  raw_string_ostream os(s);
+  os << e;
+  return os.str();
+}
+
+void initTargets() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    InitializeNativeTarget();
+    InitializeNativeTargetAsmPrinter();
+  });
+}
+
+Expected<std::unique_ptr<TargetMachine>> hostMachine() {
+  initTargets();
+  auto jtmb = orc::JITTargetMachineBuilder::detectHost();
+  if (!jtmb) return makeError("cannot describe the host target: " + toText(jtmb.takeError()));
+  jtmb->setCodeGenOptLevel(CodeGenOpt::Aggressive);
+  auto tm = jtmb->createTargetMachine();
+  if (!tm) return makeError("cannot create the host target machine: " + toText(tm.takeError()));
+  return std::move(*tm);
+}
+
+enum class WiFunc { GlobalId, LocalId, LocalSize, EnqLocal, GroupId, NumGroups, GlobalSize, GlobalOffset, WorkDim, GlobalLinearId, LocalLinearId, Barrier, None };
+
+WiFunc classify(StringRef n) {
+  static const std::map<std::string, WiFunc, std::less<>> kNames = {
+      {"_Z13get_global_idj", WiFunc::GlobalId},
+      {"_Z12get_local_idj", WiFunc::LocalId},
+      {"_Z14get_local_sizej", WiFunc::LocalSize},
+      {"_Z23get_enqueued_local_sizej", WiFunc::EnqLocal},
+      {"_Z12get_group_idj", WiFunc::GroupId},
+      {"_Z14get_num_groupsj", WiFunc::NumGroups},
+      {"_Z15get_global_sizej", WiFunc::GlobalSize},
+      {"_Z17get_global_offsetj", WiFunc::GlobalOffset},
+      {"_Z12get_work_dimv", WiFunc::WorkDim},
+      {"_Z20get_global_linear_idv", WiFunc::GlobalLinearId},
+      {"_Z19get_local_linear_idv", WiFunc::LocalLinearId},
+      {"_Z7barrierj", WiFunc::Barrier},
+      {"_Z18work_group_barrierj", WiFunc::Barrier},
+      {"_Z18work_group_barrierj12memory_scope", WiFunc::Barrier},
+  };
+  auto it = kNames.find(n);
+  return it == kNames.end() ? WiFunc::None : it->second;
+}
+
+// Values a body sees: work-item ids and the ctx fields (see internal.h).
+struct BodyArgs {
+  Value *l[3];
+  Value *local;
+  Value *ctx[kCtxFields];
+};
+
+constexpr unsigned kExtraArgs = 3 + 1 + kCtxFields;
+
+// d -> v[d] for d in 0..2, `dflt` otherwise; folds when d is a constant.
+Value *perDim(IRBuilder<> &b, Value *d, Value *const v[3], uint64_t dflt) {
+  Type *i64 = b.getInt64Ty();
+  if (auto *c = dyn_cast<ConstantInt>(d)) {
+    uint64_t k = c->getZExtValue();
+    return k < 3 ? v[k] : ConstantInt::get(i64, dflt);
+  }
+  Value *r = ConstantInt::get(i64, dflt);
+  for (int k = 2; k >= 0; --k)
+    r = b.CreateSelect(b.CreateICmpEQ(d, ConstantInt::get(d->getType(), k)), v[k], r);
+  return r;
+}
+
+Value *field(const BodyArgs &a, uint32_t base, uint32_t d) { return a.ctx[base + d]; }
+
+// Replaces work-item builtins and barriers in `f`. Returns whether it has a barrier.
+bool replaceWorkItemCalls(Function &f, const BodyArgs &a, FunctionCallee barrierFn) {
+  std::vector<CallInst *> calls;
+  for (BasicBlock &bb : f)
+    for (Instruction &i : bb)
+      if (auto *c = dyn_cast<CallInst>(&i))
+        if (Function *callee = c->getCalledFunction())
+          if (classify(callee->getName()) != WiFunc::None) calls.push_back(c);
+  bool barrier = false;
+  for (CallInst *c : calls) {
+    IRBuilder<> b(c);
+    WiFunc kind = classify(c->getCalledFunction()->getName());
+    Value *d = c->arg_size() ? c->getArgOperand(0) : nullptr;
+    auto dims = [&](uint32_t base) {
+      return std::array<Value *, 3>{field(a, base, 0), field(a, base, 1), field(a, base, 2)};
+    };
+    Value *r = nullptr;
+    switch (kind) {
+    case WiFunc::GlobalId: {
+      Value *g[3];
+      for (int k = 0; k < 3; ++k)
+        g[k] = b.CreateAdd(b.CreateAdd(b.CreateMul(field(a, kCtxGroupId, k), field(a, kCtxEnqLocal, k)),
+                                       field(a, kCtxGlobalOffset, k)),
+                           a.l[k]);
+      r = perDim(b, d, g, 0);
+      break;
+    }
+    case WiFunc::LocalId: r = perDim(b, d, a.l, 0); break;
+    case WiFunc::LocalSize: r = perDim(b, d, dims(kCtxLocalSize).data(), 1); break;
+    case WiFunc::EnqLocal: r = perDim(b, d, dims(kCtxEnqLocal).data(), 1); break;
+    case WiFunc::GroupId: r = perDim(b, d, dims(kCtxGroupId).data(), 0); break;
+    case WiFunc::NumGroups: r = perDim(b, d, dims(kCtxNumGroups).data(), 1); break;
+    case WiFunc::GlobalSize: r = perDim(b, d, dims(kCtxGlobalSize).data(), 1); break;
+    case WiFunc::GlobalOffset: r = perDim(b, d, dims(kCtxGlobalOffset).data(), 0); break;
+    case WiFunc::WorkDim: r = b.CreateTrunc(a.ctx[kCtxWorkDim], c->getType()); break;
+    case WiFunc::LocalLinearId:
+      r = b.CreateAdd(b.CreateMul(b.CreateAdd(b.CreateMul(a.l[2], field(a, kCtxLocalSize, 1)), a.l[1]),
+                                  field(a, kCtxLocalSize, 0)),
+                      a.l[0]);
+      break;
+    case WiFunc::GlobalLinearId: {
+      Value *g[3];
+      for (int k = 0; k < 3; ++k)
+        g[k] = b.CreateAdd(b.CreateMul(field(a, kCtxGroupId, k), field(a, kCtxEnqLocal, k)), a.l[k]);
+      r = b.CreateAdd(b.CreateMul(b.CreateAdd(b.CreateMul(g[2], field(a, kCtxGlobalSize, 1)), g[1]),
+                                  field(a, kCtxGlobalSize, 0)),
+                      g[0]);
+      break;
+    }
+    case WiFunc::Barrier:
+      b.CreateCall(barrierFn);
+      barrier = true;
+      break;
+    case WiFunc::None: break;
+    }
+    if (r) {
+      if (r->getType() != c->getType()) r = b.CreateZExtOrTrunc(r, c->getType());
+      c->replaceAllUsesWith(r);
+    }
+    c->eraseFromParent();
+  }
+  return barrier;
+}
+
+bool refersTo(Constant *c, const SmallPtrSetImpl<GlobalVariable *> &gs) {
+  if (auto *g = dyn_cast<GlobalVariable>(c)) return gs.count(g) != 0;
+  for (Use &op : c->operands())
+    if (auto *oc = dyn_cast<Constant>(op.get()))
+      if (refersTo(oc, gs)) return true;
+  return false;
+}
+
+// Rewrites constant expressions that mention a __local global into instructions so
+// that the global can be replaced per function by a pointer into the local block.
+void expandConstantExprs(Function &f, const SmallPtrSetImpl<GlobalVariable *> &gs) {
+  std::vector<Instruction *> work;
+  for (BasicBlock &bb : f)
+    for (Instruction &i : bb) work.push_back(&i);
+  while (!work.empty()) {
+    Instruction *i = work.back();
+    work.pop_back();
+    for (unsigned k = 0; k < i->getNumOperands(); ++k) {
+      auto *ce = dyn_cast<ConstantExpr>(i->getOperand(k));
+      if (!ce || !refersTo(ce, gs)) continue;
+      Instruction *ni = ce->getAsInstruction();
+      if (auto *phi = dyn_cast<PHINode>(i))
+        ni->insertBefore(phi->getIncomingBlock(k)->getTerminator());
+      else
+        ni->insertBefore(i);
+      i->setOperand(k, ni);
+      work.push_back(ni);
+    }
+  }
+}
+
+uint64_t alignTo(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+// Loop `for (iv = 0; iv < bound; ++iv)` (bound >= 1), body emitted by `emit`.
+template <typename F> void emitLoop(IRBuilder<> &b, Value *bound, const char *name, F emit) {
+  Function *f = b.GetInsertBlock()->getParent();
+  LLVMContext &ctx = f->getContext();
+  BasicBlock *pre = b.GetInsertBlock();
+  BasicBlock *head = BasicBlock::Create(ctx, std::string(name) + ".loop", f);
+  BasicBlock *exit = BasicBlock::Create(ctx, std::string(name) + ".exit", f);
+  b.CreateBr(head);
+  b.SetInsertPoint(head);
+  PHINode *iv = b.CreatePHI(b.getInt64Ty(), 2, name);
+  iv->addIncoming(b.getInt64(0), pre);
+  emit(iv);
+  Value *next = b.CreateAdd(iv, b.getInt64(1), std::string(name) + ".next", true, true);
+  iv->addIncoming(next, b.GetInsertBlock());
+  b.CreateCondBr(b.CreateICmpULT(next, bound), head, exit);
+  b.SetInsertPoint(exit);
+}
+
+struct KernelPlan {
+  std::string name;
+  Function *body = nullptr;
+  bool barrier = false;
+  uint64_t staticLocal = 0;
+  uint32_t numParams = 0;
+};
+
+// Loads kernel arguments and ctx values at the wrapper's entry, then calls the body.
+std::vector<Value *> loadArgs(IRBuilder<> &b, Function *body, unsigned nParams, Value *args,
+                              Value *ctx, Value *local, BodyArgs &ba) {
+  std::vector<Value *> out;
+  Type *i8p = b.getInt8PtrTy();
+  for (unsigned p = 0; p < nParams; ++p) {
+    Type *t = body->getArg(p)->getType();
+    Value *slot = b.CreateConstInBoundsGEP1_64(b.getInt64Ty(), args, p);
+    Value *v;
+    if (auto *pt = dyn_cast<PointerType>(t)) {
+      Value *raw = b.CreateLoad(b.getInt64Ty(), slot);
+      if (pt->getAddressSpace() == 3) {
+        Value *addr = b.CreateInBoundsGEP(b.getInt8Ty(), local, raw);
+        v = b.CreatePointerBitCastOrAddrSpaceCast(addr, t);
+      } else {
+        v = b.CreateIntToPtr(raw, t);
+      }
+    } else {
+      v = b.CreateLoad(t, b.CreateBitCast(slot, PointerType::get(t, 0)));
+    }
+    out.push_back(v);
+  }
+  (void)i8p;
+  for (uint32_t k = 0; k < kCtxFields; ++k)
+    ba.ctx[k] = b.CreateLoad(b.getInt64Ty(), b.CreateConstInBoundsGEP1_64(b.getInt64Ty(), ctx, k));
+  ba.local = local;
+  return out;
+}
+
+void callBody(IRBuilder<> &b, Function *body, std::vector<Value *> args, const BodyArgs &ba) {
+  for (int k = 0; k < 3; ++k) args.push_back(ba.l[k]);
+  args.push_back(ba.local);
+  for (uint32_t k = 0; k < kCtxFields; ++k) args.push_back(ba.ctx[k]);
+  b.CreateCall(body, args);
+}
+
+void setNoAlias(Function *f, unsigned n) {
+  for (unsigned i = 0; i < n; ++i) f->addParamAttr(i, Attribute::NoAlias);
+}
+
+void emitWrappers(Module &m, const KernelPlan &k) {
+  LLVMContext &ctx = m.getContext();
+  Type *i64 = Type::getInt64Ty(ctx);
+  Type *i64p = PointerType::get(i64, 0);
+  Type *i8p = Type::getInt8PtrTy(ctx);
+  Type *voidT = Type::getVoidTy(ctx);
+  if (!k.barrier) {
+    auto *ft = FunctionType::get(voidT, {i64p, i64p, i8p}, false);
+    Function *w = Function::Create(ft, GlobalValue::ExternalLinkage, kWrapperPrefix + k.name + ".wg", m);
+    setNoAlias(w, 3);
+    w->addFnAttr(Attribute::NoUnwind);
+    IRBuilder<> b(BasicBlock::Create(ctx, "entry", w));
+    BodyArgs ba;
+    std::vector<Value *> args = loadArgs(b, k.body, k.numParams, w->getArg(0), w->getArg(1), w->getArg(2), ba);
+    emitLoop(b, ba.ctx[kCtxLocalSize + 2], "z", [&](Value *z) {
+      ba.l[2] = z;
+      emitLoop(b, ba.ctx[kCtxLocalSize + 1], "y", [&](Value *y) {
+        ba.l[1] = y;
+        emitLoop(b, ba.ctx[kCtxLocalSize + 0], "x", [&](Value *x) {
+          ba.l[0] = x;
+          callBody(b, k.body, args, ba);
+        });
+      });
+    });
+    b.CreateRetVoid();
+  } else {
+    auto *ft = FunctionType::get(voidT, {i64p, i64p, i8p, i64, i64, i64}, false);
+    Function *w = Function::Create(ft, GlobalValue::ExternalLinkage, kWrapperPrefix + k.name + ".wi", m);
+    w->addFnAttr(Attribute::NoUnwind);
+    IRBuilder<> b(BasicBlock::Create(ctx, "entry", w));
+    BodyArgs ba;
+    std::vector<Value *> args = loadArgs(b, k.body, k.numParams, w->getArg(0), w->getArg(1), w->getArg(2), ba);
+    for (int d = 0; d < 3; ++d) ba.l[d] = w->getArg(3 + d);
+    callBody(b, k.body, args, ba);
+    b.CreateRetVoid();
+  }
+  Constant *info = ConstantArray::get(ArrayType::get(i64, 3),
+                                      {ConstantInt::get(i64, k.barrier ? 1 : 0), ConstantInt::get(i64, k.staticLocal),
+                                       ConstantInt::get(i64, k.numParams)});
+  new GlobalVariable(m, info->getType(), true, GlobalValue::ExternalLinkage, info, kWrapperPrefix + k.name + ".info");
+}
+
+Error linkBuiltins(Module &m) {
+  auto buf = MemoryBuffer::getMemBuffer(
+      StringRef(reinterpret_cast<const char *>(kBuiltinsBitcode), kBuiltinsBitcodeSize), "cgraph-cpu-builtins", false);
+  auto lib = getOwningLazyBitcodeModule(std::move(buf), m.getContext());
+  if (!lib) return makeError("cannot read the builtin library: " + toText(lib.takeError()));
+  (*lib)->setDataLayout(m.getDataLayout());
+  (*lib)->setTargetTriple(m.getTargetTriple());
+  if (Linker::linkModules(m, std::move(*lib), Linker::LinkOnlyNeeded))
+    return makeError("cannot link the builtin library");
+  return Error::success();
+}
+
+Error runO3(Module &m, TargetMachine &tm) {
+  LoopAnalysisManager lam;
+  FunctionAnalysisManager fam;
+  CGSCCAnalysisManager cgam;
+  ModuleAnalysisManager mam;
+  PipelineTuningOptions pto;
+  pto.LoopVectorization = true;
+  pto.SLPVectorization = true;
+  PassBuilder pb(&tm, pto);
+  fam.registerPass([&] { return tm.getTargetIRAnalysis(); });
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(OptimizationLevel::O3);
+  mpm.run(m, mam);
+  return Error::success();
+}
+
+} // namespace
+
+std::string hostCompileOptions() {
+  std::string s = "cgraph-cpu-1 llvm-14 cpu=" + sys::getHostCPUName().str();
+  StringMap<bool> features;
+  if (sys::getHostCPUFeatures(features)) {
+    std::vector<std::string> on;
+    for (auto &f : features)
+      if (f.second) on.push_back(f.first().str());
+    std::sort(on.begin(), on.end());
+    s += " +";
+    for (auto &f : on) s += f + ",";
+  }
+  return s;
+}
+
+Expected<std::vector<uint8_t>> lowerToObject(const uint8_t *spirv, size_t size, const std::string &moduleName) {
+  LLVMContext ctx;
+  auto mod = spirvToLLVM(ctx, spirv, size);
+  if (!mod) return mod.error().withContext("module '" + moduleName + "'");
+  Module &m = **mod;
+  CGRAPH_RETURN_IF_ERROR(linkBuiltins(m).withContext("module '" + moduleName + "'"));
+
+  std::vector<Function *> kernels;
+  for (Function &f : m) {
+    if (f.getCallingConv() == CallingConv::SPIR_KERNEL && !f.isDeclaration()) {
+      kernels.push_back(&f);
+      continue;
+    }
+    if (f.isDeclaration()) continue;
+    f.removeFnAttr(Attribute::NoInline);
+    f.removeFnAttr(Attribute::OptimizeNone);
+    f.addFnAttr(Attribute::AlwaysInline);
+    f.setLinkage(GlobalValue::InternalLinkage);
+  }
+  // Calls keep their own calling convention: make everything C for the host.
+  for (Function &f : m) {
+    if (f.getCallingConv() == CallingConv::SPIR_FUNC) f.setCallingConv(CallingConv::C);
+    for (BasicBlock &bb : f)
+      for (Instruction &i : bb)
+        if (auto *c = dyn_cast<CallBase>(&i))
+          if (c->getCallingConv() == CallingConv::SPIR_FUNC) c->setCallingConv(CallingConv::C);
+  }
+
+  LLVMContext &lc = m.getContext();
+  Type *i64 = Type::getInt64Ty(lc);
+  Type *i8p = Type::getInt8PtrTy(lc);
+  FunctionCallee barrierFn = m.getOrInsertFunction("cgraph_cpu_barrier", Type::getVoidTy(lc));
+
+  std::vector<KernelPlan> plans;
+  for (Function *k : kernels) {
+    if (!k->use_empty())
+      return makeError("module '" + moduleName + "': kernel '" + k->getName().str() +
+                       "' is called from another function (not supported by the cpu backend)");
+    KernelPlan plan;
+    plan.name = k->getName().str();
+    plan.numParams = uint32_t(k->arg_size());
+    std::vector<Type *> params;
+    for (Argument &a : k->args()) {
+      if (a.hasByValAttr() || (!a.getType()->isPointerTy() && m.getDataLayout().getTypeAllocSize(a.getType()) > 8))
+        return makeError("module '" + moduleName + "': kernel '" + plan.name + "': parameter " +
+                         std::to_string(a.getArgNo()) + " is passed by value and larger than 8 bytes (not supported)");
+      params.push_back(a.getType());
+    }
+    for (int d = 0; d < 3; ++d) params.push_back(i64);
+    params.push_back(i8p);
+    for (uint32_t d = 0; d < kCtxFields; ++d) params.push_back(i64);
+    Function *body = Function::Create(FunctionType::get(Type::getVoidTy(lc), params, false),
+                                      GlobalValue::InternalLinkage, plan.name + ".body", m);
+    body->getBasicBlockList().splice(body->end(), k->getBasicBlockList());
+    for (unsigned i = 0; i < k->arg_size(); ++i) {
+      k->getArg(i)->replaceAllUsesWith(body->getArg(i));
+      body->getArg(i)->takeName(k->getArg(i));
+    }
+    // AlwaysInline only once the wrapper calls it: the always-inliner erases dead ones.
+    body->addFnAttr(Attribute::NoUnwind);
+    plan.body = body;
+    plans.push_back(plan);
+  }
+  for (Function *k : kernels) k->eraseFromParent();
+
+  // Inline helpers and builtins into the bodies (OpenCL C has no recursion).
+  {
+    ModulePassManager mpm;
+    mpm.addPass(AlwaysInlinerPass(false));
+    ModuleAnalysisManager mam;
+    PassBuilder pb;
+    LoopAnalysisManager lam;
+    FunctionAnalysisManager fam;
+    CGSCCAnalysisManager cgam;
+    pb.registerModuleAnalyses(mam);
+    pb.registerCGSCCAnalyses(cgam);
+    pb.registerFunctionAnalyses(fam);
+    pb.registerLoopAnalyses(lam);
+    pb.crossRegisterProxies(lam, fam, cgam, mam);
+    mpm.run(m, mam);
+  }
+
+  SmallPtrSet<GlobalVariable *, 8> locals;
+  for (GlobalVariable &g : m.globals())
+    if (g.getAddressSpace() == 3) locals.insert(&g);
+
+  for (KernelPlan &plan : plans) {
+    Function *body = plan.body;
+    unsigned base = plan.numParams;
+    BodyArgs ba;
+    for (int d = 0; d < 3; ++d) ba.l[d] = body->getArg(base + d);
+    ba.local = body->getArg(base + 3);
+    for (uint32_t d = 0; d < kCtxFields; ++d) ba.ctx[d] = body->getArg(base + 4 + d);
+    plan.barrier = replaceWorkItemCalls(*body, ba, barrierFn);
+
+    if (!locals.empty()) {
+      expandConstantExprs(*body, locals);
+      std::map<GlobalVariable *, Value *> ptrs;
+      IRBuilder<> b(&*body->getEntryBlock().getFirstInsertionPt());
+      for (BasicBlock &bb : *body)
+        for (Instruction &i : bb)
+          for (unsigned k = 0; k < i.getNumOperands(); ++k) {
+            auto *g = dyn_cast<GlobalVariable>(i.getOperand(k));
+            if (!g || !locals.count(g)) continue;
+            auto it = ptrs.find(g);
+            if (it == ptrs.end()) {
+              uint64_t align = std::max<uint64_t>(g->getAlign() ? g->getAlign()->value() : 16, 16);
+              uint64_t off = alignTo(plan.staticLocal, align);
+              plan.staticLocal = off + m.getDataLayout().getTypeAllocSize(g->getValueType());
+              Value *p = b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), ba.local, off);
+              p = b.CreatePointerBitCastOrAddrSpaceCast(p, g->getType());
+              it = ptrs.emplace(g, p).first;
+            }
+            i.setOperand(k, it->second);
+          }
+    }
+    emitWrappers(m, plan);
+    body->addFnAttr(Attribute::AlwaysInline);
+  }
+  for (GlobalVariable *g : locals)
+    if (g->use_empty()) g->eraseFromParent();
+
+  // Anything still calling a work-item builtin did not come through a kernel body.
+  for (Function &f : m)
+    if (f.isDeclaration() && classify(f.getName()) != WiFunc::None && !f.use_empty())
+      return makeError("module '" + moduleName + "': '" + f.getName().str() +
+                       "' is called outside a kernel (not supported by the cpu backend)");
+
+  for (Function &f : m)
+    if (!f.isDeclaration() && !f.getName().startswith(kWrapperPrefix)) f.setLinkage(GlobalValue::InternalLinkage);
+
+  auto tm = hostMachine();
+  if (!tm) return tm.error();
+  m.setTargetTriple((*tm)->getTargetTriple().str());
+  m.setDataLayout((*tm)->createDataLayout());
+  {
+    std::string msg;
+    raw_string_ostream os(msg);
+    if (verifyModule(m, &os))
+      return makeError("module '" + moduleName + "': lowered IR is invalid: " + os.str());
+  }
+  CGRAPH_RETURN_IF_ERROR(runO3(m, **tm));
+  for (Function &f : m)
+    if (f.isDeclaration() && !f.isIntrinsic() && !f.use_empty() && f.getName().startswith("_Z"))
+      return makeError("module '" + moduleName + "': builtin '" + f.getName().str() +
+                       "' is not provided by the cpu backend");
+
+  SmallVector<char, 0> obj;
+  raw_svector_ostream os(obj);
+  legacy::PassManager pm;
+  if ((*tm)->addPassesToEmitFile(pm, os, nullptr, CGFT_ObjectFile))
+    return makeError("module '" + moduleName + "': the host target cannot emit object files");
+  pm.run(m);
+  return std::vector<uint8_t>(obj.begin(), obj.end());
+}
+
+} // namespace cgraph::cpu

@@ -1,0 +1,161 @@
+// Running an nd-range: work-groups in parallel on the TBB pool (small launches inline on
+// the calling thread), each group either one call of the loop wrapper (barrier-free
+// kernels) or one Boost.Context fiber per work-item (kernels with barriers): barrier()
+// switches to the group's scheduler, which resumes the next work-item, so all items
+// reach the barrier before any passes it. A group's fibers stay on one thread, so the
+// scheduler's continuation can live in a thread_local.
+#include "internal.h"
+
+#include <boost/context/fiber.hpp>
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <memory>
+
+namespace cgraph::cpu {
+
+namespace {
+
+// Below this many work-items a launch runs on the calling thread: handing work to
+// the pool costs microseconds, a 4096-element axpy costs about one.
+constexpr uint64_t kInlineItems = 1 << 15;
+// Work-items per TBB task (at least): keeps scheduling overhead under ~1%.
+constexpr uint64_t kItemsPerTask = 1 << 14;
+constexpr size_t kFiberStack = 64 * 1024;
+
+struct AlignedFree {
+  void operator()(char *p) const { std::free(p); }
+};
+
+// Per-thread scratch: the group's local block and the fibers' stacks.
+struct ThreadScratch {
+  std::unique_ptr<char, AlignedFree> local;
+  uint64_t localSize = 0;
+  std::unique_ptr<char, AlignedFree> stacks;
+  size_t stackCount = 0;
+
+  char *localBlock(uint64_t bytes) {
+    if (bytes > localSize) {
+      uint64_t n = std::max<uint64_t>((bytes + 127) / 128 * 128, 4096);
+      local.reset(static_cast<char *>(std::aligned_alloc(128, n)));
+      localSize = n;
+    }
+    return local.get();
+  }
+  char *fiberStacks(size_t count) {
+    if (count > stackCount) {
+      stacks.reset(static_cast<char *>(std::aligned_alloc(4096, count * kFiberStack)));
+      stackCount = count;
+    }
+    return stacks.get();
+  }
+};
+
+thread_local ThreadScratch tScratch;
+thread_local boost::context::fiber tScheduler;
+
+struct PreallocatedStack {
+  char *base;
+  boost::context::stack_context allocate() {
+    boost::context::stack_context sc;
+    sc.size = kFiberStack;
+    sc.sp = base + kFiberStack;
+    return sc;
+  }
+  void deallocate(boost::context::stack_context &) noexcept {}
+};
+
+void runGroupFibers(const JitKernel &k, const uint64_t *args, const uint64_t *ctx, char *local) {
+  const uint64_t lx = ctx[kCtxLocalSize], ly = ctx[kCtxLocalSize + 1], lz = ctx[kCtxLocalSize + 2];
+  const size_t n = size_t(lx * ly * lz);
+  char *stacks = tScratch.fiberStacks(n);
+  std::vector<boost::context::fiber> items;
+  items.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t x = i % lx, y = (i / lx) % ly, z = i / (lx * ly);
+    items.emplace_back(std::allocator_arg, PreallocatedStack{stacks + i * kFiberStack},
+                       [&k, args, ctx, local, x, y, z](boost::context::fiber &&scheduler) {
+                         tScheduler = std::move(scheduler);
+                         k.workItem(args, ctx, local, x, y, z);
+                         return std::move(tScheduler);
+                       });
+  }
+  for (bool alive = true; alive;) {
+    alive = false;
+    for (auto &f : items)
+      if (f) {
+        f = std::move(f).resume();
+        alive = alive || bool(f);
+      }
+  }
+}
+
+} // namespace
+
+extern "C" void cgraph_cpu_barrier() { tScheduler = std::move(tScheduler).resume(); }
+
+void runKernel(const JitKernel &k, const uint64_t *args, uint64_t localBytes, const Launch &l) {
+  uint64_t groups[3];
+  for (int d = 0; d < 3; ++d) groups[d] = (l.global[d] + l.local[d] - 1) / l.local[d];
+  const uint64_t total = groups[0] * groups[1] * groups[2];
+  const uint64_t perGroup = l.local[0] * l.local[1] * l.local[2];
+  if (total == 0) return;
+
+  auto run = [&](uint64_t begin, uint64_t end) {
+    char *local = tScratch.localBlock(localBytes);
+    uint64_t ctx[kCtxFields];
+    for (int d = 0; d < 3; ++d) {
+      ctx[kCtxEnqLocal + d] = l.local[d];
+      ctx[kCtxNumGroups + d] = groups[d];
+      ctx[kCtxGlobalSize + d] = l.global[d];
+      ctx[kCtxGlobalOffset + d] = l.offset[d];
+    }
+    ctx[kCtxWorkDim] = l.dims;
+    for (uint64_t g = begin; g < end; ++g) {
+      const uint64_t gid[3] = {g % groups[0], (g / groups[0]) % groups[1], g / (groups[0] * groups[1])};
+      for (int d = 0; d < 3; ++d) {
+        ctx[kCtxGroupId + d] = gid[d];
+        ctx[kCtxLocalSize + d] = std::min(l.local[d], l.global[d] - gid[d] * l.local[d]);
+      }
+      if (k.barrier)
+        runGroupFibers(k, args, ctx, local);
+      else
+        k.loop(args, ctx, local);
+    }
+  };
+  if (total == 1 || total * perGroup <= kInlineItems) {
+    run(0, total);
+    return;
+  }
+  const uint64_t grain = std::max<uint64_t>(1, kItemsPerTask / perGroup);
+  tbb::parallel_for(tbb::blocked_range<uint64_t>(0, total, grain),
+                    [&](const tbb::blocked_range<uint64_t> &r) { run(r.begin(), r.end()); });
+}
+
+void chooseLocalSize(const JitKernel &k, const Kernel &meta, Launch &l) {
+  if (meta.reqdLocal[0]) {
+    for (int d = 0; d < 3; ++d) l.local[d] = std::max<uint32_t>(meta.reqdLocal[d], 1);
+    return;
+  }
+  for (int d = 0; d < 3; ++d) l.local[d] = 1;
+  if (!k.barrier) {
+    // Barrier-free: big groups (the x loop is the vectorized one); trailing partial
+    // groups are fine, the wrapper loops to the group's actual size.
+    uint64_t budget = 4096;
+    for (uint32_t d = 0; d < l.dims && budget > 1; ++d) {
+      l.local[d] = std::min(l.global[d], budget);
+      budget /= l.local[d];
+    }
+    return;
+  }
+  // With barriers every group must be full: the largest divisor up to 256 in x.
+  for (uint64_t c = std::min<uint64_t>(l.global[0], 256); c >= 1; --c)
+    if (l.global[0] % c == 0) {
+      l.local[0] = c;
+      break;
+    }
+}
+
+} // namespace cgraph::cpu

@@ -1,0 +1,104 @@
+#include "cpu_test_util.h"
+
+#include "cgraph/kernel/module_info.h"
+#include "cgraph/kernel/opencl_compiler.h"
+#include "cgraph/kernel/spirv.h"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+namespace cgtest {
+
+rt::Device &cpuDevice() {
+  static std::unique_ptr<rt::Backend> backend = cpu::makeCpuBackend();
+  static rt::Device *dev = [] {
+    auto d = backend->device(0);
+    REQUIRE(d.ok());
+    return *d;
+  }();
+  return *dev;
+}
+
+std::map<std::string, uint32_t> addKernels(GraphBuilder &b, const std::string &file) {
+  std::ifstream in(std::string(CGRAPH_SOURCE_DIR) + "/tests/cpu/kernels/" + file);
+  REQUIRE(in.good());
+  std::stringstream ss;
+  ss << in.rdbuf();
+  auto res = compileOpenCL(ss.str(), file, CompileOptions{});
+  INFO((res ? std::string() : res.error().message()));
+  REQUIRE(res.ok());
+  auto kernels = reflectKernels(res->spirv.data(), res->spirv.size());
+  INFO((kernels ? std::string() : kernels.error().message()));
+  REQUIRE(kernels.ok());
+  uint32_t m = b.addModule(makeKernelModule(file, *res, nullptr, false));
+  std::map<std::string, uint32_t> out;
+  for (Kernel k : *kernels) {
+    k.module = m;
+    std::string name = k.name;
+    out[name] = b.addKernel(std::move(k));
+  }
+  return out;
+}
+
+uint32_t addSlot(GraphBuilder &b, const std::string &name, uint64_t bytes) {
+  Slot s;
+  s.name = name;
+  s.size = bytes;
+  return b.addSlot(s);
+}
+
+Buffers::Buffers(const Graph &g) {
+  for (const Slot &s : g.slots) {
+    if (s.init != SlotInit::External) {
+      bufs.emplace_back();
+      table.slots.emplace_back();
+      continue;
+    }
+    auto buf = cpuDevice().allocate(s.size, 64);
+    REQUIRE(buf.ok());
+    std::memset((*buf)->hostPointer(), 0, s.size);
+    table.slots.push_back(rt::Binding{buf->get(), 0, 0});
+    bufs.push_back(std::move(*buf));
+  }
+}
+
+std::unique_ptr<rt::Executable> finalizeOrFail(const Graph &g, rt::ExecMode mode) {
+  rt::FinalizeOptions o;
+  o.mode = mode;
+  auto exe = cpuDevice().finalize(g, o);
+  INFO((exe ? std::string() : exe.error().message()));
+  REQUIRE(exe.ok());
+  return std::move(*exe);
+}
+
+void runOrFail(rt::Executable &exe, const rt::BindingTable &t, const rt::ParamValues &p, bool profile,
+               std::vector<rt::NodeTiming> *timings) {
+  rt::SubmitOptions so;
+  so.profile = profile;
+  auto ev = exe.enqueue(t, p, so);
+  INFO((ev ? std::string() : ev.error().message()));
+  REQUIRE(ev.ok());
+  Error e = (*ev)->wait();
+  INFO(e.message());
+  REQUIRE(!e);
+  if (timings) *timings = (*ev)->nodeTimings();
+}
+
+template <typename F, typename I> static int64_t ulpT(F a, F b) {
+  if (std::isnan(a) && std::isnan(b)) return 0;
+  if (std::isnan(a) || std::isnan(b)) return INT64_MAX;
+  if (a == b) return 0;
+  I ia, ib;
+  std::memcpy(&ia, &a, sizeof(F));
+  std::memcpy(&ib, &b, sizeof(F));
+  if (ia < 0) ia = std::numeric_limits<I>::min() - ia;
+  if (ib < 0) ib = std::numeric_limits<I>::min() - ib;
+  __int128 d = (__int128)ia - (__int128)ib;
+  if (d < 0) d = -d;
+  return d > INT64_MAX ? INT64_MAX : int64_t(d);
+}
+int64_t ulpDiff(float a, float b) { return ulpT<float, int32_t>(a, b); }
+int64_t ulpDiff(double a, double b) { return ulpT<double, int64_t>(a, b); }
+
+} // namespace cgtest

@@ -1,0 +1,2 @@
+// Found only through the command line's -I.
+#define OFFSET 1.0f

@@ -1,0 +1,183 @@
+// `cgrun bench FILE.cgf`: eager vs replay vs replay with a new binding table each
+// iteration; host submit time (enqueue returns) and total time (wait returns).
+#include "common.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+
+namespace cgraph::cgrun {
+
+namespace {
+
+int fail(const Error &e) {
+  note("cgrun: error: " + e.message());
+  return 1;
+}
+
+double cpuNow() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+}
+
+struct Samples {
+  std::vector<double> submitUs, totalUs, cpuUs;
+};
+
+struct Stats {
+  double min, median, max;
+};
+
+Stats stats(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  const double med = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  return {v.front(), med, v.back()};
+}
+
+struct Mode {
+  const char *name;
+  rt::ExecMode exec;
+  bool rebind;
+};
+
+} // namespace
+
+int benchCommand(const CommonOptions &o, const BenchOptions &b) {
+  Expected<Graph> graph = loadGraph(o.file);
+  if (!graph) return fail(graph.error());
+  const Graph &g = *graph;
+  auto specs = parseInputs(g, o);
+  if (!specs) return fail(specs.error());
+  auto params = parseParams(g, o);
+  if (!params) return fail(params.error());
+  auto registry = makeRegistry();
+  const std::string spec = deviceSpec(o.backends.empty() ? "" : o.backends[0], o.device);
+  Expected<rt::Device *> dev = registry->open(spec);
+  if (!dev) return fail(dev.error());
+  rt::HostPolicy policy = hostPolicy(o);
+  policy.output = [](const std::string &) {}; // host task text would distort timings
+  std::vector<bool> none(g.slots.size(), false);
+  auto contents = initialContents(g, *specs, policy, none, true);
+  if (!contents) return fail(contents.error());
+  // Two buffer sets with the same contents: the rebinding mode alternates between them.
+  auto setA = bindContents(**dev, g, *contents);
+  if (!setA) return fail(setA.error());
+  auto setB = bindContents(**dev, g, *contents);
+  if (!setB) return fail(setB.error());
+
+  const Mode modes[] = {{"eager", rt::ExecMode::Eager, false},
+                        {"replay", rt::ExecMode::Replay, false},
+                        {"replay-rebind", rt::ExecMode::Replay, true}};
+  struct Result {
+    const Mode *mode;
+    double finalizeMs;
+    size_t nodes;
+    Samples s;
+  };
+  std::vector<Result> results;
+  for (const Mode &m : modes) {
+    rt::FinalizeOptions fo;
+    fo.mode = m.exec;
+    fo.host = policy;
+    auto t0 = std::chrono::steady_clock::now();
+    auto exe = (*dev)->finalize(g, fo);
+    const double finMs = msSince(t0);
+    if (!exe) return fail(exe.error().withContext(m.name));
+    Result r{&m, finMs, (*exe)->graph().nodes.size(), {}};
+    const double minTimeUs = b.minTime * 1e6;
+    double spentUs = 0;
+    const uint32_t total = b.warmup + b.repetitions;
+    for (uint32_t i = 0; i < total || spentUs < minTimeUs; ++i) {
+      const rt::BindingTable &table = (m.rebind && (i & 1)) ? setB->table : setA->table;
+      const double c0 = cpuNow();
+      auto s = std::chrono::steady_clock::now();
+      auto ev = (*exe)->enqueue(table, *params);
+      auto submitted = std::chrono::steady_clock::now();
+      if (!ev) return fail(ev.error().withContext(m.name));
+      Error e = (*ev)->wait();
+      auto done = std::chrono::steady_clock::now();
+      const double c1 = cpuNow();
+      if (e) return fail(e.withContext(m.name));
+      if (i < b.warmup) continue;
+      r.s.submitUs.push_back(double(nsBetween(s, submitted)) / 1e3);
+      r.s.totalUs.push_back(double(nsBetween(s, done)) / 1e3);
+      r.s.cpuUs.push_back((c1 - c0) * 1e6);
+      spentUs += r.s.totalUs.back();
+      if (progressEnabled())
+        std::fprintf(stderr, "\rcgrun: %s %zu", m.name, r.s.totalUs.size());
+    }
+    if (progressEnabled()) std::fprintf(stderr, "\n");
+    results.push_back(std::move(r));
+  }
+
+  if (o.json) {
+    char host[256] = {0};
+    gethostname(host, sizeof host - 1);
+    char date[64];
+    std::time_t now = std::time(nullptr);
+    std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%S%z", std::localtime(&now));
+    nlohmann::json ctx = {{"date", date},
+                          {"host_name", host},
+                          {"executable", "cgrun"},
+                          {"num_cpus", sysconf(_SC_NPROCESSORS_ONLN)},
+                          {"mhz_per_cpu", 0},
+                          {"cpu_scaling_enabled", false},
+                          {"caches", nlohmann::json::array()},
+                          {"library_build_type", "release"},
+                          {"cgraph_file", o.file},
+                          {"cgraph_device", deviceJson((*dev)->info())}};
+    nlohmann::json benches = nlohmann::json::array();
+    const std::string base = g.name.empty() ? "graph" : g.name;
+    for (const Result &r : results) {
+      const std::pair<const char *, const std::vector<double> *> metrics[] = {
+          {"submit", &r.s.submitUs}, {"total", &r.s.totalUs}};
+      for (const auto &mt : metrics) {
+        const std::string runName = base + "/" + r.mode->name + "/" + mt.first;
+        Stats st = stats(*mt.second);
+        Stats cpu = stats(r.s.cpuUs);
+        const std::pair<const char *, double> aggs[] = {
+            {"min", st.min}, {"median", st.median}, {"max", st.max}};
+        const double cpuAgg[] = {cpu.min, cpu.median, cpu.max};
+        for (size_t a = 0; a < 3; ++a) {
+          benches.push_back({{"name", runName + "_" + aggs[a].first},
+                             {"run_name", runName},
+                             {"run_type", "aggregate"},
+                             {"aggregate_name", aggs[a].first},
+                             {"repetitions", mt.second->size()},
+                             {"threads", 1},
+                             {"iterations", mt.second->size()},
+                             {"real_time", aggs[a].second},
+                             {"cpu_time", cpuAgg[a]},
+                             {"time_unit", "us"},
+                             {"nodes", r.nodes},
+                             {"per_node_us", r.nodes ? aggs[a].second / double(r.nodes) : 0.0},
+                             {"finalize_ms", r.finalizeMs}});
+        }
+      }
+    }
+    std::printf("%s\n", nlohmann::json({{"context", ctx}, {"benchmarks", benches}}).dump(2).c_str());
+    return 0;
+  }
+
+  std::printf("device: %s (%s), %zu nodes, warm-up %u, repetitions %zu+\n", spec.c_str(),
+              (*dev)->info().name.c_str(), results.empty() ? size_t(0) : results[0].nodes, b.warmup,
+              size_t(b.repetitions));
+  std::printf("%-14s %-7s %12s %12s %12s %14s %12s\n", "mode", "time", "min us", "median us", "max us",
+              "median us/node", "finalize ms");
+  for (const Result &r : results) {
+    const std::pair<const char *, const std::vector<double> *> metrics[] = {
+        {"submit", &r.s.submitUs}, {"total", &r.s.totalUs}};
+    for (const auto &mt : metrics) {
+      Stats st = stats(*mt.second);
+      std::printf("%-14s %-7s %12.2f %12.2f %12.2f %14.3f %12.2f\n", r.mode->name, mt.first, st.min,
+                  st.median, st.max, r.nodes ? st.median / double(r.nodes) : 0.0, r.finalizeMs);
+    }
+  }
+  return 0;
+}
+
+} // namespace cgraph::cgrun

@@ -1,0 +1,202 @@
+// Shared cgrun plumbing: registry, graph loading, slot sizes and types, buffers.
+#include "common.h"
+
+#include "cgraph/backends/cpu/cpu_backend.h"
+#include "cgraph/format/reader.h"
+#include "cgraph/graph/hazards.h"
+#ifdef CGRUN_HAVE_OPENCL
+#include "cgraph/backends/opencl/opencl_backend.h"
+#endif
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+
+namespace cgraph::cgrun {
+
+void note(const std::string &line) {
+  std::fprintf(stderr, "%s\n", line.c_str());
+  std::fflush(stderr);
+}
+
+bool progressEnabled() { return isatty(2) != 0; }
+
+double msSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+uint64_t nsBetween(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
+  return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(b - a).count());
+}
+
+std::unique_ptr<rt::Registry> makeRegistry() {
+  auto r = std::make_unique<rt::Registry>();
+  r->add(cpu::makeCpuBackend());
+#ifdef CGRUN_HAVE_OPENCL
+  r->add(opencl::makeOpenCLBackend());
+#endif
+  return r;
+}
+
+std::string deviceSpec(const std::string &backend, const std::string &device) {
+  if (device.empty()) return backend.empty() ? "cpu" : backend;
+  if (device.find_first_not_of("0123456789") == std::string::npos)
+    return (backend.empty() ? std::string("cpu") : backend) + ":" + device;
+  return device;
+}
+
+Expected<Graph> loadGraph(const std::string &path) { return readCgfFile(path); }
+
+rt::HostPolicy hostPolicy(const CommonOptions &o) {
+  namespace fs = std::filesystem;
+  rt::HostPolicy p;
+  std::error_code ec;
+  fs::path dir = fs::absolute(fs::path(o.file), ec).parent_path();
+  p.baseDir = dir.string();
+  if (o.allowDirs.empty()) {
+    p.allowedDirs = {dir.string(), fs::current_path(ec).string()};
+  } else {
+    p.allowedDirs = o.allowDirs;
+  }
+  p.allowPlugins = o.allowPlugins;
+  return p;
+}
+
+std::vector<uint64_t> slotBytes(const Graph &g) {
+  std::vector<SlotRequirement> reqs = slotRequirements(g);
+  std::vector<uint64_t> out(g.slots.size());
+  for (size_t i = 0; i < g.slots.size(); ++i)
+    out[i] = std::max(g.slots[i].size, i < reqs.size() ? reqs[i].minSize : 0);
+  return out;
+}
+
+namespace {
+
+bool typeFromName(std::string t, ScalarType *out) {
+  // "const float4*" / "__global float *" -> "float"
+  for (const char *q : {"const ", "__global ", "global ", "__constant ", "constant ", "volatile ",
+                        "restrict "}) {
+    size_t p;
+    while ((p = t.find(q)) != std::string::npos) t.erase(p, std::string(q).size());
+  }
+  while (!t.empty() && (t.back() == '*' || t.back() == ' ')) t.pop_back();
+  while (!t.empty() && std::isdigit(static_cast<unsigned char>(t.back()))) t.pop_back();
+  static const std::pair<const char *, ScalarType> kMap[] = {
+      {"float", ScalarType::F32},  {"double", ScalarType::F64}, {"half", ScalarType::F16},
+      {"char", ScalarType::I8},    {"uchar", ScalarType::U8},   {"unsigned char", ScalarType::U8},
+      {"short", ScalarType::I16},  {"ushort", ScalarType::U16}, {"unsigned short", ScalarType::U16},
+      {"int", ScalarType::I32},    {"uint", ScalarType::U32},   {"unsigned int", ScalarType::U32},
+      {"long", ScalarType::I64},   {"ulong", ScalarType::U64},  {"unsigned long", ScalarType::U64},
+  };
+  for (auto &m : kMap)
+    if (t == m.first) {
+      *out = m.second;
+      return true;
+    }
+  return false;
+}
+
+} // namespace
+
+ScalarType slotType(const Graph &g, uint32_t slot) {
+  for (const Node &n : g.nodes) {
+    if (n.kind != NodeKind::Kernel || n.kernel >= g.kernels.size()) continue;
+    const Kernel &k = g.kernels[n.kernel];
+    for (size_t i = 0; i < n.args.size() && i < k.params.size(); ++i) {
+      ScalarType t;
+      if (n.args[i].kind == ArgKind::Slot && n.args[i].index == slot &&
+          typeFromName(k.params[i].typeName, &t))
+        return t;
+    }
+  }
+  return slot < g.slots.size() && g.slots[slot].size % 4 == 0 ? ScalarType::F32 : ScalarType::U8;
+}
+
+std::string slotLabel(const Graph &g, uint32_t s) {
+  return s < g.slots.size() && !g.slots[s].name.empty() ? "slot '" + g.slots[s].name + "'"
+                                                        : "slot #" + std::to_string(s);
+}
+
+Expected<uint32_t> findSlotArg(const Graph &g, const std::string &name, const std::string &option) {
+  uint32_t s = g.findSlot(name);
+  if (s != kNone) return s;
+  std::string known;
+  for (const Slot &sl : g.slots) known += (known.empty() ? "" : ", ") + sl.name;
+  return makeError(option + ": graph has no slot '" + name + "' (slots: " + known + ")");
+}
+
+Expected<rt::ParamValues> parseParams(const Graph &g, const CommonOptions &o) {
+  rt::ParamValues v;
+  for (const std::string &p : o.params) {
+    size_t eq = p.find('=');
+    if (eq == std::string::npos)
+      return makeError("--param " + p + ": expected name=value");
+    Error e = v.set(g, p.substr(0, eq), p.substr(eq + 1));
+    if (e) return e.withContext("--param " + p);
+  }
+  return v;
+}
+
+Expected<Bound> bindContents(rt::Device &dev, const Graph &g,
+                             const std::vector<std::vector<uint8_t>> &contents) {
+  Bound b;
+  b.buffers.resize(g.slots.size());
+  b.table.slots.resize(g.slots.size());
+  b.table.overrideInternal = true; // only slots with contents are bound at all
+  std::vector<uint64_t> bytes = slotBytes(g);
+  for (uint32_t s = 0; s < g.slots.size(); ++s) {
+    const bool external = g.slots[s].init == SlotInit::External;
+    if (!external && contents[s].empty()) continue;
+    const uint64_t size = std::max<uint64_t>(bytes[s], 1);
+    Expected<std::unique_ptr<rt::Buffer>> buf =
+        dev.allocate(size, std::max<uint32_t>(g.slots[s].alignment, 64));
+    if (!buf) return buf.error().withContext(slotLabel(g, s) + ": allocating " + std::to_string(size) + " bytes");
+    b.buffers[s] = std::move(*buf);
+    b.table.slots[s] = rt::Binding{b.buffers[s].get(), 0, 0};
+  }
+  CGRAPH_RETURN_IF_ERROR(uploadContents(dev, b, contents));
+  return b;
+}
+
+Error uploadContents(rt::Device &dev, Bound &b, const std::vector<std::vector<uint8_t>> &contents) {
+  for (size_t s = 0; s < b.buffers.size(); ++s) {
+    if (!b.buffers[s] || contents[s].empty()) continue;
+    Error e = dev.write(*b.buffers[s], 0, contents[s].data(), contents[s].size());
+    if (e) return e.withContext("uploading slot #" + std::to_string(s));
+  }
+  return Error::success();
+}
+
+Expected<std::vector<uint8_t>> readSlot(rt::Device &dev, Bound &b, uint32_t slot, uint64_t offset,
+                                        uint64_t bytes) {
+  if (slot >= b.buffers.size() || !b.buffers[slot])
+    return makeError("slot #" + std::to_string(slot) + " is not bound");
+  std::vector<uint8_t> out(static_cast<size_t>(bytes));
+  Error e = dev.read(*b.buffers[slot], offset, out.data(), bytes);
+  if (e) return e;
+  return out;
+}
+
+nlohmann::json deviceJson(const rt::DeviceInfo &d) {
+  nlohmann::json forms = nlohmann::json::array();
+  for (FormKind k : d.caps.kernelForms) forms.push_back(formKindName(k));
+  return {{"backend", d.backend},
+          {"name", d.name},
+          {"vendor", d.vendor},
+          {"driver_version", d.driverVersion},
+          {"capabilities",
+           {{"native_command_buffer", d.caps.nativeCommandBuffer},
+            {"rebind_without_rerecord", d.caps.rebindWithoutRerecord},
+            {"updatable_params", d.caps.updatableParams},
+            {"in_order", d.caps.inOrder},
+            {"concurrent_nodes", d.caps.concurrentNodes},
+            {"profiling", d.caps.profiling},
+            {"host_pointer_buffers", d.caps.hostPointerBuffers},
+            {"kernel_forms", forms},
+            {"compute_units", d.caps.computeUnits},
+            {"global_memory_bytes", d.caps.globalMemoryBytes},
+            {"max_work_group_size", d.caps.maxWorkGroupSize}}}};
+}
+
+} // namespace cgraph::cgrun

@@ -1,0 +1,117 @@
+// cgrun internals shared by its commands (run, bench, compare, --list-devices).
+// Tool code: errors are cgraph::Error values until main() prints them.
+#pragma once
+
+#include "cgraph/error.h"
+#include "cgraph/model.h"
+#include "cgraph/runtime/runtime.h"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace cgraph::cgrun {
+
+struct Tolerance {
+  double rtol = 1e-5;
+  double atol = 1e-8;
+  int64_t ulp = -1;        // < 0: not used
+  bool relAbsUsed = true;  // false when only --ulp was given
+};
+
+struct CommonOptions {
+  std::string file;
+  std::vector<std::string> backends; // --backend (compare takes two)
+  std::string device;                // --device
+  std::vector<std::string> inputs, randoms, zeros, fills, params, allowDirs;
+  bool allowPlugins = false;
+  bool json = false;
+  Tolerance tol;
+};
+
+// One input per external slot, from the command line.
+struct InputSpec {
+  enum Kind { None, File, Random, Zeros, Fill } kind = None;
+  std::string path;
+  uint64_t seed = 0;
+  std::string value;
+  ScalarType type = ScalarType::F32;
+  bool typeGiven = false;
+};
+
+// Output lines that are not results: stderr (stdout carries results only with --json).
+void note(const std::string &line);
+bool progressEnabled();
+
+double msSince(std::chrono::steady_clock::time_point t0);
+uint64_t nsBetween(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b);
+
+// All backends compiled into this binary.
+std::unique_ptr<rt::Registry> makeRegistry();
+// "cpu" / "cpu:1" / --backend X --device N.
+std::string deviceSpec(const std::string &backend, const std::string &device);
+
+Expected<Graph> loadGraph(const std::string &path);
+rt::HostPolicy hostPolicy(const CommonOptions &o);
+
+// Bytes a binding of slot s needs (declared size or accumulated requirement).
+std::vector<uint64_t> slotBytes(const Graph &g);
+// The element type of a slot, from the kernel parameters it is bound to (float* -> f32);
+// f32 when unknown and the size is a multiple of 4, else u8.
+ScalarType slotType(const Graph &g, uint32_t slot);
+Expected<uint32_t> findSlotArg(const Graph &g, const std::string &name, const std::string &option);
+
+// Parses --input/--random/--zeros/--fill into one spec per slot.
+Expected<std::vector<InputSpec>> parseInputs(const Graph &g, const CommonOptions &o);
+Expected<rt::ParamValues> parseParams(const Graph &g, const CommonOptions &o);
+// Host contents of every slot: external slots from `specs` (zeros and a note when none);
+// runtime-owned slots from their init (only when `allSlots`, else left empty).
+Expected<std::vector<std::vector<uint8_t>>> initialContents(const Graph &g,
+                                                            const std::vector<InputSpec> &specs,
+                                                            const rt::HostPolicy &policy,
+                                                            const std::vector<bool> &wanted,
+                                                            bool quiet);
+
+// Device buffers for the slots that have contents, and the table binding them.
+struct Bound {
+  std::vector<std::unique_ptr<rt::Buffer>> buffers; // per slot; null when not bound
+  rt::BindingTable table;
+};
+Expected<Bound> bindContents(rt::Device &dev, const Graph &g,
+                             const std::vector<std::vector<uint8_t>> &contents);
+Error uploadContents(rt::Device &dev, Bound &b, const std::vector<std::vector<uint8_t>> &contents);
+Expected<std::vector<uint8_t>> readSlot(rt::Device &dev, Bound &b, uint32_t slot, uint64_t offset,
+                                        uint64_t bytes);
+
+// Element-wise comparison with tolerances (checks.cpp).
+struct CompareResult {
+  bool ok = true;
+  uint64_t elements = 0;
+  uint64_t firstBad = 0;
+  std::string gotText, expectedText;
+  double maxAbsErr = 0;
+  uint64_t maxUlp = 0;
+  std::string message; // "element 17 differs: 1 vs 1.5" when !ok
+};
+CompareResult compareElements(const uint8_t *got, const uint8_t *expected, uint64_t bytes,
+                              ScalarType t, const Tolerance &tol);
+
+nlohmann::json deviceJson(const rt::DeviceInfo &d);
+std::string slotLabel(const Graph &g, uint32_t s);
+
+int runCommand(const CommonOptions &o, uint32_t iterations, const std::vector<std::string> &outputs,
+               const std::vector<std::string> &checks, const std::string &tracePath);
+struct BenchOptions {
+  uint32_t warmup = 3;
+  uint32_t repetitions = 10;
+  double minTime = 0.0; // seconds per mode
+};
+int benchCommand(const CommonOptions &o, const BenchOptions &b);
+int compareCommand(const CommonOptions &o, uint64_t memoryBudget);
+int listDevices(bool json);
+
+} // namespace cgraph::cgrun

@@ -1,0 +1,160 @@
+// cgrun: replay a .cgf graph on a device, benchmark it, or compare two devices.
+//
+//   cgrun [options] FILE.cgf            finalize once, run -n times, outputs and checks
+//   cgrun bench [options] FILE.cgf      eager vs replay vs replay with rebinding
+//   cgrun compare FILE.cgf --backend A --backend B
+//   cgrun --list-devices
+//
+// Exit codes: 0 success, 1 error or failed check/comparison, 2 usage error. Errors are
+// one line `cgrun: error: ...` on stderr; with --json, stdout carries only the results.
+#include "common.h"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <cstring>
+
+using namespace cgraph;
+using namespace cgraph::cgrun;
+
+namespace {
+
+enum class Command { Run, Bench, Compare };
+
+struct Flags {
+  CLI::Option *rtol = nullptr, *atol = nullptr, *ulp = nullptr;
+};
+
+Flags addCommon(CLI::App &app, CommonOptions &o, Command cmd) {
+  app.add_option("file", o.file, "the .cgf graph to run");
+  app.add_option("--backend", o.backends,
+                 cmd == Command::Compare ? "device spec, twice: reference first (cpu, cpu:0, opencl:1)"
+                                         : "backend or device spec (default cpu)")
+      ->allow_extra_args(false);
+  if (cmd != Command::Compare)
+    app.add_option("--device", o.device, "device index of --backend, or a full spec (opencl:1)");
+  app.add_option("--input", o.inputs, "slot=file.npy|file.bin: contents of an external slot")
+      ->allow_extra_args(false);
+  app.add_option("--random", o.randoms, "slot[:seed]: random contents (floats in [0,1))")
+      ->allow_extra_args(false);
+  app.add_option("--zeros", o.zeros, "slot: zero contents")->allow_extra_args(false);
+  app.add_option("--fill", o.fills, "slot=value[:type]: every element set to value")
+      ->allow_extra_args(false);
+  app.add_option("--param", o.params, "name=value: a graph parameter")->allow_extra_args(false);
+  app.add_option("--allow-dir", o.allowDirs,
+                 "directory files named by the graph may live in (repeatable; default: the "
+                 ".cgf's directory and the current directory)")
+      ->allow_extra_args(false);
+  app.add_flag("--allow-plugins", o.allowPlugins, "let host tasks load plugin libraries");
+  app.add_flag("--json", o.json, "results as JSON on stdout (everything else on stderr)");
+  Flags f;
+  if (cmd != Command::Bench) {
+    f.rtol = app.add_option("--rtol", o.tol.rtol, "relative tolerance (default 1e-5)");
+    f.atol = app.add_option("--atol", o.tol.atol, "absolute tolerance (default 1e-8)");
+    f.ulp = app.add_option("--ulp", o.tol.ulp, "tolerance in units in the last place (floats)");
+  }
+  return f;
+}
+
+void finishTolerance(const Flags &f, CommonOptions &o) {
+  if (f.ulp && f.ulp->count() && !f.rtol->count() && !f.atol->count()) o.tol.relAbsUsed = false;
+}
+
+// CLI11 exit conventions, but usage errors as one `cgrun: error:` line and code 2.
+int parseOrExit(CLI::App &app, int argc, char **argv, bool *done) {
+  try {
+    app.parse(argc, argv);
+    *done = false;
+    return 0;
+  } catch (const CLI::CallForHelp &e) {
+    *done = true;
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp &e) {
+    *done = true;
+    return app.exit(e);
+  } catch (const CLI::ParseError &e) {
+    *done = true;
+    if (e.get_exit_code() == 0) return app.exit(e);
+    std::fprintf(stderr, "cgrun: error: %s\nrun 'cgrun %s--help' for usage\n", e.what(),
+                 app.get_name() == "cgrun" ? "" : (app.get_name().substr(6) + " ").c_str());
+    return 2;
+  }
+}
+
+int usage(const std::string &msg) {
+  std::fprintf(stderr, "cgrun: error: %s\n", msg.c_str());
+  return 2;
+}
+
+int mainImpl(int argc, char **argv) {
+  Command cmd = Command::Run;
+  if (argc > 1 && std::strcmp(argv[1], "bench") == 0) cmd = Command::Bench;
+  if (argc > 1 && std::strcmp(argv[1], "compare") == 0) cmd = Command::Compare;
+  if (cmd != Command::Run) {
+    // The subcommand name becomes the program name for CLI11.
+    ++argv;
+    --argc;
+  }
+  const std::string name = cmd == Command::Run ? "cgrun" : cmd == Command::Bench ? "cgrun bench" : "cgrun compare";
+  CLI::App app(cmd == Command::Run ? "Replay a .cgf command graph on a device"
+               : cmd == Command::Bench ? "Benchmark eager, replay and replay with rebinding"
+                                       : "Run a graph on two devices and report the first node whose results differ",
+               name);
+  CommonOptions o;
+  Flags flags = addCommon(app, o, cmd);
+  bool version = false, list = false;
+  uint32_t iterations = 1;
+  std::vector<std::string> outputs, checks;
+  std::string trace;
+  BenchOptions bench;
+  uint64_t memoryMb = 2048;
+  app.add_flag("--version", version, "print the version and exit");
+  if (cmd == Command::Run) {
+    app.add_flag("--list-devices", list, "list every backend compiled in, its devices and capabilities");
+    app.add_option("-n,--iterations", iterations, "number of replays (default 1)");
+    app.add_option("--output", outputs, "slot=file.npy|file.bin: write the slot after the last run")
+        ->allow_extra_args(false);
+    app.add_option("--check", checks, "slot=@expected.npy or slot=@file.bin:f32: compare the slot")
+        ->allow_extra_args(false);
+    app.add_option("--trace", trace, "write Chrome trace events (Perfetto) to this file");
+  } else if (cmd == Command::Bench) {
+    app.add_option("--warmup", bench.warmup, "untimed runs per mode (default 3)");
+    app.add_option("--repetitions", bench.repetitions, "timed runs per mode (default 10)");
+    app.add_option("--min-time", bench.minTime, "keep repeating until this many seconds per mode");
+  } else {
+    app.add_option("--memory-mb", memoryMb, "snapshot memory per round (default 2048)");
+  }
+  bool done = false;
+  int rc = parseOrExit(app, argc, argv, &done);
+  if (done) return rc;
+  finishTolerance(flags, o);
+  if (version) {
+    std::printf("cgrun %s\n", CGRAPH_VERSION);
+    return 0;
+  }
+  if (list) return listDevices(o.json);
+  if (o.file.empty()) return usage("no input file (cgrun FILE.cgf; see --help)");
+  if (cmd == Command::Run) {
+    if (o.backends.size() > 1) return usage("--backend given more than once (use 'cgrun compare')");
+    if (iterations == 0) return usage("--iterations must be at least 1");
+    return runCommand(o, iterations, outputs, checks, trace);
+  }
+  if (cmd == Command::Bench) {
+    if (o.backends.size() > 1) return usage("--backend given more than once");
+    if (bench.repetitions == 0) return usage("--repetitions must be at least 1");
+    return benchCommand(o, bench);
+  }
+  return compareCommand(o, memoryMb << 20);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  try {
+    return mainImpl(argc, argv);
+  } catch (const std::exception &e) {
+    // Libraries return errors as values; this catches what a third-party call threw.
+    std::fprintf(stderr, "cgrun: error: %s\n", e.what());
+    return 1;
+  }
+}
