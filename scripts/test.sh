@@ -20,8 +20,11 @@ if [ "${CGRAPH_SKIP_SANITIZERS:-0}" != 1 ]; then
     -DCGRAPH_SANITIZE=address,undefined -DCGRAPH_BUILD_BENCHMARKS=OFF
   # LLVM's JIT and libclang allocate global state freed at exit in an order LSan
   # misreads; leaks in our own code are still caught by the format/graph/cache tests.
+  # The opencl tests are left out here: Debian's PoCL links clang 15 and must be
+  # isolated from our clang 14 with RTLD_DEEPBIND, which the sanitizer runtimes refuse
+  # (the backend then reports itself unavailable). They run in the Release pass above.
   ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --test-dir "$root/build-asan" --output-on-failure -j 2
+    ctest --test-dir "$root/build-asan" --output-on-failure -j 2 -LE opencl
   stamp "build + ctest (TSan: cache, cpu, runtime)"
   "$root/scripts/build.sh" "$root/build-tsan" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCGRAPH_SANITIZE=thread -DCGRAPH_BUILD_BENCHMARKS=OFF

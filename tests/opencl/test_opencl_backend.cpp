@@ -347,3 +347,33 @@ TEST_CASE("host tasks split the recording into partitions", "[opencl]") {
     CHECK(readAll<float>(d, *by)[3] == 3.0f);
   }
 }
+
+TEST_CASE("nodes of one kernel with different arguments replay their own arguments", "[opencl]") {
+  // y += 2x, then x += 2y, then y += 2x: one cl_kernel shared by the recorded commands
+  // would replay the last arguments set on it for all three.
+  auto backend = opencl::makeOpenCLBackend();
+  rt::Device &d = *openPocl(*backend);
+  GraphBuilder b("pingpong");
+  uint32_t k = addKernelSource(b, kSaxpy, "saxpy.cl", "saxpy");
+  uint32_t y = b.addSlot(externalSlot("y", kN * 4));
+  uint32_t x = b.addSlot(externalSlot("x", kN * 4));
+  Arg two = Arg::scalar(ScalarType::F32, f32Bits(2.0f));
+  uint32_t n0 = b.addKernelNode("a", k, range1D(kN), {Arg::slot(y), Arg::slot(x), two});
+  uint32_t n1 = b.addKernelNode("b", k, range1D(kN), {Arg::slot(x), Arg::slot(y), two});
+  uint32_t n2 = b.addKernelNode("c", k, range1D(kN), {Arg::slot(y), Arg::slot(x), two});
+  b.addEdge(n0, n1);
+  b.addEdge(n1, n2);
+  Graph g = b.take();
+  for (rt::ExecMode mode : {rt::ExecMode::Replay, rt::ExecMode::Eager}) {
+    auto exe = finalizeOk(d, g, mode);
+    auto bx = alloc(d, kN * 4), by = alloc(d, kN * 4);
+    writeAll(d, *bx, std::vector<float>(kN, 1.0f));
+    writeAll(d, *by, std::vector<float>(kN, 0.0f));
+    rt::BindingTable t;
+    t.slots = {{by.get()}, {bx.get()}};
+    runAndWait(*exe, t);
+    // y = 2; x = 1 + 4 = 5; y = 2 + 10 = 12.
+    CHECK(readAll<float>(d, *bx)[9] == 5.0f);
+    CHECK(readAll<float>(d, *by)[9] == 12.0f);
+  }
+}

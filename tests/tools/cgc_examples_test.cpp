@@ -5,6 +5,9 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <map>
+#include <set>
+
 using namespace cgctest;
 using nlohmann::json;
 
