@@ -102,3 +102,35 @@ int64_t ulpDiff(float a, float b) { return ulpT<float, int32_t>(a, b); }
 int64_t ulpDiff(double a, double b) { return ulpT<double, int64_t>(a, b); }
 
 } // namespace cgtest
+
+namespace cgtest {
+
+std::vector<std::vector<uint8_t>> runOne(const std::string &file, const std::string &kernel,
+                                         const NDRange &range, const std::vector<KArg> &args) {
+  GraphBuilder b(kernel);
+  auto k = addKernels(b, file);
+  REQUIRE(k.count(kernel));
+  std::vector<Arg> nodeArgs;
+  std::vector<uint32_t> slotOf(args.size(), kNone);
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i].kind == KArg::Buf) {
+      slotOf[i] = addSlot(b, "arg" + std::to_string(i), args[i].data.size());
+      nodeArgs.push_back(Arg::slot(slotOf[i]));
+    } else {
+      nodeArgs.push_back(args[i].arg);
+    }
+  }
+  b.addKernelNode(kernel, k[kernel], range, nodeArgs);
+  Graph g = b.take();
+  auto exe = finalizeOrFail(g);
+  Buffers bufs(g);
+  for (size_t i = 0; i < args.size(); ++i)
+    if (slotOf[i] != kNone) bufs.set(slotOf[i], args[i].data);
+  runOrFail(*exe, bufs.table);
+  std::vector<std::vector<uint8_t>> out(args.size());
+  for (size_t i = 0; i < args.size(); ++i)
+    if (slotOf[i] != kNone) out[i] = bufs.get<uint8_t>(slotOf[i]);
+  return out;
+}
+
+} // namespace cgtest

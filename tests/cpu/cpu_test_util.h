@@ -52,3 +52,33 @@ int64_t ulpDiff(float a, float b);
 int64_t ulpDiff(double a, double b);
 
 } // namespace cgtest
+
+namespace cgtest {
+
+// One kernel launch as a one-node graph: each KArg is a buffer (initial contents),
+// a scalar, or a __local allocation.
+struct KArg {
+  enum Kind { Buf, Scalar, Local } kind = Buf;
+  std::vector<uint8_t> data;
+  Arg arg;
+};
+template <typename T> KArg buf(const std::vector<T> &v) {
+  KArg a;
+  a.data.resize(v.size() * sizeof(T));
+  std::memcpy(a.data.data(), v.data(), a.data.size());
+  return a;
+}
+inline KArg zeros(size_t bytes) { KArg a; a.data.assign(bytes, 0); return a; }
+inline KArg scalar(ScalarType t, uint64_t bits) { KArg a; a.kind = KArg::Scalar; a.arg = Arg::scalar(t, bits); return a; }
+inline KArg localMem(uint64_t bytes) { KArg a; a.kind = KArg::Local; a.arg = Arg::localMem(bytes); return a; }
+
+// Returns the final contents of every buffer argument (empty vectors for the others).
+std::vector<std::vector<uint8_t>> runOne(const std::string &file, const std::string &kernel,
+                                         const NDRange &range, const std::vector<KArg> &args);
+template <typename T> std::vector<T> as(const std::vector<uint8_t> &b) {
+  std::vector<T> v(b.size() / sizeof(T));
+  std::memcpy(v.data(), b.data(), v.size() * sizeof(T));
+  return v;
+}
+
+} // namespace cgtest

@@ -24,7 +24,7 @@ KernelParam bufferParam(const std::string &name, bool isConst) {
   p.typeName = isConst ? "const float*" : "float*";
   p.kind = ParamKind::GlobalBuffer;
   p.size = 4;
-  p.qualifiers = isConst ? kQualConst : 0;
+  p.qualifiers = isConst ? uint32_t(kQualConst) : 0u;
   return p;
 }
 

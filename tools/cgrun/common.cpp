@@ -55,7 +55,9 @@ rt::HostPolicy hostPolicy(const CommonOptions &o) {
   fs::path dir = fs::absolute(fs::path(o.file), ec).parent_path();
   p.baseDir = dir.string();
   if (o.allowDirs.empty()) {
-    p.allowedDirs = {dir.string(), fs::current_path(ec).string()};
+    p.allowedDirs = {dir.string()};
+    const std::string cwd = fs::current_path(ec).string();
+    if (cwd != dir.string()) p.allowedDirs.push_back(cwd);
   } else {
     p.allowedDirs = o.allowDirs;
   }

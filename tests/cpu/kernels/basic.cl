@@ -33,7 +33,8 @@ __kernel void scalars(__global long *out, char c, uchar uc, short s, ushort us, 
   out[6] = l; out[7] = (long)ul; out[8] = (long)(f * 1000.0f); out[9] = (long)(d * 1000.0);
 }
 
-__kernel void matmul(__global const float *a, __global const float *b, __global float *c, int n) {
+__kernel void matmul(__global const float *restrict a, __global const float *restrict b,
+                     __global float *restrict c, int n) {
   int col = get_global_id(0);
   int row = get_global_id(1);
   float acc = 0.0f;

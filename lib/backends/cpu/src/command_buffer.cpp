@@ -5,10 +5,10 @@
 // level (level = longest path from a root): nodes of one level are independent, so a
 // level wider than one runs its nodes concurrently on the TBB pool; a chain runs on the
 // submission thread with no scheduling at all.
-// Eager mode runs the same nodes one at a time through the ordinary path: arguments
-// resolved from the binding table per node, the kernel looked up in the device's
-// cache, the node handed to the submission thread and waited for (like
-// clEnqueueNDRangeKernel + clFinish).
+// Eager mode runs the same nodes one at a time, synchronously on the calling thread,
+// through the ordinary path: per node the kernel is looked up by name, its argument
+// block built from the binding table, the launch geometry resolved, then it runs to
+// completion (like clSetKernelArg + clEnqueueNDRangeKernel + clFinish).
 #include "device.h"
 
 #include "cgraph/graph/order.h"
@@ -339,30 +339,36 @@ public:
     for (uint32_t n : order_) {
       if (err) break;
       const Node &node = graph_.nodes[n];
-      PreparedNode p; // per node, as an application calling the API would
-      p.node = n;
-      p.kind = node.kind;
-      if (node.kind == NodeKind::Kernel) {
-        err = prepareKernel(n, p).withContext(nodeLabel(graph_, n));
-        if (err) break;
-      }
       const uint64_t start = uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count());
-      std::mutex m;
-      std::condition_variable cv;
-      bool done = false;
-      Error nodeErr;
-      queue_.post([&] {
-        Error e = runNode(p, sub);
-        std::lock_guard<std::mutex> lock(m);
-        nodeErr = std::move(e);
-        done = true;
-        cv.notify_one();
-      });
-      {
-        std::unique_lock<std::mutex> lock(m);
-        cv.wait(lock, [&] { return done; });
+      if (node.kind == NodeKind::Kernel) {
+        // As an application would: kernel object looked up by name (created once, like
+        // clCreateKernel), arguments set from the binding table, launch, finish.
+        const PreparedNode &pre = nodes_[n];
+        const JitKernel *k = pre.module->find(graph_.kernels[node.kernel].name);
+        std::vector<uint64_t> args(node.args.size());
+        uint64_t local = k->staticLocalBytes;
+        for (size_t a = 0; a < node.args.size(); ++a) {
+          const Arg &arg = node.args[a];
+          switch (arg.kind) {
+          case ArgKind::Slot: args[a] = uint64_t(uintptr_t(sub.base[arg.index] + arg.value)); break;
+          case ArgKind::Param: args[a] = sub.params[arg.index]; break;
+          case ArgKind::Scalar: args[a] = arg.value; break;
+          case ArgKind::LocalMem:
+            local = (local + 127) / 128 * 128;
+            args[a] = local;
+            local += arg.value;
+            break;
+          case ArgKind::String: break;
+          }
+        }
+        PreparedNode p;
+        p.node = n;
+        p.kernel = k;
+        resolveLaunch(p, node.range, sub.params);
+        runKernel(*k, args.data(), local, p.launch);
+      } else {
+        err = runNode(nodes_[n], sub).withContext(nodeLabel(graph_, n));
       }
-      err = nodeErr.withContext(nodeLabel(graph_, n));
       if (sub.opts.profile) {
         rt::NodeTiming t;
         t.node = n;

@@ -25,6 +25,7 @@
 #include <llvm/Linker/Linker.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/CommandLine.h>
 #include <llvm/Support/Host.h>
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/TargetSelect.h>
@@ -53,6 +54,12 @@ void initTargets() {
   std::call_once(once, [] {
     InitializeNativeTarget();
     InitializeNativeTargetAsmPrinter();
+    // Unroll-and-jam of the work-item x loop around an inner kernel loop (matmul's k)
+    // turns per-item scalar code into contiguous loads the SLP vectorizer packs; the
+    // O3 pipeline only runs it when this option is on.
+    auto &opts = cl::getRegisteredOptions();
+    auto it = opts.find("enable-unroll-and-jam");
+    if (it != opts.end()) static_cast<cl::opt<bool> *>(it->second)->setValue(true);
   });
 }
 

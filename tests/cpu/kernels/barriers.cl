@@ -1,0 +1,37 @@
+// Barriers with local memory: a work-group sum (static __local array), the same with a
+// __local pointer argument, and a tiled matrix transpose (2D groups).
+#define WG 64
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void reduce_static(__global const float *in, __global float *out) {
+  __local float scratch[WG];
+  size_t l = get_local_id(0);
+  scratch[l] = in[get_global_id(0)];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (size_t s = WG / 2; s > 0; s >>= 1) {
+    if (l < s) scratch[l] += scratch[l + s];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (l == 0) out[get_group_id(0)] = scratch[0];
+}
+
+__kernel void reduce_arg(__global const int *in, __global int *out, __local int *scratch) {
+  size_t l = get_local_id(0), n = get_local_size(0);
+  scratch[l] = in[get_global_id(0)];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (size_t s = n / 2; s > 0; s >>= 1) {
+    if (l < s) scratch[l] += scratch[l + s];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (l == 0) out[get_group_id(0)] = scratch[0];
+}
+
+#define TILE 8
+__kernel void transpose(__global const float *in, __global float *out, int w, int h) {
+  __local float tile[TILE][TILE + 1];
+  int x = get_global_id(0), y = get_global_id(1);
+  int lx = get_local_id(0), ly = get_local_id(1);
+  tile[ly][lx] = in[y * w + x];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  int tx = get_group_id(1) * TILE + lx, ty = get_group_id(0) * TILE + ly;
+  out[ty * h + tx] = tile[lx][ly];
+}

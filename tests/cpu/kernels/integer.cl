@@ -1,0 +1,30 @@
+// Integer builtins on int (scalar), int4, uchar, short and long.
+__kernel void int_ops(__global const int *x, __global const int *y, __global int *out) {
+  size_t i = get_global_id(0);
+  int a = x[i], b = y[i];
+  __global int *o = out + i * 16;
+  o[0] = (int)abs(a); o[1] = min(a, b); o[2] = max(a, b); o[3] = clamp(a, -100, 100);
+  o[4] = mul_hi(a, b); o[5] = rotate(a, b); o[6] = popcount(a); o[7] = clz(a);
+  o[8] = add_sat(a, b); o[9] = sub_sat(a, b); o[10] = mad24(a & 0x7fffff, b & 0x7fff, 7);
+  o[11] = mul24(a & 0x7fffff, b & 0x7fff); o[12] = hadd(a, b); o[13] = rhadd(a, b);
+  o[14] = (int)abs_diff(a, b); o[15] = mad_hi(a, b, 3);
+}
+
+__kernel void int_ops_vec(__global const int *x, __global const int *y, __global int *out) {
+  size_t i = get_global_id(0);
+  int4 a = vload4(i, x), b = vload4(i, y);
+  vstore4(max(a, b), 4 * i + 0, out);
+  vstore4(add_sat(a, b), 4 * i + 1, out);
+  vstore4(popcount(a), 4 * i + 2, out);
+  vstore4(clamp(a, (int4)(-5), (int4)(5)), 4 * i + 3, out);
+}
+
+// uchar/short saturation and long mul_hi, 4 longs per work-item.
+__kernel void int_small_long(__global const int *x, __global const int *y, __global long *out) {
+  size_t i = get_global_id(0);
+  uchar ua = (uchar)x[i], ub = (uchar)y[i];
+  short sa = (short)x[i], sb = (short)y[i];
+  long la = (long)x[i] * 1000003L, lb = (long)y[i] * -999983L;
+  __global long *o = out + i * 4;
+  o[0] = add_sat(ua, ub); o[1] = sub_sat(sa, sb); o[2] = mul_hi(la, lb); o[3] = (long)mul_hi((ulong)la, (ulong)lb);
+}
