@@ -243,13 +243,13 @@ private:
         case 't': out += '\t'; break;
         case 'u': {
           advance();
-          uint32_t cp;
+          uint32_t cp = 0;
           if (!hex4(&cp)) return false;
           if (cp >= 0xD800 && cp <= 0xDBFF) {
             if (peek() != '\\' || i_ + 1 >= s_.size() || s_[i_ + 1] != 'u')
               return error("unpaired UTF-16 surrogate in \\u escape");
             advance(2);
-            uint32_t lo;
+            uint32_t lo = 0;
             if (!hex4(&lo)) return false;
             if (lo < 0xDC00 || lo > 0xDFFF) return error("unpaired UTF-16 surrogate in \\u escape");
             cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);

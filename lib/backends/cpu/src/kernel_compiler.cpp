@@ -1,7 +1,12 @@
-// Compilation is "SPIR-V bytes + options -> object file bytes -> load into the JIT", so
-// that the object file is what a persistent cache stores (see persistentLookup/Store).
+// Compilation is "SPIR-V bytes + options -> object file bytes -> load into the JIT"; the
+// object file is what lib/cache's BinaryCache keeps in memory and on disk, so a second
+// process (or a second device object) skips LLVM entirely. Loaded modules (JITDylibs)
+// are cached here per device, keyed by the SPIR-V bytes + the host options.
 // Each module gets its own JITDylib: kernels of different modules may share names.
 #include "internal.h"
+
+#include "cgraph/cache/binary_cache.h"
+#include "cgraph/cache/key.h"
 
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
@@ -31,10 +36,6 @@ std::string cacheKey(const KernelModule &m, const std::string &options) {
   return std::to_string(h) + ":" + std::to_string(b.size()) + ":" + options;
 }
 
-// Hook for the persistent binary cache (lib/cache): its API is not there yet. A hit
-// returns the object file bytes that lowerToObject produced for the same key.
-bool persistentLookup(const std::string &key, std::vector<uint8_t> &object) { return false; }
-void persistentStore(const std::string &key, const std::vector<uint8_t> &object) {}
 
 } // namespace
 
@@ -49,6 +50,7 @@ struct KernelCompiler::Impl {
   std::unordered_map<std::string, Entry> cache;
   uint32_t dylibs = 0;
   std::atomic<uint64_t> compiles{0}, hits{0};
+  std::unique_ptr<cache::BinaryCache> binaries; // created on first use (reads the environment)
 
   Error ensureJit() {
     if (jit) return Error::success();
@@ -130,15 +132,30 @@ KernelCompiler::get(const KernelModule &module, const std::vector<std::string> &
       }
     }
   }
-  std::vector<uint8_t> object;
-  if (!useCache || !persistentLookup(key, object)) {
-    auto obj = lowerToObject(module.forms[0].bytes.data(), module.forms[0].bytes.size(), module.name);
-    if (!obj) return obj.error();
-    object = std::move(*obj);
+  const std::vector<uint8_t> &spirv = module.forms[0].bytes;
+  auto build = [&]() -> Expected<std::vector<uint8_t>> {
     ++impl_->compiles;
-    if (useCache) persistentStore(key, object);
+    return lowerToObject(spirv.data(), spirv.size(), module.name);
+  };
+  std::shared_ptr<const std::vector<uint8_t>> object;
+  if (useCache) {
+    if (!impl_->binaries) impl_->binaries = cache::BinaryCache::fromEnvironment();
+    cache::CacheKey ck;
+    ck.backend = "cpu";
+    ck.deviceName = "host";
+    ck.compilerVersion = impl_->options;
+    ck.imageHash = cache::hashImage(spirv.data(), spirv.size());
+    ck.buildOptions = module.forms[0].options;
+    for (const std::string &n : kernelNames) ck.kernelNames += (ck.kernelNames.empty() ? "" : ",") + n;
+    auto bin = impl_->binaries->getOrBuild(ck, "elf-relocatable", build);
+    if (!bin) return bin.error();
+    object = *bin;
+  } else {
+    auto obj = build();
+    if (!obj) return obj.error();
+    object = std::make_shared<const std::vector<uint8_t>>(std::move(*obj));
   }
-  auto mod = impl_->load(object, kernelNames, module.name);
+  auto mod = impl_->load(*object, kernelNames, module.name);
   if (!mod) return mod.error();
   if (useCache) impl_->cache[key] = Impl::Entry{module.forms[0].bytes, *mod};
   return std::shared_ptr<const CompiledModule>(*mod);
