@@ -69,7 +69,8 @@ TEST_CASE("cgrun fails a check with exit code 1", "[tools][cgrun]") {
 
 TEST_CASE("cgrun --json puts only results on stdout", "[tools][cgrun]") {
   Saxpy s("run_json");
-  Result r = s.run(kInputs + "--check y=@y4.npy --json -n 2");
+  writeFloats(s.dir / "y6.npy", 6.0f); // two replays of y += 2
+  Result r = s.run(kInputs + "--check y=@y6.npy --json -n 2");
   INFO(r.err);
   REQUIRE(r.code == 0);
   json j = json::parse(r.out);

@@ -40,7 +40,7 @@ rt::DeviceInfo hostDeviceInfo() {
   c.computeUnits = std::max(1u, std::thread::hardware_concurrency());
   struct sysinfo si {};
   if (sysinfo(&si) == 0) c.globalMemoryBytes = uint64_t(si.totalram) * si.mem_unit;
-  c.maxWorkGroupSize = 4096;
+  c.maxWorkGroupSize = 16384;
   return d;
 }
 

@@ -9,6 +9,7 @@
 #include <boost/context/fiber.hpp>
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
+#include <tbb/partitioner.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -22,7 +23,7 @@ namespace {
 // the pool costs microseconds, a 4096-element axpy costs about one.
 constexpr uint64_t kInlineItems = 1 << 15;
 // Work-items per TBB task (at least): keeps scheduling overhead under ~1%.
-constexpr uint64_t kItemsPerTask = 1 << 14;
+constexpr uint64_t kItemsPerTask = 1 << 16;
 constexpr size_t kFiberStack = 64 * 1024;
 
 struct AlignedFree {
@@ -131,7 +132,8 @@ void runKernel(const JitKernel &k, const uint64_t *args, uint64_t localBytes, co
   }
   const uint64_t grain = std::max<uint64_t>(1, kItemsPerTask / perGroup);
   tbb::parallel_for(tbb::blocked_range<uint64_t>(0, total, grain),
-                    [&](const tbb::blocked_range<uint64_t> &r) { run(r.begin(), r.end()); });
+                    [&](const tbb::blocked_range<uint64_t> &r) { run(r.begin(), r.end()); },
+                    tbb::static_partitioner());
 }
 
 void chooseLocalSize(const JitKernel &k, const Kernel &meta, Launch &l) {
@@ -143,7 +145,7 @@ void chooseLocalSize(const JitKernel &k, const Kernel &meta, Launch &l) {
   if (!k.barrier) {
     // Barrier-free: big groups (the x loop is the vectorized one); trailing partial
     // groups are fine, the wrapper loops to the group's actual size.
-    uint64_t budget = 4096;
+    uint64_t budget = 16384;
     for (uint32_t d = 0; d < l.dims && budget > 1; ++d) {
       l.local[d] = std::min(l.global[d], budget);
       budget /= l.local[d];
