@@ -123,7 +123,10 @@ std::vector<uint32_t> HazardTracker::add(const Graph &graph, uint32_t node) {
       if (!hasSucc_[n]) cands.push_back(n);
     if (cands.empty() && lastBarrier_ != kNone) cands.push_back(lastBarrier_);
     // Everything earlier is an ancestor of this barrier, so it absorbs all hazards.
-    for (auto &l : live_) l.clear();
+    for (auto &l : live_) {
+      l.writes.clear();
+      l.reads.clear();
+    }
     lastBarrier_ = node;
     sinceBarrier_.clear();
   } else {
@@ -136,20 +139,25 @@ std::vector<uint32_t> HazardTracker::add(const Graph &graph, uint32_t node) {
                         info.accesses.end());
     if (live_.size() < graph.slots.size()) live_.resize(graph.slots.size());
     for (const SlotAccess &a : info.accesses) {
-      for (const Record &r : live_[a.slot])
-        if ((r.write || a.write) && overlaps(r.offset, r.end, a.offset, a.end()))
-          cands.push_back(r.node);
+      const SlotLive &l = live_[a.slot];
+      for (const Record &r : l.writes)
+        if (overlaps(r.offset, r.end, a.offset, a.end())) cands.push_back(r.node);
+      if (a.write)
+        for (const Record &r : l.reads)
+          if (overlaps(r.offset, r.end, a.offset, a.end())) cands.push_back(r.node);
     }
     for (const SlotAccess &a : info.accesses) {
-      auto &recs = live_[a.slot];
+      SlotLive &l = live_[a.slot];
       uint64_t b = a.offset, e = a.end();
       if (a.write) {
         // A record inside this write's range is now reached through this node.
-        recs.erase(std::remove_if(recs.begin(), recs.end(),
-                                  [&](const Record &r) { return r.offset >= b && r.end <= e; }),
-                   recs.end());
+        auto covered = [&](const Record &r) { return r.offset >= b && r.end <= e; };
+        l.writes.erase(std::remove_if(l.writes.begin(), l.writes.end(), covered), l.writes.end());
+        l.reads.erase(std::remove_if(l.reads.begin(), l.reads.end(), covered), l.reads.end());
+        l.writes.push_back(Record{node, b, e, true});
+      } else {
+        l.reads.push_back(Record{node, b, e, false});
       }
-      recs.push_back(Record{node, b, e, a.write});
     }
     bool afterBarrier = false;
     for (uint32_t c : cands) afterBarrier |= lastBarrier_ == kNone || c > lastBarrier_;

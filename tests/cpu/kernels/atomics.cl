@@ -8,9 +8,12 @@ __kernel void hist_global(__global const uint *data, __global int *bins, uint nb
 __kernel void hist_local(__global const uint *data, __global int *bins, __local int *lbins, uint nbins) {
   size_t l = get_local_id(0), n = get_local_size(0);
   for (size_t b = l; b < nbins; b += n) lbins[b] = 0;
+  write_mem_fence(CLK_LOCAL_MEM_FENCE);
   barrier(CLK_LOCAL_MEM_FENCE);
   atomic_add(&lbins[data[get_global_id(0)] % nbins], 1);
+  mem_fence(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
   barrier(CLK_LOCAL_MEM_FENCE);
+  read_mem_fence(CLK_LOCAL_MEM_FENCE);
   for (size_t b = l; b < nbins; b += n) atomic_add(&bins[b], lbins[b]);
 }
 
