@@ -118,7 +118,9 @@ int compareCommand(const CommonOptions &o, uint64_t memoryBudget) {
       return hook(n);
     };
     auto ev = s.exe->enqueue(s.bound.table, *params, so);
-    if (!ev) return ev.error().withContext(s.spec);
+    // A backend may run eager submissions synchronously and report the hook's stop
+    // from enqueue itself rather than from the event.
+    if (!ev) return isStop(ev.error()) ? Error::success() : ev.error().withContext(s.spec);
     Error e = (*ev)->wait();
     if (e && !isStop(e)) return e.withContext(s.spec);
     return Error::success();

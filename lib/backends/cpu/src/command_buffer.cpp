@@ -369,6 +369,8 @@ public:
       } else {
         err = runNode(nodes_[n], sub).withContext(nodeLabel(graph_, n));
       }
+      // Eager callers (cgrun compare) read this node's results before the next runs.
+      if (!err && sub.opts.afterNode) err = sub.opts.afterNode(n);
       if (sub.opts.profile) {
         rt::NodeTiming t;
         t.node = n;

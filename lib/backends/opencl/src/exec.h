@@ -95,7 +95,8 @@ private:
   Expected<Recording *> findOrRecord(const std::vector<uint64_t> &params);
   Error runHost(uint32_t n, const std::vector<uint64_t> &params);
   Expected<rt::EventPtr> submitEager(const std::vector<uint64_t> &params,
-                                     std::vector<cl_event> &wait, bool profile);
+                                     std::vector<cl_event> &wait, bool profile,
+                                     const std::function<Error(uint32_t)> &afterNode);
   Expected<rt::EventPtr> submitReplay(const std::vector<uint64_t> &params,
                                       std::vector<cl_event> &wait);
 

@@ -232,7 +232,8 @@ Error OpenCLExecutable::runHost(uint32_t n, const std::vector<uint64_t> &params)
 }
 
 Expected<rt::EventPtr> OpenCLExecutable::submitEager(const std::vector<uint64_t> &params,
-                                                     std::vector<cl_event> &wait, bool profile) {
+                                                     std::vector<cl_event> &wait, bool profile,
+                                                     const std::function<Error(uint32_t)> &afterNode) {
   SubBuffers subs(*api_, dev_->props().baseAddrAlign);
   std::vector<std::pair<uint32_t, cl_event>> profiled;
   auto releaseProfiled = [&] {
@@ -243,6 +244,7 @@ Expected<rt::EventPtr> OpenCLExecutable::submitEager(const std::vector<uint64_t>
     const PartPlan &plan = parts_[pi];
     if (plan.host) {
       Error e = runHost(plan.nodes[0], params);
+      if (!e && afterNode) e = afterNode(plan.nodes[0]);
       if (e) {
         releaseProfiled();
         return e;
@@ -265,6 +267,15 @@ Expected<rt::EventPtr> OpenCLExecutable::submitEager(const std::vector<uint64_t>
         if (lastNode) api_->clRetainEvent(ev);
       }
       if (lastNode) last.ev = ev;
+      if (afterNode) {
+        // The hook reads this node's results: finish the queue first.
+        cl_int rc = api_->clFinish(dev_->queue());
+        Error h = rc != CL_SUCCESS ? clError("clFinish", rc) : afterNode(n);
+        if (h) {
+          releaseProfiled();
+          return h;
+        }
+      }
     }
   }
   if (!last.ev) { // empty graph, or a host task last
@@ -332,7 +343,7 @@ Expected<rt::EventPtr> OpenCLExecutable::submit(const std::vector<ResolvedSlot> 
   CGRAPH_RETURN_IF_ERROR(resolve(slots));
   // Per-node timestamps need one event per node, which only the node-by-node path has.
   if (mode_ == rt::ExecMode::Eager || opts.profile || !dev_->useCommandBuffers())
-    return submitEager(params, wait, opts.profile);
+    return submitEager(params, wait, opts.profile, opts.afterNode);
   return submitReplay(params, wait);
 }
 
