@@ -13,7 +13,7 @@ echo "== cgc examples/saxpy/graph.json"
 "$bin/cgc/cgc" "$root/examples/saxpy/graph.json" -o "$out/saxpy.cgf"
 "$bin/cgc/cgc" dump "$out/saxpy.cgf" | head -n 40
 echo "== cgrun saxpy.cgf (cpu)"
-"$bin/cgrun/cgrun" "$out/saxpy.cgf" --random x:1 --random y:2 -n 10
+"$bin/cgrun/cgrun" "$out/saxpy.cgf" --fill y=0.5 -n 10
 echo "== cgrun bench chain1000.cgf (cpu): replay vs eager"
 "$bin/cgc/cgc" "$root/examples/chain1000/graph.json" -o "$out/chain1000.cgf"
 "$bin/cgrun/cgrun" bench "$out/chain1000.cgf" --repetitions 20

@@ -2,7 +2,7 @@
 // shell and capture its exit code, stdout and stderr.
 #pragma once
 
-#include <sys/wait.h>
+#include "tool_test_util.h"
 
 #include <cstdlib>
 #include <filesystem>
@@ -15,27 +15,9 @@ namespace cgctest {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
-
-inline std::string slurp(const fs::path &p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-inline std::string quote(const std::string &s) {
-  std::string q = "'";
-  for (char c : s) {
-    if (c == '\'') q += "'\\''";
-    else q += c;
-  }
-  return q + "'";
-}
+using tooltest::quote;
+using tooltest::Result;
+using tooltest::slurp;
 
 // A fresh scratch directory under the build tree, one per test case name.
 inline fs::path scratch(const std::string &name) {
@@ -50,17 +32,7 @@ inline Result cgc(const std::string &args, const fs::path &cwd) {
   static int counter = 0;
   fs::path tmp = fs::path(CGRAPH_BINARY_DIR) / "cgc_test_tmp" / "io";
   fs::create_directories(tmp);
-  fs::path out = tmp / ("out" + std::to_string(counter) + ".txt");
-  fs::path err = tmp / ("err" + std::to_string(counter) + ".txt");
-  ++counter;
-  std::string cmd = "cd " + quote(cwd.string()) + " && " + quote(CGC_PATH) + " " + args + " >" +
-                    quote(out.string()) + " 2>" + quote(err.string());
-  int status = std::system(cmd.c_str());
-  Result r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = slurp(out);
-  r.err = slurp(err);
-  return r;
+  return tooltest::runTool(CGC_PATH, args, cwd, tmp / ("run" + std::to_string(counter++)));
 }
 
 inline std::vector<std::string> lines(const std::string &text) {

@@ -12,7 +12,7 @@
 #include "cgraph/runtime/npy.h"
 
 #include <catch2/catch.hpp>
-#include <sys/wait.h>
+#include "tool_test_util.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -27,27 +27,9 @@ namespace cgruntest {
 namespace fs = std::filesystem;
 using namespace cgraph;
 
-struct Result {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
-
-inline std::string slurp(const fs::path &p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-inline std::string quote(const std::string &s) {
-  std::string q = "'";
-  for (char c : s) {
-    if (c == '\'') q += "'\\''";
-    else q += c;
-  }
-  return q + "'";
-}
+using tooltest::quote;
+using tooltest::Result;
+using tooltest::slurp;
 
 inline fs::path scratch(const std::string &name) {
   fs::path dir = fs::path(CGRAPH_BINARY_DIR) / "cgrun_test_tmp" / name;
@@ -58,15 +40,7 @@ inline fs::path scratch(const std::string &name) {
 
 // Runs `cgrun <args>` in `cwd`; args go to the shell as written.
 inline Result cgrun(const std::string &args, const fs::path &cwd) {
-  fs::path out = cwd / "stdout.txt", err = cwd / "stderr.txt";
-  std::string cmd = "cd " + quote(cwd.string()) + " && " + quote(CGRUN_PATH) + " " + args + " >" +
-                    quote(out.string()) + " 2>" + quote(err.string()) + " </dev/null";
-  int status = std::system(cmd.c_str());
-  Result r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = slurp(out);
-  r.err = slurp(err);
-  return r;
+  return tooltest::runTool(CGRUN_PATH, args, cwd, cwd / "std");
 }
 
 inline uint32_t addModule(GraphBuilder &b, const std::string &src, const std::string &name) {

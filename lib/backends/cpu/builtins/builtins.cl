@@ -17,6 +17,8 @@
 #include "builtins_vload.h"
 #include "builtins_convert.h"
 #include "builtins_atomic.h"
+#include "builtins_half.h"
+#include "builtins_misc.h"
 
 void OVL mem_fence(cl_mem_fence_flags f) { __sync_synchronize(); }
 void OVL read_mem_fence(cl_mem_fence_flags f) { __sync_synchronize(); }
