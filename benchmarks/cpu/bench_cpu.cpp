@@ -104,10 +104,18 @@ double runOnce(rt::Executable &exe, const rt::BindingTable &t) {
   return seconds(t0, Clock::now());
 }
 
-void bench(rt::Device &dev, const char *label, int iters) {
+struct Options {
+  int iters = 11;
+  std::string only; // "" = every section, else finalize | chain | axpy | matmul
+  bool cpu = true, opencl = true;
+  bool want(const char *section) const { return only.empty() || only == section; }
+};
+
+void bench(rt::Device &dev, const char *label, const Options &opt) {
+  const int iters = opt.iters;
   std::printf("== %s: %s\n", label, dev.info().name.c_str());
   // Cold finalize: a fresh graph whose module is new to this device.
-  {
+  if (opt.want("finalize")) {
     GraphBuilder b("cold");
     auto k = addKernels(b);
     uint32_t x = slot(b, "x", 1024 * 4), y = slot(b, "y", 1024 * 4);
@@ -117,7 +125,7 @@ void bench(rt::Device &dev, const char *label, int iters) {
     std::printf("  finalize basic.cl (cold compile)        %10.1f ms\n", secs * 1e3);
   }
   // Chain of 1000 axpy(4096).
-  {
+  if (opt.want("chain")) {
     const uint32_t n = 4096, nodes = 1000;
     GraphBuilder b("chain");
     auto k = addKernels(b);
@@ -157,7 +165,7 @@ void bench(rt::Device &dev, const char *label, int iters) {
     std::printf("  single axpy(4096) node, enqueue+wait    %10.2f us\n", median(t1) * 1e6);
   }
   // Throughput: axpy over 16M floats, 512x512 matmul.
-  {
+  if (opt.want("axpy")) {
     const uint32_t n = 16u << 20;
     GraphBuilder b("axpy16m");
     auto k = addKernels(b);
@@ -172,7 +180,7 @@ void bench(rt::Device &dev, const char *label, int iters) {
     double s = median(t);
     std::printf("  axpy 16M floats                         %10.2f ms  %7.2f GB/s\n", s * 1e3, 12.0 * n / s / 1e9);
   }
-  {
+  if (opt.want("matmul")) {
     const int n = 512;
     GraphBuilder b("matmul");
     auto k = addKernels(b);
@@ -191,12 +199,26 @@ void bench(rt::Device &dev, const char *label, int iters) {
 
 } // namespace
 
+// bench_cpu [ITERATIONS] [--only finalize|chain|axpy|matmul] [--backend cpu|opencl]
 int main(int argc, char **argv) {
-  int iters = argc > 1 ? std::atoi(argv[1]) : 11;
-  auto cpuBackend = cpu::makeCpuBackend();
-  auto dev = cpuBackend->device(0);
-  if (!dev) die(dev.error().message());
-  bench(**dev, "cgraph cpu", iters);
+  Options opt;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--only" && i + 1 < argc) opt.only = argv[++i];
+    else if (a == "--backend" && i + 1 < argc) {
+      std::string b = argv[++i];
+      opt.cpu = b == "cpu";
+      opt.opencl = b == "opencl";
+    } else if (std::atoi(a.c_str()) > 0) opt.iters = std::atoi(a.c_str());
+    else die("unknown argument '" + a + "' (ITERATIONS, --only SECTION, --backend cpu|opencl)");
+  }
+  if (opt.cpu) {
+    auto cpuBackend = cpu::makeCpuBackend();
+    auto dev = cpuBackend->device(0);
+    if (!dev) die(dev.error().message());
+    bench(**dev, "cgraph cpu", opt);
+  }
+  if (!opt.opencl) return 0;
 #ifdef CGRAPH_HAVE_OPENCL_BACKEND
   auto ocl = opencl::makeOpenCLBackend();
   rt::BackendProbe p = ocl->probe();
@@ -206,7 +228,7 @@ int main(int argc, char **argv) {
   }
   auto od = ocl->device(0);
   if (!od) die(od.error().message());
-  bench(**od, "opencl (PoCL)", iters);
+  bench(**od, "opencl (PoCL)", opt);
 #else
   std::printf("== opencl backend not built: PoCL figures come from benchmarks/opencl\n");
 #endif

@@ -54,6 +54,18 @@ TEST_CASE("cpu builtins: float math, scalar", "[cpu][builtins][math]") {
   }
 }
 
+TEST_CASE("cpu builtins: half_ math", "[cpu][builtins][math]") {
+  const size_t n = 128;
+  auto x = randomFloats(n, 0.1f, 3.0f, 5);
+  auto out = as<float>(runOne("half_math.cl", "math_half", range1D(n), {buf(x), zeros(n * 8 * 4)})[1]);
+  for (size_t i = 0; i < n; ++i) {
+    double a = x[i];
+    const double want[8] = {std::exp(a), std::cos(a), std::sin(a), std::sqrt(a),
+                            std::log(a), 1.0 / a, 1.0 / a, 1.0 / std::sqrt(a)};
+    for (int k = 0; k < 8; ++k) checkF(out[i * 8 + k], want[k], 8192, "math_half", i * 8 + k);
+  }
+}
+
 TEST_CASE("cpu builtins: float4 math and double math", "[cpu][builtins][math]") {
   const size_t n = 64;
   auto x = randomFloats(n * 4, -3.0f, 3.0f, 3), y = randomFloats(n * 4, 0.5f, 2.5f, 4);
@@ -244,6 +256,9 @@ TEST_CASE("cpu builtins: atomics on global and local memory", "[cpu][builtins][a
   auto l = as<int>(runOne("atomics.cl", "hist_local", range1D(n, 128),
                           {buf(data), zeros(nbins * 4), localMem(nbins * 4), scalar(ScalarType::U32, nbins)})[1]);
   REQUIRE(l == want);
+  auto fl = as<int>(runOne("fences.cl", "hist_fenced", range1D(n, 64),
+                           {buf(data), zeros(nbins * 4), localMem(nbins * 4), scalar(ScalarType::U32, nbins)})[1]);
+  REQUIRE(fl == want);
 
   const int m = 1000;
   std::vector<int> c = {0, 0, INT32_MIN, INT32_MAX, 0, -1, 0, 0, 0, 0};
@@ -264,6 +279,36 @@ TEST_CASE("cpu builtins: atomics on global and local memory", "[cpu][builtins][a
   REQUIRE(ci[9] >= 1);
   REQUIRE(ci[9] <= m);
   uint32_t umax = 0;
-  for (int i = 0; i < m; ++i) umax = std::max(umax, uint32_t(i) * 0x10000001u);
+  for (int i = 0; i < m; ++i) umax = std::max<uint64_t>(umax, uint32_t(i) * 0x10000001u);
   REQUIRE(as<uint32_t>(r[1])[0] == umax);
+}
+
+TEST_CASE("cpu builtins: 64-bit atomics (Int64Atomics SPIR-V)", "[cpu][builtins][atomics]") {
+  const int64_t m = 512;
+  std::vector<int64_t> c(8, 7);
+  std::vector<uint64_t> u = {3, 3, 3, 3};
+  auto r = runOne("atomics64.cl", "atomics64", range1D(m), {buf(c), buf(u)});
+  auto ci = as<int64_t>(r[0]);
+  auto cu = as<uint64_t>(r[1]);
+  int64_t add = 7, sub = 7, mx = 7, mn = 7, orv = 7, andv = 7, xr = 7;
+  uint64_t umax = 3, cas = 3;
+  for (int64_t i = 0; i < m; ++i) {
+    add += i * 0x100000001LL;
+    sub -= i << 33;
+    mx = std::max<int64_t>(mx, i * -3000000000LL);
+    mn = std::min<int64_t>(mn, i * -3000000000LL);
+    orv |= int64_t(1) << (i % 63);
+    andv &= ~(int64_t(1) << (i % 63));
+    xr ^= i * 0x123456789LL;
+    umax = std::max<uint64_t>(umax, uint64_t(i) * 0x9000000000000001ULL);
+    cas += uint64_t(i) * 0x100000000ULL;
+  }
+  CHECK(ci == std::vector<int64_t>{add, sub, mx, mn, orv, andv, xr, 7 + m});
+  CHECK(cu == std::vector<uint64_t>{3 - uint64_t(m), umax, cas, 3});
+
+  std::vector<int64_t> in(512);
+  int64_t sum = 0;
+  for (size_t i = 0; i < in.size(); ++i) sum += in[i] = (int64_t(i) - 200) * 40000000003LL;
+  auto s = as<int64_t>(runOne("atomics64.cl", "atomics64_local", range1D(512, 128), {buf(in), zeros(8)})[1]);
+  CHECK(s[0] == sum);
 }

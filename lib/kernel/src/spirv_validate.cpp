@@ -36,6 +36,38 @@ spv_target_env envForVersion(uint32_t version) {
   }
 }
 
+// Int64Atomics comes from cl_khr_int64_base_atomics / _extended_atomics, but
+// SPIRV-Tools' OpenCL environments (1.2, 2.0, 2.1, 2.2, full and embedded) accept only
+// the capabilities the OpenCL environment spec lists for the core profile, so they
+// reject it ("Capability Int64Atomics is not allowed by OpenCL 2.0/2.1 Full Profile").
+// A module declaring it is checked against the universal environment of its SPIR-V
+// version instead: every core rule still applies, only the OpenCL profile's capability
+// allowlist does not (and whether a device has the extension is the backend's question).
+constexpr uint32_t kOpCapability = 17;
+constexpr uint32_t kCapabilityInt64Atomics = 12;
+
+bool declaresInt64Atomics(const std::vector<uint32_t> &words) {
+  // OpCapability instructions come first; stop at the first other (or malformed) one.
+  for (size_t i = kHeaderWords; i < words.size();) {
+    uint32_t count = words[i] >> 16, opcode = words[i] & 0xffff;
+    if (opcode != kOpCapability || count < 2 || i + count > words.size()) return false;
+    if (words[i + 1] == kCapabilityInt64Atomics) return true;
+    i += count;
+  }
+  return false;
+}
+
+spv_target_env envForModule(const std::vector<uint32_t> &words) {
+  spv_target_env env = envForVersion(words[1]);
+  if (!declaresInt64Atomics(words)) return env;
+  switch (env) {
+  case SPV_ENV_OPENCL_2_0: return SPV_ENV_UNIVERSAL_1_0;
+  case SPV_ENV_OPENCL_2_1: return SPV_ENV_UNIVERSAL_1_1;
+  case SPV_ENV_OPENCL_2_2: return SPV_ENV_UNIVERSAL_1_2;
+  default: return env;
+  }
+}
+
 } // namespace
 
 Error validateSpirv(const uint8_t *data, size_t size, const std::string &name) {
@@ -56,7 +88,7 @@ Error validateSpirv(const uint8_t *data, size_t size, const std::string &name) {
   }
 
   std::string messages;
-  spvtools::SpirvTools tools(envForVersion(words[1]));
+  spvtools::SpirvTools tools(envForModule(words));
   tools.SetMessageConsumer([&messages](spv_message_level_t level, const char *, const spv_position_t &pos,
                                        const char *message) {
     if (level > SPV_MSG_WARNING) return;

@@ -1,5 +1,10 @@
 // Barriers with local memory: a work-group sum (static __local array), the same with a
 // __local pointer argument, and a tiled matrix transpose (2D groups).
+// cgtest: kernel=reduce_static global=1024 local=64 args=in:f32[1024]:rand, out:f32[16]:w
+// cgtest: kernel=reduce_arg global=512 local=128 args=in:i32[512]:rand(-100000..100000), out:i32[4]:w, local(512)
+// cgtest: kernel=reduce_arg global=256 local=16 offset=32 args=in:i32[288]:rand, out:i32[18]:w, local(64)
+// cgtest: kernel=transpose global=32,16 local=8,8 args=in:f32[512]:rand, out:f32[512]:w, 32:i32, 16:i32
+// cgtest: kernel=transpose global=64,64 local=8,8 args=in:f32[4096]:seq, out:f32[4096]:w, 64:i32, 64:i32
 #define WG 64
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void reduce_static(__global const float *in, __global float *out) {

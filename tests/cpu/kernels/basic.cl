@@ -1,4 +1,22 @@
 // Basic kernels: elementwise, 2D/3D indexing, offsets, scalar args of every width.
+// a * x + y is contracted to mad (FP_CONTRACT is on in OpenCL C); ours is a fused
+// multiply-add (one rounding), PoCL's may round twice. The inputs keep the results away
+// from cancellation, where that difference grows without bound in ulp: <= 2 ulp for axpy,
+// a rounding per step of matmul's 16/32-term sums.
+// cgtest: kernel=axpy global=4096 args=2.5:f32, x:f32[4096]:rand(0..1), y:f32[4096]:rand(0..1):out
+// cgtest: kernel=axpy global=1000 offset=24 args=-0.75:f32, x:f32[1024]:rand(-1000..-10), y:f32[1024]:rand:out
+// cgtest: kernel=axpy global=512 local=128 args=3:f32, x:f32[512]:seq, y:f32[512]:fill(1):out
+// cgtest: kernel=scale_int global=300 args=v:i32[300]:rand(-100000..100000):out, -3:i32
+// cgtest: kernel=scale_int global=128 local=32 offset=64 args=v:i32[192]:rand:out, 7:i32
+// ids: with local sizes only (without one, the work-group shape is the implementation's).
+// cgtest: kernel=ids global=64 local=16 offset=5 args=out:i32[512]:w
+// cgtest: kernel=ids global=12,6 local=4,3 args=out:i32[576]:w
+// cgtest: kernel=ids global=12,6 local=4,3 offset=3,7 args=out:i32[576]:w
+// cgtest: kernel=ids global=8,4,6 local=2,2,3 offset=1,2,3 args=out:i32[1536]:w
+// cgtest: kernel=ids global=4,4,4 local=4,1,2 args=out:i32[512]:w
+// cgtest: kernel=scalars global=1 args=out:i64[10]:w, -5:i8, 200:u8, -3000:i16, 60000:u16, -100000:i32, 4000000000:u32, -5000000000:i64, 10000000000000:u64, 1.5:f32, -2.25:f64
+// cgtest: kernel=matmul global=32,32 local=8,8 ulp=16 args=a:f32[1024]:rand(0..1), b:f32[1024]:rand(0..1), c:f32[1024]:w, 32:i32
+// cgtest: kernel=matmul global=16,16 ulp=16 args=a:f32[256]:rand(0..1), b:f32[256]:rand(0..1), c:f32[256]:w, 16:i32
 __kernel void axpy(float a, __global const float *x, __global float *y) {
   size_t i = get_global_id(0);
   y[i] = a * x[i] + y[i];

@@ -1,4 +1,8 @@
 // Conversions (convert_T[_sat][_rte|_rtz|_rtp|_rtn]) and reinterpretation (as_T).
+// cgtest: kernel=conv_from_float global=256 args=x:f32[256]:rand(-300..300), out:i32[3072]:w
+// cgtest: kernel=conv_from_int global=256 ulp=0 args=x:i32[256]:rand(-2000000000..2000000000), outf:f32[1024]:w, outi:i32[1024]:w
+// cgtest: kernel=conv_from_int global=64 ulp=0 args=x:i32[64]:rand(-300..300), outf:f32[256]:w, outi:i32[256]:w
+// cgtest: kernel=conv_vec global=64 args=x:f32[256]:rand(-300..300), out:i32[512]:w
 __kernel void conv_from_float(__global const float *x, __global int *out) {
   size_t i = get_global_id(0);
   float a = x[i];

@@ -1,4 +1,8 @@
 // Integer builtins on int (scalar), int4, uchar, short and long.
+// cgtest: kernel=int_ops global=256 args=x:i32[256]:rand(-2000000000..2000000000), y:i32[256]:rand(-2000000000..2000000000), out:i32[4096]:w
+// cgtest: kernel=int_ops global=128 local=32 args=x:i32[128]:rand(-300..300), y:i32[128]:rand(0..40), out:i32[2048]:w
+// cgtest: kernel=int_ops_vec global=64 args=x:i32[256]:rand(-2000000000..2000000000), y:i32[256]:rand(-2000000000..2000000000), out:i32[1024]:w
+// cgtest: kernel=int_small_long global=128 args=x:i32[128]:rand(-2000000000..2000000000), y:i32[128]:rand(-2000000000..2000000000), out:i64[512]:w
 __kernel void int_ops(__global const int *x, __global const int *y, __global int *out) {
   size_t i = get_global_id(0);
   int a = x[i], b = y[i];

@@ -1,4 +1,9 @@
 // Relational builtins: classification, comparisons, select, any/all, bitselect.
+// cgtest: kernel=rel_ops global=256 args=x:f32[256]:rand(-2..2), y:f32[256]:rand(-2..2), out:i32[3072]:w
+// cgtest: kernel=rel_ops global=16 args=x:f32[16]:fill(nan), y:f32[16]:rand, out:i32[192]:w
+// cgtest: kernel=rel_ops global=16 args=x:f32[16]:fill(-inf), y:f32[16]:fill(inf), out:i32[192]:w
+// cgtest: kernel=rel_vec global=64 args=x:f32[256]:rand(-2..2), y:f32[256]:rand(-2..2), out:i32[768]:w
+// cgtest: kernel=rel_vec global=4 args=x:f32[16]:fill(nan), y:f32[16]:rand, out:i32[48]:w
 __kernel void rel_ops(__global const float *x, __global const float *y, __global int *out) {
   size_t i = get_global_id(0);
   float a = x[i], b = y[i];

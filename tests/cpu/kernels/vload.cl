@@ -1,4 +1,8 @@
 // vloadN / vstoreN, N = 2, 3, 4, 8, 16, for float and int, global and local memory.
+// cgtest: kernel=vload_float global=64 args=in:f32[2112]:rand, out:f32[2112]:w
+// cgtest: kernel=vload_int_offsets global=64 args=in:i32[5200]:rand, out:i32[5200]:w
+// cgtest: kernel=vload_local global=256 local=64 args=in:f32[1024]:rand, out:f32[1024]:w, local(1024)
+// cgtest: kernel=vload_local global=64 local=16 offset=16 args=in:f32[256]:seq, out:f32[256]:w, local(256)
 __kernel void vload_float(__global const float *in, __global float *out) {
   size_t i = get_global_id(0); // each item handles 33 floats: 2 + 3 + 4 + 8 + 16
   __global const float *p = in + 33 * i;

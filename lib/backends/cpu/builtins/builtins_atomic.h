@@ -4,8 +4,23 @@
 #pragma once
 
 // __sync builtins: spir64 reports no lock-free sizes, so __atomic_* would become libcalls.
-#define CG_MIN_OP(p, v) (((__typeof__(v))-1 < 0) ? __sync_fetch_and_min(p, v) : __sync_fetch_and_umin(p, v))
-#define CG_MAX_OP(p, v) (((__typeof__(v))-1 < 0) ? __sync_fetch_and_max(p, v) : __sync_fetch_and_umax(p, v))
+// __sync_fetch_and_{min,max,umin,umax} are declared for int only (clang truncates a
+// long argument), so 64-bit min/max are compare-and-swap loops.
+#define CG_MINMAX64(T, AS)                                                                    \
+  static T OVL cg_amin(volatile AS T *p, T v) { T o = *p;                                      \
+    for (;;) { T w = __sync_val_compare_and_swap(p, o, v < o ? v : o); if (w == o) return o; o = w; } } \
+  static T OVL cg_amax(volatile AS T *p, T v) { T o = *p;                                      \
+    for (;;) { T w = __sync_val_compare_and_swap(p, o, v > o ? v : o); if (w == o) return o; o = w; } }
+CG_MINMAX64(long, __global) CG_MINMAX64(long, __local) CG_MINMAX64(ulong, __global) CG_MINMAX64(ulong, __local)
+#define CG_MINMAX32(T, AS, MIN, MAX)                                                          \
+  static T OVL cg_amin(volatile AS T *p, T v) { return MIN(p, v); }                            \
+  static T OVL cg_amax(volatile AS T *p, T v) { return MAX(p, v); }
+CG_MINMAX32(int, __global, __sync_fetch_and_min, __sync_fetch_and_max)
+CG_MINMAX32(int, __local, __sync_fetch_and_min, __sync_fetch_and_max)
+CG_MINMAX32(uint, __global, __sync_fetch_and_umin, __sync_fetch_and_umax)
+CG_MINMAX32(uint, __local, __sync_fetch_and_umin, __sync_fetch_and_umax)
+#define CG_MIN_OP(p, v) cg_amin(p, v)
+#define CG_MAX_OP(p, v) cg_amax(p, v)
 #define CG_ATOMIC_AS(T, AS)                                                                   \
   T OVL atomic_add(volatile AS T *p, T v) { return __sync_fetch_and_add(p, v); }        \
   T OVL atomic_sub(volatile AS T *p, T v) { return __sync_fetch_and_sub(p, v); }        \

@@ -33,8 +33,10 @@
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Transforms/IPO/AlwaysInliner.h>
 
+#include <cstdlib>
 #include <map>
 #include <mutex>
+#include <string_view>
 
 namespace cgraph::cpu {
 
@@ -360,7 +362,11 @@ Error runO3(Module &m, TargetMachine &tm) {
 } // namespace
 
 std::string hostCompileOptions() {
-  std::string s = "cgraph-cpu-1 llvm-14 cpu=" + sys::getHostCPUName().str();
+  // The builtin library is linked into every object: a changed library must miss.
+  static const size_t builtinsHash = std::hash<std::string_view>{}(
+      std::string_view(reinterpret_cast<const char *>(kBuiltinsBitcode), kBuiltinsBitcodeSize));
+  std::string s = "cgraph-cpu-1 llvm-14 builtins=" + std::to_string(builtinsHash) +
+                  " cpu=" + sys::getHostCPUName().str();
   StringMap<bool> features;
   if (sys::getHostCPUFeatures(features)) {
     std::vector<std::string> on;
@@ -520,6 +526,16 @@ Expected<std::vector<uint8_t>> lowerToObject(const uint8_t *spirv, size_t size, 
       return makeError("module '" + moduleName + "': builtin '" + f.getName().str() +
                        "' is not provided by the cpu backend");
 
+  // Debugging aid: CGRAPH_CPU_DUMP_DIR=<dir> writes the optimized IR of every module
+  // compiled (not cached) as <dir>/<module>.ll (llc-14 -mcpu=native turns it into asm).
+  if (const char *dir = std::getenv("CGRAPH_CPU_DUMP_DIR")) {
+    std::error_code ec;
+    std::string file = moduleName;
+    for (char &c : file)
+      if (c == '/' || c == '\\') c = '_';
+    raw_fd_ostream ll(std::string(dir) + "/" + file + ".ll", ec);
+    if (!ec) m.print(ll, nullptr);
+  }
   SmallVector<char, 0> obj;
   raw_svector_ostream os(obj);
   legacy::PassManager pm;

@@ -1,12 +1,8 @@
 // Running an nd-range: work-groups in parallel on the TBB pool (small launches inline on
 // the calling thread), each group either one call of the loop wrapper (barrier-free
-// kernels) or one Boost.Context fiber per work-item (kernels with barriers): barrier()
-// switches to the group's scheduler, which resumes the next work-item, so all items
-// reach the barrier before any passes it. A group's fibers stay on one thread, so the
-// scheduler's continuation can live in a thread_local.
+// kernels) or one Boost.Context fiber per work-item (kernels with barriers, fibers.cpp).
 #include "internal.h"
 
-#include <boost/context/fiber.hpp>
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 #include <tbb/partitioner.h>
@@ -24,18 +20,15 @@ namespace {
 constexpr uint64_t kInlineItems = 1 << 15;
 // Work-items per TBB task (at least): keeps scheduling overhead under ~1%.
 constexpr uint64_t kItemsPerTask = 1 << 16;
-constexpr size_t kFiberStack = 64 * 1024;
 
 struct AlignedFree {
   void operator()(char *p) const { std::free(p); }
 };
 
-// Per-thread scratch: the group's local block and the fibers' stacks.
+// Per-thread scratch: the group's local block.
 struct ThreadScratch {
   std::unique_ptr<char, AlignedFree> local;
   uint64_t localSize = 0;
-  std::unique_ptr<char, AlignedFree> stacks;
-  size_t stackCount = 0;
 
   char *localBlock(uint64_t bytes) {
     if (bytes > localSize) {
@@ -45,57 +38,10 @@ struct ThreadScratch {
     }
     return local.get();
   }
-  char *fiberStacks(size_t count) {
-    if (count > stackCount) {
-      stacks.reset(static_cast<char *>(std::aligned_alloc(4096, count * kFiberStack)));
-      stackCount = count;
-    }
-    return stacks.get();
-  }
 };
 
 thread_local ThreadScratch tScratch;
-thread_local boost::context::fiber tScheduler;
-
-struct PreallocatedStack {
-  char *base;
-  boost::context::stack_context allocate() {
-    boost::context::stack_context sc;
-    sc.size = kFiberStack;
-    sc.sp = base + kFiberStack;
-    return sc;
-  }
-  void deallocate(boost::context::stack_context &) noexcept {}
-};
-
-void runGroupFibers(const JitKernel &k, const uint64_t *args, const uint64_t *ctx, char *local) {
-  const uint64_t lx = ctx[kCtxLocalSize], ly = ctx[kCtxLocalSize + 1], lz = ctx[kCtxLocalSize + 2];
-  const size_t n = size_t(lx * ly * lz);
-  char *stacks = tScratch.fiberStacks(n);
-  std::vector<boost::context::fiber> items;
-  items.reserve(n);
-  for (size_t i = 0; i < n; ++i) {
-    const uint64_t x = i % lx, y = (i / lx) % ly, z = i / (lx * ly);
-    items.emplace_back(std::allocator_arg, PreallocatedStack{stacks + i * kFiberStack},
-                       [&k, args, ctx, local, x, y, z](boost::context::fiber &&scheduler) {
-                         tScheduler = std::move(scheduler);
-                         k.workItem(args, ctx, local, x, y, z);
-                         return std::move(tScheduler);
-                       });
-  }
-  for (bool alive = true; alive;) {
-    alive = false;
-    for (auto &f : items)
-      if (f) {
-        f = std::move(f).resume();
-        alive = alive || bool(f);
-      }
-  }
-}
-
 } // namespace
-
-extern "C" void cgraph_cpu_barrier() { tScheduler = std::move(tScheduler).resume(); }
 
 void runKernel(const JitKernel &k, const uint64_t *args, uint64_t localBytes, const Launch &l) {
   uint64_t groups[3];
