@@ -167,3 +167,31 @@ TEST_CASE("compileOpenCL's own spir64 bitcode parses and carries no optnone", "[
   CHECK_FALSE(f->hasFnAttribute(llvm::Attribute::OptimizeNone));
   CHECK_FALSE(f->hasFnAttribute(llvm::Attribute::NoInline));
 }
+
+// cl_khr_int64_base_atomics makes the translator declare Int64Atomics, which
+// SPIRV-Tools accepts only in its universal environments; such a module must still
+// validate, reflect and read back.
+TEST_CASE("a module with 64-bit atomics validates and reflects", "[kernel]") {
+  const std::string src = "#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n"
+                          "__kernel void add64(__global long *c, long v) { atom_add(c, v); }\n";
+  Expected<CompileResult> r = compileOpenCL(src, "atom64.cl", {});
+  INFO((r ? std::string() : r.error().message()));
+  REQUIRE(r.ok());
+  CHECK_FALSE(validateSpirv(r->spirv.data(), r->spirv.size(), "atom64.spv"));
+  Expected<std::vector<Kernel>> ks = reflectKernels(r->spirv.data(), r->spirv.size());
+  REQUIRE(ks.ok());
+  REQUIRE(ks->size() == 1);
+  CHECK((*ks)[0].name == "add64");
+  REQUIRE((*ks)[0].params.size() == 2);
+  CHECK((*ks)[0].params[0].kind == ParamKind::GlobalBuffer);
+  CHECK((*ks)[0].params[1].size == 8);
+  // The capability is really there: the words of OpCapability Int64Atomics (= 12).
+  bool found = false;
+  for (size_t w = 5; w + 1 < r->spirv.size() / 4; ++w) {
+    uint32_t op, arg;
+    std::memcpy(&op, r->spirv.data() + 4 * w, 4);
+    std::memcpy(&arg, r->spirv.data() + 4 * w + 4, 4);
+    if (op == ((2u << 16) | 17u) && arg == 12u) found = true;
+  }
+  CHECK(found);
+}

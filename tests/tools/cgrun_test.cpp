@@ -175,6 +175,34 @@ TEST_CASE("cgrun compare cpu vs opencl (PoCL) agrees", "[tools][cgrun][opencl]")
 }
 #endif
 
+#ifdef CGRUN_TEST_OPENCL
+// The work-group size a backend picks when the graph gives none is its own choice
+// (cpu: one group; PoCL: smaller groups), so a kernel that writes get_local_size(0)
+// makes two real backends disagree at a known node and element.
+TEST_CASE("cgrun compare reports the first node whose results differ", "[tools][cgrun][opencl]") {
+  fs::path dir = scratch("compare_differs");
+  GraphBuilder b;
+  addModule(b, "__kernel void pre(__global int *a) { a[get_global_id(0)] = 7; }\n"
+               "__kernel void ls(__global int *out, __global const int *a) {\n"
+               "  out[get_global_id(0)] = (int)get_local_size(0) + a[0] - 7; }\n",
+            "ls.cl");
+  const uint32_t a = b.addSlot(slot("a", 4 * kN));
+  const uint32_t out = b.addSlot(slot("out", 4 * kN));
+  b.addKernelNode("fill_a", b.graph().findKernel("pre"), range1D(kN), {Arg::slot(a)});
+  b.addKernelNode("sizes", b.graph().findKernel("ls"), range1D(kN), {Arg::slot(out), Arg::slot(a)});
+  writeGraph(b.take(), dir / "ls.cgf");
+  Result r = cgrun("compare ls.cgf --zeros a --zeros out --backend cpu --backend opencl", dir);
+  INFO(r.out << r.err);
+  CHECK(r.code == 1);
+  CHECK(r.err.find("node 'sizes' (index 1) writes slot 'out': element 0 differs") !=
+        std::string::npos);
+  r = cgrun("compare ls.cgf --zeros a --zeros out --backend cpu --backend opencl --json", dir);
+  CHECK(r.code == 1);
+  json j = json::parse(r.out);
+  CHECK(j["ok"] == false);
+}
+#endif
+
 TEST_CASE("cgrun reports bad inputs with one error line", "[tools][cgrun]") {
   Saxpy s("bad_inputs");
   writeFloats(s.dir / "short.npy", 1.0f, 100);
