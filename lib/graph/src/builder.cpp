@@ -61,32 +61,34 @@ FillOp fillOp(uint32_t slot, uint64_t offset, uint64_t bytes, std::vector<uint8_
   return f;
 }
 
+namespace {
+// Appends and returns the new element's index.
+template <typename T> uint32_t append(std::vector<T> &v, T value) {
+  v.push_back(std::move(value));
+  return uint32_t(v.size() - 1);
+}
+} // namespace
+
 GraphBuilder::GraphBuilder(std::string graphName) { graph_.name = std::move(graphName); }
 
 uint32_t GraphBuilder::addSlot(Slot slot) {
-  graph_.slots.push_back(std::move(slot));
-  return uint32_t(graph_.slots.size() - 1);
+  return append(graph_.slots, std::move(slot));
 }
 uint32_t GraphBuilder::addParam(Param param) {
-  graph_.params.push_back(std::move(param));
-  return uint32_t(graph_.params.size() - 1);
+  return append(graph_.params, std::move(param));
 }
 uint32_t GraphBuilder::addModule(KernelModule module) {
-  graph_.modules.push_back(std::move(module));
-  return uint32_t(graph_.modules.size() - 1);
+  return append(graph_.modules, std::move(module));
 }
 uint32_t GraphBuilder::addKernel(Kernel kernel) {
-  graph_.kernels.push_back(std::move(kernel));
-  return uint32_t(graph_.kernels.size() - 1);
+  return append(graph_.kernels, std::move(kernel));
 }
 uint32_t GraphBuilder::addSubgraphGraph(Graph child) {
-  graph_.subgraphs.push_back(std::move(child));
-  return uint32_t(graph_.subgraphs.size() - 1);
+  return append(graph_.subgraphs, std::move(child));
 }
 
 uint32_t GraphBuilder::addNode(Node node) {
-  graph_.nodes.push_back(std::move(node));
-  return uint32_t(graph_.nodes.size() - 1);
+  return append(graph_.nodes, std::move(node));
 }
 
 uint32_t GraphBuilder::addKernelNode(std::string name, uint32_t kernel, NDRange range,
