@@ -18,6 +18,7 @@
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <deque>
@@ -65,6 +66,7 @@ public:
       std::lock_guard<std::mutex> lock(mutex_);
       if (!thread_.joinable()) thread_ = std::thread([this] { loop(); });
       queue_.push_back(std::move(fn));
+      pending_.fetch_add(1, std::memory_order_release);
     }
     cv_.notify_one();
   }
@@ -73,12 +75,19 @@ private:
   void loop() {
     for (;;) {
       std::function<void()> fn;
+      // Back-to-back submissions (replay loops) arrive within microseconds: poll briefly
+      // before sleeping so they don't each pay a thread wake-up. Bounded, then block.
+      const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(100);
+      while (pending_.load(std::memory_order_acquire) == 0 &&
+             std::chrono::steady_clock::now() < until)
+        std::this_thread::yield();
       {
         std::unique_lock<std::mutex> lock(mutex_);
         cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
         if (queue_.empty()) return;
         fn = std::move(queue_.front());
         queue_.pop_front();
+        pending_.fetch_sub(1, std::memory_order_relaxed);
       }
       fn();
     }
@@ -86,6 +95,7 @@ private:
   std::mutex mutex_;
   std::condition_variable cv_;
   std::deque<std::function<void()>> queue_;
+  std::atomic<size_t> pending_{0}; // queue_.size(), readable without the lock
   bool stop_ = false;
   std::thread thread_;
 };

@@ -6,6 +6,7 @@
 #include "cgraph/runtime/runtime.h"
 
 #include <condition_variable>
+#include <atomic>
 #include <mutex>
 
 namespace cgraph::cpu {
@@ -36,6 +37,7 @@ private:
   mutable std::mutex mutex_;
   std::condition_variable cv_;
   bool done_ = false;
+  std::atomic<bool> ready_{false}; // done_, readable without the lock (wait()'s spin)
   Error error_;
   std::vector<rt::NodeTiming> timings_;
 };
