@@ -27,7 +27,7 @@ struct Loaded {
 #endif
 
 // The vendor libraries the ICD loader will open, from the .icd files it reads.
-std::vector<std::string> vendorLibraries() {
+[[maybe_unused]] std::vector<std::string> vendorLibraries() { // unused in sanitizer builds
   std::vector<std::string> libs;
   const char *env = std::getenv("OCL_ICD_VENDORS");
   std::string dir = env && *env ? env : "/etc/OpenCL/vendors";
