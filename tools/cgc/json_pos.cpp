@@ -123,18 +123,29 @@ private:
       v.keys.emplace_back(std::move(key), keyPos);
       v.items.emplace_back();
       if (!parseValue(v.items.back(), depth + 1)) return false;
-      skipSpace();
-      if (peek() == ',') {
-        advance();
-        continue;
-      }
-      if (peek() == '}') {
-        advance();
-        return true;
-      }
-      if (atEnd()) return error("unexpected end of input; expected ',' or '}'");
-      return error("expected ',' or '}' in object, found '" + printable(peek()) + "'");
+      const Next next = afterItem('}', "object");
+      if (next == Next::More) continue;
+      return next == Next::Closed;
     }
+  }
+
+  enum class Next { More, Closed, Failed };
+  // After an object member or array element: ',' means more, `close` ends the
+  // container, anything else is an error naming what was expected.
+  Next afterItem(char close, const char *container) {
+    skipSpace();
+    if (peek() == ',') {
+      advance();
+      return Next::More;
+    }
+    if (peek() == close) {
+      advance();
+      return Next::Closed;
+    }
+    const std::string expected = std::string("',' or '") + close + "'";
+    if (atEnd()) error("unexpected end of input; expected " + expected);
+    else error("expected " + expected + " in " + container + ", found '" + printable(peek()) + "'");
+    return Next::Failed;
   }
 
   bool parseArray(JValue &v, uint32_t depth) {
@@ -150,17 +161,9 @@ private:
       skipSpace();
       v.items.emplace_back();
       if (!parseValue(v.items.back(), depth + 1)) return false;
-      skipSpace();
-      if (peek() == ',') {
-        advance();
-        continue;
-      }
-      if (peek() == ']') {
-        advance();
-        return true;
-      }
-      if (atEnd()) return error("unexpected end of input; expected ',' or ']'");
-      return error("expected ',' or ']' in array, found '" + printable(peek()) + "'");
+      const Next next = afterItem(']', "array");
+      if (next == Next::More) continue;
+      return next == Next::Closed;
     }
   }
 

@@ -67,6 +67,12 @@ template <typename T> uint32_t append(std::vector<T> &v, T value) {
   v.push_back(std::move(value));
   return uint32_t(v.size() - 1);
 }
+Node namedNode(std::string name, NodeKind kind) {
+  Node n;
+  n.name = std::move(name);
+  n.kind = kind;
+  return n;
+}
 } // namespace
 
 GraphBuilder::GraphBuilder(std::string graphName) { graph_.name = std::move(graphName); }
@@ -93,9 +99,7 @@ uint32_t GraphBuilder::addNode(Node node) {
 
 uint32_t GraphBuilder::addKernelNode(std::string name, uint32_t kernel, NDRange range,
                                      std::vector<Arg> args) {
-  Node n;
-  n.name = std::move(name);
-  n.kind = NodeKind::Kernel;
+  Node n = namedNode(std::move(name), NodeKind::Kernel);
   n.kernel = kernel;
   n.range = range;
   n.args = std::move(args);
@@ -103,50 +107,38 @@ uint32_t GraphBuilder::addKernelNode(std::string name, uint32_t kernel, NDRange 
 }
 
 uint32_t GraphBuilder::addCopy(std::string name, CopyOp op) {
-  Node n;
-  n.name = std::move(name);
-  n.kind = NodeKind::Copy;
+  Node n = namedNode(std::move(name), NodeKind::Copy);
   n.copy = op;
   return addNode(std::move(n));
 }
 
 uint32_t GraphBuilder::addCopyRect(std::string name, CopyOp op) {
-  Node n;
-  n.name = std::move(name);
-  n.kind = NodeKind::CopyRect;
+  Node n = namedNode(std::move(name), NodeKind::CopyRect);
   n.copy = op;
   return addNode(std::move(n));
 }
 
 uint32_t GraphBuilder::addFill(std::string name, FillOp op) {
-  Node n;
-  n.name = std::move(name);
-  n.kind = NodeKind::Fill;
+  Node n = namedNode(std::move(name), NodeKind::Fill);
   n.fill = std::move(op);
   return addNode(std::move(n));
 }
 
 uint32_t GraphBuilder::addHost(std::string name, HostOp op, std::vector<Arg> args) {
-  Node n;
-  n.name = std::move(name);
-  n.kind = NodeKind::Host;
+  Node n = namedNode(std::move(name), NodeKind::Host);
   n.host = std::move(op);
   n.args = std::move(args);
   return addNode(std::move(n));
 }
 
 uint32_t GraphBuilder::addBarrier(std::string name) {
-  Node n;
-  n.name = std::move(name);
-  n.kind = NodeKind::Barrier;
+  Node n = namedNode(std::move(name), NodeKind::Barrier);
   return addNode(std::move(n));
 }
 
 uint32_t GraphBuilder::addSubgraph(std::string name, Graph child,
                                    std::vector<uint32_t> slotBinding) {
-  Node n;
-  n.name = std::move(name);
-  n.kind = NodeKind::Subgraph;
+  Node n = namedNode(std::move(name), NodeKind::Subgraph);
   n.subgraph = addSubgraphGraph(std::move(child));
   n.subgraphSlots = std::move(slotBinding);
   return addNode(std::move(n));
