@@ -30,7 +30,7 @@ if [ "${CGRAPH_SKIP_SANITIZERS:-0}" != 1 ]; then
   CGRAPH_TARGETS="cache_memory_test cache_persistent_test cache_tool_test cgcache test_runtime cpu_backend_tests" \
   "$root/scripts/build.sh" "$root/build-tsan" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCGRAPH_SANITIZE=thread -DCGRAPH_BUILD_BENCHMARKS=OFF
-  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions="$root/tests/tsan.supp" \
     ctest --test-dir "$root/build-tsan" --output-on-failure -j 2 -L 'cache|cpu|runtime'
 fi
 
