@@ -16,11 +16,13 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${CGRAPH_FUZZ_BUILD:-$root/build-fuzz}
 source_dir=${CGRAPH_FUZZ_SOURCE:-$root}
 
+# The configure log lives in the build folder, never beside it in the checkout.
+mkdir -p "$build"
 cmake -S "$source_dir" -B "$build" -G Ninja \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
-  -DCGRAPH_FUZZ=ON -DCGRAPH_BUILD_BENCHMARKS=OFF >"$build.configure.log" 2>&1 ||
-  { cat "$build.configure.log"; exit 2; }
+  -DCGRAPH_FUZZ=ON -DCGRAPH_BUILD_BENCHMARKS=OFF >"$build/configure.log" 2>&1 ||
+  { cat "$build/configure.log"; exit 2; }
 ninja -C "$build" -j"${CGRAPH_FUZZ_JOBS:-2}" fuzz_cgf_reader
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/cgf-fuzz.XXXXXX")
