@@ -1,8 +1,10 @@
 // File entry points: mmap-based reading and the atomic write (temp file in the same
 // directory, fsync, rename, fsync of the directory).
+#include "cgraph/format/atomic_file.h"
 #include "cgraph/format/reader.h"
 #include "cgraph/format/writer.h"
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -14,6 +16,8 @@
 
 namespace cgraph {
 namespace {
+
+std::atomic<uint64_t> gTempCounter{0};
 
 std::string osError(const std::string &what, int err) { return what + ": " + std::strerror(err); }
 
@@ -70,30 +74,40 @@ Expected<Graph> readCgfFile(const std::string &path, const ReadOptions &opts) {
   return g;
 }
 
-Error writeFileAtomic(const std::string &path, const uint8_t *data, size_t size) {
+Error writeFileAtomic(const std::string &path, std::initializer_list<ByteSpan> parts, int *osErrorOut) {
+  if (osErrorOut) *osErrorOut = 0;
+  auto osFail = [&](const std::string &what, int err) {
+    if (osErrorOut) *osErrorOut = err;
+    return makeError(osError(what, err));
+  };
   std::string dir = dirOf(path);
   std::string tmp;
   int raw = -1;
-  // O_EXCL with a unique name instead of mkstemp: the mode then follows the umask.
+  // O_EXCL with a unique name instead of mkstemp: the mode then follows the umask. The
+  // counter keeps threads of one process apart; the pid keeps processes apart.
   for (int attempt = 0; attempt < 100 && raw < 0; ++attempt) {
-    tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(attempt);
+    tmp = path + ".tmp." + std::to_string(::getpid()) + "." +
+          std::to_string(gTempCounter.fetch_add(1, std::memory_order_relaxed));
     raw = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (raw < 0 && errno != EEXIST)
-      return makeError(osError("cannot create a temporary file in '" + dir + "' for '" + path + "'", errno));
+      return osFail("cannot create a temporary file in '" + dir + "' for '" + path + "'", errno);
   }
   if (raw < 0) return makeError("cannot create a temporary file for '" + path + "': too many stale temporaries");
   Fd fd(raw);
   auto fail = [&](const std::string &what, int err) {
     fd.reset();
     ::unlink(tmp.c_str());
-    return makeError(osError(what, err));
+    return osFail(what, err);
   };
-  size_t done = 0;
-  while (done < size) {
-    ssize_t n = ::write(fd.get(), data + done, size - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return fail("cannot write '" + path + "' (temporary '" + tmp + "')", errno);
-    done += static_cast<size_t>(n);
+  for (const ByteSpan &part : parts) {
+    const uint8_t *data = static_cast<const uint8_t *>(part.data);
+    size_t done = 0;
+    while (done < part.size) {
+      ssize_t n = ::write(fd.get(), data + done, part.size - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return fail("cannot write '" + path + "' (temporary '" + tmp + "')", errno);
+      done += static_cast<size_t>(n);
+    }
   }
   if (::fsync(fd.get()) != 0) return fail("cannot sync '" + tmp + "'", errno);
   int closed = ::close(fd.release());
@@ -101,7 +115,7 @@ Error writeFileAtomic(const std::string &path, const uint8_t *data, size_t size)
   if (::rename(tmp.c_str(), path.c_str()) != 0) return fail("cannot rename '" + tmp + "' to '" + path + "'", errno);
   // Make the rename itself durable; failure here does not undo the write.
   Fd d(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (d.get() >= 0) ::fsync(d.get());
+  if (d.get() >= 0) (void)::fsync(d.get());
   return Error::success();
 }
 

@@ -279,6 +279,8 @@ TEST_CASE("cache configuration: sizes, ages, environment, config file", "[cache]
   CHECK(*parseAgeSeconds("7") == 7ull * 86400);
   CHECK_FALSE(parseAgeSeconds("3y").ok());
 
+  EnvGuard env({"CGRAPH_CACHE_DIR", "CGRAPH_CACHE_MAX_AGE", "CGRAPH_CACHE_MAX_ITEM_SIZE",
+                "CGRAPH_CACHE_MAX_SIZE", "CGRAPH_CACHE_PERSISTENT", "XDG_CACHE_HOME"});
   TempDir dir;
   ::setenv("CGRAPH_CACHE_DIR", dir.path().c_str(), 1);
   ::setenv("CGRAPH_CACHE_MAX_AGE", "12h", 1);
@@ -306,7 +308,4 @@ TEST_CASE("cache configuration: sizes, ages, environment, config file", "[cache]
   ::unsetenv("CGRAPH_CACHE_DIR");
   ::setenv("XDG_CACHE_HOME", "/x/y", 1);
   CHECK(CacheConfig::fromEnvironment(silentSink()).root == "/x/y/cgraph");
-  for (const char *v : {"CGRAPH_CACHE_MAX_AGE", "CGRAPH_CACHE_MAX_ITEM_SIZE", "CGRAPH_CACHE_MAX_SIZE",
-                        "CGRAPH_CACHE_PERSISTENT", "XDG_CACHE_HOME"})
-    ::unsetenv(v);
 }

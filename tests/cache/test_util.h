@@ -33,6 +33,37 @@ private:
   std::string path_;
 };
 
+// Restores the named environment variables (set or unset) when it goes out of scope:
+// a test that changes CGRAPH_CACHE_DIR must not leave the rest of the process pointed
+// at another cache (or, unset, at the user's ~/.cache).
+class EnvGuard {
+public:
+  explicit EnvGuard(std::vector<std::string> names) {
+    for (std::string &n : names) {
+      const char *v = std::getenv(n.c_str());
+      saved_.push_back({std::move(n), v != nullptr, v ? v : ""});
+    }
+  }
+  ~EnvGuard() {
+    for (const Saved &s : saved_) {
+      if (s.set)
+        ::setenv(s.name.c_str(), s.value.c_str(), 1);
+      else
+        ::unsetenv(s.name.c_str());
+    }
+  }
+  EnvGuard(const EnvGuard &) = delete;
+  EnvGuard &operator=(const EnvGuard &) = delete;
+
+private:
+  struct Saved {
+    std::string name;
+    bool set;
+    std::string value;
+  };
+  std::vector<Saved> saved_;
+};
+
 struct RecordingSink {
   std::mutex mutex;
   std::vector<std::string> warnings, traces;

@@ -1,5 +1,7 @@
 #include "fs.h"
 
+#include "cgraph/format/atomic_file.h"
+
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -35,36 +37,11 @@ IoError makeDirs(const std::string &path) {
   return {};
 }
 
-namespace {
-
-IoError writeAll(int fd, const uint8_t *p, size_t n, const std::string &path) {
-  while (n > 0) {
-    ssize_t w = ::write(fd, p, n);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return ioError(errno, "cannot write " + path);
-    }
-    p += w;
-    n -= static_cast<size_t>(w);
-  }
-  return {};
-}
-
-std::atomic<uint64_t> tempCounter{0};
-
-} // namespace
-
 IoError writeFileAtomic(const std::string &path, const std::string &head, const uint8_t *body, size_t bodySize) {
-  std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." +
-                    std::to_string(tempCounter.fetch_add(1, std::memory_order_relaxed));
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-  if (fd < 0) return ioError(errno, "cannot create " + tmp);
-  IoError e = writeAll(fd, reinterpret_cast<const uint8_t *>(head.data()), head.size(), tmp);
-  if (!e && bodySize) e = writeAll(fd, body, bodySize, tmp);
-  if (::close(fd) != 0 && !e) e = ioError(errno, "cannot close " + tmp);
-  if (!e && ::rename(tmp.c_str(), path.c_str()) != 0) e = ioError(errno, "cannot rename " + tmp);
-  if (e) ::unlink(tmp.c_str());
-  return e;
+  int code = 0;
+  Error e = cgraph::writeFileAtomic(path, {ByteSpan{head.data(), head.size()}, ByteSpan{body, bodySize}}, &code);
+  if (!e) return {};
+  return IoError{code == 0 ? EIO : code, e.message()};
 }
 
 IoError readFile(const std::string &path, std::string &out) {
@@ -159,16 +136,14 @@ std::map<std::string, uint64_t> readCounterFile(const std::string &path) {
 }
 
 IoError updateCounterFile(const std::string &path, const std::map<std::string, int64_t> &deltas,
-                          const std::map<std::string, uint64_t> &sets, std::map<std::string, uint64_t> *result) {
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-  if (fd < 0) return ioError(errno, "cannot open " + path);
-  while (::flock(fd, LOCK_EX) != 0) {
-    if (errno != EINTR) {
-      int err = errno;
-      ::close(fd);
-      return ioError(err, "cannot lock " + path);
-    }
-  }
+                          const std::map<std::string, uint64_t> &sets, std::map<std::string, uint64_t> *result,
+                          std::chrono::milliseconds timeout) {
+  // A bounded wait, like every other lock of the cache: a process that holds the
+  // counters' lock for long (stopped in a debugger, on a hung NFS mount) costs the
+  // others one skipped counter update, never a hang.
+  FileLock lock;
+  if (IoError e = FileLock::acquire(path, timeout, lock)) return e;
+  const int fd = lock.fd();
   std::string text;
   char buf[4096];
   ssize_t r;
@@ -192,7 +167,6 @@ IoError updateCounterFile(const std::string &path, const std::map<std::string, i
   // which readers parse leniently.
   if (::pwrite(fd, out.data(), out.size(), 0) != static_cast<ssize_t>(out.size())) e = ioError(errno, "cannot write " + path);
   else if (::ftruncate(fd, static_cast<off_t>(out.size())) != 0) e = ioError(errno, "cannot truncate " + path);
-  ::close(fd);
   if (result) *result = std::move(m);
   return e;
 }

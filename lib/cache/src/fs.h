@@ -23,8 +23,9 @@ bool isDiskUnusable(int code);
 
 IoError makeDirs(const std::string &path);
 
-// Writes `head` then `body` to a temporary file beside `path` and renames it over
-// `path` (the commit). On any failure the temporary file is removed, never renamed.
+// cgraph::writeFileAtomic (format/include/cgraph/format/atomic_file.h: temp file +
+// fsync + rename, the old file intact on failure) of `head` then `body`, with the
+// errno kept so that a full or read-only disk can turn writing off.
 IoError writeFileAtomic(const std::string &path, const std::string &head, const uint8_t *body, size_t bodySize);
 
 IoError readFile(const std::string &path, std::string &out);
@@ -49,15 +50,20 @@ public:
   // Waits up to `timeout` (0: one try). ETIMEDOUT when still held by someone else.
   static IoError acquire(const std::string &path, std::chrono::milliseconds timeout, FileLock &out);
   bool held() const { return fd_ >= 0; }
+  int fd() const { return fd_; }
 
 private:
   int fd_ = -1;
 };
 
+inline constexpr std::chrono::milliseconds kStatsLockTimeout(1000);
+
 // A "name value" counter file updated under its own flock. `deltas` are added;
 // entries of `sets` replace the value. Returns the new contents in `result`.
+// Waits at most `timeout` for the lock: ETIMEDOUT then, and nothing is changed.
 IoError updateCounterFile(const std::string &path, const std::map<std::string, int64_t> &deltas,
-                          const std::map<std::string, uint64_t> &sets, std::map<std::string, uint64_t> *result);
+                          const std::map<std::string, uint64_t> &sets, std::map<std::string, uint64_t> *result,
+                          std::chrono::milliseconds timeout = kStatsLockTimeout);
 std::map<std::string, uint64_t> readCounterFile(const std::string &path);
 
 // Last modification time of `path`; false when it cannot be stat'ed.

@@ -241,8 +241,10 @@ Expected<EvictionReport> PersistentCache::evictOldest(uint64_t targetBytes, uint
   if (!dryRun && writable_.load()) {
     evictions_ += report.removedEntries;
     // The scan is the exact size: resynchronize the running total with it.
-    updateCounterFile(config_.root + "/stats", {{"evictions", static_cast<int64_t>(report.removedEntries)}},
-                      {{"bytes", total}}, nullptr);
+    if (IoError e = updateCounterFile(config_.root + "/stats",
+                                      {{"evictions", static_cast<int64_t>(report.removedEntries)}},
+                                      {{"bytes", total}}, nullptr))
+      trace("counters not updated: " + e.message);
   }
   return report;
 }
@@ -258,7 +260,11 @@ Expected<EvictionReport> PersistentCache::evictOlderThan(uint64_t ageSeconds, bo
 
 Expected<EvictionReport> PersistentCache::clear(bool dryRun) {
   Expected<EvictionReport> r = evictOldest(0, 0, dryRun, true);
-  if (r && !dryRun) verify(true, false); // also drops orphans and temp files
+  if (r && !dryRun) {
+    // Also drops orphans and temp files; a failure there is the clear's failure.
+    Expected<VerifyReport> tidy = verify(true, false);
+    if (!tidy) return tidy.error().withContext("clear");
+  }
   return r;
 }
 

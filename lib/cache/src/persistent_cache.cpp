@@ -114,7 +114,8 @@ void PersistentCache::updateStats(const std::map<std::string, int64_t> &deltas,
                                   std::map<std::string, uint64_t> *result) const {
   // Counters are best effort: a read-only root simply keeps none.
   if (!writable_.load()) return;
-  updateCounterFile(config_.root + "/stats", deltas, {}, result);
+  if (IoError e = updateCounterFile(config_.root + "/stats", deltas, {}, result))
+    trace("counters not updated: " + e.message);
 }
 
 Expected<std::optional<std::vector<uint8_t>>> PersistentCache::load(const CacheKey &key, std::string *binaryKind) {
@@ -290,7 +291,9 @@ void PersistentCache::maybeEvictAfterStore(uint64_t totalBytes) {
     // cache, so trimming only the excess would make nearly every following store
     // pay for another full walk. Half leaves room for many stores per walk
     // (seed kernel-program-cache-design, "Persistent cache eviction").
-    evictOldest(config_.maxSize / 2, 0, false, false);
+    // A failed automatic eviction never fails the store that triggered it.
+    if (Expected<EvictionReport> r = evictOldest(config_.maxSize / 2, 0, false, false); !r)
+      warn("size eviction: " + r.error().message());
   }
   if (config_.maxAgeSeconds > 0) {
     const std::string stamp = config_.root + "/age-scan";
@@ -301,7 +304,8 @@ void PersistentCache::maybeEvictAfterStore(uint64_t totalBytes) {
         ::futimens(fd, nullptr);
         ::close(fd);
       }
-      evictOldest(UINT64_MAX, config_.maxAgeSeconds, false, false);
+      if (Expected<EvictionReport> r = evictOldest(UINT64_MAX, config_.maxAgeSeconds, false, false); !r)
+        warn("age eviction: " + r.error().message());
     }
   }
 }

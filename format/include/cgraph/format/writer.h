@@ -18,6 +18,7 @@
 #pragma once
 
 #include "cgraph/error.h"
+#include "cgraph/format/atomic_file.h"
 #include "cgraph/model.h"
 
 #include <cstddef>
@@ -40,7 +41,6 @@ Expected<std::vector<uint8_t>> writeCgf(const Graph &g, const WriteOptions &opts
 
 Error writeCgfFile(const Graph &g, const std::string &path, const WriteOptions &opts = {});
 
-// The atomic file write used by writeCgfFile, for any bytes.
-Error writeFileAtomic(const std::string &path, const uint8_t *data, size_t size);
+// writeFileAtomic (the one used by writeCgfFile, for any bytes) is in atomic_file.h.
 
 } // namespace cgraph

@@ -8,7 +8,7 @@
 //   CGRAPH_CACHE_EVICTION_DISABLE set to anything: no automatic eviction
 //   CGRAPH_CACHE_MIN_ITEM_SIZE    smaller binaries are not written to disk (default 0)
 //   CGRAPH_CACHE_MAX_ITEM_SIZE    larger binaries are not written to disk (default 1G)
-//   CGRAPH_CACHE_MEMORY_MAX_SIZE  in-memory LRU threshold in bytes; 0 = none (default 0)
+//   CGRAPH_CACHE_MEMORY_MAX_SIZE  in-memory LRU bound per kernel cache; 0 = none (default 256M)
 //   CGRAPH_CACHE_TRACE            set to anything: trace hits, misses, writes, evictions
 //
 // Precedence for max size/age: environment, then `<root>/cgcache.conf`
@@ -31,6 +31,8 @@ namespace cgraph::cache {
 inline constexpr uint64_t kDefaultMaxSize = 8ull << 30;
 inline constexpr uint64_t kDefaultMaxAgeSeconds = 7ull * 24 * 3600;
 inline constexpr uint64_t kDefaultMaxItemSize = 1ull << 30;
+// Default bound of the memory tier of each KernelCache (kernel_cache.h).
+inline constexpr uint64_t kDefaultMemoryMaxSize = 256ull << 20;
 
 struct CacheConfig {
   std::string root;                 // empty: no usable directory, persistent cache off
@@ -40,7 +42,7 @@ struct CacheConfig {
   bool evictionDisabled = false;
   uint64_t minItemSize = 0;
   uint64_t maxItemSize = kDefaultMaxItemSize;
-  uint64_t memoryMaxSize = 0;       // in-memory LRU threshold; 0 = unbounded
+  uint64_t memoryMaxSize = kDefaultMemoryMaxSize; // in-memory LRU bound; 0 = unbounded
   bool trace = false;
   // True when the value came from the environment (or a caller) and so wins over
   // the root's cgcache.conf.

@@ -60,7 +60,10 @@ public:
   };
 
   MemoryCache() = default;
-  explicit MemoryCache(Options options) : options_(std::move(options)) {}
+  // `hash` only picks buckets: keys are compared with operator==, so colliding
+  // hashes cost time, never a wrong value.
+  explicit MemoryCache(Options options, Hash hash = Hash())
+      : options_(std::move(options)), map_(0, std::move(hash)) {}
   MemoryCache(const MemoryCache &) = delete;
   MemoryCache &operator=(const MemoryCache &) = delete;
 

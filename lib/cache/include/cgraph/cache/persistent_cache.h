@@ -15,7 +15,9 @@
 // Thread-safety: every member function may be called from several threads and
 // processes at once. Entries appear atomically (temp file + rename, .bin before .src),
 // so a reader never sees a partial entry. Locks are flock(2) locks: the kernel drops
-// them when a process dies, and a waiter gives up after a bounded time.
+// them when a process dies, and a waiter gives up after a bounded time (an entry's
+// lock: 2 s, then the store is skipped; the stats counters' lock: 1 s, then that
+// counter update is skipped with a trace event).
 //
 // Failure modes: load() and store() never fail a run. A truncated, corrupt or
 // mismatched entry is a miss plus a warning (and is replaced by the next store); a
