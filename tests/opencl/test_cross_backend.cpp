@@ -22,8 +22,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// THE skip list (STYLE.md #11): every case a backend does not run, and why. A case is
-// "FILE" (all its cases) or "FILE:KERNEL"; backend is "cpu", "opencl" or "*".
+// THE skip list (docs/architecture.md, rule 8): every case a backend does not run, and
+// why. A case is "FILE" (all its cases) or "FILE:KERNEL"; backend is "cpu", "opencl" or "*".
 struct Skip {
   const char *caseId;
   const char *backend;

@@ -177,7 +177,7 @@ Expected<CompileResult> compileOpenCL(const std::string &source, const std::stri
     return makeError(fileName + ": SPIR-V translation failed: " + err);
   const std::string bytes = spirvStream.str();
   result.spirv.assign(bytes.begin(), bytes.end());
-  // The translator's output is untrusted input too (ARCHITECTURE.md).
+  // The translator's output is untrusted input too (docs/architecture.md).
   CGRAPH_RETURN_IF_ERROR(validateSpirv(result.spirv.data(), result.spirv.size(), fileName));
   return result;
 }

@@ -1,5 +1,6 @@
-// The portable entry point: validate once, then dispatch (STYLE.md #3). Everything a
-// backend's submit() receives has been checked here, so backends never re-check.
+// The portable entry point: validate once, then dispatch (docs/architecture.md, "The
+// backend contract"). Everything a backend's submit() receives has been checked here,
+// so backends never re-check.
 #include "cgraph/runtime/runtime.h"
 
 #include "cgraph/graph/hazards.h"

@@ -3,7 +3,7 @@
 //
 // Why recordings per binding set: without mutable dispatch (PoCL 3.1 has none) the
 // buffers and scalar values of a recorded command cannot change, so a new binding table
-// or parameter value needs a new recording (ARCHITECTURE.md decision 5). The last few
+// or parameter value needs a new recording (docs/architecture.md decision 5). The last few
 // are kept so that alternating tables (double buffering) replay without re-recording.
 #include "exec.h"
 

@@ -1,7 +1,7 @@
 // SPIR-V validation and kernel signature reflection.
 //
 // Every SPIR-V module from outside (and the translator's own output) goes through
-// validateSpirv before anything else reads it (ARCHITECTURE.md decision 2).
+// validateSpirv before anything else reads it (docs/architecture.md decision 2).
 //
 // Ownership: the input bytes are borrowed for the duration of the call only.
 // Thread-safety: all functions may be called concurrently.

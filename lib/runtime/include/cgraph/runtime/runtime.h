@@ -1,9 +1,10 @@
 // Backend-neutral runtime interface: devices, buffers, executable graphs, binding
 // tables, events.
 //
-// Model (STYLE.md #2, #3): a cgraph::Graph is a description; Device::finalize turns it
-// into an Executable for one device (kernels compiled, native command buffers built,
-// runtime-owned slots allocated). Executable::enqueue validates the binding table and
+// Model (docs/architecture.md, "The backend contract"): a cgraph::Graph is a
+// description; Device::finalize turns it into an Executable for one device (kernels
+// compiled, native command buffers built, runtime-owned slots allocated).
+// Executable::enqueue validates the binding table and
 // parameters ONCE here, in O(slots + params), then hands the resolved submission to the
 // backend, which trusts it (backends never re-check what this layer checked).
 //

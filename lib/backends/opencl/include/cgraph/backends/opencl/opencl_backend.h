@@ -1,6 +1,6 @@
 // The OpenCL backend: replays cgraph graphs on any OpenCL device (PoCL in CI).
 //
-// The vendor runtime is loaded at run time with dlopen("libOpenCL.so.1") (ARCHITECTURE.md
+// The vendor runtime is loaded at run time with dlopen("libOpenCL.so.1") (docs/architecture.md
 // decision 4): programs linking this backend run on machines without OpenCL, and
 // probe() reports why no device was found (library missing, no platform, no device).
 //
@@ -10,7 +10,7 @@
 //
 // Replay uses cl_khr_command_buffer where the device has it. Without mutable dispatch a
 // recording is specific to its binding set, so recordings are kept per (buffers,
-// offsets, parameter values) set, a few at a time (ARCHITECTURE.md decision 5); host
+// offsets, parameter values) set, a few at a time (docs/architecture.md decision 5); host
 // task nodes split the recording. Without the extension, or in ExecMode::Eager, nodes
 // are enqueued one by one on an in-order queue.
 //
