@@ -12,13 +12,7 @@
 namespace cgtest {
 
 rt::Device &cpuDevice() {
-  // Keep the persistent binary cache of the tests out of the user's cache directory.
-  static bool env = [] {
-    std::string dir = std::string(CGRAPH_BINARY_DIR) + "/tests/cpu/cgraph-cache";
-    setenv("CGRAPH_CACHE_DIR", dir.c_str(), 1);
-    return true;
-  }();
-  (void)env;
+  // The persistent binary cache is the test's own (CGRAPH_CACHE_DIR, tests/catch_main.cpp).
   static std::unique_ptr<rt::Backend> backend = cpu::makeCpuBackend();
   static rt::Device *dev = [] {
     auto d = backend->device(0);
