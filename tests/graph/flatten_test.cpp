@@ -1,6 +1,7 @@
 #include "test_helpers.h"
 
 #include <cgraph/graph/flatten.h>
+#include <cgraph/graph/order.h>
 #include <cgraph/graph/validate.h>
 
 #include <catch2/catch.hpp>
@@ -88,8 +89,10 @@ TEST_CASE("flattening a two-level nested subgraph", "[graph][flatten]") {
   CHECK(edgeSet(f) == EdgeSet{{0, 1}, {1, 2}, {2, 3}, {3, 4}, {4, 5}, {4, 6}});
   CHECK(f.edges.size() == 6);
   CHECK(f.subgraphs.empty());
-  CHECK(f.order.empty());
-  CHECK(f.partitions.empty());
+  CHECK(f.order == std::vector<uint32_t>{0, 1, 2, 3, 4, 5, 6});
+  REQUIRE(f.partitions.size() == 2); // t2 is a host task; t3 does not wait for it
+  CHECK(f.partitions[1].nodes == std::vector<uint32_t>{5});
+  CHECK_FALSE(checkPartitions(f).failed());
   REQUIRE(f.modules.size() == 3);
   CHECK(f.modules[0].name == "top.cl");
   CHECK(f.modules[1].name == "mid.cl");
@@ -185,4 +188,57 @@ TEST_CASE("flattening errors", "[graph][flatten]") {
     REQUIRE_FALSE(f.ok());
     CHECK(f.error().message() == "node 't1': subgraph index 4 but the graph has 1 subgraphs");
   }
+}
+
+TEST_CASE("flattening keeps the stored order and gives an executable plan", "[graph][flatten][partitions]") {
+  // r0 and r1 are roots; s (a two-node child a -> b) follows r1; breadth-first order
+  // differs from depth-first here, and the flattened order must keep the stored one.
+  GraphBuilder child("child");
+  child.addBarrier("a");
+  child.addBarrier("b");
+  child.addEdge(0, 1);
+  GraphBuilder b("top");
+  b.addBarrier("r0");
+  b.addBarrier("r1");
+  b.addBarrier("x");
+  b.addSubgraph("s", child.take(), {});
+  b.addEdge(0, 2);
+  b.addEdge(1, 3);
+  Graph g = b.take();
+  REQUIRE_FALSE(finalizeForFile(g, OrderKind::BreadthFirst).failed());
+  REQUIRE(g.order == std::vector<uint32_t>{0, 1, 2, 3});
+  auto flat = flattenSubgraphs(g);
+  REQUIRE(flat.ok());
+  // s/a, s/b are nodes 3 and 4: the breadth-first order, with s replaced by its order.
+  CHECK(names(*flat) == std::vector<std::string>{"r0", "r1", "x", "s/a", "s/b"});
+  CHECK(flat->order == std::vector<uint32_t>{0, 1, 2, 3, 4});
+  CHECK(isTopologicalOrder(*flat, flat->order));
+  CHECK_FALSE(checkPartitions(*flat).failed());
+
+  // Depth-first would put x right after r0.
+  Graph d = g;
+  REQUIRE_FALSE(finalizeForFile(d, OrderKind::DepthFirst).failed());
+  auto flatD = flattenSubgraphs(d);
+  REQUIRE(flatD.ok());
+  CHECK(flatD->order == std::vector<uint32_t>{0, 2, 1, 3, 4});
+}
+
+TEST_CASE("stored partitions survive flattening when sound, else are recomputed", "[graph][flatten][partitions]") {
+  GraphBuilder b("g");
+  b.addBarrier("n0");
+  b.addHost("h", HostOp{"print", ""}, {});
+  b.addBarrier("n2");
+  b.addEdge(0, 1);
+  b.addEdge(1, 2);
+  Graph g = b.take();
+  REQUIRE_FALSE(finalizeForFile(g).failed());
+  auto flat = flattenSubgraphs(g);
+  REQUIRE(flat.ok());
+  REQUIRE(flat->partitions.size() == 3);
+  // A broken stored plan (the host task merged into a device partition) is not used.
+  g.partitions = {Partition{{0, 1, 2}, {}}};
+  flat = flattenSubgraphs(g);
+  REQUIRE(flat.ok());
+  CHECK(flat->partitions.size() == 3);
+  CHECK_FALSE(checkPartitions(*flat).failed());
 }

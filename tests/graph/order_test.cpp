@@ -174,6 +174,84 @@ TEST_CASE("partitions split around host tasks", "[graph][order]") {
   }
 }
 
+TEST_CASE("partitions follow the seed's shapes", "[graph][order][partitions]") {
+  auto partOf = [](const std::vector<Partition> &parts, uint32_t node) {
+    for (uint32_t p = 0; p < parts.size(); ++p)
+      for (uint32_t x : parts[p].nodes)
+        if (x == node) return p;
+    return kNone;
+  };
+  SECTION("a backward make_edge moves a node after the host task and merges it") {
+    // 0 -> H1 -> 2 and an independent chain 3 -> 4; then make_edge(H1, 4): node 4 must
+    // now run after the host task, in the successors' partition.
+    Graph g = withHosts(5, {1}, {{0, 1}, {1, 2}, {3, 4}});
+    auto before = computePartitions(g, order(g, OrderKind::DepthFirst));
+    REQUIRE(before.size() == 3);
+    CHECK(partOf(before, 4) == partOf(before, 0));
+    g.edges.push_back(Edge{1, 4});
+    g.partitions = computePartitions(g, order(g, OrderKind::DepthFirst));
+    const auto &p = g.partitions;
+    REQUIRE(p.size() == 3);
+    CHECK(partOf(p, 0) == partOf(p, 3));
+    CHECK(partOf(p, 1) > partOf(p, 3));
+    CHECK(partOf(p, 4) == partOf(p, 2));
+    CHECK(partOf(p, 4) > partOf(p, 1));
+    CHECK(p[partOf(p, 4)].deps == std::vector<uint32_t>{partOf(p, 3), partOf(p, 1)}); // sorted: 0, 1
+    CHECK_FALSE(checkPartitions(g).failed());
+  }
+  SECTION("two roots with a host task each: each branch waits only for its own") {
+    // a0 -> HA1 -> a2 ; b3 -> HB4 -> b5
+    Graph g = withHosts(6, {1, 4}, {{0, 1}, {1, 2}, {3, 4}, {4, 5}});
+    g.partitions = computePartitions(g, order(g, OrderKind::DepthFirst));
+    const auto &p = g.partitions;
+    REQUIRE(p.size() == 5);
+    CHECK(partOf(p, 0) == partOf(p, 3)); // roots: nothing to wait for, one partition
+    CHECK(partOf(p, 2) != partOf(p, 5));
+    CHECK(p[partOf(p, 2)].deps == std::vector<uint32_t>{partOf(p, 1)});
+    CHECK(p[partOf(p, 5)].deps == std::vector<uint32_t>{partOf(p, 4)});
+    CHECK_FALSE(checkPartitions(g).failed());
+  }
+  SECTION("many independent device nodes and no host task: one partition") {
+    Graph g = dag(50, {});
+    auto p = computePartitions(g, order(g, OrderKind::DepthFirst));
+    REQUIRE(p.size() == 1);
+    CHECK(p[0].nodes.size() == 50);
+  }
+}
+
+TEST_CASE("checkPartitions refuses plans a backend cannot execute", "[graph][order][partitions]") {
+  Graph g = withHosts(4, {1}, {{0, 1}, {1, 2}, {2, 3}});
+  REQUIRE_FALSE(finalizeForFile(g).failed());
+  REQUIRE(g.partitions.size() == 3);
+  CHECK_FALSE(checkPartitions(g).failed());
+  SECTION("a node in no partition") {
+    g.partitions[2].nodes.pop_back();
+    CHECK(checkPartitions(g).message() == "node 'n3' is in no partition");
+  }
+  SECTION("a node twice") {
+    g.partitions[2].nodes.push_back(0);
+    CHECK(checkPartitions(g).message() == "partitions[2]: node 'n0' is already in partitions[0]");
+  }
+  SECTION("a host task sharing its partition") {
+    g.partitions[1].nodes.push_back(3);
+    g.partitions[2].nodes = {2};
+    CHECK(checkPartitions(g).message() == "partitions[1]: host task node 'n1' shares its partition with 1 other nodes");
+  }
+  SECTION("a missing dep") {
+    g.partitions[2].deps.clear();
+    CHECK(checkPartitions(g).message() ==
+          "partitions[2]: node 'n2' depends on node 'n1' in partitions[1], which is not among its deps");
+  }
+  SECTION("nodes out of order inside a partition") {
+    g.partitions[2].nodes = {3, 2};
+    CHECK(checkPartitions(g).message() == "partitions[2]: node 'n3' comes before its predecessor node 'n2'");
+  }
+  SECTION("a dep on a later partition") {
+    g.partitions[0].deps = {2};
+    CHECK(checkPartitions(g).message() == "partitions[0]: dep 2 is not an earlier partition");
+  }
+}
+
 TEST_CASE("finalizeForFile sets usage, order and partitions recursively", "[graph][order]") {
   GraphBuilder b;
   b.addSlot(slot("a", 64));

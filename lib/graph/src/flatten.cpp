@@ -1,5 +1,7 @@
 #include <cgraph/graph/flatten.h>
 
+#include <cgraph/graph/order.h>
+
 #include "graph_util.h"
 
 #include <set>
@@ -63,6 +65,9 @@ Expected<Graph> flattenRec(const Graph &g, int depth) {
   out.metadata = g.metadata;
   size_t n = g.nodes.size();
   std::vector<std::vector<uint32_t>> entries(n), exits(n);
+  // The flattened nodes of each parent node, in the child's execution order.
+  std::vector<std::vector<uint32_t>> ordered(n);
+  bool inlined = false;
   std::set<std::pair<uint32_t, uint32_t>> edgeSet;
   auto addEdge = [&](uint32_t a, uint32_t b) {
     if (edgeSet.insert({a, b}).second) out.edges.push_back(Edge{a, b});
@@ -72,9 +77,10 @@ Expected<Graph> flattenRec(const Graph &g, int depth) {
     if (node.kind != NodeKind::Subgraph) {
       uint32_t x = uint32_t(out.nodes.size());
       out.nodes.push_back(node);
-      entries[i] = exits[i] = {x};
+      entries[i] = exits[i] = ordered[i] = {x};
       continue;
     }
+    inlined = true;
     std::string where = detail::nodeLabel(g, i);
     if (node.subgraph >= g.subgraphs.size())
       return makeError(where + ": subgraph index " + s(node.subgraph) + " but the graph has " +
@@ -104,7 +110,7 @@ Expected<Graph> flattenRec(const Graph &g, int depth) {
       b.kind = NodeKind::Barrier;
       uint32_t x = uint32_t(out.nodes.size());
       out.nodes.push_back(std::move(b));
-      entries[i] = exits[i] = {x};
+      entries[i] = exits[i] = ordered[i] = {x};
       continue;
     }
     uint32_t moduleBase = uint32_t(out.modules.size());
@@ -132,6 +138,7 @@ Expected<Graph> flattenRec(const Graph &g, int depth) {
       if (!hasPred[c]) entries[i].push_back(base + c);
       if (!hasSucc[c]) exits[i].push_back(base + c);
     }
+    for (uint32_t c : child.order) ordered[i].push_back(base + c);
   }
   for (size_t k = 0; k < g.edges.size(); ++k) {
     const Edge &e = g.edges[k];
@@ -140,6 +147,24 @@ Expected<Graph> flattenRec(const Graph &g, int depth) {
                        ") points past the node table (" + s(n) + " nodes)");
     for (uint32_t a : exits[e.from])
       for (uint32_t b : entries[e.to]) addEdge(a, b);
+  }
+  // The parent's order (as stored, e.g. cgc --order breadth-first) with each subgraph
+  // node replaced by its child's order, so flattening keeps the order the user chose.
+  std::vector<uint32_t> parentOrder = g.order;
+  if (!isTopologicalOrder(g, parentOrder)) {
+    Expected<std::vector<uint32_t>> o = executionOrder(g);
+    if (!o) return o.error();
+    parentOrder = std::move(*o);
+  }
+  out.order.reserve(out.nodes.size());
+  for (uint32_t i : parentOrder)
+    out.order.insert(out.order.end(), ordered[i].begin(), ordered[i].end());
+  // Stored partitions are kept when nothing was inlined and they are sound; otherwise
+  // they are computed from the flattened order (the same algorithm cgc ran).
+  if (!inlined && !g.partitions.empty() && !checkPartitions(g)) {
+    out.partitions = g.partitions;
+  } else {
+    out.partitions = computePartitions(out, out.order);
   }
   return out;
 }

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 namespace cgraph {
 namespace detail {
@@ -167,8 +168,33 @@ Expected<std::vector<uint32_t>> executionOrder(const Graph &g, OrderKind kind) {
   return order;
 }
 
+bool isTopologicalOrder(const Graph &g, const std::vector<uint32_t> &order) {
+  const size_t n = g.nodes.size();
+  if (order.size() != n) return false;
+  std::vector<uint32_t> pos(n, kNone);
+  for (uint32_t i = 0; i < n; ++i) {
+    if (order[i] >= n || pos[order[i]] != kNone) return false;
+    pos[order[i]] = i;
+  }
+  for (const Edge &e : g.edges)
+    if (e.from >= n || e.to >= n || pos[e.from] >= pos[e.to]) return false;
+  return true;
+}
+
+namespace {
+
+uint32_t findRoot(std::vector<uint32_t> &parent, uint32_t x) {
+  while (parent[x] != x) {
+    parent[x] = parent[parent[x]];
+    x = parent[x];
+  }
+  return x;
+}
+
+} // namespace
+
 std::vector<Partition> computePartitions(const Graph &g, const std::vector<uint32_t> &order) {
-  size_t n = g.nodes.size();
+  const size_t n = g.nodes.size();
   auto preds = predecessors(g);
   std::vector<uint8_t> isHost(n, 0);
   for (uint32_t i = 0; i < n; ++i) {
@@ -177,24 +203,80 @@ std::vector<Partition> computePartitions(const Graph &g, const std::vector<uint3
                 (nd.kind == NodeKind::Subgraph && nd.subgraph < g.subgraphs.size() &&
                  containsHostTask(g.subgraphs[nd.subgraph]));
   }
-  // level = host tasks on the longest path before the node's group; a host task sits
-  // between the group of its level and the next one.
-  std::vector<uint32_t> level(n, 0);
-  for (uint32_t x : order) {
-    if (x >= n) continue;
-    uint32_t l = 0;
-    for (uint32_t p : preds[x]) l = std::max(l, level[p] + (isHost[p] ? 1u : 0u));
-    level[x] = l;
-  }
-  // Key (level, 0) = the device group of that level, (level, 1 + position) = host task.
-  std::map<std::pair<uint32_t, uint64_t>, uint32_t> keyToPart;
   std::vector<uint64_t> pos(n, 0);
   for (size_t i = 0; i < order.size(); ++i)
     if (order[i] < n) pos[order[i]] = i;
+
+  // Stage 1: annotate every node with a group number, visiting nodes in topological
+  // order. A node's group is the largest over its predecessors of (their group, plus
+  // one past a host task): a host task's predecessors end up in one group, the host task
+  // after them and its successors in the next. A make_edge that creates a backward
+  // dependency (a node of an earlier group made a successor of a later host task) raises
+  // that node, and everything after it, into the later group, where it merges with the
+  // nodes already there: the seed's group merge, done by the propagation itself, so no
+  // partition ever depends on a later one.
+  std::vector<uint32_t> group(n, 0);
   for (uint32_t x : order) {
     if (x >= n) continue;
-    keyToPart[{level[x], isHost[x] ? 1 + pos[x] : 0}] = 0;
+    uint32_t l = 0;
+    for (uint32_t p : preds[x]) l = std::max(l, group[p] + (isHost[p] ? 1u : 0u));
+    group[x] = l;
   }
+  // Device nodes of one group that wait for different host tasks stay in separate
+  // partitions, so that a branch waits only for its own host tasks (the seed's
+  // multiple-roots case: dependencies between partitions only where needed). Nodes
+  // joined by an edge inside a group share a partition; so do nodes that wait for the
+  // same nearest host tasks (all of group 0, for one), so a wide graph without host
+  // tasks is still one partition.
+  std::vector<uint32_t> parent(n);
+  for (uint32_t i = 0; i < n; ++i) parent[i] = i;
+  auto unite = [&](uint32_t a, uint32_t b) {
+    a = findRoot(parent, a);
+    b = findRoot(parent, b);
+    if (a != b) parent[std::max(a, b)] = std::min(a, b);
+  };
+  constexpr size_t kMaxFrontier = 64; // past this, "many": such nodes share a partition
+  std::vector<std::vector<uint32_t>> frontier(n); // nearest host-task ancestors
+  std::map<std::pair<uint32_t, std::vector<uint32_t>>, uint32_t> bySignature;
+  for (uint32_t x : order) {
+    if (x >= n || isHost[x]) continue;
+    std::vector<uint32_t> &f = frontier[x];
+    for (uint32_t p : preds[x]) {
+      if (isHost[p]) {
+        f.push_back(p);
+      } else {
+        f.insert(f.end(), frontier[p].begin(), frontier[p].end());
+        if (group[p] == group[x]) unite(p, x);
+      }
+    }
+    std::sort(f.begin(), f.end());
+    f.erase(std::unique(f.begin(), f.end()), f.end());
+    if (f.size() > kMaxFrontier) f.assign(1, kNone);
+    auto it = bySignature.emplace(std::make_pair(group[x], f), x).first;
+    unite(it->second, x);
+  }
+  // Stage 2: one partition per (group, device component) and per host task, numbered by
+  // (group, device before host, first position in `order`), so deps point backwards.
+  struct Key {
+    uint32_t group;
+    uint32_t host;
+    uint64_t first;
+    bool operator<(const Key &o) const {
+      return std::tie(group, host, first) < std::tie(o.group, o.host, o.first);
+    }
+  };
+  std::vector<uint64_t> firstOfRoot(n, ~uint64_t(0));
+  for (uint32_t x : order)
+    if (x < n && !isHost[x]) {
+      uint32_t r = findRoot(parent, x);
+      firstOfRoot[r] = std::min(firstOfRoot[r], pos[x]);
+    }
+  auto keyOf = [&](uint32_t x) {
+    return Key{group[x], isHost[x] ? 1u : 0u, isHost[x] ? pos[x] : firstOfRoot[findRoot(parent, x)]};
+  };
+  std::map<Key, uint32_t> keyToPart;
+  for (uint32_t x : order)
+    if (x < n) keyToPart[keyOf(x)] = 0;
   std::vector<Partition> parts;
   for (auto &kv : keyToPart) {
     kv.second = uint32_t(parts.size());
@@ -203,7 +285,7 @@ std::vector<Partition> computePartitions(const Graph &g, const std::vector<uint3
   std::vector<uint32_t> partOf(n, kNone);
   for (uint32_t x : order) {
     if (x >= n) continue;
-    uint32_t p = keyToPart[{level[x], isHost[x] ? 1 + pos[x] : 0}];
+    uint32_t p = keyToPart[keyOf(x)];
     partOf[x] = p;
     parts[p].nodes.push_back(x);
   }
@@ -217,6 +299,49 @@ std::vector<Partition> computePartitions(const Graph &g, const std::vector<uint3
     p.deps.erase(std::unique(p.deps.begin(), p.deps.end()), p.deps.end());
   }
   return parts;
+}
+
+Error checkPartitions(const Graph &g) {
+  const size_t n = g.nodes.size();
+  std::vector<uint32_t> partOf(n, kNone), posIn(n, 0);
+  for (uint32_t p = 0; p < g.partitions.size(); ++p) {
+    const Partition &part = g.partitions[p];
+    const std::string where = "partitions[" + std::to_string(p) + "]";
+    if (part.nodes.empty()) return makeError(where + ": has no nodes");
+    for (uint32_t i = 0; i < part.nodes.size(); ++i) {
+      const uint32_t x = part.nodes[i];
+      if (x >= n) return makeError(where + ": node " + std::to_string(x) + " points past the node table");
+      if (partOf[x] != kNone)
+        return makeError(where + ": " + nodeLabel(g, x) + " is already in partitions[" +
+                         std::to_string(partOf[x]) + "]");
+      partOf[x] = p;
+      posIn[x] = i;
+      if (g.nodes[x].kind == NodeKind::Host && part.nodes.size() != 1)
+        return makeError(where + ": host task " + nodeLabel(g, x) + " shares its partition with " +
+                         std::to_string(part.nodes.size() - 1) + " other nodes");
+    }
+    for (uint32_t d : part.deps)
+      if (d >= p)
+        return makeError(where + ": dep " + std::to_string(d) + " is not an earlier partition");
+  }
+  for (uint32_t x = 0; x < n; ++x)
+    if (partOf[x] == kNone) return makeError(nodeLabel(g, x) + " is in no partition");
+  for (const Edge &e : g.edges) {
+    if (e.from >= n || e.to >= n) continue;
+    const uint32_t a = partOf[e.from], b = partOf[e.to];
+    if (a == b) {
+      if (posIn[e.from] >= posIn[e.to])
+        return makeError("partitions[" + std::to_string(a) + "]: " + nodeLabel(g, e.to) +
+                         " comes before its predecessor " + nodeLabel(g, e.from));
+      continue;
+    }
+    const auto &deps = g.partitions[b].deps;
+    if (!std::binary_search(deps.begin(), deps.end(), a) && std::find(deps.begin(), deps.end(), a) == deps.end())
+      return makeError("partitions[" + std::to_string(b) + "]: " + nodeLabel(g, e.to) + " depends on " +
+                       nodeLabel(g, e.from) + " in partitions[" + std::to_string(a) +
+                       "], which is not among its deps");
+  }
+  return Error::success();
 }
 
 namespace {

@@ -4,6 +4,7 @@
 #include "cgraph/runtime/runtime.h"
 
 #include "cgraph/graph/hazards.h"
+#include "cgraph/runtime/slot_init.h"
 
 #include <cstdlib>
 #include <string>
@@ -104,6 +105,13 @@ Expected<EventPtr> Executable::enqueue(const BindingTable &bindings, const Param
     scratchParams_ = params.bits;
   }
   return submit(scratchSlots_, scratchParams_, opts);
+}
+
+Expected<std::vector<std::unique_ptr<Buffer>>>
+Executable::allocateOwnedSlots(const HostPolicy &policy, uint32_t minAlignment) {
+  std::vector<uint64_t> minSizes(needs_.size());
+  for (size_t i = 0; i < needs_.size(); ++i) minSizes[i] = needs_[i].minSize;
+  return rt::allocateOwnedSlots(*device_, graph_, minSizes, policy, minAlignment);
 }
 
 // ---- Registry ------------------------------------------------------------------------

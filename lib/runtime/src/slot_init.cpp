@@ -4,6 +4,7 @@
 #include "cgraph/runtime/npy.h"
 #include "cgraph/runtime/paths.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace cgraph::rt {
@@ -56,6 +57,36 @@ Error initializeSlot(const Slot &slot, const HostPolicy &policy, void *dst, uint
     return Error::success();
   }
   return makeError(where + ": unknown init kind " + std::to_string(int(slot.init)));
+}
+
+uint64_t ownedSlotBytes(const Slot &slot, uint64_t minSize) {
+  return std::max<uint64_t>({slot.size, minSize, 1});
+}
+
+Expected<std::vector<std::unique_ptr<Buffer>>>
+allocateOwnedSlots(Device &device, const Graph &graph, const std::vector<uint64_t> &minSizes,
+                   const HostPolicy &policy, uint32_t minAlignment) {
+  std::vector<std::unique_ptr<Buffer>> out(graph.slots.size());
+  std::vector<uint8_t> staging;
+  for (size_t i = 0; i < graph.slots.size(); ++i) {
+    const Slot &s = graph.slots[i];
+    if (s.init == SlotInit::External) continue;
+    const std::string where = "slot '" + s.name + "'";
+    const uint64_t bytes = ownedSlotBytes(s, i < minSizes.size() ? minSizes[i] : 0);
+    const uint32_t align = std::max<uint32_t>(s.alignment ? s.alignment : 1, minAlignment);
+    Expected<std::unique_ptr<Buffer>> buf = device.allocate(bytes, align);
+    if (!buf) return buf.error().withContext(where);
+    if (void *p = (*buf)->hostPointer()) {
+      CGRAPH_RETURN_IF_ERROR(initializeSlot(s, policy, p, s.size));
+      if (bytes > s.size) std::memset(static_cast<char *>(p) + s.size, 0, size_t(bytes - s.size));
+    } else {
+      staging.assign(size_t(bytes), 0);
+      CGRAPH_RETURN_IF_ERROR(initializeSlot(s, policy, staging.data(), s.size));
+      CGRAPH_RETURN_IF_ERROR(device.write(**buf, 0, staging.data(), bytes).withContext(where));
+    }
+    out[i] = std::move(*buf);
+  }
+  return out;
 }
 
 Expected<std::vector<uint8_t>> initialSlotContents(const Slot &slot, const HostPolicy &policy) {

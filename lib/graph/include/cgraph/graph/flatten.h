@@ -1,14 +1,19 @@
-// Subgraph inlining (runtimes call it at finalize).
+// Subgraph inlining and the execution plan (runtimes call it at finalize).
 //
 // Returns a copy of the graph where every Subgraph node is replaced, recursively, by its
 // child's nodes: child slots map to the parent slots named by the node's binding, child
 // params bind by name to parent params, child kernels and modules are appended. Entry/
 // exit edges: every child root depends on the subgraph node's predecessors, and the
 // node's successors depend on every child leaf. An empty child becomes a Barrier node.
-// Inlined nodes are named `<subgraph node>/<child node>`. Order and partitions of the
-// result are cleared (recompute them); Graph::subgraphs of the result is empty.
+// Inlined nodes are named `<subgraph node>/<child node>`. The result's order is the
+// parent's stored order (or, if it has none, its depth-first order) with each subgraph
+// node replaced by its child's order, so `cgc --order` survives flattening; its
+// partitions are the stored ones when no subgraph was inlined and they pass
+// checkPartitions (order.h), else computed from that order. This is the graph backends
+// execute. Graph::subgraphs of the result is empty.
 // Thread-safety: pure. Failure modes: a binding with the wrong count or an out-of-range
-// slot, a child param without a parent param of the same name, nesting deeper than 64.
+// slot, a child param without a parent param of the same name, nesting deeper than 64,
+// a cycle.
 #pragma once
 
 #include <cgraph/error.h>

@@ -46,7 +46,10 @@ struct Capabilities {
   bool updatableParams = false;     // new parameter values without re-recording
   bool inOrder = true;              // one submission's nodes may also run concurrently when false
   bool concurrentNodes = false;     // independent nodes of a graph may overlap
-  bool profiling = false;           // per-node timestamps on request
+  bool profiling = false;           // per-node timestamps on request (eager mode)
+  bool profilingReplay = false;     // per-node timestamps in replay too; where false, a
+                                    // profiled replay is refused with an Error, never
+                                    // quietly run node by node instead
   bool hostPointerBuffers = false;  // Buffer::hostPointer() is non-null
   std::vector<FormKind> kernelForms; // forms it accepts, best first
   uint32_t computeUnits = 0;
@@ -130,7 +133,8 @@ struct HostPolicy {
   std::string baseDir;
   bool allowPlugins = false;
   // Where built-in host tasks such as "print" and "checksum" write their text.
-  // Default: stdout. Called from a runtime worker thread, serialized per submission.
+  // Default: none, the text is dropped (lib/ never prints; the tools print it).
+  // Called from a runtime worker thread, serialized per submission.
   std::function<void(const std::string &line)> output;
 };
 
@@ -183,6 +187,11 @@ protected:
     uint64_t offset = 0;
     uint64_t length = 0;
   };
+  // Allocates and initializes every runtime-owned slot of graph() on device() through
+  // the one slot-setup path (slot_init.h allocateOwnedSlots, sized by the graph's
+  // requirements). Every backend calls it at finalize; result[i] is null for External.
+  Expected<std::vector<std::unique_ptr<Buffer>>> allocateOwnedSlots(const HostPolicy &policy,
+                                                                    uint32_t minAlignment = 1);
   virtual Expected<EventPtr> submit(const std::vector<ResolvedSlot> &slots,
                                     const std::vector<uint64_t> &params,
                                     const SubmitOptions &opts) = 0;

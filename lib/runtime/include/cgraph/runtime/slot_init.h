@@ -6,8 +6,8 @@
 // - File: the file at Slot::path (a .npy payload or raw bytes), resolved inside
 //   HostPolicy::allowedDirs (paths.h); fewer bytes than needed is an Error, extra bytes
 //   are ignored.
-// - Transient: zeros, so that runs are reproducible (the contents are undefined by
-//   contract; never rely on them).
+// - Transient: zeros on every backend, so that runs are reproducible and backends agree
+//   (the contents are undefined by contract; never rely on them).
 // - External: an Error (the binding table supplies it).
 // Errors are prefixed `slot '<name>'`. Pure functions except for reading files;
 // thread-safe. `dst` is owned by the caller.
@@ -18,6 +18,7 @@
 #include "cgraph/runtime/runtime.h"
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace cgraph::rt {
@@ -30,5 +31,21 @@ Expected<std::vector<uint8_t>> initialSlotContents(const Slot &slot, const HostP
 
 // Repeats `pattern` (non-empty) over `bytes` bytes of `dst`.
 void fillPattern(void *dst, uint64_t bytes, const uint8_t *pattern, size_t patternSize);
+
+// ---- the one slot-setup path every backend uses ---------------------------------------
+// A runtime-owned slot is allocated with max(Slot::size, the graph's accumulated minimum
+// size for it, 1) bytes at the slot's alignment (at least `minAlignment`). The first
+// Slot::size bytes get the initial contents above; any bytes past Slot::size are zero.
+// Semantics are written in format/SPEC.md ("Runtime-owned slots").
+uint64_t ownedSlotBytes(const Slot &slot, uint64_t minSize);
+
+// Allocates and initializes every runtime-owned slot of `graph` on `device`: result[i] is
+// null for External slots. `minSizes[i]` is the graph's minimum size for slot i (empty =
+// Slot::size). Initializes in place through Buffer::hostPointer() where the device has
+// one, else through one Device::write per slot. Errors name the slot. The buffers are
+// owned by the caller and must be destroyed before `device`.
+Expected<std::vector<std::unique_ptr<Buffer>>>
+allocateOwnedSlots(Device &device, const Graph &graph, const std::vector<uint64_t> &minSizes,
+                   const HostPolicy &policy, uint32_t minAlignment = 1);
 
 } // namespace cgraph::rt
