@@ -1,0 +1,132 @@
+// CI test without a GPU: every kernel of the test suites and examples is lowered to PTX
+// (the cuda backend's lowering, the table ABI included) and assembled by the toolkit's
+// ptxas for sm_80 and sm_90; any lowering or ptxas error fails the test.
+// Exit codes: 0 passed, 1 failed, 77 skipped (no ptxas: ctest reports SKIPPED, never
+// passed).
+#include "cgraph/backends/cuda/ptx.h"
+#include "cgraph/kernel/opencl_compiler.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+using namespace cgraph;
+
+namespace {
+
+std::string readText(const fs::path &p) {
+  std::ifstream f(p);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// The defines examples/*/graph.json gives a kernel file ("defines": { "TILE": 16 }).
+std::vector<std::string> definesFor(const fs::path &cl) {
+  std::vector<std::string> out;
+  fs::path graph = cl.parent_path().parent_path() / "graph.json";
+  std::error_code ec;
+  if (!fs::is_regular_file(graph, ec)) return out;
+  std::string text = readText(graph);
+  std::regex entry("\"file\"\\s*:\\s*\"kernels/" + cl.filename().string() +
+                   "\"\\s*,\\s*\"defines\"\\s*:\\s*\\{([^}]*)\\}");
+  std::smatch m;
+  if (!std::regex_search(text, m, entry)) return out;
+  std::string body = m[1].str();
+  std::regex kv("\"([A-Za-z_][A-Za-z0-9_]*)\"\\s*:\\s*\"?([^\",]*)\"?");
+  for (auto it = std::sregex_iterator(body.begin(), body.end(), kv); it != std::sregex_iterator(); ++it)
+    out.push_back((*it)[1].str() + "=" + (*it)[2].str());
+  return out;
+}
+
+int runPtxas(const std::string &ptxas, const std::string &arch, const fs::path &in, std::string *log) {
+  fs::path out = in;
+  out.replace_extension("." + arch + ".cubin");
+  fs::path err = in;
+  err.replace_extension("." + arch + ".log");
+  std::string cmd = "'" + ptxas + "' -arch=" + arch + " -o '" + out.string() + "' '" + in.string() +
+                    "' > '" + err.string() + "' 2>&1";
+  int rc = std::system(cmd.c_str());
+  *log = readText(err);
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : 1;
+}
+
+} // namespace
+
+int main() {
+  const std::string ptxas = CGRAPH_PTXAS;
+  std::error_code ec;
+  if (ptxas.empty() || !fs::is_regular_file(ptxas, ec)) {
+    std::printf("SKIPPED: ptxas not found at configure time (CGRAPH_PTXAS='%s')\n", ptxas.c_str());
+    return 77;
+  }
+  std::vector<fs::path> files;
+  const fs::path src = CGRAPH_SOURCE_DIR;
+  for (const fs::path &dir : {src / "tests/cpu/kernels", src / "tests/opencl/kernels"})
+    for (const auto &e : fs::directory_iterator(dir, ec))
+      if (e.path().extension() == ".cl") files.push_back(e.path());
+  for (const auto &ex : fs::directory_iterator(src / "examples", ec))
+    if (fs::is_directory(ex.path() / "kernels"))
+      for (const auto &e : fs::directory_iterator(ex.path() / "kernels", ec))
+        if (e.path().extension() == ".cl") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  const fs::path tmp = fs::path(CGRAPH_BINARY_DIR) / "tests/cuda/ptxas-out";
+  fs::create_directories(tmp, ec);
+  int failures = 0, assembled = 0;
+  for (const fs::path &f : files) {
+    CompileOptions co;
+    co.includeDirs.push_back(f.parent_path().string());
+    co.defines = definesFor(f);
+    auto spv = compileOpenCL(readText(f), f.filename().string(), co);
+    if (!spv) {
+      std::printf("FAIL %s: OpenCL C -> SPIR-V: %s\n", f.string().c_str(), spv.error().message().c_str());
+      ++failures;
+      continue;
+    }
+    // sm_80 PTX for sm_80 and sm_90 hardware; sm_86 (the newest LLVM 14 emits) for sm_90.
+    const std::pair<unsigned, std::vector<std::string>> plans[] = {{80, {"sm_80", "sm_90"}}, {86, {"sm_90"}}};
+    for (const auto &plan : plans) {
+      std::printf("...  %s (sm_%u)\n", f.string().c_str(), plan.first);
+      std::fflush(stdout);
+      auto ptx = cuda::lowerSpirvToPtx(spv->spirv.data(), spv->spirv.size(), f.filename().string(), plan.first);
+      if (!ptx) {
+        std::printf("FAIL %s (sm_%u): %s\n", f.string().c_str(), plan.first, ptx.error().message().c_str());
+        ++failures;
+        continue;
+      }
+      std::string rel = fs::relative(f, src).replace_extension().string();
+      std::replace(rel.begin(), rel.end(), '/', '_');
+      fs::path out = tmp / (rel + "_sm" + std::to_string(plan.first) + ".ptx");
+      std::ofstream(out) << ptx->ptx;
+      for (const std::string &arch : plan.second) {
+        std::string log;
+        int rc = runPtxas(ptxas, arch, out, &log);
+        if (rc != 0) {
+          std::printf("FAIL %s: ptxas -arch=%s (PTX %s): exit %d\n%s\n", f.string().c_str(), arch.c_str(),
+                      out.string().c_str(), rc, log.c_str());
+          ++failures;
+        } else {
+          ++assembled;
+          std::printf("ok   %s: %zu kernel(s), sm_%u PTX -> %s\n", f.filename().string().c_str(),
+                      ptx->kernels.size(), plan.first, arch.c_str());
+        }
+      }
+    }
+  }
+  std::printf("%zu files, %d assemblies passed, %d failures\n", files.size(), assembled, failures);
+  if (files.size() < 15) {
+    std::printf("FAIL: expected at least 15 kernel files\n");
+    return 1;
+  }
+  return failures == 0 && assembled > 0 ? 0 : 1;
+}
