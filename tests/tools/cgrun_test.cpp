@@ -151,15 +151,82 @@ TEST_CASE("cgrun compare cpu vs cpu agrees", "[tools][cgrun]") {
   Result r = s.run("compare " + kInputs + "--backend cpu --backend cpu:0");
   INFO(r.err);
   REQUIRE(r.code == 0);
-  CHECK(r.out.find("cpu and cpu:0 agree on ") != std::string::npos);
+  CHECK(r.out.find("cpu (replay) and cpu:0 (replay) agree on ") != std::string::npos);
   r = s.run("compare " + kInputs + "--backend cpu --backend cpu --json");
   REQUIRE(r.code == 0);
   json j = json::parse(r.out);
   CHECK(j["ok"] == true);
   CHECK(j["nodes"] == 4);
-  r = s.run("compare saxpy.cgf --backend cpu");
+  r = s.run("compare saxpy.cgf --backend cpu --backend cpu --backend cpu");
   CHECK(r.code == 2);
-  CHECK(r.err.find("compare needs exactly two --backend options") != std::string::npos);
+  CHECK(r.err.find("compare needs one or two --backend options") != std::string::npos);
+}
+
+TEST_CASE("cgrun compare checks replay against eager on one backend", "[tools][cgrun]") {
+  Saxpy s("compare_modes");
+  // Default with one backend: replay vs eager, every written slot at the end.
+  Result r = s.run("compare " + kInputs + "--backend cpu");
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("cpu (replay) and cpu (eager) agree on the final contents of 2 written slots (4 nodes)") !=
+        std::string::npos);
+  // Two eager sides: node by node.
+  r = s.run("compare " + kInputs + "--backend cpu --modes eager");
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("cpu (eager) and cpu (eager) agree on every node (4 nodes)") != std::string::npos);
+  // Default with two backends: replay at the end, then eager node by node.
+  r = s.run("compare " + kInputs + "--backend cpu --backend cpu:0");
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("cpu (replay) and cpu:0 (replay) agree on the final contents") != std::string::npos);
+  CHECK(r.out.find("cpu (eager) and cpu:0 (eager) agree on every node") != std::string::npos);
+  // Usage errors.
+  r = s.run("compare " + kInputs + "--backend cpu --modes replay,lazy");
+  CHECK(r.code == 2);
+  CHECK(r.err.find("cgrun: error: --modes replay,lazy: 'lazy' is not a mode (replay, eager)") != std::string::npos);
+  r = s.run("compare " + kInputs + "--backend cpu --norm l1");
+  CHECK(r.code == 2);
+  CHECK(r.err.find("cgrun: error: --norm l1: expected l2 or none") != std::string::npos);
+}
+
+TEST_CASE("cgrun compare --json: one entry per comparison, every compared slot", "[tools][cgrun]") {
+  Saxpy s("compare_json");
+  Result r = s.run("compare " + kInputs + "--backend cpu --json");
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  json j = json::parse(r.out);
+  CHECK(j["ok"] == true);
+  CHECK(j["nodes"] == 4);
+  CHECK(j["tolerance"]["norm"] == "none");
+  CHECK(j["tolerance"]["rtol"].get<double>() == 1e-5);
+  REQUIRE(j["comparisons"].size() == 1);
+  const json &c = j["comparisons"][0];
+  CHECK(c["how"] == "final state");
+  CHECK(c["ok"] == true);
+  CHECK(c["sides"][0] == json({{"backend", "cpu"}, {"mode", "replay"}}));
+  CHECK(c["sides"][1] == json({{"backend", "cpu"}, {"mode", "eager"}}));
+  REQUIRE(c["slots"].size() == 2); // y (k0) and t (cp, k2); x is only read
+  std::set<std::string> slots;
+  for (const json &sl : c["slots"]) {
+    slots.insert(sl["slot"]);
+    CHECK(sl["type"] == "f32");
+    CHECK(sl["elements"] == kN);
+    CHECK(sl["ok"] == true);
+    CHECK(sl["max_abs_err"] == 0.0);
+    CHECK(sl.contains("last_writer"));
+  }
+  CHECK(slots == std::set<std::string>{"t", "y"});
+  // Norm mode reports the norms of every slot.
+  r = s.run("compare " + kInputs + "--backend cpu --backend cpu --norm l2 --json");
+  REQUIRE(r.code == 0);
+  j = json::parse(r.out);
+  REQUIRE(j["comparisons"].size() == 2);
+  CHECK(j["comparisons"][1]["how"] == "per node");
+  CHECK(j["comparisons"][1]["nodes_compared"] == 4);
+  const json &norm = j["comparisons"][0]["slots"][0]["norm"];
+  CHECK(norm["kind"] == "l2");
+  CHECK(norm["difference"] == 0.0);
+  CHECK(norm["relative"] == 0.0);
+  CHECK(norm["reference"].get<double>() > 0);
 }
 
 #ifdef CGRUN_TEST_OPENCL
@@ -168,7 +235,17 @@ TEST_CASE("cgrun compare cpu vs opencl (PoCL) agrees", "[tools][cgrun][opencl]")
   Result r = s.run("compare " + kInputs + "--backend cpu --backend opencl --ulp 4");
   INFO(r.out << r.err);
   REQUIRE(r.code == 0);
-  CHECK(r.out.find("cpu and opencl agree on ") != std::string::npos);
+  CHECK(r.out.find("cpu (replay) and opencl (replay) agree on ") != std::string::npos);
+  CHECK(r.out.find("cpu (eager) and opencl (eager) agree on every node") != std::string::npos);
+  // PoCL's command-buffer replay against its own eager path, and cpu replay against
+  // PoCL eager.
+  r = s.run("compare " + kInputs + "--backend opencl");
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("opencl (replay) and opencl (eager) agree on the final contents") != std::string::npos);
+  r = s.run("compare " + kInputs + "--backend cpu --backend opencl --modes replay,eager --ulp 4");
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("cpu (replay) and opencl (eager) agree on the final contents") != std::string::npos);
   r = s.run(kInputs + "--backend opencl --check y=@y4.npy");
   INFO(r.err);
   CHECK(r.code == 0);
@@ -194,12 +271,81 @@ TEST_CASE("cgrun compare reports the first node whose results differ", "[tools][
   Result r = cgrun("compare ls.cgf --zeros a --zeros out --backend cpu --backend opencl", dir);
   INFO(r.out << r.err);
   CHECK(r.code == 1);
-  CHECK(r.err.find("node 'sizes' (index 1) writes slot 'out': element 0 differs") !=
-        std::string::npos);
+  // The replays, at the end: the closing error names the slot, element and both values.
+  CHECK(r.err.find("cgrun: error: cpu (replay) vs opencl (replay): slot 'out' (last written by node "
+                   "'sizes', i32): element 0 differs: 1024 vs ") != std::string::npos);
+  // The eager paths, node by node: the node.
+  CHECK(r.err.find("cgrun: note: cpu (eager) vs opencl (eager): node 'sizes' (index 1) writes slot "
+                   "'out': element 0 differs: 1024 vs ") != std::string::npos);
+  CHECK(r.out.empty());
   r = cgrun("compare ls.cgf --zeros a --zeros out --backend cpu --backend opencl --json", dir);
   CHECK(r.code == 1);
   json j = json::parse(r.out);
   CHECK(j["ok"] == false);
+  REQUIRE(j["comparisons"].size() == 2);
+  for (const json &c : j["comparisons"]) {
+    CHECK(c["ok"] == false);
+    CHECK(c["first_difference"]["slot"] == "out");
+    CHECK(c["first_difference"]["type"] == "i32");
+    CHECK(c["first_difference"]["first_bad"]["element"] == 0);
+    CHECK(c["first_difference"]["first_bad"]["values"][0] == "1024");
+  }
+  CHECK(j["comparisons"][1]["first_difference"]["node"] == "sizes");
+  CHECK(j["comparisons"][1]["first_difference"]["index"] == 1);
+  // Written slot `a` agrees: only `out` is reported in the final-state comparison.
+  const json &slots = j["comparisons"][0]["slots"];
+  REQUIRE(slots.size() == 2);
+  for (const json &sl : slots) CHECK(sl["ok"] == (sl["slot"] == "a"));
+}
+
+// A time-stepped 1D stencil of transcendental functions: cpu (libm) and PoCL (its own
+// sin/exp) round a few results differently, and 300 dependent steps carry that into a
+// relative difference of ~1e-4 in elements near zero, while the whole field agrees to
+// ~1e-6 in the L2 norm.
+TEST_CASE("cgrun compare --norm l2 accepts a drifting stencil that fails element by element",
+          "[tools][cgrun][opencl]") {
+  fs::path dir = scratch("compare_norm");
+  GraphBuilder b("drift");
+  addModule(b,
+            "__kernel void init(__global float *u) {\n"
+            "  const int i = get_global_id(0);\n  u[i] = sin(0.05f * (float)i) + 0.01f; }\n"
+            "__kernel void step(__global float *dst, __global const float *src, int n) {\n"
+            "  const int i = get_global_id(0);\n"
+            "  const float l = src[i > 0 ? i - 1 : i], c = src[i], r = src[i < n - 1 ? i + 1 : i];\n"
+            "  dst[i] = c + 0.2f * (sin(l) - 2.0f * sin(c) + sin(r)) + 0.001f * exp(-c * c); }\n",
+            "drift.cl");
+  const uint32_t u0 = b.addSlot(slot("u0", 4 * kN)), u1 = b.addSlot(slot("u1", 4 * kN));
+  b.addKernelNode("init", b.graph().findKernel("init"), range1D(kN), {Arg::slot(u0)});
+  for (int i = 0; i < 300; ++i)
+    b.addKernelNode("step." + std::to_string(i), b.graph().findKernel("step"), range1D(kN),
+                    {Arg::slot(i % 2 ? u0 : u1), Arg::slot(i % 2 ? u1 : u0), Arg::scalar(ScalarType::I32, kN)});
+  writeGraph(b.take(), dir / "drift.cgf");
+  const std::string base = "compare drift.cgf --zeros u0 --zeros u1 --backend cpu --backend opencl --modes replay ";
+  Result r = cgrun(base, dir);
+  INFO(r.out << r.err);
+  CHECK(r.code == 1);
+  CHECK(r.err.find("cgrun: error: cpu (replay) vs opencl (replay): slot 'u") != std::string::npos);
+  CHECK(r.err.find("(last written by node 'step.29") != std::string::npos);
+  CHECK(r.err.find(", f32): element ") != std::string::npos);
+  r = cgrun(base + "--norm l2 --rtol 1e-5", dir);
+  INFO(r.out << r.err);
+  CHECK(r.code == 0);
+  CHECK(r.out.find("cpu (replay) and opencl (replay) agree on the final contents of 2 written slots (301 nodes)") !=
+        std::string::npos);
+  r = cgrun(base + "--norm l2 --rtol 1e-5 --json", dir);
+  REQUIRE(r.code == 0);
+  json j = json::parse(r.out);
+  for (const json &sl : j["comparisons"][0]["slots"]) {
+    const double rel = sl["norm"]["relative"];
+    CHECK(rel > 0);     // they do differ...
+    CHECK(rel < 1e-5);  // ...by little, as a whole
+    CHECK(sl["worst"]["values"].size() == 2);
+  }
+  // A norm bound below the drift fails, with the norm figures and the worst element.
+  r = cgrun(base + "--norm l2 --rtol 1e-9 --atol 0", dir);
+  CHECK(r.code == 1);
+  CHECK(r.err.find(": l2 norm of the difference ") != std::string::npos);
+  CHECK(r.err.find(" > rtol 1e-09 (largest difference at element ") != std::string::npos);
 }
 #endif
 

@@ -111,7 +111,12 @@ struct BenchOptions {
   double minTime = 0.0; // seconds per mode
 };
 int benchCommand(const CommonOptions &o, const BenchOptions &b);
-int compareCommand(const CommonOptions &o, uint64_t memoryBudget);
+struct CompareOptions {
+  std::string modes;            // --modes "replay,eager" (empty: the defaults, compare_cmd.cpp)
+  std::string norm = "none";    // --norm l2: per-range relative L2 norm instead of elementwise
+  uint64_t memoryBudget = 2048ull << 20; // snapshot bytes per node-by-node round
+};
+int compareCommand(const CommonOptions &o, const CompareOptions &c);
 int listDevices(bool json);
 
 } // namespace cgraph::cgrun

@@ -1,19 +1,36 @@
-// `cgrun compare FILE.cgf --backend A --backend B`: both devices run the graph in Eager
-// mode; after every node, the bytes it wrote (lib/graph nodeAccesses) are compared.
+// `cgrun compare FILE.cgf --backend A [--backend B] [--modes M1[,M2]] [--norm l2]`:
+// runs the graph on two sides (a device and an execution mode each) from the same
+// inputs and compares what they wrote.
 //
-// Design: SubmitOptions::afterNode is called after each node of an eager submission.
-// Device A runs first and snapshots what each node wrote, up to a memory budget; device
-// B then runs and compares its bytes against the snapshots in its own hook, stopping at
-// the first difference. When the budget fills before the end of the graph, both devices
-// run again from the same inputs and the next nodes are snapshotted, so memory stays
-// bounded without running the two devices in lockstep on shared threads (a hook that
-// blocks a worker of one backend while waiting for the other could deadlock a pool).
-// A backend that never calls afterNode gets a final-state comparison instead, and a note.
+// Sides: with two backends, side 1 is the first (the reference) and side 2 the second;
+// with one, both sides are that backend. --modes gives the sides' modes (one value: both
+// sides). Defaults: one backend compares replay with eager; two backends compare both
+// replays at the end, then both eager paths node by node.
+//
+// How: when both sides run eagerly and call SubmitOptions::afterNode, node by node (the
+// first node whose written bytes differ is reported); otherwise (a replay side cannot
+// stop after a node) every slot some node writes is compared once both have finished.
+//
+// Node by node: side 1 runs first and snapshots what each node wrote, up to a memory
+// budget; side 2 then runs and compares its bytes against the snapshots in its own
+// hook, stopping at the first difference. When the budget fills before the end of the
+// graph, both run again from the same inputs and the next nodes are snapshotted, so
+// memory stays bounded without running the two sides in lockstep on shared threads (a
+// hook that blocks a worker of one backend while waiting for the other could deadlock a
+// pool). A backend that never calls afterNode gets a final-state comparison and a note.
+//
+// Values: element by element (--rtol/--atol/--ulp, as --check), or with --norm l2 per
+// compared range: ||b - a||_2 <= atol + rtol * ||a||_2 with a the first side, in the
+// slot's element type (floats; integer slots stay element by element). Long float chains
+// drift in single elements while the whole field agrees; the norm says so.
 #include "common.h"
 
 #include "cgraph/graph/hazards.h"
+#include "cgraph/runtime/scalar_text.h"
 
+#include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <map>
 
 namespace cgraph::cgrun {
@@ -21,6 +38,7 @@ namespace cgraph::cgrun {
 namespace {
 
 const char *const kStop = "cgrun-compare-stop";
+constexpr uint64_t kNoneU64 = ~uint64_t(0);
 
 int fail(const Error &e) {
   note("cgrun: error: " + e.message());
@@ -28,6 +46,117 @@ int fail(const Error &e) {
 }
 
 bool isStop(const Error &e) { return e && e.message().find(kStop) != std::string::npos; }
+
+const char *modeName(rt::ExecMode m) { return m == rt::ExecMode::Eager ? "eager" : "replay"; }
+
+bool isFloat(ScalarType t) {
+  return t == ScalarType::F16 || t == ScalarType::F32 || t == ScalarType::F64;
+}
+
+double floatAt(const uint8_t *p, uint64_t i, ScalarType t) {
+  if (t == ScalarType::F64) {
+    double d;
+    std::memcpy(&d, p + i * 8, 8);
+    return d;
+  }
+  if (t == ScalarType::F16) {
+    uint16_t h;
+    std::memcpy(&h, p + i * 2, 2);
+    return double(rt::halfBitsToFloat(h));
+  }
+  float f;
+  std::memcpy(&f, p + i * 4, 4);
+  return double(f);
+}
+
+std::string valueText(const uint8_t *p, uint64_t i, ScalarType t) {
+  const uint32_t size = scalarSize(t);
+  uint64_t bits = 0;
+  std::memcpy(&bits, p + i * size, size);
+  return rt::formatScalarBits(bits, t);
+}
+
+std::string fmt(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.3g", v);
+  return b;
+}
+
+// One compared range of one slot: a (the first side, the reference) against b.
+struct Verdict {
+  bool ok = true;
+  ScalarType type = ScalarType::F32;
+  uint64_t elements = 0;
+  std::string detail; // what failed: element, both values, figures
+  nlohmann::json j;
+};
+
+Verdict compareRange(const uint8_t *a, const uint8_t *b, uint64_t bytes, uint64_t firstElement,
+                     ScalarType t, const CompareOptions &c, const Tolerance &tol) {
+  Verdict v;
+  v.type = t;
+  const uint32_t item = scalarSize(t);
+  v.elements = bytes / item;
+  v.j = {{"type", scalarName(t)}, {"elements", v.elements}};
+  if (c.norm == "l2" && isFloat(t)) {
+    double diff2 = 0, ref2 = 0, maxErr = -1;
+    uint64_t worst = 0, nanAt = kNoneU64;
+    for (uint64_t i = 0; i < v.elements; ++i) {
+      const double x = floatAt(a, i, t), y = floatAt(b, i, t);
+      if (std::isnan(x) || std::isnan(y)) {
+        if (!(std::isnan(x) && std::isnan(y)) && nanAt == kNoneU64) nanAt = i;
+        continue;
+      }
+      const double d = y - x;
+      diff2 += d * d;
+      ref2 += x * x;
+      if (std::fabs(d) > maxErr || !std::isfinite(d)) {
+        maxErr = std::fabs(d);
+        worst = i;
+      }
+    }
+    const double diff = std::sqrt(diff2), ref = std::sqrt(ref2);
+    const double rel = ref > 0 ? diff / ref : (diff > 0 ? INFINITY : 0.0);
+    const bool normOk = std::isfinite(diff) && diff <= tol.atol + tol.rtol * ref;
+    v.ok = normOk && nanAt == kNoneU64;
+    v.j["norm"] = {{"kind", "l2"}, {"difference", diff}, {"reference", ref}, {"relative", rel}};
+    if (maxErr >= 0) {
+      v.j["max_abs_err"] = maxErr;
+      v.j["worst"] = {{"element", firstElement + worst},
+                      {"values", {valueText(a, worst, t), valueText(b, worst, t)}}};
+    }
+    if (nanAt != kNoneU64) {
+      v.j["nan_mismatch"] = {{"element", firstElement + nanAt},
+                             {"values", {valueText(a, nanAt, t), valueText(b, nanAt, t)}}};
+      v.detail = "element " + std::to_string(firstElement + nanAt) + " is NaN on one side only: " +
+                 valueText(a, nanAt, t) + " vs " + valueText(b, nanAt, t);
+    } else if (!normOk) {
+      v.detail = "l2 norm of the difference " + fmt(diff) + ", of the reference " + fmt(ref) +
+                 ", relative " + fmt(rel) + " > rtol " + fmt(tol.rtol) + " (largest difference at element " +
+                 std::to_string(firstElement + worst) + ": " + valueText(a, worst, t) + " vs " +
+                 valueText(b, worst, t) + ")";
+    }
+    v.j["ok"] = v.ok;
+    return v;
+  }
+  // Element by element; compareElements(got, expected) measures against `expected`,
+  // the reference side.
+  CompareResult r = compareElements(b, a, bytes, t, tol);
+  v.ok = r.ok;
+  v.j["max_abs_err"] = r.maxAbsErr;
+  if (isFloat(t)) v.j["max_ulp"] = r.maxUlp;
+  v.j["ok"] = r.ok;
+  if (!r.ok) {
+    if (r.gotText.empty()) {
+      v.detail = r.message;
+    } else {
+      v.detail = "element " + std::to_string(firstElement + r.firstBad) + " differs: " + r.expectedText +
+                 " vs " + r.gotText;
+      v.j["first_bad"] = {{"element", firstElement + r.firstBad}, {"values", {r.expectedText, r.gotText}}};
+    }
+  }
+  return v;
+}
 
 struct Snapshot {
   uint32_t slot;
@@ -37,9 +166,11 @@ struct Snapshot {
 
 struct Side {
   std::string spec;
+  rt::ExecMode mode = rt::ExecMode::Replay;
   rt::Device *dev = nullptr;
   std::unique_ptr<rt::Executable> exe;
   Bound bound;
+  std::string label() const { return spec + " (" + modeName(mode) + ")"; }
 };
 
 // Byte ranges node `n` writes, clamped to the bound slot sizes.
@@ -59,81 +190,89 @@ std::string nodeName(const Graph &g, uint32_t n) {
   return g.nodes[n].name.empty() ? "#" + std::to_string(n) : g.nodes[n].name;
 }
 
-} // namespace
+// Everything the run needs besides the sides.
+struct Setup {
+  const CommonOptions *o;
+  const CompareOptions *c;
+  const Graph *g;
+  std::vector<uint64_t> bytes;
+  rt::ParamValues params;
+  std::vector<std::vector<uint8_t>> contents;
+  rt::HostPolicy policy;
+};
 
-int compareCommand(const CommonOptions &o, uint64_t memoryBudget) {
-  if (o.backends.size() != 2) {
-    note("cgrun: error: compare needs exactly two --backend options (e.g. --backend cpu --backend opencl)");
-    return 2;
-  }
-  Expected<Graph> graph = loadGraph(o.file);
-  if (!graph) return fail(graph.error());
-  const Graph &g = *graph;
-  const std::vector<uint64_t> bytes = slotBytes(g);
-  auto specs = parseInputs(g, o);
-  if (!specs) return fail(specs.error());
-  auto params = parseParams(g, o);
-  if (!params) return fail(params.error());
-  auto registry = makeRegistry();
-  rt::HostPolicy policy = hostPolicy(o);
-  policy.output = [](const std::string &line) { note(line); };
-  // Every slot is bound by cgrun, so that every node's writes can be read back.
-  std::vector<bool> all(g.slots.size(), true);
-  auto contents = initialContents(g, *specs, policy, all, o.json);
-  if (!contents) return fail(contents.error());
-
-  Side sides[2];
-  for (int i = 0; i < 2; ++i) {
-    sides[i].spec = o.backends[i];
-    auto dev = registry->open(sides[i].spec);
-    if (!dev) return fail(dev.error());
-    sides[i].dev = *dev;
-    rt::FinalizeOptions fo;
-    fo.mode = rt::ExecMode::Eager;
-    fo.host = policy;
-    auto exe = (*dev)->finalize(g, fo);
-    if (!exe) return fail(exe.error().withContext(sides[i].spec));
-    sides[i].exe = std::move(*exe);
-    auto b = bindContents(**dev, g, *contents);
-    if (!b) return fail(b.error().withContext(sides[i].spec));
-    sides[i].bound = std::move(*b);
-  }
-  const Graph &fg = sides[0].exe->graph();
-  if (fg.nodes.size() != sides[1].exe->graph().nodes.size())
-    return fail(makeError("the two devices finalized different node counts (" +
-                          std::to_string(fg.nodes.size()) + " vs " +
-                          std::to_string(sides[1].exe->graph().nodes.size()) + ")"));
-
-  std::vector<uint8_t> done(fg.nodes.size(), 0);
-  size_t comparedNodes = 0;
-  std::string difference;
-  nlohmann::json jdiff;
-  bool hookMissing = false;
-
-  auto runSide = [&](Side &s, std::function<Error(uint32_t)> hook, uint64_t *calls) -> Error {
-    CGRAPH_RETURN_IF_ERROR(uploadContents(*s.dev, s.bound, *contents));
-    rt::SubmitOptions so;
-    so.afterNode = [&, hook](uint32_t n) -> Error {
+Error runSide(const Setup &s, Side &side, const std::function<Error(uint32_t)> &hook, uint64_t *calls) {
+  CGRAPH_RETURN_IF_ERROR(uploadContents(*side.dev, side.bound, s.contents));
+  rt::SubmitOptions so;
+  if (hook)
+    so.afterNode = [&](uint32_t n) -> Error {
       ++*calls;
       return hook(n);
     };
-    auto ev = s.exe->enqueue(s.bound.table, *params, so);
-    // A backend may run eager submissions synchronously and report the hook's stop
-    // from enqueue itself rather than from the event.
-    if (!ev) return isStop(ev.error()) ? Error::success() : ev.error().withContext(s.spec);
-    Error e = (*ev)->wait();
-    if (e && !isStop(e)) return e.withContext(s.spec);
-    return Error::success();
-  };
+  auto ev = side.exe->enqueue(side.bound.table, s.params, so);
+  // A backend may run eager submissions synchronously and report the hook's stop from
+  // enqueue itself rather than from the event.
+  if (!ev) return isStop(ev.error()) ? Error::success() : ev.error().withContext(side.label());
+  Error e = (*ev)->wait();
+  if (e && !isStop(e)) return e.withContext(side.label());
+  return Error::success();
+}
 
-  while (!hookMissing && difference.empty()) {
+struct Outcome {
+  std::string how = "per node";
+  size_t nodesCompared = 0;
+  std::string difference; // first failure, one line
+  std::vector<std::string> details; // every failing slot (final state)
+  nlohmann::json slots = nlohmann::json::array();
+  nlohmann::json firstDifference;
+};
+
+// Final state: run both to the end, compare every slot some node writes.
+Expected<Outcome> compareFinal(const Setup &s, Side (&sides)[2]) {
+  Outcome out;
+  out.how = "final state";
+  const Graph &fg = sides[0].exe->graph();
+  for (Side &side : sides)
+    CGRAPH_RETURN_IF_ERROR(runSide(s, side, nullptr, nullptr));
+  std::vector<uint32_t> lastWriter(fg.slots.size(), kNone);
+  for (uint32_t n = 0; n < fg.nodes.size(); ++n)
+    for (auto &r : writtenRanges(fg, n, s.bytes)) lastWriter[r.first] = n;
+  for (uint32_t sl = 0; sl < fg.slots.size(); ++sl) {
+    if (lastWriter[sl] == kNone) continue;
+    auto a = readSlot(*sides[0].dev, sides[0].bound, sl, 0, s.bytes[sl]);
+    if (!a) return a.error().withContext(sides[0].label());
+    auto b = readSlot(*sides[1].dev, sides[1].bound, sl, 0, s.bytes[sl]);
+    if (!b) return b.error().withContext(sides[1].label());
+    Verdict v = compareRange(a->data(), b->data(), a->size(), 0, slotType(fg, sl), *s.c, s.o->tol);
+    v.j["slot"] = fg.slots[sl].name;
+    v.j["last_writer"] = nodeName(fg, lastWriter[sl]);
+    out.slots.push_back(v.j);
+    if (v.ok) continue;
+    std::string line = "slot '" + fg.slots[sl].name + "' (last written by node '" +
+                       nodeName(fg, lastWriter[sl]) + "', " + scalarName(v.type) + "): " + v.detail;
+    out.details.push_back(line);
+    if (out.difference.empty()) {
+      out.difference = line;
+      out.firstDifference = v.j;
+    }
+  }
+  return out;
+}
+
+// Node by node (both sides eager); `hookMissing` when a side never calls afterNode.
+Expected<Outcome> comparePerNode(const Setup &s, Side (&sides)[2], bool *hookMissing) {
+  Outcome out;
+  const Graph &fg = sides[0].exe->graph();
+  std::vector<uint8_t> done(fg.nodes.size(), 0);
+  *hookMissing = false;
+  while (out.difference.empty()) {
     std::map<uint32_t, std::vector<Snapshot>> snaps;
     uint64_t used = 0, callsA = 0, callsB = 0;
-    Error e = runSide(sides[0], [&](uint32_t n) -> Error {
+    Error e = runSide(s, sides[0], [&](uint32_t n) -> Error {
       if (n >= done.size() || done[n]) return Error::success();
-      if (used >= memoryBudget && !snaps.empty()) return makeError(kStop);
+      if (used >= s.c->memoryBudget && !snaps.empty()) return makeError(kStop);
       std::vector<Snapshot> &list = snaps[n];
-      for (auto &r : writtenRanges(fg, n, bytes)) {
+      for (auto &r : writtenRanges(fg, n, s.bytes)) {
         auto data = readSlot(*sides[0].dev, sides[0].bound, r.first, r.second.first, r.second.second);
         if (!data) return data.error();
         used += data->size();
@@ -141,90 +280,201 @@ int compareCommand(const CommonOptions &o, uint64_t memoryBudget) {
       }
       return Error::success();
     }, &callsA);
-    if (e) return fail(e);
+    if (e) return e;
     if (callsA == 0 && !fg.nodes.empty()) {
-      hookMissing = true;
-      break;
+      *hookMissing = true;
+      return out;
     }
     if (snaps.empty()) break; // every node compared
     size_t remaining = snaps.size();
-    e = runSide(sides[1], [&](uint32_t n) -> Error {
+    e = runSide(s, sides[1], [&](uint32_t n) -> Error {
       auto it = snaps.find(n);
       if (it == snaps.end()) return Error::success();
       for (const Snapshot &sn : it->second) {
         auto data = readSlot(*sides[1].dev, sides[1].bound, sn.slot, sn.offset, sn.bytes.size());
         if (!data) return data.error();
         const ScalarType t = slotType(fg, sn.slot);
-        CompareResult r = compareElements(sn.bytes.data(), data->data(), sn.bytes.size(), t, o.tol);
-        if (!r.ok) {
-          const uint64_t elem = sn.offset / scalarSize(t) + r.firstBad;
-          difference = "node '" + nodeName(fg, n) + "' (index " + std::to_string(n) + ") writes slot '" +
-                       fg.slots[sn.slot].name + "': element " + std::to_string(elem) + " differs: " +
-                       r.gotText + " vs " + r.expectedText + " (" + o.backends[0] + " vs " +
-                       o.backends[1] + ", " + scalarName(t) + ")";
-          if (r.gotText.empty()) difference = "node '" + nodeName(fg, n) + "' (index " + std::to_string(n) +
-                                              ") writes slot '" + fg.slots[sn.slot].name + "': " + r.message;
-          jdiff = {{"node", nodeName(fg, n)}, {"index", n}, {"slot", fg.slots[sn.slot].name},
-                   {"element", elem}, {"values", {r.gotText, r.expectedText}}, {"type", scalarName(t)}};
+        Verdict v = compareRange(sn.bytes.data(), data->data(), sn.bytes.size(), sn.offset / scalarSize(t),
+                                 t, *s.c, s.o->tol);
+        if (!v.ok) {
+          out.difference = "node '" + nodeName(fg, n) + "' (index " + std::to_string(n) + ") writes slot '" +
+                           fg.slots[sn.slot].name + "': " + v.detail + " (" + scalarName(t) + ")";
+          v.j["node"] = nodeName(fg, n);
+          v.j["index"] = n;
+          v.j["slot"] = fg.slots[sn.slot].name;
+          if (v.j.contains("first_bad")) {
+            v.j["element"] = v.j["first_bad"]["element"];
+            v.j["values"] = v.j["first_bad"]["values"];
+          }
+          out.firstDifference = v.j;
+          out.slots.push_back(v.j);
           return makeError(kStop);
         }
       }
       done[n] = 1;
-      ++comparedNodes;
+      ++out.nodesCompared;
       if (--remaining == 0) return makeError(kStop);
       return Error::success();
     }, &callsB);
-    if (e) return fail(e);
+    if (e) return e;
     if (callsB == 0 && !fg.nodes.empty()) {
-      hookMissing = true;
-      break;
+      *hookMissing = true;
+      return out;
     }
-    if (difference.empty() && remaining != 0)
-      return fail(makeError(o.backends[1] + " did not run every node " + o.backends[0] + " ran"));
+    if (out.difference.empty() && remaining != 0)
+      return makeError(sides[1].label() + " did not run every node " + sides[0].label() + " ran");
   }
+  return out;
+}
 
-  std::string mode = "per node";
-  if (hookMissing) {
-    // Final state only: run both to the end, compare every slot some node writes.
-    mode = "final state";
-    note("cgrun: note: a backend does not call SubmitOptions::afterNode in eager mode; "
-         "comparing final slot contents only");
-    uint64_t unused = 0;
-    for (Side &s : sides) {
-      Error e = runSide(s, [](uint32_t) { return Error::success(); }, &unused);
-      if (e) return fail(e);
+Expected<std::vector<rt::ExecMode>> parseModes(const std::string &text) {
+  std::vector<rt::ExecMode> modes;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = text.find(',', start);
+    const std::string m = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (m == "replay") modes.push_back(rt::ExecMode::Replay);
+    else if (m == "eager") modes.push_back(rt::ExecMode::Eager);
+    else return makeError("--modes " + text + ": '" + m + "' is not a mode (replay, eager)");
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (modes.size() > 2) return makeError("--modes " + text + ": at most two modes (one per side)");
+  return modes;
+}
+
+} // namespace
+
+int compareCommand(const CommonOptions &o, const CompareOptions &c) {
+  if (o.backends.empty() || o.backends.size() > 2) {
+    note("cgrun: error: compare needs one or two --backend options (e.g. --backend cpu --backend opencl)");
+    return 2;
+  }
+  if (c.norm != "none" && c.norm != "l2") {
+    note("cgrun: error: --norm " + c.norm + ": expected l2 or none");
+    return 2;
+  }
+  // The comparisons to make: pairs of (side 1 mode, side 2 mode).
+  std::vector<std::pair<rt::ExecMode, rt::ExecMode>> pairs;
+  if (!c.modes.empty()) {
+    auto m = parseModes(c.modes);
+    if (!m) {
+      note("cgrun: error: " + m.error().message());
+      return 2;
     }
-    std::vector<uint32_t> lastWriter(fg.slots.size(), kNone);
-    for (uint32_t n = 0; n < fg.nodes.size(); ++n)
-      for (auto &r : writtenRanges(fg, n, bytes)) lastWriter[r.first] = n;
-    for (uint32_t s = 0; s < fg.slots.size() && difference.empty(); ++s) {
-      if (lastWriter[s] == kNone) continue;
-      auto a = readSlot(*sides[0].dev, sides[0].bound, s, 0, bytes[s]);
-      auto b = readSlot(*sides[1].dev, sides[1].bound, s, 0, bytes[s]);
-      if (!a) return fail(a.error());
-      if (!b) return fail(b.error());
-      const ScalarType t = slotType(fg, s);
-      CompareResult r = compareElements(a->data(), b->data(), a->size(), t, o.tol);
-      if (!r.ok) {
-        difference = "slot '" + fg.slots[s].name + "' (last written by node '" +
-                     nodeName(fg, lastWriter[s]) + "'): " + r.message;
-        jdiff = {{"slot", fg.slots[s].name}, {"element", r.firstBad}, {"values", {r.gotText, r.expectedText}}};
+    pairs.push_back({m->front(), m->back()});
+  } else if (o.backends.size() == 1) {
+    pairs.push_back({rt::ExecMode::Replay, rt::ExecMode::Eager});
+  } else {
+    pairs.push_back({rt::ExecMode::Replay, rt::ExecMode::Replay});
+    pairs.push_back({rt::ExecMode::Eager, rt::ExecMode::Eager});
+  }
+  const std::string specs[2] = {o.backends[0], o.backends.size() == 2 ? o.backends[1] : o.backends[0]};
+
+  Expected<Graph> graph = loadGraph(o.file);
+  if (!graph) return fail(graph.error());
+  Setup s;
+  s.o = &o;
+  s.c = &c;
+  s.g = &*graph;
+  const Graph &g = *graph;
+  s.bytes = slotBytes(g);
+  auto inputs = parseInputs(g, o);
+  if (!inputs) return fail(inputs.error());
+  auto params = parseParams(g, o);
+  if (!params) return fail(params.error());
+  s.params = std::move(*params);
+  auto registry = makeRegistry();
+  s.policy = hostPolicy(o);
+  s.policy.output = [](const std::string &line) { note(line); };
+  // Every slot is bound by cgrun, so that every node's writes can be read back.
+  std::vector<bool> all(g.slots.size(), true);
+  auto contents = initialContents(g, *inputs, s.policy, all, o.json);
+  if (!contents) return fail(contents.error());
+  s.contents = std::move(*contents);
+
+  nlohmann::json jcomps = nlohmann::json::array();
+  nlohmann::json firstDifference;
+  std::string firstError;
+  bool allOk = true;
+  size_t nodes = 0;
+  for (const auto &pair : pairs) {
+    Side sides[2];
+    for (int i = 0; i < 2; ++i) {
+      sides[i].spec = specs[i];
+      sides[i].mode = i == 0 ? pair.first : pair.second;
+      auto dev = registry->open(sides[i].spec);
+      if (!dev) return fail(dev.error());
+      sides[i].dev = *dev;
+      rt::FinalizeOptions fo;
+      fo.mode = sides[i].mode;
+      fo.host = s.policy;
+      auto exe = (*dev)->finalize(g, fo);
+      if (!exe) return fail(exe.error().withContext(sides[i].label()));
+      sides[i].exe = std::move(*exe);
+      auto b = bindContents(**dev, g, s.contents);
+      if (!b) return fail(b.error().withContext(sides[i].label()));
+      sides[i].bound = std::move(*b);
+    }
+    const Graph &fg = sides[0].exe->graph();
+    nodes = fg.nodes.size();
+    if (fg.nodes.size() != sides[1].exe->graph().nodes.size())
+      return fail(makeError("the two sides finalized different node counts (" + std::to_string(fg.nodes.size()) +
+                            " vs " + std::to_string(sides[1].exe->graph().nodes.size()) + ")"));
+    const std::string what = sides[0].label() + " and " + sides[1].label();
+    const bool perNode = pair.first == rt::ExecMode::Eager && pair.second == rt::ExecMode::Eager;
+    bool hookMissing = false;
+    Expected<Outcome> out = perNode ? comparePerNode(s, sides, &hookMissing) : compareFinal(s, sides);
+    if (!out) return fail(out.error());
+    if (hookMissing) {
+      note("cgrun: note: " + what + ": a backend does not call SubmitOptions::afterNode in eager mode; "
+           "comparing final slot contents only");
+      Expected<Outcome> fin = compareFinal(s, sides);
+      if (!fin) return fail(fin.error());
+      *out = std::move(*fin);
+    }
+    const bool ok = out->difference.empty();
+    allOk = allOk && ok;
+    nlohmann::json jside = nlohmann::json::array();
+    for (const Side &sd : sides) jside.push_back({{"backend", sd.spec}, {"mode", modeName(sd.mode)}});
+    nlohmann::json jc = {{"sides", jside}, {"how", out->how}, {"nodes", fg.nodes.size()},
+                         {"nodes_compared", out->nodesCompared}, {"ok", ok}, {"slots", out->slots}};
+    if (!ok) {
+      jc["first_difference"] = out->firstDifference;
+      if (firstDifference.is_null()) firstDifference = out->firstDifference;
+    }
+    jcomps.push_back(jc);
+    if (ok) {
+      if (!o.json) {
+        if (out->how == "per node")
+          std::printf("%s agree on every node (%zu nodes)\n", what.c_str(), fg.nodes.size());
+        else
+          std::printf("%s agree on the final contents of %zu written slots (%zu nodes)\n", what.c_str(),
+                      out->slots.size(), fg.nodes.size());
       }
+      continue;
     }
+    // Every failing slot on stderr; the first one in the closing error line.
+    const std::string vs = sides[0].label() + " vs " + sides[1].label() + ": ";
+    if (firstError.empty()) firstError = vs + out->difference;
+    else note("cgrun: note: " + vs + out->difference);
+    for (size_t i = 1; i < out->details.size(); ++i) note("cgrun: note: " + vs + out->details[i]);
   }
 
   if (o.json) {
-    nlohmann::json j = {{"file", o.file}, {"backends", o.backends}, {"mode", mode},
-                        {"nodes", fg.nodes.size()}, {"nodes_compared", comparedNodes},
-                        {"ok", difference.empty()}};
-    if (!difference.empty()) j["first_difference"] = jdiff;
+    nlohmann::json j = {{"file", o.file},
+                        {"backends", o.backends},
+                        {"nodes", nodes},
+                        {"tolerance",
+                         {{"rtol", o.tol.rtol}, {"atol", o.tol.atol}, {"ulp", o.tol.ulp}, {"norm", c.norm}}},
+                        {"comparisons", jcomps},
+                        {"ok", allOk}};
+    if (!allOk) j["first_difference"] = firstDifference;
     std::printf("%s\n", j.dump(2).c_str());
-  } else if (difference.empty()) {
-    std::printf("%s and %s agree on %s (%zu nodes)\n", o.backends[0].c_str(), o.backends[1].c_str(),
-                mode == "per node" ? "every node" : "the final slot contents", fg.nodes.size());
   }
-  if (!difference.empty()) {
-    note("cgrun: error: " + difference);
+  std::fflush(stdout);
+  if (!allOk) {
+    note("cgrun: error: " + firstError);
     return 1;
   }
   return 0;

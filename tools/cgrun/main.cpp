@@ -28,7 +28,7 @@ struct Flags {
 Flags addCommon(CLI::App &app, CommonOptions &o, Command cmd) {
   app.add_option("file", o.file, "the .cgf graph to run");
   app.add_option("--backend", o.backends,
-                 cmd == Command::Compare ? "device spec, twice: reference first (cpu, cpu:0, opencl:1)"
+                 cmd == Command::Compare ? "device spec, once or twice: the reference first (cpu, cpu:0, opencl:1)"
                                          : "backend or device spec (default cpu)")
       ->allow_extra_args(false);
   if (cmd != Command::Compare)
@@ -98,7 +98,7 @@ int mainImpl(int argc, char **argv) {
   const std::string name = cmd == Command::Run ? "cgrun" : cmd == Command::Bench ? "cgrun bench" : "cgrun compare";
   CLI::App app(cmd == Command::Run ? "Replay a .cgf command graph on a device"
                : cmd == Command::Bench ? "Benchmark eager, replay and replay with rebinding"
-                                       : "Run a graph on two devices and report the first node whose results differ",
+                                       : "Run a graph on two devices or in two modes (replay, eager) and report where the results differ",
                name);
   CommonOptions o;
   Flags flags = addCommon(app, o, cmd);
@@ -108,6 +108,7 @@ int mainImpl(int argc, char **argv) {
   std::string trace;
   BenchOptions bench;
   uint64_t memoryMb = 2048;
+  CompareOptions compare;
   app.add_flag("--version", version, "print the version and exit");
   if (cmd == Command::Run) {
     app.add_flag("--list-devices", list, "list every backend compiled in, its devices and capabilities");
@@ -123,6 +124,15 @@ int mainImpl(int argc, char **argv) {
     app.add_option("--min-time", bench.minTime, "keep repeating until this many seconds per mode");
   } else {
     app.add_option("--memory-mb", memoryMb, "snapshot memory per round (default 2048)");
+    app.add_option("--modes", compare.modes,
+                   "M1[,M2]: execution mode (replay, eager) of the first side and of the second; one "
+                   "value: both sides. Default: one --backend: replay,eager (replay checked against "
+                   "eager on that device); two: replay vs replay at the end, then eager vs eager node "
+                   "by node. Node by node only when both sides are eager; else every written slot at "
+                   "the end");
+    app.add_option("--norm", compare.norm,
+                   "l2: compare float ranges by ||b-a||_2 <= atol + rtol*||a||_2 (a: the first side) "
+                   "instead of element by element; integer slots stay element by element (default none)");
   }
   bool done = false;
   int rc = parseOrExit(app, argc, argv, &done);
@@ -144,7 +154,8 @@ int mainImpl(int argc, char **argv) {
     if (bench.repetitions == 0) return usage("--repetitions must be at least 1");
     return benchCommand(o, bench);
   }
-  return compareCommand(o, memoryMb << 20);
+  compare.memoryBudget = memoryMb << 20;
+  return compareCommand(o, compare);
 }
 
 } // namespace
