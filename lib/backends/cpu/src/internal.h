@@ -65,7 +65,7 @@ struct CompiledModule {
   }
 };
 
-// Per-device JIT with an in-memory cache keyed by SPIR-V hash + options.
+// Per-device JIT; modules go through lib/cache's KernelCache (memory + disk).
 class KernelCompiler {
 public:
   KernelCompiler();

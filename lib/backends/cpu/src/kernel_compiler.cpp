@@ -1,11 +1,13 @@
 // Compilation is "SPIR-V bytes + options -> object file bytes -> load into the JIT"; the
-// object file is what lib/cache's BinaryCache keeps in memory and on disk, so a second
-// process (or a second device object) skips LLVM entirely. Loaded modules (JITDylibs)
-// are cached here per device, keyed by the SPIR-V bytes + the host options.
+// object file is what lib/cache's KernelCache keeps on disk, so a second process (or a
+// second device object) skips LLVM entirely; the loaded modules (JITDylibs) are its
+// memory tier, per device, keyed by the full SPIR-V bytes + the host options.
+// An evicted module's JITDylib stays in the JIT until the device goes away (executables
+// may still run its code); the bound limits how many distinct modules are kept ready.
 // Each module gets its own JITDylib: kernels of different modules may share names.
 #include "internal.h"
 
-#include "cgraph/cache/binary_cache.h"
+#include "cgraph/cache/kernel_cache.h"
 #include "cgraph/cache/key.h"
 
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
@@ -30,27 +32,17 @@ std::string toText(llvm::Error e) {
   return os.str();
 }
 
-std::string cacheKey(const KernelModule &m, const std::string &options) {
-  const std::vector<uint8_t> &b = m.forms[0].bytes;
-  size_t h = std::hash<std::string_view>{}(std::string_view(reinterpret_cast<const char *>(b.data()), b.size()));
-  return std::to_string(h) + ":" + std::to_string(b.size()) + ":" + options;
-}
-
-
 } // namespace
 
 struct KernelCompiler::Impl {
   std::mutex mutex;
   std::unique_ptr<llvm::orc::LLJIT> jit;
   std::string options;
-  struct Entry {
-    std::vector<uint8_t> spirv; // compared on a hash hit
-    std::shared_ptr<CompiledModule> module;
-  };
-  std::unordered_map<std::string, Entry> cache;
   uint32_t dylibs = 0;
   std::atomic<uint64_t> compiles{0}, hits{0};
-  std::unique_ptr<cache::BinaryCache> binaries; // created on first use (reads the environment)
+  // lib/cache's KernelCache: loaded modules in memory (bounded LRU), their object files
+  // on disk. Created on first use (it reads the environment).
+  std::unique_ptr<cache::KernelCache<CompiledModule>> modules;
 
   Error ensureJit() {
     if (jit) return Error::success();
@@ -120,45 +112,48 @@ KernelCompiler::get(const KernelModule &module, const std::vector<std::string> &
   // the JIT's dylib creation is not worth finer locking at finalize.
   std::lock_guard<std::mutex> lock(impl_->mutex);
   CGRAPH_RETURN_IF_ERROR(impl_->ensureJit());
-  const std::string key = cacheKey(module, impl_->options);
-  if (useCache) {
-    auto it = impl_->cache.find(key);
-    if (it != impl_->cache.end() && it->second.spirv == module.forms[0].bytes) {
-      bool all = true;
-      for (const std::string &n : kernelNames) all = all && it->second.module->find(n);
-      if (all) {
-        ++impl_->hits;
-        return std::shared_ptr<const CompiledModule>(it->second.module);
-      }
-    }
-  }
   const std::vector<uint8_t> &spirv = module.forms[0].bytes;
-  auto build = [&]() -> Expected<std::vector<uint8_t>> {
+  using Cache = cache::KernelCache<CompiledModule>;
+  auto build = [&]() -> Expected<Cache::Built> {
     ++impl_->compiles;
-    return lowerToObject(spirv.data(), spirv.size(), module.name);
+    Expected<std::vector<uint8_t>> object = lowerToObject(spirv.data(), spirv.size(), module.name);
+    if (!object) return object.error();
+    Expected<std::shared_ptr<CompiledModule>> mod = impl_->load(*object, kernelNames, module.name);
+    if (!mod) return mod.error();
+    return Cache::Built{std::move(*mod), std::move(*object)};
   };
-  std::shared_ptr<const std::vector<uint8_t>> object;
-  if (useCache) {
-    if (!impl_->binaries) impl_->binaries = cache::BinaryCache::fromEnvironment();
-    cache::CacheKey ck;
-    ck.backend = "cpu";
-    ck.deviceName = "host";
-    ck.compilerVersion = impl_->options;
-    ck.imageHash = cache::hashImage(spirv.data(), spirv.size());
-    ck.buildOptions = module.forms[0].options;
-    for (const std::string &n : kernelNames) ck.kernelNames += (ck.kernelNames.empty() ? "" : ",") + n;
-    auto bin = impl_->binaries->getOrBuild(ck, "elf-relocatable", build);
-    if (!bin) return bin.error();
-    object = *bin;
-  } else {
-    auto obj = build();
-    if (!obj) return obj.error();
-    object = std::make_shared<const std::vector<uint8_t>>(std::move(*obj));
+  if (!useCache) {
+    Expected<Cache::Built> built = build();
+    if (!built) return built.error();
+    return built->value;
   }
-  auto mod = impl_->load(*object, kernelNames, module.name);
+  if (!impl_->modules) impl_->modules = Cache::fromEnvironment();
+  cache::CacheKey ck;
+  ck.backend = "cpu";
+  ck.deviceName = "host";
+  ck.compilerVersion = impl_->options;
+  ck.imageHash = cache::hashImage(spirv.data(), spirv.size());
+  ck.buildOptions = module.forms[0].options;
+  for (const std::string &n : kernelNames) ck.kernelNames += (ck.kernelNames.empty() ? "" : ",") + n;
+  // A loaded module resolves only the kernels it was asked for, so the names join the
+  // memory key (the image bytes passed below); the disk key is the SPIR-V hash alone.
+  std::vector<uint8_t> memoryImage = spirv;
+  for (const std::string &n : kernelNames) {
+    memoryImage.push_back(0);
+    memoryImage.insert(memoryImage.end(), n.begin(), n.end());
+  }
+  const uint64_t before = impl_->modules->counters().memory.hits;
+  Expected<Cache::Value> mod = impl_->modules->getOrBuild(
+      ck, memoryImage.data(), memoryImage.size(), "elf-relocatable",
+      [&](const std::vector<uint8_t> &object) -> Expected<Cache::Value> {
+        Expected<std::shared_ptr<CompiledModule>> m = impl_->load(object, kernelNames, module.name);
+        if (!m) return m.error();
+        return Cache::Value(std::move(*m));
+      },
+      build);
   if (!mod) return mod.error();
-  if (useCache) impl_->cache[key] = Impl::Entry{module.forms[0].bytes, *mod};
-  return std::shared_ptr<const CompiledModule>(*mod);
+  if (impl_->modules->counters().memory.hits != before) ++impl_->hits;
+  return *mod;
 }
 
 } // namespace cgraph::cpu

@@ -47,6 +47,7 @@ namespace cgraph::opencl {
   X(clCreateProgramWithBinary)                                                           \
   X(clBuildProgram)                                                                      \
   X(clGetProgramBuildInfo)                                                               \
+  X(clGetProgramInfo)                                                                    \
   X(clReleaseProgram)                                                                    \
   X(clCreateKernel)                                                                      \
   X(clSetKernelArg)                                                                      \

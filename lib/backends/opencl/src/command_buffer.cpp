@@ -86,7 +86,7 @@ Error OpenCLExecutable::prepare(const rt::FinalizeOptions &opts) {
   }
   kernels_.assign(graph_.kernels.size(), nullptr);
   kernelProgram_.assign(graph_.kernels.size(), nullptr);
-  std::vector<std::shared_ptr<Program>> byModule(graph_.modules.size());
+  std::vector<std::shared_ptr<const Program>> byModule(graph_.modules.size());
   for (size_t k = 0; k < graph_.kernels.size(); ++k) {
     if (!used[k]) continue;
     const Kernel &kern = graph_.kernels[k];

@@ -24,15 +24,17 @@ OpenCLDevice::OpenCLDevice(const ClApi &api, rt::DeviceInfo info, DeviceProps pr
     : api_(&api), info_(std::move(info)), props_(props), opts_(opts) {}
 
 OpenCLDevice::~OpenCLDevice() {
-  {
-    std::lock_guard<std::mutex> lock(cacheMutex_);
-    programs_.clear();
-  }
+  programs_.reset(); // cached programs are released before their context
+
   if (queue_) {
     api_->clFinish(queue_);
     api_->clReleaseCommandQueue(queue_);
   }
   if (context_) api_->clReleaseContext(context_);
+}
+
+cache::KernelCacheCounters OpenCLDevice::programCacheCounters() const {
+  return programs_ ? programs_->counters() : cache::KernelCacheCounters();
 }
 
 Expected<std::unique_ptr<OpenCLDevice>> OpenCLDevice::open(const ClApi &api, rt::DeviceInfo info,

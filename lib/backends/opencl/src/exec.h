@@ -105,7 +105,7 @@ private:
   rt::HostPolicy host_;
   std::vector<uint32_t> order_;
   std::vector<PartPlan> parts_;
-  std::vector<std::shared_ptr<Program>> programs_;
+  std::vector<std::shared_ptr<const Program>> programs_;
   std::vector<cl_kernel> kernels_; // per graph kernel; null when no node launches it
   std::vector<cl_program> kernelProgram_; // per graph kernel
   std::vector<std::unique_ptr<OpenCLBuffer>> owned_; // runtime-initialized slots

@@ -4,6 +4,8 @@
 #include "cgraph/backends/opencl/opencl_backend.h"
 #include "cl_api.h"
 
+#include "cgraph/cache/kernel_cache.h"
+
 #include <atomic>
 #include <map>
 #include <memory>
@@ -58,6 +60,7 @@ struct Program {
   cl_program program = nullptr;
   FormKind form = FormKind::SpirV; // the form it was built from
   double buildMs = 0;              // clBuildProgram wall time
+  bool fromBinary = false;         // built from a cached program binary
   ~Program();
 };
 
@@ -88,9 +91,12 @@ public:
   bool useCommandBuffers() const { return props_.commandBuffer && !opts_.disableCommandBuffers; }
 
   // kernel_compiler.cpp: the path chosen for `m`, then the program built from it,
-  // through the in-memory cache when `useCache`.
+  // through lib/cache's KernelCache (memory, then program binaries on disk) when
+  // `useCache`. A cached binary the driver refuses is a miss and a rebuild.
   Expected<ProgramPath> choosePath(const KernelModule &m) const;
-  Expected<std::shared_ptr<Program>> buildProgram(const KernelModule &m, bool useCache);
+  Expected<std::shared_ptr<const Program>> buildProgram(const KernelModule &m, bool useCache);
+  // Program-cache counters (tests and benchmarks); zero before the first cached build.
+  cache::KernelCacheCounters programCacheCounters() const;
 
 private:
   OpenCLDevice(const ClApi &api, rt::DeviceInfo info, DeviceProps props,
@@ -102,8 +108,12 @@ private:
   OpenCLBackendOptions opts_;
   cl_context context_ = nullptr;
   cl_command_queue queue_ = nullptr;
-  std::mutex cacheMutex_;
-  std::unordered_map<std::string, std::shared_ptr<Program>> programs_;
+  using ProgramCache = cache::KernelCache<Program>;
+  Expected<std::shared_ptr<Program>> compileProgram(const KernelModule &m, ProgramPath path, const uint8_t *bytes,
+                                                    size_t size, const std::string &options, FormKind form);
+  Expected<std::shared_ptr<const Program>> loadProgramBinary(const KernelModule &m, const std::vector<uint8_t> &binary);
+  std::once_flag cacheOnce_;
+  std::unique_ptr<ProgramCache> programs_; // created on first cached build (reads the environment)
 };
 
 // A submission's completion (event.cpp). `last` completes after all the submission's

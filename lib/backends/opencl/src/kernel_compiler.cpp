@@ -24,6 +24,22 @@ const char *programPathName(ProgramPath p) {
 
 namespace {
 
+// Bump when what reaches the driver changes for the same input (the SPIR-V -> SPIR
+// lowering, the options we add): old binaries on disk then miss.
+constexpr const char *kProgramCacheVersion = "cgraph-opencl 1 / LLVM 14";
+
+// CL_PROGRAM_BINARIES of a program built for one device; empty when the driver has
+// none to give (then nothing is stored and the next process builds again).
+std::vector<uint8_t> programBinary(const ClApi &api, cl_program p) {
+  size_t size = 0;
+  if (api.clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr) != CL_SUCCESS || size == 0)
+    return {};
+  std::vector<uint8_t> binary(size);
+  unsigned char *out = binary.data();
+  if (api.clGetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof out, &out, nullptr) != CL_SUCCESS) return {};
+  return binary;
+}
+
 const KernelForm *findForm(const KernelModule &m, FormKind kind, const char *target = nullptr) {
   for (const KernelForm &f : m.forms)
     if (f.kind == kind && (!target || f.target == target)) return &f;
@@ -65,13 +81,11 @@ Expected<ProgramPath> OpenCLDevice::choosePath(const KernelModule &m) const {
                    (hasSource ? "" : " and the module carries no OpenCL C source"));
 }
 
-Expected<std::shared_ptr<Program>> OpenCLDevice::buildProgram(const KernelModule &m, bool useCache) {
+Expected<std::shared_ptr<const Program>> OpenCLDevice::buildProgram(const KernelModule &m, bool useCache) {
   Expected<ProgramPath> path = choosePath(m);
   if (!path) return path.error();
-  const std::string where = "module '" + m.name + "'";
 
   // The input bytes and options of the chosen path; the cache key is both.
-  std::vector<uint8_t> converted;
   const uint8_t *bytes = nullptr;
   size_t size = 0;
   std::string options;
@@ -98,24 +112,46 @@ Expected<std::shared_ptr<Program>> OpenCLDevice::buildProgram(const KernelModule
     options = f->options;
     form = FormKind::OpenCLC;
   }
-  std::string key = std::string(programPathName(*path)) + "|" + options + "|" +
-                    std::to_string(size) + "|" +
-                    std::to_string(std::hash<std::string_view>()(
-                        std::string_view(reinterpret_cast<const char *>(bytes), size)));
-  if (useCache) {
-    std::lock_guard<std::mutex> lock(cacheMutex_);
-    auto it = programs_.find(key);
-    if (it != programs_.end()) return it->second;
+  if (!useCache) {
+    Expected<std::shared_ptr<Program>> built = compileProgram(m, *path, bytes, size, options, form);
+    if (!built) return built.error();
+    return std::shared_ptr<const Program>(std::move(*built));
   }
 
+  // lib/cache's KernelCache: programs in memory (full key bytes compared), their
+  // binaries (CL_PROGRAM_BINARIES) on disk.
+  std::call_once(cacheOnce_, [&] { programs_ = ProgramCache::fromEnvironment(); });
+  cache::CacheKey key;
+  key.backend = "opencl";
+  key.deviceName = info_.name;
+  key.driverVersion = info_.driverVersion;
+  // The SPIR path lowers SPIR-V with our LLVM, so our version is part of the identity.
+  key.compilerVersion = std::string(kProgramCacheVersion) + " / path " + programPathName(*path);
+  key.buildOptions = options;
+  return programs_->getOrBuild(
+      key, bytes, size, "opencl-program-binary",
+      [&](const std::vector<uint8_t> &binary) { return loadProgramBinary(m, binary); },
+      [&]() -> Expected<ProgramCache::Built> {
+        Expected<std::shared_ptr<Program>> built = compileProgram(m, *path, bytes, size, options, form);
+        if (!built) return built.error();
+        std::vector<uint8_t> binary = programBinary(*api_, (*built)->program);
+        return ProgramCache::Built{std::move(*built), std::move(binary)};
+      });
+}
+
+Expected<std::shared_ptr<Program>> OpenCLDevice::compileProgram(const KernelModule &m, ProgramPath path,
+                                                                const uint8_t *bytes, size_t size,
+                                                                const std::string &options, FormKind form) {
+  const std::string where = "module '" + m.name + "'";
+  std::vector<uint8_t> converted;
   auto prog = std::make_shared<Program>();
   prog->api = api_;
   prog->form = form;
   cl_int rc = CL_SUCCESS;
-  if (*path == ProgramPath::IL) {
+  if (path == ProgramPath::IL) {
     prog->program = api_->clCreateProgramWithIL(context_, bytes, size, &rc);
     if (rc != CL_SUCCESS) return clError("clCreateProgramWithIL", rc).withContext(where);
-  } else if (*path == ProgramPath::Spir) {
+  } else if (path == ProgramPath::Spir) {
     if (form == FormKind::SpirV) {
       Expected<std::vector<uint8_t>> bc = spirvToSpirBitcode(bytes, size);
       if (!bc) return bc.error().withContext(where);
@@ -138,15 +174,34 @@ Expected<std::shared_ptr<Program>> OpenCLDevice::buildProgram(const KernelModule
   prog->buildMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (rc != CL_SUCCESS) {
     std::string log = buildLog(*api_, prog->program, props_.device);
-    return makeError(where + ": clBuildProgram (" + programPathName(*path) + "): " +
+    return makeError(where + ": clBuildProgram (" + programPathName(path) + "): " +
                      clErrorName(rc) + (log.empty() ? "" : ": " + log));
   }
-  if (useCache) {
-    std::lock_guard<std::mutex> lock(cacheMutex_);
-    auto [it, inserted] = programs_.emplace(key, prog);
-    return it->second; // a concurrent build of the same key: keep the first
-  }
   return prog;
+}
+
+// A program from the device's own binary (a persistent cache hit). Any refusal is an
+// Error the cache treats as a miss: the program is then rebuilt from its form.
+Expected<std::shared_ptr<const Program>> OpenCLDevice::loadProgramBinary(const KernelModule &m,
+                                                                         const std::vector<uint8_t> &binary) {
+  const std::string where = "module '" + m.name + "': cached program binary";
+  auto prog = std::make_shared<Program>();
+  prog->api = api_;
+  prog->form = FormKind::SpirV;
+  prog->fromBinary = true;
+  cl_int rc = CL_SUCCESS, status = CL_SUCCESS;
+  size_t size = binary.size();
+  const unsigned char *bin = binary.data();
+  prog->program = api_->clCreateProgramWithBinary(context_, 1, &props_.device, &size, &bin, &status, &rc);
+  if (rc != CL_SUCCESS || status != CL_SUCCESS)
+    return clError("clCreateProgramWithBinary", rc != CL_SUCCESS ? rc : status).withContext(where);
+  auto t0 = std::chrono::steady_clock::now();
+  // No options: the binary is already compiled for this device ("-x spir" would make
+  // the driver read it as SPIR again).
+  rc = api_->clBuildProgram(prog->program, 1, &props_.device, "", nullptr, nullptr);
+  prog->buildMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  if (rc != CL_SUCCESS) return clError("clBuildProgram", rc).withContext(where);
+  return std::shared_ptr<const Program>(std::move(prog));
 }
 
 } // namespace cgraph::opencl
