@@ -118,6 +118,7 @@ int main(int argc, char **argv) {
     if (event == CacheEvent::Warning) std::fprintf(stderr, "cgcache: warning: %s\n", m.c_str());
     else std::fprintf(stderr, "cgcache: %s\n", m.c_str());
   };
+  setProcessSink(sink); // anything else in the process that reports through defaultSink()
   CacheConfig config = CacheConfig::fromEnvironment(sink);
   if (!dir.empty()) config.root = dir;
   if (config.root.empty()) return fail("no cache directory: use -d or set CGRAPH_CACHE_DIR");

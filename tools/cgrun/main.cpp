@@ -9,6 +9,8 @@
 // one line `cgrun: error: ...` on stderr; with --json, stdout carries only the results.
 #include "common.h"
 
+#include "cgraph/cache/sink.h"
+
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -161,6 +163,13 @@ int mainImpl(int argc, char **argv) {
 } // namespace
 
 int main(int argc, char **argv) {
+  // lib/ never prints: the binary cache's warnings (and CGRAPH_CACHE_TRACE events)
+  // reach stderr through this sink. Host task text is printed by run_cmd's output.
+  cgraph::cache::setProcessSink([](cgraph::cache::CacheEvent event, const std::string &message) {
+    std::fprintf(stderr, event == cgraph::cache::CacheEvent::Warning ? "cgrun: warning: cache: %s\n"
+                                                                       : "cgrun: cache: %s\n",
+                 message.c_str());
+  });
   try {
     return mainImpl(argc, argv);
   } catch (const std::exception &e) {

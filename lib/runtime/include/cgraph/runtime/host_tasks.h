@@ -24,7 +24,9 @@
 //                                     first differing element:
 //                                     `compare 'a' vs 'b': element 17 differs: 1 vs 1.5`
 // Paths resolve inside HostPolicy::allowedDirs (paths.h), checked at prepare and again
-// right before the file is opened.
+// right before the file is opened. "Prints" means: one line to HostPolicy::output, the
+// caller's sink; without one the line is dropped (the library never writes to
+// stdout/stderr itself).
 //
 // Ownership/lifetime: HostTasks copies what it needs from the graph; it holds the
 // plugin libraries open (dlopen) until destroyed. Thread-safety: run() may be called
