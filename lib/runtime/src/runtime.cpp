@@ -6,7 +6,9 @@
 #include "cgraph/graph/hazards.h"
 #include "cgraph/runtime/slot_init.h"
 
+#include <algorithm>
 #include <cstdlib>
+#include <functional>
 #include <string>
 
 namespace cgraph::rt {
@@ -17,6 +19,13 @@ std::string slotLabel(const Graph &g, uint32_t s) {
   if (s < g.slots.size() && !g.slots[s].name.empty()) return "slot '" + g.slots[s].name + "'";
   return "slot #" + std::to_string(s);
 }
+
+namespace detail {
+std::string nodeLabel(const Graph &g, uint32_t n) {
+  if (n < g.nodes.size() && !g.nodes[n].name.empty()) return "node '" + g.nodes[n].name + "'";
+  return "node #" + std::to_string(n);
+}
+} // namespace detail
 
 std::string deviceLabel(const Device &d) {
   const DeviceInfo &info = d.info();
@@ -49,6 +58,92 @@ Executable::Executable(Device &device, Graph flattened, ExecMode mode)
   slotMap_.resize(graph_.slots.size());
   for (uint32_t i = 0; i < slotMap_.size(); ++i) slotMap_[i] = i;
   scratchSlots_.resize(graph_.slots.size());
+  written_.assign(graph_.slots.size(), 0);
+  for (uint32_t n = 0; n < graph_.nodes.size(); ++n) {
+    for (const SlotAccess &a : nodeAccesses(graph_, n).accesses)
+      if (a.write && a.slot < written_.size()) written_[a.slot] = 1;
+    const Node &node = graph_.nodes[n];
+    if (node.kind != NodeKind::Kernel) continue;
+    bool fromParams = false;
+    for (int d = 0; d < 3; ++d)
+      fromParams = fromParams || node.range.global[d].param != kNone ||
+                   node.range.local[d].param != kNone || node.range.offset[d].param != kNone;
+    if (fromParams) paramRangeNodes_.push_back(n);
+  }
+}
+
+Error Executable::checkOverlaps() {
+  // Sorted by (buffer, begin): a range can only overlap those that start before it ends.
+  scratchRanges_.clear();
+  for (uint32_t j = 0; j < scratchSlots_.size(); ++j) {
+    const ResolvedSlot &r = scratchSlots_[j];
+    if (!r.buffer) continue;
+    const uint64_t need = needs_[j].minSize;
+    const uint64_t extent = need ? std::min(r.length, need) : r.length;
+    if (extent) scratchRanges_.push_back({r.buffer, r.offset, r.offset + extent, j});
+  }
+  if (scratchRanges_.size() < 2) return Error::success();
+  std::sort(scratchRanges_.begin(), scratchRanges_.end(), [](const BoundRange &a, const BoundRange &b) {
+    return a.buffer != b.buffer ? std::less<const Buffer *>()(a.buffer, b.buffer) : a.begin < b.begin;
+  });
+  for (size_t i = 0; i < scratchRanges_.size(); ++i) {
+    const BoundRange &a = scratchRanges_[i];
+    for (size_t k = i + 1; k < scratchRanges_.size(); ++k) {
+      const BoundRange &b = scratchRanges_[k];
+      if (b.buffer != a.buffer || b.begin >= a.end) break;
+      if (!written_[a.slot] && !written_[b.slot]) continue;
+      const uint32_t first = std::min(a.slot, b.slot), second = std::max(a.slot, b.slot);
+      return makeError(slotLabel(graph_, first) + " and " + slotLabel(graph_, second) +
+                       " are bound to overlapping ranges of one buffer ([" +
+                       std::to_string(a.begin) + ", " + std::to_string(a.end) + ") and [" +
+                       std::to_string(b.begin) + ", " + std::to_string(b.end) + ")) and " +
+                       (written_[a.slot] && written_[b.slot] ? "both are" : "one is") +
+                       " written; hazards are tracked per slot, so bind disjoint ranges");
+    }
+  }
+  return Error::success();
+}
+
+Error Executable::checkRanges(bool all) {
+  const Capabilities &caps = device_->info().caps;
+  auto value = [&](const Dim &d) { return d.param == kNone ? d.value : scratchParams_[d.param]; };
+  auto check = [&](uint32_t n) -> Error {
+    const Node &node = graph_.nodes[n];
+    const NDRange &r = node.range;
+    const std::string where = detail::nodeLabel(graph_, n);
+    const bool hasLocal = r.hasLocal();
+    const uint32_t dims = std::min<uint32_t>(r.dims, 3);
+    uint64_t items = 1;
+    for (uint32_t d = 0; d < dims; ++d) {
+      if (value(r.global[d]) == 0)
+        return makeError(where + ": global size in dimension " + std::to_string(d) + " is 0");
+      if (!hasLocal) continue;
+      const uint64_t l = value(r.local[d]);
+      if (l == 0) return makeError(where + ": local size in dimension " + std::to_string(d) + " is 0");
+      items = l > (~uint64_t(0)) / items ? ~uint64_t(0) : items * l;
+    }
+    if (!hasLocal) return Error::success();
+    if (caps.maxWorkGroupSize && items > caps.maxWorkGroupSize)
+      return makeError(where + ": work-group of " + std::to_string(items) +
+                       " work-items is larger than the device's maximum of " +
+                       std::to_string(caps.maxWorkGroupSize));
+    if (!caps.nonUniformWorkGroups)
+      for (uint32_t d = 0; d < dims; ++d) {
+        const uint64_t g = value(r.global[d]), l = value(r.local[d]);
+        if (g % l != 0)
+          return makeError(where + ": local size " + std::to_string(l) + " does not divide global size " +
+                           std::to_string(g) + " in dimension " + std::to_string(d) +
+                           " (the device needs uniform work-groups)");
+      }
+    return Error::success();
+  };
+  if (all) {
+    for (uint32_t n = 0; n < graph_.nodes.size(); ++n)
+      if (graph_.nodes[n].kind == NodeKind::Kernel) CGRAPH_RETURN_IF_ERROR(check(n));
+    return Error::success();
+  }
+  for (uint32_t n : paramRangeNodes_) CGRAPH_RETURN_IF_ERROR(check(n));
+  return Error::success();
 }
 
 Expected<EventPtr> Executable::enqueue(const BindingTable &bindings, const ParamValues &params,
@@ -104,6 +199,9 @@ Expected<EventPtr> Executable::enqueue(const BindingTable &bindings, const Param
                        std::to_string(params.bits.size()));
     scratchParams_ = params.bits;
   }
+  CGRAPH_RETURN_IF_ERROR(checkOverlaps());
+  CGRAPH_RETURN_IF_ERROR(checkRanges(!literalRangesChecked_));
+  literalRangesChecked_ = true;
   return submit(scratchSlots_, scratchParams_, opts);
 }
 

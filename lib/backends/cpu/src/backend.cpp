@@ -35,12 +35,14 @@ rt::DeviceInfo hostDeviceInfo() {
   c.inOrder = false;
   c.concurrentNodes = true;
   c.profiling = true;
+  c.profilingReplay = true;
   c.hostPointerBuffers = true;
   c.kernelForms = {FormKind::SpirV};
   c.computeUnits = std::max(1u, std::thread::hardware_concurrency());
   struct sysinfo si {};
   if (sysinfo(&si) == 0) c.globalMemoryBytes = uint64_t(si.totalram) * si.mem_unit;
   c.maxWorkGroupSize = 16384;
+  c.nonUniformWorkGroups = true; // a trailing partial group runs its actual size
   return d;
 }
 

@@ -170,6 +170,8 @@ Expected<std::pair<rt::DeviceInfo, DeviceProps>> describeDevice(const ClApi &api
   c.inOrder = true;
   c.concurrentNodes = false;
   c.profiling = props.queueProfiling;
+  // Command buffers give no per-command events; without them replay is node by node.
+  c.profilingReplay = props.queueProfiling && !props.commandBuffer;
   c.hostPointerBuffers = false;
   if (props.il) c.kernelForms.push_back(FormKind::SpirV);
   if (props.spir) {

@@ -8,11 +8,9 @@
 #include "exec.h"
 
 #include "cgraph/graph/order.h"
-#include "cgraph/runtime/paths.h"
 
 #include <algorithm>
 #include <cstring>
-#include <fstream>
 
 namespace cgraph::opencl {
 
@@ -70,13 +68,21 @@ std::string OpenCLExecutable::nodeLabel(uint32_t n) const {
 }
 
 Error OpenCLExecutable::prepare(const rt::FinalizeOptions &opts) {
-  if (!graph_.order.empty() && graph_.order.size() == graph_.nodes.size()) {
-    order_ = graph_.order;
-  } else {
-    Expected<std::vector<uint32_t>> o = executionOrder(graph_);
-    if (!o) return o.error();
-    order_ = std::move(*o);
+  // The plan is the graph's stored order and partitions (flattenSubgraphs checked or
+  // computed them): one command buffer per device partition, host partitions between.
+  order_ = graph_.order;
+  std::vector<uint32_t> partOf(graph_.nodes.size(), 0);
+  for (uint32_t p = 0; p < graph_.partitions.size(); ++p) {
+    const Partition &part = graph_.partitions[p];
+    const bool host = part.nodes.size() == 1 && graph_.nodes[part.nodes[0]].kind == NodeKind::Host;
+    parts_.push_back({part.nodes, host});
+    for (uint32_t n : part.nodes) partOf[n] = p;
   }
+  // Sync points come from the graph's edges inside a partition; earlier partitions are
+  // complete before a later one starts (in-order queue, partitions in index order).
+  partPreds_.assign(graph_.nodes.size(), {});
+  for (const Edge &e : graph_.edges)
+    if (partOf[e.from] == partOf[e.to]) partPreds_[e.to].push_back(e.from);
   // Programs and one cl_kernel per graph kernel that a node launches.
   std::vector<bool> used(graph_.kernels.size(), false);
   bool anyHost = false;
@@ -108,57 +114,15 @@ Error OpenCLExecutable::prepare(const rt::FinalizeOptions &opts) {
     if (!h) return h.error();
     hostTasks_ = std::move(*h);
   }
-  // Partitions for replay: runs of device nodes, each host node on its own.
-  for (uint32_t n : order_) {
-    const Node &node = graph_.nodes[n];
-    if (node.kind == NodeKind::Host) {
-      parts_.push_back({{n}, true});
-    } else if (node.kind != NodeKind::Barrier) {
-      if (parts_.empty() || parts_.back().host) parts_.push_back({{}, false});
-      parts_.back().nodes.push_back(n);
-    }
-  }
   return initOwnedSlots();
 }
 
 Error OpenCLExecutable::initOwnedSlots() {
-  owned_.resize(graph_.slots.size());
-  for (size_t i = 0; i < graph_.slots.size(); ++i) {
-    const Slot &s = graph_.slots[i];
-    if (s.init == SlotInit::External) continue;
-    const std::string label = "slot '" + s.name + "'";
-    uint64_t size = std::max<uint64_t>({s.size, needs_[i].minSize, 1});
-    auto buf = dev_->allocate(size, 1);
-    if (!buf) return buf.error().withContext(label);
-    owned_[i].reset(static_cast<OpenCLBuffer *>(buf->release()));
-    std::vector<uint8_t> init;
-    switch (s.init) {
-    case SlotInit::Data:
-      init = s.data;
-      init.resize(size, 0);
-      break;
-    case SlotInit::Fill:
-      if (s.data.empty()) return makeError(label + ": fill pattern is empty");
-      init.resize(size);
-      for (uint64_t b = 0; b < size; ++b) init[b] = s.data[b % s.data.size()];
-      break;
-    case SlotInit::File: {
-      auto path = rt::resolveAllowedPath(s.path, host_);
-      if (!path) return path.error().withContext(label);
-      std::ifstream f(*path, std::ios::binary);
-      if (!f) return makeError(label + ": cannot open '" + *path + "'");
-      init.resize(size);
-      f.read(reinterpret_cast<char *>(init.data()), std::streamsize(size));
-      if (uint64_t(f.gcount()) < s.size)
-        return makeError(label + ": '" + *path + "' has " + std::to_string(f.gcount()) +
-                         " bytes, the slot needs " + std::to_string(s.size));
-      break;
-    }
-    default:
-      break; // Transient: contents undefined until written
-    }
-    if (!init.empty()) CGRAPH_RETURN_IF_ERROR(dev_->write(*owned_[i], 0, init.data(), init.size()).withContext(label));
-  }
+  auto owned = allocateOwnedSlots(host_);
+  if (!owned) return owned.error();
+  owned_.resize(owned->size());
+  for (size_t i = 0; i < owned->size(); ++i)
+    owned_[i].reset(static_cast<OpenCLBuffer *>((*owned)[i].release()));
   return Error::success();
 }
 

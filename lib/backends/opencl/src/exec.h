@@ -90,8 +90,11 @@ private:
   // submit.cpp
   Error enqueueNode(uint32_t n, const std::vector<uint64_t> &params, SubBuffers &subs,
                     cl_uint nWait, const cl_event *wait, cl_event *ev);
+  // Records node `n`; it waits for the sync points of its predecessors in the
+  // partition (`done`), and done[n] becomes its own completion (a barrier node's is the
+  // union of its predecessors').
   Error recordNode(cl_command_buffer_khr cb, uint32_t n, const std::vector<uint64_t> &params,
-                   SubBuffers &subs, cl_kernel k, cl_sync_point_khr *prev, bool *havePrev);
+                   SubBuffers &subs, cl_kernel k, std::vector<std::vector<cl_sync_point_khr>> &done);
   Expected<Recording *> findOrRecord(const std::vector<uint64_t> &params);
   Error runHost(uint32_t n, const std::vector<uint64_t> &params);
   Expected<rt::EventPtr> submitEager(const std::vector<uint64_t> &params,
@@ -105,6 +108,7 @@ private:
   rt::HostPolicy host_;
   std::vector<uint32_t> order_;
   std::vector<PartPlan> parts_;
+  std::vector<std::vector<uint32_t>> partPreds_; // predecessors inside the same partition
   std::vector<std::shared_ptr<const Program>> programs_;
   std::vector<cl_kernel> kernels_; // per graph kernel; null when no node launches it
   std::vector<cl_program> kernelProgram_; // per graph kernel

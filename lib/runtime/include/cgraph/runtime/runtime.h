@@ -54,7 +54,8 @@ struct Capabilities {
   std::vector<FormKind> kernelForms; // forms it accepts, best first
   uint32_t computeUnits = 0;
   uint64_t globalMemoryBytes = 0;
-  uint64_t maxWorkGroupSize = 0;
+  uint64_t maxWorkGroupSize = 0;    // work-items per group (product of the local size)
+  bool nonUniformWorkGroups = false; // a local size need not divide the global size
 };
 
 struct DeviceInfo {
@@ -167,9 +168,15 @@ public:
   virtual ~Executable() = default;
 
   // Validates `bindings` and `params` against the graph's per-slot requirements in
-  // O(slots + params) (errors name the slot: `slot 'y': bound range is 1024 bytes,
-  // the graph needs at least 4096`), then submits. The binding table is resolved at
-  // enqueue; the caller may reuse or change it right after enqueue returns.
+  // O(slots log slots + params + parameter-driven ranges) (errors name the slot:
+  // `slot 'y': bound range is 1024 bytes, the graph needs at least 4096`), then submits.
+  // Also refused before anything runs: two slots bound to overlapping ranges of one
+  // buffer where either is written (hazards are tracked per slot, so such a pair would
+  // race), and nd-ranges (from parameters, or literal ones on the first enqueue) with a
+  // zero size, a local size over Capabilities::maxWorkGroupSize, or one that does not
+  // divide the global size on a device without non-uniform work-groups; errors name the
+  // node. The binding table is resolved at enqueue; the caller may reuse or change it
+  // right after enqueue returns.
   Expected<EventPtr> enqueue(const BindingTable &bindings, const ParamValues &params,
                              const SubmitOptions &opts = {});
 
@@ -211,8 +218,19 @@ protected:
   std::vector<uint32_t> slotMap_;
 
 private:
+  Error checkOverlaps();
+  Error checkRanges(bool all);
   std::vector<ResolvedSlot> scratchSlots_;
   std::vector<uint64_t> scratchParams_;
+  std::vector<uint8_t> written_;          // per slot: some node writes it
+  std::vector<uint32_t> paramRangeNodes_; // kernel nodes whose nd-range reads a parameter
+  bool literalRangesChecked_ = false;
+  struct BoundRange {
+    const Buffer *buffer;
+    uint64_t begin, end;
+    uint32_t slot;
+  };
+  std::vector<BoundRange> scratchRanges_;
 };
 
 class Device {
