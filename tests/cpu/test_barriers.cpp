@@ -2,6 +2,7 @@
 // size and with global offsets.
 #include "cpu_test_util.h"
 
+#include <algorithm>
 #include <numeric>
 #include <random>
 
@@ -46,8 +47,22 @@ TEST_CASE("cpu barriers: local-memory transpose, 2D groups", "[cpu][barrier]") {
 namespace {
 
 // Reference for kernels/basic.cl `ids`.
-void checkIds(const std::vector<int> &out, uint32_t dims, const uint64_t g[3], const uint64_t l[3], const uint64_t off[3]) {
+void checkIds(const std::vector<int> &out, uint32_t dims, const uint64_t g[3], const uint64_t *givenLocal, const uint64_t off[3]) {
   uint64_t total = g[0] * g[1] * g[2];
+  // Runtime-chosen local size: read it back from the largest local id in each dimension
+  // (every id below 100, see the packing in basic.cl), then check every item against it
+  // exactly like a given one (partial trailing groups included).
+  uint64_t chosen[3] = {1, 1, 1};
+  if (!givenLocal) {
+    for (uint64_t i = 0; i < total; ++i) {
+      const int lid = out[8 * i + 3];
+      chosen[0] = std::max<uint64_t>(chosen[0], uint64_t(lid % 100) + 1);
+      chosen[1] = std::max<uint64_t>(chosen[1], uint64_t(lid / 100 % 100) + 1);
+      chosen[2] = std::max<uint64_t>(chosen[2], uint64_t(lid / 10000) + 1);
+    }
+    for (int d = 0; d < 3; ++d) REQUIRE(chosen[d] <= g[d]);
+  }
+  const uint64_t *l = givenLocal ? givenLocal : chosen;
   for (uint64_t i = 0; i < total; ++i) {
     uint64_t gx = i % g[0], gy = (i / g[0]) % g[1], gz = i / (g[0] * g[1]);
     const int *o = &out[8 * i];
@@ -56,17 +71,16 @@ void checkIds(const std::vector<int> &out, uint32_t dims, const uint64_t g[3], c
     REQUIRE(o[1] == int(gy + off[1]));
     REQUIRE(o[2] == int(gz + off[2]));
     REQUIRE(o[7] == int(dims));
-    if (l) {
-      REQUIRE(o[3] == int(gx % l[0] + 100 * (gy % l[1]) + 10000 * (gz % l[2])));
-      REQUIRE(o[4] == int(gx / l[0] + 100 * (gy / l[1]) + 10000 * (gz / l[2])));
-      REQUIRE(o[5] == int(l[0] * l[1] * l[2]));
-      REQUIRE(o[6] == int((g[0] / l[0]) * (g[1] / l[1]) * (g[2] / l[2])));
-    } else {
-      // Runtime-chosen local size: ids must still be consistent with it.
-      int ls = o[5], ng = o[6];
-      REQUIRE(ls >= 1);
-      REQUIRE(ng >= 1);
+    REQUIRE(o[3] == int(gx % l[0] + 100 * (gy % l[1]) + 10000 * (gz % l[2])));
+    REQUIRE(o[4] == int(gx / l[0] + 100 * (gy / l[1]) + 10000 * (gz / l[2])));
+    const uint64_t gid[3] = {gx, gy, gz};
+    uint64_t size = 1, groups = 1;
+    for (int d = 0; d < 3; ++d) {
+      size *= std::min(l[d], g[d] - gid[d] / l[d] * l[d]); // actual size of this group
+      groups *= (g[d] + l[d] - 1) / l[d];
     }
+    REQUIRE(o[5] == int(size));
+    REQUIRE(o[6] == int(groups));
   }
 }
 

@@ -10,13 +10,12 @@
 // block built from the binding table, the launch geometry resolved, then it runs to
 // completion (like clSetKernelArg + clEnqueueNDRangeKernel + clFinish).
 #include "device.h"
+#include "parallel.h"
 
 #include "cgraph/graph/order.h"
 #include "cgraph/runtime/host_tasks.h"
 #include "cgraph/runtime/slot_init.h"
 
-#include <tbb/parallel_for.h>
-#include <tbb/task_arena.h>
 
 #include <atomic>
 #include <chrono>
@@ -320,8 +319,7 @@ public:
       if (!profile) return runNode(nodes_[n], sub);
       rt::NodeTiming &t = timings[n];
       t.node = n;
-      int lane = tbb::this_task_arena::current_thread_index();
-      t.lane = lane < 0 ? 0 : uint32_t(lane) + 1;
+      t.lane = parallelLane();
       t.startNs = uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count());
       Error e = runNode(nodes_[n], sub);
       t.endNs = uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count());
@@ -339,14 +337,16 @@ public:
       std::mutex errMutex;
       size_t errAt = nodes.size();
       Error levelErr;
-      tbb::parallel_for(size_t(0), nodes.size(), [&](size_t i) {
-        Error e = timed(nodes[i]).withContext(nodeLabel(graph_, nodes[i]));
-        // Taken by every node (not only failing ones) so that its timing record is
-        // also ordered before the read below, as far as ThreadSanitizer can tell.
-        std::lock_guard<std::mutex> lock(errMutex);
-        if (e && i < errAt) {
-          errAt = i;
-          levelErr = std::move(e);
+      parallelFor(0, nodes.size(), 1, Partition::Dynamic, [&](uint64_t b, uint64_t end) {
+        for (size_t i = b; i < end; ++i) {
+          Error e = timed(nodes[i]).withContext(nodeLabel(graph_, nodes[i]));
+          // Taken by every node (not only failing ones) so that its timing record is
+          // also ordered before the read below, as far as ThreadSanitizer can tell.
+          std::lock_guard<std::mutex> lock(errMutex);
+          if (e && i < errAt) {
+            errAt = i;
+            levelErr = std::move(e);
+          }
         }
       });
       std::lock_guard<std::mutex> lock(errMutex);

@@ -7,6 +7,8 @@
 // Each module gets its own JITDylib: kernels of different modules may share names.
 #include "internal.h"
 
+#include "cpu_code_hash.h"
+
 #include "cgraph/cache/kernel_cache.h"
 #include "cgraph/cache/key.h"
 
@@ -32,6 +34,18 @@ std::string toText(llvm::Error e) {
   return os.str();
 }
 
+// What enters every key of a compiled object besides the SPIR-V: the host options, the
+// hash of the backend's own code-generating sources (CMakeLists.txt computes it at build
+// time, so a change to the lowering or the launcher ABI misses instead of loading a stale
+// object), and whether the object was instrumented for ThreadSanitizer.
+std::string compilerIdentity() {
+  std::string s = hostCompileOptions() + " code=" CGRAPH_CPU_CODE_HASH;
+#ifdef CGRAPH_CPU_TSAN
+  s += " tsan";
+#endif
+  return s;
+}
+
 } // namespace
 
 struct KernelCompiler::Impl {
@@ -51,7 +65,7 @@ struct KernelCompiler::Impl {
     auto j = llvm::orc::LLJITBuilder().create();
     if (!j) return makeError("cannot create the LLVM JIT: " + toText(j.takeError()));
     jit = std::move(*j);
-    options = hostCompileOptions();
+    options = compilerIdentity();
     return Error::success();
   }
 

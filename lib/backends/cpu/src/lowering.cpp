@@ -25,6 +25,9 @@
 #include <llvm/Linker/Linker.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Passes/PassBuilder.h>
+#ifdef CGRAPH_CPU_TSAN
+#include <llvm/Transforms/Instrumentation/ThreadSanitizer.h>
+#endif
 #include <llvm/Support/CommandLine.h>
 #include <llvm/Support/Host.h>
 #include <llvm/Support/MemoryBuffer.h>
@@ -339,6 +342,32 @@ Error linkBuiltins(Module &m) {
   return Error::success();
 }
 
+#ifdef CGRAPH_CPU_TSAN
+// ThreadSanitizer leaves accesses outside address space 0 alone. On the host every
+// OpenCL address space is ordinary memory, so TSan builds move each load, store and
+// atomic to address space 0 (the same address on x86) before TSan instruments them.
+struct FlatAccessesPass : PassInfoMixin<FlatAccessesPass> {
+  PreservedAnalyses run(Function &f, FunctionAnalysisManager &) {
+    bool changed = false;
+    for (BasicBlock &bb : f)
+      for (Instruction &i : bb) {
+        unsigned op;
+        if (isa<LoadInst>(i) || isa<AtomicRMWInst>(i) || isa<AtomicCmpXchgInst>(i)) op = 0;
+        else if (isa<StoreInst>(i)) op = 1;
+        else continue;
+        auto *pt = dyn_cast<PointerType>(i.getOperand(op)->getType());
+        if (!pt || pt->getAddressSpace() == 0) continue;
+        // Through an integer: TSan looks through an addrspacecast to the original space.
+        IRBuilder<> b(&i);
+        Value *bits = b.CreatePtrToInt(i.getOperand(op), b.getInt64Ty());
+        i.setOperand(op, b.CreateIntToPtr(bits, PointerType::getWithSamePointeeType(pt, 0)));
+        changed = true;
+      }
+    return changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
+  }
+};
+#endif
+
 Error runO3(Module &m, TargetMachine &tm) {
   LoopAnalysisManager lam;
   FunctionAnalysisManager fam;
@@ -348,6 +377,20 @@ Error runO3(Module &m, TargetMachine &tm) {
   pto.LoopVectorization = true;
   pto.SLPVectorization = true;
   PassBuilder pb(&tm, pto);
+#ifdef CGRAPH_CPU_TSAN
+  // ThreadSanitizer builds check the kernels' own loads and stores (two nodes of one
+  // level writing one buffer is a race TSan must see). Instrumented first, on scalar
+  // code: TSan skips accesses wider than 16 bytes, and its calls keep the vectorizers
+  // from widening the accesses it checks.
+  for (Function &f : m)
+    if (!f.isDeclaration()) f.addFnAttr(Attribute::SanitizeThread);
+  pb.registerPipelineStartEPCallback([](ModulePassManager &mpm, OptimizationLevel) {
+    FunctionPassManager fpm;
+    fpm.addPass(FlatAccessesPass());
+    fpm.addPass(ThreadSanitizerPass());
+    mpm.addPass(createModuleToFunctionPassAdaptor(std::move(fpm)));
+  });
+#endif
   fam.registerPass([&] { return tm.getTargetIRAnalysis(); });
   pb.registerModuleAnalyses(mam);
   pb.registerCGSCCAnalyses(cgam);

@@ -2,10 +2,7 @@
 // the calling thread), each group either one call of the loop wrapper (barrier-free
 // kernels) or one Boost.Context fiber per work-item (kernels with barriers, fibers.cpp).
 #include "internal.h"
-
-#include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
-#include <tbb/partitioner.h>
+#include "parallel.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -77,9 +74,7 @@ void runKernel(const JitKernel &k, const uint64_t *args, uint64_t localBytes, co
     return;
   }
   const uint64_t grain = std::max<uint64_t>(1, kItemsPerTask / perGroup);
-  tbb::parallel_for(tbb::blocked_range<uint64_t>(0, total, grain),
-                    [&](const tbb::blocked_range<uint64_t> &r) { run(r.begin(), r.end()); },
-                    tbb::static_partitioner());
+  parallelFor(0, total, grain, Partition::Static, run);
 }
 
 void chooseLocalSize(const JitKernel &k, const Kernel &meta, Launch &l) {
