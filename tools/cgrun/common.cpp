@@ -7,6 +7,9 @@
 #ifdef CGRUN_HAVE_OPENCL
 #include "cgraph/backends/opencl/opencl_backend.h"
 #endif
+#ifdef CGRUN_HAVE_CUDA
+#include "cgraph/backends/cuda/cuda_backend.h"
+#endif
 
 #include <unistd.h>
 
@@ -35,6 +38,9 @@ std::unique_ptr<rt::Registry> makeRegistry() {
   r->add(cpu::makeCpuBackend());
 #ifdef CGRUN_HAVE_OPENCL
   r->add(opencl::makeOpenCLBackend());
+#endif
+#ifdef CGRUN_HAVE_CUDA
+  r->add(cuda::makeCudaBackend());
 #endif
   return r;
 }

@@ -1,1 +1,130 @@
-// placeholder
+// Discovery: devices through the dlopen'ed driver; probe() says why there is none.
+#include "internal.h"
+
+namespace cgraph::cuda {
+
+namespace {
+
+Expected<rt::DeviceInfo> describe(const CuApi &api, int ordinal) {
+  CUdevice d = 0;
+  CGRAPH_CU_CHECK(api, "cuDeviceGet", api.cuDeviceGet(&d, ordinal));
+  char name[256] = {0};
+  CGRAPH_CU_CHECK(api, "cuDeviceGetName", api.cuDeviceGetName(name, sizeof(name) - 1, d));
+  auto attr = [&](CUdevice_attribute a) {
+    int v = 0;
+    api.cuDeviceGetAttribute(&v, a, d);
+    return v;
+  };
+  rt::DeviceInfo info;
+  info.backend = "cuda";
+  info.name = name;
+  info.vendor = "NVIDIA";
+  const int major = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+  const int minor = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+  info.driverVersion = "CUDA " + std::to_string(api.driverVersion / 1000) + "." +
+                       std::to_string(api.driverVersion % 1000 / 10) + ", sm_" +
+                       std::to_string(major) + std::to_string(minor) + ", PTX target sm_" +
+                       std::to_string(ptxTargetFor(unsigned(major), unsigned(minor)));
+  rt::Capabilities &c = info.caps;
+  c.nativeCommandBuffer = true;
+  c.rebindWithoutRerecord = true;
+  c.updatableParams = true;
+  c.inOrder = false; // a partition's graph runs independent nodes concurrently
+  c.concurrentNodes = true;
+  c.profiling = true;
+  c.profilingReplay = false;
+  c.hostPointerBuffers = false;
+  c.kernelForms = {FormKind::Cubin, FormKind::PTX, FormKind::SpirV};
+  c.computeUnits = uint32_t(attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT));
+  size_t mem = 0;
+  api.cuDeviceTotalMem(&mem, d);
+  c.globalMemoryBytes = mem;
+  c.maxWorkGroupSize = uint64_t(attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK));
+  return info;
+}
+
+Expected<int> deviceCount(const CuApi &api) {
+  int n = 0;
+  CGRAPH_CU_CHECK(api, "cuDeviceGetCount", api.cuDeviceGetCount(&n));
+  if (n == 0) return makeError("no CUDA device");
+  return n;
+}
+
+class CudaBackend final : public rt::Backend {
+public:
+  explicit CudaBackend(CudaBackendOptions opts) : opts_(opts) {}
+  const char *name() const override { return "cuda"; }
+
+  rt::BackendProbe probe() override {
+    rt::BackendProbe p;
+    p.backend = "cuda";
+    auto api = loadCuApi();
+    if (!api) {
+      p.reason = api.error().message();
+      return p;
+    }
+    auto n = deviceCount(**api);
+    if (!n) {
+      p.reason = n.error().message();
+      return p;
+    }
+    for (int i = 0; i < *n; ++i) {
+      auto d = describe(**api, i);
+      if (!d) {
+        p.reason = d.error().message();
+        return p;
+      }
+      p.devices.push_back(std::move(*d));
+    }
+    p.available = true;
+    return p;
+  }
+
+  Expected<rt::Device *> device(uint32_t index) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (index < devices_.size() && devices_[index]) return devices_[index].get();
+    auto api = loadCuApi();
+    if (!api) return api.error();
+    auto n = deviceCount(**api);
+    if (!n) return n.error();
+    if (int(index) >= *n)
+      return makeError("cuda device " + std::to_string(index) + " does not exist (" + std::to_string(*n) +
+                       " found)");
+    auto dev = CudaDevice::open(**api, int(index), opts_);
+    if (!dev) return dev.error();
+    if (devices_.size() <= index) devices_.resize(index + 1);
+    devices_[index] = std::move(*dev);
+    return devices_[index].get();
+  }
+
+  static Expected<rt::DeviceInfo> info(const CuApi &api, int ordinal) { return describe(api, ordinal); }
+
+private:
+  CudaBackendOptions opts_;
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<CudaDevice>> devices_;
+};
+
+} // namespace
+
+Expected<rt::DeviceInfo> describeCudaDevice(const CuApi &api, int ordinal) { return describe(api, ordinal); }
+
+std::unique_ptr<rt::Backend> makeCudaBackend(const CudaBackendOptions &opts) {
+  return std::make_unique<CudaBackend>(opts);
+}
+
+CudaCounters counters(const rt::Device &device) {
+  CudaCounters c;
+  auto *d = dynamic_cast<const CudaDevice *>(&device);
+  if (!d) return c;
+  auto &a = const_cast<CudaDevice *>(d)->counters();
+  c.lowerings = a.lowerings;
+  c.ptxJits = a.ptxJits;
+  c.cubinForms = a.cubinForms;
+  c.graphsInstantiated = a.graphsInstantiated;
+  c.tableUploads = a.tableUploads;
+  c.nodeUpdates = a.nodeUpdates;
+  return c;
+}
+
+} // namespace cgraph::cuda

@@ -1,1 +1,398 @@
-// placeholder
+// The executable: the plan per node (kernel launches with the table ABI, memcpy/memset
+// descriptions, host tasks), the slot/param table, and one instantiated CUDA graph per
+// device partition (see exec.h for the table layout).
+#include "exec.h"
+
+#include "cgraph/graph/order.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace cgraph::cuda {
+
+namespace {
+
+CUDA_KERNEL_NODE_PARAMS kernelParams(Launch &l) {
+  CUDA_KERNEL_NODE_PARAMS kp;
+  std::memset(&kp, 0, sizeof(kp));
+  kp.func = l.fn;
+  kp.gridDimX = l.grid[0];
+  kp.gridDimY = l.grid[1];
+  kp.gridDimZ = l.grid[2];
+  kp.blockDimX = l.block[0];
+  kp.blockDimY = l.block[1];
+  kp.blockDimZ = l.block[2];
+  kp.sharedMemBytes = l.smem;
+  kp.kernelParams = l.ptrs.data();
+  return kp;
+}
+
+// Largest divisor of `g` not above `limit` (OpenCL 1.2: the global size is a multiple
+// of the work-group size, so the runtime's choice must divide it).
+uint64_t divisorUpTo(uint64_t g, uint64_t limit) {
+  for (uint64_t d = std::min(g, limit); d > 1; --d)
+    if (g % d == 0) return d;
+  return 1;
+}
+
+} // namespace
+
+CudaExecutable::~CudaExecutable() {
+  if (dev_->makeCurrent()) return;
+  api_->cuStreamSynchronize(dev_->stream());
+  for (PartGraph &p : parts_) {
+    if (p.exec) api_->cuGraphExecDestroy(p.exec);
+    if (p.graph) api_->cuGraphDestroy(p.graph);
+  }
+}
+
+std::string CudaExecutable::nodeLabel(uint32_t n) const {
+  const Node &node = graph_.nodes[n];
+  return node.name.empty() ? "node #" + std::to_string(n) : "node '" + node.name + "'";
+}
+
+Error CudaExecutable::rangeOf(uint32_t n, const std::vector<uint64_t> &params, Launch &l) const {
+  const Node &node = graph_.nodes[n];
+  const Kernel &kern = graph_.kernels[node.kernel];
+  auto val = [&](const Dim &d) { return d.param != kNone ? params[d.param] : d.value; };
+  uint64_t global[3] = {1, 1, 1}, local[3] = {1, 1, 1};
+  const uint32_t dims = std::max<uint32_t>(1, std::min<uint32_t>(3, node.range.dims));
+  for (uint32_t d = 0; d < dims; ++d) global[d] = val(node.range.global[d]);
+  if (node.range.hasLocal()) {
+    for (uint32_t d = 0; d < dims; ++d) local[d] = val(node.range.local[d]);
+  } else if (kern.reqdLocal[0] != 0) {
+    for (uint32_t d = 0; d < dims; ++d) local[d] = kern.reqdLocal[d] ? kern.reqdLocal[d] : 1;
+  } else {
+    local[0] = divisorUpTo(global[0], 256);
+    if (dims > 1) local[1] = divisorUpTo(global[1], std::max<uint64_t>(1, 256 / local[0] >= 16 ? 256 / local[0] : 1));
+  }
+  uint64_t threads = 1;
+  for (uint32_t d = 0; d < 3; ++d) {
+    if (global[d] == 0) return makeError(nodeLabel(n) + ": global size " + std::to_string(d) + " is 0");
+    if (local[d] == 0 || global[d] % local[d] != 0)
+      return makeError(nodeLabel(n) + ": global size " + std::to_string(global[d]) + " in dimension " +
+                       std::to_string(d) + " is not a multiple of the work-group size " + std::to_string(local[d]));
+    threads *= local[d];
+    l.block[d] = unsigned(local[d]);
+    const uint64_t g = global[d] / local[d];
+    if (g > (d == 0 ? 0x7FFFFFFFull : 65535ull))
+      return makeError(nodeLabel(n) + ": " + std::to_string(g) + " work-groups in dimension " + std::to_string(d) +
+                       " exceed the CUDA grid limit");
+    l.grid[d] = unsigned(g);
+  }
+  if (threads > 1024)
+    return makeError(nodeLabel(n) + ": work-group of " + std::to_string(threads) + " work-items exceeds 1024");
+  const size_t base = 1 + 2 * graph_.kernels[node.kernel].params.size();
+  for (uint32_t d = 0; d < 3; ++d) l.vals[base + d] = d < dims ? val(node.range.offset[d]) : 0;
+  l.vals[base + 3] = dims;
+  return Error::success();
+}
+
+Error CudaExecutable::planKernel(uint32_t n, const std::vector<uint64_t> &params, Launch &l) {
+  const Node &node = graph_.nodes[n];
+  const Kernel &kern = graph_.kernels[node.kernel];
+  if (node.args.size() != kern.params.size())
+    return makeError(nodeLabel(n) + ": " + std::to_string(node.args.size()) + " arguments for kernel '" + kern.name +
+                     "' of " + std::to_string(kern.params.size()) + " parameters");
+  l.vals.assign(1 + 2 * kern.params.size() + 4, 0);
+  l.vals[0] = static_cast<CudaBuffer *>(tableBuf_.get())->ptr();
+  uint64_t smem = 0;
+  for (size_t i = 0; i < node.args.size(); ++i) {
+    const Arg &a = node.args[i];
+    uint64_t &av = l.vals[1 + 2 * i];
+    uint64_t &mv = l.vals[2 + 2 * i];
+    switch (a.kind) {
+    case ArgKind::Slot: av = a.value; mv = a.index; break;
+    case ArgKind::Scalar: av = a.value; mv = kLiteral; break;
+    case ArgKind::Param: av = 0; mv = nSlots_ + a.index; break;
+    case ArgKind::LocalMem:
+      smem = (smem + 15) & ~uint64_t(15);
+      av = smem;
+      mv = kLiteral;
+      smem += a.value;
+      break;
+    case ArgKind::String:
+      return makeError(nodeLabel(n) + ": arg " + std::to_string(i) + ": string argument for a kernel");
+    }
+  }
+  if (smem > 48 * 1024)
+    return makeError(nodeLabel(n) + ": " + std::to_string(smem) + " bytes of __local arguments exceed 48 KiB");
+  l.smem = unsigned(smem);
+  CGRAPH_RETURN_IF_ERROR(rangeOf(n, params, l));
+  l.bind();
+  return Error::success();
+}
+
+// Copies and fills: the builtin kernel launch (always prepared: replay uses it when a
+// binding-table slot is involved, eager when cuMemcpy3D/cuMemset cannot express it).
+Error CudaExecutable::planCopyOrFill(uint32_t n) {
+  const Node &node = graph_.nodes[n];
+  NodePlan &p = plans_[n];
+  const uint64_t tbl = static_cast<CudaBuffer *>(tableBuf_.get())->ptr();
+  auto grid = [&](uint64_t total) {
+    p.launch.block[0] = 256;
+    p.launch.grid[0] = unsigned(std::max<uint64_t>(1, (total + 255) / 256));
+  };
+  if (node.kind == NodeKind::Fill) {
+    const FillOp &f = node.fill;
+    auto fn = builtins_->function("cgraph_fill");
+    if (!fn) return fn.error().withContext(nodeLabel(n));
+    // table, (dst), (bytes), (pattern), (psize), offsets x3, dim
+    const uint64_t patIndex = nSlots_ + nParams_ + patterns_.size();
+    auto pb = dev_->allocate(std::max<size_t>(1, f.pattern.size()), 16);
+    if (!pb) return pb.error().withContext(nodeLabel(n));
+    if (!f.pattern.empty()) CGRAPH_RETURN_IF_ERROR(dev_->write(**pb, 0, f.pattern.data(), f.pattern.size()));
+    table_.push_back(static_cast<CudaBuffer *>(pb->get())->ptr());
+    patterns_.push_back(std::move(*pb));
+    p.launch.fn = *fn;
+    p.launch.vals = {tbl, f.offset, f.slot, f.bytes, kLiteral, 0, patIndex, f.pattern.size(), kLiteral, 0, 0, 0, 1};
+    grid(f.bytes);
+  } else {
+    const CopyOp &c = node.copy;
+    auto fn = builtins_->function("cgraph_copy");
+    if (!fn) return fn.error().withContext(nodeLabel(n));
+    uint64_t w = c.bytes, h = 1, d = 1, sr = c.bytes, ss = c.bytes, dr = c.bytes, ds = c.bytes;
+    if (node.kind == NodeKind::CopyRect) {
+      w = c.region[0];
+      h = std::max<uint64_t>(1, c.region[1]);
+      d = std::max<uint64_t>(1, c.region[2]);
+      sr = c.srcRowPitch ? c.srcRowPitch : w;
+      ss = c.srcSlicePitch ? c.srcSlicePitch : sr * h;
+      dr = c.dstRowPitch ? c.dstRowPitch : w;
+      ds = c.dstSlicePitch ? c.dstSlicePitch : dr * h;
+    }
+    p.launch.fn = *fn;
+    p.launch.vals = {tbl, c.dstOffset, c.dstSlot, c.srcOffset, c.srcSlot, w, kLiteral, h, kLiteral, d, kLiteral,
+                     sr, kLiteral, ss, kLiteral, dr, kLiteral, ds, kLiteral, 0, 0, 0, 1};
+    grid(w * h * d);
+  }
+  p.launch.bind();
+  return Error::success();
+}
+
+Error CudaExecutable::prepare(const rt::FinalizeOptions &opts) {
+  const uint32_t nn = uint32_t(graph_.nodes.size());
+  // The partitions as stored (flatten keeps them); computed where the file has none.
+  std::vector<Partition> partitions = graph_.partitions;
+  if (partitions.empty() && nn > 0) {
+    std::vector<uint32_t> order = graph_.order;
+    if (order.size() != nn) {
+      auto o = executionOrder(graph_);
+      if (!o) return o.error();
+      order = std::move(*o);
+    }
+    partitions = computePartitions(graph_, order);
+  }
+  preds_.assign(nn, {});
+  for (const Edge &e : graph_.edges)
+    if (e.from < nn && e.to < nn) preds_[e.to].push_back(e.from);
+
+  // Kernels.
+  std::vector<std::shared_ptr<LoadedModule>> byModule(graph_.modules.size());
+  std::vector<CUfunction> fns(graph_.kernels.size(), nullptr);
+  bool anyHost = false, anyCopy = false;
+  for (uint32_t n = 0; n < nn; ++n) {
+    const Node &node = graph_.nodes[n];
+    if (node.kind == NodeKind::Host) anyHost = true;
+    if (node.kind == NodeKind::Copy || node.kind == NodeKind::CopyRect || node.kind == NodeKind::Fill) anyCopy = true;
+    if (node.kind != NodeKind::Kernel || fns[node.kernel]) continue;
+    const Kernel &kern = graph_.kernels[node.kernel];
+    auto &mod = byModule[kern.module];
+    if (!mod) {
+      auto m = dev_->loadModule(graph_.modules[kern.module], opts.useCache);
+      if (!m) return m.error();
+      mod = *m;
+      modules_.push_back(mod);
+    }
+    auto f = mod->function(kern.name);
+    if (!f) return f.error().withContext(nodeLabel(n));
+    fns[node.kernel] = *f;
+  }
+  if (anyCopy) {
+    auto b = dev_->builtinModule();
+    if (!b) return b.error();
+    builtins_ = *b;
+  }
+  if (anyHost) {
+    auto h = rt::HostTasks::prepare(graph_, opts.host);
+    if (!h) return h.error();
+    hostTasks_ = std::move(*h);
+  }
+
+  // Slots and the table.
+  auto owned = allocateOwnedSlots(opts.host, 16);
+  if (!owned) return owned.error();
+  owned_ = std::move(*owned);
+  nSlots_ = uint32_t(graph_.slots.size());
+  nParams_ = uint32_t(graph_.params.size());
+  table_.assign(nSlots_ + nParams_, 0);
+  slotLength_.assign(nSlots_, 0);
+  for (uint32_t s = 0; s < nSlots_; ++s)
+    if (slotOwned(s)) {
+      table_[s] = static_cast<CudaBuffer *>(owned_[s].get())->ptr();
+      slotLength_[s] = owned_[s]->size();
+    }
+  for (uint32_t p = 0; p < nParams_; ++p) table_[nSlots_ + p] = graph_.params[p].defaultBits;
+  uint64_t fills = 0;
+  for (const Node &node : graph_.nodes) fills += node.kind == NodeKind::Fill;
+  auto tb = dev_->allocate(8 * std::max<uint64_t>(1, table_.size() + fills), 16);
+  if (!tb) return tb.error().withContext("slot table");
+  tableBuf_ = std::move(*tb);
+  rangeParams_ = std::vector<uint64_t>(table_.begin() + nSlots_, table_.end());
+
+  // Node plans.
+  plans_.resize(nn);
+  for (uint32_t n = 0; n < nn; ++n) {
+    const Node &node = graph_.nodes[n];
+    NodePlan &p = plans_[n];
+    switch (node.kind) {
+    case NodeKind::Kernel: {
+      p.kind = NodePlan::Kernel;
+      p.launch.fn = fns[node.kernel];
+      CGRAPH_RETURN_IF_ERROR(planKernel(n, rangeParams_, p.launch));
+      for (uint32_t d = 0; d < 3; ++d)
+        p.paramRange |= node.range.global[d].param != kNone || node.range.local[d].param != kNone ||
+                        node.range.offset[d].param != kNone;
+      break;
+    }
+    case NodeKind::Copy:
+    case NodeKind::CopyRect:
+    case NodeKind::Fill:
+      CGRAPH_RETURN_IF_ERROR(planCopyOrFill(n));
+      p.kind = NodePlan::Kernel; // replaced by a memcpy/memset node in buildGraphs where possible
+      break;
+    case NodeKind::Host: p.kind = NodePlan::Host; break;
+    default: p.kind = NodePlan::Nop; break;
+    }
+  }
+
+  for (const Partition &part : partitions) {
+    PartGraph pg;
+    pg.nodes = part.nodes;
+    for (uint32_t n : part.nodes) pg.host |= graph_.nodes[n].kind == NodeKind::Host;
+    parts_.push_back(std::move(pg));
+  }
+  CGRAPH_RETURN_IF_ERROR(uploadTable(rangeParams_));
+  if (mode_ == rt::ExecMode::Replay) CGRAPH_RETURN_IF_ERROR(buildGraphs());
+  return Error::success();
+}
+
+// A copy/fill node as a memcpy/memset node: only when every slot it touches is
+// runtime-owned (fixed address) and cuMemcpy3D/cuMemset can express it.
+bool cudaMemcpyFor(const Node &node, CUdeviceptr src, CUdeviceptr dst, CUDA_MEMCPY3D &m) {
+  const CopyOp &c = node.copy;
+  std::memset(&m, 0, sizeof(m));
+  m.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+  m.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+  m.srcDevice = src + c.srcOffset;
+  m.dstDevice = dst + c.dstOffset;
+  if (node.kind == NodeKind::Copy) {
+    m.WidthInBytes = c.bytes;
+    m.Height = 1;
+    m.Depth = 1;
+    m.srcPitch = m.dstPitch = c.bytes;
+    m.srcHeight = m.dstHeight = 1;
+    return c.bytes > 0;
+  }
+  const uint64_t w = c.region[0], h = std::max<uint64_t>(1, c.region[1]), d = std::max<uint64_t>(1, c.region[2]);
+  const uint64_t sr = c.srcRowPitch ? c.srcRowPitch : w, dr = c.dstRowPitch ? c.dstRowPitch : w;
+  const uint64_t ss = c.srcSlicePitch ? c.srcSlicePitch : sr * h, ds = c.dstSlicePitch ? c.dstSlicePitch : dr * h;
+  if (w == 0 || (d > 1 && (ss % sr != 0 || ds % dr != 0))) return false;
+  m.WidthInBytes = w;
+  m.Height = h;
+  m.Depth = d;
+  m.srcPitch = sr;
+  m.dstPitch = dr;
+  m.srcHeight = d > 1 ? ss / sr : h;
+  m.dstHeight = d > 1 ? ds / dr : h;
+  return true;
+}
+
+bool cudaMemsetFor(const FillOp &f, CUdeviceptr base, CUDA_MEMSET_NODE_PARAMS &m) {
+  const size_t p = f.pattern.size();
+  if (p != 1 && p != 2 && p != 4) return false;
+  const CUdeviceptr dst = base + f.offset;
+  if (dst % p != 0 || f.bytes % p != 0 || f.bytes == 0) return false;
+  std::memset(&m, 0, sizeof(m));
+  m.dst = dst;
+  m.elementSize = unsigned(p);
+  m.width = f.bytes / p;
+  m.height = 1;
+  m.pitch = f.bytes;
+  uint32_t v = 0;
+  std::memcpy(&v, f.pattern.data(), p);
+  m.value = v;
+  return true;
+}
+
+Error CudaExecutable::buildGraphs() {
+  CUcontext ctx = dev_->context();
+  for (PartGraph &pg : parts_) {
+    if (pg.host || pg.nodes.empty()) continue;
+    CGRAPH_CU_CHECK(*api_, "cuGraphCreate", api_->cuGraphCreate(&pg.graph, 0));
+    std::vector<CUgraphNode> gnode(graph_.nodes.size(), nullptr);
+    for (uint32_t n : pg.nodes) {
+      std::vector<CUgraphNode> deps;
+      for (uint32_t p : preds_[n])
+        if (gnode[p]) deps.push_back(gnode[p]);
+      const Node &node = graph_.nodes[n];
+      NodePlan &plan = plans_[n];
+      CUgraphNode gn = nullptr;
+      CUresult rc = CUDA_SUCCESS;
+      const char *call = "";
+      CUDA_MEMCPY3D cp;
+      CUDA_MEMSET_NODE_PARAMS ms;
+      const bool copy = node.kind == NodeKind::Copy || node.kind == NodeKind::CopyRect;
+      if (copy && slotOwned(node.copy.srcSlot) && slotOwned(node.copy.dstSlot) &&
+          cudaMemcpyFor(node, slotBase(node.copy.srcSlot), slotBase(node.copy.dstSlot), cp)) {
+        call = "cuGraphAddMemcpyNode";
+        rc = api_->cuGraphAddMemcpyNode(&gn, pg.graph, deps.data(), deps.size(), &cp, ctx);
+      } else if (node.kind == NodeKind::Fill && slotOwned(node.fill.slot) &&
+                 cudaMemsetFor(node.fill, slotBase(node.fill.slot), ms)) {
+        call = "cuGraphAddMemsetNode";
+        rc = api_->cuGraphAddMemsetNode(&gn, pg.graph, deps.data(), deps.size(), &ms, ctx);
+      } else if (plan.kind == NodePlan::Kernel) {
+        CUDA_KERNEL_NODE_PARAMS kp = kernelParams(plan.launch);
+        call = "cuGraphAddKernelNode";
+        rc = api_->cuGraphAddKernelNode(&gn, pg.graph, deps.data(), deps.size(), &kp);
+        if (rc == CUDA_SUCCESS) pg.kernelNodes.push_back({n, gn});
+      } else {
+        call = "cuGraphAddEmptyNode";
+        rc = api_->cuGraphAddEmptyNode(&gn, pg.graph, deps.data(), deps.size());
+      }
+      if (rc != CUDA_SUCCESS) return cuError(*api_, call, rc).withContext(nodeLabel(n));
+      gnode[n] = gn;
+    }
+    CGRAPH_CU_CHECK(*api_, "cuGraphInstantiate", api_->cuGraphInstantiate(&pg.exec, pg.graph, 0));
+    CGRAPH_CU_CHECK(*api_, "cuGraphUpload", api_->cuGraphUpload(pg.exec, dev_->stream()));
+    ++dev_->counters().graphsInstantiated;
+  }
+  return Error::success();
+}
+
+Error CudaExecutable::updateEveryKernelNode() {
+  CGRAPH_RETURN_IF_ERROR(dev_->makeCurrent());
+  for (PartGraph &pg : parts_)
+    for (auto &kn : pg.kernelNodes) {
+      CUDA_KERNEL_NODE_PARAMS kp = kernelParams(plans_[kn.first].launch);
+      CUresult rc = api_->cuGraphExecKernelNodeSetParams(pg.exec, kn.second, &kp);
+      if (rc != CUDA_SUCCESS) return cuError(*api_, "cuGraphExecKernelNodeSetParams", rc).withContext(nodeLabel(kn.first));
+      ++dev_->counters().nodeUpdates;
+    }
+  return Error::success();
+}
+
+Error updateEveryKernelNode(rt::Executable &exe) {
+  auto *e = dynamic_cast<CudaExecutable *>(&exe);
+  if (!e) return makeError("updateEveryKernelNode: not a cuda executable");
+  return e->updateEveryKernelNode();
+}
+
+Expected<std::unique_ptr<rt::Executable>> makeExecutable(CudaDevice &device, Graph flattened,
+                                                         const rt::FinalizeOptions &opts) {
+  auto exe = std::make_unique<CudaExecutable>(device, std::move(flattened), opts);
+  CGRAPH_RETURN_IF_ERROR(exe->prepare(opts));
+  return std::unique_ptr<rt::Executable>(std::move(exe));
+}
+
+} // namespace cgraph::cuda

@@ -1,1 +1,111 @@
-// placeholder
+// Device: the primary context, one stream, buffers and synchronous transfers.
+#include "internal.h"
+
+#include "cgraph/graph/flatten.h"
+#include "cgraph/graph/validate.h"
+
+namespace cgraph::cuda {
+
+Expected<rt::DeviceInfo> describeCudaDevice(const CuApi &api, int ordinal);
+
+CudaBuffer::~CudaBuffer() {
+  if (ptr_ && device_->makeCurrent().failed() == false) device_->api().cuMemFree(ptr_);
+}
+
+const rt::Device *CudaBuffer::device() const { return device_; }
+
+Expected<std::unique_ptr<CudaDevice>> CudaDevice::open(const CuApi &api, int ordinal,
+                                                       const CudaBackendOptions &opts) {
+  std::unique_ptr<CudaDevice> d(new CudaDevice(api, opts));
+  auto info = describeCudaDevice(api, ordinal);
+  if (!info) return info.error();
+  d->info_ = std::move(*info);
+  const std::string where = "cuda device " + std::to_string(ordinal) + " '" + d->info_.name + "'";
+  CGRAPH_RETURN_IF_ERROR(([&]() -> Error {
+    CGRAPH_CU_CHECK(api, "cuDeviceGet", api.cuDeviceGet(&d->dev_, ordinal));
+    CGRAPH_CU_CHECK(api, "cuDeviceGetAttribute",
+                    api.cuDeviceGetAttribute(&d->ccMajor_, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d->dev_));
+    CGRAPH_CU_CHECK(api, "cuDeviceGetAttribute",
+                    api.cuDeviceGetAttribute(&d->ccMinor_, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d->dev_));
+    CGRAPH_CU_CHECK(api, "cuDevicePrimaryCtxRetain", api.cuDevicePrimaryCtxRetain(&d->ctx_, d->dev_));
+    CGRAPH_CU_CHECK(api, "cuCtxSetCurrent", api.cuCtxSetCurrent(d->ctx_));
+    CGRAPH_CU_CHECK(api, "cuStreamCreate", api.cuStreamCreate(&d->stream_, CU_STREAM_NON_BLOCKING));
+    return Error::success();
+  }()).withContext(where));
+  d->sm_ = ptxTargetFor(unsigned(d->ccMajor_), unsigned(d->ccMinor_));
+  if (d->sm_ == 0) return makeError(where + ": compute capability " + std::to_string(d->ccMajor_) + "." +
+                                    std::to_string(d->ccMinor_) + " is older than sm_35");
+  return d;
+}
+
+CudaDevice::~CudaDevice() {
+  if (ctx_) {
+    api_->cuCtxSetCurrent(ctx_);
+    if (stream_) {
+      api_->cuStreamSynchronize(stream_);
+      api_->cuStreamDestroy(stream_);
+    }
+    builtins_.reset();
+    modules_.clear();
+    api_->cuDevicePrimaryCtxRelease(dev_);
+  }
+}
+
+Error CudaDevice::makeCurrent() const {
+  CGRAPH_CU_CHECK(*api_, "cuCtxSetCurrent", api_->cuCtxSetCurrent(ctx_));
+  return Error::success();
+}
+
+Expected<std::unique_ptr<rt::Buffer>> CudaDevice::allocate(uint64_t bytes, uint32_t alignment) {
+  if (bytes == 0) return makeError("cuda: cannot allocate a 0-byte buffer");
+  // cuMemAlloc returns 256-byte aligned memory (CUDA programming guide).
+  if (alignment > 256 || (alignment & (alignment - 1)) != 0)
+    return makeError("cuda: alignment " + std::to_string(alignment) + " is not a power of two up to 256");
+  CGRAPH_RETURN_IF_ERROR(makeCurrent());
+  CUdeviceptr p = 0;
+  CUresult rc = api_->cuMemAlloc(&p, bytes);
+  if (rc != CUDA_SUCCESS)
+    return cuError(*api_, "cuMemAlloc", rc).withContext("cuda: allocating " + std::to_string(bytes) + " bytes");
+  return std::unique_ptr<rt::Buffer>(new CudaBuffer(*this, p, bytes));
+}
+
+static Error checkRange(const char *what, const rt::Buffer &b, uint64_t offset, uint64_t bytes) {
+  if (offset > b.size() || bytes > b.size() - offset)
+    return makeError(std::string("cuda: ") + what + " of [" + std::to_string(offset) + ", +" +
+                     std::to_string(bytes) + ") is outside the " + std::to_string(b.size()) + "-byte buffer");
+  return Error::success();
+}
+
+// Both transfers go through the device's stream, so they order after submitted work.
+Error CudaDevice::write(rt::Buffer &dst, uint64_t offset, const void *src, uint64_t bytes) {
+  auto *b = dynamic_cast<CudaBuffer *>(&dst);
+  if (!b || b->device() != this) return makeError("cuda: write to a buffer of another device");
+  CGRAPH_RETURN_IF_ERROR(checkRange("write", dst, offset, bytes));
+  if (bytes == 0) return Error::success();
+  CGRAPH_RETURN_IF_ERROR(makeCurrent());
+  CGRAPH_CU_CHECK(*api_, "cuMemcpyHtoDAsync", api_->cuMemcpyHtoDAsync(b->ptr() + offset, src, bytes, stream_));
+  CGRAPH_CU_CHECK(*api_, "cuStreamSynchronize", api_->cuStreamSynchronize(stream_));
+  return Error::success();
+}
+
+Error CudaDevice::read(rt::Buffer &src, uint64_t offset, void *dst, uint64_t bytes) {
+  auto *b = dynamic_cast<CudaBuffer *>(&src);
+  if (!b || b->device() != this) return makeError("cuda: read from a buffer of another device");
+  CGRAPH_RETURN_IF_ERROR(checkRange("read", src, offset, bytes));
+  if (bytes == 0) return Error::success();
+  CGRAPH_RETURN_IF_ERROR(makeCurrent());
+  CGRAPH_CU_CHECK(*api_, "cuMemcpyDtoHAsync", api_->cuMemcpyDtoHAsync(dst, b->ptr() + offset, bytes, stream_));
+  CGRAPH_CU_CHECK(*api_, "cuStreamSynchronize", api_->cuStreamSynchronize(stream_));
+  return Error::success();
+}
+
+Expected<std::unique_ptr<rt::Executable>> CudaDevice::finalize(const Graph &graph,
+                                                               const rt::FinalizeOptions &opts) {
+  CGRAPH_RETURN_IF_ERROR(firstError(validateGraph(graph, ValidateOptions{false, true, true})));
+  Expected<Graph> flat = flattenSubgraphs(graph);
+  if (!flat) return flat.error();
+  CGRAPH_RETURN_IF_ERROR(makeCurrent());
+  return makeExecutable(*this, std::move(*flat), opts);
+}
+
+} // namespace cgraph::cuda

@@ -1,1 +1,166 @@
-// placeholder
+// Kernel modules: form choice, SPIR-V -> PTX (lowering.cpp), PTX -> cubin through the
+// driver's linker (cuLinkCreate/AddData/Complete), the cubin kept in lib/cache's
+// binary cache (memory + persistent) so that a warm start does no PTX JIT at all.
+// Cache key: backend "cuda", device name + compute capability, driver version, the
+// lowering version, and the hash of the PTX (itself a function of the SPIR-V bytes and
+// the lowering).
+#include "internal.h"
+
+#include "cgraph/cache/binary_cache.h"
+#include "cgraph/cache/key.h"
+#include "cgraph/kernel/opencl_compiler.h"
+
+#include <cstring>
+
+namespace cgraph::cuda {
+
+LoadedModule::~LoadedModule() {
+  if (module && api->cuCtxSetCurrent(ctx) == CUDA_SUCCESS) api->cuModuleUnload(module);
+}
+
+Expected<CUfunction> LoadedModule::function(const std::string &name) const {
+  CUfunction f = nullptr;
+  CUresult rc = api->cuModuleGetFunction(&f, module, name.c_str());
+  if (rc != CUDA_SUCCESS) return cuError(*api, "cuModuleGetFunction", rc).withContext("kernel '" + name + "'");
+  return f;
+}
+
+namespace {
+// "nvptx64-sm_80" -> 80; 0 when the target names no sm.
+unsigned formSm(const std::string &target) {
+  size_t p = target.find("sm_");
+  if (p == std::string::npos) return 0;
+  return unsigned(std::strtoul(target.c_str() + p + 3, nullptr, 10));
+}
+} // namespace
+
+Expected<std::vector<uint8_t>> CudaDevice::ptxToCubin(const std::string &ptx, const std::string &what) {
+  ++counters_.ptxJits;
+  CUlinkState link = nullptr;
+  char errLog[8192] = {0};
+  CUjit_option o[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void *v[] = {errLog, reinterpret_cast<void *>(uintptr_t(sizeof(errLog) - 1))};
+  CGRAPH_CU_CHECK(*api_, "cuLinkCreate", api_->cuLinkCreate(2, o, v, &link));
+  struct Guard {
+    const CuApi *api;
+    CUlinkState s;
+    ~Guard() { api->cuLinkDestroy(s); }
+  } guard{api_, link};
+  CUresult rc = api_->cuLinkAddData(link, CU_JIT_INPUT_PTX, const_cast<char *>(ptx.c_str()), ptx.size() + 1,
+                                    what.c_str(), 0, nullptr, nullptr);
+  if (rc != CUDA_SUCCESS)
+    return cuError(*api_, "cuLinkAddData", rc).withContext(what + (errLog[0] ? std::string(": ") + errLog : ""));
+  void *cubin = nullptr;
+  size_t size = 0;
+  rc = api_->cuLinkComplete(link, &cubin, &size);
+  if (rc != CUDA_SUCCESS)
+    return cuError(*api_, "cuLinkComplete", rc).withContext(what + (errLog[0] ? std::string(": ") + errLog : ""));
+  const uint8_t *b = static_cast<const uint8_t *>(cubin);
+  return std::vector<uint8_t>(b, b + size); // copied before cuLinkDestroy frees it
+}
+
+Expected<std::shared_ptr<LoadedModule>> CudaDevice::loadModule(const KernelModule &m, bool useCache) {
+  const std::string where = "module '" + m.name + "'";
+  if (m.forms.empty() || m.forms[0].kind != FormKind::SpirV) return makeError(where + ": forms[0] is not SPIR-V");
+  const std::vector<uint8_t> &spirv = m.forms[0].bytes;
+  const std::string memKey = cache::hashImage(spirv.data(), spirv.size()) + ":" + std::to_string(spirv.size());
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (useCache) {
+    auto it = modules_.find(memKey);
+    if (it != modules_.end()) return it->second;
+  }
+  // 1. a cubin form for exactly this compute capability; 2. the newest PTX form the
+  // device can JIT; 3. lower the SPIR-V.
+  const KernelForm *cubinForm = nullptr, *ptxForm = nullptr;
+  if (!opts_.ignoreEmbeddedForms)
+    for (const KernelForm &f : m.forms) {
+      const unsigned s = formSm(f.target);
+      if (f.kind == FormKind::Cubin && s == cc()) cubinForm = &f;
+      if (f.kind == FormKind::PTX && s != 0 && s <= cc() && (!ptxForm || s > formSm(ptxForm->target))) ptxForm = &f;
+    }
+  std::shared_ptr<const std::vector<uint8_t>> cubin;
+  std::string from;
+  if (cubinForm) {
+    cubin = std::make_shared<const std::vector<uint8_t>>(cubinForm->bytes);
+    from = "cubin form " + cubinForm->target;
+    ++counters_.cubinForms;
+  } else {
+    std::string ptx;
+    if (ptxForm) {
+      ptx.assign(ptxForm->bytes.begin(), ptxForm->bytes.end());
+      from = "ptx form " + ptxForm->target;
+    } else {
+      ++counters_.lowerings;
+      auto p = lowerSpirvToPtx(spirv.data(), spirv.size(), m.name, sm_);
+      if (!p) return p.error();
+      ptx = std::move(p->ptx);
+      from = "spir-v lowered for sm_" + std::to_string(sm_);
+    }
+    auto build = [&]() -> Expected<std::vector<uint8_t>> { return ptxToCubin(ptx, m.name); };
+    if (useCache) {
+      if (!binaries_) binaries_ = cache::BinaryCache::fromEnvironment();
+      cache::CacheKey key;
+      key.backend = "cuda";
+      key.deviceName = info_.name + " sm_" + std::to_string(cc());
+      key.driverVersion = std::to_string(api_->driverVersion);
+      key.compilerVersion = loweringVersion();
+      key.imageHash = cache::hashImage(reinterpret_cast<const uint8_t *>(ptx.data()), ptx.size());
+      key.kernelNames = m.name;
+      auto bin = binaries_->getOrBuild(key, "cubin", build);
+      if (!bin) return bin.error().withContext(where);
+      cubin = *bin;
+    } else {
+      auto bin = build();
+      if (!bin) return bin.error().withContext(where);
+      cubin = std::make_shared<const std::vector<uint8_t>>(std::move(*bin));
+    }
+  }
+  auto lm = std::make_shared<LoadedModule>();
+  lm->api = api_;
+  lm->ctx = ctx_;
+  lm->from = from;
+  CUresult rc = api_->cuModuleLoadData(&lm->module, cubin->data());
+  if (rc != CUDA_SUCCESS) return cuError(*api_, "cuModuleLoadData", rc).withContext(where + " (" + from + ")");
+  if (useCache) modules_[memKey] = lm;
+  return lm;
+}
+
+// The table-ABI fill and copy kernels that copies and fills touching binding-table
+// slots run as (so they rebind through the table like every kernel), and the fill
+// kernel for patterns cuMemset* cannot express. Byte-wise: correct for any alignment.
+static const char *kBuiltinSource = R"CL(
+__kernel void cgraph_fill(__global uchar *dst, ulong bytes, __global const uchar *pattern, ulong psize) {
+  ulong i = get_global_id(0);
+  if (i < bytes) dst[i] = pattern[i % psize];
+}
+__kernel void cgraph_copy(__global uchar *dst, __global const uchar *src, ulong width, ulong height,
+                          ulong depth, ulong srcRow, ulong srcSlice, ulong dstRow, ulong dstSlice) {
+  ulong i = get_global_id(0);
+  if (i >= width * height * depth) return;
+  ulong x = i % width, y = (i / width) % height, z = i / (width * height);
+  dst[z * dstSlice + y * dstRow + x] = src[z * srcSlice + y * srcRow + x];
+}
+)CL";
+
+Expected<std::shared_ptr<LoadedModule>> CudaDevice::builtinModule() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (builtins_) return builtins_;
+  }
+  auto r = compileOpenCL(kBuiltinSource, "cgraph_cuda_builtins.cl", CompileOptions{});
+  if (!r) return r.error().withContext("cuda builtin kernels");
+  KernelModule m;
+  m.name = "cgraph_cuda_builtins.cl";
+  KernelForm f;
+  f.kind = FormKind::SpirV;
+  f.target = "spirv64";
+  f.bytes = r->spirv;
+  m.forms.push_back(std::move(f));
+  auto lm = loadModule(m, true);
+  if (!lm) return lm.error();
+  std::lock_guard<std::mutex> lock(mutex_);
+  builtins_ = *lm;
+  return builtins_;
+}
+
+} // namespace cgraph::cuda

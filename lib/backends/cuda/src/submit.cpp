@@ -1,1 +1,226 @@
-// placeholder
+// Submission: the table upload (the only per-binding-table cost), then either the
+// partitions' CUDA graphs (replay) or the nodes one by one on the stream (eager).
+#include "exec.h"
+
+#include <cstring>
+
+namespace cgraph::cuda {
+
+namespace {
+
+CUDA_KERNEL_NODE_PARAMS launchParams(Launch &l) {
+  CUDA_KERNEL_NODE_PARAMS kp;
+  std::memset(&kp, 0, sizeof(kp));
+  kp.func = l.fn;
+  kp.gridDimX = l.grid[0];
+  kp.gridDimY = l.grid[1];
+  kp.gridDimZ = l.grid[2];
+  kp.blockDimX = l.block[0];
+  kp.blockDimY = l.block[1];
+  kp.blockDimZ = l.block[2];
+  kp.sharedMemBytes = l.smem;
+  kp.kernelParams = l.ptrs.data();
+  return kp;
+}
+
+// Destroys events unless released to a CudaEvent.
+struct Events {
+  const CuApi *api;
+  std::vector<CUevent> list;
+  ~Events() {
+    for (CUevent e : list) api->cuEventDestroy(e);
+  }
+  Expected<CUevent> make(bool timing) {
+    CUevent e = nullptr;
+    CGRAPH_CU_CHECK(*api, "cuEventCreate", api->cuEventCreate(&e, timing ? CU_EVENT_DEFAULT : CU_EVENT_DISABLE_TIMING));
+    list.push_back(e);
+    return e;
+  }
+};
+
+} // namespace
+
+Error CudaExecutable::uploadTable(const std::vector<uint64_t> &) {
+  if (table_ == uploaded_) return Error::success();
+  auto *tb = static_cast<CudaBuffer *>(tableBuf_.get());
+  // Pageable source: the driver stages it before returning, and the copy is ordered on
+  // the stream after every earlier submission that reads the table.
+  CGRAPH_CU_CHECK(*api_, "cuMemcpyHtoDAsync",
+                  api_->cuMemcpyHtoDAsync(tb->ptr(), table_.data(), table_.size() * 8, dev_->stream()));
+  uploaded_ = table_;
+  ++dev_->counters().tableUploads;
+  return Error::success();
+}
+
+// Nd-ranges that depend on parameters: recomputed, and the graph node updated, only for
+// the nodes whose launch changed.
+Error CudaExecutable::updateParamRanges(const std::vector<uint64_t> &params) {
+  if (params == rangeParams_) return Error::success();
+  rangeParams_ = params;
+  for (PartGraph &pg : parts_)
+    for (auto &kn : pg.kernelNodes) {
+      NodePlan &p = plans_[kn.first];
+      if (!p.paramRange) continue;
+      Launch before = p.launch;
+      CGRAPH_RETURN_IF_ERROR(rangeOf(kn.first, params, p.launch));
+      if (std::memcmp(before.grid, p.launch.grid, sizeof(before.grid)) == 0 &&
+          std::memcmp(before.block, p.launch.block, sizeof(before.block)) == 0 && before.vals == p.launch.vals)
+        continue;
+      CUDA_KERNEL_NODE_PARAMS kp = launchParams(p.launch);
+      CUresult rc = api_->cuGraphExecKernelNodeSetParams(pg.exec, kn.second, &kp);
+      if (rc != CUDA_SUCCESS)
+        return cuError(*api_, "cuGraphExecKernelNodeSetParams", rc).withContext(nodeLabel(kn.first));
+      ++dev_->counters().nodeUpdates;
+    }
+  return Error::success();
+}
+
+Error CudaExecutable::runHost(uint32_t n, const std::vector<uint64_t> &params) {
+  // Host tasks see host memory: the node's slots are copied out, the task runs, and
+  // they are copied back. The stream is drained first so the task sees earlier work.
+  CUstream s = dev_->stream();
+  CGRAPH_CU_CHECK(*api_, "cuStreamSynchronize", api_->cuStreamSynchronize(s));
+  const Node &node = graph_.nodes[n];
+  std::vector<rt::HostSpan> spans(graph_.slots.size());
+  std::vector<std::vector<uint8_t>> copies(graph_.slots.size());
+  for (const Arg &a : node.args) {
+    if (a.kind != ArgKind::Slot || a.index >= nSlots_ || spans[a.index].data) continue;
+    std::vector<uint8_t> &c = copies[a.index];
+    c.resize(slotLength_[a.index]);
+    if (!c.empty())
+      CGRAPH_CU_CHECK(*api_, "cuMemcpyDtoHAsync", api_->cuMemcpyDtoHAsync(c.data(), slotBase(a.index), c.size(), s));
+    spans[a.index] = {c.data(), c.size()};
+  }
+  CGRAPH_CU_CHECK(*api_, "cuStreamSynchronize", api_->cuStreamSynchronize(s));
+  CGRAPH_RETURN_IF_ERROR(hostTasks_->run(n, spans, params));
+  for (size_t i = 0; i < copies.size(); ++i)
+    if (!copies[i].empty())
+      CGRAPH_CU_CHECK(*api_, "cuMemcpyHtoDAsync", api_->cuMemcpyHtoDAsync(slotBase(uint32_t(i)), copies[i].data(),
+                                                                          copies[i].size(), s));
+  CGRAPH_CU_CHECK(*api_, "cuStreamSynchronize", api_->cuStreamSynchronize(s));
+  return Error::success();
+}
+
+Error CudaExecutable::runNodeEager(uint32_t n, const std::vector<uint64_t> &params) {
+  const Node &node = graph_.nodes[n];
+  NodePlan &p = plans_[n];
+  CUstream s = dev_->stream();
+  CUresult rc = CUDA_SUCCESS;
+  const char *call = "";
+  switch (node.kind) {
+  case NodeKind::Host:
+    return runHost(n, params).withContext(nodeLabel(n));
+  case NodeKind::Kernel:
+    if (p.paramRange && params != rangeParams_) CGRAPH_RETURN_IF_ERROR(rangeOf(n, params, p.launch));
+    [[fallthrough]];
+  case NodeKind::Copy:
+  case NodeKind::CopyRect:
+  case NodeKind::Fill: {
+    if (node.kind == NodeKind::Copy || node.kind == NodeKind::CopyRect) {
+      CUDA_MEMCPY3D m;
+      if (cudaMemcpyFor(node, slotBase(node.copy.srcSlot), slotBase(node.copy.dstSlot), m)) {
+        call = "cuMemcpy3DAsync";
+        rc = api_->cuMemcpy3DAsync(&m, s);
+        break;
+      }
+    } else if (node.kind == NodeKind::Fill) {
+      CUDA_MEMSET_NODE_PARAMS m;
+      if (cudaMemsetFor(node.fill, slotBase(node.fill.slot), m)) {
+        if (m.elementSize == 1) {
+          call = "cuMemsetD8Async";
+          rc = api_->cuMemsetD8Async(m.dst, uint8_t(m.value), m.width, s);
+        } else if (m.elementSize == 2) {
+          call = "cuMemsetD16Async";
+          rc = api_->cuMemsetD16Async(m.dst, uint16_t(m.value), m.width, s);
+        } else {
+          call = "cuMemsetD32Async";
+          rc = api_->cuMemsetD32Async(m.dst, m.value, m.width, s);
+        }
+        break;
+      }
+    }
+    Launch &l = p.launch;
+    call = "cuLaunchKernel";
+    rc = api_->cuLaunchKernel(l.fn, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2], l.smem, s,
+                              l.ptrs.data(), nullptr);
+    break;
+  }
+  default:
+    return Error::success();
+  }
+  if (rc != CUDA_SUCCESS) return cuError(*api_, call, rc).withContext(nodeLabel(n));
+  return Error::success();
+}
+
+Expected<rt::EventPtr> CudaExecutable::submit(const std::vector<ResolvedSlot> &slots,
+                                              const std::vector<uint64_t> &params,
+                                              const rt::SubmitOptions &opts) {
+  if (mode_ == rt::ExecMode::Replay && opts.profile)
+    return makeError("cuda: per-node timestamps need ExecMode::Eager (a replay runs whole CUDA graphs)");
+  for (const rt::EventPtr &e : opts.waitFor) {
+    // Our own submissions are ordered on the device's one stream already.
+    if (!e || dynamic_cast<CudaEvent *>(e.get())) continue;
+    CGRAPH_RETURN_IF_ERROR(e->wait().withContext("waiting for a prior submission"));
+  }
+  CGRAPH_RETURN_IF_ERROR(dev_->makeCurrent());
+  for (uint32_t s = 0; s < nSlots_ && s < slots.size(); ++s) {
+    const ResolvedSlot &r = slots[s];
+    if (r.buffer) {
+      table_[s] = static_cast<CudaBuffer *>(r.buffer)->ptr() + r.offset; // the runtime checked the owner
+      slotLength_[s] = r.length;
+    }
+  }
+  for (uint32_t p = 0; p < nParams_ && p < params.size(); ++p) table_[nSlots_ + p] = params[p];
+  CGRAPH_RETURN_IF_ERROR(uploadTable(params));
+  CUstream s = dev_->stream();
+  Events ev{api_, {}};
+  CUevent start = nullptr;
+  std::vector<std::pair<uint32_t, std::pair<CUevent, CUevent>>> timed;
+  if (opts.profile) {
+    auto e = ev.make(true);
+    if (!e) return e.error();
+    start = *e;
+    CGRAPH_CU_CHECK(*api_, "cuEventRecord", api_->cuEventRecord(start, s));
+  }
+  if (mode_ == rt::ExecMode::Replay) {
+    CGRAPH_RETURN_IF_ERROR(updateParamRanges(params));
+    for (PartGraph &pg : parts_) {
+      if (pg.host) {
+        for (uint32_t n : pg.nodes) CGRAPH_RETURN_IF_ERROR(runNodeEager(n, params));
+      } else if (pg.exec) {
+        CUresult rc = api_->cuGraphLaunch(pg.exec, s);
+        if (rc != CUDA_SUCCESS) return cuError(*api_, "cuGraphLaunch", rc);
+      }
+    }
+  } else {
+    for (PartGraph &pg : parts_)
+      for (uint32_t n : pg.nodes) {
+        CUevent a = nullptr, b = nullptr;
+        if (opts.profile) {
+          auto ea = ev.make(true), eb = ev.make(true);
+          if (!ea) return ea.error();
+          if (!eb) return eb.error();
+          a = *ea;
+          b = *eb;
+          CGRAPH_CU_CHECK(*api_, "cuEventRecord", api_->cuEventRecord(a, s));
+        }
+        CGRAPH_RETURN_IF_ERROR(runNodeEager(n, params));
+        if (opts.profile) {
+          CGRAPH_CU_CHECK(*api_, "cuEventRecord", api_->cuEventRecord(b, s));
+          timed.push_back({n, {a, b}});
+        }
+        if (opts.afterNode) {
+          CUresult rc = api_->cuStreamSynchronize(s);
+          if (rc != CUDA_SUCCESS) return cuError(*api_, "cuStreamSynchronize", rc).withContext(nodeLabel(n));
+          CGRAPH_RETURN_IF_ERROR(opts.afterNode(n));
+        }
+      }
+  }
+  auto done = ev.make(opts.profile);
+  if (!done) return done.error();
+  CGRAPH_CU_CHECK(*api_, "cuEventRecord", api_->cuEventRecord(*done, s));
+  ev.list.clear(); // owned by the CudaEvent from here on
+  return rt::EventPtr(std::make_shared<CudaEvent>(*dev_, *done, start, std::move(timed)));
+}
+
+} // namespace cgraph::cuda

@@ -1,0 +1,59 @@
+// The CUDA backend: replays cgraph graphs as CUDA graphs on NVIDIA GPUs.
+//
+// The driver is loaded at run time with dlopen("libcuda.so.1") (ARCHITECTURE.md decision
+// 4); programs linking this backend run anywhere, and probe() says why no device was
+// found (library not found, driver too old, no device).
+//
+// Kernels: a matching cubin form (`nvptx64-sm_XY` equal to the device's compute
+// capability), else the newest PTX form the device can JIT, else SPIR-V lowered here
+// (ptx.h). PTX becomes a cubin through cuLink*, stored in lib/cache's persistent cache
+// under (compute capability, driver version, lowering version, PTX hash): a warm start
+// does no PTX JIT.
+//
+// Replay: one CUDA graph per partition of the flattened graph, instantiated and uploaded
+// at finalize; host-task partitions run between them on the host. Kernel buffer
+// arguments and graph parameters are read from a small device-resident table (ptx.h),
+// so a new binding table or new parameter values cost one table upload plus the graph
+// launches, with no per-node driver call (decision 5). Copies and fills of
+// runtime-owned slots are memcpy/memset nodes; those that touch a binding-table slot are
+// table-reading kernels, so they rebind for free too. Eager: the same launches, one by
+// one on the device's stream (cuLaunchKernel, cuMemcpy3DAsync, cuMemset*Async).
+//
+// Ownership: the Backend owns its Devices; a Device owns its primary-context reference
+// and stream and must outlive every Buffer and Executable made from it.
+// Thread-safety: as cgraph/runtime/runtime.h (Device methods thread-safe; one thread at
+// a time per Executable). Failure modes: every driver failure is an Error naming the
+// call, the node where there is one, and the CUDA error name
+// (`node 'k3': cuLaunchKernel: CUDA_ERROR_LAUNCH_FAILED (unspecified launch failure)`).
+#pragma once
+
+#include "cgraph/runtime/runtime.h"
+
+#include <cstdint>
+#include <memory>
+
+namespace cgraph::cuda {
+
+struct CudaBackendOptions {
+  bool ignoreEmbeddedForms = false; // always lower the SPIR-V (tests)
+};
+
+std::unique_ptr<rt::Backend> makeCudaBackend(const CudaBackendOptions &opts = {});
+
+// Counters the tests and benchmarks read; zeros for a device of another backend.
+struct CudaCounters {
+  uint64_t lowerings = 0;      // SPIR-V -> PTX in this process
+  uint64_t ptxJits = 0;        // cuLinkComplete runs (PTX -> cubin)
+  uint64_t cubinForms = 0;     // modules loaded from an embedded cubin form
+  uint64_t graphsInstantiated = 0;
+  uint64_t tableUploads = 0;   // binding/parameter table uploads
+  uint64_t nodeUpdates = 0;    // cuGraphExecKernelNodeSetParams calls
+};
+CudaCounters counters(const rt::Device &device);
+
+// The comparison path of the rebinding benchmark: re-sets every kernel node of every
+// replay graph of `exe` with cuGraphExecKernelNodeSetParams (what a backend without the
+// table would do per new binding table). Error for executables of other backends.
+Error updateEveryKernelNode(rt::Executable &exe);
+
+} // namespace cgraph::cuda

@@ -1,0 +1,98 @@
+// The CUDA executable graph (command_buffer.cpp: plan, launches, CUDA graphs;
+// submit.cpp: the table upload and the replay and eager paths). Not installed.
+//
+// The slot/param table (device memory, u64 entries):
+//   [0, slots)                 base address of each slot of graph() for this submission
+//   [slots, slots + params)    parameter value bits
+//   [slots + params, ...)      executable-owned buffers (fill patterns)
+// Kernel launches never change after instantiation: they carry the table's address and
+// slot/param indices only. What does change per submission: the table (one upload when
+// it differs from the last), and nd-ranges that depend on parameters (node update of
+// just those nodes, so new shapes cost O(changed nodes): issue 12 fits here).
+#pragma once
+
+#include "internal.h"
+
+#include "cgraph/runtime/host_tasks.h"
+
+namespace cgraph::cuda {
+
+struct Launch {
+  CUfunction fn = nullptr;
+  std::vector<uint64_t> vals; // one 8-byte cell per wrapper argument
+  std::vector<void *> ptrs;   // kernelParams: pointers into vals
+  unsigned grid[3] = {1, 1, 1}, block[3] = {1, 1, 1};
+  unsigned smem = 0;
+  void bind() {
+    ptrs.resize(vals.size());
+    for (size_t i = 0; i < vals.size(); ++i) ptrs[i] = &vals[i];
+  }
+};
+
+struct NodePlan {
+  enum Kind { Kernel, Memcpy, Memset, Nop, Host } kind = Nop;
+  Launch launch;          // Kernel (also copies/fills run as the builtin kernels)
+  bool paramRange = false; // the nd-range depends on a parameter
+  CUDA_MEMCPY3D copy{};   // Memcpy: addresses resolved per submission in eager mode
+  CUDA_MEMSET_NODE_PARAMS memset{};
+};
+
+// A copy node as cuMemcpy3D parameters / a fill as cuMemset parameters, with the slots'
+// base addresses; false where they cannot express it (command_buffer.cpp).
+bool cudaMemcpyFor(const Node &node, CUdeviceptr src, CUdeviceptr dst, CUDA_MEMCPY3D &m);
+bool cudaMemsetFor(const FillOp &f, CUdeviceptr base, CUDA_MEMSET_NODE_PARAMS &m);
+
+struct PartGraph {
+  std::vector<uint32_t> nodes;
+  bool host = false;
+  CUgraph graph = nullptr;
+  CUgraphExec exec = nullptr;
+  std::vector<std::pair<uint32_t, CUgraphNode>> kernelNodes; // node -> graph node
+};
+
+class CudaExecutable final : public rt::Executable {
+public:
+  CudaExecutable(CudaDevice &device, Graph flattened, const rt::FinalizeOptions &opts)
+      : rt::Executable(device, std::move(flattened), opts.mode), dev_(&device), api_(&device.api()),
+        host_(opts.host) {}
+  ~CudaExecutable() override;
+  Error prepare(const rt::FinalizeOptions &opts);
+  Error updateEveryKernelNode();
+
+protected:
+  Expected<rt::EventPtr> submit(const std::vector<ResolvedSlot> &slots, const std::vector<uint64_t> &params,
+                                const rt::SubmitOptions &opts) override;
+
+private:
+  std::string nodeLabel(uint32_t n) const;
+  Error planKernel(uint32_t n, const std::vector<uint64_t> &params, Launch &l);
+  Error rangeOf(uint32_t n, const std::vector<uint64_t> &params, Launch &l) const;
+  Error planCopyOrFill(uint32_t n);
+  Error buildGraphs();
+  Error uploadTable(const std::vector<uint64_t> &params);
+  Error runNodeEager(uint32_t n, const std::vector<uint64_t> &params);
+  Error runHost(uint32_t n, const std::vector<uint64_t> &params);
+  Error updateParamRanges(const std::vector<uint64_t> &params);
+  bool slotOwned(uint32_t s) const { return s < owned_.size() && owned_[s] != nullptr; }
+  CUdeviceptr slotBase(uint32_t s) const { return s < table_.size() ? CUdeviceptr(table_[s]) : 0; }
+
+  CudaDevice *dev_;
+  const CuApi *api_;
+  rt::HostPolicy host_;
+  std::vector<std::unique_ptr<rt::Buffer>> owned_;
+  std::vector<std::shared_ptr<LoadedModule>> modules_;
+  std::shared_ptr<LoadedModule> builtins_;
+  std::unique_ptr<rt::HostTasks> hostTasks_;
+  std::vector<NodePlan> plans_;
+  std::vector<PartGraph> parts_;
+  std::vector<std::vector<uint32_t>> preds_;
+  std::unique_ptr<rt::Buffer> tableBuf_;   // device copy of the table
+  std::vector<std::unique_ptr<rt::Buffer>> patterns_; // fill patterns for the fill kernel
+  std::vector<uint64_t> table_;            // host copy: the current submission's table
+  std::vector<uint64_t> uploaded_;         // what the device table holds
+  std::vector<uint64_t> slotLength_;       // bound length per slot, this submission
+  std::vector<uint64_t> rangeParams_;      // parameter values the graphs' nd-ranges use
+  uint32_t nSlots_ = 0, nParams_ = 0;
+};
+
+} // namespace cgraph::cuda

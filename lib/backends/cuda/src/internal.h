@@ -1,0 +1,120 @@
+// Types shared by the CUDA backend's source files. Not installed.
+#pragma once
+
+#include "cgraph/backends/cuda/cuda_backend.h"
+#include "cgraph/backends/cuda/ptx.h"
+#include "cu_api.h"
+
+#include "cgraph/cache/binary_cache.h"
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+
+namespace cgraph::cuda {
+
+class CudaDevice;
+
+class CudaBuffer final : public rt::Buffer {
+public:
+  CudaBuffer(CudaDevice &device, CUdeviceptr ptr, uint64_t size) : device_(&device), ptr_(ptr), size_(size) {}
+  ~CudaBuffer() override;
+  uint64_t size() const override { return size_; }
+  const rt::Device *device() const override;
+  CUdeviceptr ptr() const { return ptr_; }
+
+private:
+  CudaDevice *device_;
+  CUdeviceptr ptr_;
+  uint64_t size_;
+};
+
+// A loaded CUmodule and its kernels; shared by the device's cache and executables.
+struct LoadedModule {
+  const CuApi *api = nullptr;
+  CUcontext ctx = nullptr;
+  CUmodule module = nullptr;
+  std::string from; // "cubin form", "ptx form", "spir-v"
+  ~LoadedModule();
+  Expected<CUfunction> function(const std::string &name) const;
+};
+
+struct AtomicCounters {
+  std::atomic<uint64_t> lowerings{0}, ptxJits{0}, cubinForms{0}, graphsInstantiated{0},
+      tableUploads{0}, nodeUpdates{0};
+};
+
+class CudaDevice final : public rt::Device {
+public:
+  static Expected<std::unique_ptr<CudaDevice>> open(const CuApi &api, int ordinal,
+                                                    const CudaBackendOptions &opts);
+  ~CudaDevice() override;
+
+  const rt::DeviceInfo &info() const override { return info_; }
+  Expected<std::unique_ptr<rt::Buffer>> allocate(uint64_t bytes, uint32_t alignment) override;
+  Error write(rt::Buffer &dst, uint64_t offset, const void *src, uint64_t bytes) override;
+  Error read(rt::Buffer &src, uint64_t offset, void *dst, uint64_t bytes) override;
+  Expected<std::unique_ptr<rt::Executable>> finalize(const Graph &graph,
+                                                     const rt::FinalizeOptions &opts) override;
+
+  const CuApi &api() const { return *api_; }
+  CUcontext context() const { return ctx_; }
+  CUstream stream() const { return stream_; }
+  // Makes the device's primary context current on the calling thread.
+  Error makeCurrent() const;
+  unsigned sm() const { return sm_; }           // PTX target (ptxTargetFor)
+  unsigned cc() const { return ccMajor_ * 10 + ccMinor_; }
+  AtomicCounters &counters() { return counters_; }
+
+  // kernel_compiler.cpp: the module for `m` (form choice as in cuda_backend.h).
+  Expected<std::shared_ptr<LoadedModule>> loadModule(const KernelModule &m, bool useCache);
+  // The fill and copy kernels (table ABI), built once per device.
+  Expected<std::shared_ptr<LoadedModule>> builtinModule();
+
+private:
+  CudaDevice(const CuApi &api, const CudaBackendOptions &opts) : api_(&api), opts_(opts) {}
+  Expected<std::vector<uint8_t>> ptxToCubin(const std::string &ptx, const std::string &what);
+  const CuApi *api_;
+  CudaBackendOptions opts_;
+  rt::DeviceInfo info_;
+  CUdevice dev_ = 0;
+  CUcontext ctx_ = nullptr;
+  CUstream stream_ = nullptr;
+  int ccMajor_ = 0, ccMinor_ = 0;
+  unsigned sm_ = 0;
+  AtomicCounters counters_;
+  std::mutex mutex_;
+  std::unordered_map<std::string, std::shared_ptr<LoadedModule>> modules_;
+  std::shared_ptr<LoadedModule> builtins_;
+  std::unique_ptr<cache::BinaryCache> binaries_;
+};
+
+// A submission's completion: `done` recorded on the stream after its last work.
+class CudaEvent final : public rt::Event {
+public:
+  CudaEvent(const CudaDevice &dev, CUevent done, CUevent start,
+            std::vector<std::pair<uint32_t, std::pair<CUevent, CUevent>>> nodes);
+  ~CudaEvent() override;
+  Error wait() override;
+  bool isComplete() const override;
+  const std::vector<rt::NodeTiming> &nodeTimings() const override { return timings_; }
+
+private:
+  const CudaDevice *dev_;
+  CUevent done_, start_;
+  std::vector<std::pair<uint32_t, std::pair<CUevent, CUevent>>> nodes_;
+  std::mutex mutex_;
+  bool waited_ = false;
+  Error result_;
+  std::vector<rt::NodeTiming> timings_;
+};
+
+Expected<std::unique_ptr<rt::Executable>> makeExecutable(CudaDevice &device, Graph flattened,
+                                                         const rt::FinalizeOptions &opts);
+
+} // namespace cgraph::cuda
