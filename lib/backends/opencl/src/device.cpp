@@ -33,10 +33,6 @@ OpenCLDevice::~OpenCLDevice() {
   if (context_) api_->clReleaseContext(context_);
 }
 
-cache::KernelCacheCounters OpenCLDevice::programCacheCounters() const {
-  return programs_ ? programs_->counters() : cache::KernelCacheCounters();
-}
-
 Expected<std::unique_ptr<OpenCLDevice>> OpenCLDevice::open(const ClApi &api, rt::DeviceInfo info,
                                                            DeviceProps props,
                                                            const OpenCLBackendOptions &opts) {

@@ -95,8 +95,6 @@ public:
   // `useCache`. A cached binary the driver refuses is a miss and a rebuild.
   Expected<ProgramPath> choosePath(const KernelModule &m) const;
   Expected<std::shared_ptr<const Program>> buildProgram(const KernelModule &m, bool useCache);
-  // Program-cache counters (tests and benchmarks); zero before the first cached build.
-  cache::KernelCacheCounters programCacheCounters() const;
 
 private:
   OpenCLDevice(const ClApi &api, rt::DeviceInfo info, DeviceProps props,
