@@ -64,14 +64,16 @@ int runPtxas(const std::string &ptxas, const std::string &arch, const fs::path &
 } // namespace
 
 int main() {
-  const std::string ptxas = CGRAPH_PTXAS;
+  const char *envPtxas = std::getenv("CGRAPH_PTXAS");
+  const std::string ptxas = envPtxas ? envPtxas : CGRAPH_PTXAS;
   std::error_code ec;
   if (ptxas.empty() || !fs::is_regular_file(ptxas, ec)) {
     std::printf("SKIPPED: ptxas not found at configure time (CGRAPH_PTXAS='%s')\n", ptxas.c_str());
     return 77;
   }
   std::vector<fs::path> files;
-  const fs::path src = CGRAPH_SOURCE_DIR;
+  const char *env = std::getenv("CGRAPH_TEST_SOURCE_DIR"); // the GPU bundle's copy
+  const fs::path src = env ? env : CGRAPH_SOURCE_DIR;
   for (const fs::path &dir : {src / "tests/cpu/kernels", src / "tests/opencl/kernels"})
     for (const auto &e : fs::directory_iterator(dir, ec))
       if (e.path().extension() == ".cl") files.push_back(e.path());
@@ -80,7 +82,8 @@ int main() {
       for (const auto &e : fs::directory_iterator(ex.path() / "kernels", ec))
         if (e.path().extension() == ".cl") files.push_back(e.path());
   std::sort(files.begin(), files.end());
-  const fs::path tmp = fs::path(CGRAPH_BINARY_DIR) / "tests/cuda/ptxas-out";
+  const char *envOut = std::getenv("CGRAPH_TEST_OUT_DIR");
+  const fs::path tmp = envOut ? fs::path(envOut) : fs::path(CGRAPH_BINARY_DIR) / "tests/cuda/ptxas-out";
   fs::create_directories(tmp, ec);
   int failures = 0, assembled = 0;
   for (const fs::path &f : files) {

@@ -16,6 +16,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -382,7 +383,13 @@ struct LoadedFile {
 
 std::vector<LoadedFile> loadKernelFiles() {
   std::vector<LoadedFile> out;
-  for (const char *dir : {CGRAPH_CPU_KERNELS_DIR, CGRAPH_OPENCL_KERNELS_DIR}) {
+  // CGRAPH_TEST_SOURCE_DIR: the source tree when it is not where the build saw it (the
+  // GPU bundle runs on another machine).
+  const char *env = std::getenv("CGRAPH_TEST_SOURCE_DIR");
+  const std::vector<std::string> dirs =
+      env ? std::vector<std::string>{std::string(env) + "/tests/cpu/kernels", std::string(env) + "/tests/opencl/kernels"}
+          : std::vector<std::string>{CGRAPH_CPU_KERNELS_DIR, CGRAPH_OPENCL_KERNELS_DIR};
+  for (const std::string &dir : dirs) {
     std::vector<fs::path> files;
     std::error_code ec;
     for (const auto &e : fs::directory_iterator(dir, ec))

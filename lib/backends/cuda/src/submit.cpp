@@ -111,7 +111,7 @@ Error CudaExecutable::runNodeEager(uint32_t n, const std::vector<uint64_t> &para
   case NodeKind::Host:
     return runHost(n, params).withContext(nodeLabel(n));
   case NodeKind::Kernel:
-    if (p.paramRange && params != rangeParams_) CGRAPH_RETURN_IF_ERROR(rangeOf(n, params, p.launch));
+    if (p.paramRange) CGRAPH_RETURN_IF_ERROR(rangeOf(n, params, p.launch));
     [[fallthrough]];
   case NodeKind::Copy:
   case NodeKind::CopyRect:

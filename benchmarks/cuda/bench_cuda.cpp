@@ -1,0 +1,249 @@
+// bench_cuda [--json FILE] [--handwritten handwritten.cu]: the CUDA backend's figures,
+// one run, side by side:
+//   1. chains of 1000 / 10000 empty kernels and axpy(4096): cgraph replay vs eager vs
+//      the hand-written CUDA graph (handwritten.cu, built with nvcc here at run time);
+//      device time per node (submit..wait / nodes) and host submit time;
+//   2. rebinding all 16 slots every submission on a 1000-node graph vs plain replay vs
+//      cuGraphExecKernelNodeSetParams on every kernel node per submission;
+//   3. finalize of the 1000-node axpy chain, cold (no cache) and warm (cache).
+// Prints a table, and Google Benchmark's JSON shape with --json.
+#include "cgraph/backends/cuda/cuda_backend.h"
+#include "cgraph/graph/builder.h"
+#include "cgraph/kernel/module_info.h"
+#include "cgraph/kernel/opencl_compiler.h"
+#include "cgraph/kernel/spirv.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+using namespace cgraph;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double usSince(Clock::time_point t) { return std::chrono::duration<double, std::micro>(Clock::now() - t).count(); }
+
+struct Row {
+  std::string name;
+  double perNodeUs = 0; // device time per node (or per item named)
+  double hostUs = 0;    // host time of one submission
+};
+std::vector<Row> rows;
+
+[[noreturn]] void die(const std::string &m) {
+  std::fprintf(stderr, "bench_cuda: error: %s\n", m.c_str());
+  std::exit(1);
+}
+
+const char *kSource = R"CL(
+__kernel void empty_kernel() {}
+__kernel void axpy(__global float *y, __global const float *x, float a) {
+  size_t i = get_global_id(0);
+  y[i] = mad(a, x[i], y[i]);
+}
+)CL";
+
+std::map<std::string, uint32_t> addKernels(GraphBuilder &b) {
+  auto r = compileOpenCL(kSource, "bench.cl", CompileOptions{});
+  if (!r) die(r.error().message());
+  std::string src = kSource;
+  uint32_t mod = b.addModule(makeKernelModule("bench.cl", *r, &src, false));
+  auto ks = reflectKernels(r->spirv.data(), r->spirv.size());
+  if (!ks) die(ks.error().message());
+  std::map<std::string, uint32_t> out;
+  for (Kernel k : *ks) {
+    k.module = mod;
+    std::string n = k.name;
+    out[n] = b.addKernel(std::move(k));
+  }
+  return out;
+}
+
+Slot ext(std::string name, uint64_t bytes) {
+  Slot s;
+  s.name = std::move(name);
+  s.size = bytes;
+  return s;
+}
+
+uint64_t f32(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+
+// A chain of `n` kernels over `slots` slot pairs (axpy) or of empty kernels.
+Graph chain(uint32_t n, bool axpy, uint32_t slots) {
+  GraphBuilder b(axpy ? "axpy-chain" : "empty-chain");
+  auto k = addKernels(b);
+  std::vector<uint32_t> s;
+  for (uint32_t i = 0; i < std::max<uint32_t>(1, slots); ++i) s.push_back(b.addSlot(ext("s" + std::to_string(i), 4096 * 4)));
+  uint32_t prev = kNone;
+  for (uint32_t i = 0; i < n; ++i) {
+    uint32_t id;
+    if (axpy)
+      id = b.addKernelNode("n" + std::to_string(i), k["axpy"], range1D(4096, 256),
+                           {Arg::slot(s[(i + 1) % s.size()]), Arg::slot(s[i % s.size()]), Arg::scalar(ScalarType::F32, f32(0.5f))});
+    else
+      id = b.addKernelNode("n" + std::to_string(i), k["empty_kernel"], range1D(1, 1), {});
+    if (prev != kNone) b.addEdge(prev, id);
+    prev = id;
+  }
+  return b.take();
+}
+
+struct Bound {
+  std::vector<std::unique_ptr<rt::Buffer>> bufs;
+  rt::BindingTable table;
+};
+
+Bound bind(rt::Device &d, const Graph &g) {
+  Bound b;
+  for (size_t i = 0; i < g.slots.size(); ++i) {
+    auto buf = d.allocate(g.slots[i].size, 64);
+    if (!buf) die(buf.error().message());
+    std::vector<uint8_t> zero(g.slots[i].size, 0);
+    if (Error e = d.write(**buf, 0, zero.data(), zero.size())) die(e.message());
+    b.table.slots.push_back({buf->get()});
+    b.bufs.push_back(std::move(*buf));
+  }
+  return b;
+}
+
+void submitWait(rt::Executable &exe, const rt::BindingTable &t, double *hostUs) {
+  auto t0 = Clock::now();
+  auto ev = exe.enqueue(t, {});
+  if (hostUs) *hostUs += usSince(t0);
+  if (!ev) die(ev.error().message());
+  if (Error e = (*ev)->wait()) die(e.message());
+}
+
+void chainBench(rt::Device &d, uint32_t n, bool axpy) {
+  Graph g = chain(n, axpy, axpy ? 2 : 0);
+  const std::string tag = std::string(axpy ? "axpy4096" : "empty") + "_" + std::to_string(n);
+  Bound b = bind(d, g);
+  for (rt::ExecMode mode : {rt::ExecMode::Replay, rt::ExecMode::Eager}) {
+    rt::FinalizeOptions fo;
+    fo.mode = mode;
+    auto exe = d.finalize(g, fo);
+    if (!exe) die(exe.error().message());
+    submitWait(**exe, b.table, nullptr); // warm-up
+    const int reps = n >= 10000 ? 5 : 20;
+    double host = 0;
+    auto t0 = Clock::now();
+    std::vector<rt::EventPtr> evs;
+    for (int r = 0; r < reps; ++r) {
+      auto h0 = Clock::now();
+      auto ev = (*exe)->enqueue(b.table, {});
+      host += usSince(h0);
+      if (!ev) die(ev.error().message());
+      evs.push_back(*ev);
+    }
+    for (auto &e : evs)
+      if (Error err = e->wait()) die(err.message());
+    double total = usSince(t0);
+    rows.push_back({std::string("cgraph_") + (mode == rt::ExecMode::Replay ? "replay_" : "eager_") + tag,
+                    total / reps / n, host / reps});
+  }
+}
+
+void rebindBench(rt::Device &d) {
+  Graph g = chain(1000, true, 16);
+  Bound a = bind(d, g), b = bind(d, g);
+  auto exe = d.finalize(g, {});
+  if (!exe) die(exe.error().message());
+  const int reps = 50;
+  auto measure = [&](const char *name, bool alternate, bool updateNodes) {
+    submitWait(**exe, a.table, nullptr);
+    double host = 0;
+    auto t0 = Clock::now();
+    for (int r = 0; r < reps; ++r) {
+      const rt::BindingTable &t = (alternate && (r & 1)) ? b.table : a.table;
+      auto h0 = Clock::now();
+      if (updateNodes)
+        if (Error e = cuda::updateEveryKernelNode(**exe)) die(e.message());
+      auto ev = (*exe)->enqueue(t, {});
+      host += usSince(h0);
+      if (!ev) die(ev.error().message());
+      if (Error e = (*ev)->wait()) die(e.message());
+    }
+    rows.push_back({name, usSince(t0) / reps / 1000, host / reps});
+  };
+  measure("rebind16_plain_replay_1000", false, false);
+  measure("rebind16_new_table_every_submission_1000", true, false);
+  measure("rebind16_setparams_every_node_1000", false, true);
+}
+
+void finalizeBench(rt::Device &d) {
+  Graph g = chain(1000, true, 2);
+  for (bool cache : {false, true}) {
+    rt::FinalizeOptions fo;
+    fo.useCache = cache;
+    if (cache) (void)d.finalize(g, fo); // fill the caches
+    auto t0 = Clock::now();
+    auto exe = d.finalize(g, fo);
+    double us = usSince(t0);
+    if (!exe) die(exe.error().message());
+    rows.push_back({cache ? "finalize_warm_axpy_1000" : "finalize_cold_axpy_1000", us / 1000, us});
+  }
+}
+
+void handwritten(const std::string &cu) {
+  const std::string exe = "/tmp/cgraph_bench_handwritten";
+  const std::string cmd = "nvcc -O3 -arch=native -o " + exe + " '" + cu + "' 2>&1";
+  if (std::system(cmd.c_str()) != 0) {
+    std::fprintf(stderr, "bench_cuda: nvcc failed; no hand-written figures\n");
+    return;
+  }
+  FILE *p = popen(exe.c_str(), "r");
+  if (!p) return;
+  char line[512];
+  while (std::fgets(line, sizeof(line), p)) {
+    char name[256];
+    double a = 0, b = 0;
+    if (std::sscanf(line, "%255s %lf %lf", name, &a, &b) == 3) rows.push_back({name, a, b});
+    else std::fprintf(stderr, "handwritten: %s", line);
+  }
+  pclose(p);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::string json, cu;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--json" && i + 1 < argc) json = argv[++i];
+    else if (a == "--handwritten" && i + 1 < argc) cu = argv[++i];
+    else die("usage: bench_cuda [--json FILE] [--handwritten handwritten.cu]");
+  }
+  auto backend = cuda::makeCudaBackend();
+  auto dev = backend->device(0);
+  if (!dev) die(dev.error().message());
+  rt::Device &d = **dev;
+  std::printf("device: %s (%s)\n", d.info().name.c_str(), d.info().driverVersion.c_str());
+  for (uint32_t n : {1000u, 10000u})
+    for (bool axpy : {false, true}) chainBench(d, n, axpy);
+  rebindBench(d);
+  finalizeBench(d);
+  if (!cu.empty()) handwritten(cu);
+  std::printf("%-48s %16s %16s\n", "benchmark", "us/node (device)", "us host/submit");
+  for (const Row &r : rows) std::printf("%-48s %16.4f %16.2f\n", r.name.c_str(), r.perNodeUs, r.hostUs);
+  if (!json.empty()) {
+    std::ofstream o(json);
+    o << "{\n  \"context\": {\"device\": \"" << d.info().name << "\", \"driver\": \"" << d.info().driverVersion
+      << "\"},\n  \"benchmarks\": [\n";
+    for (size_t i = 0; i < rows.size(); ++i)
+      o << "    {\"name\": \"" << rows[i].name << "\", \"run_type\": \"iteration\", \"iterations\": 1, \"real_time\": "
+        << rows[i].perNodeUs << ", \"cpu_time\": " << rows[i].hostUs << ", \"time_unit\": \"us\"}"
+        << (i + 1 < rows.size() ? ",\n" : "\n");
+    o << "  ]\n}\n";
+  }
+  return 0;
+}

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# gpu_run.sh BUNDLE.tar.xz [OUT_DIR]: on the GPU machine, unpacks the bundle made by
+# scripts/gpu-bundle.sh and runs, in one go: --list-devices, the ptxas test and the
+# CUDA conformance suite, `cgrun compare` cpu vs cuda on every example, bench_cuda
+# (with the nvcc-built hand-written reference). Output: stdout, bench.json in OUT_DIR.
+set -u
+bundle="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
+out="${2:-$PWD}"
+t="$(mktemp -d)"
+tar -C "$t" -xJf "$bundle" || exit 1
+cd "$t/cgraph-gpu" || exit 1
+nvidia-smi -L 2>/dev/null
+./run.sh cgrun --list-devices
+echo "== tests"
+timeout "${CGRAPH_TEST_TIMEOUT:-240}" ./run-tests.sh 2>&1 | tail -"${CGRAPH_TEST_TAIL:-60}"
+echo "== cgrun compare cpu vs cuda"
+while read -r ex args; do
+  echo "-- $ex"
+  # shellcheck disable=SC2086
+  timeout 60 ./run.sh cgrun compare "cgf/$ex.cgf" $args --backend cpu --backend cuda 2>&1 | tail -3
+done <<'LIST'
+saxpy --random y:1
+stencil --random f:1
+chain1000 --random y:1
+gramschmidt --random a:1
+image --random input:1 --random edges:2 --random crop:3
+mlp --random x:1 --random w1:2 --random b1:3 --random w2:4 --random b2:5 --random wc:6 --random bc:7 --random probs:8
+LIST
+echo "== bench_cuda"
+timeout "${CGRAPH_BENCH_TIMEOUT:-200}" ./run.sh bench_cuda --handwritten src/handwritten.cu --json "$out/bench.json" 2>&1 | tail -40
