@@ -5,7 +5,7 @@ set -euo pipefail
 
 PACKAGES=(
   build-essential cmake ninja-build pkg-config git python3
-  clang-14 llvm-14-dev libclang-14-dev libclang-rt-14-dev
+  clang-14 llvm-14-dev llvm-14-tools libclang-14-dev libclang-rt-14-dev
   llvm-spirv-14 libllvmspirvlib-14-dev spirv-tools libclc-14
   catch2 nlohmann-json3-dev libcli11-dev libzstd-dev libxxhash-dev
   libtbb-dev libboost-context-dev

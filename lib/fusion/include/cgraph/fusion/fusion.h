@@ -1,0 +1,81 @@
+// Offline kernel fusion of a saved graph (issue 9; the fusion JIT design in
+// docs/architecture.md's references): groups of kernel nodes become one node running
+// a fused kernel built at LLVM IR level from the kernels' SPIR-V.
+//
+// The pipeline for one group: every module the group uses is read back as LLVM IR
+// (lib/kernel's spirvToLLVM), linked into one module; each kernel becomes an internal
+// function, cleaned (SROA, EarlyCSE, SimplifyCFG), analysed (which parameters each
+// kernel reads or writes, and whether every access is at the work-item's own index
+// `base + get_global_id(0) * elemsize`), then called in order from a new entry point
+// and inlined. Identical arguments (same slot and offset, same graph parameter, same
+// literal) are passed once; literal scalars are baked in as constants; a work-group
+// barrier separates kernels unless every slot shared between kernels of the group is
+// only accessed at the work-item's own index; an intermediate slot used only inside
+// the group (transient, not used by any other node) with only own-index accesses
+// becomes one private variable per work-item and leaves the graph. The fused module is
+// lightly optimized only (the LLVM 14 translator can emit invalid SPIR-V from
+// optimized IR), translated back to SPIR-V and validated with SPIRV-Tools. Different
+// nd-ranges are refused (no work-item remapping yet).
+//
+// A group that cannot be fused is left as it was and gets a Remark saying why; the
+// output graph is still valid. Order, partitions and slot usage are recomputed
+// (finalizeForFile) and the graph metadata records `fused.<node> = a,b,c`.
+//
+// Ownership: fuseGraph mutates the Graph it is given and keeps nothing.
+// Thread-safety: concurrent calls on distinct graphs are safe (each uses its own
+// LLVMContext). Failures: an Error for bad requests (unknown or repeated node names)
+// or a broken input graph; a group the rules refuse is a Remark, not an Error; an
+// internal failure to build one group's kernel (translator, validator) is a Remark
+// too and that group stays unfused.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "cgraph/error.h"
+#include "cgraph/model.h"
+
+namespace cgraph {
+namespace fusion {
+
+struct FuseOptions {
+  // Explicit groups: node names in execution order (a chain).
+  std::vector<std::vector<std::string>> groups;
+  // Find chains automatically (after the explicit groups).
+  bool autoFuse = false;
+  // Bake literal scalar arguments into the fused kernel.
+  bool constants = true;
+  // Promote intermediate slots to private memory where legal.
+  bool internalize = true;
+  // Keep the fused module's LLVM IR text (before translation) in FuseReport.
+  bool keepIR = false;
+};
+
+struct Remark {
+  enum Kind { Fused, Refused, Note } kind = Note;
+  std::string group;   // "a,b,c"
+  std::string message; // LLVM style: lower-case, no final period
+};
+
+struct FusedGroup {
+  std::string node;                   // name of the fused node
+  std::string kernel;                 // name of the fused kernel
+  std::vector<std::string> from;      // the nodes it replaces, in order
+  std::vector<std::string> internalized; // slots promoted to private memory
+  std::vector<std::string> constants; // "kernel.param=value" baked in
+  unsigned elided = 0;                // arguments passed once instead of several times
+  bool barriers = true;               // barriers between the kernels kept
+  std::string ir;                     // FuseOptions::keepIR: the fused module
+};
+
+struct FuseReport {
+  std::vector<FusedGroup> fused;
+  std::vector<Remark> remarks;
+};
+
+// Fuses the requested groups of `graph` (a top-level graph as the reader returns it)
+// in place. See the file comment for what is refused.
+Expected<FuseReport> fuseGraph(Graph &graph, const FuseOptions &options);
+
+} // namespace fusion
+} // namespace cgraph

@@ -1,0 +1,470 @@
+// The graph side of fusion: which groups are legal, which arguments are shared, and
+// rewriting the Graph once the fused kernels exist. See cgraph/fusion/fusion.h.
+#include "cgraph/fusion/fusion.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "cgraph/graph/order.h"
+#include "cgraph/graph/validate.h"
+#include "cgraph/kernel/spirv.h"
+#include "internal.h"
+
+namespace cgraph {
+namespace fusion {
+namespace {
+
+using detail::FusedParam;
+using detail::Instance;
+using detail::IrRequest;
+using detail::IrResult;
+
+std::string join(const Graph &g, const std::vector<uint32_t> &nodes) {
+  std::string s;
+  for (uint32_t n : nodes) s += (s.empty() ? "" : ",") + g.nodes[n].name;
+  return s;
+}
+
+std::string dimText(const Graph &g, const Dim *d, uint32_t dims) {
+  std::string s;
+  for (uint32_t i = 0; i < dims; ++i) {
+    if (i) s += "x";
+    s += d[i].param != kNone ? "$" + g.params[d[i].param].name : std::to_string(d[i].value);
+  }
+  return s;
+}
+
+bool sameDims(const Dim *a, const Dim *b, uint32_t dims) {
+  for (uint32_t i = 0; i < dims; ++i)
+    if (a[i].value != b[i].value || a[i].param != b[i].param) return false;
+  return true;
+}
+
+// Empty when two nd-ranges are the same; else the rule that differs.
+std::string rangeDifference(const Graph &g, const NDRange &a, const NDRange &b) {
+  if (a.dims != b.dims)
+    return "dimensions differ: " + std::to_string(a.dims) + " vs " + std::to_string(b.dims);
+  if (!sameDims(a.global, b.global, a.dims))
+    return "global sizes differ: " + dimText(g, a.global, a.dims) + " vs " + dimText(g, b.global, b.dims);
+  if (!sameDims(a.local, b.local, a.dims))
+    return "local sizes differ: " + dimText(g, a.local, a.dims) + " vs " + dimText(g, b.local, b.dims);
+  if (!sameDims(a.offset, b.offset, a.dims))
+    return "global offsets differ: " + dimText(g, a.offset, a.dims) + " vs " +
+           dimText(g, b.offset, b.dims);
+  return {};
+}
+
+struct Adjacency {
+  std::vector<std::vector<uint32_t>> succ, pred;
+  explicit Adjacency(const Graph &g) : succ(g.nodes.size()), pred(g.nodes.size()) {
+    for (const Edge &e : g.edges) {
+      succ[e.from].push_back(e.to);
+      pred[e.to].push_back(e.from);
+    }
+  }
+};
+
+std::vector<bool> reach(const std::vector<std::vector<uint32_t>> &adj, const std::vector<uint32_t> &from) {
+  std::vector<bool> seen(adj.size(), false);
+  std::vector<uint32_t> stack;
+  for (uint32_t f : from)
+    for (uint32_t s : adj[f]) stack.push_back(s);
+  while (!stack.empty()) {
+    uint32_t n = stack.back();
+    stack.pop_back();
+    if (seen[n]) continue;
+    seen[n] = true;
+    for (uint32_t s : adj[n]) stack.push_back(s);
+  }
+  return seen;
+}
+
+// Empty when `grp` (node indices in the requested order) may be fused; else why not.
+std::string whyNot(const Graph &g, const Adjacency &adj, const std::vector<uint32_t> &grp) {
+  if (grp.size() < 2) return "a group needs at least two nodes";
+  for (uint32_t n : grp)
+    if (g.nodes[n].kind != NodeKind::Kernel)
+      return "'" + g.nodes[n].name + "' is a " + nodeKindName(g.nodes[n].kind) + " node, not a kernel";
+  for (size_t i = 1; i < grp.size(); ++i) {
+    std::string d = rangeDifference(g, g.nodes[grp[0]].range, g.nodes[grp[i]].range);
+    if (!d.empty()) return d;
+  }
+  std::vector<int> pos(g.nodes.size(), -1);
+  for (size_t i = 0; i < grp.size(); ++i) pos[grp[i]] = int(i);
+  std::vector<bool> down = reach(adj.succ, grp), up = reach(adj.pred, grp);
+  for (uint32_t n = 0; n < g.nodes.size(); ++n)
+    if (pos[n] < 0 && down[n] && up[n])
+      return "'" + g.nodes[n].name + "' (" + nodeKindName(g.nodes[n].kind) +
+             ") sits between nodes of the group";
+  for (const Edge &e : g.edges) {
+    if (pos[e.from] >= 0 && pos[e.to] >= 0 && pos[e.from] > pos[e.to])
+      return "'" + g.nodes[e.from].name + "' must run before '" + g.nodes[e.to].name + "'";
+    if (pos[e.from] >= 0 && pos[e.from] + 1 < int(grp.size()) && pos[e.to] < 0)
+      return "'" + g.nodes[e.to].name + "' depends on intermediate node '" + g.nodes[e.from].name + "'";
+  }
+  return {};
+}
+
+std::string identifier(const std::string &s) {
+  std::string r;
+  for (char c : s) r += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
+  if (r.empty() || std::isdigit(static_cast<unsigned char>(r[0]))) r = "_" + r;
+  return r;
+}
+
+// Slots some node outside `grp` uses (any kind of use).
+std::vector<bool> usedOutside(const Graph &g, const std::vector<uint32_t> &grp) {
+  std::vector<bool> in(g.nodes.size(), false), out(g.slots.size(), false);
+  for (uint32_t n : grp) in[n] = true;
+  for (uint32_t n = 0; n < g.nodes.size(); ++n) {
+    if (in[n]) continue;
+    const Node &node = g.nodes[n];
+    for (const Arg &a : node.args)
+      if (a.kind == ArgKind::Slot && a.index < out.size()) out[a.index] = true;
+    if (node.kind == NodeKind::Copy || node.kind == NodeKind::CopyRect) {
+      if (node.copy.srcSlot < out.size()) out[node.copy.srcSlot] = true;
+      if (node.copy.dstSlot < out.size()) out[node.copy.dstSlot] = true;
+    }
+    if (node.kind == NodeKind::Fill && node.fill.slot < out.size()) out[node.fill.slot] = true;
+    for (uint32_t s : node.subgraphSlots)
+      if (s < out.size()) out[s] = true;
+  }
+  return out;
+}
+
+struct Planned {
+  std::vector<uint32_t> grp;
+  IrRequest req;
+  std::vector<Arg> paramArgs; // per FusedParam: the argument the fused node passes
+  IrResult res;
+  std::string nodeName;
+};
+
+// Builds the request for one group: instances, shared parameters, candidates.
+Planned plan(const Graph &g, const std::vector<uint32_t> &grp, const FuseOptions &o,
+             const std::set<std::string> &takenNames, unsigned serial) {
+  Planned pl;
+  pl.grp = grp;
+  std::string base = "fused_" + identifier(g.nodes[grp.front()].name) + "_" +
+                     identifier(g.nodes[grp.back()].name);
+  pl.nodeName = base;
+  for (unsigned k = 1; takenNames.count(pl.nodeName) || g.findNode(pl.nodeName) != kNone ||
+                       g.findKernel(pl.nodeName) != kNone;
+       ++k)
+    pl.nodeName = base + "_" + std::to_string(k);
+  (void)serial;
+  IrRequest &req = pl.req;
+  req.fusedName = pl.nodeName;
+  for (const KernelModule &m : g.modules) req.modules.push_back(&m);
+  req.oneDim = g.nodes[grp[0]].range.dims == 1;
+  req.internalize = o.internalize;
+  req.constants = o.constants;
+  req.keepIR = o.keepIR;
+  for (const Slot &s : g.slots) req.slotNames.push_back(s.name);
+  std::vector<bool> outside = usedOutside(g, grp);
+  std::map<std::tuple<int, uint64_t, uint64_t, uint32_t>, uint32_t> shared;
+  std::set<std::string> names;
+  auto uniqueName = [&](std::string n) {
+    n = identifier(n);
+    std::string r = n;
+    for (unsigned k = 1; names.count(r); ++k) r = n + "_" + std::to_string(k);
+    names.insert(r);
+    return r;
+  };
+  for (uint32_t i = 0; i < grp.size(); ++i) {
+    const Node &node = g.nodes[grp[i]];
+    const Kernel &k = g.kernels[node.kernel];
+    Instance in;
+    in.node = node.name;
+    in.module = k.module;
+    in.kernel = k.name;
+    for (uint32_t p = 0; p < node.args.size(); ++p) {
+      const Arg &a = node.args[p];
+      const KernelParam &kp = k.params[p];
+      std::tuple<int, uint64_t, uint64_t, uint32_t> key;
+      bool elidable = true;
+      FusedParam fp;
+      fp.inst = i;
+      fp.param = p;
+      std::string name;
+      switch (a.kind) {
+      case ArgKind::Slot:
+        key = {0, a.index, a.value, uint32_t(kp.kind)};
+        name = g.slots[a.index].name + (a.value ? "_" + std::to_string(a.value) : "");
+        fp.slotKey = int32_t(a.index);
+        fp.internalCandidate = !outside[a.index] && g.slots[a.index].init == SlotInit::Transient;
+        break;
+      case ArgKind::Param:
+        key = {1, a.index, 0, 0};
+        name = g.params[a.index].name;
+        break;
+      case ArgKind::Scalar:
+        key = {2, a.value, uint64_t(a.type), kp.size};
+        name = k.name + "_" + (kp.name.empty() ? std::to_string(p) : kp.name);
+        fp.constCandidate = true;
+        fp.bits = a.value;
+        break;
+      default: // LocalMem: each allocation is its own
+        elidable = false;
+        name = k.name + "_" + (kp.name.empty() ? std::to_string(p) : kp.name);
+        req.hasLocalMem = true;
+        break;
+      }
+      auto it = elidable ? shared.find(key) : shared.end();
+      if (it != shared.end()) {
+        in.bind.push_back(it->second);
+        continue;
+      }
+      fp.name = uniqueName(name);
+      uint32_t idx = uint32_t(req.params.size());
+      req.params.push_back(fp);
+      pl.paramArgs.push_back(a);
+      if (elidable) shared[key] = idx;
+      in.bind.push_back(idx);
+    }
+    req.insts.push_back(std::move(in));
+  }
+  return pl;
+}
+
+void remapSlots(Graph &g, const std::vector<uint32_t> &map) {
+  for (Node &n : g.nodes) {
+    for (Arg &a : n.args)
+      if (a.kind == ArgKind::Slot) a.index = map[a.index];
+    if (n.kind == NodeKind::Copy || n.kind == NodeKind::CopyRect) {
+      n.copy.srcSlot = map[n.copy.srcSlot];
+      n.copy.dstSlot = map[n.copy.dstSlot];
+    }
+    if (n.kind == NodeKind::Fill) n.fill.slot = map[n.fill.slot];
+    for (uint32_t &s : n.subgraphSlots) s = map[s];
+  }
+}
+
+// Drops kernels no node uses, then modules no kernel uses.
+void collectKernels(Graph &g) {
+  std::vector<bool> usedK(g.kernels.size(), false), usedM(g.modules.size(), false);
+  for (const Node &n : g.nodes)
+    if (n.kind == NodeKind::Kernel && n.kernel < usedK.size()) usedK[n.kernel] = true;
+  std::vector<uint32_t> kmap(g.kernels.size(), kNone), mmap(g.modules.size(), kNone);
+  std::vector<Kernel> ks;
+  for (uint32_t k = 0; k < g.kernels.size(); ++k)
+    if (usedK[k]) {
+      kmap[k] = uint32_t(ks.size());
+      ks.push_back(std::move(g.kernels[k]));
+      if (ks.back().module < usedM.size()) usedM[ks.back().module] = true;
+    }
+  std::vector<KernelModule> ms;
+  for (uint32_t m = 0; m < g.modules.size(); ++m)
+    if (usedM[m]) {
+      mmap[m] = uint32_t(ms.size());
+      ms.push_back(std::move(g.modules[m]));
+    }
+  for (Kernel &k : ks) k.module = mmap[k.module];
+  for (Node &n : g.nodes)
+    if (n.kind == NodeKind::Kernel) n.kernel = kmap[n.kernel];
+  g.kernels = std::move(ks);
+  g.modules = std::move(ms);
+}
+
+} // namespace
+
+Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
+  FuseReport rep;
+  CGRAPH_RETURN_IF_ERROR(firstError(validateGraph(g, {false, true, true})).withContext("input graph"));
+  Expected<std::vector<uint32_t>> order = executionOrder(g);
+  if (!order) return order.error();
+  Adjacency adj(g);
+  std::vector<bool> taken(g.nodes.size(), false);
+  std::vector<Planned> done;
+  std::set<std::string> newNames;
+
+  auto attempt = [&](const std::vector<uint32_t> &grp, bool automatic) {
+    std::string gname = join(g, grp);
+    Planned pl = plan(g, grp, o, newNames, unsigned(done.size()));
+    Expected<IrResult> res = detail::buildFusedKernel(pl.req);
+    if (!res) {
+      rep.remarks.push_back({Remark::Refused, gname, "cannot build the fused kernel: " + res.error().message()});
+      return;
+    }
+    if (!res->hazard.empty()) {
+      if (automatic) {
+        rep.remarks.push_back({Remark::Refused, gname,
+                               res->hazard + ": a work-group barrier cannot order work-items of "
+                                             "different work-groups"});
+        return;
+      }
+      rep.remarks.push_back({Remark::Note, gname,
+                             res->hazard + ": fused with work-group barriers as requested; "
+                                           "correct only if work-groups do not share data"});
+    }
+    for (const std::string &r : res->remarks) rep.remarks.push_back({Remark::Note, gname, r});
+    pl.res = std::move(*res);
+    for (uint32_t n : grp) taken[n] = true;
+    newNames.insert(pl.nodeName);
+    done.push_back(std::move(pl));
+  };
+
+  // explicit groups
+  for (const std::vector<std::string> &names : o.groups) {
+    std::vector<uint32_t> grp;
+    std::string gname;
+    for (const std::string &n : names) gname += (gname.empty() ? "" : ",") + n;
+    for (const std::string &n : names) {
+      uint32_t idx = g.findNode(n);
+      if (idx == kNone) return makeError("group '" + gname + "': no node named '" + n + "'");
+      if (std::find(grp.begin(), grp.end(), idx) != grp.end())
+        return makeError("group '" + gname + "': node '" + n + "' is named twice");
+      if (taken[idx]) return makeError("group '" + gname + "': node '" + n + "' is already fused");
+      grp.push_back(idx);
+    }
+    std::string why = whyNot(g, adj, grp);
+    if (!why.empty()) {
+      rep.remarks.push_back({Remark::Refused, gname, why});
+      continue;
+    }
+    attempt(grp, false);
+  }
+
+  // automatic chains
+  if (o.autoFuse) {
+    std::vector<uint32_t> pos(g.nodes.size());
+    for (uint32_t i = 0; i < order->size(); ++i) pos[(*order)[i]] = i;
+    for (uint32_t n : *order) {
+      if (taken[n] || g.nodes[n].kind != NodeKind::Kernel) continue;
+      std::vector<uint32_t> chain{n};
+      std::vector<bool> inChain(g.nodes.size(), false);
+      inChain[n] = true;
+      for (;;) {
+        uint32_t last = chain.back();
+        std::vector<uint32_t> succ = adj.succ[last];
+        std::sort(succ.begin(), succ.end(), [&](uint32_t a, uint32_t b) { return pos[a] < pos[b]; });
+        succ.erase(std::unique(succ.begin(), succ.end()), succ.end());
+        if (succ.empty()) break;
+        uint32_t s = succ.front();
+        std::string why;
+        if (taken[s] || inChain[s]) why = "'" + g.nodes[s].name + "' is already fused";
+        else {
+          std::vector<uint32_t> next = chain;
+          next.push_back(s);
+          why = whyNot(g, adj, next);
+        }
+        if (!why.empty()) {
+          if (chain.size() > 1 || g.nodes[s].kind == NodeKind::Kernel || true)
+            rep.remarks.push_back({Remark::Note, join(g, chain),
+                                   "chain ends before '" + g.nodes[s].name + "': " + why});
+          break;
+        }
+        chain.push_back(s);
+        inChain[s] = true;
+      }
+      if (chain.size() >= 2) attempt(chain, true);
+    }
+  }
+
+  // rewrite the graph
+  std::vector<uint32_t> owner(g.nodes.size(), kNone);
+  for (uint32_t f = 0; f < done.size(); ++f)
+    for (uint32_t n : done[f].grp) owner[n] = f;
+  std::vector<Node> nodes;
+  std::vector<uint32_t> nodeMap(g.nodes.size(), kNone), fusedNode(done.size(), kNone);
+  std::vector<uint32_t> dropSlots;
+  for (uint32_t n = 0; n < g.nodes.size(); ++n) {
+    uint32_t f = owner[n];
+    if (f == kNone) {
+      nodeMap[n] = uint32_t(nodes.size());
+      nodes.push_back(std::move(g.nodes[n]));
+      continue;
+    }
+    if (fusedNode[f] == kNone) {
+      Planned &pl = done[f];
+      Expected<std::vector<Kernel>> ks = reflectKernels(pl.res.spirv.data(), pl.res.spirv.size());
+      if (!ks) return ks.error().withContext("fused kernel '" + pl.nodeName + "'");
+      auto it = std::find_if(ks->begin(), ks->end(), [&](const Kernel &k) { return k.name == pl.nodeName; });
+      if (it == ks->end()) return makeError("fused kernel '" + pl.nodeName + "' missing from its module");
+      KernelModule km;
+      km.name = pl.nodeName + ".spv";
+      KernelForm form;
+      form.kind = FormKind::SpirV;
+      form.target = "spirv64";
+      form.bytes = pl.res.spirv;
+      km.forms.push_back(std::move(form));
+      Kernel k = *it;
+      k.module = uint32_t(g.modules.size());
+      g.modules.push_back(std::move(km));
+      Node fused;
+      fused.name = pl.nodeName;
+      fused.kind = NodeKind::Kernel;
+      fused.kernel = uint32_t(g.kernels.size());
+      fused.range = g.nodes[pl.grp.front()].range;
+      g.kernels.push_back(std::move(k));
+      FusedGroup fg;
+      fg.node = pl.nodeName;
+      fg.kernel = pl.nodeName;
+      for (uint32_t m : pl.grp) fg.from.push_back(g.nodes[m].name);
+      for (size_t p = 0; p < pl.req.params.size(); ++p)
+        if (pl.res.kept[p]) fused.args.push_back(pl.paramArgs[p]);
+      for (uint32_t p : pl.res.internalized) {
+        fg.internalized.push_back(g.slots[pl.req.params[p].slotKey].name);
+        dropSlots.push_back(uint32_t(pl.req.params[p].slotKey));
+      }
+      for (uint32_t p : pl.res.baked) fg.constants.push_back(pl.req.params[p].name);
+      size_t total = 0;
+      for (const Instance &in : pl.req.insts) total += in.bind.size();
+      fg.elided = unsigned(total - pl.req.params.size());
+      fg.barriers = pl.res.barriers;
+      fg.ir = std::move(pl.res.ir);
+      std::string from;
+      for (const std::string &s : fg.from) from += (from.empty() ? "" : ",") + s;
+      g.metadata.push_back({"fused." + pl.nodeName, from});
+      if (!fg.internalized.empty()) {
+        std::string s;
+        for (const std::string &x : fg.internalized) s += (s.empty() ? "" : ",") + x;
+        g.metadata.push_back({"fused." + pl.nodeName + ".private", s});
+      }
+      rep.remarks.push_back({Remark::Fused, from,
+                             "fused into '" + pl.nodeName + "' (" + std::to_string(fg.from.size()) +
+                                 " kernels, " + std::to_string(fused.args.size()) + " arguments, " +
+                                 std::to_string(fg.elided) + " elided, " +
+                                 std::to_string(fg.constants.size()) + " constant, " +
+                                 std::to_string(fg.internalized.size()) + " internalized, " +
+                                 (fg.barriers ? "barriers between kernels" : "no barriers") + ")"});
+      rep.fused.push_back(std::move(fg));
+      fusedNode[f] = uint32_t(nodes.size());
+      nodes.push_back(std::move(fused));
+    }
+    nodeMap[n] = fusedNode[f];
+  }
+  if (done.empty()) return rep;
+  g.nodes = std::move(nodes);
+  std::set<std::pair<uint32_t, uint32_t>> seen;
+  std::vector<Edge> edges;
+  for (const Edge &e : g.edges) {
+    Edge ne{nodeMap[e.from], nodeMap[e.to]};
+    if (ne.from == ne.to || !seen.insert({ne.from, ne.to}).second) continue;
+    edges.push_back(ne);
+  }
+  g.edges = std::move(edges);
+  if (!dropSlots.empty()) {
+    std::sort(dropSlots.begin(), dropSlots.end());
+    std::vector<uint32_t> map(g.slots.size(), kNone);
+    std::vector<Slot> slots;
+    for (uint32_t s = 0; s < g.slots.size(); ++s)
+      if (!std::binary_search(dropSlots.begin(), dropSlots.end(), s)) {
+        map[s] = uint32_t(slots.size());
+        slots.push_back(std::move(g.slots[s]));
+      }
+    g.slots = std::move(slots);
+    remapSlots(g, map);
+  }
+  collectKernels(g);
+  g.order.clear();
+  g.partitions.clear();
+  CGRAPH_RETURN_IF_ERROR(finalizeForFile(g).withContext("fused graph"));
+  CGRAPH_RETURN_IF_ERROR(firstError(validateGraph(g, {false, true, true})).withContext("fused graph"));
+  return rep;
+}
+
+} // namespace fusion
+} // namespace cgraph

@@ -1,0 +1,133 @@
+// cgfuse: offline kernel fusion of a .cgf file (lib/fusion). Thin CLI: options ->
+// cgraph::fusion::fuseGraph -> .cgf; remarks on stderr (--remarks) or in --json.
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <iostream>
+#include <new>
+#include <sstream>
+
+#include "cgraph/format/reader.h"
+#include "cgraph/format/writer.h"
+#include "cgraph/fusion/fusion.h"
+
+#ifndef CGRAPH_VERSION
+#define CGRAPH_VERSION "0.0.0"
+#endif
+
+namespace {
+
+using namespace cgraph;
+
+std::vector<std::string> splitList(const std::string &s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+const char *kindName(fusion::Remark::Kind k) {
+  switch (k) {
+  case fusion::Remark::Fused: return "fused";
+  case fusion::Remark::Refused: return "refused";
+  default: return "note";
+  }
+}
+
+int run(int argc, char **argv) {
+  CLI::App app{"cgfuse: fuse chains of kernel nodes of a .cgf file into single kernels", "cgfuse"};
+  app.set_version_flag("--version", std::string("cgfuse ") + CGRAPH_VERSION + " (cgraph, .cgf 1.0, LLVM 14)");
+  std::string input, output, printIR;
+  std::vector<std::string> groups;
+  bool autoFuse = false, remarks = false, json = false, noConstants = false, noInternalize = false;
+  app.add_option("input", input, ".cgf file")->required();
+  app.add_option("-o", output, "output .cgf file")->required();
+  app.add_option("--fuse", groups, "fuse the named kernel nodes, in this order (repeatable)")
+      ->type_name("A,B,...")->take_all();
+  app.add_flag("--auto", autoFuse, "find and fuse chains of kernel nodes");
+  app.add_flag("--remarks", remarks, "print what was fused and why the rest was not (stderr)");
+  app.add_flag("--json", json, "print a JSON report on stdout");
+  app.add_flag("--no-constants", noConstants, "keep literal scalar arguments as parameters");
+  app.add_flag("--no-internalize", noInternalize, "keep intermediate slots in global memory");
+  app.add_option("--print-ir", printIR, "write the fused modules' LLVM IR (before SPIR-V) to FILE ('-': stdout)")
+      ->type_name("FILE");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError &e) {
+    if (e.get_exit_code() == 0) return app.exit(e);
+    std::cerr << "cgfuse: error: " << e.what() << "\n(run 'cgfuse --help' for usage)\n";
+    return 2;
+  }
+  fusion::FuseOptions opts;
+  for (const std::string &g : groups) opts.groups.push_back(splitList(g));
+  opts.autoFuse = autoFuse;
+  opts.constants = !noConstants;
+  opts.internalize = !noInternalize;
+  opts.keepIR = !printIR.empty();
+  if (opts.groups.empty() && !opts.autoFuse) {
+    std::cerr << "cgfuse: error: nothing to fuse: give --fuse A,B,... or --auto\n";
+    return 2;
+  }
+
+  Expected<Graph> g = readCgfFile(input);
+  if (!g) {
+    std::cerr << "cgfuse: error: " << g.error().message() << "\n";
+    return 1;
+  }
+  Expected<fusion::FuseReport> rep = fusion::fuseGraph(*g, opts);
+  if (!rep) {
+    std::cerr << "cgfuse: error: " << rep.error().message() << "\n";
+    return 1;
+  }
+  if (Error e = writeCgfFile(*g, output)) {
+    std::cerr << "cgfuse: error: " << e.message() << "\n";
+    return 1;
+  }
+  if (!printIR.empty()) {
+    std::ofstream file;
+    if (printIR != "-") {
+      file.open(printIR);
+      if (!file) {
+        std::cerr << "cgfuse: error: cannot write '" << printIR << "'\n";
+        return 1;
+      }
+    }
+    std::ostream &os = printIR == "-" ? std::cout : file;
+    for (const fusion::FusedGroup &f : rep->fused) os << "; fused kernel " << f.kernel << "\n" << f.ir;
+  }
+  if (remarks)
+    for (const fusion::Remark &r : rep->remarks)
+      std::cerr << "cgfuse: remark: [" << r.group << "] " << kindName(r.kind) << ": " << r.message << "\n";
+  if (json) {
+    nlohmann::json j;
+    j["output"] = output;
+    j["fused"] = nlohmann::json::array();
+    for (const fusion::FusedGroup &f : rep->fused)
+      j["fused"].push_back({{"node", f.node}, {"kernel", f.kernel}, {"from", f.from},
+                            {"internalized", f.internalized}, {"constants", f.constants},
+                            {"elided", f.elided}, {"barriers", f.barriers}});
+    j["remarks"] = nlohmann::json::array();
+    for (const fusion::Remark &r : rep->remarks)
+      j["remarks"].push_back({{"group", r.group}, {"kind", kindName(r.kind)}, {"message", r.message}});
+    std::cout << j.dump(2) << "\n";
+  }
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::bad_alloc &) {
+    std::cerr << "cgfuse: error: out of memory\n";
+  } catch (const std::exception &e) {
+    std::cerr << "cgfuse: error: internal error: " << e.what() << "\n";
+  } catch (...) {
+    std::cerr << "cgfuse: error: internal error\n";
+  }
+  return 1;
+}
