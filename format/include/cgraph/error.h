@@ -16,7 +16,9 @@
 
 namespace cgraph {
 
-class Error {
+// [[nodiscard]]: a returned Error or Expected that nobody looks at is a bug (a failure
+// silently dropped); the compiler warns. Discard on purpose with `(void)`.
+class [[nodiscard]] Error {
 public:
   Error() = default; // success
   static Error success() { return Error(); }
@@ -43,7 +45,7 @@ private:
 
 inline Error makeError(std::string message) { return Error::make(std::move(message)); }
 
-template <typename T> class Expected {
+template <typename T> class [[nodiscard]] Expected {
 public:
   Expected(T value) : v_(std::move(value)) {}
   Expected(Error error) : v_(std::move(error)) { assert(std::get<Error>(v_).failed()); }
