@@ -21,8 +21,12 @@ using detail::Instance;
 using detail::IrRequest;
 using detail::IrResult;
 
+// "a,b,c"; long groups as "a,b,...,z (1000 nodes)" so that remarks stay one line.
 std::string join(const Graph &g, const std::vector<uint32_t> &nodes) {
   std::string s;
+  if (nodes.size() > 8)
+    return g.nodes[nodes[0]].name + "," + g.nodes[nodes[1]].name + ",...," +
+           g.nodes[nodes.back()].name + " (" + std::to_string(nodes.size()) + " nodes)";
   for (uint32_t n : nodes) s += (s.empty() ? "" : ",") + g.nodes[n].name;
   return s;
 }
@@ -364,6 +368,7 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
   }
 
   // rewrite the graph
+  if (done.empty()) return rep;
   std::vector<uint32_t> owner(g.nodes.size(), kNone);
   for (uint32_t f = 0; f < done.size(); ++f)
     for (uint32_t n : done[f].grp) owner[n] = f;
@@ -423,7 +428,7 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
         for (const std::string &x : fg.internalized) s += (s.empty() ? "" : ",") + x;
         g.metadata.push_back({"fused." + pl.nodeName + ".private", s});
       }
-      rep.remarks.push_back({Remark::Fused, from,
+      rep.remarks.push_back({Remark::Fused, join(g, pl.grp),
                              "fused into '" + pl.nodeName + "' (" + std::to_string(fg.from.size()) +
                                  " kernels, " + std::to_string(fused.args.size()) + " arguments, " +
                                  std::to_string(fg.elided) + " elided, " +
@@ -436,7 +441,6 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
     }
     nodeMap[n] = fusedNode[f];
   }
-  if (done.empty()) return rep;
   g.nodes = std::move(nodes);
   std::set<std::pair<uint32_t, uint32_t>> seen;
   std::vector<Edge> edges;
