@@ -34,7 +34,7 @@ if [ "${CGRAPH_SKIP_SANITIZERS:-0}" != 1 ]; then
   # Only the concurrent parts (and what their tests run) are built with TSan. The CPU
   # backend runs on std::threads there (lib/backends/cpu/src/parallel.h) and instruments
   # its JIT-compiled kernels; cpu_tsan_reports_level_race proves a race is reported.
-  CGRAPH_TARGETS="cache_memory_test cache_persistent_test cache_tool_test cgcache test_runtime cpu_backend_tests cpu_tsan_level_race" \
+  CGRAPH_TARGETS="cache_memory_test cache_persistent_test cache_kernel_test cache_tool_test cgcache test_runtime cpu_backend_tests cpu_tsan_level_race" \
   "$root/scripts/build.sh" "$root/build-tsan" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCGRAPH_SANITIZE=thread -DCGRAPH_BUILD_BENCHMARKS=OFF
   TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions="$root/tests/tsan.supp" \

@@ -9,6 +9,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <fcntl.h>
@@ -18,6 +19,7 @@
 #include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <thread>
 #include <unistd.h>
 
 using namespace cgraph;
@@ -175,6 +177,35 @@ TEST_CASE("kernel cache: the memory tier is bounded", "[cache][kernel][lru]") {
   CHECK(backend.builds == 20);
   REQUIRE(get(cache, backend, keyFor(), "image 0").ok());
   CHECK(backend.builds == 21);
+}
+
+TEST_CASE("kernel cache: threads asking for the same keys build each once", "[cache][kernel][threads]") {
+  TempDir dir;
+  Cache cache(PersistentCache(testConfig(dir.path()), silentSink()), Cache::Options(), silentSink());
+  std::atomic<int> builds{0};
+  std::atomic<int> wrong{0};
+  auto worker = [&](int t) {
+    for (int i = 0; i < 40; ++i) {
+      const std::string image = "image " + std::to_string((i + t) % 8);
+      auto v = cache.getOrBuild(
+          keyFor(), reinterpret_cast<const uint8_t *>(image.data()), image.size(), "test-binary",
+          [](const std::vector<uint8_t> &b) -> Expected<Cache::Value> {
+            return std::make_shared<const Loaded>(Loaded{std::string(b.begin(), b.end()), true});
+          },
+          [&, image]() -> Expected<Cache::Built> {
+            ++builds;
+            std::string binary = "binary of " + image;
+            return Cache::Built{std::make_shared<const Loaded>(Loaded{binary, false}), bytesOf(binary)};
+          });
+      if (!v || (*v)->text != "binary of " + image) ++wrong;
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 6; ++t) threads.emplace_back(worker, t);
+  for (std::thread &t : threads) t.join();
+  CHECK(wrong == 0);
+  CHECK(builds == 8);
+  CHECK(cache.counters().memory.builds == 8);
 }
 
 TEST_CASE("atomic write: a failed write keeps the old file and returns an error", "[cache][atomic]") {
