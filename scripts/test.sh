@@ -38,7 +38,7 @@ if [ "${CGRAPH_SKIP_SANITIZERS:-0}" != 1 ]; then
   "$root/scripts/build.sh" "$root/build-tsan" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCGRAPH_SANITIZE=thread -DCGRAPH_BUILD_BENCHMARKS=OFF
   TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions="$root/tests/tsan.supp" \
-    ctest --test-dir "$root/build-tsan" --output-on-failure -j 2 -L 'cache|cpu|runtime'
+    ctest --test-dir "$root/build-tsan" --output-on-failure -j 2 -L 'cache|cpu|runtime' -LE opencl
 fi
 
 stamp "fuzz the .cgf reader (${CGRAPH_FUZZ_SECONDS:-60}s)"
