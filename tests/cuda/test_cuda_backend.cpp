@@ -3,7 +3,7 @@
 // (cuda_test_main.cpp) reports the run as skipped (exit 77) when probe() finds none,
 // and prints why.
 //
-// THE cuda skip list (STYLE.md #11) is kSkips below.
+// THE cuda skip list (docs/architecture.md, rule 8) is kSkips below.
 #include "cgraph/backends/cpu/cpu_backend.h"
 #include "cgraph/backends/cuda/cuda_backend.h"
 #include "cgraph/graph/builder.h"

@@ -1,6 +1,6 @@
 // The CUDA backend: replays cgraph graphs as CUDA graphs on NVIDIA GPUs.
 //
-// The driver is loaded at run time with dlopen("libcuda.so.1") (ARCHITECTURE.md decision
+// The driver is loaded at run time with dlopen("libcuda.so.1") (docs/architecture.md decision
 // 4); programs linking this backend run anywhere, and probe() says why no device was
 // found (library not found, driver too old, no device).
 //
