@@ -26,7 +26,7 @@ namespace {
 
 // Bump when what reaches the driver changes for the same input (the SPIR-V -> SPIR
 // lowering, the options we add): old binaries on disk then miss.
-constexpr const char *kProgramCacheVersion = "cgraph-opencl 1 / LLVM 14";
+constexpr const char *kProgramCacheVersion = "cgraph-opencl 2 / LLVM 14"; // 2: mad() -> llvm.fmuladd
 
 // CL_PROGRAM_BINARIES of a program built for one device; empty when the driver has
 // none to give (then nothing is stored and the next process builds again).

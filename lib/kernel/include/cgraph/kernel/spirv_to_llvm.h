@@ -28,7 +28,9 @@ Expected<std::unique_ptr<llvm::Module>> spirvToLLVM(llvm::LLVMContext &ctx, cons
                                                     size_t size);
 
 // SPIR-V -> spir64 LLVM 14 bitcode, for OpenCL devices that take SPIR through
-// cl_khr_spir (`-x spir -spir-std=1.2`, e.g. PoCL).
+// cl_khr_spir (`-x spir -spir-std=1.2`, e.g. PoCL). Calls to the float mad() builtin
+// (what SPIR-V makes of clang's contractable a * b + c) become llvm.fmuladd, so the
+// driver fuses them as it would when it builds the OpenCL C source itself.
 Expected<std::vector<uint8_t>> spirvToSpirBitcode(const uint8_t *spirv, size_t size);
 
 } // namespace cgraph
