@@ -4,9 +4,13 @@
 //   2. axpy over 16M floats (GB/s, 3 x 4 bytes per element) and a 512x512 matmul
 //      (GFLOP/s);
 //   3. cold finalize: PoCL's clBuildProgram (through finalize, our cache off) vs the CPU
-//      backend's finalize, same source.
+//      backend's finalize, same source;
+//   4. --chain N (default 20000): an N-node axpy(4096) chain replayed through the opencl
+//      backend next to the same work on PoCL directly (OpenCL calls from this program,
+//      no cgraph in between): clEnqueueNDRangeKernel per node, and one command buffer
+//      of N commands (with and without a sync-point chain); per node, same process.
 // PoCL's own kernel cache is off (POCL_KERNEL_CACHE=0) unless --warm is given.
-// Usage: bench_pocl [--warm] [--reps N]
+// Usage: bench_pocl [--warm] [--reps N] [--chain N] [--only-chain]
 #include "cgraph/backends/opencl/opencl_backend.h"
 #include "cgraph/graph/builder.h"
 #include "cgraph/kernel/module_info.h"
@@ -16,6 +20,11 @@
 #ifdef CGRAPH_HAVE_CPU_BACKEND
 #include "cgraph/backends/cpu/cpu_backend.h"
 #endif
+
+#define CL_TARGET_OPENCL_VERSION 300
+#include <CL/cl.h>
+#include <CL/cl_ext.h>
+#include <dlfcn.h>
 
 #include <algorithm>
 #include <chrono>
@@ -158,14 +167,173 @@ rt::Device *open(rt::Backend &b) {
   return *d;
 }
 
+// ---- PoCL directly: the same ICD loader the opencl backend opened (dlopen returns its
+// handle, so PoCL stays loaded the way the backend loaded it).
+struct Direct {
+  void *lib = nullptr;
+#define CL_FN(name) decltype(&::name) name = nullptr
+  CL_FN(clGetPlatformIDs);
+  CL_FN(clGetDeviceIDs);
+  CL_FN(clCreateContext);
+  CL_FN(clCreateCommandQueueWithProperties);
+  CL_FN(clCreateProgramWithSource);
+  CL_FN(clBuildProgram);
+  CL_FN(clCreateKernel);
+  CL_FN(clCreateBuffer);
+  CL_FN(clSetKernelArg);
+  CL_FN(clEnqueueNDRangeKernel);
+  CL_FN(clFinish);
+  CL_FN(clReleaseKernel);
+  CL_FN(clReleaseProgram);
+  CL_FN(clReleaseMemObject);
+  CL_FN(clReleaseCommandQueue);
+  CL_FN(clReleaseContext);
+  CL_FN(clGetExtensionFunctionAddressForPlatform);
+#undef CL_FN
+  clCreateCommandBufferKHR_fn createCb = nullptr;
+  clCommandNDRangeKernelKHR_fn ndrange = nullptr;
+  clFinalizeCommandBufferKHR_fn finalizeCb = nullptr;
+  clEnqueueCommandBufferKHR_fn enqueueCb = nullptr;
+  clReleaseCommandBufferKHR_fn releaseCb = nullptr;
+
+  bool load() {
+    lib = dlopen("libOpenCL.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) return false;
+#define CL_SYM(name) name = reinterpret_cast<decltype(name)>(dlsym(lib, #name)); if (!name) return false
+    CL_SYM(clGetPlatformIDs); CL_SYM(clGetDeviceIDs); CL_SYM(clCreateContext);
+    CL_SYM(clCreateCommandQueueWithProperties); CL_SYM(clCreateProgramWithSource); CL_SYM(clBuildProgram);
+    CL_SYM(clCreateKernel); CL_SYM(clCreateBuffer); CL_SYM(clSetKernelArg); CL_SYM(clEnqueueNDRangeKernel);
+    CL_SYM(clFinish); CL_SYM(clReleaseKernel); CL_SYM(clReleaseProgram); CL_SYM(clReleaseMemObject);
+    CL_SYM(clReleaseCommandQueue); CL_SYM(clReleaseContext); CL_SYM(clGetExtensionFunctionAddressForPlatform);
+#undef CL_SYM
+    return true;
+  }
+};
+
+void check(cl_int rc, const char *what) {
+  if (rc != CL_SUCCESS) {
+    std::fprintf(stderr, "bench_pocl: %s failed: %d\n", what, rc);
+    std::exit(1);
+  }
+}
+
+// Per node, microseconds (best of `reps`): {eager, command buffer with sync points,
+// command buffer without, command buffer with sync points and one cl_kernel per command
+// (as the opencl backend records)}; negative where the extension is missing.
+std::vector<double> directChain(uint32_t nodes, int reps) {
+  Direct d;
+  if (!d.load()) {
+    std::fprintf(stderr, "bench_pocl: cannot load libOpenCL.so.1 for the direct side\n");
+    return {};
+  }
+  cl_platform_id plats[8];
+  cl_uint np = 0;
+  check(d.clGetPlatformIDs(8, plats, &np), "clGetPlatformIDs");
+  cl_platform_id plat = nullptr;
+  cl_device_id dev = nullptr;
+  for (cl_uint i = 0; i < np && !dev; ++i)
+    if (d.clGetDeviceIDs(plats[i], CL_DEVICE_TYPE_ALL, 1, &dev, nullptr) == CL_SUCCESS) plat = plats[i];
+  if (!dev) return {};
+  cl_int rc = CL_SUCCESS;
+  cl_context ctx = d.clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &rc);
+  check(rc, "clCreateContext");
+  cl_command_queue q = d.clCreateCommandQueueWithProperties(ctx, dev, nullptr, &rc);
+  check(rc, "clCreateCommandQueueWithProperties");
+  const char *src = kSource;
+  cl_program prog = d.clCreateProgramWithSource(ctx, 1, &src, nullptr, &rc);
+  check(rc, "clCreateProgramWithSource");
+  check(d.clBuildProgram(prog, 1, &dev, "", nullptr, nullptr), "clBuildProgram");
+  cl_kernel k = d.clCreateKernel(prog, "axpy", &rc);
+  check(rc, "clCreateKernel");
+  const size_t n = 4096, local = 256;
+  std::vector<float> ones(n, 1.0f);
+  cl_mem y = d.clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, n * 4, ones.data(), &rc);
+  check(rc, "clCreateBuffer");
+  cl_mem x = d.clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, n * 4, ones.data(), &rc);
+  check(rc, "clCreateBuffer");
+  float a = 0.5f;
+  auto setArgs = [&] {
+    check(d.clSetKernelArg(k, 0, sizeof(cl_mem), &y), "clSetKernelArg");
+    check(d.clSetKernelArg(k, 1, sizeof(cl_mem), &x), "clSetKernelArg");
+    check(d.clSetKernelArg(k, 2, sizeof(float), &a), "clSetKernelArg");
+  };
+  auto perNode = [&](auto &&fn) {
+    std::vector<double> us;
+    for (int i = 0; i <= reps; ++i) {
+      auto s = Clock::now();
+      fn();
+      check(d.clFinish(q), "clFinish");
+      if (i > 0) us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - s).count() / nodes);
+    }
+    std::sort(us.begin(), us.end());
+    return us.front(); // the least disturbed run: this machine is shared
+  };
+  std::vector<double> out;
+  // Eager, as an application would: arguments set per launch.
+  out.push_back(perNode([&] {
+    for (uint32_t i = 0; i < nodes; ++i) {
+      setArgs();
+      check(d.clEnqueueNDRangeKernel(q, k, 1, nullptr, &n, &local, 0, nullptr, nullptr), "clEnqueueNDRangeKernel");
+    }
+  }));
+  auto fn = [&](const char *name) { return d.clGetExtensionFunctionAddressForPlatform(plat, name); };
+  d.createCb = reinterpret_cast<clCreateCommandBufferKHR_fn>(fn("clCreateCommandBufferKHR"));
+  d.ndrange = reinterpret_cast<clCommandNDRangeKernelKHR_fn>(fn("clCommandNDRangeKernelKHR"));
+  d.finalizeCb = reinterpret_cast<clFinalizeCommandBufferKHR_fn>(fn("clFinalizeCommandBufferKHR"));
+  d.enqueueCb = reinterpret_cast<clEnqueueCommandBufferKHR_fn>(fn("clEnqueueCommandBufferKHR"));
+  d.releaseCb = reinterpret_cast<clReleaseCommandBufferKHR_fn>(fn("clReleaseCommandBufferKHR"));
+  for (int variant = 0; variant < 3; ++variant) {
+    const bool chained = variant != 1, kernelPerCommand = variant == 2;
+    if (!d.createCb || !d.ndrange || !d.finalizeCb || !d.enqueueCb || !d.releaseCb) {
+      out.push_back(-1);
+      continue;
+    }
+    cl_command_buffer_khr cb = d.createCb(1, &q, nullptr, &rc);
+    check(rc, "clCreateCommandBufferKHR");
+    setArgs();
+    std::vector<cl_kernel> perCommand;
+    cl_sync_point_khr prev = 0;
+    for (uint32_t i = 0; i < nodes; ++i) {
+      cl_sync_point_khr sp = 0;
+      cl_kernel kc = k;
+      if (kernelPerCommand) {
+        kc = d.clCreateKernel(prog, "axpy", &rc);
+        check(rc, "clCreateKernel");
+        perCommand.push_back(kc);
+        check(d.clSetKernelArg(kc, 0, sizeof(cl_mem), &y), "clSetKernelArg");
+        check(d.clSetKernelArg(kc, 1, sizeof(cl_mem), &x), "clSetKernelArg");
+        check(d.clSetKernelArg(kc, 2, sizeof(float), &a), "clSetKernelArg");
+      }
+      check(d.ndrange(cb, nullptr, nullptr, kc, 1, nullptr, &n, &local, (chained && i) ? 1 : 0,
+                      (chained && i) ? &prev : nullptr, &sp, nullptr),
+            "clCommandNDRangeKernelKHR");
+      prev = sp;
+    }
+    check(d.finalizeCb(cb), "clFinalizeCommandBufferKHR");
+    out.push_back(perNode([&] { check(d.enqueueCb(0, nullptr, cb, 0, nullptr, nullptr), "clEnqueueCommandBufferKHR"); }));
+    d.releaseCb(cb);
+    for (cl_kernel kc : perCommand) d.clReleaseKernel(kc);
+  }
+  d.clReleaseMemObject(x);
+  d.clReleaseMemObject(y);
+  d.clReleaseKernel(k);
+  d.clReleaseProgram(prog);
+  d.clReleaseCommandQueue(q);
+  d.clReleaseContext(ctx);
+  return out;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
-  bool warm = false;
+  bool warm = false, onlyChain = false;
   int reps = 5;
+  uint32_t longChain = 20000;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--warm")) warm = true;
     else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::max(1, std::atoi(argv[++i]));
+    else if (!std::strcmp(argv[i], "--chain") && i + 1 < argc) longChain = uint32_t(std::max(1, std::atoi(argv[++i])));
+    else if (!std::strcmp(argv[i], "--only-chain")) onlyChain = true;
   }
   if (!warm) setenv("POCL_KERNEL_CACHE", "0", 1); // read by PoCL when it initializes
 
@@ -185,6 +353,23 @@ int main(int argc, char **argv) {
               devs[0].device->info().driverVersion.c_str());
   std::printf("PoCL kernel cache: %s; %d repetitions, min / median host time per submission\n\n",
               warm ? "on (warm figures)" : "off (POCL_KERNEL_CACHE=0, cold figures)", reps);
+
+  {
+    // The long chain: the backend's replay next to PoCL driven directly.
+    Graph lc = axpyChain(longChain, 4096);
+    Timing e = measure(*devs[0].device, lc, rt::ExecMode::Eager, reps);
+    Timing r = measure(*devs[0].device, lc, rt::ExecMode::Replay, reps);
+    std::vector<double> direct = directChain(longChain, reps);
+    std::printf("%u x axpy(4096) chain, per node (best of %d):\n", longChain, reps);
+    std::printf("  cgraph opencl backend: eager %8.2f us/node   replay %8.2f us/node\n", e.minUs / longChain,
+                r.minUs / longChain);
+    if (direct.size() == 4)
+      std::printf("  PoCL directly:         eager %8.2f us/node   command buffer: %8.2f us/node (sync-point chain), "
+                  "%8.2f (no sync points), %8.2f (sync-point chain, a cl_kernel per command)\n",
+                  direct[0], direct[1], direct[2], direct[3]);
+    std::printf("\n");
+    if (onlyChain) return 0;
+  }
 
   const uint32_t kChain = 1000;
   Graph chain = axpyChain(kChain, 4096);

@@ -50,7 +50,11 @@ struct PreparedNode {
   bool rangeFromParams = false;
 };
 
-// A worker thread running closures in FIFO order.
+// Runs submissions one at a time, in FIFO order. A submission that finds the queue idle
+// (nothing queued, nothing running) runs on the caller's thread: no hand-off, no
+// wake-up, and the event is complete when enqueue returns (IREE's local-sync idea).
+// Otherwise it is queued for a worker thread, started on first use, that sleeps on a
+// condition variable when there is nothing to do: no thread spins while idle.
 class SubmitQueue {
 public:
   ~SubmitQueue() {
@@ -61,41 +65,48 @@ public:
     cv_.notify_all();
     if (thread_.joinable()) thread_.join();
   }
-  void post(std::function<void()> fn) {
+  // Runs `fn` now if the queue is idle and `inlineOk`; queues it otherwise.
+  template <typename F> void submit(F &&fn, bool inlineOk) {
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      if (!inlineOk || running_ || !queue_.empty()) {
+        if (!thread_.joinable()) thread_ = std::thread([this] { loop(); });
+        queue_.emplace_back(std::forward<F>(fn));
+        lock.unlock();
+        cv_.notify_one();
+        return;
+      }
+      running_ = true;
+    }
+    fn();
+    bool more;
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      if (!thread_.joinable()) thread_ = std::thread([this] { loop(); });
-      queue_.push_back(std::move(fn));
-      pending_.fetch_add(1, std::memory_order_release);
+      running_ = false;
+      more = !queue_.empty();
     }
-    cv_.notify_one();
+    if (more) cv_.notify_one();
   }
 
 private:
   void loop() {
+    std::unique_lock<std::mutex> lock(mutex_);
     for (;;) {
-      std::function<void()> fn;
-      // Back-to-back submissions (replay loops) arrive within microseconds: poll briefly
-      // before sleeping so they don't each pay a thread wake-up. Bounded, then block.
-      const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(100);
-      while (pending_.load(std::memory_order_acquire) == 0 &&
-             std::chrono::steady_clock::now() < until)
-        std::this_thread::yield();
-      {
-        std::unique_lock<std::mutex> lock(mutex_);
-        cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
-        if (queue_.empty()) return;
-        fn = std::move(queue_.front());
-        queue_.pop_front();
-        pending_.fetch_sub(1, std::memory_order_relaxed);
-      }
+      cv_.wait(lock, [&] { return stop_ || (!running_ && !queue_.empty()); });
+      if (queue_.empty()) return; // stop_, and everything queued has run
+      std::function<void()> fn = std::move(queue_.front());
+      queue_.pop_front();
+      running_ = true;
+      lock.unlock();
       fn();
+      lock.lock();
+      running_ = false;
     }
   }
   std::mutex mutex_;
   std::condition_variable cv_;
   std::deque<std::function<void()>> queue_;
-  std::atomic<size_t> pending_{0}; // queue_.size(), readable without the lock
+  bool running_ = false; // a submission runs (on the worker or on a caller's thread)
   bool stop_ = false;
   std::thread thread_;
 };
@@ -252,7 +263,12 @@ public:
       runEager(*sub);
       return ev;
     }
-    queue_.post([this, sub] { runReplay(*sub); });
+    // Inline only when nothing it waits for is pending: a caller may enqueue work that
+    // waits for an event it completes later, and must not block in enqueue.
+    bool inlineOk = true;
+    for (const rt::EventPtr &e : opts.waitFor)
+      if (e && !e->isComplete()) inlineOk = false;
+    queue_.submit([this, sub] { runReplay(*sub); }, inlineOk);
     return ev;
   }
 
@@ -328,7 +344,8 @@ public:
     for (size_t lv = 0; lv < levels_.size() && !err; ++lv) {
       const std::vector<uint32_t> &nodes = levels_[lv];
       if (nodes.size() == 1) {
-        err = timed(nodes[0]).withContext(nodeLabel(graph_, nodes[0]));
+        // The label only on failure: building it costs more than a small kernel.
+        if (Error e = timed(nodes[0])) err = e.withContext(nodeLabel(graph_, nodes[0]));
         continue;
       }
       // Results are published under a mutex: the join inside libtbb is invisible to
@@ -339,7 +356,8 @@ public:
       Error levelErr;
       parallelFor(0, nodes.size(), 1, Partition::Dynamic, [&](uint64_t b, uint64_t end) {
         for (size_t i = b; i < end; ++i) {
-          Error e = timed(nodes[i]).withContext(nodeLabel(graph_, nodes[i]));
+          Error e = timed(nodes[i]);
+          if (e) e = e.withContext(nodeLabel(graph_, nodes[i]));
           // Taken by every node (not only failing ones) so that its timing record is
           // also ordered before the read below, as far as ThreadSanitizer can tell.
           std::lock_guard<std::mutex> lock(errMutex);

@@ -37,7 +37,7 @@ private:
   mutable std::mutex mutex_;
   std::condition_variable cv_;
   bool done_ = false;
-  std::atomic<bool> ready_{false}; // done_, readable without the lock (wait()'s spin)
+  std::atomic<bool> ready_{false}; // done_, readable without the lock (wait() and isComplete() fast path)
   Error error_;
   std::vector<rt::NodeTiming> timings_;
 };

@@ -31,6 +31,12 @@ namespace cgraph::cpu {
 namespace {
 
 constexpr size_t kFiberStack = 64 * 1024;
+// Distance between the stacks of consecutive work-items: a stack plus 5 cache lines.
+// With a stride of exactly 64 KiB every fiber's saved context (at the top of its stack)
+// maps to the same L1 and L2 cache sets, and a group of 256 fibers then misses both on
+// every switch (~90 ns a switch measured on mlp's layernorm); staggered, they spread
+// over the sets.
+constexpr size_t kStackStride = kFiberStack + 5 * 64;
 
 struct FreeStacks {
   void operator()(char *p) const { std::free(p); }
@@ -41,7 +47,7 @@ struct FiberScratch {
   size_t count = 0;
   char *get(size_t n) {
     if (n > count) {
-      stacks.reset(static_cast<char *>(std::aligned_alloc(4096, n * kFiberStack)));
+      stacks.reset(static_cast<char *>(std::aligned_alloc(4096, (n * kStackStride + 4095) / 4096 * 4096)));
       count = n;
     }
     return stacks.get();
@@ -76,7 +82,7 @@ void runGroupFibers(const JitKernel &k, const uint64_t *args, const uint64_t *ct
   items.reserve(n);
   for (size_t i = 0; i < n; ++i) {
     const uint64_t x = i % lx, y = (i / lx) % ly, z = i / (lx * ly);
-    items.emplace_back(std::allocator_arg, PreallocatedStack{stacks + i * kFiberStack},
+    items.emplace_back(std::allocator_arg, PreallocatedStack{stacks + i * kStackStride},
                        [&k, args, ctx, local, x, y, z](boost::context::fiber &&scheduler) {
                          tScheduler = std::move(scheduler);
                          k.workItem(args, ctx, local, x, y, z);

@@ -34,7 +34,8 @@ using WgLoopFn = void (*)(const uint64_t *args, const uint64_t *ctx, char *local
 // Kernels with barriers: `cgk.<name>.wi` runs one work-item; barrier() switches fibers.
 using WiFn = void (*)(const uint64_t *args, const uint64_t *ctx, char *local, uint64_t lx,
                       uint64_t ly, uint64_t lz);
-// `cgk.<name>.info`: u64[3] = {has barrier, static __local bytes, parameter count}.
+// `cgk.<name>.info`: u64[4] = {has barrier, static __local bytes, parameter count,
+// observes its work-group shape (local ids or sizes, group ids or counts, __local memory)}.
 constexpr const char *kWrapperPrefix = "cgk.";
 
 // The work-item fiber switch lowered kernels call for barrier() (work_group.cpp).
@@ -52,6 +53,10 @@ struct JitKernel {
   WgLoopFn loop = nullptr;
   WiFn workItem = nullptr;
   bool barrier = false;
+  // False when the kernel cannot tell one work-group shape from another (it reads only
+  // global ids, sizes and offsets and has no barrier or __local memory): runKernel then
+  // picks the groups by work size, whatever local size the launch names.
+  bool groupShape = true;
   uint64_t staticLocalBytes = 0;
   uint32_t numParams = 0;
 };
@@ -85,7 +90,7 @@ private:
 
 // Executes one nd-range launch of `k`. `args` is the packed argument block; `localBytes`
 // is the whole per-group local block (static + dynamic). Runs work-groups in parallel on
-// the TBB pool unless the launch is small.
+// the TBB pool unless the launch is small (then inline on the calling thread).
 struct Launch {
   uint32_t dims = 1;
   uint64_t global[3] = {1, 1, 1};

@@ -101,6 +101,7 @@ struct KernelCompiler::Impl {
       k.barrier = i[0] != 0;
       k.staticLocalBytes = i[1];
       k.numParams = uint32_t(i[2]);
+      k.groupShape = i[3] != 0;
       auto fn = jit->lookup(*jd, base + (k.barrier ? ".wi" : ".wg"));
       if (!fn) return makeError("module '" + moduleName + "': kernel '" + n + "': " + toText(fn.takeError()));
       if (k.barrier)

@@ -18,6 +18,8 @@
 #include <llvm/Analysis/TargetLibraryInfo.h>
 #include <llvm/Bitcode/BitcodeReader.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
+#include <llvm/IR/DiagnosticInfo.h>
+#include <llvm/IR/DiagnosticPrinter.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
@@ -35,6 +37,10 @@
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Transforms/IPO/AlwaysInliner.h>
+#include <llvm/Transforms/InstCombine/InstCombine.h>
+#include <llvm/Transforms/Scalar/SimplifyCFG.h>
+#include <llvm/Transforms/Vectorize/SLPVectorizer.h>
+#include <llvm/Transforms/Vectorize/VectorCombine.h>
 
 #include <cstdlib>
 #include <map>
@@ -65,6 +71,12 @@ void initTargets() {
     auto &opts = cl::getRegisteredOptions();
     auto it = opts.find("enable-unroll-and-jam");
     if (it != opts.end()) static_cast<cl::opt<bool> *>(it->second)->setValue(true);
+    // Experiments: CGRAPH_CPU_LLVM_ARGS="-opt=value ..." reaches LLVM's own options (it
+    // is part of hostCompileOptions(), so cached objects built without it do not match).
+    if (std::getenv("CGRAPH_CPU_LLVM_ARGS")) {
+      const char *argv[] = {"cgraph-cpu"};
+      cl::ParseCommandLineOptions(1, argv, "", nullptr, "CGRAPH_CPU_LLVM_ARGS");
+    }
   });
 }
 
@@ -125,8 +137,10 @@ Value *perDim(IRBuilder<> &b, Value *d, Value *const v[3], uint64_t dflt) {
 
 Value *field(const BodyArgs &a, uint32_t base, uint32_t d) { return a.ctx[base + d]; }
 
-// Replaces work-item builtins and barriers in `f`. Returns whether it has a barrier.
-bool replaceWorkItemCalls(Function &f, const BodyArgs &a, FunctionCallee barrierFn) {
+// Replaces work-item builtins and barriers in `f`. Returns whether it has a barrier;
+// `groupShape` is set when the kernel observes its work-group shape (local ids and
+// sizes, group ids, group counts).
+bool replaceWorkItemCalls(Function &f, const BodyArgs &a, FunctionCallee barrierFn, bool &groupShape) {
   std::vector<CallInst *> calls;
   for (BasicBlock &bb : f)
     for (Instruction &i : bb)
@@ -137,6 +151,15 @@ bool replaceWorkItemCalls(Function &f, const BodyArgs &a, FunctionCallee barrier
   for (CallInst *c : calls) {
     IRBuilder<> b(c);
     WiFunc kind = classify(c->getCalledFunction()->getName());
+    switch (kind) {
+    case WiFunc::LocalId:
+    case WiFunc::LocalSize:
+    case WiFunc::EnqLocal:
+    case WiFunc::GroupId:
+    case WiFunc::NumGroups:
+    case WiFunc::LocalLinearId: groupShape = true; break;
+    default: break;
+    }
     Value *d = c->arg_size() ? c->getArgOperand(0) : nullptr;
     auto dims = [&](uint32_t base) {
       return std::array<Value *, 3>{field(a, base, 0), field(a, base, 1), field(a, base, 2)};
@@ -222,8 +245,17 @@ void expandConstantExprs(Function &f, const SmallPtrSetImpl<GlobalVariable *> &g
 
 uint64_t alignTo(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
-// Loop `for (iv = 0; iv < bound; ++iv)` (bound >= 1), body emitted by `emit`.
-template <typename F> void emitLoop(IRBuilder<> &b, Value *bound, const char *name, F emit) {
+// Work-items jammed together when the x loop of a barrier-free kernel encloses a loop
+// of the kernel (matmul's k): unroll-and-jam by this count gives that inner loop this
+// many independent work-items per iteration, whose loads of consecutive work-items are
+// consecutive, and the late SLP pass (runO3) packs them into vectors of this width.
+// Overridable for experiments: CGRAPH_CPU_LLVM_ARGS=-cgraph-cpu-jam=N (0: off).
+cl::opt<unsigned> kJamCount("cgraph-cpu-jam", cl::init(8),
+                            cl::desc("cgraph cpu backend: work-items unrolled-and-jammed around kernel loops"));
+
+// Loop `for (iv = 0; iv < bound; ++iv)` (bound >= 1), body emitted by `emit`; `jam`
+// (non-zero) asks unroll-and-jam for that count through the loop's metadata.
+template <typename F> void emitLoop(IRBuilder<> &b, Value *bound, const char *name, F emit, unsigned jam = 0) {
   Function *f = b.GetInsertBlock()->getParent();
   LLVMContext &ctx = f->getContext();
   BasicBlock *pre = b.GetInsertBlock();
@@ -236,7 +268,14 @@ template <typename F> void emitLoop(IRBuilder<> &b, Value *bound, const char *na
   emit(iv);
   Value *next = b.CreateAdd(iv, b.getInt64(1), std::string(name) + ".next", true, true);
   iv->addIncoming(next, b.GetInsertBlock());
-  b.CreateCondBr(b.CreateICmpULT(next, bound), head, exit);
+  BranchInst *br = b.CreateCondBr(b.CreateICmpULT(next, bound), head, exit);
+  if (jam > 1) {
+    MDNode *count = MDNode::get(ctx, {MDString::get(ctx, "llvm.loop.unroll_and_jam.count"),
+                                      ConstantAsMetadata::get(b.getInt32(jam))});
+    MDNode *loopId = MDNode::getDistinct(ctx, {nullptr, count});
+    loopId->replaceOperandWith(0, loopId);
+    br->setMetadata(LLVMContext::MD_loop, loopId);
+  }
   b.SetInsertPoint(exit);
 }
 
@@ -244,6 +283,7 @@ struct KernelPlan {
   std::string name;
   Function *body = nullptr;
   bool barrier = false;
+  bool groupShape = false; // observes its work-group shape or uses __local memory
   uint64_t staticLocal = 0;
   uint32_t numParams = 0;
 };
@@ -306,10 +346,13 @@ void emitWrappers(Module &m, const KernelPlan &k) {
       ba.l[2] = z;
       emitLoop(b, ba.ctx[kCtxLocalSize + 1], "y", [&](Value *y) {
         ba.l[1] = y;
-        emitLoop(b, ba.ctx[kCtxLocalSize + 0], "x", [&](Value *x) {
-          ba.l[0] = x;
-          callBody(b, k.body, args, ba);
-        });
+        emitLoop(
+            b, ba.ctx[kCtxLocalSize + 0], "x",
+            [&](Value *x) {
+              ba.l[0] = x;
+              callBody(b, k.body, args, ba);
+            },
+            kJamCount);
       });
     });
     b.CreateRetVoid();
@@ -324,9 +367,9 @@ void emitWrappers(Module &m, const KernelPlan &k) {
     callBody(b, k.body, args, ba);
     b.CreateRetVoid();
   }
-  Constant *info = ConstantArray::get(ArrayType::get(i64, 3),
+  Constant *info = ConstantArray::get(ArrayType::get(i64, 4),
                                       {ConstantInt::get(i64, k.barrier ? 1 : 0), ConstantInt::get(i64, k.staticLocal),
-                                       ConstantInt::get(i64, k.numParams)});
+                                       ConstantInt::get(i64, k.numParams), ConstantInt::get(i64, k.groupShape ? 1 : 0)});
   new GlobalVariable(m, info->getType(), true, GlobalValue::ExternalLinkage, info, kWrapperPrefix + k.name + ".info");
 }
 
@@ -398,6 +441,16 @@ Error runO3(Module &m, TargetMachine &tm) {
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
   ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(OptimizationLevel::O3);
+  // LLVM 14's O3 runs the SLP vectorizer before unroll-and-jam: once more after it, so
+  // the jammed work-items (emitLoop) become vectors.
+  {
+    FunctionPassManager late;
+    late.addPass(SLPVectorizerPass());
+    late.addPass(VectorCombinePass());
+    late.addPass(InstCombinePass());
+    late.addPass(SimplifyCFGPass());
+    mpm.addPass(createModuleToFunctionPassAdaptor(std::move(late)));
+  }
   mpm.run(m, mam);
   return Error::success();
 }
@@ -405,11 +458,15 @@ Error runO3(Module &m, TargetMachine &tm) {
 } // namespace
 
 std::string hostCompileOptions() {
+  initTargets(); // parses CGRAPH_CPU_LLVM_ARGS, which can change kJamCount
   // The builtin library is linked into every object: a changed library must miss.
   static const size_t builtinsHash = std::hash<std::string_view>{}(
       std::string_view(reinterpret_cast<const char *>(kBuiltinsBitcode), kBuiltinsBitcodeSize));
-  std::string s = "cgraph-cpu-1 llvm-14 builtins=" + std::to_string(builtinsHash) +
+  // cgraph-cpu-2: `.info` has four fields.
+  std::string s = "cgraph-cpu-2 llvm-14 builtins=" + std::to_string(builtinsHash) +
                   " cpu=" + sys::getHostCPUName().str();
+  if (const char *llvmArgs = std::getenv("CGRAPH_CPU_LLVM_ARGS")) s += std::string(" llvm-args=") + llvmArgs;
+  s += " jam=" + std::to_string(unsigned(kJamCount));
   StringMap<bool> features;
   if (sys::getHostCPUFeatures(features)) {
     std::vector<std::string> on;
@@ -423,7 +480,20 @@ std::string hostCompileOptions() {
 }
 
 Expected<std::vector<uint8_t>> lowerToObject(const uint8_t *spirv, size_t size, const std::string &moduleName) {
+  initTargets();
   LLVMContext ctx;
+  // The x loop asks for unroll-and-jam whether or not the kernel keeps a loop inside it
+  // (emitLoop); where it cannot apply, LLVM's "loop not unroll-and-jammed" warning is
+  // expected, not news: optimization-failure diagnostics are dropped, the rest printed.
+  ctx.setDiagnosticHandlerCallBack(
+      [](const DiagnosticInfo &d, void *) {
+        if (d.getKind() == DK_OptimizationFailure || d.getSeverity() == DS_Remark) return;
+        DiagnosticPrinterRawOStream dp(errs());
+        errs() << LLVMContext::getDiagnosticMessagePrefix(d.getSeverity()) << ": ";
+        d.print(dp);
+        errs() << "\n";
+      },
+      nullptr);
   auto mod = spirvToLLVM(ctx, spirv, size);
   if (!mod) return mod.error().withContext("module '" + moduleName + "'");
   Module &m = **mod;
@@ -479,6 +549,11 @@ Expected<std::vector<uint8_t>> lowerToObject(const uint8_t *spirv, size_t size, 
     for (unsigned i = 0; i < k->arg_size(); ++i) {
       k->getArg(i)->replaceAllUsesWith(body->getArg(i));
       body->getArg(i)->takeName(k->getArg(i));
+      // `restrict` (noalias) and the like: once the body is inlined into the wrapper,
+      // the inliner turns noalias parameters into scoped alias metadata, which is what
+      // lets the vectorizers and unroll-and-jam reorder a kernel's loads and stores.
+      AttributeSet pa = k->getAttributes().getParamAttrs(i);
+      if (pa.hasAttributes()) body->addParamAttrs(i, AttrBuilder(lc, pa));
     }
     // AlwaysInline only once the wrapper calls it: the always-inliner erases dead ones.
     body->addFnAttr(Attribute::NoUnwind);
@@ -515,7 +590,10 @@ Expected<std::vector<uint8_t>> lowerToObject(const uint8_t *spirv, size_t size, 
     for (int d = 0; d < 3; ++d) ba.l[d] = body->getArg(base + d);
     ba.local = body->getArg(base + 3);
     for (uint32_t d = 0; d < kCtxFields; ++d) ba.ctx[d] = body->getArg(base + 4 + d);
-    plan.barrier = replaceWorkItemCalls(*body, ba, barrierFn);
+    plan.barrier = replaceWorkItemCalls(*body, ba, barrierFn, plan.groupShape);
+    for (unsigned i = 0; i < plan.numParams; ++i)
+      if (auto *pt = dyn_cast<PointerType>(body->getArg(i)->getType()))
+        if (pt->getAddressSpace() == 3) plan.groupShape = true;
 
     if (!locals.empty()) {
       expandConstantExprs(*body, locals);
@@ -538,6 +616,7 @@ Expected<std::vector<uint8_t>> lowerToObject(const uint8_t *spirv, size_t size, 
             i.setOperand(k, it->second);
           }
     }
+    if (plan.staticLocal) plan.groupShape = true;
     emitWrappers(m, plan);
     body->addFnAttr(Attribute::AlwaysInline);
   }

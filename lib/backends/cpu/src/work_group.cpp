@@ -40,7 +40,30 @@ struct ThreadScratch {
 thread_local ThreadScratch tScratch;
 } // namespace
 
-void runKernel(const JitKernel &k, const uint64_t *args, uint64_t localBytes, const Launch &l) {
+namespace {
+// Work-items per group when the backend chooses the groups: one call of the loop
+// wrapper covers this many (the x loop is the vectorized one).
+constexpr uint64_t kGroupItems = 16384;
+
+// Barrier-free groups: as long as possible in x, then y, then z, up to kGroupItems.
+void chooseFreeGroups(Launch &l) {
+  uint64_t budget = kGroupItems;
+  for (uint32_t d = 0; d < 3; ++d) {
+    l.local[d] = std::max<uint64_t>(1, std::min(l.global[d], budget));
+    budget = std::max<uint64_t>(1, budget / l.local[d]);
+  }
+}
+} // namespace
+
+void runKernel(const JitKernel &k, const uint64_t *args, uint64_t localBytes, const Launch &launch) {
+  // A kernel that cannot observe its groups runs with the backend's: a launch with
+  // small groups (chain1000's 64) would otherwise pay one wrapper call per group.
+  Launch free;
+  if (!k.barrier && !k.groupShape && localBytes == 0) {
+    free = launch;
+    chooseFreeGroups(free);
+  }
+  const Launch &l = (!k.barrier && !k.groupShape && localBytes == 0) ? free : launch;
   uint64_t groups[3];
   for (int d = 0; d < 3; ++d) groups[d] = (l.global[d] + l.local[d] - 1) / l.local[d];
   const uint64_t total = groups[0] * groups[1] * groups[2];
@@ -86,11 +109,7 @@ void chooseLocalSize(const JitKernel &k, const Kernel &meta, Launch &l) {
   if (!k.barrier) {
     // Barrier-free: big groups (the x loop is the vectorized one); trailing partial
     // groups are fine, the wrapper loops to the group's actual size.
-    uint64_t budget = 16384;
-    for (uint32_t d = 0; d < l.dims && budget > 1; ++d) {
-      l.local[d] = std::min(l.global[d], budget);
-      budget /= l.local[d];
-    }
+    chooseFreeGroups(l);
     return;
   }
   // With barriers every group must be full: the largest divisor up to 256 in x.

@@ -1,0 +1,192 @@
+// bench_nodes [-n ITERATIONS] FILE.cgf...: every kernel of every graph, cgraph's cpu
+// backend next to PoCL (through the opencl backend), in one process, one table.
+//
+// Per file:
+//   - per kernel: the time of its nodes in one run of the graph (sum over the nodes
+//     that launch it; median over the iterations), from per-node timestamps: the cpu
+//     backend's replay with profiling (host clock around each node), PoCL's eager path
+//     with profiling (OpenCL event start/end). "cpu/pocl" < 1 means the cpu backend
+//     is faster;
+//   - the whole graph per node, enqueue + wait, no profiling: eager and replay on
+//     each backend, and replay / eager.
+// External slots are filled with the float 0.5 (bytes 00 00 00 3f), parameters keep
+// their defaults, runtime-owned slots their initializers.
+#include "cgraph/backends/cpu/cpu_backend.h"
+#include "cgraph/format/reader.h"
+#ifdef CGRAPH_HAVE_OPENCL_BACKEND
+#include "cgraph/backends/opencl/opencl_backend.h"
+#endif
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+using namespace cgraph;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+[[noreturn]] void die(const std::string &what) {
+  std::fprintf(stderr, "bench_nodes: %s\n", what.c_str());
+  std::exit(1);
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+struct Bound {
+  std::vector<std::unique_ptr<rt::Buffer>> bufs;
+  rt::BindingTable table;
+};
+
+Bound bind(rt::Device &dev, const Graph &g) {
+  Bound b;
+  for (const Slot &s : g.slots) {
+    if (s.init != SlotInit::External) {
+      b.table.slots.push_back({});
+      continue;
+    }
+    auto buf = dev.allocate(s.size, std::max<uint32_t>(s.alignment, 64));
+    if (!buf) die(buf.error().message());
+    std::vector<uint8_t> init(s.size, 0);
+    const float half = 0.5f;
+    for (uint64_t i = 0; i + 4 <= s.size; i += 4) std::memcpy(&init[i], &half, 4);
+    if (Error e = dev.write(**buf, 0, init.data(), s.size)) die(e.message());
+    b.table.slots.push_back({buf->get(), 0, 0});
+    b.bufs.push_back(std::move(*buf));
+  }
+  return b;
+}
+
+std::unique_ptr<rt::Executable> finalize(rt::Device &dev, const Graph &g, rt::ExecMode mode) {
+  rt::FinalizeOptions o;
+  o.mode = mode;
+  auto exe = dev.finalize(g, o);
+  if (!exe) die(exe.error().message());
+  return std::move(*exe);
+}
+
+double runOnce(rt::Executable &exe, const rt::BindingTable &t, const rt::SubmitOptions &so = {},
+               std::vector<rt::NodeTiming> *timings = nullptr) {
+  auto t0 = Clock::now();
+  auto ev = exe.enqueue(t, {}, so);
+  if (!ev) die(ev.error().message());
+  if (Error e = (*ev)->wait()) die(e.message());
+  double s = std::chrono::duration<double>(Clock::now() - t0).count();
+  if (timings) *timings = (*ev)->nodeTimings();
+  return s;
+}
+
+struct Figures {
+  bool ok = false;
+  std::map<std::string, double> kernelUs; // per kernel name, one run
+  std::map<std::string, uint32_t> kernelNodes;
+  double eagerUsPerNode = 0, replayUsPerNode = 0;
+};
+
+Figures measure(rt::Device &dev, const Graph &g, int iters, bool profiledReplay) {
+  Figures f;
+  auto replay = finalize(dev, g, rt::ExecMode::Replay);
+  auto eager = finalize(dev, g, rt::ExecMode::Eager);
+  Bound b = bind(dev, g);
+  // Per-kernel times: profiled runs.
+  rt::Executable &prof = profiledReplay ? *replay : *eager;
+  rt::SubmitOptions so;
+  so.profile = true;
+  std::vector<rt::NodeTiming> t;
+  runOnce(prof, b.table, so, &t); // warm-up (PoCL compiles at first launch)
+  std::map<std::string, std::vector<double>> perKernel;
+  for (int i = 0; i < iters; ++i) {
+    runOnce(prof, b.table, so, &t);
+    std::map<std::string, double> sum;
+    for (const rt::NodeTiming &nt : t) {
+      const Node &n = prof.graph().nodes[nt.node];
+      if (n.kind != NodeKind::Kernel) continue;
+      sum[prof.graph().kernels[n.kernel].name] += double(nt.endNs - nt.startNs) / 1e3;
+    }
+    for (auto &kv : sum) perKernel[kv.first].push_back(kv.second);
+  }
+  for (auto &kv : perKernel) f.kernelUs[kv.first] = median(kv.second);
+  for (const Node &n : prof.graph().nodes)
+    if (n.kind == NodeKind::Kernel) ++f.kernelNodes[prof.graph().kernels[n.kernel].name];
+  // Whole graph, enqueue + wait.
+  const double nodes = std::max<double>(1, double(g.nodes.size()));
+  std::vector<double> te, tr;
+  runOnce(*eager, b.table);
+  runOnce(*replay, b.table);
+  for (int i = 0; i < iters; ++i) {
+    te.push_back(runOnce(*eager, b.table));
+    tr.push_back(runOnce(*replay, b.table));
+  }
+  f.eagerUsPerNode = median(te) * 1e6 / nodes;
+  f.replayUsPerNode = median(tr) * 1e6 / nodes;
+  f.ok = true;
+  return f;
+}
+
+std::string baseName(const std::string &p) {
+  size_t s = p.find_last_of('/');
+  return s == std::string::npos ? p : p.substr(s + 1);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  int iters = 11;
+  std::vector<std::string> files;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "-n" && i + 1 < argc) iters = std::max(1, std::atoi(argv[++i]));
+    else if (!a.empty() && a[0] == '-') die("unknown option '" + a + "' (usage: bench_nodes [-n N] FILE.cgf...)");
+    else files.push_back(a);
+  }
+  if (files.empty()) die("usage: bench_nodes [-n ITERATIONS] FILE.cgf...");
+  auto cpuBackend = cpu::makeCpuBackend();
+  auto cpuDev = cpuBackend->device(0);
+  if (!cpuDev) die(cpuDev.error().message());
+  rt::Device *pocl = nullptr;
+#ifdef CGRAPH_HAVE_OPENCL_BACKEND
+  auto ocl = opencl::makeOpenCLBackend();
+  rt::BackendProbe p = ocl->probe();
+  if (p.available) {
+    auto d = ocl->device(0);
+    if (!d) die(d.error().message());
+    pocl = *d;
+  } else {
+    std::printf("opencl: not available (%s); cpu figures only\n", p.reason.c_str());
+  }
+#else
+  std::printf("opencl backend not built; cpu figures only\n");
+#endif
+  std::printf("median of %d runs; times in us; per-kernel = its nodes' time in one run of the graph\n", iters);
+  std::printf("%-16s %-20s %5s %12s %12s %9s\n", "graph", "kernel", "nodes", "cpu", "pocl", "cpu/pocl");
+  for (const std::string &file : files) {
+    auto g = readCgfFile(file);
+    if (!g) die(g.error().message());
+    const std::string name = baseName(file);
+    Figures c = measure(**cpuDev, *g, iters, true);
+    Figures o;
+    if (pocl) o = measure(*pocl, *g, iters, false);
+    for (auto &kv : c.kernelUs) {
+      double pu = o.ok ? o.kernelUs[kv.first] : 0;
+      std::printf("%-16s %-20s %5u %12.1f %12.1f %9.2f\n", name.c_str(), kv.first.c_str(), c.kernelNodes[kv.first],
+                  kv.second, pu, pu > 0 ? kv.second / pu : 0.0);
+    }
+    std::printf("%-16s %-20s %5zu  us/node, enqueue+wait:  cpu eager %.3f replay %.3f (replay/eager %.2f)", name.c_str(),
+                "(whole graph)", g->nodes.size(), c.eagerUsPerNode, c.replayUsPerNode,
+                c.replayUsPerNode / c.eagerUsPerNode);
+    if (o.ok)
+      std::printf(" | pocl eager %.3f replay %.3f (%.2f)", o.eagerUsPerNode, o.replayUsPerNode,
+                  o.replayUsPerNode / o.eagerUsPerNode);
+    std::printf("\n");
+  }
+  return 0;
+}
