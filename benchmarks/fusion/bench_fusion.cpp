@@ -143,7 +143,7 @@ int main(int argc, char **argv) {
     Graph g = chainGraph(n);
     if (v.fuse) {
       fusion::FuseOptions o;
-      o.groups = {{"k1", "k2", "k3", "k4"}};
+      o.groups.push_back(fusion::GroupRequest({"k1", "k2", "k3", "k4"}));
       o.internalize = v.internalize;
       Expected<fusion::FuseReport> rep = fusion::fuseGraph(g, o);
       if (!rep) die(rep.error().message());

@@ -29,6 +29,62 @@ std::vector<std::string> splitList(const std::string &s) {
   return out;
 }
 
+// Reads a --plan file: {"auto": bool, "groups": [{"nodes": [...], "internalize":
+// [...], "constants": {"param": value}, "barriers": bool}]}. Unknown keys are errors.
+Error readPlan(const std::string &path, fusion::FuseOptions &opts) {
+  std::ifstream in(path);
+  if (!in) return makeError(path + ": cannot open the plan file");
+  nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return makeError(path + ": not a JSON object");
+  for (auto it = j.begin(); it != j.end(); ++it)
+    if (it.key() != "auto" && it.key() != "groups") return makeError(path + ": unknown key '" + it.key() + "'");
+  if (j.contains("auto")) {
+    if (!j["auto"].is_boolean()) return makeError(path + ": 'auto' must be true or false");
+    opts.autoFuse = opts.autoFuse || j["auto"].get<bool>();
+  }
+  if (!j.contains("groups")) return Error();
+  if (!j["groups"].is_array()) return makeError(path + ": 'groups' must be an array");
+  size_t gi = 0;
+  for (const nlohmann::json &gj : j["groups"]) {
+    std::string where = path + ": groups[" + std::to_string(gi++) + "]";
+    if (!gj.is_object()) return makeError(where + ": not an object");
+    fusion::GroupRequest gr;
+    for (auto it = gj.begin(); it != gj.end(); ++it) {
+      const std::string &k = it.key();
+      const nlohmann::json &v = it.value();
+      if (k == "nodes" || k == "internalize") {
+        if (!v.is_array()) return makeError(where + ": '" + k + "' must be an array of names");
+        std::vector<std::string> names;
+        for (const nlohmann::json &n : v) {
+          if (!n.is_string()) return makeError(where + ": '" + k + "' must be an array of names");
+          names.push_back(n.get<std::string>());
+        }
+        if (k == "nodes") gr.nodes = names;
+        else {
+          gr.internalizeListed = true;
+          gr.internalize = names;
+        }
+      } else if (k == "constants") {
+        if (!v.is_object()) return makeError(where + ": 'constants' must map parameter names to values");
+        for (auto c = v.begin(); c != v.end(); ++c) {
+          if (!c.value().is_number() && !c.value().is_string())
+            return makeError(where + ": constant '" + c.key() + "' must be a number");
+          gr.constants.push_back(
+              {c.key(), c.value().is_string() ? c.value().get<std::string>() : c.value().dump()});
+        }
+      } else if (k == "barriers") {
+        if (!v.is_boolean()) return makeError(where + ": 'barriers' must be true or false");
+        gr.noBarriers = !v.get<bool>();
+      } else {
+        return makeError(where + ": unknown key '" + k + "'");
+      }
+    }
+    if (gr.nodes.empty()) return makeError(where + ": 'nodes' is missing or empty");
+    opts.groups.push_back(std::move(gr));
+  }
+  return Error();
+}
+
 const char *kindName(fusion::Remark::Kind k) {
   switch (k) {
   case fusion::Remark::Fused: return "fused";
@@ -40,13 +96,16 @@ const char *kindName(fusion::Remark::Kind k) {
 int run(int argc, char **argv) {
   CLI::App app{"cgfuse: fuse chains of kernel nodes of a .cgf file into single kernels", "cgfuse"};
   app.set_version_flag("--version", std::string("cgfuse ") + CGRAPH_VERSION + " (cgraph, .cgf 1.0, LLVM 14)");
-  std::string input, output, printIR;
+  std::string input, output, printIR, planFile;
   std::vector<std::string> groups;
   bool autoFuse = false, remarks = false, json = false, noConstants = false, noInternalize = false;
   app.add_option("input", input, ".cgf file")->required();
   app.add_option("-o", output, "output .cgf file")->required();
   app.add_option("--fuse", groups, "fuse the named kernel nodes, in this order (repeatable)")
       ->type_name("A,B,...")->take_all();
+  app.add_option("--plan", planFile,
+                 "JSON plan: groups with per-slot internalization requests, constant parameters, barriers")
+      ->type_name("FILE");
   app.add_flag("--auto", autoFuse, "find and fuse chains of kernel nodes");
   app.add_flag("--remarks", remarks, "print what was fused and why the rest was not (stderr)");
   app.add_flag("--json", json, "print a JSON report on stdout");
@@ -62,13 +121,18 @@ int run(int argc, char **argv) {
     return 2;
   }
   fusion::FuseOptions opts;
-  for (const std::string &g : groups) opts.groups.push_back(splitList(g));
+  for (const std::string &g : groups) opts.groups.push_back(fusion::GroupRequest(splitList(g)));
   opts.autoFuse = autoFuse;
+  if (!planFile.empty())
+    if (Error e = readPlan(planFile, opts)) {
+      std::cerr << "cgfuse: error: " << e.message() << "\n";
+      return 1;
+    }
   opts.constants = !noConstants;
   opts.internalize = !noInternalize;
   opts.keepIR = !printIR.empty();
   if (opts.groups.empty() && !opts.autoFuse) {
-    std::cerr << "cgfuse: error: nothing to fuse: give --fuse A,B,... or --auto\n";
+    std::cerr << "cgfuse: error: nothing to fuse: give --fuse A,B,..., --plan FILE or --auto\n";
     return 2;
   }
 

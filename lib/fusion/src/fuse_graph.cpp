@@ -3,6 +3,9 @@
 #include "cgraph/fusion/fusion.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
 #include <map>
 #include <set>
 #include <tuple>
@@ -147,8 +150,45 @@ struct Planned {
 };
 
 // Builds the request for one group: instances, shared parameters, candidates.
+// The value bits of `text` typed as parameter `p`.
+Expected<uint64_t> constantBits(const Param &p, const std::string &text) {
+  const char *b = text.c_str();
+  char *end = nullptr;
+  errno = 0;
+  uint64_t bits = 0;
+  switch (p.type) {
+  case ScalarType::F32: {
+    float f = std::strtof(b, &end);
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    bits = u;
+    break;
+  }
+  case ScalarType::F64: {
+    double d = std::strtod(b, &end);
+    std::memcpy(&bits, &d, 8);
+    break;
+  }
+  case ScalarType::F16:
+    return makeError("parameter '" + p.name + "': f16 constants are not supported");
+  default: {
+    uint32_t size = scalarSize(p.type);
+    bool isSigned = p.type == ScalarType::I8 || p.type == ScalarType::I16 || p.type == ScalarType::I32 ||
+                    p.type == ScalarType::I64;
+    if (isSigned) bits = uint64_t(std::strtoll(b, &end, 0));
+    else bits = std::strtoull(b, &end, 0);
+    if (size < 8) bits &= (uint64_t(1) << (8 * size)) - 1;
+    break;
+  }
+  }
+  if (text.empty() || end == b || *end != 0 || errno == ERANGE)
+    return makeError("parameter '" + p.name + "': '" + text + "' is not a " + scalarName(p.type) + " value");
+  return bits;
+}
+
 Planned plan(const Graph &g, const std::vector<uint32_t> &grp, const FuseOptions &o,
-             const std::set<std::string> &takenNames, unsigned serial) {
+             const std::set<std::string> &takenNames, unsigned serial, const GroupRequest *gr,
+             const std::map<uint32_t, uint64_t> &constants) {
   Planned pl;
   pl.grp = grp;
   std::string base = "fused_" + identifier(g.nodes[grp.front()].name) + "_" +
@@ -166,6 +206,7 @@ Planned plan(const Graph &g, const std::vector<uint32_t> &grp, const FuseOptions
   req.internalize = o.internalize;
   req.constants = o.constants;
   req.keepIR = o.keepIR;
+  req.noBarriers = gr && gr->noBarriers;
   for (const Slot &s : g.slots) req.slotNames.push_back(s.name);
   std::vector<bool> outside = usedOutside(g, grp);
   std::map<std::tuple<int, uint64_t, uint64_t, uint32_t>, uint32_t> shared;
@@ -199,11 +240,21 @@ Planned plan(const Graph &g, const std::vector<uint32_t> &grp, const FuseOptions
         name = g.slots[a.index].name + (a.value ? "_" + std::to_string(a.value) : "");
         fp.slotKey = int32_t(a.index);
         fp.internalCandidate = !outside[a.index] && g.slots[a.index].init == SlotInit::Transient;
+        if (gr && gr->internalizeListed)
+          fp.internalCandidate = fp.internalCandidate &&
+                                 std::find(gr->internalize.begin(), gr->internalize.end(),
+                                           g.slots[a.index].name) != gr->internalize.end();
         break;
-      case ArgKind::Param:
+      case ArgKind::Param: {
         key = {1, a.index, 0, 0};
         name = g.params[a.index].name;
+        auto c = constants.find(a.index);
+        if (c != constants.end()) {
+          fp.constCandidate = true;
+          fp.bits = c->second;
+        }
         break;
+      }
       case ArgKind::Scalar:
         key = {2, a.value, uint64_t(a.type), kp.size};
         name = k.name + "_" + (kp.name.empty() ? std::to_string(p) : kp.name);
@@ -284,9 +335,10 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
   std::vector<Planned> done;
   std::set<std::string> newNames;
 
-  auto attempt = [&](const std::vector<uint32_t> &grp, bool automatic) {
+  auto attempt = [&](const std::vector<uint32_t> &grp, bool automatic, const GroupRequest *gr,
+                     const std::map<uint32_t, uint64_t> &constants) {
     std::string gname = join(g, grp);
-    Planned pl = plan(g, grp, o, newNames, unsigned(done.size()));
+    Planned pl = plan(g, grp, o, newNames, unsigned(done.size()), gr, constants);
     Expected<IrResult> res = detail::buildFusedKernel(pl.req);
     if (!res) {
       rep.remarks.push_back({Remark::Refused, gname, "cannot build the fused kernel: " + res.error().message()});
@@ -311,7 +363,8 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
   };
 
   // explicit groups
-  for (const std::vector<std::string> &names : o.groups) {
+  for (const GroupRequest &gr : o.groups) {
+    const std::vector<std::string> &names = gr.nodes;
     std::vector<uint32_t> grp;
     std::string gname;
     for (const std::string &n : names) gname += (gname.empty() ? "" : ",") + n;
@@ -323,12 +376,34 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
       if (taken[idx]) return makeError("group '" + gname + "': node '" + n + "' is already fused");
       grp.push_back(idx);
     }
+    std::map<uint32_t, uint64_t> constants;
+    for (const auto &[pname, text] : gr.constants) {
+      uint32_t p = g.findParam(pname);
+      if (p == kNone) return makeError("group '" + gname + "': no parameter named '" + pname + "'");
+      Expected<uint64_t> bits = constantBits(g.params[p], text);
+      if (!bits) return bits.error().withContext("group '" + gname + "'");
+      constants[p] = *bits;
+    }
+    std::vector<bool> outside = usedOutside(g, grp);
+    for (const std::string &sname : gr.internalize) {
+      uint32_t s = g.findSlot(sname);
+      if (s == kNone) return makeError("group '" + gname + "': no slot named '" + sname + "'");
+      bool inGroup = false;
+      for (uint32_t n : grp)
+        for (const Arg &a : g.nodes[n].args) inGroup = inGroup || (a.kind == ArgKind::Slot && a.index == s);
+      if (!inGroup)
+        rep.remarks.push_back({Remark::Note, gname, sname + " is not used by the group: cannot internalize"});
+      else if (g.slots[s].init != SlotInit::Transient)
+        rep.remarks.push_back({Remark::Note, gname, sname + " is not transient: cannot internalize"});
+      else if (outside[s])
+        rep.remarks.push_back({Remark::Note, gname, sname + " is used outside the group: cannot internalize"});
+    }
     std::string why = whyNot(g, adj, grp);
     if (!why.empty()) {
       rep.remarks.push_back({Remark::Refused, gname, why});
       continue;
     }
-    attempt(grp, false);
+    attempt(grp, false, &gr, constants);
   }
 
   // automatic chains
@@ -363,7 +438,7 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
         chain.push_back(s);
         inChain[s] = true;
       }
-      if (chain.size() >= 2) attempt(chain, true);
+      if (chain.size() >= 2) attempt(chain, true, nullptr, {});
     }
   }
 
@@ -414,7 +489,12 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
         fg.internalized.push_back(g.slots[pl.req.params[p].slotKey].name);
         dropSlots.push_back(uint32_t(pl.req.params[p].slotKey));
       }
-      for (uint32_t p : pl.res.baked) fg.constants.push_back(pl.req.params[p].name);
+      std::string bakedParams;
+      for (uint32_t p : pl.res.baked) {
+        fg.constants.push_back(pl.req.params[p].name);
+        if (pl.paramArgs[p].kind == ArgKind::Param)
+          bakedParams += (bakedParams.empty() ? "" : ",") + g.params[pl.paramArgs[p].index].name;
+      }
       size_t total = 0;
       for (const Instance &in : pl.req.insts) total += in.bind.size();
       fg.elided = unsigned(total - pl.req.params.size());
@@ -423,6 +503,8 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
       std::string from;
       for (const std::string &s : fg.from) from += (from.empty() ? "" : ",") + s;
       g.metadata.push_back({"fused." + pl.nodeName, from});
+      // a graph parameter baked in no longer follows the values a submission gives it
+      if (!bakedParams.empty()) g.metadata.push_back({"fused." + pl.nodeName + ".baked-params", bakedParams});
       if (!fg.internalized.empty()) {
         std::string s;
         for (const std::string &x : fg.internalized) s += (s.empty() ? "" : ",") + x;

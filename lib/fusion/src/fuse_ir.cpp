@@ -333,10 +333,10 @@ Expected<IrResult> buildFusedKernel(const IrRequest &req) {
     }
     if (shared && !su.own) {
       barriersNeeded = true;
-      if (res.hazard.empty()) res.hazard = su.other + " at another work-item's index";
+      if (res.hazard.empty() && !req.noBarriers) res.hazard = su.other + " at another work-item's index";
     }
   }
-  res.barriers = req.insts.size() > 1 && barriersNeeded;
+  res.barriers = req.insts.size() > 1 && barriersNeeded && !req.noBarriers;
 
   // ---- 4. the fused entry point: every kernel called in order, then inlined
   std::vector<llvm::Type *> ptypes;

@@ -38,9 +38,25 @@
 namespace cgraph {
 namespace fusion {
 
+// One explicitly requested group (`--fuse a,b,c` or one entry of a `--plan` file).
+struct GroupRequest {
+  std::vector<std::string> nodes; // node names in execution order (a chain)
+  // When set, only the slots in `internalize` may be promoted to private memory, and
+  // each one that cannot be gets a remark; otherwise every legal one is promoted.
+  bool internalizeListed = false;
+  std::vector<std::string> internalize;
+  // Graph parameters whose value is baked into the fused kernel (name, value text:
+  // "2.5", "-3", "0x10"; typed by the parameter). The parameter stays in the graph.
+  std::vector<std::pair<std::string, std::string>> constants;
+  // The plan asserts that no work-item reads another's results: no barriers.
+  bool noBarriers = false;
+  GroupRequest() = default;
+  GroupRequest(std::vector<std::string> n) : nodes(std::move(n)) {}
+};
+
 struct FuseOptions {
-  // Explicit groups: node names in execution order (a chain).
-  std::vector<std::vector<std::string>> groups;
+  // Explicit groups, fused first, in this order.
+  std::vector<GroupRequest> groups;
   // Find chains automatically (after the explicit groups).
   bool autoFuse = false;
   // Bake literal scalar arguments into the fused kernel.
