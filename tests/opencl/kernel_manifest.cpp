@@ -1,8 +1,11 @@
 #include "kernel_manifest.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <random>
+#include <type_traits>
 #include <sstream>
 
 namespace cgraph::cltest {
@@ -266,6 +269,360 @@ std::string compareOutputs(const ManifestArg &a, const std::vector<uint8_t> &ref
     }
   }
   return {};
+}
+
+// ---- C++ references ------------------------------------------------------------------
+//
+// One function per case (FILE.cl:KERNEL), each the kernel's arithmetic written again in
+// C++ over every work-item. Integer arithmetic the kernel lets wrap is done on unsigned
+// types (C++ signed overflow is undefined); float expressions keep the kernel's order.
+// Clang contracts `a * b + c` inside one OpenCL C expression; references say where a
+// contraction can happen and the case's ulp bound covers both roundings.
+
+namespace {
+
+template <class T> T *view(std::vector<uint8_t> &b) { return reinterpret_cast<T *>(b.data()); }
+
+// The global ids of a 1-D case: offset .. offset + global.
+template <class F> void forEachId(const ManifestCase &c, F f) {
+  for (uint64_t i = c.offset[0]; i < c.offset[0] + c.global[0]; ++i) f(i);
+}
+
+uint32_t rotl32(uint32_t x, uint32_t k) {
+  k &= 31;
+  return k ? (x << k) | (x >> (32 - k)) : x;
+}
+
+uint32_t popcount32(uint32_t x) {
+  uint32_t n = 0;
+  for (; x; x &= x - 1) ++n;
+  return n;
+}
+
+uint32_t clz32(uint32_t x) {
+  uint32_t n = 0;
+  for (uint32_t bit = 1u << 31; bit && !(x & bit); bit >>= 1) ++n;
+  return n;
+}
+
+void refFloatBasic(const ManifestCase &c, std::vector<std::vector<uint8_t>> &b) {
+  float *out = view<float>(b[0]);
+  const float *a = view<float>(b[1]), *bb = view<float>(b[2]);
+  forEachId(c, [&](uint64_t i) {
+    const float x = a[i], y = bb[i];
+    float r = x + y;
+    r = r * y;
+    r = r / (y + 1.0f);
+    out[i] = r - x + std::fmax(x, y) - std::fmin(x, y) + std::fabs(x) + std::floor(x) + std::ceil(y) +
+             std::trunc(x) + float(int(x));
+  });
+}
+
+void refFloatTranscendental(const ManifestCase &c, std::vector<std::vector<uint8_t>> &b) {
+  float *out = view<float>(b[0]);
+  const float *a = view<float>(b[1]);
+  forEachId(c, [&](uint64_t i) {
+    const float x = a[i];
+    out[i] = std::sqrt(x) + std::exp(x * 0.1f) + std::log(x) + std::sin(x) + std::cos(x);
+  });
+}
+
+void refDoubleOps(const ManifestCase &c, std::vector<std::vector<uint8_t>> &b) {
+  double *out = view<double>(b[0]);
+  const double *a = view<double>(b[1]);
+  // sqrt(x) * x + exp(-x) may be contracted; the case's 32 ulp covers both.
+  forEachId(c, [&](uint64_t i) {
+    const double x = a[i];
+    out[i] = std::sqrt(x) * x + std::exp(-x) + std::log(x);
+  });
+}
+
+void refIntMix(const ManifestCase &c, std::vector<std::vector<uint8_t>> &b) {
+  int32_t *out = view<int32_t>(b[0]);
+  const int32_t *a = view<int32_t>(b[1]), *bb = view<int32_t>(b[2]);
+  int32_t k;
+  std::memcpy(&k, &c.args[3].bits, 4);
+  forEachId(c, [&](uint64_t i) {
+    const int32_t x = a[i], y = bb[i];
+    const uint32_t madHi = uint32_t(int32_t((int64_t(x) * y) >> 32)) + uint32_t(k);
+    const uint32_t absDiff = uint32_t(x > y ? int64_t(x) - y : int64_t(y) - x);
+    const uint32_t clamped = uint32_t(std::min(std::max(x, -500), 500));
+    const uint32_t mul24 = uint32_t((x & 0xFFF) * y);
+    const uint32_t addSat = uint32_t(int32_t(std::min<int64_t>(int64_t(x) + 2147483000, INT32_MAX)));
+    const uint32_t hadd = uint32_t(int32_t((int64_t(x) + y) >> 1));
+    // `^` binds looser than `+`: (x / y) ^ (the whole sum).
+    const uint32_t sum = uint32_t(x % y) + madHi + absDiff + rotl32(uint32_t(x), uint32_t(k)) + clamped + mul24 +
+                         addSat + hadd + popcount32(uint32_t(x)) + clz32(uint32_t(y)) +
+                         uint32_t(std::max(x, y)) - uint32_t(std::min(x, k)) + uint32_t(x >> 3) +
+                         (uint32_t(x) << 2);
+    out[i] = int32_t(uint32_t(x / y) ^ sum);
+  });
+}
+
+void refUintBits(const ManifestCase &c, std::vector<std::vector<uint8_t>> &b) {
+  uint32_t *out = view<uint32_t>(b[0]);
+  const uint32_t *a = view<uint32_t>(b[1]);
+  forEachId(c, [&](uint64_t i) {
+    const uint32_t x = a[i];
+    const uint32_t subSat = x > 1000000u ? x - 1000000u : 0u;
+    const uint32_t mulHi = uint32_t((uint64_t(x) * 2654435761u) >> 32);
+    const uint32_t upsample = (uint32_t(uint16_t(x)) << 16) | uint16_t(x >> 16);
+    out[i] = rotl32(x, 13) ^ (x >> 7) ^ subSat ^ mulHi ^ upsample ^ popcount32(x);
+  });
+}
+
+void refLongMul(const ManifestCase &c, std::vector<std::vector<uint8_t>> &b) {
+  int64_t *out = view<int64_t>(b[0]);
+  const int64_t *a = view<int64_t>(b[1]);
+  forEachId(c, [&](uint64_t i) {
+    const int64_t x = a[i];
+    const int64_t mulHi = int64_t((__int128(x) * __int128(0x123456789)) >> 64);
+    out[i] = int64_t(uint64_t(x) * 3 - uint64_t(x >> 5) + uint64_t(mulHi) + c.offset[0]);
+  });
+}
+
+void refBlockSum(const ManifestCase &c, std::vector<std::vector<uint8_t>> &b) {
+  int32_t *out = view<int32_t>(b[0]);
+  const int32_t *in = view<int32_t>(b[1]);
+  const uint64_t groups = c.global[0] / c.local[0];
+  for (uint64_t g = 0; g < groups; ++g) {
+    uint32_t s = 0;
+    for (uint64_t l = 0; l < c.local[0]; ++l) s += uint32_t(in[g * c.local[0] + l]);
+    out[g] = int32_t(s);
+  }
+}
+
+void refReverseTile(const ManifestCase &c, std::vector<std::vector<uint8_t>> &b) {
+  float *out = view<float>(b[0]);
+  const float *in = view<float>(b[1]);
+  const uint64_t L = c.local[0];
+  forEachId(c, [&](uint64_t i) { out[i] = in[(i / L) * L + (L - 1 - i % L)] * 2.0f; });
+}
+
+void refHistogram(const ManifestCase &c, std::vector<std::vector<uint8_t>> &b) {
+  uint32_t *hist = view<uint32_t>(b[0]);
+  const uint32_t *in = view<uint32_t>(b[1]);
+  forEachId(c, [&](uint64_t i) { ++hist[in[i] % 16]; });
+}
+
+void refGrid2d(const ManifestCase &c, std::vector<std::vector<uint8_t>> &b) {
+  int32_t *out = view<int32_t>(b[0]);
+  int32_t width;
+  std::memcpy(&width, &c.args[1].bits, 4);
+  for (uint64_t y = c.offset[1]; y < c.offset[1] + c.global[1]; ++y)
+    for (uint64_t x = c.offset[0]; x < c.offset[0] + c.global[0]; ++x) {
+      const uint64_t lid0 = (x - c.offset[0]) % c.local[0], grp1 = (y - c.offset[1]) / c.local[1];
+      out[y * uint64_t(width) + x] = int32_t(x * 1000 + y * 10 + lid0 + grp1 * 100000);
+    }
+}
+
+template <class T> T scalarArg(const ManifestCase &c, size_t i) {
+  T v;
+  std::memcpy(&v, &c.args[i].bits, sizeof(T));
+  return v;
+}
+
+// basic.cl. `a * x + y` may be contracted: the cases' ulp bounds cover both roundings.
+void refAxpy(const ManifestCase &c, std::vector<std::vector<uint8_t>> &b) {
+  const float a = scalarArg<float>(c, 0);
+  const float *x = view<float>(b[0]);
+  float *y = view<float>(b[1]);
+  forEachId(c, [&](uint64_t i) { y[i] = std::fma(a, x[i], y[i]); });
+}
+
+void refScaleInt(const ManifestCase &c, std::vector<std::vector<uint8_t>> &b) {
+  const int32_t k = scalarArg<int32_t>(c, 1);
+  int32_t *v = view<int32_t>(b[0]);
+  forEachId(c, [&](uint64_t i) { v[i] = int32_t(uint32_t(v[i]) * uint32_t(k)); });
+}
+
+void refIds(const ManifestCase &c, std::vector<std::vector<uint8_t>> &b) {
+  int32_t *out = view<int32_t>(b[0]);
+  uint64_t G[3], L[3], O[3], N[3];
+  for (int d = 0; d < 3; ++d) {
+    G[d] = d < int(c.dims) ? c.global[d] : 1;
+    L[d] = d < int(c.dims) && c.local[d] ? c.local[d] : 1;
+    O[d] = d < int(c.dims) ? c.offset[d] : 0;
+    N[d] = G[d] / L[d];
+  }
+  for (uint64_t z = 0; z < G[2]; ++z)
+    for (uint64_t y = 0; y < G[1]; ++y)
+      for (uint64_t x = 0; x < G[0]; ++x) {
+        int32_t *o = out + 8 * ((z * G[1] + y) * G[0] + x);
+        o[0] = int32_t(x + O[0]);
+        o[1] = int32_t(y + O[1]);
+        o[2] = int32_t(z + O[2]);
+        o[3] = int32_t(x % L[0] + 100 * (y % L[1]) + 10000 * (z % L[2]));
+        o[4] = int32_t(x / L[0] + 100 * (y / L[1]) + 10000 * (z / L[2]));
+        o[5] = int32_t(L[0] * L[1] * L[2]);
+        o[6] = int32_t(N[0] * N[1] * N[2]);
+        o[7] = int32_t(c.dims);
+      }
+}
+
+void refScalars(const ManifestCase &c, std::vector<std::vector<uint8_t>> &b) {
+  int64_t *out = view<int64_t>(b[0]);
+  out[0] = scalarArg<int8_t>(c, 1);
+  out[1] = scalarArg<uint8_t>(c, 2);
+  out[2] = scalarArg<int16_t>(c, 3);
+  out[3] = scalarArg<uint16_t>(c, 4);
+  out[4] = scalarArg<int32_t>(c, 5);
+  out[5] = scalarArg<uint32_t>(c, 6);
+  out[6] = scalarArg<int64_t>(c, 7);
+  out[7] = int64_t(scalarArg<uint64_t>(c, 8));
+  out[8] = int64_t(scalarArg<float>(c, 9) * 1000.0f);
+  out[9] = int64_t(scalarArg<double>(c, 10) * 1000.0);
+}
+
+void refMatmul(const ManifestCase &c, std::vector<std::vector<uint8_t>> &b) {
+  const float *A = view<float>(b[0]), *B = view<float>(b[1]);
+  float *C = view<float>(b[2]);
+  const int32_t n = scalarArg<int32_t>(c, 3);
+  for (int32_t row = 0; row < int32_t(c.global[1]); ++row)
+    for (int32_t col = 0; col < int32_t(c.global[0]); ++col) {
+      float acc = 0.0f;
+      for (int32_t k = 0; k < n; ++k) acc = std::fma(A[row * n + k], B[k * n + col], acc);
+      C[row * n + col] = acc;
+    }
+}
+
+// barriers.cl: work-group tree reductions (the same pairing order as the kernel, so
+// float sums round identically) and a tiled transpose.
+template <class T> void treeReduce(const ManifestCase &c, const T *in, T *out) {
+  const uint64_t n = c.local[0];
+  std::vector<T> scratch(n);
+  for (uint64_t g = 0; g < c.global[0] / n; ++g) {
+    for (uint64_t l = 0; l < n; ++l) scratch[l] = in[c.offset[0] + g * n + l];
+    for (uint64_t st = n / 2; st > 0; st >>= 1)
+      for (uint64_t l = 0; l < st; ++l) {
+        if constexpr (std::is_integral<T>::value)
+          scratch[l] = T(std::make_unsigned_t<T>(scratch[l]) + std::make_unsigned_t<T>(scratch[l + st]));
+        else
+          scratch[l] += scratch[l + st];
+      }
+    out[g] = scratch[0];
+  }
+}
+
+void refReduceStatic(const ManifestCase &c, std::vector<std::vector<uint8_t>> &b) {
+  treeReduce(c, view<float>(b[0]), view<float>(b[1]));
+}
+
+void refReduceArg(const ManifestCase &c, std::vector<std::vector<uint8_t>> &b) {
+  treeReduce(c, view<int32_t>(b[0]), view<int32_t>(b[1]));
+}
+
+void refTranspose(const ManifestCase &c, std::vector<std::vector<uint8_t>> &b) {
+  const float *in = view<float>(b[0]);
+  float *out = view<float>(b[1]);
+  const int32_t w = scalarArg<int32_t>(c, 2), h = scalarArg<int32_t>(c, 3);
+  for (int32_t r = 0; r < h; ++r)
+    for (int32_t col = 0; col < w; ++col) out[col * h + r] = in[r * w + col];
+}
+
+// vload.cl
+void refVloadFloat(const ManifestCase &c, std::vector<std::vector<uint8_t>> &b) {
+  const float *in = view<float>(b[0]);
+  float *out = view<float>(b[1]);
+  forEachId(c, [&](uint64_t i) {
+    for (uint64_t e = 0; e < 33; ++e) out[33 * i + e] = in[33 * i + e] * 2.0f;
+  });
+}
+
+void refVloadIntOffsets(const ManifestCase &c, std::vector<std::vector<uint8_t>> &b) {
+  const int32_t *in = view<int32_t>(b[0]);
+  int32_t *out = view<int32_t>(b[1]);
+  forEachId(c, [&](uint64_t i) {
+    for (uint64_t e = 0; e < 4; ++e) out[4 * i + e] = int32_t(uint32_t(in[4 * i + e]) + 1);
+    for (uint64_t e = 0; e < 3; ++e) out[1000 + 3 * i + e] = int32_t(uint32_t(in[1000 + 3 * i + e]) - 1);
+    for (uint64_t e = 0; e < 16; ++e) out[2000 + 16 * i + e] = in[2000 + 16 * i + e] ^ 5;
+    for (uint64_t e = 0; e < 8; ++e) out[4000 + 8 * i + e] = int32_t(uint32_t(in[4000 + 8 * i + e]) * 3);
+    for (uint64_t e = 0; e < 2; ++e) out[5000 + 2 * i + e] = int32_t(uint32_t(in[5000 + 2 * i + e]) << 1);
+  });
+}
+
+void refVloadLocal(const ManifestCase &c, std::vector<std::vector<uint8_t>> &b) {
+  const float *in = view<float>(b[0]);
+  float *out = view<float>(b[1]);
+  const uint64_t n = c.local[0];
+  for (uint64_t g = 0; g < c.global[0] / n; ++g)
+    for (uint64_t l = 0; l < n; ++l)
+      for (uint64_t e = 0; e < 4; ++e) out[4 * (g * n + l) + e] = in[4 * (g * n + n - 1 - l) + e];
+}
+
+// atomics.cl: the order of atomic updates does not change these results.
+void refHistGlobal(const ManifestCase &c, std::vector<std::vector<uint8_t>> &b) {
+  const uint32_t *data = view<uint32_t>(b[0]);
+  int32_t *bins = view<int32_t>(b[1]);
+  const uint32_t nbins = scalarArg<uint32_t>(c, 2);
+  forEachId(c, [&](uint64_t i) { ++bins[data[i] % nbins]; });
+}
+
+void refHistLocal(const ManifestCase &c, std::vector<std::vector<uint8_t>> &b) {
+  const uint32_t *data = view<uint32_t>(b[0]);
+  int32_t *bins = view<int32_t>(b[1]);
+  const uint32_t nbins = scalarArg<uint32_t>(c, 3);
+  forEachId(c, [&](uint64_t i) { ++bins[data[i] % nbins]; });
+}
+
+void refAtomicOps(const ManifestCase &c, std::vector<std::vector<uint8_t>> &b) {
+  int32_t *cnt = view<int32_t>(b[0]);
+  uint32_t *u = view<uint32_t>(b[1]);
+  forEachId(c, [&](uint64_t gid) {
+    const int32_t i = int32_t(gid);
+    cnt[0] = int32_t(uint32_t(cnt[0]) + uint32_t(i));
+    cnt[1] = int32_t(uint32_t(cnt[1]) - uint32_t(i));
+    cnt[2] = std::max(cnt[2], i);
+    cnt[3] = std::min(cnt[3], i);
+    cnt[4] |= int32_t(1u << (i % 31));
+    cnt[5] &= ~int32_t(1u << (i % 31));
+    cnt[6] ^= i;
+    cnt[7] = int32_t(uint32_t(cnt[7]) - 1);
+    cnt[8] = int32_t(uint32_t(cnt[8]) + 2);
+    if (cnt[9] == 0) cnt[9] = i + 1; // the cases start c[9] non-zero: never taken
+    u[0] = std::max(u[0], uint32_t(i) * 0x10000001u);
+  });
+}
+
+struct NamedReference {
+  const char *id; // FILE.cl:KERNEL
+  Reference fn;
+};
+
+const NamedReference kReferences[] = {
+    {"float_math.cl:float_basic", refFloatBasic},
+    {"float_math.cl:float_transcendental", refFloatTranscendental},
+    {"float_math.cl:double_ops", refDoubleOps},
+    {"int_ops.cl:int_mix", refIntMix},
+    {"int_ops.cl:uint_bits", refUintBits},
+    {"int_ops.cl:long_mul", refLongMul},
+    {"local_barrier.cl:block_sum", refBlockSum},
+    {"local_barrier.cl:reverse_tile", refReverseTile},
+    {"local_barrier.cl:histogram", refHistogram},
+    {"local_barrier.cl:grid2d", refGrid2d},
+    {"basic.cl:axpy", refAxpy},
+    {"basic.cl:scale_int", refScaleInt},
+    {"basic.cl:ids", refIds},
+    {"basic.cl:scalars", refScalars},
+    {"basic.cl:matmul", refMatmul},
+    {"barriers.cl:reduce_static", refReduceStatic},
+    {"barriers.cl:reduce_arg", refReduceArg},
+    {"barriers.cl:transpose", refTranspose},
+    {"vload.cl:vload_float", refVloadFloat},
+    {"vload.cl:vload_int_offsets", refVloadIntOffsets},
+    {"vload.cl:vload_local", refVloadLocal},
+    {"atomics.cl:hist_global", refHistGlobal},
+    {"atomics.cl:hist_local", refHistLocal},
+    {"atomics.cl:atomic_ops", refAtomicOps},
+};
+
+} // namespace
+
+Reference findReference(const ManifestCase &c) {
+  const std::string id = std::filesystem::path(c.file).filename().string() + ":" + c.kernel;
+  for (const NamedReference &r : kReferences)
+    if (id == r.id) return r.fn;
+  return nullptr;
 }
 
 } // namespace cgraph::cltest

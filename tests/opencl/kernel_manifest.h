@@ -46,4 +46,11 @@ std::vector<uint8_t> makeInput(const ManifestArg &a, uint64_t seed);
 std::string compareOutputs(const ManifestArg &a, const std::vector<uint8_t> &ref,
                            const std::vector<uint8_t> &got, uint32_t ulp);
 
+// The independent C++ reference of a case: `bufs` holds the initial contents of the
+// case's buffer arguments, in argument order; the reference writes into them what the
+// kernel must leave there. Written from the OpenCL C semantics of the kernel, not from
+// either backend. Null when the case has none yet (kernel_manifest.cpp lists them).
+using Reference = void (*)(const ManifestCase &c, std::vector<std::vector<uint8_t>> &bufs);
+Reference findReference(const ManifestCase &c);
+
 } // namespace cgraph::cltest

@@ -1,8 +1,10 @@
 // Cross-backend kernel suite: every `// cgtest:` case of tests/cpu/kernels/*.cl and
 // tests/opencl/kernels/*.cl runs with the same inputs on PoCL (through the OpenCL
-// backend) and, when it is linked, on the CPU backend; integer outputs must match bit
-// for bit, float outputs within the case's ULP bound. The manifest convention is in
-// tests/opencl/README.md.
+// backend) and, when it is linked, on the CPU backend, each in replay and in eager mode,
+// and each run is checked against the case's independent C++ reference
+// (kernel_manifest.cpp); integer outputs must match bit for bit, float outputs within
+// the case's ULP bound. Cases without a reference yet are checked replay against eager
+// and cpu against PoCL. The manifest convention is in tests/opencl/README.md.
 #include "cl_test_util.h"
 #include "kernel_manifest.h"
 
@@ -161,35 +163,85 @@ TEST_CASE("kernel manifests parse and at least the opencl suite exists", "[openc
   CHECK(cases >= 10);
   for (const Skip &s : kSkips)
     if (*s.caseId) WARN("skipped on " << s.backend << ": " << s.caseId << ": " << s.reason);
+  std::string missing;
+  size_t without = 0;
+  for (const auto &f : files)
+    for (const ManifestCase &c : f.cases)
+      if (!findReference(c)) {
+        ++without;
+        missing += (missing.empty() ? "" : ", ") + c.label();
+      }
+  if (without)
+    WARN(without << " of " << cases << " cases have no C++ reference yet (checked replay against eager "
+                 << "and cpu against PoCL instead): " << missing);
   auto bad = parseManifest("// cgtest: kernel=k global=4 args=x:f32[4]:bogus", "bad.cl");
   REQUIRE_FALSE(bad);
   CHECK(bad.error().message() == "bad.cl:1: unknown initializer 'bogus' (w, zero, seq, rand, rand(LO..HI), fill(V))");
 }
 
-TEST_CASE("kernel suite on PoCL: command-buffer replay equals node-by-node", "[opencl]") {
-  auto backend = opencl::makeOpenCLBackend();
-  rt::Device &d = *openPocl(*backend);
+namespace {
+
+// Every case in both modes on `d`: against the case's C++ reference where it has one
+// (integers bit for bit, floats within the case's ulp), else replay against eager bit
+// for bit (and, in the [compare] case below, against the other backend). Returns the
+// number of cases checked against a reference.
+size_t runSuite(rt::Device &d, const std::string &backend) {
+  size_t withReference = 0, without = 0;
   for (const LoadedFile &f : loadKernelFiles())
     for (const ManifestCase &c : f.cases) {
-      if (findSkip(c, "opencl")) continue;
-      DYNAMIC_SECTION(c.label()) {
+      if (findSkip(c, backend)) continue;
+      const Reference ref = findReference(c);
+      if (ref) ++withReference;
+      else ++without;
+      DYNAMIC_SECTION(backend << ": " << c.label()) {
         Graph g = caseGraph(f, c);
         auto in = caseInputs(c);
         auto replay = runCase(d, g, c, in, rt::ExecMode::Replay);
         auto eager = runCase(d, g, c, in, rt::ExecMode::Eager);
-        compareCase(c, replay, eager, 0, "pocl replay vs pocl eager");
+        if (ref) {
+          auto expected = in;
+          ref(c, expected);
+          compareCase(c, expected, replay, c.ulp, (backend + " replay vs C++ reference").c_str());
+          compareCase(c, expected, eager, c.ulp, (backend + " eager vs C++ reference").c_str());
+        } else {
+          compareCase(c, replay, eager, 0, (backend + " replay vs " + backend + " eager").c_str());
+        }
         // Every output buffer was written by the kernel (an all-zero output means the
         // kernel never ran).
         auto bufs = bufferArgs(c);
         for (size_t i = 0; i < bufs.size(); ++i)
-          if (bufs[i]->out && bufs[i]->init == ManifestArg::Zero)
+          if (bufs[i]->out && bufs[i]->init == ManifestArg::Zero) {
+            INFO(c.label() << ": " << bufs[i]->name);
             CHECK(std::any_of(replay[i].begin(), replay[i].end(), [](uint8_t v) { return v != 0; }));
+            CHECK(std::any_of(eager[i].begin(), eager[i].end(), [](uint8_t v) { return v != 0; }));
+          }
       }
     }
+  (void)without; // listed once, by the manifest test case
+  return withReference;
+}
+
+} // namespace
+
+TEST_CASE("kernel suite on PoCL: replay and eager against the C++ references", "[opencl]") {
+  auto backend = opencl::makeOpenCLBackend();
+  rt::Device &d = *openPocl(*backend);
+  CHECK(runSuite(d, "opencl") >= 10);
 }
 
 #ifdef CGRAPH_HAVE_CPU_BACKEND
-TEST_CASE("kernel suite: cpu backend vs PoCL", "[opencl][cpu][compare]") {
+TEST_CASE("kernel suite on the cpu backend: replay and eager against the C++ references", "[opencl][cpu]") {
+  auto cpu = cpu::makeCpuBackend();
+  rt::BackendProbe cp = cpu->probe();
+  INFO("cpu probe: " << cp.reason);
+  REQUIRE(cp.available);
+  auto cdOr = cpu->device(0);
+  REQUIRE(cdOr);
+  CHECK(runSuite(**cdOr, "cpu") >= 10);
+}
+
+// Cases without a C++ reference are still checked across backends.
+TEST_CASE("kernel suite: cpu backend vs PoCL where no reference exists", "[opencl][cpu][compare]") {
   auto pocl = opencl::makeOpenCLBackend();
   auto cpu = cpu::makeCpuBackend();
   rt::Device &pd = *openPocl(*pocl);
@@ -201,7 +253,7 @@ TEST_CASE("kernel suite: cpu backend vs PoCL", "[opencl][cpu][compare]") {
   rt::Device &cd = **cdOr;
   for (const LoadedFile &f : loadKernelFiles())
     for (const ManifestCase &c : f.cases) {
-      if (findSkip(c, "opencl") || findSkip(c, "cpu")) continue;
+      if (findSkip(c, "opencl") || findSkip(c, "cpu") || findReference(c)) continue;
       DYNAMIC_SECTION(c.label()) {
         Graph g = caseGraph(f, c);
         auto in = caseInputs(c);
