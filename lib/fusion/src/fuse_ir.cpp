@@ -319,7 +319,10 @@ Expected<IrResult> buildFusedKernel(const IrRequest &req) {
       su.written = su.written || acc[p].write;
       if (!acc[p].own && su.own) {
         su.own = false;
-        su.other = req.insts[i].node + " " + acc[p].firstOther + " " + req.slotNames[key];
+        su.other = req.insts[i].node + " " + acc[p].firstOther + " " + req.slotNames[key] +
+                   (req.oneDim ? " at another work-item's index"
+                               : " in a multi-dimensional nd-range (own-index accesses are proven "
+                                 "in one dimension only)");
       }
     }
   }
@@ -329,11 +332,11 @@ Expected<IrResult> buildFusedKernel(const IrRequest &req) {
     if (su.params.size() > 1 && su.written && su.own) {
       su.own = false; // two offsets into one written slot: addresses may overlap
       su.other = req.insts[su.insts.front()].node + " accesses " + req.slotNames[key] +
-                 " at two offsets";
+                 " at two offsets (the addresses may overlap)";
     }
     if (shared && !su.own) {
       barriersNeeded = true;
-      if (res.hazard.empty() && !req.noBarriers) res.hazard = su.other + " at another work-item's index";
+      if (res.hazard.empty() && !req.noBarriers) res.hazard = su.other;
     }
   }
   res.barriers = req.insts.size() > 1 && barriersNeeded && !req.noBarriers;
@@ -416,7 +419,7 @@ Expected<IrResult> buildFusedKernel(const IrRequest &req) {
       const SlotUse &su = slots[fp.slotKey];
       const std::string &sname = req.slotNames[fp.slotKey];
       if (!su.own) {
-        res.remarks.push_back(su.other + " at another work-item's index: cannot internalize");
+        res.remarks.push_back(su.other + ": cannot internalize");
         continue;
       }
       Access acc;
