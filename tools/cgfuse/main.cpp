@@ -98,7 +98,8 @@ int run(int argc, char **argv) {
   app.set_version_flag("--version", std::string("cgfuse ") + CGRAPH_VERSION + " (cgraph, .cgf 1.0, LLVM 14)");
   std::string input, output, printIR, planFile;
   std::vector<std::string> groups;
-  bool autoFuse = false, remarks = false, json = false, noConstants = false, noInternalize = false;
+  bool autoFuse = false, remarks = false, json = false, noConstants = false, noInternalize = false,
+       noRestrict = false;
   app.add_option("input", input, ".cgf file")->required();
   app.add_option("-o", output, "output .cgf file")->required();
   app.add_option("--fuse", groups, "fuse the named kernel nodes, in this order (repeatable)")
@@ -111,6 +112,9 @@ int run(int argc, char **argv) {
   app.add_flag("--json", json, "print a JSON report on stdout");
   app.add_flag("--no-constants", noConstants, "keep literal scalar arguments as parameters");
   app.add_flag("--no-internalize", noInternalize, "keep intermediate slots in global memory");
+  app.add_flag("--no-restrict", noRestrict,
+               "do not mark parameters of distinct slots noalias (the runtime refuses overlapping bindings, "
+               "which is what makes it sound)");
   app.add_option("--print-ir", printIR, "write the fused modules' LLVM IR (before SPIR-V) to FILE ('-': stdout)")
       ->type_name("FILE");
   try {
@@ -130,6 +134,7 @@ int run(int argc, char **argv) {
     }
   opts.constants = !noConstants;
   opts.internalize = !noInternalize;
+  opts.noAlias = !noRestrict;
   opts.keepIR = !printIR.empty();
   if (opts.groups.empty() && !opts.autoFuse) {
     std::cerr << "cgfuse: error: nothing to fuse: give --fuse A,B,..., --plan FILE or --auto\n";

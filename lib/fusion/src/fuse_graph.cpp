@@ -207,6 +207,7 @@ Planned plan(const Graph &g, const std::vector<uint32_t> &grp, const FuseOptions
   req.constants = o.constants;
   req.keepIR = o.keepIR;
   req.noBarriers = gr && gr->noBarriers;
+  req.noAlias = o.noAlias;
   for (const Slot &s : g.slots) req.slotNames.push_back(s.name);
   std::vector<bool> outside = usedOutside(g, grp);
   std::map<std::tuple<int, uint64_t, uint64_t, uint32_t>, uint32_t> shared;

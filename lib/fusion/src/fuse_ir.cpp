@@ -483,6 +483,15 @@ Expected<IrResult> buildFusedKernel(const IrRequest &req) {
     oldArg->replaceAllUsesWith(newArg);
     newArg->setName(req.params[p].name);
     nf->addParamAttrs(k, llvm::AttrBuilder(ctx, fused->getAttributes().getParamAttrs(p)));
+    // noalias on the parameter of a slot that has exactly one parameter (one offset):
+    // sound only because the runtime refuses bindings where a written slot overlaps
+    // another slot (lib/runtime enqueue), and distinct runtime-owned slots are distinct
+    // allocations. It lets the backend keep values in registers across the former
+    // kernel boundaries (a store through y no longer forces x to be reloaded).
+    if (req.noAlias && req.params[p].slotKey >= 0 && ptypes[p]->isPointerTy() &&
+        slots[req.params[p].slotKey].params.size() == 1 &&
+        !fused->hasParamAttribute(p, llvm::Attribute::ByVal))
+      nf->addParamAttr(k, llvm::Attribute::NoAlias);
     llvm::Function *rep = callee[req.params[p].inst];
     for (size_t m = 0; m < std::size(kArgMDKinds); ++m) {
       llvm::MDNode *n = rep->getMetadata(kArgMDKinds[m]);

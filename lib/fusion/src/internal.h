@@ -41,6 +41,7 @@ struct IrRequest {
   bool oneDim = true;   // nd-range has one dimension: get_global_id(0) is unique
   bool hasLocalMem = false; // some kernel gets a __local argument: keep barriers
   bool noBarriers = false;  // the plan asserts no work-item reads another's results
+  bool noAlias = true;      // mark single-parameter slots noalias (see fuse_ir.cpp)
   bool internalize = true;
   bool constants = true;
   bool keepIR = false;

@@ -15,7 +15,8 @@
 // becomes one private variable per work-item and leaves the graph. The fused module is
 // lightly optimized only (the LLVM 14 translator can emit invalid SPIR-V from
 // optimized IR), translated back to SPIR-V and validated with SPIRV-Tools. Different
-// nd-ranges are refused (no work-item remapping yet).
+// nd-ranges are refused (no work-item remapping yet). Parameters of distinct slots are
+// marked noalias: the runtime refuses bindings where a written slot overlaps another.
 //
 // A group that cannot be fused is left as it was and gets a Remark saying why; the
 // output graph is still valid. Order, partitions and slot usage are recomputed
@@ -63,6 +64,9 @@ struct FuseOptions {
   bool constants = true;
   // Promote intermediate slots to private memory where legal.
   bool internalize = true;
+  // Mark the parameters of distinct slots noalias (restrict). Sound because the runtime
+  // refuses bindings where a written slot overlaps another slot.
+  bool noAlias = true;
   // Keep the fused module's LLVM IR text (before translation) in FuseReport.
   bool keepIR = false;
 };
