@@ -285,6 +285,11 @@ TEST_CASE("every kernel form PoCL takes gives the same results", "[opencl]") {
     t.slots = {{y.get()}, {x.get()}};
     runAndWait(*exe, t);
     std::vector<float> r = readAll<float>(d, *y);
+    // Each form checked against the host (two saxpy nodes, a = 2: y = y0 + 4x), not
+    // only against the other form.
+    std::vector<float> x0 = iota(0.5f), y0 = iota(2.0f);
+    INFO("form " << path);
+    for (uint32_t i = 0; i < kN; ++i) REQUIRE(r[i] == Approx(y0[i] + 4 * x0[i]));
     if (results.empty()) results = r;
     else CHECK(r == results);
   }
