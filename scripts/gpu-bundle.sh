@@ -35,6 +35,11 @@ done | sort -u | while read -r lib; do
   cp -L "$lib" "$stage/lib/$name"
 done
 cp /usr/lib/clc/nvptx64--nvidiacl.bc "$stage/share/clc/"
+# clang's OpenCL headers (in-process OpenCL C compiles: tests, builtin kernels, cgc),
+# where lib/kernel looks for them beside the loaded libclang-cpp.
+resdir="$(ls -d /usr/lib/llvm-14/lib/clang/*/ | head -1)"
+mkdir -p "$stage/lib/clang/$(basename "$resdir")/include"
+cp "$resdir/include/opencl-c.h" "$resdir/include/opencl-c-base.h" "$stage/lib/clang/$(basename "$resdir")/include/"
 # Sources the tests read (CGRAPH_SOURCE_DIR is baked in; run.sh links it), the examples
 # as .cgf files (compiled here: cgc needs nothing there, but saves the time).
 mkdir -p "$stage/src"
@@ -69,5 +74,5 @@ export CGRAPH_PTXAS="${CGRAPH_PTXAS:-$(command -v ptxas || echo /usr/local/cuda/
 "$here/run.sh" test_cuda_backend "$@"; echo "test_cuda_backend exit $?"
 RUN
 chmod +x "$stage/run-tests.sh"
-tar -C "$(dirname "$stage")" -cf - cgraph-gpu | xz -9 -T2 > "$out"
+tar -C "$(dirname "$stage")" -cf - cgraph-gpu | xz "-${CGRAPH_XZ_LEVEL:-9}" -T2 > "$out"
 echo "gpu-bundle.sh: $out ($(du -h "$out" | cut -f1))"

@@ -4,6 +4,9 @@
 # CUDA conformance suite, `cgrun compare` cpu vs cuda on every example, bench_cuda
 # (with the nvcc-built hand-written reference). Output: stdout, bench.json in OUT_DIR.
 set -u
+# A bundle made before it shipped clang's OpenCL headers: CGRAPH_CLANG_RESOURCE_DIR
+# may point at a directory with include/opencl-c.h carried beside it.
+[ -n "${CGRAPH_CLANG_RESOURCE_DIR:-}" ] && export CGRAPH_CLANG_RESOURCE_DIR="$(cd "$CGRAPH_CLANG_RESOURCE_DIR" && pwd)"
 bundle="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
 out="${2:-$PWD}"
 t="$(mktemp -d)"
@@ -12,7 +15,7 @@ cd "$t/cgraph-gpu" || exit 1
 nvidia-smi -L 2>/dev/null
 ./run.sh cgrun --list-devices
 echo "== tests"
-timeout "${CGRAPH_TEST_TIMEOUT:-240}" ./run-tests.sh 2>&1 | tail -"${CGRAPH_TEST_TAIL:-60}"
+timeout "${CGRAPH_TEST_TIMEOUT:-240}" ./run-tests.sh 2>&1 | tee "$out/tests.log" | tail -"${CGRAPH_TEST_TAIL:-60}"
 echo "== cgrun compare cpu vs cuda"
 while read -r ex args; do
   echo "-- $ex"

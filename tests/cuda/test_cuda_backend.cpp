@@ -29,17 +29,20 @@ namespace fs = std::filesystem;
 namespace {
 
 struct Skip {
-  const char *caseId; // "FILE" or "FILE:KERNEL"
+  const char *caseId; // "FILE", "FILE:KERNEL" or a case label "FILE:LINE KERNEL"
   const char *reason;
 };
 const Skip kSkips[] = {
-    {"", ""},
+    {"extras.cl:8 ext_half",
+     "libclc's nvptx vstore_half_rtp/rte of floats below the half subnormal range round "
+     "differently from cpu and PoCL (h[8]: 1 vs 0; measured on an H100, CUDA 13)"},
+    {"extras.cl:9 ext_half", "same libclc nvptx half-conversion difference (h[59]: 1 vs 0)"},
 };
 
 const Skip *findSkip(const cltest::ManifestCase &c) {
   const std::string file = fs::path(c.file).filename().string();
   for (const Skip &s : kSkips)
-    if (*s.caseId && (s.caseId == file || s.caseId == file + ":" + c.kernel)) return &s;
+    if (*s.caseId && (s.caseId == file || s.caseId == file + ":" + c.kernel || s.caseId == c.label())) return &s;
   return nullptr;
 }
 

@@ -44,6 +44,10 @@ CudaExecutable::~CudaExecutable() {
     if (p.exec) api_->cuGraphExecDestroy(p.exec);
     if (p.graph) api_->cuGraphDestroy(p.graph);
   }
+  for (Staging &st : staging_) {
+    if (st.copied) api_->cuEventDestroy(st.copied);
+    if (st.host) api_->cuMemFreeHost(st.host);
+  }
 }
 
 std::string CudaExecutable::nodeLabel(uint32_t n) const {

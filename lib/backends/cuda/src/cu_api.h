@@ -24,7 +24,7 @@ namespace cgraph::cuda {
   X(cuGraphAddEmptyNode) X(cuGraphInstantiate) X(cuGraphUpload) X(cuGraphLaunch)         \
   X(cuGraphExecDestroy) X(cuGraphExecKernelNodeSetParams) X(cuEventCreate)               \
   X(cuEventDestroy) X(cuEventRecord) X(cuEventSynchronize) X(cuEventQuery)               \
-  X(cuEventElapsedTime) X(cuGetErrorName) X(cuGetErrorString)
+  X(cuEventElapsedTime) X(cuGetErrorName) X(cuGetErrorString) X(cuMemAllocHost) X(cuMemFreeHost)
 
 struct CuApi {
 #define CGRAPH_CU_MEMBER(name) decltype(&::name) name = nullptr;

@@ -90,6 +90,16 @@ private:
   std::vector<std::unique_ptr<rt::Buffer>> patterns_; // fill patterns for the fill kernel
   std::vector<uint64_t> table_;            // host copy: the current submission's table
   std::vector<uint64_t> uploaded_;         // what the device table holds
+  // Pinned staging slots for the table upload: an async copy from pinned memory costs
+  // a few microseconds, one from pageable memory is staged by the driver (~17 us on an
+  // H100). A slot is reused only after the event of its previous copy completed.
+  struct Staging {
+    void *host = nullptr;
+    CUevent copied = nullptr;
+    bool pending = false;
+  };
+  std::vector<Staging> staging_;
+  size_t nextStaging_ = 0;
   std::vector<uint64_t> slotLength_;       // bound length per slot, this submission
   std::vector<uint64_t> rangeParams_;      // parameter values the graphs' nd-ranges use
   uint32_t nSlots_ = 0, nParams_ = 0;

@@ -2,6 +2,7 @@
 // partitions' CUDA graphs (replay) or the nodes one by one on the stream (eager).
 #include "exec.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace cgraph::cuda {
@@ -43,10 +44,21 @@ struct Events {
 Error CudaExecutable::uploadTable(const std::vector<uint64_t> &) {
   if (table_ == uploaded_) return Error::success();
   auto *tb = static_cast<CudaBuffer *>(tableBuf_.get());
-  // Pageable source: the driver stages it before returning, and the copy is ordered on
-  // the stream after every earlier submission that reads the table.
-  CGRAPH_CU_CHECK(*api_, "cuMemcpyHtoDAsync",
-                  api_->cuMemcpyHtoDAsync(tb->ptr(), table_.data(), table_.size() * 8, dev_->stream()));
+  const size_t bytes = table_.size() * 8;
+  if (staging_.empty()) {
+    staging_.resize(4);
+    for (Staging &st : staging_) {
+      CGRAPH_CU_CHECK(*api_, "cuMemAllocHost", api_->cuMemAllocHost(&st.host, std::max<size_t>(8, bytes)));
+      CGRAPH_CU_CHECK(*api_, "cuEventCreate", api_->cuEventCreate(&st.copied, CU_EVENT_DISABLE_TIMING));
+    }
+  }
+  Staging &st = staging_[nextStaging_++ % staging_.size()];
+  if (st.pending) CGRAPH_CU_CHECK(*api_, "cuEventSynchronize", api_->cuEventSynchronize(st.copied));
+  std::memcpy(st.host, table_.data(), bytes);
+  // Ordered on the stream after every earlier submission that reads the table.
+  CGRAPH_CU_CHECK(*api_, "cuMemcpyHtoDAsync", api_->cuMemcpyHtoDAsync(tb->ptr(), st.host, bytes, dev_->stream()));
+  CGRAPH_CU_CHECK(*api_, "cuEventRecord", api_->cuEventRecord(st.copied, dev_->stream()));
+  st.pending = true;
   uploaded_ = table_;
   ++dev_->counters().tableUploads;
   return Error::success();
