@@ -1,7 +1,9 @@
 #include "kernel_manifest.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <random>
@@ -584,6 +586,167 @@ void refAtomicOps(const ManifestCase &c, std::vector<std::vector<uint8_t>> &b) {
   });
 }
 
+// integer.cl
+int32_t satI32(int64_t v) { return int32_t(std::min<int64_t>(std::max<int64_t>(v, INT32_MIN), INT32_MAX)); }
+
+void refIntOps(const ManifestCase &c, std::vector<std::vector<uint8_t>> &b) {
+  const int32_t *x = view<int32_t>(b[0]), *y = view<int32_t>(b[1]);
+  int32_t *out = view<int32_t>(b[2]);
+  forEachId(c, [&](uint64_t i) {
+    const int32_t a = x[i], bb = y[i];
+    int32_t *o = out + i * 16;
+    const int32_t mulHi = int32_t((int64_t(a) * bb) >> 32);
+    o[0] = int32_t(a < 0 ? 0u - uint32_t(a) : uint32_t(a));
+    o[1] = std::min(a, bb);
+    o[2] = std::max(a, bb);
+    o[3] = std::min(std::max(a, -100), 100);
+    o[4] = mulHi;
+    o[5] = int32_t(rotl32(uint32_t(a), uint32_t(bb)));
+    o[6] = int32_t(popcount32(uint32_t(a)));
+    o[7] = int32_t(clz32(uint32_t(a)));
+    o[8] = satI32(int64_t(a) + bb);
+    o[9] = satI32(int64_t(a) - bb);
+    o[10] = int32_t(uint32_t(a & 0x7fffff) * uint32_t(bb & 0x7fff) + 7u);
+    o[11] = int32_t(uint32_t(a & 0x7fffff) * uint32_t(bb & 0x7fff));
+    o[12] = int32_t((int64_t(a) + bb) >> 1);
+    o[13] = int32_t((int64_t(a) + bb + 1) >> 1);
+    o[14] = int32_t(uint32_t(a > bb ? int64_t(a) - bb : int64_t(bb) - a));
+    o[15] = int32_t(uint32_t(mulHi) + 3u);
+  });
+}
+
+void refIntOpsVec(const ManifestCase &c, std::vector<std::vector<uint8_t>> &b) {
+  const int32_t *x = view<int32_t>(b[0]), *y = view<int32_t>(b[1]);
+  int32_t *out = view<int32_t>(b[2]);
+  forEachId(c, [&](uint64_t i) {
+    for (uint64_t e = 0; e < 4; ++e) {
+      const int32_t a = x[4 * i + e], bb = y[4 * i + e];
+      out[16 * i + e] = std::max(a, bb);
+      out[16 * i + 4 + e] = satI32(int64_t(a) + bb);
+      out[16 * i + 8 + e] = int32_t(popcount32(uint32_t(a)));
+      out[16 * i + 12 + e] = std::min(std::max(a, -5), 5);
+    }
+  });
+}
+
+void refIntSmallLong(const ManifestCase &c, std::vector<std::vector<uint8_t>> &b) {
+  const int32_t *x = view<int32_t>(b[0]), *y = view<int32_t>(b[1]);
+  int64_t *out = view<int64_t>(b[2]);
+  forEachId(c, [&](uint64_t i) {
+    const uint8_t ua = uint8_t(x[i]), ub = uint8_t(y[i]);
+    const int16_t sa = int16_t(x[i]), sb = int16_t(y[i]);
+    const int64_t la = int64_t(x[i]) * 1000003, lb = int64_t(y[i]) * -999983;
+    int64_t *o = out + i * 4;
+    o[0] = std::min(int(ua) + int(ub), 255);
+    o[1] = std::min(std::max(int(sa) - int(sb), -32768), 32767);
+    o[2] = int64_t((__int128(la) * __int128(lb)) >> 64);
+    o[3] = int64_t(uint64_t((unsigned __int128)uint64_t(la) * uint64_t(lb) >> 64));
+  });
+}
+
+// relational.cl: scalar relationals give 1/0, vector ones -1/0; select and bitselect
+// pick bits.
+int32_t floatBits(float f) {
+  int32_t v;
+  std::memcpy(&v, &f, 4);
+  return v;
+}
+
+void refRelOps(const ManifestCase &c, std::vector<std::vector<uint8_t>> &b) {
+  const float *x = view<float>(b[0]), *y = view<float>(b[1]);
+  int32_t *out = view<int32_t>(b[2]);
+  forEachId(c, [&](uint64_t i) {
+    const float a = x[i], bb = y[i];
+    int32_t *o = out + i * 12;
+    o[0] = std::isnan(a);
+    o[1] = std::isinf(a);
+    o[2] = std::isfinite(a);
+    o[3] = std::signbit(a);
+    o[4] = a == bb;
+    o[5] = std::isless(a, bb);
+    o[6] = std::isgreater(a, bb);
+    o[7] = std::isunordered(a, bb);
+    o[8] = floatBits(a < bb ? bb : a);
+    // v = ((int)a, (int)b, -1, 0): -1 makes any(v < 0) true and all(v >= 0) false,
+    // whatever (int) of a NaN or infinity gives.
+    o[9] = 1;
+    o[10] = 0;
+    o[11] = (floatBits(a) & ~0x0000ffff) | (floatBits(bb) & 0x0000ffff);
+  });
+}
+
+void refRelVec(const ManifestCase &c, std::vector<std::vector<uint8_t>> &b) {
+  const float *x = view<float>(b[0]), *y = view<float>(b[1]);
+  int32_t *out = view<int32_t>(b[2]);
+  forEachId(c, [&](uint64_t i) {
+    bool anySign = false, allSign = true, anyGreater = false, allFinite = true;
+    for (uint64_t e = 0; e < 4; ++e) {
+      const float a = x[4 * i + e], bb = y[4 * i + e];
+      out[12 * i + e] = std::isnan(a) ? -1 : 0;
+      out[12 * i + 4 + e] = floatBits(std::isless(a, bb) ? bb : a);
+      anySign = anySign || std::signbit(a);
+      allSign = allSign && std::signbit(a);
+      anyGreater = anyGreater || std::isgreater(a, bb);
+      allFinite = allFinite && std::isfinite(a);
+    }
+    out[12 * i + 8] = anySign;
+    out[12 * i + 9] = allSign;
+    out[12 * i + 10] = anyGreater;
+    out[12 * i + 11] = allFinite;
+  });
+}
+
+// math.cl: computed in double and rounded once to float (the cases' bounds are for the
+// implementation-defined native_ functions; see the file).
+void refMathF32(const ManifestCase &c, std::vector<std::vector<uint8_t>> &b) {
+  const float *x = view<float>(b[0]), *y = view<float>(b[1]);
+  float *out = view<float>(b[2]);
+  forEachId(c, [&](uint64_t i) {
+    const double a = x[i], bb = y[i];
+    const double r[32] = {std::sqrt(std::fabs(a)), 1.0 / std::sqrt(double(std::fabs(x[i]) + 1.0f)),
+                          std::exp(a), std::log(double(std::fabs(x[i]) + 1.0f)),
+                          std::pow(std::fabs(a), bb), std::sin(a), std::cos(a), std::tan(a),
+                          std::fabs(a), std::floor(a), std::ceil(a), std::fma(a, bb, 1.0),
+                          a * bb + 1.0, std::fmin(a, bb), std::fmax(a, bb), std::min(std::max(a, -1.0), 1.0),
+                          a + (bb - a) * 0.25, std::hypot(a, bb), std::tanh(a), std::erf(a),
+                          std::sqrt(std::fabs(a)), std::exp(double(x[i] * 0.5f)), std::exp2(a),
+                          std::log2(double(std::fabs(x[i]) + 1.0f)), std::atan2(a, bb), std::cbrt(a),
+                          std::trunc(a), std::round(a), std::sin(a), std::cos(a),
+                          double(std::fmod(x[i], y[i])), std::copysign(bb, a)};
+    for (int k = 0; k < 32; ++k) out[i * 32 + k] = float(r[k]);
+  });
+}
+
+void refMathF32x4(const ManifestCase &c, std::vector<std::vector<uint8_t>> &b) {
+  const float *x = view<float>(b[0]), *y = view<float>(b[1]);
+  float *out = view<float>(b[2]);
+  forEachId(c, [&](uint64_t i) {
+    for (uint64_t e = 0; e < 4; ++e) {
+      const double a = x[4 * i + e], bb = y[4 * i + e];
+      const double r[8] = {std::sqrt(std::fabs(a)), std::exp(a), std::fmin(a, bb), std::min(std::max(a, -1.0), 1.0),
+                           a + (bb - a) * 0.25, std::fma(a, bb, 1.0), std::sin(a), std::exp(a)};
+      for (uint64_t k = 0; k < 8; ++k) out[4 * (8 * i + k) + e] = float(r[k]);
+    }
+  });
+}
+
+void refMathF64(const ManifestCase &c, std::vector<std::vector<uint8_t>> &b) {
+  const double *x = view<double>(b[0]), *y = view<double>(b[1]);
+  double *out = view<double>(b[2]);
+  forEachId(c, [&](uint64_t i) {
+    const double a = x[i], bb = y[i];
+    double *o = out + i * 8;
+    o[0] = std::sqrt(std::fabs(a));
+    o[1] = std::exp(a);
+    o[2] = std::log(std::fabs(a) + 1.0);
+    o[3] = std::pow(std::fabs(a), bb);
+    o[4] = std::sin(a);
+    o[5] = std::fma(a, bb, 1.0);
+    o[6] = std::fmax(a, bb);
+    o[7] = std::tanh(a);
+  });
+}
+
 struct NamedReference {
   const char *id; // FILE.cl:KERNEL
   Reference fn;
@@ -614,6 +777,14 @@ const NamedReference kReferences[] = {
     {"atomics.cl:hist_global", refHistGlobal},
     {"atomics.cl:hist_local", refHistLocal},
     {"atomics.cl:atomic_ops", refAtomicOps},
+    {"integer.cl:int_ops", refIntOps},
+    {"integer.cl:int_ops_vec", refIntOpsVec},
+    {"integer.cl:int_small_long", refIntSmallLong},
+    {"relational.cl:rel_ops", refRelOps},
+    {"relational.cl:rel_vec", refRelVec},
+    {"math.cl:math_f32", refMathF32},
+    {"math.cl:math_f32x4", refMathF32x4},
+    {"math.cl:math_f64", refMathF64},
 };
 
 } // namespace

@@ -50,7 +50,8 @@ Graph qrGraph() {
   auto i32 = [](int v) { return Arg::scalar(ScalarType::I32, uint32_t(v)); };
   for (int k = 0; k < kN; ++k) {
     const std::string s = "." + std::to_string(k);
-    b.addKernelNode("norm" + s, norm, range1D(1), {Arg::slot(a), Arg::slot(r), i32(k), i32(kN), i32(kN)});
+    b.addKernelNode("norm" + s, norm, range1D(1),
+                    {Arg::slot(a), Arg::slot(r), i32(k), i32(kN), i32(kN)});
     b.addKernelNode("scale" + s, scale, range1D(kN),
                     {Arg::slot(a), Arg::slot(r), Arg::slot(q), i32(k), i32(kN), i32(kN)});
     b.addKernelNode("update" + s, update, range1D(kN),
@@ -73,7 +74,8 @@ std::vector<float> input() {
     x = x * 6364136223846793005ull + 1442695040888963407ull;
     a[i] = float(x >> 40) / float(1 << 24);
   }
-  for (int i = 0; i < kN; ++i) a[size_t(i) * kN + i] += 1.0f;
+  for (int i = 0; i < kN; ++i)
+    a[size_t(i) * kN + i] += 1.0f;
   return a;
 }
 
@@ -88,14 +90,18 @@ QR referenceFused(std::vector<float> a) {
   const int n = kN, m = kN;
   for (int k = 0; k < n; ++k) {
     float sum = 0.0f;
-    for (int i = 0; i < m; ++i) sum = std::fma(a[i * n + k], a[i * n + k], sum);
+    for (int i = 0; i < m; ++i)
+      sum = std::fma(a[i * n + k], a[i * n + k], sum);
     out.r[k * n + k] = std::sqrt(sum);
-    for (int i = 0; i < m; ++i) out.q[i * n + k] = a[i * n + k] / out.r[k * n + k];
+    for (int i = 0; i < m; ++i)
+      out.q[i * n + k] = a[i * n + k] / out.r[k * n + k];
     for (int j = k + 1; j < n; ++j) {
       float dot = 0.0f;
-      for (int i = 0; i < m; ++i) dot = std::fma(out.q[i * n + k], a[i * n + j], dot);
+      for (int i = 0; i < m; ++i)
+        dot = std::fma(out.q[i * n + k], a[i * n + j], dot);
       out.r[k * n + j] = dot;
-      for (int i = 0; i < m; ++i) a[i * n + j] = std::fma(-out.q[i * n + k], dot, a[i * n + j]);
+      for (int i = 0; i < m; ++i)
+        a[i * n + j] = std::fma(-out.q[i * n + k], dot, a[i * n + j]);
     }
   }
   out.a = std::move(a);
@@ -108,14 +114,18 @@ std::vector<std::vector<double>> referenceDouble(const std::vector<float> &in) {
   std::vector<double> a(in.begin(), in.end()), r(a.size(), 0.0), q(a.size(), 0.0);
   for (int k = 0; k < n; ++k) {
     double sum = 0;
-    for (int i = 0; i < m; ++i) sum += a[i * n + k] * a[i * n + k];
+    for (int i = 0; i < m; ++i)
+      sum += a[i * n + k] * a[i * n + k];
     r[k * n + k] = std::sqrt(sum);
-    for (int i = 0; i < m; ++i) q[i * n + k] = a[i * n + k] / r[k * n + k];
+    for (int i = 0; i < m; ++i)
+      q[i * n + k] = a[i * n + k] / r[k * n + k];
     for (int j = k + 1; j < n; ++j) {
       double dot = 0;
-      for (int i = 0; i < m; ++i) dot += q[i * n + k] * a[i * n + j];
+      for (int i = 0; i < m; ++i)
+        dot += q[i * n + k] * a[i * n + j];
       r[k * n + j] = dot;
-      for (int i = 0; i < m; ++i) a[i * n + j] -= q[i * n + k] * dot;
+      for (int i = 0; i < m; ++i)
+        a[i * n + j] -= q[i * n + k] * dot;
     }
   }
   return {r, q};
@@ -131,7 +141,8 @@ double relL2(const std::vector<float> &got, const std::vector<double> &ref) {
 }
 
 // "" when equal bit for bit, else the first differing element.
-std::string firstDifference(const char *slot, const std::vector<float> &got, const std::vector<float> &want) {
+std::string firstDifference(const char *slot, const std::vector<float> &got,
+                            const std::vector<float> &want) {
   for (size_t i = 0; i < want.size(); ++i)
     if (std::memcmp(&got[i], &want[i], 4) != 0) {
       std::ostringstream os;
@@ -205,11 +216,13 @@ TEST_CASE("gram-schmidt QR: PoCL replay and eager, SPIR and source paths, match 
   so.forcePath = "source";
   auto poclSource = opencl::makeOpenCLBackend(so);
   rt::Device &sd = *openPocl(*poclSource);
-  checkAgainstReferences("pocl from source, replay", run(sd, g, rt::ExecMode::Replay, a), fused, exact);
+  checkAgainstReferences("pocl from source, replay", run(sd, g, rt::ExecMode::Replay, a), fused,
+                         exact);
 }
 
 #ifdef CGRAPH_HAVE_CPU_BACKEND
-TEST_CASE("gram-schmidt QR: cpu replay and eager match the references", "[opencl][cpu][gramschmidt]") {
+TEST_CASE("gram-schmidt QR: cpu replay and eager match the references",
+          "[opencl][cpu][gramschmidt]") {
   const Graph g = qrGraph();
   const std::vector<float> a = input();
   const QR fused = referenceFused(a);

@@ -69,15 +69,16 @@ void madToFmuladd(llvm::Module &m) {
     llvm::Type *t = f.getReturnType();
     if (!t->isFPOrFPVectorTy()) continue;
     bool sameTypes = true;
-    for (const llvm::Argument &a : f.args()) sameTypes = sameTypes && a.getType() == t;
+    for (const llvm::Argument &a : f.args())
+      sameTypes = sameTypes && a.getType() == t;
     if (!sameTypes) continue;
     llvm::Function *fmuladd = llvm::Intrinsic::getDeclaration(&m, llvm::Intrinsic::fmuladd, {t});
     for (llvm::User *u : llvm::make_early_inc_range(f.users())) {
       auto *call = llvm::dyn_cast<llvm::CallInst>(u);
       if (!call || call->getCalledFunction() != &f) continue;
       llvm::IRBuilder<> b(call);
-      llvm::CallInst *fused =
-          b.CreateCall(fmuladd, {call->getArgOperand(0), call->getArgOperand(1), call->getArgOperand(2)});
+      llvm::CallInst *fused = b.CreateCall(
+          fmuladd, {call->getArgOperand(0), call->getArgOperand(1), call->getArgOperand(2)});
       fused->takeName(call);
       call->replaceAllUsesWith(fused);
       call->eraseFromParent();
