@@ -336,21 +336,23 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
   std::vector<Planned> done;
   std::set<std::string> newNames;
 
+  // Returns, for an automatic chain refused because of a hazard, how many of its first
+  // nodes may still be fused together (0 otherwise).
   auto attempt = [&](const std::vector<uint32_t> &grp, bool automatic, const GroupRequest *gr,
-                     const std::map<uint32_t, uint64_t> &constants) {
+                     const std::map<uint32_t, uint64_t> &constants) -> uint32_t {
     std::string gname = join(g, grp);
     Planned pl = plan(g, grp, o, newNames, unsigned(done.size()), gr, constants);
     Expected<IrResult> res = detail::buildFusedKernel(pl.req);
     if (!res) {
       rep.remarks.push_back({Remark::Refused, gname, "cannot build the fused kernel: " + res.error().message()});
-      return;
+      return 0;
     }
     if (!res->hazard.empty()) {
       if (automatic) {
         rep.remarks.push_back({Remark::Refused, gname,
                                res->hazard + ": a work-group barrier cannot order work-items of "
                                              "different work-groups"});
-        return;
+        return res->hazardSplit;
       }
       rep.remarks.push_back({Remark::Note, gname,
                              res->hazard + ": fused with work-group barriers as requested; "
@@ -361,6 +363,7 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
     for (uint32_t n : grp) taken[n] = true;
     newNames.insert(pl.nodeName);
     done.push_back(std::move(pl));
+    return 0;
   };
 
   // explicit groups
@@ -404,7 +407,7 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
       rep.remarks.push_back({Remark::Refused, gname, why});
       continue;
     }
-    attempt(grp, false, &gr, constants);
+    (void)attempt(grp, false, &gr, constants);
   }
 
   // automatic chains
@@ -439,7 +442,14 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
         chain.push_back(s);
         inChain[s] = true;
       }
-      if (chain.size() >= 2) attempt(chain, true, nullptr, {});
+      // a hazard inside the chain: fuse the part before it, if that is a chain still
+      while (chain.size() >= 2) {
+        uint32_t keep = attempt(chain, true, nullptr, {});
+        if (keep < 2 || keep >= chain.size()) break;
+        chain.resize(keep);
+        rep.remarks.push_back({Remark::Note, join(g, chain), "trying the chain without the nodes after '" +
+                                                                 g.nodes[chain.back()].name + "'"});
+      }
     }
   }
 

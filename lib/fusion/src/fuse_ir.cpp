@@ -336,7 +336,10 @@ Expected<IrResult> buildFusedKernel(const IrRequest &req) {
     }
     if (shared && !su.own) {
       barriersNeeded = true;
-      if (res.hazard.empty() && !req.noBarriers) res.hazard = su.other;
+      if (res.hazard.empty() && !req.noBarriers) {
+        res.hazard = su.other;
+        res.hazardSplit = su.insts[1];
+      }
     }
   }
   res.barriers = req.insts.size() > 1 && barriersNeeded && !req.noBarriers;

@@ -56,6 +56,8 @@ struct IrResult {
   std::vector<std::string> remarks;   // notes (internalization refusals, hazards)
   std::string hazard; // non-empty: a kernel accesses a slot another kernel of the
                       // group writes at another work-item's index
+  uint32_t hazardSplit = 0; // with `hazard`: the instances before this one do not share
+                            // the slot, so that prefix may still be fused
   std::string ir;
 };
 
