@@ -747,6 +747,75 @@ void refMathF64(const ManifestCase &c, std::vector<std::vector<uint8_t>> &b) {
   });
 }
 
+// convert.cl: _sat clamps to the destination range, without _sat the value is
+// truncated to the destination's bits; float -> int rounds toward zero unless a
+// rounding suffix says otherwise; int -> float rounds to nearest even by default.
+int64_t clampTo(double v, double lo, double hi) { return int64_t(std::min(std::max(v, lo), hi)); }
+
+void refConvFromFloat(const ManifestCase &c, std::vector<std::vector<uint8_t>> &b) {
+  const float *x = view<float>(b[0]);
+  int32_t *out = view<int32_t>(b[1]);
+  forEachId(c, [&](uint64_t i) {
+    const float a = x[i];
+    int32_t *o = out + i * 12;
+    const double t = std::trunc(a), e = std::nearbyint(a);
+    o[0] = int32_t(t);
+    o[1] = int32_t(clampTo(t, INT32_MIN, INT32_MAX));
+    o[2] = int32_t(e);
+    o[3] = int32_t(std::floor(a));
+    o[4] = int32_t(std::ceil(a));
+    o[5] = int32_t(clampTo(e, INT32_MIN, INT32_MAX));
+    o[6] = int32_t(clampTo(t, 0, 255));
+    o[7] = int32_t(clampTo(std::floor(a), -128, 127));
+    o[8] = int32_t(clampTo(t, 0, 65535));
+    o[9] = floatBits(a);
+    o[10] = int32_t(clampTo(std::trunc(a * 1000.0f), -32768, 32767));
+    o[11] = int32_t(uint32_t(clampTo(t, 0, 4294967295.0)));
+  });
+}
+
+// int -> float with a directed rounding: the nearest float, stepped one ulp the other
+// way when it landed on the wrong side of the exact value (a double holds any int).
+float intToFloat(int32_t a, int dir) { // 0 toward zero, 1 up, -1 down
+  const double exact = a;
+  float f = float(exact);
+  if (dir == 0 && std::fabs(double(f)) > std::fabs(exact)) f = std::nextafter(f, 0.0f);
+  if (dir == 1 && double(f) < exact) f = std::nextafter(f, INFINITY);
+  if (dir == -1 && double(f) > exact) f = std::nextafter(f, -INFINITY);
+  return f;
+}
+
+void refConvFromInt(const ManifestCase &c, std::vector<std::vector<uint8_t>> &b) {
+  const int32_t *x = view<int32_t>(b[0]);
+  float *outf = view<float>(b[1]);
+  int32_t *outi = view<int32_t>(b[2]);
+  forEachId(c, [&](uint64_t i) {
+    const int32_t a = x[i];
+    float *f = outf + i * 4;
+    f[0] = float(a);
+    f[1] = intToFloat(a, 0);
+    f[2] = intToFloat(a, 1);
+    f[3] = intToFloat(a, -1);
+    int32_t *o = outi + i * 4;
+    o[0] = std::min(std::max(a, 0), 255);
+    o[1] = std::min(std::max(a, -128), 127);
+    o[2] = int16_t(uint16_t(uint32_t(a)));
+    o[3] = std::min(std::max(a, 0), 65535);
+  });
+}
+
+void refConvVec(const ManifestCase &c, std::vector<std::vector<uint8_t>> &b) {
+  const float *x = view<float>(b[0]);
+  int32_t *out = view<int32_t>(b[1]);
+  forEachId(c, [&](uint64_t i) {
+    for (uint64_t e = 0; e < 4; ++e) {
+      const float a = x[4 * i + e];
+      out[8 * i + e] = int32_t(clampTo(std::nearbyint(a), INT32_MIN, INT32_MAX));
+      out[8 * i + 4 + e] = int32_t(clampTo(std::trunc(a), 0, 255));
+    }
+  });
+}
+
 struct NamedReference {
   const char *id; // FILE.cl:KERNEL
   Reference fn;
@@ -785,6 +854,9 @@ const NamedReference kReferences[] = {
     {"math.cl:math_f32", refMathF32},
     {"math.cl:math_f32x4", refMathF32x4},
     {"math.cl:math_f64", refMathF64},
+    {"convert.cl:conv_from_float", refConvFromFloat},
+    {"convert.cl:conv_from_int", refConvFromInt},
+    {"convert.cl:conv_vec", refConvVec},
 };
 
 } // namespace
