@@ -53,8 +53,12 @@ bool sameDims(const Dim *a, const Dim *b, uint32_t dims) {
 std::string rangeDifference(const Graph &g, const NDRange &a, const NDRange &b) {
   if (a.dims != b.dims)
     return "dimensions differ: " + std::to_string(a.dims) + " vs " + std::to_string(b.dims);
-  if (!sameDims(a.global, b.global, a.dims))
-    return "global sizes differ: " + dimText(g, a.global, a.dims) + " vs " + dimText(g, b.global, b.dims);
+  // Different 1-D literal global sizes are remapped (smaller ranges run guarded);
+  // anything else that differs is refused.
+  bool remappable = a.dims == 1 && a.global[0].param == kNone && b.global[0].param == kNone;
+  if (!sameDims(a.global, b.global, a.dims) && !remappable)
+    return "global sizes differ: " + dimText(g, a.global, a.dims) + " vs " + dimText(g, b.global, b.dims) +
+           " (work-item remapping covers 1-dimensional literal sizes only)";
   if (!sameDims(a.local, b.local, a.dims))
     return "local sizes differ: " + dimText(g, a.local, a.dims) + " vs " + dimText(g, b.local, b.dims);
   if (!sameDims(a.offset, b.offset, a.dims))
@@ -203,6 +207,8 @@ Planned plan(const Graph &g, const std::vector<uint32_t> &grp, const FuseOptions
   req.fusedName = pl.nodeName;
   for (const KernelModule &m : g.modules) req.modules.push_back(&m);
   req.oneDim = g.nodes[grp[0]].range.dims == 1;
+  for (uint32_t n : grp) req.fusedGlobal = std::max(req.fusedGlobal, g.nodes[n].range.global[0].value);
+  req.localSize = g.nodes[grp[0]].range.local[0].param == kNone ? g.nodes[grp[0]].range.local[0].value : 0;
   req.internalize = o.internalize;
   req.constants = o.constants;
   req.keepIR = o.keepIR;
@@ -226,6 +232,7 @@ Planned plan(const Graph &g, const std::vector<uint32_t> &grp, const FuseOptions
     in.node = node.name;
     in.module = k.module;
     in.kernel = k.name;
+    in.globalSize = node.range.global[0].value;
     for (uint32_t p = 0; p < node.args.size(); ++p) {
       const Arg &a = node.args[p];
       const KernelParam &kp = k.params[p];
@@ -489,6 +496,7 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
       fused.kind = NodeKind::Kernel;
       fused.kernel = uint32_t(g.kernels.size());
       fused.range = g.nodes[pl.grp.front()].range;
+      fused.range.global[0].value = pl.req.fusedGlobal ? pl.req.fusedGlobal : fused.range.global[0].value;
       g.kernels.push_back(std::move(k));
       FusedGroup fg;
       fg.node = pl.nodeName;

@@ -11,6 +11,7 @@
 #include <llvm/ADT/STLExtras.h>
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/InstIterator.h>
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
@@ -162,6 +163,50 @@ void rewriteToPrivate(llvm::Value *oldPtr, llvm::Value *newPtr) {
       inst->eraseFromParent();
     }
   }
+}
+
+// Calls in `f` and the functions it calls (depth-limited) to a builtin whose name
+// contains `what`.
+bool callsBuiltin(llvm::Function &f, const char *what, int depth = 0) {
+  if (depth > 8) return true;
+  for (llvm::Instruction &i : llvm::instructions(f))
+    if (auto *cb = llvm::dyn_cast<llvm::CallBase>(&i)) {
+      llvm::Function *c = cb->getCalledFunction();
+      if (!c) return true; // indirect: assume the worst
+      if (c->getName().contains(what)) return true;
+      if (!c->isDeclaration() && callsBuiltin(*c, what, depth + 1)) return true;
+    }
+  return false;
+}
+
+// In `f` (a clone for one instance), get_global_size(0) answers `global` and
+// get_num_groups(0) answers `global / local`. Fails when `f` calls helpers that
+// might ask (they are shared with other instances) or get_num_groups without a local size.
+Error remapSizes(llvm::Function &f, uint64_t global, uint64_t local, const std::string &node) {
+  for (llvm::Instruction &i : llvm::make_early_inc_range(llvm::instructions(f))) {
+    auto *call = llvm::dyn_cast<llvm::CallInst>(&i);
+    if (!call || !call->getCalledFunction()) continue;
+    llvm::Function *c = call->getCalledFunction();
+    llvm::StringRef name = c->getName();
+    if (!c->isDeclaration()) {
+      if (callsBuiltin(*c, "get_global_size") || callsBuiltin(*c, "get_num_groups"))
+        return makeError(node + " asks its range size inside a helper function: cannot remap its work-items");
+      continue;
+    }
+    bool gsize = name == "_Z15get_global_sizej", ngroups = name == "_Z14get_num_groupsj";
+    if (!gsize && !ngroups) continue;
+    auto *d = llvm::dyn_cast<llvm::ConstantInt>(call->getArgOperand(0));
+    if (!d) return makeError(node + " asks its range size in a computed dimension: cannot remap its work-items");
+    if (!d->isZero()) continue;
+    uint64_t v = global;
+    if (ngroups) {
+      if (local == 0) return makeError(node + " calls get_num_groups and the range has no local size: cannot remap its work-items");
+      v = global / local;
+    }
+    call->replaceAllUsesWith(llvm::ConstantInt::get(call->getType(), v));
+    call->eraseFromParent();
+  }
+  return Error();
 }
 
 void runCleanup(llvm::Function &f) {
@@ -389,6 +434,37 @@ Expected<IrResult> buildFusedKernel(const IrRequest &req) {
       }
       args.push_back(v);
     }
+    uint64_t g = req.insts[i].globalSize;
+    if (req.fusedGlobal && g && g < req.fusedGlobal) {
+      // work-item remapping: this kernel's range is smaller than the fused one
+      if (callsBuiltin(*f, "barrier"))
+        return makeError(req.insts[i].node + " has a barrier: it cannot run on fewer work-items than the "
+                         "fused range (global sizes " + std::to_string(g) + " vs " +
+                         std::to_string(req.fusedGlobal) + ")");
+      llvm::ValueToValueMapTy vmap;
+      llvm::Function *clone = llvm::CloneFunction(f, vmap);
+      clone->setName(f->getName() + ".range" + std::to_string(g));
+      CGRAPH_RETURN_IF_ERROR(remapSizes(*clone, g, req.localSize, req.insts[i].node));
+      llvm::FunctionCallee gidFn = dst->getOrInsertFunction(
+          "_Z13get_global_idj", llvm::FunctionType::get(b.getInt64Ty(), {b.getInt32Ty()}, false));
+      if (auto *gf = llvm::dyn_cast<llvm::Function>(gidFn.getCallee()))
+        gf->setCallingConv(llvm::CallingConv::SPIR_FUNC);
+      llvm::CallInst *gid = b.CreateCall(gidFn, {b.getInt32(0)});
+      gid->setCallingConv(llvm::CallingConv::SPIR_FUNC);
+      llvm::Value *in = b.CreateICmpULT(gid, b.getInt64(g));
+      llvm::BasicBlock *run = llvm::BasicBlock::Create(ctx, "range" + std::to_string(i), fused);
+      llvm::BasicBlock *cont = llvm::BasicBlock::Create(ctx, "after" + std::to_string(i), fused);
+      b.CreateCondBr(in, run, cont);
+      b.SetInsertPoint(run);
+      llvm::CallInst *c = b.CreateCall(clone, args);
+      c->setCallingConv(llvm::CallingConv::SPIR_FUNC);
+      calls.push_back(c);
+      b.CreateBr(cont);
+      b.SetInsertPoint(cont);
+      res.remarks.push_back("remapped " + req.insts[i].node + ": global size " + std::to_string(g) + " of " +
+                            std::to_string(req.fusedGlobal) + ", the other work-items skip it");
+      continue;
+    }
     llvm::CallInst *c = b.CreateCall(f, args);
     c->setCallingConv(llvm::CallingConv::SPIR_FUNC);
     calls.push_back(c);
@@ -421,6 +497,12 @@ Expected<IrResult> buildFusedKernel(const IrRequest &req) {
       if (!fp.internalCandidate || fp.slotKey < 0) continue;
       const SlotUse &su = slots[fp.slotKey];
       const std::string &sname = req.slotNames[fp.slotKey];
+      bool sameSize = true;
+      for (uint32_t i : su.insts) sameSize = sameSize && req.insts[i].globalSize == req.insts[su.insts[0]].globalSize;
+      if (!sameSize) {
+        res.remarks.push_back("the kernels using " + sname + " have different global sizes: cannot internalize");
+        continue;
+      }
       if (!su.own) {
         res.remarks.push_back(su.other + ": cannot internalize");
         continue;

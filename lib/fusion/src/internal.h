@@ -30,6 +30,7 @@ struct Instance {
   uint32_t module = 0;
   std::string kernel; // kernel function name in the module
   std::vector<uint32_t> bind; // per kernel parameter: fused param index
+  uint64_t globalSize = 0;    // 1-D global size of this node (remapping)
 };
 
 struct IrRequest {
@@ -41,7 +42,13 @@ struct IrRequest {
   bool oneDim = true;   // nd-range has one dimension: get_global_id(0) is unique
   bool hasLocalMem = false; // some kernel gets a __local argument: keep barriers
   bool noBarriers = false;  // the plan asserts no work-item reads another's results
-  bool noAlias = true;      // mark single-parameter slots noalias (see fuse_ir.cpp)
+  bool noAlias = true;
+  // Work-item remapping (1-D): the fused range's global size and the common local size
+  // (0 = runtime chooses). Instances with a smaller global size run guarded by
+  // get_global_id(0) < their size, with get_global_size(0) (and get_num_groups(0))
+  // answering their own range.
+  uint64_t fusedGlobal = 0;
+  uint64_t localSize = 0;      // mark single-parameter slots noalias (see fuse_ir.cpp)
   bool internalize = true;
   bool constants = true;
   bool keepIR = false;
