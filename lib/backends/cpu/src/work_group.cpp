@@ -49,8 +49,9 @@ constexpr uint64_t kGroupItems = 16384;
 void chooseFreeGroups(Launch &l) {
   uint64_t budget = kGroupItems;
   for (uint32_t d = 0; d < 3; ++d) {
+    // (Divisions only where needed: a small launch pays for each one.)
     l.local[d] = std::max<uint64_t>(1, std::min(l.global[d], budget));
-    budget = std::max<uint64_t>(1, budget / l.local[d]);
+    budget = l.local[d] == budget ? 1 : l.local[d] == 1 ? budget : std::max<uint64_t>(1, budget / l.local[d]);
   }
 }
 } // namespace
@@ -65,7 +66,8 @@ void runKernel(const JitKernel &k, const uint64_t *args, uint64_t localBytes, co
   }
   const Launch &l = (!k.barrier && !k.groupShape && localBytes == 0) ? free : launch;
   uint64_t groups[3];
-  for (int d = 0; d < 3; ++d) groups[d] = (l.global[d] + l.local[d] - 1) / l.local[d];
+  for (int d = 0; d < 3; ++d)
+    groups[d] = l.global[d] <= l.local[d] ? uint64_t(l.global[d] != 0) : (l.global[d] + l.local[d] - 1) / l.local[d];
   const uint64_t total = groups[0] * groups[1] * groups[2];
   const uint64_t perGroup = l.local[0] * l.local[1] * l.local[2];
   if (total == 0) return;
@@ -81,7 +83,9 @@ void runKernel(const JitKernel &k, const uint64_t *args, uint64_t localBytes, co
     }
     ctx[kCtxWorkDim] = l.dims;
     for (uint64_t g = begin; g < end; ++g) {
-      const uint64_t gid[3] = {g % groups[0], (g / groups[0]) % groups[1], g / (groups[0] * groups[1])};
+      const uint64_t gid[3] = {groups[0] == 1 ? 0 : g % groups[0],
+                               groups[1] == 1 ? 0 : (g / groups[0]) % groups[1],
+                               groups[2] == 1 ? 0 : g / (groups[0] * groups[1])};
       for (int d = 0; d < 3; ++d) {
         ctx[kCtxGroupId + d] = gid[d];
         ctx[kCtxLocalSize + d] = std::min(l.local[d], l.global[d] - gid[d] * l.local[d]);
