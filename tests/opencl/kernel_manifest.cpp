@@ -816,6 +816,35 @@ void refConvVec(const ManifestCase &c, std::vector<std::vector<uint8_t>> &b) {
   });
 }
 
+// atomics64.cl: the updates commute; 64-bit wrap-around on unsigned types.
+void refAtomics64(const ManifestCase &c, std::vector<std::vector<uint8_t>> &b) {
+  int64_t *cnt = view<int64_t>(b[0]);
+  uint64_t *u = view<uint64_t>(b[1]);
+  auto wrap = [](uint64_t v) { return int64_t(v); };
+  forEachId(c, [&](uint64_t gid) {
+    const int64_t i = int64_t(gid);
+    cnt[0] = wrap(uint64_t(cnt[0]) + uint64_t(i) * 0x100000001ull);
+    cnt[1] = wrap(uint64_t(cnt[1]) - (uint64_t(i) << 33));
+    cnt[2] = std::max<int64_t>(cnt[2], i * -3000000000ll);
+    cnt[3] = std::min<int64_t>(cnt[3], i * -3000000000ll);
+    cnt[4] |= int64_t(1ull << (i % 63));
+    cnt[5] &= ~int64_t(1ull << (i % 63));
+    cnt[6] ^= wrap(uint64_t(i) * 0x123456789ull);
+    cnt[7] = wrap(uint64_t(cnt[7]) + 1);
+    u[0] -= 1;
+    u[1] = std::max<uint64_t>(u[1], uint64_t(i) * 0x9000000000000001ull);
+    u[2] += uint64_t(i) * 0x100000000ull;
+  });
+}
+
+void refAtomics64Local(const ManifestCase &c, std::vector<std::vector<uint8_t>> &b) {
+  const int64_t *in = view<int64_t>(b[0]);
+  int64_t *out = view<int64_t>(b[1]);
+  uint64_t sum = uint64_t(out[0]);
+  forEachId(c, [&](uint64_t i) { sum += uint64_t(in[i]); });
+  out[0] = int64_t(sum);
+}
+
 struct NamedReference {
   const char *id; // FILE.cl:KERNEL
   Reference fn;
@@ -857,6 +886,8 @@ const NamedReference kReferences[] = {
     {"convert.cl:conv_from_float", refConvFromFloat},
     {"convert.cl:conv_from_int", refConvFromInt},
     {"convert.cl:conv_vec", refConvVec},
+    {"atomics64.cl:atomics64", refAtomics64},
+    {"atomics64.cl:atomics64_local", refAtomics64Local},
 };
 
 } // namespace

@@ -107,7 +107,7 @@ Verdict compareRange(const uint8_t *a, const uint8_t *b, uint64_t bytes, uint64_
         if (!(std::isnan(x) && std::isnan(y)) && nanAt == kNoneU64) nanAt = i;
         continue;
       }
-      const double d = y - x;
+      const double d = x == y ? 0.0 : y - x; // equal infinities differ by 0, not NaN
       diff2 += d * d;
       ref2 += x * x;
       if (std::fabs(d) > maxErr || !std::isfinite(d)) {
