@@ -1,4 +1,6 @@
 #include "driver.h"
+
+#include "cuda_target.h"
 #include "reader.h"
 
 #include "cgraph/format/reader.h"
@@ -48,6 +50,13 @@ int runCompile(const CompileRequest &req, DiagSink &diags, std::ostream &out) {
   Graph g;
   if (!loadDescription(req.input, req.description, diags, &g)) return 1;
   Error err = finalizeForFile(g, req.order);
+  if (err) {
+    diags.error(Location::inFile(req.input), err.message());
+    return 1;
+  }
+  std::vector<std::string> targetWarnings;
+  err = addTargetForms(g, req.targets, &targetWarnings);
+  for (const std::string &w : targetWarnings) diags.warning(Location{}, w);
   if (err) {
     diags.error(Location::inFile(req.input), err.message());
     return 1;

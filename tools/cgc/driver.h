@@ -9,6 +9,7 @@
 
 #include <ostream>
 #include <string>
+#include <vector>
 
 namespace cgraph::cgc {
 
@@ -18,6 +19,7 @@ struct CompileRequest {
   std::string emit = "cgf"; // cgf | json | dot
   OrderKind order = OrderKind::DepthFirst;
   DescriptionOptions description;
+  std::vector<std::string> targets; // --target cuda:sm_XY (cuda_target.h)
 };
 
 int runCompile(const CompileRequest &req, DiagSink &diags, std::ostream &out);

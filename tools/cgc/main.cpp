@@ -43,6 +43,9 @@ int run(int argc, char **argv) {
       ->check(CLI::IsMember({"CL1.2", "CL2.0", "CL3.0"}))->default_str("CL1.2");
   app.add_flag("--keep-source", req.description.keepSource, "also store the OpenCL C source of each kernel file");
   app.add_flag("--keep-bitcode", req.description.keepBitcode, "also store spir64 LLVM bitcode of each OpenCL C file");
+  app.add_option("--target", req.targets,
+                 "also embed device code for TARGET (repeatable): cuda:sm_XY adds PTX, and a cubin where ptxas is found")
+      ->type_name("TARGET");
   app.add_flag("-q,--quiet", quiet, "do not print warnings");
 
   CLI::App *dump = app.add_subcommand("dump", "print a readable listing of a .cgf file");

@@ -1,0 +1,31 @@
+# cgc --target cuda:sm_90 --target cuda:sm_80 embeds PTX (sm_86 and sm_80: the newest
+# LLVM 14 emits at or below each) and cubins for sm_90 and sm_80; cgc dump lists them;
+# an unknown target is an error naming it. With -DCUBIN=ON the cubin forms are checked
+# too (registered only where ptxas was found).
+file(MAKE_DIRECTORY ${OUT})
+execute_process(COMMAND ${CGC} ${INPUT} -o ${OUT}/s.cgf --target cuda:sm_90 --target cuda:sm_80
+                RESULT_VARIABLE rc ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "cgc --target failed (${rc}): ${err}")
+endif()
+execute_process(COMMAND ${CGC} dump ${OUT}/s.cgf OUTPUT_VARIABLE dump RESULT_VARIABLE rc)
+foreach(form "ptx(nvptx64-sm_86" "ptx(nvptx64-sm_80")
+  string(FIND "${dump}" "${form}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "cgc dump lacks ${form}:\n${dump}")
+  endif()
+endforeach()
+execute_process(COMMAND ${CGC} ${INPUT} -o ${OUT}/bad.cgf --target cuda:sm_9 RESULT_VARIABLE rc ERROR_VARIABLE err)
+string(FIND "${err}" "unknown target 'cuda:sm_9'" at)
+if(rc EQUAL 0 OR at EQUAL -1)
+  message(FATAL_ERROR "an unknown target must fail naming it (rc ${rc}): ${err}")
+endif()
+if(NOT CUBIN)
+  return()
+endif()
+foreach(form "cubin(nvptx64-sm_90" "cubin(nvptx64-sm_80")
+  string(FIND "${dump}" "${form}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "cgc dump lacks ${form}:\n${dump}")
+  endif()
+endforeach()
