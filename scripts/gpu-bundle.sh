@@ -50,6 +50,8 @@ cp -r "$root/tests/cpu" "$root/tests/opencl" "$stage/src/tests/"
 for g in "$root"/examples/*/graph.json; do
   ex="$(basename "$(dirname "$g")")"
   "$build/tools/cgc/cgc" "$g" -o "$stage/cgf/$ex.cgf" --keep-source
+  # the same with PTX + cubin forms (cgc --target), so the backend loads a cubin
+  "$build/tools/cgc/cgc" "$g" -o "$stage/cgf/$ex.sm90.cgf" --target cuda:sm_90 --target cuda:sm_80 -q
 done
 cat > "$stage/run.sh" <<'RUN'
 #!/usr/bin/env bash

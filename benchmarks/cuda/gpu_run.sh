@@ -21,6 +21,11 @@ while read -r ex args; do
   echo "-- $ex"
   # shellcheck disable=SC2086
   timeout 60 ./run.sh cgrun compare "cgf/$ex.cgf" $args --backend cpu --backend cuda 2>&1 | tail -3
+  if [ -f "cgf/$ex.sm90.cgf" ]; then
+    echo "-- $ex (cgc --target cuda:sm_90 --target cuda:sm_80: embedded cubin/PTX)"
+    # shellcheck disable=SC2086
+    timeout 60 ./run.sh cgrun compare "cgf/$ex.sm90.cgf" $args --backend cpu --backend cuda 2>&1 | tail -2
+  fi
 done <<'LIST'
 saxpy --random y:1
 stencil --random f:1

@@ -6,6 +6,7 @@
 // THE cuda skip list (docs/architecture.md, rule 8) is kSkips below.
 #include "cgraph/backends/cpu/cpu_backend.h"
 #include "cgraph/backends/cuda/cuda_backend.h"
+#include "cgraph/backends/cuda/ptx.h"
 #include "cgraph/graph/builder.h"
 #include "cgraph/kernel/module_info.h"
 #include "cgraph/kernel/opencl_compiler.h"
@@ -374,6 +375,33 @@ TEST_CASE("cuda: errors name the node; a warm cache does no PTX JIT", "[cuda]") 
   REQUIRE((*d2)->finalize(g, {}));
   CHECK(cuda::counters(**d2).ptxJits == 0);
   CHECK(cuda::counters(**d2).lowerings >= 1);
+}
+
+TEST_CASE("cuda: an embedded PTX form is used instead of lowering the SPIR-V", "[cuda][forms]") {
+  Graph g = everyNodeKind();
+  rt::Device &d = cudaDevice();
+  // The PTX form cgc --target would embed, for this device's PTX target.
+  const std::string drv = d.info().driverVersion; // "CUDA 13.0, sm_90, PTX target sm_86"
+  const unsigned sm = unsigned(std::stoul(drv.substr(drv.rfind("sm_") + 3)));
+  for (KernelModule &m : g.modules) {
+    auto p = cuda::lowerSpirvToPtx(m.forms[0].bytes.data(), m.forms[0].bytes.size(), m.name, sm);
+    REQUIRE(p);
+    KernelForm f;
+    f.kind = FormKind::PTX;
+    f.target = "nvptx64-sm_" + std::to_string(sm);
+    f.bytes.assign(p->ptx.begin(), p->ptx.end());
+    m.forms.push_back(std::move(f));
+  }
+  auto other = cuda::makeCudaBackend(); // a fresh device object: no in-memory modules
+  auto d2 = other->device(0);
+  REQUIRE(d2);
+  auto in = inputsFor(g, 3);
+  auto params = paramSets(g, {7});
+  auto ref = run(cpuDevice(), g, in, rt::ExecMode::Replay, params);
+  auto got = run(**d2, g, in, rt::ExecMode::Replay, params);
+  requireSame(ref, got, "cuda replay from the PTX form vs cpu");
+  // Only the builtin copy/fill module (no forms) was lowered here.
+  CHECK(cuda::counters(**d2).lowerings <= 1);
 }
 
 // ---- the cross-backend kernel suite (tests/opencl/README.md manifests) ----------------
