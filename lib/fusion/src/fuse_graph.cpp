@@ -449,13 +449,43 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
         chain.push_back(s);
         inChain[s] = true;
       }
-      // a hazard inside the chain: fuse the part before it, if that is a chain still
-      while (chain.size() >= 2) {
+      if (chain.size() < 2) continue;
+      // cut the chain where a kernel would read another work-item's results, then fuse
+      // each part of two or more kernels
+      Expected<std::vector<detail::Cut>> cuts = detail::chainCuts(plan(g, chain, o, newNames, 0, nullptr, {}).req);
+      if (!cuts) {
+        rep.remarks.push_back({Remark::Refused, join(g, chain), "cannot analyse the chain: " + cuts.error().message()});
+        continue;
+      }
+      std::vector<std::vector<uint32_t>> parts(1);
+      size_t next = 0;
+      for (uint32_t i = 0; i < chain.size(); ++i) {
+        if (next < cuts->size() && (*cuts)[next].at == i) {
+          rep.remarks.push_back({Remark::Note, join(g, chain),
+                                 "chain cut before '" + g.nodes[chain[i]].name + "': " + (*cuts)[next].reason +
+                                     ": a work-group barrier cannot order work-items of different work-groups"});
+          parts.emplace_back();
+          ++next;
+        }
+        parts.back().push_back(chain[i]);
+      }
+      for (std::vector<uint32_t> &part : parts) {
+        // the parts run in chain order; each is a legal group (a piece of a legal chain)
+        chain = part;
+        if (chain.size() >= 2 && parts.size() > 1) {
+          std::string why = whyNot(g, adj, chain);
+          if (!why.empty()) {
+            rep.remarks.push_back({Remark::Refused, join(g, chain), why});
+            continue;
+          }
+        }
+        while (chain.size() >= 2) {
         uint32_t keep = attempt(chain, true, nullptr, {});
         if (keep < 2 || keep >= chain.size()) break;
         chain.resize(keep);
         rep.remarks.push_back({Remark::Note, join(g, chain), "trying the chain without the nodes after '" +
                                                                  g.nodes[chain.back()].name + "'"});
+        }
       }
     }
   }

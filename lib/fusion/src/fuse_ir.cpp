@@ -281,10 +281,13 @@ const char *kArgMDKinds[] = {"kernel_arg_addr_space", "kernel_arg_access_qual", 
 
 } // namespace
 
-Expected<IrResult> buildFusedKernel(const IrRequest &req) {
-  IrResult res;
-  llvm::LLVMContext ctx;
-  auto dst = std::make_unique<llvm::Module>(req.fusedName, ctx);
+namespace {
+
+// Steps 1 and 2 of the pipeline: every module the group uses read and linked into
+// `dst`, kernels made internal functions, the used ones cleaned and analysed.
+Error prepare(const IrRequest &req, llvm::LLVMContext &ctx, llvm::Module *dst,
+              std::vector<llvm::Function *> &callee,
+              std::map<llvm::Function *, std::vector<Access>> &analysis) {
   // ---- 1. read and link every module the group uses
   std::set<uint32_t> used;
   for (const Instance &in : req.insts) used.insert(in.module);
@@ -313,8 +316,7 @@ Expected<IrResult> buildFusedKernel(const IrRequest &req) {
   const llvm::DataLayout &dl = dst->getDataLayout();
 
   // ---- 2. kernels become internal functions; clean and analyse the used ones
-  std::vector<llvm::Function *> callee(req.insts.size(), nullptr);
-  std::map<llvm::Function *, std::vector<Access>> analysis;
+  callee.assign(req.insts.size(), nullptr);
   for (size_t i = 0; i < req.insts.size(); ++i) {
     const Instance &in = req.insts[i];
     llvm::Function *f = dst->getFunction("m" + std::to_string(in.module) + "." + in.kernel);
@@ -341,6 +343,85 @@ Expected<IrResult> buildFusedKernel(const IrRequest &req) {
         walkPointer(f->getArg(p), 0, 0, dl, req.oneDim, acc[p], nullptr);
     analysis[f] = std::move(acc);
   }
+  return Error();
+}
+
+} // namespace
+
+Expected<std::vector<Cut>> chainCuts(const IrRequest &req) {
+  llvm::LLVMContext ctx;
+  auto dst = std::make_unique<llvm::Module>(req.fusedName, ctx);
+  std::vector<llvm::Function *> callee;
+  std::map<llvm::Function *, std::vector<Access>> analysis;
+  CGRAPH_RETURN_IF_ERROR(prepare(req, ctx, dst.get(), callee, analysis));
+  struct State {
+    uint32_t touchers = 0;
+    bool written = false, own = true;
+    std::set<uint32_t> params;
+    std::string other;
+  };
+  std::vector<Cut> cuts;
+  std::map<int32_t, State> seg;
+  for (uint32_t i = 0; i < req.insts.size(); ++i) {
+    const std::vector<Access> &acc = analysis[callee[i]];
+    // this instance's use of each slot
+    std::map<int32_t, State> mine;
+    for (size_t p = 0; p < req.insts[i].bind.size(); ++p) {
+      uint32_t fp = req.insts[i].bind[p];
+      int32_t key = req.params[fp].slotKey;
+      if (key < 0) continue;
+      State &m = mine[key];
+      m.params.insert(fp);
+      if (!acc[p].read && !acc[p].write) continue;
+      m.touchers = 1;
+      m.written = m.written || acc[p].write;
+      if (!acc[p].own && m.own) {
+        m.own = false;
+        m.other = req.insts[i].node + " " + acc[p].firstOther + " " + req.slotNames[key] +
+                  (req.oneDim ? " at another work-item's index"
+                              : " in a multi-dimensional nd-range (own-index accesses are proven "
+                                "in one dimension only)");
+      }
+    }
+    std::string reason;
+    for (auto &[key, m] : mine) {
+      auto it = seg.find(key);
+      if (it == seg.end()) continue;
+      const State &o = it->second;
+      std::set<uint32_t> params = o.params;
+      params.insert(m.params.begin(), m.params.end());
+      bool written = o.written || m.written, own = o.own && m.own && params.size() == 1;
+      if (o.touchers + m.touchers >= 2 && written && !own) {
+        reason = !o.own ? o.other : !m.own ? m.other
+                                           : req.insts[i].node + " accesses " + req.slotNames[key] +
+                                                 " at another offset (the addresses may overlap)";
+        break;
+      }
+    }
+    if (!reason.empty() && i > 0) {
+      cuts.push_back({i, reason});
+      seg.clear();
+    }
+    for (auto &[key, m] : mine) {
+      State &o = seg[key];
+      if (o.own && !m.own) o.other = m.other;
+      o.touchers += m.touchers;
+      o.written = o.written || m.written;
+      o.own = o.own && m.own;
+      o.params.insert(m.params.begin(), m.params.end());
+    }
+  }
+  return cuts;
+}
+
+Expected<IrResult> buildFusedKernel(const IrRequest &req) {
+  IrResult res;
+  llvm::LLVMContext ctx;
+  auto dst = std::make_unique<llvm::Module>(req.fusedName, ctx);
+  std::vector<llvm::Function *> callee;
+  std::map<llvm::Function *, std::vector<Access>> analysis;
+  CGRAPH_RETURN_IF_ERROR(prepare(req, ctx, dst.get(), callee, analysis));
+  const llvm::DataLayout &dl = dst->getDataLayout();
 
   // ---- 3. per slot: who reads and writes, and is every access own-index
   struct SlotUse {

@@ -70,6 +70,15 @@ struct IrResult {
 
 Expected<IrResult> buildFusedKernel(const IrRequest &req);
 
+// Where an automatic chain must be cut so that no part has a kernel accessing a slot
+// another kernel of the part writes at another work-item's index (or at another
+// offset): the instance each new part starts at, and why. Runs only the analysis.
+struct Cut {
+  uint32_t at = 0;
+  std::string reason;
+};
+Expected<std::vector<Cut>> chainCuts(const IrRequest &req);
+
 } // namespace detail
 } // namespace fusion
 } // namespace cgraph
