@@ -1,5 +1,6 @@
-// Offline kernel fusion of a saved graph (issue 9; the fusion JIT design in
-// docs/architecture.md's references): groups of kernel nodes become one node running
+// Offline kernel fusion of a saved graph (issue 9; the design follows the SYCL kernel
+// fusion JIT: fused entry point, argument elision, internalization, constants, work-item
+// remapping, cleanup passes): groups of kernel nodes become one node running
 // a fused kernel built at LLVM IR level from the kernels' SPIR-V.
 //
 // The pipeline for one group: every module the group uses is read back as LLVM IR
@@ -14,9 +15,22 @@
 // the group (transient, not used by any other node) with only own-index accesses
 // becomes one private variable per work-item and leaves the graph. The fused module is
 // lightly optimized only (the LLVM 14 translator can emit invalid SPIR-V from
-// optimized IR), translated back to SPIR-V and validated with SPIRV-Tools. Different
-// nd-ranges are refused (no work-item remapping yet). Parameters of distinct slots are
-// marked noalias: the runtime refuses bindings where a written slot overlaps another.
+// optimized IR), translated back to SPIR-V and validated with SPIRV-Tools. Parameters
+// of distinct slots are marked noalias (FuseOptions::noAlias), sound only because the
+// runtime refuses bindings where a written slot overlaps another.
+//
+// nd-ranges: the same range fuses as is. Different 1-D literal global sizes (same
+// local size and offset) are remapped: the fused range is the largest, a kernel with a
+// smaller one runs guarded by `get_global_id(0) < its size` and sees its own
+// get_global_size(0)/get_num_groups(0); a kernel with a barrier, a size from a graph
+// parameter, differing local sizes or dimensions are refused, naming the rule. Local
+// memory internalization is not implemented.
+//
+// --auto (FuseOptions::autoFuse): chains of kernel nodes in execution order, each
+// extended while the group stays legal; one analysis pass cuts a chain where a kernel
+// would access a slot another kernel of the part writes at another work-item's index
+// (a work-group barrier cannot order work-groups), and each part of two or more is
+// fused.
 //
 // A group that cannot be fused is left as it was and gets a Remark saying why; the
 // output graph is still valid. Order, partitions and slot usage are recomputed
