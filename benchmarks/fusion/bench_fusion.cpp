@@ -80,7 +80,8 @@ Graph chainGraph(uint64_t n) {
     nd.range.local[0].value = 256;
     nd.args = std::move(args);
     g.nodes.push_back(nd);
-    if (g.nodes.size() > 1) g.edges.push_back({uint32_t(g.nodes.size() - 2), uint32_t(g.nodes.size() - 1)});
+    if (g.nodes.size() > 1)
+      g.edges.push_back({uint32_t(g.nodes.size() - 2), uint32_t(g.nodes.size() - 1)});
   };
   node("k1", "scale", {Arg::slot(t1), Arg::slot(x), Arg::scalar(ScalarType::F32, f32bits(2.0f))});
   node("k2", "addc", {Arg::slot(t2), Arg::slot(t1), Arg::scalar(ScalarType::F32, f32bits(0.5f))});
@@ -106,9 +107,12 @@ int main(int argc, char **argv) {
   int runs = 5;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--elements" && i + 1 < argc) n = std::strtoull(argv[++i], nullptr, 10);
-    else if (a == "--runs" && i + 1 < argc) runs = std::max(1, std::atoi(argv[++i]));
-    else die("usage: bench_fusion [--elements N] [--runs R]");
+    if (a == "--elements" && i + 1 < argc)
+      n = std::strtoull(argv[++i], nullptr, 10);
+    else if (a == "--runs" && i + 1 < argc)
+      runs = std::max(1, std::atoi(argv[++i]));
+    else
+      die("usage: bench_fusion [--elements N] [--runs R]");
   }
   if (n == 0 || n % 256) die("--elements must be a positive multiple of 256");
   const double bytes = double(n) * 4;
@@ -133,11 +137,13 @@ int main(int argc, char **argv) {
     const char *name;
     bool fuse, internalize;
   } variants[] = {{"unfused", false, false}, {"fused", true, false}, {"fused+priv", true, true}};
-  std::printf("4-kernel elementwise chain, %llu floats (%.0f MiB per buffer), cpu backend, %d runs\n",
-              (unsigned long long)n, bytes / (1 << 20), runs);
+  std::printf(
+      "4-kernel elementwise chain, %llu floats (%.0f MiB per buffer), cpu backend, %d runs\n",
+      (unsigned long long)n, bytes / (1 << 20), runs);
   Figures c = stats(copyMs);
   std::printf("%-12s %7s %9s %9s %12s\n", "what", "nodes", "min ms", "med ms", "GB/s (min)");
-  std::printf("%-12s %7s %9.2f %9.2f %12.2f\n", "memcpy", "-", c.minMs, c.medMs, 2 * bytes / c.minMs / 1e6);
+  std::printf("%-12s %7s %9.2f %9.2f %12.2f\n", "memcpy", "-", c.minMs, c.medMs,
+              2 * bytes / c.minMs / 1e6);
   std::vector<float> reference;
   for (const Variant &v : variants) {
     Graph g = chainGraph(n);
@@ -168,7 +174,8 @@ int main(int argc, char **argv) {
     }
     if (!xb || !yb) die("x or y missing");
     std::vector<float> host(n);
-    for (uint64_t i = 0; i < n; ++i) host[i] = float(i % 1000) * 0.001f;
+    for (uint64_t i = 0; i < n; ++i)
+      host[i] = float(i % 1000) * 0.001f;
     if (Error e = (*dev)->write(*xb, 0, host.data(), n * 4)) die(e.message());
     std::vector<double> t;
     for (int r = 0; r <= runs; ++r) {
@@ -180,7 +187,8 @@ int main(int argc, char **argv) {
       if (r) t.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
     }
     if (Error e = (*dev)->read(*yb, 0, host.data(), n * 4)) die(e.message());
-    if (reference.empty()) reference = host;
+    if (reference.empty())
+      reference = host;
     else if (std::memcmp(reference.data(), host.data(), n * 4) != 0)
       die(std::string(v.name) + ": result differs from the unfused graph");
     Figures f = stats(t);
@@ -188,6 +196,7 @@ int main(int argc, char **argv) {
                 2 * bytes / f.minMs / 1e6);
   }
   std::printf("(GB/s = 2 x %.0f MiB / min time: the traffic of reading x and writing y once;"
-              " every variant's y is checked bit-exact against the unfused one)\n", bytes / (1 << 20));
+              " every variant's y is checked bit-exact against the unfused one)\n",
+              bytes / (1 << 20));
   return 0;
 }

@@ -37,7 +37,8 @@ Error readPlan(const std::string &path, fusion::FuseOptions &opts) {
   nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return makeError(path + ": not a JSON object");
   for (auto it = j.begin(); it != j.end(); ++it)
-    if (it.key() != "auto" && it.key() != "groups") return makeError(path + ": unknown key '" + it.key() + "'");
+    if (it.key() != "auto" && it.key() != "groups")
+      return makeError(path + ": unknown key '" + it.key() + "'");
   if (j.contains("auto")) {
     if (!j["auto"].is_boolean()) return makeError(path + ": 'auto' must be true or false");
     opts.autoFuse = opts.autoFuse || j["auto"].get<bool>();
@@ -59,13 +60,15 @@ Error readPlan(const std::string &path, fusion::FuseOptions &opts) {
           if (!n.is_string()) return makeError(where + ": '" + k + "' must be an array of names");
           names.push_back(n.get<std::string>());
         }
-        if (k == "nodes") gr.nodes = names;
+        if (k == "nodes")
+          gr.nodes = names;
         else {
           gr.internalizeListed = true;
           gr.internalize = names;
         }
       } else if (k == "constants") {
-        if (!v.is_object()) return makeError(where + ": 'constants' must map parameter names to values");
+        if (!v.is_object())
+          return makeError(where + ": 'constants' must map parameter names to values");
         for (auto c = v.begin(); c != v.end(); ++c) {
           if (!c.value().is_number() && !c.value().is_string())
             return makeError(where + ": constant '" + c.key() + "' must be a number");
@@ -87,15 +90,19 @@ Error readPlan(const std::string &path, fusion::FuseOptions &opts) {
 
 const char *kindName(fusion::Remark::Kind k) {
   switch (k) {
-  case fusion::Remark::Fused: return "fused";
-  case fusion::Remark::Refused: return "refused";
-  default: return "note";
+  case fusion::Remark::Fused:
+    return "fused";
+  case fusion::Remark::Refused:
+    return "refused";
+  default:
+    return "note";
   }
 }
 
 int run(int argc, char **argv) {
   CLI::App app{"cgfuse: fuse chains of kernel nodes of a .cgf file into single kernels", "cgfuse"};
-  app.set_version_flag("--version", std::string("cgfuse ") + CGRAPH_VERSION + " (cgraph, .cgf 1.0, LLVM 14)");
+  app.set_version_flag("--version",
+                       std::string("cgfuse ") + CGRAPH_VERSION + " (cgraph, .cgf 1.0, LLVM 14)");
   std::string input, output, printIR, planFile;
   std::vector<std::string> groups;
   bool autoFuse = false, remarks = false, json = false, noConstants = false, noInternalize = false,
@@ -103,19 +110,23 @@ int run(int argc, char **argv) {
   app.add_option("input", input, ".cgf file")->required();
   app.add_option("-o", output, "output .cgf file")->required();
   app.add_option("--fuse", groups, "fuse the named kernel nodes, in this order (repeatable)")
-      ->type_name("A,B,...")->take_all();
-  app.add_option("--plan", planFile,
-                 "JSON plan: groups with per-slot internalization requests, constant parameters, barriers")
+      ->type_name("A,B,...")
+      ->take_all();
+  app.add_option(
+         "--plan", planFile,
+         "JSON plan: groups with per-slot internalization requests, constant parameters, barriers")
       ->type_name("FILE");
   app.add_flag("--auto", autoFuse, "find and fuse chains of kernel nodes");
   app.add_flag("--remarks", remarks, "print what was fused and why the rest was not (stderr)");
   app.add_flag("--json", json, "print a JSON report on stdout");
   app.add_flag("--no-constants", noConstants, "keep literal scalar arguments as parameters");
   app.add_flag("--no-internalize", noInternalize, "keep intermediate slots in global memory");
-  app.add_flag("--no-restrict", noRestrict,
-               "do not mark parameters of distinct slots noalias (the runtime refuses overlapping bindings, "
-               "which is what makes it sound)");
-  app.add_option("--print-ir", printIR, "write the fused modules' LLVM IR (before SPIR-V) to FILE ('-': stdout)")
+  app.add_flag(
+      "--no-restrict", noRestrict,
+      "do not mark parameters of distinct slots noalias (the runtime refuses overlapping bindings, "
+      "which is what makes it sound)");
+  app.add_option("--print-ir", printIR,
+                 "write the fused modules' LLVM IR (before SPIR-V) to FILE ('-': stdout)")
       ->type_name("FILE");
   try {
     app.parse(argc, argv);
@@ -125,7 +136,8 @@ int run(int argc, char **argv) {
     return 2;
   }
   fusion::FuseOptions opts;
-  for (const std::string &g : groups) opts.groups.push_back(fusion::GroupRequest(splitList(g)));
+  for (const std::string &g : groups)
+    opts.groups.push_back(fusion::GroupRequest(splitList(g)));
   opts.autoFuse = autoFuse;
   if (!planFile.empty())
     if (Error e = readPlan(planFile, opts)) {
@@ -165,22 +177,29 @@ int run(int argc, char **argv) {
       }
     }
     std::ostream &os = printIR == "-" ? std::cout : file;
-    for (const fusion::FusedGroup &f : rep->fused) os << "; fused kernel " << f.kernel << "\n" << f.ir;
+    for (const fusion::FusedGroup &f : rep->fused)
+      os << "; fused kernel " << f.kernel << "\n" << f.ir;
   }
   if (remarks)
     for (const fusion::Remark &r : rep->remarks)
-      std::cerr << "cgfuse: remark: [" << r.group << "] " << kindName(r.kind) << ": " << r.message << "\n";
+      std::cerr << "cgfuse: remark: [" << r.group << "] " << kindName(r.kind) << ": " << r.message
+                << "\n";
   if (json) {
     nlohmann::json j;
     j["output"] = output;
     j["fused"] = nlohmann::json::array();
     for (const fusion::FusedGroup &f : rep->fused)
-      j["fused"].push_back({{"node", f.node}, {"kernel", f.kernel}, {"from", f.from},
-                            {"internalized", f.internalized}, {"constants", f.constants},
-                            {"elided", f.elided}, {"barriers", f.barriers}});
+      j["fused"].push_back({{"node", f.node},
+                            {"kernel", f.kernel},
+                            {"from", f.from},
+                            {"internalized", f.internalized},
+                            {"constants", f.constants},
+                            {"elided", f.elided},
+                            {"barriers", f.barriers}});
     j["remarks"] = nlohmann::json::array();
     for (const fusion::Remark &r : rep->remarks)
-      j["remarks"].push_back({{"group", r.group}, {"kind", kindName(r.kind)}, {"message", r.message}});
+      j["remarks"].push_back(
+          {{"group", r.group}, {"kind", kindName(r.kind)}, {"message", r.message}});
     std::cout << j.dump(2) << "\n";
   }
   return 0;

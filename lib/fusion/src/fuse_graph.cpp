@@ -30,7 +30,8 @@ std::string join(const Graph &g, const std::vector<uint32_t> &nodes) {
   if (nodes.size() > 8)
     return g.nodes[nodes[0]].name + "," + g.nodes[nodes[1]].name + ",...," +
            g.nodes[nodes.back()].name + " (" + std::to_string(nodes.size()) + " nodes)";
-  for (uint32_t n : nodes) s += (s.empty() ? "" : ",") + g.nodes[n].name;
+  for (uint32_t n : nodes)
+    s += (s.empty() ? "" : ",") + g.nodes[n].name;
   return s;
 }
 
@@ -57,10 +58,12 @@ std::string rangeDifference(const Graph &g, const NDRange &a, const NDRange &b) 
   // anything else that differs is refused.
   bool remappable = a.dims == 1 && a.global[0].param == kNone && b.global[0].param == kNone;
   if (!sameDims(a.global, b.global, a.dims) && !remappable)
-    return "global sizes differ: " + dimText(g, a.global, a.dims) + " vs " + dimText(g, b.global, b.dims) +
+    return "global sizes differ: " + dimText(g, a.global, a.dims) + " vs " +
+           dimText(g, b.global, b.dims) +
            " (work-item remapping covers 1-dimensional literal sizes only)";
   if (!sameDims(a.local, b.local, a.dims))
-    return "local sizes differ: " + dimText(g, a.local, a.dims) + " vs " + dimText(g, b.local, b.dims);
+    return "local sizes differ: " + dimText(g, a.local, a.dims) + " vs " +
+           dimText(g, b.local, b.dims);
   if (!sameDims(a.offset, b.offset, a.dims))
     return "global offsets differ: " + dimText(g, a.offset, a.dims) + " vs " +
            dimText(g, b.offset, b.dims);
@@ -77,17 +80,20 @@ struct Adjacency {
   }
 };
 
-std::vector<bool> reach(const std::vector<std::vector<uint32_t>> &adj, const std::vector<uint32_t> &from) {
+std::vector<bool> reach(const std::vector<std::vector<uint32_t>> &adj,
+                        const std::vector<uint32_t> &from) {
   std::vector<bool> seen(adj.size(), false);
   std::vector<uint32_t> stack;
   for (uint32_t f : from)
-    for (uint32_t s : adj[f]) stack.push_back(s);
+    for (uint32_t s : adj[f])
+      stack.push_back(s);
   while (!stack.empty()) {
     uint32_t n = stack.back();
     stack.pop_back();
     if (seen[n]) continue;
     seen[n] = true;
-    for (uint32_t s : adj[n]) stack.push_back(s);
+    for (uint32_t s : adj[n])
+      stack.push_back(s);
   }
   return seen;
 }
@@ -97,13 +103,15 @@ std::string whyNot(const Graph &g, const Adjacency &adj, const std::vector<uint3
   if (grp.size() < 2) return "a group needs at least two nodes";
   for (uint32_t n : grp)
     if (g.nodes[n].kind != NodeKind::Kernel)
-      return "'" + g.nodes[n].name + "' is a " + nodeKindName(g.nodes[n].kind) + " node, not a kernel";
+      return "'" + g.nodes[n].name + "' is a " + nodeKindName(g.nodes[n].kind) +
+             " node, not a kernel";
   for (size_t i = 1; i < grp.size(); ++i) {
     std::string d = rangeDifference(g, g.nodes[grp[0]].range, g.nodes[grp[i]].range);
     if (!d.empty()) return d;
   }
   std::vector<int> pos(g.nodes.size(), -1);
-  for (size_t i = 0; i < grp.size(); ++i) pos[grp[i]] = int(i);
+  for (size_t i = 0; i < grp.size(); ++i)
+    pos[grp[i]] = int(i);
   std::vector<bool> down = reach(adj.succ, grp), up = reach(adj.pred, grp);
   for (uint32_t n = 0; n < g.nodes.size(); ++n)
     if (pos[n] < 0 && down[n] && up[n])
@@ -113,14 +121,16 @@ std::string whyNot(const Graph &g, const Adjacency &adj, const std::vector<uint3
     if (pos[e.from] >= 0 && pos[e.to] >= 0 && pos[e.from] > pos[e.to])
       return "'" + g.nodes[e.from].name + "' must run before '" + g.nodes[e.to].name + "'";
     if (pos[e.from] >= 0 && pos[e.from] + 1 < int(grp.size()) && pos[e.to] < 0)
-      return "'" + g.nodes[e.to].name + "' depends on intermediate node '" + g.nodes[e.from].name + "'";
+      return "'" + g.nodes[e.to].name + "' depends on intermediate node '" + g.nodes[e.from].name +
+             "'";
   }
   return {};
 }
 
 std::string identifier(const std::string &s) {
   std::string r;
-  for (char c : s) r += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
+  for (char c : s)
+    r += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
   if (r.empty() || std::isdigit(static_cast<unsigned char>(r[0]))) r = "_" + r;
   return r;
 }
@@ -128,7 +138,8 @@ std::string identifier(const std::string &s) {
 // Slots some node outside `grp` uses (any kind of use).
 std::vector<bool> usedOutside(const Graph &g, const std::vector<uint32_t> &grp) {
   std::vector<bool> in(g.nodes.size(), false), out(g.slots.size(), false);
-  for (uint32_t n : grp) in[n] = true;
+  for (uint32_t n : grp)
+    in[n] = true;
   for (uint32_t n = 0; n < g.nodes.size(); ++n) {
     if (in[n]) continue;
     const Node &node = g.nodes[n];
@@ -177,16 +188,19 @@ Expected<uint64_t> constantBits(const Param &p, const std::string &text) {
     return makeError("parameter '" + p.name + "': f16 constants are not supported");
   default: {
     uint32_t size = scalarSize(p.type);
-    bool isSigned = p.type == ScalarType::I8 || p.type == ScalarType::I16 || p.type == ScalarType::I32 ||
-                    p.type == ScalarType::I64;
-    if (isSigned) bits = uint64_t(std::strtoll(b, &end, 0));
-    else bits = std::strtoull(b, &end, 0);
+    bool isSigned = p.type == ScalarType::I8 || p.type == ScalarType::I16 ||
+                    p.type == ScalarType::I32 || p.type == ScalarType::I64;
+    if (isSigned)
+      bits = uint64_t(std::strtoll(b, &end, 0));
+    else
+      bits = std::strtoull(b, &end, 0);
     if (size < 8) bits &= (uint64_t(1) << (8 * size)) - 1;
     break;
   }
   }
   if (text.empty() || end == b || *end != 0 || errno == ERANGE)
-    return makeError("parameter '" + p.name + "': '" + text + "' is not a " + scalarName(p.type) + " value");
+    return makeError("parameter '" + p.name + "': '" + text + "' is not a " + scalarName(p.type) +
+                     " value");
   return bits;
 }
 
@@ -195,8 +209,8 @@ Planned plan(const Graph &g, const std::vector<uint32_t> &grp, const FuseOptions
              const std::map<uint32_t, uint64_t> &constants) {
   Planned pl;
   pl.grp = grp;
-  std::string base = "fused_" + identifier(g.nodes[grp.front()].name) + "_" +
-                     identifier(g.nodes[grp.back()].name);
+  std::string base =
+      "fused_" + identifier(g.nodes[grp.front()].name) + "_" + identifier(g.nodes[grp.back()].name);
   pl.nodeName = base;
   for (unsigned k = 1; takenNames.count(pl.nodeName) || g.findNode(pl.nodeName) != kNone ||
                        g.findKernel(pl.nodeName) != kNone;
@@ -205,23 +219,28 @@ Planned plan(const Graph &g, const std::vector<uint32_t> &grp, const FuseOptions
   (void)serial;
   IrRequest &req = pl.req;
   req.fusedName = pl.nodeName;
-  for (const KernelModule &m : g.modules) req.modules.push_back(&m);
+  for (const KernelModule &m : g.modules)
+    req.modules.push_back(&m);
   req.oneDim = g.nodes[grp[0]].range.dims == 1;
-  for (uint32_t n : grp) req.fusedGlobal = std::max(req.fusedGlobal, g.nodes[n].range.global[0].value);
-  req.localSize = g.nodes[grp[0]].range.local[0].param == kNone ? g.nodes[grp[0]].range.local[0].value : 0;
+  for (uint32_t n : grp)
+    req.fusedGlobal = std::max(req.fusedGlobal, g.nodes[n].range.global[0].value);
+  req.localSize =
+      g.nodes[grp[0]].range.local[0].param == kNone ? g.nodes[grp[0]].range.local[0].value : 0;
   req.internalize = o.internalize;
   req.constants = o.constants;
   req.keepIR = o.keepIR;
   req.noBarriers = gr && gr->noBarriers;
   req.noAlias = o.noAlias;
-  for (const Slot &s : g.slots) req.slotNames.push_back(s.name);
+  for (const Slot &s : g.slots)
+    req.slotNames.push_back(s.name);
   std::vector<bool> outside = usedOutside(g, grp);
   std::map<std::tuple<int, uint64_t, uint64_t, uint32_t>, uint32_t> shared;
   std::set<std::string> names;
   auto uniqueName = [&](std::string n) {
     n = identifier(n);
     std::string r = n;
-    for (unsigned k = 1; names.count(r); ++k) r = n + "_" + std::to_string(k);
+    for (unsigned k = 1; names.count(r); ++k)
+      r = n + "_" + std::to_string(k);
     names.insert(r);
     return r;
   };
@@ -249,9 +268,9 @@ Planned plan(const Graph &g, const std::vector<uint32_t> &grp, const FuseOptions
         fp.slotKey = int32_t(a.index);
         fp.internalCandidate = !outside[a.index] && g.slots[a.index].init == SlotInit::Transient;
         if (gr && gr->internalizeListed)
-          fp.internalCandidate = fp.internalCandidate &&
-                                 std::find(gr->internalize.begin(), gr->internalize.end(),
-                                           g.slots[a.index].name) != gr->internalize.end();
+          fp.internalCandidate =
+              fp.internalCandidate && std::find(gr->internalize.begin(), gr->internalize.end(),
+                                                g.slots[a.index].name) != gr->internalize.end();
         break;
       case ArgKind::Param: {
         key = {1, a.index, 0, 0};
@@ -301,7 +320,8 @@ void remapSlots(Graph &g, const std::vector<uint32_t> &map) {
       n.copy.dstSlot = map[n.copy.dstSlot];
     }
     if (n.kind == NodeKind::Fill) n.fill.slot = map[n.fill.slot];
-    for (uint32_t &s : n.subgraphSlots) s = map[s];
+    for (uint32_t &s : n.subgraphSlots)
+      s = map[s];
   }
 }
 
@@ -324,7 +344,8 @@ void collectKernels(Graph &g) {
       mmap[m] = uint32_t(ms.size());
       ms.push_back(std::move(g.modules[m]));
     }
-  for (Kernel &k : ks) k.module = mmap[k.module];
+  for (Kernel &k : ks)
+    k.module = mmap[k.module];
   for (Node &n : g.nodes)
     if (n.kind == NodeKind::Kernel) n.kernel = kmap[n.kernel];
   g.kernels = std::move(ks);
@@ -335,7 +356,8 @@ void collectKernels(Graph &g) {
 
 Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
   FuseReport rep;
-  CGRAPH_RETURN_IF_ERROR(firstError(validateGraph(g, {false, true, true})).withContext("input graph"));
+  CGRAPH_RETURN_IF_ERROR(
+      firstError(validateGraph(g, {false, true, true})).withContext("input graph"));
   Expected<std::vector<uint32_t>> order = executionOrder(g);
   if (!order) return order.error();
   Adjacency adj(g);
@@ -351,7 +373,8 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
     Planned pl = plan(g, grp, o, newNames, unsigned(done.size()), gr, constants);
     Expected<IrResult> res = detail::buildFusedKernel(pl.req);
     if (!res) {
-      rep.remarks.push_back({Remark::Refused, gname, "cannot build the fused kernel: " + res.error().message()});
+      rep.remarks.push_back(
+          {Remark::Refused, gname, "cannot build the fused kernel: " + res.error().message()});
       return 0;
     }
     if (!res->hazard.empty()) {
@@ -365,9 +388,11 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
                              res->hazard + ": fused with work-group barriers as requested; "
                                            "correct only if work-groups do not share data"});
     }
-    for (const std::string &r : res->remarks) rep.remarks.push_back({Remark::Note, gname, r});
+    for (const std::string &r : res->remarks)
+      rep.remarks.push_back({Remark::Note, gname, r});
     pl.res = std::move(*res);
-    for (uint32_t n : grp) taken[n] = true;
+    for (uint32_t n : grp)
+      taken[n] = true;
     newNames.insert(pl.nodeName);
     done.push_back(std::move(pl));
     return 0;
@@ -378,7 +403,8 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
     const std::vector<std::string> &names = gr.nodes;
     std::vector<uint32_t> grp;
     std::string gname;
-    for (const std::string &n : names) gname += (gname.empty() ? "" : ",") + n;
+    for (const std::string &n : names)
+      gname += (gname.empty() ? "" : ",") + n;
     for (const std::string &n : names) {
       uint32_t idx = g.findNode(n);
       if (idx == kNone) return makeError("group '" + gname + "': no node named '" + n + "'");
@@ -401,13 +427,17 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
       if (s == kNone) return makeError("group '" + gname + "': no slot named '" + sname + "'");
       bool inGroup = false;
       for (uint32_t n : grp)
-        for (const Arg &a : g.nodes[n].args) inGroup = inGroup || (a.kind == ArgKind::Slot && a.index == s);
+        for (const Arg &a : g.nodes[n].args)
+          inGroup = inGroup || (a.kind == ArgKind::Slot && a.index == s);
       if (!inGroup)
-        rep.remarks.push_back({Remark::Note, gname, sname + " is not used by the group: cannot internalize"});
+        rep.remarks.push_back(
+            {Remark::Note, gname, sname + " is not used by the group: cannot internalize"});
       else if (g.slots[s].init != SlotInit::Transient)
-        rep.remarks.push_back({Remark::Note, gname, sname + " is not transient: cannot internalize"});
+        rep.remarks.push_back(
+            {Remark::Note, gname, sname + " is not transient: cannot internalize"});
       else if (outside[s])
-        rep.remarks.push_back({Remark::Note, gname, sname + " is used outside the group: cannot internalize"});
+        rep.remarks.push_back(
+            {Remark::Note, gname, sname + " is used outside the group: cannot internalize"});
     }
     std::string why = whyNot(g, adj, grp);
     if (!why.empty()) {
@@ -420,7 +450,8 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
   // automatic chains
   if (o.autoFuse) {
     std::vector<uint32_t> pos(g.nodes.size());
-    for (uint32_t i = 0; i < order->size(); ++i) pos[(*order)[i]] = i;
+    for (uint32_t i = 0; i < order->size(); ++i)
+      pos[(*order)[i]] = i;
     for (uint32_t n : *order) {
       if (taken[n] || g.nodes[n].kind != NodeKind::Kernel) continue;
       std::vector<uint32_t> chain{n};
@@ -429,12 +460,14 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
       for (;;) {
         uint32_t last = chain.back();
         std::vector<uint32_t> succ = adj.succ[last];
-        std::sort(succ.begin(), succ.end(), [&](uint32_t a, uint32_t b) { return pos[a] < pos[b]; });
+        std::sort(succ.begin(), succ.end(),
+                  [&](uint32_t a, uint32_t b) { return pos[a] < pos[b]; });
         succ.erase(std::unique(succ.begin(), succ.end()), succ.end());
         if (succ.empty()) break;
         uint32_t s = succ.front();
         std::string why;
-        if (taken[s] || inChain[s]) why = "'" + g.nodes[s].name + "' is already fused";
+        if (taken[s] || inChain[s])
+          why = "'" + g.nodes[s].name + "' is already fused";
         else {
           std::vector<uint32_t> next = chain;
           next.push_back(s);
@@ -452,18 +485,21 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
       if (chain.size() < 2) continue;
       // cut the chain where a kernel would read another work-item's results, then fuse
       // each part of two or more kernels
-      Expected<std::vector<detail::Cut>> cuts = detail::chainCuts(plan(g, chain, o, newNames, 0, nullptr, {}).req);
+      Expected<std::vector<detail::Cut>> cuts =
+          detail::chainCuts(plan(g, chain, o, newNames, 0, nullptr, {}).req);
       if (!cuts) {
-        rep.remarks.push_back({Remark::Refused, join(g, chain), "cannot analyse the chain: " + cuts.error().message()});
+        rep.remarks.push_back({Remark::Refused, join(g, chain),
+                               "cannot analyse the chain: " + cuts.error().message()});
         continue;
       }
       std::vector<std::vector<uint32_t>> parts(1);
       size_t next = 0;
       for (uint32_t i = 0; i < chain.size(); ++i) {
         if (next < cuts->size() && (*cuts)[next].at == i) {
-          rep.remarks.push_back({Remark::Note, join(g, chain),
-                                 "chain cut before '" + g.nodes[chain[i]].name + "': " + (*cuts)[next].reason +
-                                     ": a work-group barrier cannot order work-items of different work-groups"});
+          rep.remarks.push_back(
+              {Remark::Note, join(g, chain),
+               "chain cut before '" + g.nodes[chain[i]].name + "': " + (*cuts)[next].reason +
+                   ": a work-group barrier cannot order work-items of different work-groups"});
           parts.emplace_back();
           ++next;
         }
@@ -480,11 +516,12 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
           }
         }
         while (chain.size() >= 2) {
-        uint32_t keep = attempt(chain, true, nullptr, {});
-        if (keep < 2 || keep >= chain.size()) break;
-        chain.resize(keep);
-        rep.remarks.push_back({Remark::Note, join(g, chain), "trying the chain without the nodes after '" +
-                                                                 g.nodes[chain.back()].name + "'"});
+          uint32_t keep = attempt(chain, true, nullptr, {});
+          if (keep < 2 || keep >= chain.size()) break;
+          chain.resize(keep);
+          rep.remarks.push_back(
+              {Remark::Note, join(g, chain),
+               "trying the chain without the nodes after '" + g.nodes[chain.back()].name + "'"});
         }
       }
     }
@@ -494,7 +531,8 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
   if (done.empty()) return rep;
   std::vector<uint32_t> owner(g.nodes.size(), kNone);
   for (uint32_t f = 0; f < done.size(); ++f)
-    for (uint32_t n : done[f].grp) owner[n] = f;
+    for (uint32_t n : done[f].grp)
+      owner[n] = f;
   std::vector<Node> nodes;
   std::vector<uint32_t> nodeMap(g.nodes.size(), kNone), fusedNode(done.size(), kNone);
   std::vector<uint32_t> dropSlots;
@@ -509,8 +547,10 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
       Planned &pl = done[f];
       Expected<std::vector<Kernel>> ks = reflectKernels(pl.res.spirv.data(), pl.res.spirv.size());
       if (!ks) return ks.error().withContext("fused kernel '" + pl.nodeName + "'");
-      auto it = std::find_if(ks->begin(), ks->end(), [&](const Kernel &k) { return k.name == pl.nodeName; });
-      if (it == ks->end()) return makeError("fused kernel '" + pl.nodeName + "' missing from its module");
+      auto it = std::find_if(ks->begin(), ks->end(),
+                             [&](const Kernel &k) { return k.name == pl.nodeName; });
+      if (it == ks->end())
+        return makeError("fused kernel '" + pl.nodeName + "' missing from its module");
       KernelModule km;
       km.name = pl.nodeName + ".spv";
       KernelForm form;
@@ -526,12 +566,14 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
       fused.kind = NodeKind::Kernel;
       fused.kernel = uint32_t(g.kernels.size());
       fused.range = g.nodes[pl.grp.front()].range;
-      fused.range.global[0].value = pl.req.fusedGlobal ? pl.req.fusedGlobal : fused.range.global[0].value;
+      fused.range.global[0].value =
+          pl.req.fusedGlobal ? pl.req.fusedGlobal : fused.range.global[0].value;
       g.kernels.push_back(std::move(k));
       FusedGroup fg;
       fg.node = pl.nodeName;
       fg.kernel = pl.nodeName;
-      for (uint32_t m : pl.grp) fg.from.push_back(g.nodes[m].name);
+      for (uint32_t m : pl.grp)
+        fg.from.push_back(g.nodes[m].name);
       for (size_t p = 0; p < pl.req.params.size(); ++p)
         if (pl.res.kept[p]) fused.args.push_back(pl.paramArgs[p]);
       for (uint32_t p : pl.res.internalized) {
@@ -545,18 +587,22 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
           bakedParams += (bakedParams.empty() ? "" : ",") + g.params[pl.paramArgs[p].index].name;
       }
       size_t total = 0;
-      for (const Instance &in : pl.req.insts) total += in.bind.size();
+      for (const Instance &in : pl.req.insts)
+        total += in.bind.size();
       fg.elided = unsigned(total - pl.req.params.size());
       fg.barriers = pl.res.barriers;
       fg.ir = std::move(pl.res.ir);
       std::string from;
-      for (const std::string &s : fg.from) from += (from.empty() ? "" : ",") + s;
+      for (const std::string &s : fg.from)
+        from += (from.empty() ? "" : ",") + s;
       g.metadata.push_back({"fused." + pl.nodeName, from});
       // a graph parameter baked in no longer follows the values a submission gives it
-      if (!bakedParams.empty()) g.metadata.push_back({"fused." + pl.nodeName + ".baked-params", bakedParams});
+      if (!bakedParams.empty())
+        g.metadata.push_back({"fused." + pl.nodeName + ".baked-params", bakedParams});
       if (!fg.internalized.empty()) {
         std::string s;
-        for (const std::string &x : fg.internalized) s += (s.empty() ? "" : ",") + x;
+        for (const std::string &x : fg.internalized)
+          s += (s.empty() ? "" : ",") + x;
         g.metadata.push_back({"fused." + pl.nodeName + ".private", s});
       }
       rep.remarks.push_back({Remark::Fused, join(g, pl.grp),
@@ -597,7 +643,8 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
   g.order.clear();
   g.partitions.clear();
   CGRAPH_RETURN_IF_ERROR(finalizeForFile(g).withContext("fused graph"));
-  CGRAPH_RETURN_IF_ERROR(firstError(validateGraph(g, {false, true, true})).withContext("fused graph"));
+  CGRAPH_RETURN_IF_ERROR(
+      firstError(validateGraph(g, {false, true, true})).withContext("fused graph"));
   return rep;
 }
 

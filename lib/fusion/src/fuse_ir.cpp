@@ -77,7 +77,7 @@ bool isGlobalId0(llvm::Value *v) {
 
 struct Access {
   bool read = false, write = false;
-  bool own = true; // every access is at base + get_global_id(0) * elemsize
+  bool own = true;        // every access is at base + get_global_id(0) * elemsize
   std::string firstOther; // "reads" / "writes" for the first access that is not
 };
 
@@ -93,7 +93,8 @@ void walkPointer(llvm::Value *ptr, int state, uint64_t elemSize, const llvm::Dat
   for (llvm::User *u : ptr->users()) {
     if (auto *ld = llvm::dyn_cast<llvm::LoadInst>(u)) {
       acc.read = true;
-      if (state != Own || dl.getTypeStoreSize(ld->getType()) != elemSize || ld->isVolatile()) notOwn("reads");
+      if (state != Own || dl.getTypeStoreSize(ld->getType()) != elemSize || ld->isVolatile())
+        notOwn("reads");
     } else if (auto *st = llvm::dyn_cast<llvm::StoreInst>(u)) {
       if (st->getValueOperand() == ptr) { // the pointer itself escapes
         acc.read = acc.write = true;
@@ -157,7 +158,8 @@ void rewriteToPrivate(llvm::Value *oldPtr, llvm::Value *newPtr) {
       // the address stays the variable's
       auto *pt = llvm::cast<llvm::PointerType>(inst->getType());
       llvm::Type *elem = pt->isOpaque() ? b.getInt8Ty() : pt->getNonOpaquePointerElementType();
-      if (auto *gep = llvm::dyn_cast<llvm::GetElementPtrInst>(inst)) elem = gep->getResultElementType();
+      if (auto *gep = llvm::dyn_cast<llvm::GetElementPtrInst>(inst))
+        elem = gep->getResultElementType();
       llvm::Value *np = b.CreatePointerCast(newPtr, elem->getPointerTo(0));
       rewriteToPrivate(inst, np);
       inst->eraseFromParent();
@@ -190,17 +192,23 @@ Error remapSizes(llvm::Function &f, uint64_t global, uint64_t local, const std::
     llvm::StringRef name = c->getName();
     if (!c->isDeclaration()) {
       if (callsBuiltin(*c, "get_global_size") || callsBuiltin(*c, "get_num_groups"))
-        return makeError(node + " asks its range size inside a helper function: cannot remap its work-items");
+        return makeError(
+            node + " asks its range size inside a helper function: cannot remap its work-items");
       continue;
     }
     bool gsize = name == "_Z15get_global_sizej", ngroups = name == "_Z14get_num_groupsj";
     if (!gsize && !ngroups) continue;
     auto *d = llvm::dyn_cast<llvm::ConstantInt>(call->getArgOperand(0));
-    if (!d) return makeError(node + " asks its range size in a computed dimension: cannot remap its work-items");
+    if (!d)
+      return makeError(node +
+                       " asks its range size in a computed dimension: cannot remap its work-items");
     if (!d->isZero()) continue;
     uint64_t v = global;
     if (ngroups) {
-      if (local == 0) return makeError(node + " calls get_num_groups and the range has no local size: cannot remap its work-items");
+      if (local == 0)
+        return makeError(
+            node +
+            " calls get_num_groups and the range has no local size: cannot remap its work-items");
       v = global / local;
     }
     call->replaceAllUsesWith(llvm::ConstantInt::get(call->getType(), v));
@@ -254,7 +262,8 @@ void dedupeNamedMetadata(llvm::Module &m) {
       if (seen.insert(op).second) ops.push_back(op);
     if (ops.size() == nmd.getNumOperands()) continue;
     nmd.clearOperands();
-    for (llvm::MDNode *op : ops) nmd.addOperand(op);
+    for (llvm::MDNode *op : ops)
+      nmd.addOperand(op);
   }
 }
 
@@ -271,8 +280,10 @@ llvm::Constant *literal(llvm::Type *t, uint64_t bits) {
 std::string literalText(llvm::Constant *c) {
   std::string s;
   llvm::raw_string_ostream os(s);
-  if (auto *ci = llvm::dyn_cast<llvm::ConstantInt>(c)) os << ci->getValue().getSExtValue();
-  else if (auto *cf = llvm::dyn_cast<llvm::ConstantFP>(c)) os << cf->getValueAPF().convertToDouble();
+  if (auto *ci = llvm::dyn_cast<llvm::ConstantInt>(c))
+    os << ci->getValue().getSExtValue();
+  else if (auto *cf = llvm::dyn_cast<llvm::ConstantFP>(c))
+    os << cf->getValueAPF().convertToDouble();
   return os.str();
 }
 
@@ -290,7 +301,8 @@ Error prepare(const IrRequest &req, llvm::LLVMContext &ctx, llvm::Module *dst,
               std::map<llvm::Function *, std::vector<Access>> &analysis) {
   // ---- 1. read and link every module the group uses
   std::set<uint32_t> used;
-  for (const Instance &in : req.insts) used.insert(in.module);
+  for (const Instance &in : req.insts)
+    used.insert(in.module);
   bool first = true;
   for (uint32_t mi : used) {
     const KernelModule *km = req.modules[mi];
@@ -332,7 +344,8 @@ Error prepare(const IrRequest &req, llvm::LLVMContext &ctx, llvm::Module *dst,
     f.setCallingConv(llvm::CallingConv::SPIR_FUNC);
     f.setLinkage(llvm::GlobalValue::InternalLinkage);
     for (llvm::User *u : f.users())
-      if (auto *cb = llvm::dyn_cast<llvm::CallBase>(u)) cb->setCallingConv(llvm::CallingConv::SPIR_FUNC);
+      if (auto *cb = llvm::dyn_cast<llvm::CallBase>(u))
+        cb->setCallingConv(llvm::CallingConv::SPIR_FUNC);
   }
   for (llvm::Function *f : callee) {
     if (analysis.count(f)) continue;
@@ -392,9 +405,10 @@ Expected<std::vector<Cut>> chainCuts(const IrRequest &req) {
       params.insert(m.params.begin(), m.params.end());
       bool written = o.written || m.written, own = o.own && m.own && params.size() == 1;
       if (o.touchers + m.touchers >= 2 && written && !own) {
-        reason = !o.own ? o.other : !m.own ? m.other
-                                           : req.insts[i].node + " accesses " + req.slotNames[key] +
-                                                 " at another offset (the addresses may overlap)";
+        reason = !o.own   ? o.other
+                 : !m.own ? m.other
+                          : req.insts[i].node + " accesses " + req.slotNames[key] +
+                                " at another offset (the addresses may overlap)";
         break;
       }
     }
@@ -475,8 +489,8 @@ Expected<IrResult> buildFusedKernel(const IrRequest &req) {
   for (const FusedParam &fp : req.params)
     ptypes.push_back(callee[fp.inst]->getArg(fp.param)->getType());
   auto *fty = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), ptypes, false);
-  llvm::Function *fused =
-      llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage, req.fusedName + ".tmp", dst.get());
+  llvm::Function *fused = llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage,
+                                                 req.fusedName + ".tmp", dst.get());
   fused->setCallingConv(llvm::CallingConv::SPIR_KERNEL);
   for (size_t p = 0; p < req.params.size(); ++p) {
     const FusedParam &fp = req.params[p];
@@ -519,9 +533,10 @@ Expected<IrResult> buildFusedKernel(const IrRequest &req) {
     if (req.fusedGlobal && g && g < req.fusedGlobal) {
       // work-item remapping: this kernel's range is smaller than the fused one
       if (callsBuiltin(*f, "barrier"))
-        return makeError(req.insts[i].node + " has a barrier: it cannot run on fewer work-items than the "
-                         "fused range (global sizes " + std::to_string(g) + " vs " +
-                         std::to_string(req.fusedGlobal) + ")");
+        return makeError(req.insts[i].node +
+                         " has a barrier: it cannot run on fewer work-items than the "
+                         "fused range (global sizes " +
+                         std::to_string(g) + " vs " + std::to_string(req.fusedGlobal) + ")");
       llvm::ValueToValueMapTy vmap;
       llvm::Function *clone = llvm::CloneFunction(f, vmap);
       clone->setName(f->getName() + ".range" + std::to_string(g));
@@ -542,8 +557,9 @@ Expected<IrResult> buildFusedKernel(const IrRequest &req) {
       calls.push_back(c);
       b.CreateBr(cont);
       b.SetInsertPoint(cont);
-      res.remarks.push_back("remapped " + req.insts[i].node + ": global size " + std::to_string(g) + " of " +
-                            std::to_string(req.fusedGlobal) + ", the other work-items skip it");
+      res.remarks.push_back("remapped " + req.insts[i].node + ": global size " + std::to_string(g) +
+                            " of " + std::to_string(req.fusedGlobal) +
+                            ", the other work-items skip it");
       continue;
     }
     llvm::CallInst *c = b.CreateCall(f, args);
@@ -579,9 +595,11 @@ Expected<IrResult> buildFusedKernel(const IrRequest &req) {
       const SlotUse &su = slots[fp.slotKey];
       const std::string &sname = req.slotNames[fp.slotKey];
       bool sameSize = true;
-      for (uint32_t i : su.insts) sameSize = sameSize && req.insts[i].globalSize == req.insts[su.insts[0]].globalSize;
+      for (uint32_t i : su.insts)
+        sameSize = sameSize && req.insts[i].globalSize == req.insts[su.insts[0]].globalSize;
       if (!sameSize) {
-        res.remarks.push_back("the kernels using " + sname + " have different global sizes: cannot internalize");
+        res.remarks.push_back("the kernels using " + sname +
+                              " have different global sizes: cannot internalize");
         continue;
       }
       if (!su.own) {
@@ -593,7 +611,7 @@ Expected<IrResult> buildFusedKernel(const IrRequest &req) {
       walkPointer(fused->getArg(p), 0, 0, dl, req.oneDim, acc, &roots);
       if (!acc.own) { // the fused body should agree with the kernels' analysis
         res.remarks.push_back(sname + " is accessed at another work-item's index in the fused "
-                              "kernel: cannot internalize");
+                                      "kernel: cannot internalize");
         continue;
       }
       if (roots.empty()) {
@@ -635,9 +653,9 @@ Expected<IrResult> buildFusedKernel(const IrRequest &req) {
       keptTypes.push_back(ptypes[p]);
       keptIdx.push_back(unsigned(p));
     }
-  llvm::Function *nf = llvm::Function::Create(
-      llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), keptTypes, false),
-      llvm::GlobalValue::ExternalLinkage, req.fusedName, dst.get());
+  llvm::Function *nf =
+      llvm::Function::Create(llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), keptTypes, false),
+                             llvm::GlobalValue::ExternalLinkage, req.fusedName, dst.get());
   nf->setCallingConv(llvm::CallingConv::SPIR_KERNEL);
   nf->addFnAttr(llvm::Attribute::NoUnwind);
   nf->getBasicBlockList().splice(nf->begin(), fused->getBasicBlockList());
@@ -667,7 +685,8 @@ Expected<IrResult> buildFusedKernel(const IrRequest &req) {
     names.push_back(llvm::MDString::get(ctx, req.params[p].name));
   }
   for (size_t m = 0; m < std::size(kArgMDKinds); ++m)
-    if (md[m].size() == keptIdx.size()) nf->setMetadata(kArgMDKinds[m], llvm::MDNode::get(ctx, md[m]));
+    if (md[m].size() == keptIdx.size())
+      nf->setMetadata(kArgMDKinds[m], llvm::MDNode::get(ctx, md[m]));
   nf->setMetadata("kernel_arg_name", llvm::MDNode::get(ctx, names));
   for (llvm::Function *f : callee)
     if (llvm::MDNode *r = f->getMetadata("reqd_work_group_size")) {
@@ -679,7 +698,8 @@ Expected<IrResult> buildFusedKernel(const IrRequest &req) {
 
   std::string verifyText;
   llvm::raw_string_ostream vs(verifyText);
-  if (llvm::verifyModule(*dst, &vs)) return makeError("fused module is invalid LLVM IR: " + vs.str());
+  if (llvm::verifyModule(*dst, &vs))
+    return makeError("fused module is invalid LLVM IR: " + vs.str());
   if (req.keepIR) {
     llvm::raw_string_ostream os(res.ir);
     dst->print(os, nullptr);

@@ -92,14 +92,14 @@ struct Remark {
 };
 
 struct FusedGroup {
-  std::string node;                   // name of the fused node
-  std::string kernel;                 // name of the fused kernel
-  std::vector<std::string> from;      // the nodes it replaces, in order
+  std::string node;                      // name of the fused node
+  std::string kernel;                    // name of the fused kernel
+  std::vector<std::string> from;         // the nodes it replaces, in order
   std::vector<std::string> internalized; // slots promoted to private memory
-  std::vector<std::string> constants; // "kernel.param=value" baked in
-  unsigned elided = 0;                // arguments passed once instead of several times
-  bool barriers = true;               // barriers between the kernels kept
-  std::string ir;                     // FuseOptions::keepIR: the fused module
+  std::vector<std::string> constants;    // "kernel.param=value" baked in
+  unsigned elided = 0;                   // arguments passed once instead of several times
+  bool barriers = true;                  // barriers between the kernels kept
+  std::string ir;                        // FuseOptions::keepIR: the fused module
 };
 
 struct FuseReport {
