@@ -200,6 +200,7 @@ nlohmann::json deviceJson(const rt::DeviceInfo &d) {
             {"in_order", d.caps.inOrder},
             {"concurrent_nodes", d.caps.concurrentNodes},
             {"profiling", d.caps.profiling},
+            {"profiling_replay", d.caps.profilingReplay},
             {"host_pointer_buffers", d.caps.hostPointerBuffers},
             {"kernel_forms", forms},
             {"compute_units", d.caps.computeUnits},

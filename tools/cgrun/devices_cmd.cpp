@@ -22,6 +22,7 @@ std::string capsLine(const rt::Capabilities &c) {
   flag(c.inOrder, "in-order");
   flag(c.concurrentNodes, "concurrent-nodes");
   flag(c.profiling, "profiling");
+  flag(c.profilingReplay, "profiling-replay");
   flag(c.hostPointerBuffers, "host-pointers");
   return s + "; forms: " + (forms.empty() ? "-" : forms) + "; compute units: " +
          std::to_string(c.computeUnits) + "; memory: " + std::to_string(c.globalMemoryBytes >> 20) +

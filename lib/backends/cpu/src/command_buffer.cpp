@@ -134,37 +134,35 @@ public:
 
   Error prepare(const rt::FinalizeOptions &opts) {
     const Graph &g = graph_;
-    if (!g.order.empty() && g.order.size() == g.nodes.size()) {
-      order_ = g.order;
-    } else {
-      auto o = executionOrder(g);
-      if (!o) return o.error();
-      order_ = std::move(*o);
-    }
-    // Levels: nodes of one level have no edges between them.
-    std::vector<uint32_t> level(g.nodes.size(), 0);
+    // The plan is the graph's stored order and partitions (flattenSubgraphs checked or
+    // computed them). Partitions run in index order, which respects their deps; inside
+    // a partition nodes run level by level (level = longest path over the partition's
+    // own edges), so the nodes of one level are independent.
+    order_ = g.order;
+    std::vector<uint32_t> partOf(g.nodes.size(), 0);
+    for (uint32_t p = 0; p < g.partitions.size(); ++p)
+      for (uint32_t n : g.partitions[p].nodes) partOf[n] = p;
     std::vector<std::vector<uint32_t>> succ(g.nodes.size());
-    for (const Edge &e : g.edges) succ[e.from].push_back(e.to);
-    uint32_t maxLevel = 0;
-    for (uint32_t n : order_)
-      for (uint32_t s : succ[n]) {
-        level[s] = std::max(level[s], level[n] + 1);
-        maxLevel = std::max(maxLevel, level[s]);
+    for (const Edge &e : g.edges)
+      if (partOf[e.from] == partOf[e.to]) succ[e.from].push_back(e.to);
+    std::vector<uint32_t> level(g.nodes.size(), 0);
+    levels_.clear();
+    for (const cgraph::Partition &part : g.partitions) {
+      uint32_t maxLevel = 0;
+      for (uint32_t n : part.nodes) {
+        maxLevel = std::max(maxLevel, level[n]);
+        for (uint32_t s : succ[n]) level[s] = std::max(level[s], level[n] + 1);
       }
-    levels_.assign(g.nodes.empty() ? 0 : maxLevel + 1, {});
+      const size_t base = levels_.size();
+      levels_.resize(base + maxLevel + 1);
+      for (uint32_t n : part.nodes) levels_[base + level[n]].push_back(n);
+    }
     nodes_.resize(g.nodes.size());
-    for (uint32_t n : order_) levels_[level[n]].push_back(n);
 
     // Runtime-owned slots live as long as the executable.
-    storage_.resize(g.slots.size());
-    for (size_t s = 0; s < g.slots.size(); ++s) {
-      const Slot &slot = g.slots[s];
-      if (slot.init == SlotInit::External) continue;
-      auto buf = cpu_.allocate(std::max(slot.size, needs_[s].minSize), std::max<uint32_t>(slot.alignment, 64));
-      if (!buf) return buf.error();
-      CGRAPH_RETURN_IF_ERROR(rt::initializeSlot(slot, opts.host, (*buf)->hostPointer(), slot.size));
-      storage_[s] = std::move(*buf);
-    }
+    auto owned = allocateOwnedSlots(opts.host, 64);
+    if (!owned) return owned.error();
+    storage_ = std::move(*owned);
 
     bool hasHost = false;
     for (uint32_t n = 0; n < g.nodes.size(); ++n) {
@@ -285,8 +283,7 @@ public:
       for (const Patch &pt : p.patches)
         p.args[pt.arg] = pt.param ? sub.params[pt.index] : uint64_t(uintptr_t(sub.base[pt.index] + pt.offset));
       if (p.rangeFromParams) resolveLaunch(p, node.range, sub.params);
-      runKernel(*p.kernel, p.args.data(), p.localBytes, p.launch);
-      return Error::success();
+      return runKernel(*p.kernel, p.args.data(), p.localBytes, p.launch);
     }
     case NodeKind::Copy: {
       const CopyOp &c = node.copy;
@@ -406,7 +403,7 @@ public:
         p.node = n;
         p.kernel = k;
         resolveLaunch(p, node.range, sub.params);
-        runKernel(*k, args.data(), local, p.launch);
+        if (Error e = runKernel(*k, args.data(), local, p.launch)) err = e.withContext(nodeLabel(graph_, n));
       } else {
         err = runNode(nodes_[n], sub).withContext(nodeLabel(graph_, n));
       }

@@ -46,18 +46,14 @@ Error CpuDevice::read(rt::Buffer &src, uint64_t offset, void *dst, uint64_t byte
 
 Expected<std::unique_ptr<rt::Executable>> CpuDevice::finalize(const Graph &graph,
                                                               const rt::FinalizeOptions &opts) {
-  Graph flat;
-  if (!graph.subgraphs.empty()) {
-    auto f = flattenSubgraphs(graph);
-    if (!f) return f.error();
-    flat = std::move(*f);
-  } else {
-    flat = graph;
-  }
+  // The execution plan (order, partitions) comes from flattenSubgraphs: the stored one
+  // when it is sound, else computed.
+  auto flat = flattenSubgraphs(graph);
+  if (!flat) return flat.error();
   ValidateOptions vo;
   vo.warnings = false;
-  CGRAPH_RETURN_IF_ERROR(firstError(validateGraph(flat, vo)));
-  return makeExecutable(*this, std::move(flat), opts);
+  CGRAPH_RETURN_IF_ERROR(firstError(validateGraph(*flat, vo)));
+  return makeExecutable(*this, std::move(*flat), opts);
 }
 
 } // namespace cgraph::cpu

@@ -30,7 +30,7 @@ namespace cgraph::cpu {
 
 namespace {
 
-constexpr size_t kFiberStack = 64 * 1024;
+constexpr size_t kFiberStack = kFiberStackBytes;
 // Distance between the stacks of consecutive work-items: a stack plus 5 cache lines.
 // With a stride of exactly 64 KiB every fiber's saved context (at the top of its stack)
 // maps to the same L1 and L2 cache sets, and a group of 256 fibers then misses both on
@@ -48,7 +48,7 @@ struct FiberScratch {
   char *get(size_t n) {
     if (n > count) {
       stacks.reset(static_cast<char *>(std::aligned_alloc(4096, (n * kStackStride + 4095) / 4096 * 4096)));
-      count = n;
+      count = stacks ? n : 0;
     }
     return stacks.get();
   }
@@ -74,10 +74,11 @@ struct PreallocatedStack {
 
 } // namespace
 
-void runGroupFibers(const JitKernel &k, const uint64_t *args, const uint64_t *ctx, char *local) {
+bool runGroupFibers(const JitKernel &k, const uint64_t *args, const uint64_t *ctx, char *local) {
   const uint64_t lx = ctx[kCtxLocalSize], ly = ctx[kCtxLocalSize + 1], lz = ctx[kCtxLocalSize + 2];
   const size_t n = size_t(lx * ly * lz);
   char *stacks = tStacks.get(n);
+  if (!stacks) return false;
   std::vector<boost::context::fiber> items;
   items.reserve(n);
   for (size_t i = 0; i < n; ++i) {
@@ -111,6 +112,7 @@ void runGroupFibers(const JitKernel &k, const uint64_t *args, const uint64_t *ct
 #ifdef CGRAPH_CPU_TSAN_FIBERS
   for (void *t : tsan) __tsan_destroy_fiber(t);
 #endif
+  return true;
 }
 
 } // namespace cgraph::cpu

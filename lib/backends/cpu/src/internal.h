@@ -97,9 +97,13 @@ struct Launch {
   uint64_t local[3] = {1, 1, 1};
   uint64_t offset[3] = {0, 0, 0};
 };
-void runKernel(const JitKernel &k, const uint64_t *args, uint64_t localBytes, const Launch &l);
+// Fails (never crashes) when per-thread scratch (local block, fiber stacks) cannot be
+// allocated; groups already run stay run.
+Error runKernel(const JitKernel &k, const uint64_t *args, uint64_t localBytes, const Launch &l);
 // One work-group of a kernel with barriers, as work-item fibers (fibers.cpp).
-void runGroupFibers(const JitKernel &k, const uint64_t *args, const uint64_t *ctx, char *local);
+// Returns false, running nothing, when the fiber stacks cannot be allocated.
+constexpr uint64_t kFiberStackBytes = 64 * 1024;
+bool runGroupFibers(const JitKernel &k, const uint64_t *args, const uint64_t *ctx, char *local);
 // Chooses a local size when the node gives none (respects reqd_work_group_size).
 void chooseLocalSize(const JitKernel &k, const Kernel &meta, Launch &l);
 

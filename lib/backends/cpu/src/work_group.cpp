@@ -5,6 +5,8 @@
 #include "parallel.h"
 
 #include <algorithm>
+#include <atomic>
+#include <string>
 #include <cstdlib>
 #include <memory>
 
@@ -31,7 +33,7 @@ struct ThreadScratch {
     if (bytes > localSize) {
       uint64_t n = std::max<uint64_t>((bytes + 127) / 128 * 128, 4096);
       local.reset(static_cast<char *>(std::aligned_alloc(128, n)));
-      localSize = n;
+      localSize = local ? n : 0;
     }
     return local.get();
   }
@@ -56,7 +58,7 @@ void chooseFreeGroups(Launch &l) {
 }
 } // namespace
 
-void runKernel(const JitKernel &k, const uint64_t *args, uint64_t localBytes, const Launch &launch) {
+Error runKernel(const JitKernel &k, const uint64_t *args, uint64_t localBytes, const Launch &launch) {
   // A kernel that cannot observe its groups runs with the backend's: a launch with
   // small groups (chain1000's 64) would otherwise pay one wrapper call per group.
   Launch free;
@@ -70,10 +72,17 @@ void runKernel(const JitKernel &k, const uint64_t *args, uint64_t localBytes, co
     groups[d] = l.global[d] <= l.local[d] ? uint64_t(l.global[d] != 0) : (l.global[d] + l.local[d] - 1) / l.local[d];
   const uint64_t total = groups[0] * groups[1] * groups[2];
   const uint64_t perGroup = l.local[0] * l.local[1] * l.local[2];
-  if (total == 0) return;
+  if (total == 0) return Error::success();
+  // Scratch (local blocks, fiber stacks) is allocated per thread on first use; a failed
+  // allocation stops that thread's groups and fails the launch instead of crashing.
+  std::atomic<bool> outOfMemory{false};
 
   auto run = [&](uint64_t begin, uint64_t end) {
     char *local = tScratch.localBlock(localBytes);
+    if (!local && localBytes) {
+      outOfMemory.store(true, std::memory_order_relaxed);
+      return;
+    }
     uint64_t ctx[kCtxFields];
     for (int d = 0; d < 3; ++d) {
       ctx[kCtxEnqLocal + d] = l.local[d];
@@ -90,18 +99,25 @@ void runKernel(const JitKernel &k, const uint64_t *args, uint64_t localBytes, co
         ctx[kCtxGroupId + d] = gid[d];
         ctx[kCtxLocalSize + d] = std::min(l.local[d], l.global[d] - gid[d] * l.local[d]);
       }
-      if (k.barrier)
-        runGroupFibers(k, args, ctx, local);
-      else
+      if (!k.barrier) {
         k.loop(args, ctx, local);
+      } else if (!runGroupFibers(k, args, ctx, local)) {
+        outOfMemory.store(true, std::memory_order_relaxed);
+        return;
+      }
     }
   };
   if (total == 1 || total * perGroup <= kInlineItems) {
     run(0, total);
-    return;
+  } else {
+    const uint64_t grain = std::max<uint64_t>(1, kItemsPerTask / perGroup);
+    parallelFor(0, total, grain, Partition::Static, run);
   }
-  const uint64_t grain = std::max<uint64_t>(1, kItemsPerTask / perGroup);
-  parallelFor(0, total, grain, Partition::Static, run);
+  if (outOfMemory.load(std::memory_order_relaxed))
+    return makeError("cpu: out of memory for work-group scratch (" + std::to_string(perGroup) +
+                     " work-items per group need " + std::to_string(perGroup * kFiberStackBytes >> 10) +
+                     " KiB of fiber stacks and " + std::to_string(localBytes) + " bytes of local memory per thread)");
+  return Error::success();
 }
 
 void chooseLocalSize(const JitKernel &k, const Kernel &meta, Launch &l) {
