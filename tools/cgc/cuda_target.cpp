@@ -76,7 +76,8 @@ Error addTargetForms(Graph &g, const std::vector<std::string> &targets, std::vec
   const std::string ptxas = findPtxas();
   if (ptxas.empty()) warnings->push_back("ptxas not found (PATH, CGRAPH_PTXAS): PTX only, no cubin");
   for (KernelModule &m : g.modules) {
-    const std::vector<uint8_t> &spv = m.forms.at(0).bytes;
+    // A copy: forms grows below, which would invalidate a reference into it.
+    const std::vector<uint8_t> spv = m.forms.at(0).bytes;
     for (unsigned sm : sms) {
       const unsigned ptxSm = cuda::ptxTargetFor(sm / 10, sm % 10);
       const std::string ptxTarget = "nvptx64-sm_" + std::to_string(ptxSm);
