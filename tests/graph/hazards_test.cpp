@@ -38,7 +38,8 @@ template <typename B> void setup(B &b) {
 }
 
 std::vector<Arg> mapArgs(uint32_t in, uint32_t out, uint64_t inOff = 0, uint64_t outOff = 0) {
-  return {Arg::slot(in, inOff), Arg::slot(out, outOff), Arg::scalar(ScalarType::F32, f32Bits(2.0f))};
+  return {Arg::slot(in, inOff), Arg::slot(out, outOff),
+          Arg::scalar(ScalarType::F32, f32Bits(2.0f))};
 }
 
 Graph record(void (*program)(Recorder &)) {
@@ -237,17 +238,18 @@ TEST_CASE("recording infers RAW, WAR and WAW edges", "[graph][recorder]") {
 
 TEST_CASE("recording barrier semantics", "[graph][recorder]") {
   Graph g = record([](Recorder &r) {
-    r.addFill("fa", fillOp(0, 0, 1024, {0}));   // 0
-    r.addFill("fb", fillOp(1, 0, 1024, {0}));   // 1
-    r.addBarrier("b1");                          // 2: after 0, 1
-    r.addFill("fc", fillOp(2, 0, 1024, {0}));   // 3: after barrier only
-    r.addKernelNode("k", 0, range1D(256), mapArgs(0, 1)); // 4: hazards absorbed by b1
+    r.addFill("fa", fillOp(0, 0, 1024, {0}));              // 0
+    r.addFill("fb", fillOp(1, 0, 1024, {0}));              // 1
+    r.addBarrier("b1");                                    // 2: after 0, 1
+    r.addFill("fc", fillOp(2, 0, 1024, {0}));              // 3: after barrier only
+    r.addKernelNode("k", 0, range1D(256), mapArgs(0, 1));  // 4: hazards absorbed by b1
     r.addKernelNode("k2", 0, range1D(256), mapArgs(2, 1)); // 5: RAW c on 3, WAW b on 4
-    r.addBarrier("b2");                          // 6: leaf since b1 is 5
-    r.addBarrier("b3");                          // 7: nothing since b2
-    r.addFill("fa2", fillOp(0, 0, 1024, {1}));  // 8
+    r.addBarrier("b2");                                    // 6: leaf since b1 is 5
+    r.addBarrier("b3");                                    // 7: nothing since b2
+    r.addFill("fa2", fillOp(0, 0, 1024, {1}));             // 8
   });
-  CHECK(edgeSet(g) == EdgeSet{{0, 2}, {1, 2}, {2, 3}, {2, 4}, {3, 5}, {4, 5}, {5, 6}, {6, 7}, {7, 8}});
+  CHECK(edgeSet(g) ==
+        EdgeSet{{0, 2}, {1, 2}, {2, 3}, {2, 4}, {3, 5}, {4, 5}, {5, 6}, {6, 7}, {7, 8}});
   CHECK(inferHazardEdges(g).size() == 9);
 }
 
@@ -323,9 +325,9 @@ TEST_CASE("slot requirements accumulate size and usage", "[graph][hazards]") {
   k.module = 0;
   k.params = {bufferParam("in", true), bufferParam("out")};
   b.addKernel(k);
-  b.addFill("f", fillOp(1, 100, 28, {0, 0, 0, 0}));              // in: >= 128
+  b.addFill("f", fillOp(1, 100, 28, {0, 0, 0, 0}));                          // in: >= 128
   b.addKernelNode("k", 0, range1D(4), {Arg::slot(1, 4), Arg::slot(2, 300)}); // out: >= 300
-  b.addCopy("c", copyOp(0, 0, 2, 8, 32));                        // sized 64 stays 64
+  b.addCopy("c", copyOp(0, 0, 2, 8, 32));                                    // sized 64 stays 64
   b.addHost("h", HostOp{"print", ""}, {Arg::slot(5, 16)});
   GraphBuilder child;
   child.addSlot(slot("x", 0));
@@ -352,4 +354,28 @@ TEST_CASE("slot requirements accumulate size and usage", "[graph][hazards]") {
   CHECK(b.graph().slots[1].usage == (kUsageTransfer | kUsageRead));
   CHECK(b.graph().slots[3].usage == 0);
   CHECK(b.graph().subgraphs[0].slots[0].usage == kUsageTransfer);
+}
+
+TEST_CASE("barrierEdges orders the nodes around each barrier", "[graph][hazards]") {
+  GraphBuilder b("bars");
+  setup(b);
+  b.addFill("f0", fillOp(0, 0, 64, {1})); // 0
+  b.addFill("f1", fillOp(1, 0, 64, {1})); // 1
+  b.addBarrier("b2");                     // 2
+  b.addFill("f3", fillOp(2, 0, 64, {1})); // 3
+  b.addBarrier("b4");                     // 4
+  b.addBarrier("b5");                     // 5: nothing since b4, so it waits for b4
+  b.addFill("f6", fillOp(0, 0, 64, {2})); // 6
+  const Graph &g = b.graph();
+  std::vector<std::pair<uint32_t, uint32_t>> got;
+  for (const Edge &e : barrierEdges(g))
+    got.emplace_back(e.from, e.to);
+  const std::vector<std::pair<uint32_t, uint32_t>> want = {{0, 2}, {1, 2}, {2, 3},
+                                                           {3, 4}, {4, 5}, {5, 6}};
+  CHECK(got == want);
+  // A graph without barriers has none.
+  GraphBuilder plain("plain");
+  setup(plain);
+  plain.addFill("f", fillOp(0, 0, 64, {1}));
+  CHECK(barrierEdges(plain.graph()).empty());
 }

@@ -11,11 +11,13 @@ namespace cgraph::cgc {
 
 namespace {
 
-const char *const kKindKeys[] = {"kernel", "copy", "copy_rect", "fill", "host", "barrier", "subgraph"};
+const char *const kKindKeys[] = {"kernel", "copy",    "copy_rect", "fill",
+                                 "host",   "barrier", "subgraph"};
 
 std::vector<std::string> slotNames(const Graph &g) {
   std::vector<std::string> out;
-  for (const auto &s : g.slots) out.push_back(s.name);
+  for (const auto &s : g.slots)
+    out.push_back(s.name);
   return out;
 }
 
@@ -23,9 +25,11 @@ std::vector<std::string> slotNames(const Graph &g) {
 
 // ---- names, slots, repeat frames ---------------------------------------------------------
 
-std::string DescriptionReader::instanceName(GraphCtx &c, const std::string &templateName, size_t frameLevel) {
+std::string DescriptionReader::instanceName(GraphCtx &c, const std::string &templateName,
+                                            size_t frameLevel) {
   std::string name = templateName;
-  for (size_t k = 0; k < frameLevel && k < c.frames.size(); ++k) name += "." + std::to_string(c.frames[k].iter);
+  for (size_t k = 0; k < frameLevel && k < c.frames.size(); ++k)
+    name += "." + std::to_string(c.frames[k].iter);
   return name;
 }
 
@@ -52,7 +56,9 @@ uint32_t DescriptionReader::resolveSlot(GraphCtx &c, const JValue &nameValue) {
 std::pair<uint32_t, uint64_t> DescriptionReader::readSlotRef(GraphCtx &c, const JValue &v) {
   if (v.isString()) return {resolveSlot(c, v), 0};
   if (!v.isObject() || !v.find("slot"))
-    failAt(c.file, v, std::string("expected a slot name or {\"slot\": ..., \"offset\": ...}, found ") + v.kindName());
+    failAt(c.file, v,
+           std::string("expected a slot name or {\"slot\": ..., \"offset\": ...}, found ") +
+               v.kindName());
   checkKeys(c.file, v, {"slot", "offset"}, "slot reference");
   uint64_t off = 0;
   if (const JValue *o = v.find("offset")) off = toU64(c.file, *o, "'offset'");
@@ -64,7 +70,8 @@ std::pair<uint32_t, uint64_t> DescriptionReader::readSlotRef(GraphCtx &c, const 
 Arg DescriptionReader::readArg(GraphCtx &c, const JValue &v, const KernelParam *param, bool host) {
   const std::string &f = c.file;
   ScalarType sigType = ScalarType::I32;
-  bool haveSigType = param && param->kind == ParamKind::Scalar && scalarTypeForOpenCL(param->typeName, &sigType);
+  bool haveSigType =
+      param && param->kind == ParamKind::Scalar && scalarTypeForOpenCL(param->typeName, &sigType);
   auto scalarFrom = [&](const JValue &num, ScalarType t) {
     uint64_t bits = 0;
     std::string err = encodeScalar(t, num, &bits);
@@ -85,7 +92,8 @@ Arg DescriptionReader::readArg(GraphCtx &c, const JValue &v, const KernelParam *
       uint32_t p = c.g().findParam(name);
       if (p == kNone) {
         std::vector<std::string> names;
-        for (const auto &pp : c.g().params) names.push_back(pp.name);
+        for (const auto &pp : c.g().params)
+          names.push_back(pp.name);
         failAt(f, v, "unknown parameter '" + v.text + "'" + suggest(name, names));
       }
       return Arg::param(p);
@@ -112,20 +120,30 @@ Arg DescriptionReader::readArg(GraphCtx &c, const JValue &v, const KernelParam *
       return Arg::string(toStr(f, *s, "'string'"));
     }
     ScalarType t;
-    if (v.keys.size() == 1 && parseScalarType(v.keys[0].first, &t)) return scalarFrom(v.items[0], t);
-    failAt(f, v, "unknown argument object (expected {\"slot\": ...}, {\"local\": bytes}, " +
-                     std::string(host ? "{\"string\": ...}, " : "") + "or a typed number such as {\"f32\": 1.5})");
+    if (v.keys.size() == 1 && parseScalarType(v.keys[0].first, &t))
+      return scalarFrom(v.items[0], t);
+    failAt(f, v,
+           "unknown argument object (expected {\"slot\": ...}, {\"local\": bytes}, " +
+               std::string(host ? "{\"string\": ...}, " : "") +
+               "or a typed number such as {\"f32\": 1.5})");
   }
-  failAt(f, v, std::string("invalid argument: expected a slot name, \"$param\", a number or an object, found ") +
-                   v.kindName());
+  failAt(f, v,
+         std::string(
+             "invalid argument: expected a slot name, \"$param\", a number or an object, found ") +
+             v.kindName());
 }
 
-void DescriptionReader::readRange(GraphCtx &c, const JValue &v, Dim out[3], uint32_t *dims, bool allowZero) {
+void DescriptionReader::readRange(GraphCtx &c, const JValue &v, Dim out[3], uint32_t *dims,
+                                  bool allowZero) {
   const std::string &f = c.file;
   std::vector<const JValue *> elems;
-  if (v.isArray()) for (const auto &e : v.items) elems.push_back(&e);
-  else elems.push_back(&v);
-  if (elems.empty() || elems.size() > 3) failAt(f, v, "a range has 1 to 3 dimensions, found " + std::to_string(elems.size()));
+  if (v.isArray())
+    for (const auto &e : v.items)
+      elems.push_back(&e);
+  else
+    elems.push_back(&v);
+  if (elems.empty() || elems.size() > 3)
+    failAt(f, v, "a range has 1 to 3 dimensions, found " + std::to_string(elems.size()));
   *dims = uint32_t(elems.size());
   for (size_t d = 0; d < elems.size(); ++d) {
     const JValue &e = *elems[d];
@@ -143,7 +161,9 @@ void DescriptionReader::readRange(GraphCtx &c, const JValue &v, Dim out[3], uint
         if (p == kNone) failAt(f, e, "unknown parameter '" + e.text + "'");
         ScalarType t = c.g().params[p].type;
         if (t == ScalarType::F16 || t == ScalarType::F32 || t == ScalarType::F64)
-          failAt(f, e, "parameter '" + name + "' is " + scalarName(t) + "; range dimensions need an integer parameter");
+          failAt(f, e,
+                 "parameter '" + name + "' is " + scalarName(t) +
+                     "; range dimensions need an integer parameter");
         dim.param = p;
       }
     } else {
@@ -164,41 +184,52 @@ void DescriptionReader::readKernelNode(GraphCtx &c, const JValue &n, Node &node)
   node.kernel = c.g().findKernel(kname);
   if (node.kernel == kNone) {
     std::vector<std::string> names;
-    for (const auto &k : c.g().kernels) names.push_back(k.name);
-    failAt(f, kv, "unknown kernel '" + kname + "'" + suggest(kname, names) +
-                      (names.empty() ? " (the description lists no kernel files)" : ""));
+    for (const auto &k : c.g().kernels)
+      names.push_back(k.name);
+    failAt(f, kv,
+           "unknown kernel '" + kname + "'" + suggest(kname, names) +
+               (names.empty() ? " (the description lists no kernel files)" : ""));
   }
   NDRange r;
-  for (int d = 0; d < 3; ++d) r.global[d].value = 1;
+  for (int d = 0; d < 3; ++d)
+    r.global[d].value = 1;
   const JValue &g = require(f, n, "global", "kernel node '" + node.name + "'");
   readRange(c, g, r.global, &r.dims, false);
   uint32_t dims = 0;
   if (const JValue *l = n.find("local")) {
     readRange(c, *l, r.local, &dims, true);
     if (dims != r.dims)
-      failAt(f, *l, "'local' has " + std::to_string(dims) + " dimensions but 'global' has " + std::to_string(r.dims));
+      failAt(f, *l,
+             "'local' has " + std::to_string(dims) + " dimensions but 'global' has " +
+                 std::to_string(r.dims));
   }
   if (const JValue *o = n.find("offset")) {
     readRange(c, *o, r.offset, &dims, true);
     if (dims != r.dims)
-      failAt(f, *o, "'offset' has " + std::to_string(dims) + " dimensions but 'global' has " + std::to_string(r.dims));
+      failAt(f, *o,
+             "'offset' has " + std::to_string(dims) + " dimensions but 'global' has " +
+                 std::to_string(r.dims));
   }
   node.range = r;
   if (const JValue *args = n.find("args")) {
     expectKind(f, *args, JValue::Kind::Array, "'args'");
     const Kernel &k = c.g().kernels[node.kernel];
     for (size_t i = 0; i < args->items.size(); ++i)
-      node.args.push_back(readArg(c, args->items[i], i < k.params.size() ? &k.params[i] : nullptr, false));
+      node.args.push_back(
+          readArg(c, args->items[i], i < k.params.size() ? &k.params[i] : nullptr, false));
   }
 }
 
 void DescriptionReader::readCopyNode(GraphCtx &c, const JValue &spec, Node &node, bool rect) {
   const std::string &f = c.file;
-  const std::string what = std::string(rect ? "copy_rect" : "copy") + " of node '" + node.name + "'";
+  const std::string what =
+      std::string(rect ? "copy_rect" : "copy") + " of node '" + node.name + "'";
   node.kind = rect ? NodeKind::CopyRect : NodeKind::Copy;
   expectKind(f, spec, JValue::Kind::Object, "'" + std::string(rect ? "copy_rect" : "copy") + "'");
-  if (rect) checkKeys(f, spec, {"src", "dst", "region", "src_pitch", "dst_pitch"}, "copy_rect");
-  else checkKeys(f, spec, {"src", "dst", "bytes"}, "copy");
+  if (rect)
+    checkKeys(f, spec, {"src", "dst", "region", "src_pitch", "dst_pitch"}, "copy_rect");
+  else
+    checkKeys(f, spec, {"src", "dst", "bytes"}, "copy");
   auto src = readSlotRef(c, require(f, spec, "src", what));
   auto dst = readSlotRef(c, require(f, spec, "dst", what));
   CopyOp &op = node.copy;
@@ -211,7 +242,8 @@ void DescriptionReader::readCopyNode(GraphCtx &c, const JValue &spec, Node &node
       op.bytes = toU64(f, *b, "'bytes'");
     } else {
       uint64_t size = c.g().slots[op.srcSlot].size;
-      if (size == 0 || op.srcOffset > size) failAt(f, spec, what + " needs 'bytes' (the source slot's size is unknown)");
+      if (size == 0 || op.srcOffset > size)
+        failAt(f, spec, what + " needs 'bytes' (the source slot's size is unknown)");
       op.bytes = size - op.srcOffset;
     }
     return;
@@ -220,13 +252,15 @@ void DescriptionReader::readCopyNode(GraphCtx &c, const JValue &spec, Node &node
   expectKind(f, region, JValue::Kind::Array, "'region'");
   if (region.items.empty() || region.items.size() > 3)
     failAt(f, region, "'region' is [width in bytes, rows, slices] with 1 to 3 entries");
-  for (size_t d = 0; d < region.items.size(); ++d) op.region[d] = toU64(f, region.items[d], "a region entry");
+  for (size_t d = 0; d < region.items.size(); ++d)
+    op.region[d] = toU64(f, region.items[d], "a region entry");
   auto pitches = [&](const char *key, uint64_t *row, uint64_t *slice) {
     const JValue *p = spec.find(key);
     if (!p) return;
     expectKind(f, *p, JValue::Kind::Array, std::string("'") + key + "'");
     if (p->items.empty() || p->items.size() > 2)
-      failAt(f, *p, std::string("'") + key + "' is [row pitch] or [row pitch, slice pitch] in bytes");
+      failAt(f, *p,
+             std::string("'") + key + "' is [row pitch] or [row pitch, slice pitch] in bytes");
     *row = toU64(f, p->items[0], "a pitch");
     if (p->items.size() > 1) *slice = toU64(f, p->items[1], "a pitch");
   };
@@ -247,8 +281,11 @@ void DescriptionReader::readFillNode(GraphCtx &c, const JValue &spec, Node &node
   const JValue &val = require(f, spec, "value", what);
   ScalarType t = toType(f, require(f, spec, "type", what));
   std::vector<const JValue *> vals;
-  if (val.isArray()) for (const auto &x : val.items) vals.push_back(&x);
-  else vals.push_back(&val);
+  if (val.isArray())
+    for (const auto &x : val.items)
+      vals.push_back(&x);
+  else
+    vals.push_back(&val);
   if (vals.empty()) failAt(f, val, what + ": empty pattern");
   for (const JValue *x : vals) {
     uint64_t bits;
@@ -261,7 +298,8 @@ void DescriptionReader::readFillNode(GraphCtx &c, const JValue &spec, Node &node
     op.bytes = toU64(f, *b, "'bytes'");
   } else {
     uint64_t size = c.g().slots[op.slot].size;
-    if (size == 0 || op.offset > size) failAt(f, spec, what + " needs 'bytes' (the slot's size is unknown)");
+    if (size == 0 || op.offset > size)
+      failAt(f, spec, what + " needs 'bytes' (the slot's size is unknown)");
     op.bytes = size - op.offset;
   }
 }
@@ -274,7 +312,8 @@ void DescriptionReader::readHostNode(GraphCtx &c, const JValue &n, Node &node) {
   if (const JValue *lib = n.find("library")) node.host.library = toStr(f, *lib, "'library'");
   if (const JValue *args = n.find("args")) {
     expectKind(f, *args, JValue::Kind::Array, "'args'");
-    for (const auto &a : args->items) node.args.push_back(readArg(c, a, nullptr, true));
+    for (const auto &a : args->items)
+      node.args.push_back(readArg(c, a, nullptr, true));
   }
 }
 
@@ -288,7 +327,8 @@ void DescriptionReader::readSubgraphNode(GraphCtx &c, const JValue &n, Node &nod
   } else {
     expectKind(f, sv, JValue::Kind::Object, "'subgraph'");
     if (c.depth + 1 > kMaxSubgraphDepth)
-      failAt(f, sv, "subgraphs nested deeper than " + std::to_string(kMaxSubgraphDepth) + " levels");
+      failAt(f, sv,
+             "subgraphs nested deeper than " + std::to_string(kMaxSubgraphDepth) + " levels");
     child = readGraph(sv, f, c.dir, c.depth + 1);
   }
   std::map<std::string, const JValue *> bind; // child slot -> parent slot name value
@@ -297,7 +337,9 @@ void DescriptionReader::readSubgraphNode(GraphCtx &c, const JValue &n, Node &nod
     for (size_t k = 0; k < b->keys.size(); ++k) {
       const std::string &childName = b->keys[k].first;
       if (child.findSlot(childName) == kNone)
-        failAt(f, b->keys[k].second, "the subgraph has no slot '" + childName + "'" + suggest(childName, slotNames(child)));
+        failAt(f, b->keys[k].second,
+               "the subgraph has no slot '" + childName + "'" +
+                   suggest(childName, slotNames(child)));
       bind[childName] = &b->items[k];
     }
   }
@@ -312,12 +354,16 @@ void DescriptionReader::readSubgraphNode(GraphCtx &c, const JValue &n, Node &nod
     same.pos = n.pos;
     same.text = s.name;
     if (c.slotByName.count(s.name) == 0)
-      failAt(f, n, "subgraph slot '" + s.name + "' is not bound: add it to 'bind' or declare a slot of that name");
+      failAt(f, n,
+             "subgraph slot '" + s.name +
+                 "' is not bound: add it to 'bind' or declare a slot of that name");
     node.subgraphSlots.push_back(resolveSlot(c, same));
   }
   for (const Param &p : child.params)
     if (c.g().findParam(p.name) == kNone)
-      failAt(f, n, "subgraph param '" + p.name + "' has no parameter of the same name in the enclosing graph");
+      failAt(f, n,
+             "subgraph param '" + p.name +
+                 "' has no parameter of the same name in the enclosing graph");
   node.subgraph = c.builder.addSubgraphGraph(std::move(child));
 }
 
@@ -326,8 +372,10 @@ void DescriptionReader::readSubgraphNode(GraphCtx &c, const JValue &n, Node &nod
 void DescriptionReader::readNodes(GraphCtx &c, const JValue &list) {
   expectKind(c.file, list, JValue::Kind::Array, "'nodes'");
   for (const JValue &n : list.items) {
-    if (n.isObject() && n.find("repeat")) readRepeat(c, n);
-    else readNode(c, n);
+    if (n.isObject() && n.find("repeat"))
+      readRepeat(c, n);
+    else
+      readNode(c, n);
   }
 }
 
@@ -343,12 +391,14 @@ void DescriptionReader::readRepeat(GraphCtx &c, const JValue &block) {
   if (count > 0) {
     uint64_t perIteration = c.repeatFactor * uint64_t(nodes.items.size());
     if (count > kMaxNodes || perIteration > kMaxNodes || count * perIteration > kMaxNodes)
-      failAt(f, *block.find("repeat"), "repeat block expands to more than " + std::to_string(kMaxNodes) + " nodes");
+      failAt(f, *block.find("repeat"),
+             "repeat block expands to more than " + std::to_string(kMaxNodes) + " nodes");
   }
   Frame fr;
   if (const JValue *v = block.find("var")) {
     fr.var = toStr(f, *v, "'var'");
-    if (fr.var.empty() || fr.var[0] == '$') failAt(f, *v, "invalid repeat variable name '" + fr.var + "'");
+    if (fr.var.empty() || fr.var[0] == '$')
+      failAt(f, *v, "invalid repeat variable name '" + fr.var + "'");
   }
   if (const JValue *s = block.find("swap")) {
     expectKind(f, *s, JValue::Kind::Array, "'swap'");
@@ -358,8 +408,10 @@ void DescriptionReader::readRepeat(GraphCtx &c, const JValue &block) {
       std::vector<std::string> names;
       for (const JValue &name : group.items) {
         std::string sn = toStr(f, name, "a slot name");
-        if (c.slotByName.count(sn) == 0) failAt(f, name, "unknown slot '" + sn + "'" + suggest(sn, slotNames(c.g())));
-        if (std::find(names.begin(), names.end(), sn) != names.end()) failAt(f, name, "slot '" + sn + "' appears twice in a 'swap' group");
+        if (c.slotByName.count(sn) == 0)
+          failAt(f, name, "unknown slot '" + sn + "'" + suggest(sn, slotNames(c.g())));
+        if (std::find(names.begin(), names.end(), sn) != names.end())
+          failAt(f, name, "slot '" + sn + "' appears twice in a 'swap' group");
         names.push_back(sn);
       }
       fr.rotations.push_back(std::move(names));
@@ -390,16 +442,25 @@ void DescriptionReader::readNode(GraphCtx &c, const JValue &n) {
   const char *kind = nullptr;
   for (const char *k : kKindKeys) {
     if (!n.find(k)) continue;
-    if (kind) failAt(f, n, std::string("a node has exactly one kind, found both '") + kind + "' and '" + k + "'");
+    if (kind)
+      failAt(f, n,
+             std::string("a node has exactly one kind, found both '") + kind + "' and '" + k + "'");
     kind = k;
   }
   if (!kind)
-    failAt(f, n, "a node needs one of 'kernel', 'copy', 'copy_rect', 'fill', 'host', 'barrier', 'subgraph' (or 'repeat' for a block)");
+    failAt(f, n,
+           "a node needs one of 'kernel', 'copy', 'copy_rect', 'fill', 'host', 'barrier', "
+           "'subgraph' (or 'repeat' for a block)");
   std::string k = kind;
-  if (k == "kernel") checkKeys(f, n, {"name", "after", "kernel", "global", "local", "offset", "args"}, "kernel node");
-  else if (k == "host") checkKeys(f, n, {"name", "after", "host", "library", "args"}, "host node");
-  else if (k == "subgraph") checkKeys(f, n, {"name", "after", "subgraph", "bind"}, "subgraph node");
-  else checkKeys(f, n, {"name", "after", kind}, k + " node");
+  if (k == "kernel")
+    checkKeys(f, n, {"name", "after", "kernel", "global", "local", "offset", "args"},
+              "kernel node");
+  else if (k == "host")
+    checkKeys(f, n, {"name", "after", "host", "library", "args"}, "host node");
+  else if (k == "subgraph")
+    checkKeys(f, n, {"name", "after", "subgraph", "bind"}, "subgraph node");
+  else
+    checkKeys(f, n, {"name", "after", kind}, k + " node");
 
   Node node;
   const JValue *nameV = n.find("name");
@@ -410,22 +471,29 @@ void DescriptionReader::readNode(GraphCtx &c, const JValue &n) {
     node.name = instanceName(c, t, c.frames.size());
   } else {
     std::string base = k == "kernel" && n.find("kernel")->isString() ? n.find("kernel")->text
-                       : k == "host" && n.find("host")->isString() ? n.find("host")->text
-                                                                   : k;
+                       : k == "host" && n.find("host")->isString()   ? n.find("host")->text
+                                                                     : k;
     node.name = base + "#" + std::to_string(index);
   }
   auto dup = c.nodeByName.find(node.name);
   if (dup != c.nodeByName.end()) {
-    diags_.note(Location::at(f, c.map.nodes[dup->second]), "node '" + node.name + "' first defined here");
+    diags_.note(Location::at(f, c.map.nodes[dup->second]),
+                "node '" + node.name + "' first defined here");
     failAt(f, nameV ? *nameV : n, "duplicate node name '" + node.name + "'");
   }
 
-  if (k == "kernel") readKernelNode(c, n, node);
-  else if (k == "copy") readCopyNode(c, *n.find("copy"), node, false);
-  else if (k == "copy_rect") readCopyNode(c, *n.find("copy_rect"), node, true);
-  else if (k == "fill") readFillNode(c, *n.find("fill"), node);
-  else if (k == "host") readHostNode(c, n, node);
-  else if (k == "subgraph") readSubgraphNode(c, n, node);
+  if (k == "kernel")
+    readKernelNode(c, n, node);
+  else if (k == "copy")
+    readCopyNode(c, *n.find("copy"), node, false);
+  else if (k == "copy_rect")
+    readCopyNode(c, *n.find("copy_rect"), node, true);
+  else if (k == "fill")
+    readFillNode(c, *n.find("fill"), node);
+  else if (k == "host")
+    readHostNode(c, n, node);
+  else if (k == "subgraph")
+    readSubgraphNode(c, n, node);
   else {
     const JValue &b = *n.find("barrier");
     if (!b.isBool() || !b.boolean) failAt(f, b, "'barrier' must be true");
@@ -436,8 +504,11 @@ void DescriptionReader::readNode(GraphCtx &c, const JValue &n) {
     if (c.edgesMode == "infer")
       failAt(f, *after, "'after' is not allowed when the description sets \"edges\": \"infer\"");
     std::vector<const JValue *> targets;
-    if (after->isArray()) for (const auto &t : after->items) targets.push_back(&t);
-    else targets.push_back(after);
+    if (after->isArray())
+      for (const auto &t : after->items)
+        targets.push_back(&t);
+    else
+      targets.push_back(after);
     for (const JValue *t : targets) {
       std::string name = toStr(f, *t, "an 'after' entry");
       // A name of the enclosing repeat block's template means this iteration's copy.
@@ -457,17 +528,22 @@ void DescriptionReader::readNode(GraphCtx &c, const JValue &n) {
 
 void DescriptionReader::resolveEdges(GraphCtx &c) {
   Graph &g = c.g();
-  if (c.edgesMode != "explicit")
-    for (const Edge &e : inferHazardEdges(g)) c.builder.addEdge(e.from, e.to);
+  // Barriers order their neighbours in every mode (docs/graph-json.md); hazard inference
+  // includes them.
+  for (const Edge &e : c.edgesMode != "explicit" ? inferHazardEdges(g) : barrierEdges(g))
+    c.builder.addEdge(e.from, e.to);
   for (const PendingEdge &p : c.pending) {
     auto it = c.nodeByName.find(p.fromName);
     if (it == c.nodeByName.end()) {
       std::vector<std::string> names;
-      for (const auto &kv : c.nodeByName) names.push_back(kv.first);
-      failAt(c.file, p.pos, "node '" + g.nodes[p.to].name + "' comes after unknown node '" + p.fromName + "'" +
-                                suggest(p.fromName, names));
+      for (const auto &kv : c.nodeByName)
+        names.push_back(kv.first);
+      failAt(c.file, p.pos,
+             "node '" + g.nodes[p.to].name + "' comes after unknown node '" + p.fromName + "'" +
+                 suggest(p.fromName, names));
     }
-    if (it->second == p.to) failAt(c.file, p.pos, "node '" + g.nodes[p.to].name + "' cannot come after itself");
+    if (it->second == p.to)
+      failAt(c.file, p.pos, "node '" + g.nodes[p.to].name + "' cannot come after itself");
     c.builder.addEdge(it->second, p.to);
   }
 }

@@ -7,7 +7,9 @@ namespace cgraph {
 bool hostOpReadsOnly(const std::string &op) {
   return op == "checksum" || op == "print" || op == "write_file" || op == "compare";
 }
-bool hostOpWritesOnly(const std::string &op) { return op == "read_file"; }
+bool hostOpWritesOnly(const std::string &op) {
+  return op == "read_file";
+}
 
 uint64_t rectExtent(const uint64_t region[3], uint64_t rowPitch, uint64_t slicePitch) {
   uint64_t w = region[0], h = region[1], d = region[2];
@@ -20,8 +22,8 @@ uint64_t rectExtent(const uint64_t region[3], uint64_t rowPitch, uint64_t sliceP
 namespace {
 
 void addSlotArgs(const Graph &g, const Node &n, AccessInfo &out) {
-  const Kernel *k = n.kind == NodeKind::Kernel && n.kernel < g.kernels.size()
-                        ? &g.kernels[n.kernel] : nullptr;
+  const Kernel *k =
+      n.kind == NodeKind::Kernel && n.kernel < g.kernels.size() ? &g.kernels[n.kernel] : nullptr;
   bool hostRead = n.kind == NodeKind::Host && hostOpReadsOnly(n.host.op);
   bool hostWrite = n.kind == NodeKind::Host && hostOpWritesOnly(n.host.op);
   for (size_t i = 0; i < n.args.size(); ++i) {
@@ -132,11 +134,10 @@ std::vector<uint32_t> HazardTracker::add(const Graph &graph, uint32_t node) {
   } else {
     AccessInfo info = nodeAccesses(graph, node);
     // Out-of-range slots (unvalidated graphs) take no part in hazards.
-    info.accesses.erase(std::remove_if(info.accesses.begin(), info.accesses.end(),
-                                       [&](const SlotAccess &a) {
-                                         return a.slot >= graph.slots.size();
-                                       }),
-                        info.accesses.end());
+    info.accesses.erase(
+        std::remove_if(info.accesses.begin(), info.accesses.end(),
+                       [&](const SlotAccess &a) { return a.slot >= graph.slots.size(); }),
+        info.accesses.end());
     if (live_.size() < graph.slots.size()) live_.resize(graph.slots.size());
     for (const SlotAccess &a : info.accesses) {
       const SlotLive &l = live_[a.slot];
@@ -160,7 +161,8 @@ std::vector<uint32_t> HazardTracker::add(const Graph &graph, uint32_t node) {
       }
     }
     bool afterBarrier = false;
-    for (uint32_t c : cands) afterBarrier |= lastBarrier_ == kNone || c > lastBarrier_;
+    for (uint32_t c : cands)
+      afterBarrier |= lastBarrier_ == kNone || c > lastBarrier_;
     if (lastBarrier_ != kNone && !afterBarrier) cands.push_back(lastBarrier_);
     sinceBarrier_.push_back(node);
   }
@@ -193,7 +195,8 @@ std::vector<uint32_t> HazardTracker::add(const Graph &graph, uint32_t node) {
   }
   std::sort(kept.begin(), kept.end());
   preds_[node] = kept;
-  for (uint32_t p : kept) hasSucc_[p] = 1;
+  for (uint32_t p : kept)
+    hasSucc_[p] = 1;
   return kept;
 }
 
@@ -201,7 +204,27 @@ std::vector<Edge> inferHazardEdges(const Graph &graph) {
   HazardTracker t;
   std::vector<Edge> edges;
   for (uint32_t n = 0; n < graph.nodes.size(); ++n)
-    for (uint32_t p : t.add(graph, n)) edges.push_back(Edge{p, n});
+    for (uint32_t p : t.add(graph, n))
+      edges.push_back(Edge{p, n});
+  return edges;
+}
+
+std::vector<Edge> barrierEdges(const Graph &graph) {
+  std::vector<Edge> edges;
+  uint32_t last = kNone;
+  std::vector<uint32_t> since;
+  for (uint32_t n = 0; n < graph.nodes.size(); ++n) {
+    if (graph.nodes[n].kind == NodeKind::Barrier) {
+      for (uint32_t p : since)
+        edges.push_back(Edge{p, n});
+      if (since.empty() && last != kNone) edges.push_back(Edge{last, n});
+      last = n;
+      since.clear();
+    } else {
+      if (last != kNone) edges.push_back(Edge{last, n});
+      since.push_back(n);
+    }
+  }
   return edges;
 }
 
@@ -225,24 +248,28 @@ std::vector<SlotRequirement> slotRequirements(const Graph &graph) {
       }
       continue;
     }
-    bool transfer = n.kind == NodeKind::Copy || n.kind == NodeKind::CopyRect ||
-                    n.kind == NodeKind::Fill;
+    bool transfer =
+        n.kind == NodeKind::Copy || n.kind == NodeKind::CopyRect || n.kind == NodeKind::Fill;
     for (const SlotAccess &a : nodeAccesses(graph, i).accesses) {
       if (a.slot >= req.size()) continue;
       SlotRequirement &r = req[a.slot];
       uint64_t end = a.size == kUnknownSize ? a.offset : a.end();
       r.minSize = std::max(r.minSize, end);
-      if (transfer) r.usage |= kUsageTransfer;
-      else r.usage |= (a.read ? kUsageRead : 0u) | (a.write ? kUsageWrite : 0u);
+      if (transfer)
+        r.usage |= kUsageTransfer;
+      else
+        r.usage |= (a.read ? kUsageRead : 0u) | (a.write ? kUsageWrite : 0u);
     }
   }
   return req;
 }
 
 void accumulateSlotRequirements(Graph &graph) {
-  for (Graph &child : graph.subgraphs) accumulateSlotRequirements(child);
+  for (Graph &child : graph.subgraphs)
+    accumulateSlotRequirements(child);
   std::vector<SlotRequirement> req = slotRequirements(graph);
-  for (size_t s = 0; s < graph.slots.size(); ++s) graph.slots[s].usage = req[s].usage;
+  for (size_t s = 0; s < graph.slots.size(); ++s)
+    graph.slots[s].usage = req[s].usage;
 }
 
 } // namespace cgraph

@@ -91,6 +91,12 @@ private:
 // Existing Graph::edges are neither read nor included.
 std::vector<Edge> inferHazardEdges(const Graph &graph);
 
+// The edges implied by barrier nodes alone, for graphs whose other edges are explicit:
+// a barrier waits for every node since the previous barrier (or for that barrier when
+// there are none) and every later node up to the next barrier waits for it. (Hazard
+// inference includes these; inferHazardEdges already returns them.)
+std::vector<Edge> barrierEdges(const Graph &graph);
+
 struct SlotRequirement {
   uint64_t minSize = 0;   // max(declared size, max over uses of offset+extent)
   uint32_t alignment = 16;
