@@ -1,4 +1,5 @@
-// Barriers with local memory (work-item fibers) and 1-3D ranges with and without local
+// Barriers with local memory (barrier regions; the same cases run as work-item fibers in
+// cpu_barrier_fibers_tests) and 1-3D ranges with and without local
 // size and with global offsets.
 #include "cpu_test_util.h"
 
@@ -11,12 +12,15 @@ using namespace cgtest;
 TEST_CASE("cpu barriers: work-group reduction, static __local array", "[cpu][barrier]") {
   const size_t n = 64 * 40;
   std::vector<float> in(n);
-  for (size_t i = 0; i < n; ++i) in[i] = float(i % 17) - 8.0f;
+  for (size_t i = 0; i < n; ++i)
+    in[i] = float(i % 17) - 8.0f;
   // reqd_work_group_size(64): no local size given, the backend must use 64.
-  auto out = as<float>(runOne("barriers.cl", "reduce_static", range1D(n), {buf(in), zeros(40 * 4)})[1]);
+  auto out =
+      as<float>(runOne("barriers.cl", "reduce_static", range1D(n), {buf(in), zeros(40 * 4)})[1]);
   for (size_t g = 0; g < 40; ++g) {
     float want = 0;
-    for (size_t i = 0; i < 64; ++i) want += in[g * 64 + i];
+    for (size_t i = 0; i < 64; ++i)
+      want += in[g * 64 + i];
     REQUIRE(out[g] == want);
   }
 }
@@ -25,8 +29,10 @@ TEST_CASE("cpu barriers: reduction with a __local pointer argument", "[cpu][barr
   for (size_t wg : {1u, 16u, 128u, 256u}) {
     const size_t groups = 33, n = wg * groups;
     std::vector<int> in(n);
-    for (size_t i = 0; i < n; ++i) in[i] = int(i * 2654435761u % 1000) - 500;
-    auto out = as<int>(runOne("barriers.cl", "reduce_arg", range1D(n, wg), {buf(in), zeros(groups * 4), localMem(wg * 4)})[1]);
+    for (size_t i = 0; i < n; ++i)
+      in[i] = int(i * 2654435761u % 1000) - 500;
+    auto out = as<int>(runOne("barriers.cl", "reduce_arg", range1D(n, wg),
+                              {buf(in), zeros(groups * 4), localMem(wg * 4)})[1]);
     for (size_t g = 0; g < groups; ++g) {
       INFO("wg " << wg << " group " << g);
       REQUIRE(out[g] == std::accumulate(in.begin() + g * wg, in.begin() + (g + 1) * wg, 0));
@@ -37,17 +43,56 @@ TEST_CASE("cpu barriers: reduction with a __local pointer argument", "[cpu][barr
 TEST_CASE("cpu barriers: local-memory transpose, 2D groups", "[cpu][barrier]") {
   const int w = 64, h = 40;
   std::vector<float> in(w * h);
-  for (int i = 0; i < w * h; ++i) in[i] = float(i);
-  auto out = as<float>(runOne("barriers.cl", "transpose", range2D(w, h, 8, 8),
-                              {buf(in), zeros(w * h * 4), scalar(ScalarType::I32, w), scalar(ScalarType::I32, h)})[1]);
+  for (int i = 0; i < w * h; ++i)
+    in[i] = float(i);
+  auto out = as<float>(runOne(
+      "barriers.cl", "transpose", range2D(w, h, 8, 8),
+      {buf(in), zeros(w * h * 4), scalar(ScalarType::I32, w), scalar(ScalarType::I32, h)})[1]);
   for (int y = 0; y < h; ++y)
-    for (int x = 0; x < w; ++x) REQUIRE(out[x * h + y] == in[y * w + x]);
+    for (int x = 0; x < w; ++x)
+      REQUIRE(out[x * h + y] == in[y * w + x]);
+}
+
+TEST_CASE("cpu barriers: values live across barriers in a loop", "[cpu][barrier]") {
+  for (size_t wg : {1u, 8u, 64u, 256u}) {
+    const size_t n = 1024;
+    std::vector<float> in(n);
+    for (size_t i = 0; i < n; ++i)
+      in[i] = float(int(i * 37 % 101) - 50) * 0.25f;
+    auto out = as<float>(runOne("barriers.cl", "private_across", range1D(n, wg),
+                                {buf(in), zeros(n * 4), localMem(wg * 4)})[1]);
+    for (size_t g = 0; g < n; ++g) {
+      const size_t base = g / wg * wg, size = std::min(wg, n - base), l = g - base;
+      const float nb = in[base + (l + 1) % size];
+      float acc = 0;
+      for (int step = 0; step < 8; ++step)
+        acc += (l % 3 == 0 ? 2.0f : 1.0f) * (nb * float(step + 1));
+      INFO("wg " << wg << " item " << g);
+      REQUIRE(out[g] == ((l % 2) ? acc : -acc));
+    }
+  }
+}
+
+TEST_CASE("cpu barriers: a large private array live across a barrier", "[cpu][barrier]") {
+  const size_t n = 256;
+  std::vector<int> in(n);
+  for (size_t i = 0; i < n; ++i)
+    in[i] = int(i) * 3 - 100;
+  auto out =
+      as<int>(runOne("barriers.cl", "big_private", range1D(n, 64), {buf(in), zeros(n * 4)})[1]);
+  for (size_t g = 0; g < n; ++g) {
+    int want = 0;
+    for (int i = 0; i < 8192; i += 64)
+      want += in[g] + int((size_t(i) + g) % 8192);
+    REQUIRE(out[g] == want);
+  }
 }
 
 namespace {
 
 // Reference for kernels/basic.cl `ids`.
-void checkIds(const std::vector<int> &out, uint32_t dims, const uint64_t g[3], const uint64_t *givenLocal, const uint64_t off[3]) {
+void checkIds(const std::vector<int> &out, uint32_t dims, const uint64_t g[3],
+              const uint64_t *givenLocal, const uint64_t off[3]) {
   uint64_t total = g[0] * g[1] * g[2];
   // Runtime-chosen local size: read it back from the largest local id in each dimension
   // (every id below 100, see the packing in basic.cl), then check every item against it
@@ -60,7 +105,8 @@ void checkIds(const std::vector<int> &out, uint32_t dims, const uint64_t g[3], c
       chosen[1] = std::max<uint64_t>(chosen[1], uint64_t(lid / 100 % 100) + 1);
       chosen[2] = std::max<uint64_t>(chosen[2], uint64_t(lid / 10000) + 1);
     }
-    for (int d = 0; d < 3; ++d) REQUIRE(chosen[d] <= g[d]);
+    for (int d = 0; d < 3; ++d)
+      REQUIRE(chosen[d] <= g[d]);
   }
   const uint64_t *l = givenLocal ? givenLocal : chosen;
   for (uint64_t i = 0; i < total; ++i) {
@@ -87,11 +133,14 @@ void checkIds(const std::vector<int> &out, uint32_t dims, const uint64_t g[3], c
 } // namespace
 
 TEST_CASE("cpu ranges: 1-3D, with and without local size, with offsets", "[cpu][ranges]") {
-  struct Case { uint32_t dims; uint64_t g[3], l[3], off[3]; };
+  struct Case {
+    uint32_t dims;
+    uint64_t g[3], l[3], off[3];
+  };
   const Case cases[] = {
-      {1, {100, 1, 1}, {0, 0, 0}, {0, 0, 0}},   {1, {96, 1, 1}, {32, 1, 1}, {5, 0, 0}},
-      {2, {16, 12, 1}, {0, 0, 0}, {0, 0, 0}},   {2, {16, 12, 1}, {4, 3, 1}, {7, 9, 0}},
-      {3, {8, 6, 4}, {0, 0, 0}, {1, 2, 3}},     {3, {8, 6, 4}, {2, 3, 2}, {0, 0, 0}},
+      {1, {100, 1, 1}, {0, 0, 0}, {0, 0, 0}},  {1, {96, 1, 1}, {32, 1, 1}, {5, 0, 0}},
+      {2, {16, 12, 1}, {0, 0, 0}, {0, 0, 0}},  {2, {16, 12, 1}, {4, 3, 1}, {7, 9, 0}},
+      {3, {8, 6, 4}, {0, 0, 0}, {1, 2, 3}},    {3, {8, 6, 4}, {2, 3, 2}, {0, 0, 0}},
       {3, {8, 6, 4}, {4, 2, 2}, {10, 20, 30}},
   };
   for (const Case &c : cases) {
@@ -112,25 +161,32 @@ TEST_CASE("cpu kernels: scalar arguments of every width, matmul", "[cpu]") {
   float f = 1.25f;
   double d = -2.5;
   uint64_t fb = f32(f), db = f64(d);
-  auto out = as<int64_t>(runOne("basic.cl", "scalars", range1D(1),
-                                {zeros(80), scalar(ScalarType::I8, uint8_t(-5)), scalar(ScalarType::U8, 250),
-                                 scalar(ScalarType::I16, uint16_t(-300)), scalar(ScalarType::U16, 60000),
-                                 scalar(ScalarType::I32, uint32_t(-70000)), scalar(ScalarType::U32, 4000000000u),
-                                 scalar(ScalarType::I64, uint64_t(-5000000000ll)), scalar(ScalarType::U64, 7),
-                                 scalar(ScalarType::F32, fb), scalar(ScalarType::F64, db)})[0]);
-  const int64_t want[10] = {-5, 250, -300, 60000, -70000, 4000000000ll, -5000000000ll, 7, 1250, -2500};
-  for (int i = 0; i < 10; ++i) REQUIRE(out[i] == want[i]);
+  auto out = as<int64_t>(
+      runOne("basic.cl", "scalars", range1D(1),
+             {zeros(80), scalar(ScalarType::I8, uint8_t(-5)), scalar(ScalarType::U8, 250),
+              scalar(ScalarType::I16, uint16_t(-300)), scalar(ScalarType::U16, 60000),
+              scalar(ScalarType::I32, uint32_t(-70000)), scalar(ScalarType::U32, 4000000000u),
+              scalar(ScalarType::I64, uint64_t(-5000000000ll)), scalar(ScalarType::U64, 7),
+              scalar(ScalarType::F32, fb), scalar(ScalarType::F64, db)})[0]);
+  const int64_t want[10] = {-5,           250,           -300, 60000, -70000,
+                            4000000000ll, -5000000000ll, 7,    1250,  -2500};
+  for (int i = 0; i < 10; ++i)
+    REQUIRE(out[i] == want[i]);
 
   const int n = 48;
   std::vector<float> a(n * n), b(n * n);
   std::mt19937 rng(3);
-  for (auto &v : a) v = float(rng() % 7) - 3;
-  for (auto &v : b) v = float(rng() % 5) - 2;
-  auto c = as<float>(runOne("basic.cl", "matmul", range2D(n, n), {buf(a), buf(b), zeros(n * n * 4), scalar(ScalarType::I32, n)})[2]);
+  for (auto &v : a)
+    v = float(rng() % 7) - 3;
+  for (auto &v : b)
+    v = float(rng() % 5) - 2;
+  auto c = as<float>(runOne("basic.cl", "matmul", range2D(n, n),
+                            {buf(a), buf(b), zeros(n * n * 4), scalar(ScalarType::I32, n)})[2]);
   for (int i = 0; i < n; ++i)
     for (int j = 0; j < n; ++j) {
       float s = 0;
-      for (int k = 0; k < n; ++k) s += a[i * n + k] * b[k * n + j];
+      for (int k = 0; k < n; ++k)
+        s += a[i * n + k] * b[k * n + j];
       REQUIRE(c[i * n + j] == s);
     }
 }

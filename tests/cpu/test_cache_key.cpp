@@ -15,28 +15,33 @@ TEST_CASE("cpu object cache key contains the hash of the backend's code", "[cpu]
   GraphBuilder b("key");
   auto k = addKernels(b, "basic.cl");
   uint32_t v = addSlot(b, "v", 64 * 4);
-  b.addKernelNode("scale", k["scale_int"], range1D(64), {Arg::slot(v), Arg::scalar(ScalarType::I32, 5)});
+  b.addKernelNode("scale", k["scale_int"], range1D(64),
+                  {Arg::slot(v), Arg::scalar(ScalarType::I32, 5)});
   Graph g = b.take();
   auto exe = finalizeOrFail(g);
   Buffers bufs(g);
   std::vector<int> init(64);
-  for (int i = 0; i < 64; ++i) init[i] = i - 7;
+  for (int i = 0; i < 64; ++i)
+    init[i] = i - 7;
   bufs.set(v, init);
   runOrFail(*exe, bufs.table);
   auto out = bufs.get<int>(v);
-  for (int i = 0; i < 64; ++i) REQUIRE(out[i] == 5 * (i - 7));
+  for (int i = 0; i < 64; ++i)
+    REQUIRE(out[i] == 5 * (i - 7));
 
   // The object went through the persistent cache of this test (CGRAPH_CACHE_DIR).
   cache::PersistentCache p = cache::PersistentCache::fromEnvironment();
   REQUIRE(p.enabled());
   auto entries = p.list();
   REQUIRE(entries.ok());
-  size_t cpuEntries = 0;
+  // The test's cache directory outlives a rebuild: entries written by an earlier build
+  // carry that build's hash (they are misses now). This run's object carries this one.
+  size_t current = 0;
   for (const cache::EntryInfo &e : *entries) {
     if (e.key.backend != "cpu") continue;
-    ++cpuEntries;
     INFO("compiler identity: " << e.key.compilerVersion);
-    CHECK(e.key.compilerVersion.find(" code=" + hash) != std::string::npos);
+    CHECK(e.key.compilerVersion.find(" code=") != std::string::npos);
+    if (e.key.compilerVersion.find(" code=" + hash) != std::string::npos) ++current;
   }
-  REQUIRE(cpuEntries >= 1);
+  REQUIRE(current >= 1);
 }

@@ -40,3 +40,33 @@ __kernel void transpose(__global const float *in, __global float *out, int w, in
   int tx = get_group_id(1) * TILE + lx, ty = get_group_id(0) * TILE + ly;
   out[ty * h + tx] = tile[lx][ly];
 }
+
+// Values live across barriers (barrier regions keep them per work-item): a private array
+// filled before a loop whose body has two barriers, a loop counter and an accumulator
+// carried across them, divergent code between barriers, and a neighbour's value read
+// through __local memory each step.
+__kernel void private_across(__global const float *in, __global float *out, __local float *tile) {
+  size_t l = get_local_id(0), n = get_local_size(0), g = get_global_id(0);
+  float p[8];
+  for (int i = 0; i < 8; ++i) p[i] = in[g] * (float)(i + 1);
+  float acc = 0.0f;
+  for (int step = 0; step < 8; ++step) {
+    tile[l] = p[step];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (l % 3 == 0) acc += 2.0f * tile[(l + 1) % n];
+    else acc += tile[(l + 1) % n];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  out[g] = (l % 2) ? acc : -acc;
+}
+
+// A large private array live across a barrier: 32 KiB per work-item of context.
+__kernel void big_private(__global const int *in, __global int *out) {
+  int p[8192];
+  size_t g = get_global_id(0);
+  for (int i = 0; i < 8192; ++i) p[i] = in[g] + i;
+  barrier(CLK_GLOBAL_MEM_FENCE);
+  int s = 0;
+  for (int i = 0; i < 8192; i += 64) s += p[(i + g) % 8192];
+  out[g] = s;
+}

@@ -25,17 +25,25 @@ enum WgCtx : uint32_t {
   kCtxGlobalSize = 12,
   kCtxGlobalOffset = 15,
   kCtxWorkDim = 18,
-  kCtxFields = 19,
+  kCtxPrivate = 19,    // byte offset of the per-group context arrays from the local pointer
+  kCtxFields = 20,
 };
 // args: one u64 per kernel parameter: a buffer's address, a scalar's bits (low bytes),
 // or for a __local pointer parameter the byte offset into the group's local block.
-// Barrier-free kernels: `cgk.<name>.wg` runs every work-item of one group.
+// `cgk.<name>.wg` runs every work-item of one group: barrier-free kernels in one z/y/x
+// loop, kernels with barriers as one such loop per barrier region (barrier_regions.h),
+// whose values live across barriers take `.info`[4] bytes per work-item after the local
+// block (ctx[kCtxPrivate]).
 using WgLoopFn = void (*)(const uint64_t *args, const uint64_t *ctx, char *local);
-// Kernels with barriers: `cgk.<name>.wi` runs one work-item; barrier() switches fibers.
+// Kernels with barriers the region split declines (or all of them with
+// CGRAPH_CPU_LLVM_ARGS=-cgraph-cpu-fibers): `cgk.<name>.wi` runs one work-item as a
+// fiber; barrier() switches fibers.
 using WiFn = void (*)(const uint64_t *args, const uint64_t *ctx, char *local, uint64_t lx,
                       uint64_t ly, uint64_t lz);
-// `cgk.<name>.info`: u64[4] = {has barrier, static __local bytes, parameter count,
-// observes its work-group shape (local ids or sizes, group ids or counts, __local memory)}.
+// `cgk.<name>.info`: u64[5] = {barriers (kNoBarrier, kBarrierRegions, kBarrierFibers),
+// static __local bytes, parameter count, observes its work-group shape (local ids or
+// sizes, group ids or counts, __local memory), context-array bytes per work-item}.
+enum BarrierMode : uint64_t { kNoBarrier = 0, kBarrierRegions = 1, kBarrierFibers = 2 };
 constexpr const char *kWrapperPrefix = "cgk.";
 
 // The work-item fiber switch lowered kernels call for barrier() (work_group.cpp).
@@ -52,7 +60,9 @@ struct JitKernel {
   std::string name;
   WgLoopFn loop = nullptr;
   WiFn workItem = nullptr;
-  bool barrier = false;
+  bool barrier = false; // has barriers: run by `loop` (regions) or `workItem` (fibers)
+  bool fibers = false;
+  uint64_t privateBytes = 0; // context arrays per work-item (regions)
   // False when the kernel cannot tell one work-group shape from another (it reads only
   // global ids, sizes and offsets and has no barrier or __local memory): runKernel then
   // picks the groups by work size, whatever local size the launch names.

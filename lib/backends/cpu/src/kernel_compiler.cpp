@@ -98,13 +98,15 @@ struct KernelCompiler::Impl {
       const uint64_t *i = llvm::jitTargetAddressToPointer<const uint64_t *>(info->getAddress());
       JitKernel k;
       k.name = n;
-      k.barrier = i[0] != 0;
+      k.barrier = i[0] != kNoBarrier;
+      k.fibers = i[0] == kBarrierFibers;
       k.staticLocalBytes = i[1];
       k.numParams = uint32_t(i[2]);
       k.groupShape = i[3] != 0;
-      auto fn = jit->lookup(*jd, base + (k.barrier ? ".wi" : ".wg"));
+      k.privateBytes = i[4];
+      auto fn = jit->lookup(*jd, base + (k.fibers ? ".wi" : ".wg"));
       if (!fn) return makeError("module '" + moduleName + "': kernel '" + n + "': " + toText(fn.takeError()));
-      if (k.barrier)
+      if (k.fibers)
         k.workItem = llvm::jitTargetAddressToPointer<WiFn>(fn->getAddress());
       else
         k.loop = llvm::jitTargetAddressToPointer<WgLoopFn>(fn->getAddress());

@@ -4,12 +4,15 @@
 //      launch geometry as extra arguments, so work-item builtins become plain values
 //      (the x id is the innermost loop variable after inlining: vectorizable);
 //   3. __local variables become offsets into a per-group local block (an argument);
-//   4. wrap: barrier-free kernels get `cgk.<k>.wg` looping z/y/x over the group,
-//      kernels with barriers get `cgk.<k>.wi` (one work-item, run as a fiber);
+//   4. wrap: barrier-free kernels get `cgk.<k>.wg` looping z/y/x over the group;
+//      kernels with barriers are cut into regions (barrier_regions.h) and get a
+//      `cgk.<k>.wg` that runs one z/y/x loop per region, or, where the cut declines,
+//      `cgk.<k>.wi` (one work-item, run as a fiber);
 //   5. retarget to the host, O3, emit an object file.
 // Address spaces 1-4 are left in place: the x86-64 backend treats every address space
 // below 256 as the flat one (isNoopAddrSpaceCast), so no rewrite of pointer types is
 // needed for correct code, and the optimizer does not assume they are disjoint.
+#include "barrier_regions.h"
 #include "internal.h"
 
 #include "cgraph/kernel/spirv_to_llvm.h"
@@ -90,7 +93,21 @@ Expected<std::unique_ptr<TargetMachine>> hostMachine() {
   return std::move(*tm);
 }
 
-enum class WiFunc { GlobalId, LocalId, LocalSize, EnqLocal, GroupId, NumGroups, GlobalSize, GlobalOffset, WorkDim, GlobalLinearId, LocalLinearId, Barrier, None };
+enum class WiFunc {
+  GlobalId,
+  LocalId,
+  LocalSize,
+  EnqLocal,
+  GroupId,
+  NumGroups,
+  GlobalSize,
+  GlobalOffset,
+  WorkDim,
+  GlobalLinearId,
+  LocalLinearId,
+  Barrier,
+  None
+};
 
 WiFunc classify(StringRef n) {
   static const std::map<std::string, WiFunc, std::less<>> kNames = {
@@ -135,12 +152,15 @@ Value *perDim(IRBuilder<> &b, Value *d, Value *const v[3], uint64_t dflt) {
   return r;
 }
 
-Value *field(const BodyArgs &a, uint32_t base, uint32_t d) { return a.ctx[base + d]; }
+Value *field(const BodyArgs &a, uint32_t base, uint32_t d) {
+  return a.ctx[base + d];
+}
 
 // Replaces work-item builtins and barriers in `f`. Returns whether it has a barrier;
 // `groupShape` is set when the kernel observes its work-group shape (local ids and
 // sizes, group ids, group counts).
-bool replaceWorkItemCalls(Function &f, const BodyArgs &a, FunctionCallee barrierFn, bool &groupShape) {
+bool replaceWorkItemCalls(Function &f, const BodyArgs &a, FunctionCallee barrierFn,
+                          bool &groupShape) {
   std::vector<CallInst *> calls;
   for (BasicBlock &bb : f)
     for (Instruction &i : bb)
@@ -157,8 +177,11 @@ bool replaceWorkItemCalls(Function &f, const BodyArgs &a, FunctionCallee barrier
     case WiFunc::EnqLocal:
     case WiFunc::GroupId:
     case WiFunc::NumGroups:
-    case WiFunc::LocalLinearId: groupShape = true; break;
-    default: break;
+    case WiFunc::LocalLinearId:
+      groupShape = true;
+      break;
+    default:
+      break;
     }
     Value *d = c->arg_size() ? c->getArgOperand(0) : nullptr;
     auto dims = [&](uint32_t base) {
@@ -169,29 +192,48 @@ bool replaceWorkItemCalls(Function &f, const BodyArgs &a, FunctionCallee barrier
     case WiFunc::GlobalId: {
       Value *g[3];
       for (int k = 0; k < 3; ++k)
-        g[k] = b.CreateAdd(b.CreateAdd(b.CreateMul(field(a, kCtxGroupId, k), field(a, kCtxEnqLocal, k)),
-                                       field(a, kCtxGlobalOffset, k)),
-                           a.l[k]);
+        g[k] = b.CreateAdd(
+            b.CreateAdd(b.CreateMul(field(a, kCtxGroupId, k), field(a, kCtxEnqLocal, k)),
+                        field(a, kCtxGlobalOffset, k)),
+            a.l[k]);
       r = perDim(b, d, g, 0);
       break;
     }
-    case WiFunc::LocalId: r = perDim(b, d, a.l, 0); break;
-    case WiFunc::LocalSize: r = perDim(b, d, dims(kCtxLocalSize).data(), 1); break;
-    case WiFunc::EnqLocal: r = perDim(b, d, dims(kCtxEnqLocal).data(), 1); break;
-    case WiFunc::GroupId: r = perDim(b, d, dims(kCtxGroupId).data(), 0); break;
-    case WiFunc::NumGroups: r = perDim(b, d, dims(kCtxNumGroups).data(), 1); break;
-    case WiFunc::GlobalSize: r = perDim(b, d, dims(kCtxGlobalSize).data(), 1); break;
-    case WiFunc::GlobalOffset: r = perDim(b, d, dims(kCtxGlobalOffset).data(), 0); break;
-    case WiFunc::WorkDim: r = b.CreateTrunc(a.ctx[kCtxWorkDim], c->getType()); break;
+    case WiFunc::LocalId:
+      r = perDim(b, d, a.l, 0);
+      break;
+    case WiFunc::LocalSize:
+      r = perDim(b, d, dims(kCtxLocalSize).data(), 1);
+      break;
+    case WiFunc::EnqLocal:
+      r = perDim(b, d, dims(kCtxEnqLocal).data(), 1);
+      break;
+    case WiFunc::GroupId:
+      r = perDim(b, d, dims(kCtxGroupId).data(), 0);
+      break;
+    case WiFunc::NumGroups:
+      r = perDim(b, d, dims(kCtxNumGroups).data(), 1);
+      break;
+    case WiFunc::GlobalSize:
+      r = perDim(b, d, dims(kCtxGlobalSize).data(), 1);
+      break;
+    case WiFunc::GlobalOffset:
+      r = perDim(b, d, dims(kCtxGlobalOffset).data(), 0);
+      break;
+    case WiFunc::WorkDim:
+      r = b.CreateTrunc(a.ctx[kCtxWorkDim], c->getType());
+      break;
     case WiFunc::LocalLinearId:
-      r = b.CreateAdd(b.CreateMul(b.CreateAdd(b.CreateMul(a.l[2], field(a, kCtxLocalSize, 1)), a.l[1]),
-                                  field(a, kCtxLocalSize, 0)),
-                      a.l[0]);
+      r = b.CreateAdd(
+          b.CreateMul(b.CreateAdd(b.CreateMul(a.l[2], field(a, kCtxLocalSize, 1)), a.l[1]),
+                      field(a, kCtxLocalSize, 0)),
+          a.l[0]);
       break;
     case WiFunc::GlobalLinearId: {
       Value *g[3];
       for (int k = 0; k < 3; ++k)
-        g[k] = b.CreateAdd(b.CreateMul(field(a, kCtxGroupId, k), field(a, kCtxEnqLocal, k)), a.l[k]);
+        g[k] =
+            b.CreateAdd(b.CreateMul(field(a, kCtxGroupId, k), field(a, kCtxEnqLocal, k)), a.l[k]);
       r = b.CreateAdd(b.CreateMul(b.CreateAdd(b.CreateMul(g[2], field(a, kCtxGlobalSize, 1)), g[1]),
                                   field(a, kCtxGlobalSize, 0)),
                       g[0]);
@@ -201,7 +243,8 @@ bool replaceWorkItemCalls(Function &f, const BodyArgs &a, FunctionCallee barrier
       b.CreateCall(barrierFn);
       barrier = true;
       break;
-    case WiFunc::None: break;
+    case WiFunc::None:
+      break;
     }
     if (r) {
       if (r->getType() != c->getType()) r = b.CreateZExtOrTrunc(r, c->getType());
@@ -225,7 +268,8 @@ bool refersTo(Constant *c, const SmallPtrSetImpl<GlobalVariable *> &gs) {
 void expandConstantExprs(Function &f, const SmallPtrSetImpl<GlobalVariable *> &gs) {
   std::vector<Instruction *> work;
   for (BasicBlock &bb : f)
-    for (Instruction &i : bb) work.push_back(&i);
+    for (Instruction &i : bb)
+      work.push_back(&i);
   while (!work.empty()) {
     Instruction *i = work.back();
     work.pop_back();
@@ -243,19 +287,29 @@ void expandConstantExprs(Function &f, const SmallPtrSetImpl<GlobalVariable *> &g
   }
 }
 
-uint64_t alignTo(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+uint64_t alignTo(uint64_t v, uint64_t a) {
+  return (v + a - 1) / a * a;
+}
 
 // Work-items jammed together when the x loop of a barrier-free kernel encloses a loop
 // of the kernel (matmul's k): unroll-and-jam by this count gives that inner loop this
 // many independent work-items per iteration, whose loads of consecutive work-items are
 // consecutive, and the late SLP pass (runO3) packs them into vectors of this width.
 // Overridable for experiments: CGRAPH_CPU_LLVM_ARGS=-cgraph-cpu-jam=N (0: off).
-cl::opt<unsigned> kJamCount("cgraph-cpu-jam", cl::init(8),
-                            cl::desc("cgraph cpu backend: work-items unrolled-and-jammed around kernel loops"));
+cl::opt<unsigned>
+    kJamCount("cgraph-cpu-jam", cl::init(8),
+              cl::desc("cgraph cpu backend: work-items unrolled-and-jammed around kernel loops"));
+
+// A/B switch for benchmarks: CGRAPH_CPU_LLVM_ARGS=-cgraph-cpu-fibers runs every kernel
+// with barriers as work-item fibers (part of hostCompileOptions() through llvm-args).
+cl::opt<bool>
+    kForceFibers("cgraph-cpu-fibers", cl::init(false),
+                 cl::desc("cgraph cpu backend: run kernels with barriers as work-item fibers"));
 
 // Loop `for (iv = 0; iv < bound; ++iv)` (bound >= 1), body emitted by `emit`; `jam`
 // (non-zero) asks unroll-and-jam for that count through the loop's metadata.
-template <typename F> void emitLoop(IRBuilder<> &b, Value *bound, const char *name, F emit, unsigned jam = 0) {
+template <typename F>
+void emitLoop(IRBuilder<> &b, Value *bound, const char *name, F emit, unsigned jam = 0) {
   Function *f = b.GetInsertBlock()->getParent();
   LLVMContext &ctx = f->getContext();
   BasicBlock *pre = b.GetInsertBlock();
@@ -286,6 +340,7 @@ struct KernelPlan {
   bool groupShape = false; // observes its work-group shape or uses __local memory
   uint64_t staticLocal = 0;
   uint32_t numParams = 0;
+  BarrierRegions regions; // barrier kernels cut into regions (empty: fibers)
 };
 
 // Loads kernel arguments and ctx values at the wrapper's entry, then calls the body.
@@ -317,15 +372,35 @@ std::vector<Value *> loadArgs(IRBuilder<> &b, Function *body, unsigned nParams, 
   return out;
 }
 
-void callBody(IRBuilder<> &b, Function *body, std::vector<Value *> args, const BodyArgs &ba) {
-  for (int k = 0; k < 3; ++k) args.push_back(ba.l[k]);
+Value *callBody(IRBuilder<> &b, Function *body, std::vector<Value *> args, const BodyArgs &ba) {
+  for (int k = 0; k < 3; ++k)
+    args.push_back(ba.l[k]);
   args.push_back(ba.local);
-  for (uint32_t k = 0; k < kCtxFields; ++k) args.push_back(ba.ctx[k]);
-  b.CreateCall(body, args);
+  for (uint32_t k = 0; k < kCtxFields; ++k)
+    args.push_back(ba.ctx[k]);
+  return b.CreateCall(body, args);
+}
+
+// The z/y/x loop over the group's work-items; `emit` is the work-item.
+template <typename F> void emitGroupLoop(IRBuilder<> &b, BodyArgs &ba, F emit) {
+  emitLoop(b, ba.ctx[kCtxLocalSize + 2], "z", [&](Value *z) {
+    ba.l[2] = z;
+    emitLoop(b, ba.ctx[kCtxLocalSize + 1], "y", [&](Value *y) {
+      ba.l[1] = y;
+      emitLoop(
+          b, ba.ctx[kCtxLocalSize + 0], "x",
+          [&](Value *x) {
+            ba.l[0] = x;
+            emit();
+          },
+          kJamCount);
+    });
+  });
 }
 
 void setNoAlias(Function *f, unsigned n) {
-  for (unsigned i = 0; i < n; ++i) f->addParamAttr(i, Attribute::NoAlias);
+  for (unsigned i = 0; i < n; ++i)
+    f->addParamAttr(i, Attribute::NoAlias);
 }
 
 void emitWrappers(Module &m, const KernelPlan &k) {
@@ -336,46 +411,79 @@ void emitWrappers(Module &m, const KernelPlan &k) {
   Type *voidT = Type::getVoidTy(ctx);
   if (!k.barrier) {
     auto *ft = FunctionType::get(voidT, {i64p, i64p, i8p}, false);
-    Function *w = Function::Create(ft, GlobalValue::ExternalLinkage, kWrapperPrefix + k.name + ".wg", m);
+    Function *w =
+        Function::Create(ft, GlobalValue::ExternalLinkage, kWrapperPrefix + k.name + ".wg", m);
     setNoAlias(w, 3);
     w->addFnAttr(Attribute::NoUnwind);
     IRBuilder<> b(BasicBlock::Create(ctx, "entry", w));
     BodyArgs ba;
-    std::vector<Value *> args = loadArgs(b, k.body, k.numParams, w->getArg(0), w->getArg(1), w->getArg(2), ba);
-    emitLoop(b, ba.ctx[kCtxLocalSize + 2], "z", [&](Value *z) {
-      ba.l[2] = z;
-      emitLoop(b, ba.ctx[kCtxLocalSize + 1], "y", [&](Value *y) {
-        ba.l[1] = y;
-        emitLoop(
-            b, ba.ctx[kCtxLocalSize + 0], "x",
-            [&](Value *x) {
-              ba.l[0] = x;
-              callBody(b, k.body, args, ba);
-            },
-            kJamCount);
-      });
-    });
+    std::vector<Value *> args =
+        loadArgs(b, k.body, k.numParams, w->getArg(0), w->getArg(1), w->getArg(2), ba);
+    emitGroupLoop(b, ba, [&] { callBody(b, k.body, args, ba); });
+    b.CreateRetVoid();
+  } else if (!k.regions.regions.empty()) {
+    // Region dispatch: run region `cur` for every work-item, then the region they reached.
+    auto *ft = FunctionType::get(voidT, {i64p, i64p, i8p}, false);
+    Function *w =
+        Function::Create(ft, GlobalValue::ExternalLinkage, kWrapperPrefix + k.name + ".wg", m);
+    setNoAlias(w, 3);
+    w->addFnAttr(Attribute::NoUnwind);
+    BasicBlock *entry = BasicBlock::Create(ctx, "entry", w);
+    IRBuilder<> b(entry);
+    BodyArgs ba;
+    std::vector<Value *> args = loadArgs(b, k.regions.regions[0], k.numParams, w->getArg(0),
+                                         w->getArg(1), w->getArg(2), ba);
+    Type *i32 = b.getInt32Ty();
+    AllocaInst *next = b.CreateAlloca(i32, nullptr, "next.region");
+    BasicBlock *dispatch = BasicBlock::Create(ctx, "dispatch", w);
+    BasicBlock *done = BasicBlock::Create(ctx, "done", w);
+    b.CreateBr(dispatch);
+    b.SetInsertPoint(dispatch);
+    PHINode *cur = b.CreatePHI(i32, unsigned(k.regions.regions.size()) + 1, "region");
+    cur->addIncoming(b.getInt32(0), entry);
+    SwitchInst *sw = b.CreateSwitch(cur, done, unsigned(k.regions.regions.size()));
+    for (size_t r = 0; r < k.regions.regions.size(); ++r) {
+      BasicBlock *rb = BasicBlock::Create(ctx, "region." + std::to_string(r), w);
+      sw->addCase(b.getInt32(uint32_t(r)), rb);
+      b.SetInsertPoint(rb);
+      b.CreateStore(b.getInt32(kRegionExit), next);
+      emitGroupLoop(b, ba,
+                    [&] { b.CreateStore(callBody(b, k.regions.regions[r], args, ba), next); });
+      cur->addIncoming(b.CreateLoad(i32, next), b.GetInsertBlock());
+      b.CreateBr(dispatch);
+    }
+    b.SetInsertPoint(done);
     b.CreateRetVoid();
   } else {
     auto *ft = FunctionType::get(voidT, {i64p, i64p, i8p, i64, i64, i64}, false);
-    Function *w = Function::Create(ft, GlobalValue::ExternalLinkage, kWrapperPrefix + k.name + ".wi", m);
+    Function *w =
+        Function::Create(ft, GlobalValue::ExternalLinkage, kWrapperPrefix + k.name + ".wi", m);
     w->addFnAttr(Attribute::NoUnwind);
     IRBuilder<> b(BasicBlock::Create(ctx, "entry", w));
     BodyArgs ba;
-    std::vector<Value *> args = loadArgs(b, k.body, k.numParams, w->getArg(0), w->getArg(1), w->getArg(2), ba);
-    for (int d = 0; d < 3; ++d) ba.l[d] = w->getArg(3 + d);
+    std::vector<Value *> args =
+        loadArgs(b, k.body, k.numParams, w->getArg(0), w->getArg(1), w->getArg(2), ba);
+    for (int d = 0; d < 3; ++d)
+      ba.l[d] = w->getArg(3 + d);
     callBody(b, k.body, args, ba);
     b.CreateRetVoid();
   }
-  Constant *info = ConstantArray::get(ArrayType::get(i64, 4),
-                                      {ConstantInt::get(i64, k.barrier ? 1 : 0), ConstantInt::get(i64, k.staticLocal),
-                                       ConstantInt::get(i64, k.numParams), ConstantInt::get(i64, k.groupShape ? 1 : 0)});
-  new GlobalVariable(m, info->getType(), true, GlobalValue::ExternalLinkage, info, kWrapperPrefix + k.name + ".info");
+  const uint64_t mode = !k.barrier                  ? kNoBarrier
+                        : k.regions.regions.empty() ? kBarrierFibers
+                                                    : kBarrierRegions;
+  Constant *info = ConstantArray::get(
+      ArrayType::get(i64, 5),
+      {ConstantInt::get(i64, mode), ConstantInt::get(i64, k.staticLocal),
+       ConstantInt::get(i64, k.numParams), ConstantInt::get(i64, k.groupShape ? 1 : 0),
+       ConstantInt::get(i64, k.regions.privateBytes)});
+  new GlobalVariable(m, info->getType(), true, GlobalValue::ExternalLinkage, info,
+                     kWrapperPrefix + k.name + ".info");
 }
 
 Error linkBuiltins(Module &m) {
   auto buf = MemoryBuffer::getMemBuffer(
-      StringRef(reinterpret_cast<const char *>(kBuiltinsBitcode), kBuiltinsBitcodeSize), "cgraph-cpu-builtins", false);
+      StringRef(reinterpret_cast<const char *>(kBuiltinsBitcode), kBuiltinsBitcodeSize),
+      "cgraph-cpu-builtins", false);
   auto lib = getOwningLazyBitcodeModule(std::move(buf), m.getContext());
   if (!lib) return makeError("cannot read the builtin library: " + toText(lib.takeError()));
   (*lib)->setDataLayout(m.getDataLayout());
@@ -395,9 +503,12 @@ struct FlatAccessesPass : PassInfoMixin<FlatAccessesPass> {
     for (BasicBlock &bb : f)
       for (Instruction &i : bb) {
         unsigned op;
-        if (isa<LoadInst>(i) || isa<AtomicRMWInst>(i) || isa<AtomicCmpXchgInst>(i)) op = 0;
-        else if (isa<StoreInst>(i)) op = 1;
-        else continue;
+        if (isa<LoadInst>(i) || isa<AtomicRMWInst>(i) || isa<AtomicCmpXchgInst>(i))
+          op = 0;
+        else if (isa<StoreInst>(i))
+          op = 1;
+        else
+          continue;
         auto *pt = dyn_cast<PointerType>(i.getOperand(op)->getType());
         if (!pt || pt->getAddressSpace() == 0) continue;
         // Through an integer: TSan looks through an addrspacecast to the original space.
@@ -462,10 +573,11 @@ std::string hostCompileOptions() {
   // The builtin library is linked into every object: a changed library must miss.
   static const size_t builtinsHash = std::hash<std::string_view>{}(
       std::string_view(reinterpret_cast<const char *>(kBuiltinsBitcode), kBuiltinsBitcodeSize));
-  // cgraph-cpu-2: `.info` has four fields.
-  std::string s = "cgraph-cpu-2 llvm-14 builtins=" + std::to_string(builtinsHash) +
+  // cgraph-cpu-3: `.info` has five fields.
+  std::string s = "cgraph-cpu-3 llvm-14 builtins=" + std::to_string(builtinsHash) +
                   " cpu=" + sys::getHostCPUName().str();
-  if (const char *llvmArgs = std::getenv("CGRAPH_CPU_LLVM_ARGS")) s += std::string(" llvm-args=") + llvmArgs;
+  if (const char *llvmArgs = std::getenv("CGRAPH_CPU_LLVM_ARGS"))
+    s += std::string(" llvm-args=") + llvmArgs;
   s += " jam=" + std::to_string(unsigned(kJamCount));
   StringMap<bool> features;
   if (sys::getHostCPUFeatures(features)) {
@@ -474,12 +586,14 @@ std::string hostCompileOptions() {
       if (f.second) on.push_back(f.first().str());
     std::sort(on.begin(), on.end());
     s += " +";
-    for (auto &f : on) s += f + ",";
+    for (auto &f : on)
+      s += f + ",";
   }
   return s;
 }
 
-Expected<std::vector<uint8_t>> lowerToObject(const uint8_t *spirv, size_t size, const std::string &moduleName) {
+Expected<std::vector<uint8_t>> lowerToObject(const uint8_t *spirv, size_t size,
+                                             const std::string &moduleName) {
   initTargets();
   LLVMContext ctx;
   // The x loop asks for unroll-and-jam whether or not the kernel keeps a loop inside it
@@ -535,14 +649,18 @@ Expected<std::vector<uint8_t>> lowerToObject(const uint8_t *spirv, size_t size, 
     plan.numParams = uint32_t(k->arg_size());
     std::vector<Type *> params;
     for (Argument &a : k->args()) {
-      if (a.hasByValAttr() || (!a.getType()->isPointerTy() && m.getDataLayout().getTypeAllocSize(a.getType()) > 8))
+      if (a.hasByValAttr() ||
+          (!a.getType()->isPointerTy() && m.getDataLayout().getTypeAllocSize(a.getType()) > 8))
         return makeError("module '" + moduleName + "': kernel '" + plan.name + "': parameter " +
-                         std::to_string(a.getArgNo()) + " is passed by value and larger than 8 bytes (not supported)");
+                         std::to_string(a.getArgNo()) +
+                         " is passed by value and larger than 8 bytes (not supported)");
       params.push_back(a.getType());
     }
-    for (int d = 0; d < 3; ++d) params.push_back(i64);
+    for (int d = 0; d < 3; ++d)
+      params.push_back(i64);
     params.push_back(i8p);
-    for (uint32_t d = 0; d < kCtxFields; ++d) params.push_back(i64);
+    for (uint32_t d = 0; d < kCtxFields; ++d)
+      params.push_back(i64);
     Function *body = Function::Create(FunctionType::get(Type::getVoidTy(lc), params, false),
                                       GlobalValue::InternalLinkage, plan.name + ".body", m);
     body->getBasicBlockList().splice(body->end(), k->getBasicBlockList());
@@ -560,7 +678,8 @@ Expected<std::vector<uint8_t>> lowerToObject(const uint8_t *spirv, size_t size, 
     plan.body = body;
     plans.push_back(plan);
   }
-  for (Function *k : kernels) k->eraseFromParent();
+  for (Function *k : kernels)
+    k->eraseFromParent();
 
   // Inline helpers and builtins into the bodies (OpenCL C has no recursion).
   {
@@ -587,9 +706,11 @@ Expected<std::vector<uint8_t>> lowerToObject(const uint8_t *spirv, size_t size, 
     Function *body = plan.body;
     unsigned base = plan.numParams;
     BodyArgs ba;
-    for (int d = 0; d < 3; ++d) ba.l[d] = body->getArg(base + d);
+    for (int d = 0; d < 3; ++d)
+      ba.l[d] = body->getArg(base + d);
     ba.local = body->getArg(base + 3);
-    for (uint32_t d = 0; d < kCtxFields; ++d) ba.ctx[d] = body->getArg(base + 4 + d);
+    for (uint32_t d = 0; d < kCtxFields; ++d)
+      ba.ctx[d] = body->getArg(base + 4 + d);
     plan.barrier = replaceWorkItemCalls(*body, ba, barrierFn, plan.groupShape);
     for (unsigned i = 0; i < plan.numParams; ++i)
       if (auto *pt = dyn_cast<PointerType>(body->getArg(i)->getType()))
@@ -617,6 +738,17 @@ Expected<std::vector<uint8_t>> lowerToObject(const uint8_t *spirv, size_t size, 
           }
     }
     if (plan.staticLocal) plan.groupShape = true;
+    std::string whyNot;
+    if (plan.barrier && !kForceFibers &&
+        splitAtBarriers(*body, *cast<Function>(barrierFn.getCallee()), plan.numParams, plan.regions,
+                        whyNot)) {
+      emitWrappers(m, plan);
+      for (Function *r : plan.regions.regions)
+        r->addFnAttr(Attribute::AlwaysInline);
+      body->eraseFromParent();
+      plan.body = nullptr;
+      continue;
+    }
     emitWrappers(m, plan);
     body->addFnAttr(Attribute::AlwaysInline);
   }
@@ -630,7 +762,8 @@ Expected<std::vector<uint8_t>> lowerToObject(const uint8_t *spirv, size_t size, 
                        "' is called outside a kernel (not supported by the cpu backend)");
 
   for (Function &f : m)
-    if (!f.isDeclaration() && !f.getName().startswith(kWrapperPrefix)) f.setLinkage(GlobalValue::InternalLinkage);
+    if (!f.isDeclaration() && !f.getName().startswith(kWrapperPrefix))
+      f.setLinkage(GlobalValue::InternalLinkage);
 
   auto tm = hostMachine();
   if (!tm) return tm.error();

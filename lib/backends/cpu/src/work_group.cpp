@@ -1,14 +1,15 @@
 // Running an nd-range: work-groups in parallel on the TBB pool (small launches inline on
 // the calling thread), each group either one call of the loop wrapper (barrier-free
-// kernels) or one Boost.Context fiber per work-item (kernels with barriers, fibers.cpp).
+// kernels, and kernels with barriers cut into regions) or one Boost.Context fiber per
+// work-item (kernels with barriers the region cut declined, fibers.cpp).
 #include "internal.h"
 #include "parallel.h"
 
 #include <algorithm>
 #include <atomic>
-#include <string>
 #include <cstdlib>
 #include <memory>
+#include <string>
 
 namespace cgraph::cpu {
 
@@ -53,12 +54,15 @@ void chooseFreeGroups(Launch &l) {
   for (uint32_t d = 0; d < 3; ++d) {
     // (Divisions only where needed: a small launch pays for each one.)
     l.local[d] = std::max<uint64_t>(1, std::min(l.global[d], budget));
-    budget = l.local[d] == budget ? 1 : l.local[d] == 1 ? budget : std::max<uint64_t>(1, budget / l.local[d]);
+    budget = l.local[d] == budget ? 1
+             : l.local[d] == 1    ? budget
+                                  : std::max<uint64_t>(1, budget / l.local[d]);
   }
 }
 } // namespace
 
-Error runKernel(const JitKernel &k, const uint64_t *args, uint64_t localBytes, const Launch &launch) {
+Error runKernel(const JitKernel &k, const uint64_t *args, uint64_t localBytes,
+                const Launch &launch) {
   // A kernel that cannot observe its groups runs with the backend's: a launch with
   // small groups (chain1000's 64) would otherwise pay one wrapper call per group.
   Launch free;
@@ -69,17 +73,22 @@ Error runKernel(const JitKernel &k, const uint64_t *args, uint64_t localBytes, c
   const Launch &l = (!k.barrier && !k.groupShape && localBytes == 0) ? free : launch;
   uint64_t groups[3];
   for (int d = 0; d < 3; ++d)
-    groups[d] = l.global[d] <= l.local[d] ? uint64_t(l.global[d] != 0) : (l.global[d] + l.local[d] - 1) / l.local[d];
+    groups[d] = l.global[d] <= l.local[d] ? uint64_t(l.global[d] != 0)
+                                          : (l.global[d] + l.local[d] - 1) / l.local[d];
   const uint64_t total = groups[0] * groups[1] * groups[2];
   const uint64_t perGroup = l.local[0] * l.local[1] * l.local[2];
   if (total == 0) return Error::success();
+  // The per-thread block: __local memory, then the region kernels' context arrays.
+  const uint64_t privateOffset = (localBytes + 63) / 64 * 64;
+  const uint64_t scratchBytes =
+      k.privateBytes ? privateOffset + perGroup * k.privateBytes : localBytes;
   // Scratch (local blocks, fiber stacks) is allocated per thread on first use; a failed
   // allocation stops that thread's groups and fails the launch instead of crashing.
   std::atomic<bool> outOfMemory{false};
 
   auto run = [&](uint64_t begin, uint64_t end) {
-    char *local = tScratch.localBlock(localBytes);
-    if (!local && localBytes) {
+    char *local = tScratch.localBlock(scratchBytes);
+    if (!local && scratchBytes) {
       outOfMemory.store(true, std::memory_order_relaxed);
       return;
     }
@@ -91,6 +100,7 @@ Error runKernel(const JitKernel &k, const uint64_t *args, uint64_t localBytes, c
       ctx[kCtxGlobalOffset + d] = l.offset[d];
     }
     ctx[kCtxWorkDim] = l.dims;
+    ctx[kCtxPrivate] = privateOffset;
     for (uint64_t g = begin; g < end; ++g) {
       const uint64_t gid[3] = {groups[0] == 1 ? 0 : g % groups[0],
                                groups[1] == 1 ? 0 : (g / groups[0]) % groups[1],
@@ -99,7 +109,7 @@ Error runKernel(const JitKernel &k, const uint64_t *args, uint64_t localBytes, c
         ctx[kCtxGroupId + d] = gid[d];
         ctx[kCtxLocalSize + d] = std::min(l.local[d], l.global[d] - gid[d] * l.local[d]);
       }
-      if (!k.barrier) {
+      if (!k.fibers) {
         k.loop(args, ctx, local);
       } else if (!runGroupFibers(k, args, ctx, local)) {
         outOfMemory.store(true, std::memory_order_relaxed);
@@ -114,18 +124,23 @@ Error runKernel(const JitKernel &k, const uint64_t *args, uint64_t localBytes, c
     parallelFor(0, total, grain, Partition::Static, run);
   }
   if (outOfMemory.load(std::memory_order_relaxed))
-    return makeError("cpu: out of memory for work-group scratch (" + std::to_string(perGroup) +
-                     " work-items per group need " + std::to_string(perGroup * kFiberStackBytes >> 10) +
-                     " KiB of fiber stacks and " + std::to_string(localBytes) + " bytes of local memory per thread)");
+    return makeError(
+        "cpu: out of memory for work-group scratch (" + std::to_string(perGroup) +
+        " work-items per group need " +
+        std::to_string((k.fibers ? perGroup * kFiberStackBytes : perGroup * k.privateBytes) >> 10) +
+        (k.fibers ? " KiB of fiber stacks" : " KiB of values live across barriers") + " and " +
+        std::to_string(localBytes) + " bytes of local memory per thread)");
   return Error::success();
 }
 
 void chooseLocalSize(const JitKernel &k, const Kernel &meta, Launch &l) {
   if (meta.reqdLocal[0]) {
-    for (int d = 0; d < 3; ++d) l.local[d] = std::max<uint32_t>(meta.reqdLocal[d], 1);
+    for (int d = 0; d < 3; ++d)
+      l.local[d] = std::max<uint32_t>(meta.reqdLocal[d], 1);
     return;
   }
-  for (int d = 0; d < 3; ++d) l.local[d] = 1;
+  for (int d = 0; d < 3; ++d)
+    l.local[d] = 1;
   if (!k.barrier) {
     // Barrier-free: big groups (the x loop is the vectorized one); trailing partial
     // groups are fine, the wrapper loops to the group's actual size.

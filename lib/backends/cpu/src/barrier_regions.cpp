@@ -1,0 +1,281 @@
+// Barrier regions: see barrier_regions.h. Steps, on the inlined kernel body:
+//   1. cut each barrier call into a block of its own ([barrier; br next]);
+//   2. a new entry block "setup" holds every alloca and every instruction that depends
+//      only on the body's parameters and can be executed anywhere (ids, sizes, __local
+//      addresses): each region recomputes them;
+//   3. phis and values used outside their block become allocas (reg2mem), so no SSA
+//      value crosses a block boundary outside setup;
+//   4. an alloca whose value can be read after a barrier before it is written (backward
+//      liveness over loads and stores at the barrier blocks), or that is used through
+//      anything but whole loads and stores, becomes a context array; the rest stay
+//      allocas (per region, promoted back to registers by the O3 pipeline);
+//   5. one clone of the body per region: setup branches to the region's start, barrier
+//      blocks return their region number, returns return kRegionExit.
+#include "barrier_regions.h"
+
+#include "internal.h"
+
+#include <llvm/ADT/BitVector.h>
+#include <llvm/ADT/PostOrderIterator.h>
+#include <llvm/Analysis/ValueTracking.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Instructions.h>
+#include <llvm/IR/IntrinsicInst.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Transforms/Utils/BasicBlockUtils.h>
+#include <llvm/Transforms/Utils/Cloning.h>
+#include <llvm/Transforms/Utils/Local.h>
+#include <llvm/Transforms/Utils/ValueMapper.h>
+
+#include <algorithm>
+#include <map>
+
+namespace cgraph::cpu {
+
+using namespace llvm;
+
+namespace {
+
+// Whole-value loads and stores only (the liveness below treats a store as a full kill).
+bool onlyWholeAccesses(AllocaInst *a) {
+  for (User *u : a->users()) {
+    if (auto *l = dyn_cast<LoadInst>(u)) {
+      if (l->getType() != a->getAllocatedType() || l->isVolatile()) return false;
+    } else if (auto *s = dyn_cast<StoreInst>(u)) {
+      if (s->getPointerOperand() != a || s->getValueOperand()->getType() != a->getAllocatedType() ||
+          s->isVolatile())
+        return false;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Could `i` be recomputed at the top of the body? Pure, speculatable, and every operand a
+// constant, a parameter or an instruction already moved there.
+bool hoistable(Instruction &i, BasicBlock *setup) {
+  if (isa<PHINode>(i) || isa<AllocaInst>(i) || i.isTerminator() || i.mayReadOrWriteMemory() ||
+      !isSafeToSpeculativelyExecute(&i))
+    return false;
+  for (Value *op : i.operands()) {
+    if (isa<Constant>(op) || isa<Argument>(op)) continue;
+    auto *oi = dyn_cast<Instruction>(op);
+    if (!oi || oi->getParent() != setup) return false;
+  }
+  return true;
+}
+
+} // namespace
+
+bool splitAtBarriers(Function &body, Function &barrier, unsigned numParams, BarrierRegions &out,
+                     std::string &whyNot) {
+  LLVMContext &c = body.getContext();
+  const DataLayout &dl = body.getParent()->getDataLayout();
+
+  // Refusals first, while the body is untouched.
+  std::vector<CallInst *> barriers;
+  for (BasicBlock &bb : body)
+    for (Instruction &i : bb) {
+      if (auto *a = dyn_cast<AllocaInst>(&i)) {
+        if (&bb != &body.getEntryBlock() || !a->isStaticAlloca()) {
+          whyNot = "an alloca outside the entry block or of dynamic size";
+          return false;
+        }
+      } else if (auto *call = dyn_cast<CallBase>(&i)) {
+        if (call->getCalledFunction() == &barrier) {
+          if (!isa<CallInst>(call)) {
+            whyNot = "a barrier reached through invoke";
+            return false;
+          }
+          barriers.push_back(cast<CallInst>(call));
+        }
+      } else if (isa<IndirectBrInst>(i) || isa<CallBrInst>(i)) {
+        whyNot = "indirect branches";
+        return false;
+      }
+    }
+  if (barriers.empty()) {
+    whyNot = "no barrier";
+    return false;
+  }
+
+  // Lifetime markers would be meaningless on context arrays; regions do not need them.
+  {
+    std::vector<Instruction *> dead;
+    for (BasicBlock &bb : body)
+      for (Instruction &i : bb)
+        if (auto *ii = dyn_cast<IntrinsicInst>(&i))
+          if (ii->isLifetimeStartOrEnd()) dead.push_back(ii);
+    for (Instruction *i : dead)
+      i->eraseFromParent();
+  }
+
+  // 1. barrier blocks
+  std::vector<BasicBlock *> barrierBlocks, starts;
+  for (CallInst *call : barriers) {
+    BasicBlock *bb = call->getParent()->splitBasicBlock(call, "barrier");
+    BasicBlock *next = bb->splitBasicBlock(call->getNextNode(), "after.barrier");
+    barrierBlocks.push_back(bb);
+    starts.push_back(next);
+  }
+
+  // 2. setup block: allocas, then parameter-only computations in reverse post-order
+  BasicBlock *oldEntry = &body.getEntryBlock();
+  BasicBlock *setup = BasicBlock::Create(c, "setup", &body, oldEntry);
+  BranchInst *setupBr = BranchInst::Create(oldEntry, setup);
+  {
+    std::vector<AllocaInst *> allocas;
+    for (Instruction &i : *oldEntry)
+      if (auto *a = dyn_cast<AllocaInst>(&i)) allocas.push_back(a);
+    for (AllocaInst *a : allocas)
+      a->moveBefore(setupBr);
+    ReversePostOrderTraversal<Function *> rpo(&body);
+    for (BasicBlock *bb : rpo) {
+      if (bb == setup) continue;
+      for (Instruction &i : make_early_inc_range(*bb))
+        if (hoistable(i, setup)) i.moveBefore(setupBr);
+    }
+  }
+
+  // 3. reg2mem outside setup
+  {
+    std::vector<PHINode *> phis;
+    std::vector<Instruction *> crossing;
+    for (BasicBlock &bb : body) {
+      if (&bb == setup) continue;
+      for (Instruction &i : bb) {
+        if (auto *p = dyn_cast<PHINode>(&i)) {
+          phis.push_back(p);
+          continue;
+        }
+        for (User *u : i.users())
+          if (cast<Instruction>(u)->getParent() != &bb || isa<PHINode>(u)) {
+            crossing.push_back(&i);
+            break;
+          }
+      }
+    }
+    for (Instruction *i : crossing)
+      DemoteRegToStack(*i, false, setupBr);
+    for (PHINode *p : phis)
+      DemotePHIToStack(p, setupBr);
+  }
+
+  // 4. liveness of the simple allocas at the barrier blocks
+  std::vector<AllocaInst *> allocas;
+  for (Instruction &i : *setup)
+    if (auto *a = dyn_cast<AllocaInst>(&i)) allocas.push_back(a);
+  std::map<AllocaInst *, unsigned> index;
+  for (AllocaInst *a : allocas)
+    if (onlyWholeAccesses(a)) index.emplace(a, unsigned(index.size()));
+  std::vector<BasicBlock *> blocks;
+  std::map<BasicBlock *, unsigned> blockIndex;
+  for (BasicBlock &bb : body) {
+    blockIndex[&bb] = unsigned(blocks.size());
+    blocks.push_back(&bb);
+  }
+  const unsigned nv = unsigned(index.size()), nb = unsigned(blocks.size());
+  std::vector<BitVector> gen(nb, BitVector(nv)), kill(nb, BitVector(nv)), liveIn(nb, BitVector(nv));
+  for (unsigned b = 0; b < nb; ++b)
+    for (Instruction &i : *blocks[b]) {
+      if (auto *l = dyn_cast<LoadInst>(&i)) {
+        auto it = index.find(dyn_cast<AllocaInst>(l->getPointerOperand()));
+        if (it != index.end() && !kill[b].test(it->second)) gen[b].set(it->second);
+      } else if (auto *s = dyn_cast<StoreInst>(&i)) {
+        auto it = index.find(dyn_cast<AllocaInst>(s->getPointerOperand()));
+        if (it != index.end()) kill[b].set(it->second);
+      }
+    }
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (unsigned b = nb; b-- > 0;) {
+      BitVector liveOut(nv);
+      for (BasicBlock *s : successors(blocks[b]))
+        liveOut |= liveIn[blockIndex[s]];
+      BitVector in = kill[b];
+      in.flip();
+      in &= liveOut;
+      in |= gen[b];
+      if (in != liveIn[b]) {
+        liveIn[b] = std::move(in);
+        changed = true;
+      }
+    }
+  }
+  BitVector liveAtBarrier(nv);
+  for (BasicBlock *bb : barrierBlocks)
+    liveAtBarrier |= liveIn[blockIndex[bb]];
+
+  // Context arrays, largest alignment first so every array's offset (n * prefix) stays
+  // aligned for any group size n.
+  std::vector<AllocaInst *> context;
+  for (AllocaInst *a : allocas) {
+    auto it = index.find(a);
+    if (it == index.end() || liveAtBarrier.test(it->second)) context.push_back(a);
+  }
+  std::stable_sort(context.begin(), context.end(), [](AllocaInst *x, AllocaInst *y) {
+    return x->getAlign().value() > y->getAlign().value();
+  });
+  {
+    IRBuilder<> b(setupBr);
+    Argument *x = body.getArg(numParams), *y = body.getArg(numParams + 1),
+             *z = body.getArg(numParams + 2);
+    Argument *local = body.getArg(numParams + 3);
+    auto ctxArg = [&](unsigned f) { return body.getArg(numParams + 4 + f); };
+    Value *lx = ctxArg(kCtxLocalSize), *ly = ctxArg(kCtxLocalSize + 1),
+          *lz = ctxArg(kCtxLocalSize + 2);
+    Value *n = b.CreateMul(b.CreateMul(lx, ly), lz, "wi.count");
+    Value *wi = b.CreateAdd(x, b.CreateMul(lx, b.CreateAdd(y, b.CreateMul(ly, z))), "wi.linear");
+    Value *base = b.CreateInBoundsGEP(b.getInt8Ty(), local, ctxArg(kCtxPrivate), "wi.context");
+    uint64_t prefix = 0;
+    for (AllocaInst *a : context) {
+      const uint64_t align = a->getAlign().value();
+      const uint64_t size =
+          (a->getAllocationSizeInBits(dl)->getFixedSize() / 8 + align - 1) / align * align;
+      Value *off =
+          b.CreateAdd(b.CreateMul(n, b.getInt64(prefix)), b.CreateMul(wi, b.getInt64(size)));
+      Value *p = b.CreateInBoundsGEP(b.getInt8Ty(), base, off);
+      p = b.CreatePointerBitCastOrAddrSpaceCast(p, a->getType(), a->getName() + ".ctx");
+      a->replaceAllUsesWith(p);
+      a->eraseFromParent();
+      prefix += size;
+    }
+    out.privateBytes = prefix;
+  }
+
+  // 5. one function per region
+  Type *i32 = Type::getInt32Ty(c);
+  auto *ft = FunctionType::get(i32, body.getFunctionType()->params(), false);
+  std::vector<BasicBlock *> regionStart{oldEntry};
+  regionStart.insert(regionStart.end(), starts.begin(), starts.end());
+  for (size_t r = 0; r < regionStart.size(); ++r) {
+    Function *rf = Function::Create(ft, GlobalValue::InternalLinkage,
+                                    body.getName() + ".r" + std::to_string(r), body.getParent());
+    ValueToValueMapTy vmap;
+    for (unsigned i = 0; i < body.arg_size(); ++i) {
+      vmap[body.getArg(i)] = rf->getArg(i);
+      rf->getArg(i)->setName(body.getArg(i)->getName());
+    }
+    SmallVector<ReturnInst *, 4> rets;
+    CloneFunctionInto(rf, &body, vmap, CloneFunctionChangeType::LocalChangesOnly, rets);
+    auto *s = cast<BasicBlock>(vmap[setup]);
+    s->getTerminator()->eraseFromParent();
+    BranchInst::Create(cast<BasicBlock>(vmap[regionStart[r]]), s);
+    for (size_t j = 0; j < barrierBlocks.size(); ++j) {
+      auto *bb = cast<BasicBlock>(vmap[barrierBlocks[j]]);
+      while (!bb->empty())
+        bb->back().eraseFromParent();
+      ReturnInst::Create(c, ConstantInt::get(i32, j + 1), bb);
+    }
+    for (ReturnInst *ret : rets) {
+      ReturnInst::Create(c, ConstantInt::get(i32, kRegionExit), ret);
+      ret->eraseFromParent();
+    }
+    removeUnreachableBlocks(*rf);
+    out.regions.push_back(rf);
+  }
+  return true;
+}
+
+} // namespace cgraph::cpu
