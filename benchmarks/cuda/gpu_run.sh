@@ -36,3 +36,12 @@ mlp --random x:1 --random w1:2 --random b1:3 --random w2:4 --random b2:5 --rando
 LIST
 echo "== bench_cuda"
 timeout "${CGRAPH_BENCH_TIMEOUT:-200}" ./run.sh bench_cuda --handwritten src/handwritten.cu --json "$out/bench.json" 2>&1 | tail -40
+echo "== cpu backend on this host's cores (bundled bench_nodes / cpu_backend_tests, when present)"
+if [ -x bin/cpu_backend_tests ]; then
+  CGRAPH_TEST_SOURCE_DIR="$PWD/src" CGRAPH_CACHE_DIR="$PWD/cache" timeout 120 ./run.sh cpu_backend_tests "[barrier]" 2>&1 | tail -2
+fi
+if [ -x bin/bench_nodes ]; then
+  timeout 60 ./run.sh cgrun bench cgf/chain1000.cgf --backend cpu --random y:1 --repetitions 30 2>&1 | tail -5
+  # shellcheck disable=SC2046
+  CGRAPH_CACHE_PERSISTENT=0 timeout 240 ./run.sh bench_nodes -n 11 $(ls cgf/*.cgf | grep -v sm90) 2>&1 | tail -40
+fi

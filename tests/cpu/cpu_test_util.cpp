@@ -23,7 +23,10 @@ rt::Device &cpuDevice() {
 }
 
 std::map<std::string, uint32_t> addKernels(GraphBuilder &b, const std::string &file) {
-  std::ifstream in(std::string(CGRAPH_SOURCE_DIR) + "/tests/cpu/kernels/" + file);
+  // CGRAPH_TEST_SOURCE_DIR: the source tree when it is not where the build saw it (the
+  // GPU bundle, scripts/gpu-bundle.sh).
+  const char *env = std::getenv("CGRAPH_TEST_SOURCE_DIR");
+  std::ifstream in(std::string(env ? env : CGRAPH_SOURCE_DIR) + "/tests/cpu/kernels/" + file);
   REQUIRE(in.good());
   std::stringstream ss;
   ss << in.rdbuf();
@@ -74,8 +77,8 @@ std::unique_ptr<rt::Executable> finalizeOrFail(const Graph &g, rt::ExecMode mode
   return std::move(*exe);
 }
 
-void runOrFail(rt::Executable &exe, const rt::BindingTable &t, const rt::ParamValues &p, bool profile,
-               std::vector<rt::NodeTiming> *timings) {
+void runOrFail(rt::Executable &exe, const rt::BindingTable &t, const rt::ParamValues &p,
+               bool profile, std::vector<rt::NodeTiming> *timings) {
   rt::SubmitOptions so;
   so.profile = profile;
   auto ev = exe.enqueue(t, p, so);
@@ -100,8 +103,12 @@ template <typename F, typename I> static int64_t ulpT(F a, F b) {
   if (d < 0) d = -d;
   return d > INT64_MAX ? INT64_MAX : int64_t(d);
 }
-int64_t ulpDiff(float a, float b) { return ulpT<float, int32_t>(a, b); }
-int64_t ulpDiff(double a, double b) { return ulpT<double, int64_t>(a, b); }
+int64_t ulpDiff(float a, float b) {
+  return ulpT<float, int32_t>(a, b);
+}
+int64_t ulpDiff(double a, double b) {
+  return ulpT<double, int64_t>(a, b);
+}
 
 } // namespace cgtest
 

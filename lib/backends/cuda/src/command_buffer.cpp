@@ -192,7 +192,7 @@ Error CudaExecutable::prepare(const rt::FinalizeOptions &opts) {
     if (e.from < nn && e.to < nn) preds_[e.to].push_back(e.from);
 
   // Kernels.
-  std::vector<std::shared_ptr<LoadedModule>> byModule(graph_.modules.size());
+  std::vector<std::shared_ptr<const LoadedModule>> byModule(graph_.modules.size());
   std::vector<CUfunction> fns(graph_.kernels.size(), nullptr);
   bool anyHost = false, anyCopy = false;
   for (uint32_t n = 0; n < nn; ++n) {

@@ -46,7 +46,7 @@ CudaDevice::~CudaDevice() {
       api_->cuStreamDestroy(stream_);
     }
     builtins_.reset();
-    modules_.clear();
+    modules_.reset();
     api_->cuDevicePrimaryCtxRelease(dev_);
   }
 }

@@ -80,8 +80,8 @@ private:
   const CuApi *api_;
   rt::HostPolicy host_;
   std::vector<std::unique_ptr<rt::Buffer>> owned_;
-  std::vector<std::shared_ptr<LoadedModule>> modules_;
-  std::shared_ptr<LoadedModule> builtins_;
+  std::vector<std::shared_ptr<const LoadedModule>> modules_;
+  std::shared_ptr<const LoadedModule> builtins_;
   std::unique_ptr<rt::HostTasks> hostTasks_;
   std::vector<NodePlan> plans_;
   std::vector<PartGraph> parts_;

@@ -5,7 +5,7 @@
 #include "cgraph/backends/cuda/ptx.h"
 #include "cu_api.h"
 
-#include "cgraph/cache/binary_cache.h"
+#include "cgraph/cache/kernel_cache.h"
 
 #include <atomic>
 #include <map>
@@ -15,14 +15,14 @@
 #include <unordered_map>
 #include <vector>
 
-
 namespace cgraph::cuda {
 
 class CudaDevice;
 
 class CudaBuffer final : public rt::Buffer {
 public:
-  CudaBuffer(CudaDevice &device, CUdeviceptr ptr, uint64_t size) : device_(&device), ptr_(ptr), size_(size) {}
+  CudaBuffer(CudaDevice &device, CUdeviceptr ptr, uint64_t size)
+      : device_(&device), ptr_(ptr), size_(size) {}
   ~CudaBuffer() override;
   uint64_t size() const override { return size_; }
   const rt::Device *device() const override;
@@ -67,18 +67,20 @@ public:
   CUstream stream() const { return stream_; }
   // Makes the device's primary context current on the calling thread.
   Error makeCurrent() const;
-  unsigned sm() const { return sm_; }           // PTX target (ptxTargetFor)
+  unsigned sm() const { return sm_; } // PTX target (ptxTargetFor)
   unsigned cc() const { return ccMajor_ * 10 + ccMinor_; }
   AtomicCounters &counters() { return counters_; }
 
   // kernel_compiler.cpp: the module for `m` (form choice as in cuda_backend.h).
-  Expected<std::shared_ptr<LoadedModule>> loadModule(const KernelModule &m, bool useCache);
+  Expected<std::shared_ptr<const LoadedModule>> loadModule(const KernelModule &m, bool useCache);
   // The fill and copy kernels (table ABI), built once per device.
-  Expected<std::shared_ptr<LoadedModule>> builtinModule();
+  Expected<std::shared_ptr<const LoadedModule>> builtinModule();
 
 private:
   CudaDevice(const CuApi &api, const CudaBackendOptions &opts) : api_(&api), opts_(opts) {}
   Expected<std::vector<uint8_t>> ptxToCubin(const std::string &ptx, const std::string &what);
+  Expected<std::shared_ptr<const LoadedModule>> moduleFromCubin(const std::vector<uint8_t> &cubin,
+                                                                const std::string &from) const;
   const CuApi *api_;
   CudaBackendOptions opts_;
   rt::DeviceInfo info_;
@@ -89,9 +91,8 @@ private:
   unsigned sm_ = 0;
   AtomicCounters counters_;
   std::mutex mutex_;
-  std::unordered_map<std::string, std::shared_ptr<LoadedModule>> modules_;
-  std::shared_ptr<LoadedModule> builtins_;
-  std::unique_ptr<cache::BinaryCache> binaries_;
+  std::unique_ptr<cache::KernelCache<LoadedModule>> modules_; // memory + disk (cubins)
+  std::shared_ptr<const LoadedModule> builtins_;
 };
 
 // A submission's completion: `done` recorded on the stream after its last work.

@@ -1,12 +1,12 @@
 // Kernel modules: form choice, SPIR-V -> PTX (lowering.cpp), PTX -> cubin through the
-// driver's linker (cuLinkCreate/AddData/Complete), the cubin kept in lib/cache's
-// binary cache (memory + persistent) so that a warm start does no PTX JIT at all.
-// Cache key: backend "cuda", device name + compute capability, driver version, the
-// lowering version, and the hash of the PTX (itself a function of the SPIR-V bytes and
-// the lowering).
+// driver's linker (cuLinkCreate/AddData/Complete). Loaded modules live in lib/cache's
+// KernelCache (memory, keyed by the full input bytes) with the cubin on disk, so a
+// warm start neither lowers nor JITs. Cache key: backend "cuda", device name + compute
+// capability, driver version, the lowering version, which input (SPIR-V, a PTX form,
+// a cubin form) and its bytes.
 #include "internal.h"
 
-#include "cgraph/cache/binary_cache.h"
+#include "cgraph/cache/kernel_cache.h"
 #include "cgraph/cache/key.h"
 #include "cgraph/kernel/opencl_compiler.h"
 
@@ -21,7 +21,8 @@ LoadedModule::~LoadedModule() {
 Expected<CUfunction> LoadedModule::function(const std::string &name) const {
   CUfunction f = nullptr;
   CUresult rc = api->cuModuleGetFunction(&f, module, name.c_str());
-  if (rc != CUDA_SUCCESS) return cuError(*api, "cuModuleGetFunction", rc).withContext("kernel '" + name + "'");
+  if (rc != CUDA_SUCCESS)
+    return cuError(*api, "cuModuleGetFunction", rc).withContext("kernel '" + name + "'");
   return f;
 }
 
@@ -34,7 +35,8 @@ unsigned formSm(const std::string &target) {
 }
 } // namespace
 
-Expected<std::vector<uint8_t>> CudaDevice::ptxToCubin(const std::string &ptx, const std::string &what) {
+Expected<std::vector<uint8_t>> CudaDevice::ptxToCubin(const std::string &ptx,
+                                                      const std::string &what) {
   ++counters_.ptxJits;
   CUlinkState link = nullptr;
   char errLog[8192] = {0};
@@ -46,83 +48,108 @@ Expected<std::vector<uint8_t>> CudaDevice::ptxToCubin(const std::string &ptx, co
     CUlinkState s;
     ~Guard() { api->cuLinkDestroy(s); }
   } guard{api_, link};
-  CUresult rc = api_->cuLinkAddData(link, CU_JIT_INPUT_PTX, const_cast<char *>(ptx.c_str()), ptx.size() + 1,
-                                    what.c_str(), 0, nullptr, nullptr);
+  CUresult rc = api_->cuLinkAddData(link, CU_JIT_INPUT_PTX, const_cast<char *>(ptx.c_str()),
+                                    ptx.size() + 1, what.c_str(), 0, nullptr, nullptr);
   if (rc != CUDA_SUCCESS)
-    return cuError(*api_, "cuLinkAddData", rc).withContext(what + (errLog[0] ? std::string(": ") + errLog : ""));
+    return cuError(*api_, "cuLinkAddData", rc)
+        .withContext(what + (errLog[0] ? std::string(": ") + errLog : ""));
   void *cubin = nullptr;
   size_t size = 0;
   rc = api_->cuLinkComplete(link, &cubin, &size);
   if (rc != CUDA_SUCCESS)
-    return cuError(*api_, "cuLinkComplete", rc).withContext(what + (errLog[0] ? std::string(": ") + errLog : ""));
+    return cuError(*api_, "cuLinkComplete", rc)
+        .withContext(what + (errLog[0] ? std::string(": ") + errLog : ""));
   const uint8_t *b = static_cast<const uint8_t *>(cubin);
   return std::vector<uint8_t>(b, b + size); // copied before cuLinkDestroy frees it
 }
 
-Expected<std::shared_ptr<LoadedModule>> CudaDevice::loadModule(const KernelModule &m, bool useCache) {
+Expected<std::shared_ptr<const LoadedModule>>
+CudaDevice::moduleFromCubin(const std::vector<uint8_t> &cubin, const std::string &from) const {
+  auto lm = std::make_shared<LoadedModule>();
+  lm->api = api_;
+  lm->ctx = ctx_;
+  lm->from = from;
+  CUresult rc = api_->cuModuleLoadData(&lm->module, cubin.data());
+  if (rc != CUDA_SUCCESS) return cuError(*api_, "cuModuleLoadData", rc).withContext(from);
+  return std::shared_ptr<const LoadedModule>(std::move(lm));
+}
+
+Expected<std::shared_ptr<const LoadedModule>> CudaDevice::loadModule(const KernelModule &m,
+                                                                     bool useCache) {
   const std::string where = "module '" + m.name + "'";
-  if (m.forms.empty() || m.forms[0].kind != FormKind::SpirV) return makeError(where + ": forms[0] is not SPIR-V");
+  if (m.forms.empty() || m.forms[0].kind != FormKind::SpirV)
+    return makeError(where + ": forms[0] is not SPIR-V");
   const std::vector<uint8_t> &spirv = m.forms[0].bytes;
-  const std::string memKey = cache::hashImage(spirv.data(), spirv.size()) + ":" + std::to_string(spirv.size());
   std::lock_guard<std::mutex> lock(mutex_);
-  if (useCache) {
-    auto it = modules_.find(memKey);
-    if (it != modules_.end()) return it->second;
-  }
   // 1. a cubin form for exactly this compute capability; 2. the newest PTX form the
-  // device can JIT; 3. lower the SPIR-V.
+  // device can JIT; 3. lower the SPIR-V. The cache key names the input the cubin is
+  // built from (its bytes in memory, their hash on disk), so a warm start with only
+  // SPIR-V does neither the lowering nor the PTX JIT.
   const KernelForm *cubinForm = nullptr, *ptxForm = nullptr;
   if (!opts_.ignoreEmbeddedForms)
     for (const KernelForm &f : m.forms) {
       const unsigned s = formSm(f.target);
       if (f.kind == FormKind::Cubin && s == cc()) cubinForm = &f;
-      if (f.kind == FormKind::PTX && s != 0 && s <= cc() && (!ptxForm || s > formSm(ptxForm->target))) ptxForm = &f;
+      if (f.kind == FormKind::PTX && s != 0 && s <= cc() &&
+          (!ptxForm || s > formSm(ptxForm->target)))
+        ptxForm = &f;
     }
-  std::shared_ptr<const std::vector<uint8_t>> cubin;
-  std::string from;
+  using Cache = cache::KernelCache<LoadedModule>;
+  const std::vector<uint8_t> *image = &spirv;
+  std::string input = "spir-v lowered for sm_" + std::to_string(sm_);
+  Cache::BuildFn build;
   if (cubinForm) {
-    cubin = std::make_shared<const std::vector<uint8_t>>(cubinForm->bytes);
-    from = "cubin form " + cubinForm->target;
-    ++counters_.cubinForms;
+    image = &cubinForm->bytes;
+    input = "cubin form " + cubinForm->target;
+    build = [&]() -> Expected<Cache::Built> {
+      ++counters_.cubinForms;
+      auto lm = moduleFromCubin(cubinForm->bytes, input);
+      if (!lm) return lm.error();
+      return Cache::Built{std::move(*lm), {}}; // already in the file: nothing to keep
+    };
   } else {
-    std::string ptx;
     if (ptxForm) {
-      ptx.assign(ptxForm->bytes.begin(), ptxForm->bytes.end());
-      from = "ptx form " + ptxForm->target;
-    } else {
-      ++counters_.lowerings;
-      auto p = lowerSpirvToPtx(spirv.data(), spirv.size(), m.name, sm_);
-      if (!p) return p.error();
-      ptx = std::move(p->ptx);
-      from = "spir-v lowered for sm_" + std::to_string(sm_);
+      image = &ptxForm->bytes;
+      input = "ptx form " + ptxForm->target;
     }
-    auto build = [&]() -> Expected<std::vector<uint8_t>> { return ptxToCubin(ptx, m.name); };
-    if (useCache) {
-      if (!binaries_) binaries_ = cache::BinaryCache::fromEnvironment();
-      cache::CacheKey key;
-      key.backend = "cuda";
-      key.deviceName = info_.name + " sm_" + std::to_string(cc());
-      key.driverVersion = std::to_string(api_->driverVersion);
-      key.compilerVersion = loweringVersion();
-      key.imageHash = cache::hashImage(reinterpret_cast<const uint8_t *>(ptx.data()), ptx.size());
-      key.kernelNames = m.name;
-      auto bin = binaries_->getOrBuild(key, "cubin", build);
-      if (!bin) return bin.error().withContext(where);
-      cubin = *bin;
-    } else {
-      auto bin = build();
-      if (!bin) return bin.error().withContext(where);
-      cubin = std::make_shared<const std::vector<uint8_t>>(std::move(*bin));
-    }
+    build = [&]() -> Expected<Cache::Built> {
+      std::string ptx;
+      if (ptxForm) {
+        ptx.assign(ptxForm->bytes.begin(), ptxForm->bytes.end());
+      } else {
+        ++counters_.lowerings;
+        auto p = lowerSpirvToPtx(spirv.data(), spirv.size(), m.name, sm_);
+        if (!p) return p.error();
+        ptx = std::move(p->ptx);
+      }
+      auto cubin = ptxToCubin(ptx, m.name);
+      if (!cubin) return cubin.error();
+      auto lm = moduleFromCubin(*cubin, input);
+      if (!lm) return lm.error();
+      return Cache::Built{std::move(*lm), std::move(*cubin)};
+    };
   }
-  auto lm = std::make_shared<LoadedModule>();
-  lm->api = api_;
-  lm->ctx = ctx_;
-  lm->from = from;
-  CUresult rc = api_->cuModuleLoadData(&lm->module, cubin->data());
-  if (rc != CUDA_SUCCESS) return cuError(*api_, "cuModuleLoadData", rc).withContext(where + " (" + from + ")");
-  if (useCache) modules_[memKey] = lm;
-  return lm;
+  if (!useCache) {
+    auto built = build();
+    if (!built) return built.error().withContext(where);
+    return built->value;
+  }
+  if (!modules_) modules_ = Cache::fromEnvironment();
+  cache::CacheKey key;
+  key.backend = "cuda";
+  key.deviceName = info_.name + " sm_" + std::to_string(cc());
+  key.driverVersion = std::to_string(api_->driverVersion);
+  key.compilerVersion = loweringVersion();
+  key.buildOptions = input; // which input the image is: spir-v, ptx or cubin form
+  key.kernelNames = m.name;
+  auto mod = modules_->getOrBuild(
+      key, image->data(), image->size(), "cubin",
+      [&](const std::vector<uint8_t> &cubin) {
+        return moduleFromCubin(cubin, input + " (cached cubin)");
+      },
+      build);
+  if (!mod) return mod.error().withContext(where);
+  return *mod;
 }
 
 // The table-ABI fill and copy kernels that copies and fills touching binding-table
@@ -142,7 +169,7 @@ __kernel void cgraph_copy(__global uchar *dst, __global const uchar *src, ulong 
 }
 )CL";
 
-Expected<std::shared_ptr<LoadedModule>> CudaDevice::builtinModule() {
+Expected<std::shared_ptr<const LoadedModule>> CudaDevice::builtinModule() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (builtins_) return builtins_;
