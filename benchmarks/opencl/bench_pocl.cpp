@@ -6,9 +6,11 @@
 //   3. cold finalize: PoCL's clBuildProgram (through finalize, our cache off) vs the CPU
 //      backend's finalize, same source;
 //   4. --chain N (default 20000): an N-node axpy(4096) chain replayed through the opencl
-//      backend next to the same work on PoCL directly (OpenCL calls from this program,
-//      no cgraph in between): clEnqueueNDRangeKernel per node, and one command buffer
-//      of N commands (with and without a sync-point chain); per node, same process.
+//      backend in both replay strategies (command buffers, pre-resolved node list) next
+//      to the same work on PoCL directly (OpenCL calls from this program, no cgraph in
+//      between): clEnqueueNDRangeKernel per node, and one command buffer of N commands
+//      (with and without a sync-point chain); per node, same process, and the ratio of
+//      each replay to PoCL's direct eager loop.
 // PoCL's own kernel cache is off (POCL_KERNEL_CACHE=0) unless --warm is given.
 // Usage: bench_pocl [--warm] [--reps N] [--chain N] [--only-chain]
 #include "cgraph/backends/opencl/opencl_backend.h"
@@ -357,23 +359,40 @@ int main(int argc, char **argv) {
   {
     // The long chain: the backend's replay next to PoCL driven directly.
     Graph lc = axpyChain(longChain, 4096);
+    // Both replay strategies, each on its own backend instance (the strategy is chosen
+    // per device when it is opened).
+    using R = opencl::OpenCLBackendOptions::Replay;
+    opencl::OpenCLBackendOptions cbo, pro;
+    cbo.replay = R::CommandBuffer;
+    pro.replay = R::PreResolved;
+    auto cbBackend = opencl::makeOpenCLBackend(cbo), prBackend = opencl::makeOpenCLBackend(pro);
+    rt::Device *cbDev = open(*cbBackend), *prDev = open(*prBackend);
+    if (!cbDev || !prDev) return 1;
     Timing e = measure(*devs[0].device, lc, rt::ExecMode::Eager, reps);
-    Timing r = measure(*devs[0].device, lc, rt::ExecMode::Replay, reps);
+    Timing rc = measure(*cbDev, lc, rt::ExecMode::Replay, reps);
+    Timing rp = measure(*prDev, lc, rt::ExecMode::Replay, reps);
     std::vector<double> direct = directChain(longChain, reps);
-    std::printf("%u x axpy(4096) chain, per node (best of %d):\n", longChain, reps);
-    std::printf("  cgraph opencl backend: eager %8.2f us/node   replay %8.2f us/node\n", e.minUs / longChain,
-                r.minUs / longChain);
-    if (direct.size() == 4)
+    const double n = longChain;
+    std::printf("%u x axpy(4096) chain, per node (best of %d; default replay on this device: %s):\n", longChain,
+                reps, devs[0].device->info().replay.c_str());
+    std::printf("  cgraph opencl backend: eager %8.2f us/node   replay: command-buffer %8.2f us/node, "
+                "pre-resolved %8.2f us/node\n",
+                e.minUs / n, rc.minUs / n, rp.minUs / n);
+    if (direct.size() == 4) {
       std::printf("  PoCL directly:         eager %8.2f us/node   command buffer: %8.2f us/node (sync-point chain), "
                   "%8.2f (no sync points), %8.2f (sync-point chain, a cl_kernel per command)\n",
                   direct[0], direct[1], direct[2], direct[3]);
+      std::printf("  replay / PoCL direct eager: command-buffer %.2fx, pre-resolved %.2fx; "
+                  "pre-resolved / PoCL direct command buffer %.2fx\n",
+                  rc.minUs / n / direct[0], rp.minUs / n / direct[0], rp.minUs / n / direct[1]);
+    }
     std::printf("\n");
     if (onlyChain) return 0;
   }
 
   const uint32_t kChain = 1000;
   Graph chain = axpyChain(kChain, 4096);
-  std::printf("1000 x axpy(4096) chain, per node:\n");
+  std::printf("1000 x axpy(4096) chain, per node (opencl replay: %s):\n", devs[0].device->info().replay.c_str());
   for (Dev &d : devs) {
     if (!d.device) continue;
     Timing e = measure(*d.device, chain, rt::ExecMode::Eager, reps);

@@ -1,8 +1,10 @@
-// The OpenCL backend on PoCL: discovery, buffers, replay through cl_khr_command_buffer
-// vs node-by-node, copy/rect/fill nodes, binding tables, host tasks, kernel forms.
+// The OpenCL backend on PoCL: discovery, buffers, replay (command buffers or the
+// pre-resolved node list; ctest runs this binary once per strategy) vs node-by-node,
+// copy/rect/fill nodes, binding tables, host tasks, kernel forms.
 #include "cl_test_util.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <numeric>
 
 using namespace cgraph;
@@ -65,8 +67,14 @@ TEST_CASE("probe finds the PoCL device with truthful capabilities", "[opencl]") 
   const rt::DeviceInfo &info = p.devices[0];
   CHECK(info.backend == "opencl");
   CHECK(info.driverVersion.find("Portable Computing Language") != std::string::npos);
-  // PoCL 3.1: command buffers 0.9, SPIR, no IL, no mutable dispatch.
-  CHECK(info.caps.nativeCommandBuffer);
+  // PoCL 3.1: command buffers 0.9, SPIR, no IL, no mutable dispatch. Replay goes through
+  // them only where the strategy says so (PoCL's CPU device: pre-resolved unless
+  // CGRAPH_OPENCL_REPLAY asks for command buffers).
+  const char *env = std::getenv("CGRAPH_OPENCL_REPLAY");
+  const std::string expected = env && std::string(env) == "command-buffer" ? "command-buffer" : "pre-resolved";
+  CHECK(info.replay == expected);
+  CHECK(info.caps.nativeCommandBuffer == (info.replay == "command-buffer"));
+  CHECK(info.caps.profilingReplay == (info.replay == "pre-resolved"));
   CHECK_FALSE(info.caps.rebindWithoutRerecord);
   CHECK_FALSE(info.caps.updatableParams);
   CHECK(info.caps.inOrder);
@@ -383,4 +391,204 @@ TEST_CASE("nodes of one kernel with different arguments replay their own argumen
     CHECK(readAll<float>(d, *bx)[9] == 5.0f);
     CHECK(readAll<float>(d, *by)[9] == 12.0f);
   }
+}
+
+namespace {
+
+// Sets (or unsets, with null) an environment variable for one scope, restoring it after.
+struct ScopedEnv {
+  std::string name;
+  bool had = false;
+  std::string old;
+  ScopedEnv(const char *n, const char *value) : name(n) {
+    if (const char *v = std::getenv(n)) {
+      had = true;
+      old = v;
+    }
+    if (value) setenv(n, value, 1);
+    else unsetenv(n);
+  }
+  ~ScopedEnv() {
+    if (had) setenv(name.c_str(), old.c_str(), 1);
+    else unsetenv(name.c_str());
+  }
+};
+
+rt::DeviceInfo probeWith(const opencl::OpenCLBackendOptions &o) {
+  auto backend = opencl::makeOpenCLBackend(o);
+  rt::BackendProbe p = backend->probe();
+  INFO(p.reason);
+  REQUIRE(p.available);
+  REQUIRE(!p.devices.empty());
+  return p.devices[0];
+}
+
+} // namespace
+
+TEST_CASE("replay strategy: option, then CGRAPH_OPENCL_REPLAY, then the device rule", "[opencl][replay]") {
+  using R = opencl::OpenCLBackendOptions::Replay;
+  opencl::OpenCLBackendOptions o;
+  {
+    ScopedEnv env("CGRAPH_OPENCL_REPLAY", nullptr);
+    // The rule: PoCL's CPU device replays pre-resolved.
+    rt::DeviceInfo d = probeWith(o);
+    CHECK(d.replay == "pre-resolved");
+    CHECK_FALSE(d.caps.nativeCommandBuffer);
+    CHECK(d.caps.profilingReplay);
+  }
+  {
+    ScopedEnv env("CGRAPH_OPENCL_REPLAY", "command-buffer");
+    rt::DeviceInfo d = probeWith(o);
+    CHECK(d.replay == "command-buffer");
+    CHECK(d.caps.nativeCommandBuffer);
+    CHECK_FALSE(d.caps.profilingReplay);
+    o.replay = R::PreResolved; // an explicit option wins over the environment
+    CHECK(probeWith(o).replay == "pre-resolved");
+    o.replay = R::Auto;
+  }
+  {
+    ScopedEnv env("CGRAPH_OPENCL_REPLAY", "pre-resolved");
+    CHECK(probeWith(o).replay == "pre-resolved");
+    o.replay = R::CommandBuffer;
+    CHECK(probeWith(o).replay == "command-buffer");
+    o.disableCommandBuffers = true; // never command buffers
+    CHECK(probeWith(o).replay == "pre-resolved");
+    o = {};
+  }
+  {
+    ScopedEnv env("CGRAPH_OPENCL_REPLAY", "fast");
+    auto backend = opencl::makeOpenCLBackend();
+    rt::BackendProbe p = backend->probe();
+    CHECK_FALSE(p.available);
+    CHECK(p.reason == "CGRAPH_OPENCL_REPLAY: 'fast' is not one of command-buffer, pre-resolved");
+    auto dev = backend->device(0);
+    REQUIRE_FALSE(dev);
+    CHECK(dev.error().message() == p.reason);
+  }
+}
+
+TEST_CASE("both replay strategies match eager: parameters, binding tables, copies, fills, host tasks",
+          "[opencl][replay]") {
+  // fill z with 1.0; y += a x; z[0, kN/2) = y[0, kN/2); print z; z += a x. Four
+  // submissions: (t1, a=0.5), (t2, a=0.5), (t1, a=4), (t1, a=4).
+  GraphBuilder b("strategies");
+  uint32_t k = addKernelSource(b, kSaxpy, "saxpy.cl", "saxpy");
+  uint32_t y = b.addSlot(externalSlot("y", kN * 4));
+  uint32_t x = b.addSlot(externalSlot("x", kN * 4));
+  uint32_t z = b.addSlot(externalSlot("z", kN * 4));
+  uint32_t a = b.addParam(Param{"a", ScalarType::F32, f32Bits(1.0f)});
+  const uint64_t one = f32Bits(1.0f);
+  std::vector<uint8_t> pattern(4);
+  std::memcpy(pattern.data(), &one, 4);
+  uint32_t f = b.addFill("fill", fillOp(z, 0, kN * 4, pattern));
+  uint32_t k0 = b.addKernelNode("k0", k, range1D(kN, 64), {Arg::slot(y), Arg::slot(x), Arg::param(a)});
+  uint32_t cp = b.addCopy("copy", copyOp(y, 0, z, 0, kN * 2));
+  uint32_t h = b.addHost("show", HostOp{"print", ""}, {Arg::slot(z), Arg::string("f32"), Arg::scalar(ScalarType::I32, 1)});
+  uint32_t k1 = b.addKernelNode("k1", k, range1D(kN, 64), {Arg::slot(z), Arg::slot(x), Arg::param(a)});
+  b.addEdge(f, k0);
+  b.addEdge(k0, cp);
+  b.addEdge(cp, h);
+  b.addEdge(h, k1);
+  Graph g = b.take();
+
+  struct Run {
+    std::vector<std::string> lines;
+    std::vector<std::vector<float>> out; // y1, z1, y2, z2 after each submission
+    uint64_t recordings = 0;
+  };
+  auto runAll = [&](opencl::OpenCLBackendOptions::Replay strategy, rt::ExecMode mode) {
+    opencl::OpenCLBackendOptions o;
+    o.replay = strategy;
+    auto backend = opencl::makeOpenCLBackend(o);
+    rt::Device &d = *openPocl(*backend);
+    Run r;
+    rt::HostPolicy policy;
+    policy.output = [&](const std::string &l) { r.lines.push_back(l); };
+    auto exe = finalizeOk(d, g, mode, policy);
+    auto x1 = alloc(d, kN * 4), y1 = alloc(d, kN * 4), z1 = alloc(d, kN * 4);
+    auto x2 = alloc(d, kN * 4), y2 = alloc(d, kN * 4), z2 = alloc(d, kN * 4);
+    writeAll(d, *x1, iota(1.0f));
+    writeAll(d, *x2, iota(-7.0f));
+    writeAll(d, *y1, std::vector<float>(kN, 0.0f));
+    writeAll(d, *y2, std::vector<float>(kN, 3.0f));
+    writeAll(d, *z1, std::vector<float>(kN, -1.0f)); // read before t2's first submission
+    writeAll(d, *z2, std::vector<float>(kN, -1.0f));
+    rt::BindingTable t1, t2;
+    t1.slots = {{y1.get()}, {x1.get()}, {z1.get()}};
+    t2.slots = {{y2.get()}, {x2.get()}, {z2.get()}};
+    const std::pair<rt::BindingTable *, const char *> subs[] = {{&t1, "0.5"}, {&t2, "0.5"}, {&t1, "4"}, {&t1, "4"}};
+    for (const auto &s : subs) {
+      rt::ParamValues p;
+      REQUIRE(!p.set(exe->graph(), "a", s.second));
+      runAndWait(*exe, *s.first, p);
+      r.out.push_back(readAll<float>(d, *y1));
+      r.out.push_back(readAll<float>(d, *z1));
+      r.out.push_back(readAll<float>(d, *y2));
+      r.out.push_back(readAll<float>(d, *z2));
+    }
+    r.recordings = opencl::recordingsMade(*exe);
+    return r;
+  };
+  using R = opencl::OpenCLBackendOptions::Replay;
+  Run eager = runAll(R::Auto, rt::ExecMode::Eager);
+  Run cb = runAll(R::CommandBuffer, rt::ExecMode::Replay);
+  Run pre = runAll(R::PreResolved, rt::ExecMode::Replay);
+  CHECK(eager.recordings == 0);
+  CHECK(cb.recordings == 3); // (t1, 0.5), (t2, 0.5), (t1, 4)
+  CHECK(pre.recordings == 3);
+  REQUIRE(eager.lines.size() == 4);
+  CHECK(cb.lines == eager.lines);
+  CHECK(pre.lines == eager.lines);
+  REQUIRE(eager.out.size() == 16);
+  for (size_t i = 0; i < eager.out.size(); ++i) {
+    INFO("result " << i);
+    CHECK(cb.out[i] == eager.out[i]);
+    CHECK(pre.out[i] == eager.out[i]);
+  }
+  // Independently: after the last submission y1 = 0.5x + 0.5x... = (0.5 + 4 + 4) x1 and
+  // z1 = [y1 | 1] + 4 x1.
+  const std::vector<float> x1 = iota(1.0f);
+  const std::vector<float> &y1 = eager.out[12], &z1 = eager.out[13];
+  for (uint32_t i = 0; i < kN; i += 61) {
+    CHECK(y1[i] == Approx(8.5f * x1[i]));
+    CHECK(z1[i] == Approx((i < kN / 2 ? y1[i] : 1.0f) + 4.0f * x1[i]));
+  }
+  // y2 got one submission: 3 + 0.5 x2.
+  const std::vector<float> x2 = iota(-7.0f);
+  for (uint32_t i = 0; i < kN; i += 61) CHECK(eager.out[14][i] == Approx(3.0f + 0.5f * x2[i]));
+}
+
+TEST_CASE("a pre-resolved replay gives per-node timestamps when asked", "[opencl][replay]") {
+  opencl::OpenCLBackendOptions o;
+  o.replay = opencl::OpenCLBackendOptions::Replay::PreResolved;
+  auto backend = opencl::makeOpenCLBackend(o);
+  rt::Device &d = *openPocl(*backend);
+  REQUIRE(d.info().caps.profilingReplay);
+  Graph g = saxpyGraph(3);
+  auto exe = finalizeOk(d, g, rt::ExecMode::Replay);
+  auto x = alloc(d, kN * 4), y = alloc(d, kN * 4);
+  writeAll(d, *x, std::vector<float>(kN, 1.0f));
+  writeAll(d, *y, std::vector<float>(kN, 0.0f));
+  rt::BindingTable t;
+  t.slots = {{y.get()}, {x.get()}};
+  rt::SubmitOptions so;
+  so.profile = true;
+  for (int rep = 0; rep < 2; ++rep) { // profiled, then the same recording unprofiled
+    auto ev = exe->enqueue(t, {}, rep == 0 ? so : rt::SubmitOptions{});
+    REQUIRE(ev);
+    REQUIRE(!(*ev)->wait());
+    const auto &tm = (*ev)->nodeTimings();
+    if (rep == 1) {
+      CHECK(tm.empty());
+      continue;
+    }
+    REQUIRE(tm.size() == 3);
+    for (size_t i = 0; i < tm.size(); ++i) {
+      CHECK(tm[i].node == exe->graph().findNode("saxpy" + std::to_string(i)));
+      CHECK(tm[i].endNs >= tm[i].startNs);
+      if (i) CHECK(tm[i].startNs >= tm[i - 1].endNs); // in-order queue
+    }
+  }
+  CHECK(readAll<float>(d, *y)[7] == 12.0f); // 2 submissions x 3 nodes x 2 * 1
+  CHECK(opencl::recordingsMade(*exe) == 1);
 }

@@ -2,6 +2,7 @@
 #include "internal.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 namespace cgraph::opencl {
@@ -91,7 +92,7 @@ public:
       return p;
     }
     for (const Found &f : *found) {
-      auto d = describeDevice(**api, f.platform, f.device);
+      auto d = describeDevice(**api, f.platform, f.device, opts_);
       if (!d) {
         p.reason = d.error().message();
         return p;
@@ -113,7 +114,7 @@ public:
       return makeError("opencl device " + std::to_string(index) + " does not exist (" +
                        std::to_string(found->size()) + " found)");
     const Found &f = (*found)[index];
-    auto d = describeDevice(**api, f.platform, f.device);
+    auto d = describeDevice(**api, f.platform, f.device, opts_);
     if (!d) return d.error();
     auto dev = OpenCLDevice::open(**api, d->first, d->second, opts_);
     if (!dev) return dev.error();
@@ -132,7 +133,8 @@ private:
 
 Expected<std::pair<rt::DeviceInfo, DeviceProps>> describeDevice(const ClApi &api,
                                                                 cl_platform_id platform,
-                                                                cl_device_id device) {
+                                                                cl_device_id device,
+                                                                const OpenCLBackendOptions &opts) {
   rt::DeviceInfo info;
   DeviceProps props;
   props.platform = platform;
@@ -156,6 +158,28 @@ Expected<std::pair<rt::DeviceInfo, DeviceProps>> describeDevice(const ClApi &api
         api, device, CL_DEVICE_COMMAND_BUFFER_CAPABILITIES_KHR);
     props.simultaneousUse = (caps & CL_COMMAND_BUFFER_CAPABILITY_SIMULTANEOUS_USE_KHR) != 0;
   }
+  // The replay strategy (the rule is in opencl_backend.h): an explicit option, else
+  // the environment, else command buffers except on PoCL's CPU device, whose command
+  // buffers cost more per node than its eager enqueue (bench_pocl --only-chain).
+  using Replay = OpenCLBackendOptions::Replay;
+  Replay want = opts.replay;
+  if (want == Replay::Auto) {
+    if (const char *env = std::getenv("CGRAPH_OPENCL_REPLAY"); env && *env) {
+      if (!std::strcmp(env, "command-buffer")) want = Replay::CommandBuffer;
+      else if (!std::strcmp(env, "pre-resolved")) want = Replay::PreResolved;
+      else
+        return makeError(std::string("CGRAPH_OPENCL_REPLAY: '") + env +
+                         "' is not one of command-buffer, pre-resolved");
+    }
+  }
+  if (want == Replay::Auto) {
+    const bool pocl = platformString(api, platform, CL_PLATFORM_NAME).find("Portable Computing Language") !=
+                      std::string::npos;
+    const bool cpu = (deviceValue<cl_device_type>(api, device, CL_DEVICE_TYPE) & CL_DEVICE_TYPE_CPU) != 0;
+    want = pocl && cpu ? Replay::PreResolved : Replay::CommandBuffer;
+  }
+  props.preResolved = want == Replay::PreResolved || !props.commandBuffer || opts.disableCommandBuffers;
+  info.replay = props.preResolved ? "pre-resolved" : "command-buffer";
   cl_command_queue_properties qp =
       deviceValue<cl_command_queue_properties>(api, device, CL_DEVICE_QUEUE_PROPERTIES);
   props.queueProfiling = (qp & CL_QUEUE_PROFILING_ENABLE) != 0;
@@ -163,15 +187,16 @@ Expected<std::pair<rt::DeviceInfo, DeviceProps>> describeDevice(const ClApi &api
   props.baseAddrAlign = std::max<cl_uint>(1, alignBits / 8);
 
   rt::Capabilities &c = info.caps;
-  c.nativeCommandBuffer = props.commandBuffer;
+  c.nativeCommandBuffer = !props.preResolved; // replay runs a driver-level recording
   // No mutable dispatch is used: a new binding set or parameter value is a new recording.
   c.rebindWithoutRerecord = false;
   c.updatableParams = false;
   c.inOrder = true;
   c.concurrentNodes = false;
   c.profiling = props.queueProfiling;
-  // Command buffers give no per-command events; without them replay is node by node.
-  c.profilingReplay = props.queueProfiling && !props.commandBuffer;
+  // Command buffers give no per-command events; a pre-resolved replay has one per node
+  // when asked.
+  c.profilingReplay = props.queueProfiling && props.preResolved;
   c.hostPointerBuffers = false;
   if (props.il) c.kernelForms.push_back(FormKind::SpirV);
   if (props.spir) {

@@ -187,7 +187,7 @@ Error OpenCLExecutable::setArgs(cl_kernel k, uint32_t n, const std::vector<uint6
   return Error::success();
 }
 
-OpenCLExecutable::Launch OpenCLExecutable::launchDims(uint32_t n, const std::vector<uint64_t> &params) const {
+Launch OpenCLExecutable::launchDims(uint32_t n, const std::vector<uint64_t> &params) const {
   const Node &node = graph_.nodes[n];
   const Kernel &kern = graph_.kernels[node.kernel];
   auto val = [&](const Dim &d) { return size_t(d.param != kNone ? params[d.param] : d.value); };

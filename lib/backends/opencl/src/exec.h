@@ -8,6 +8,7 @@
 
 #include <map>
 #include <tuple>
+#include <unordered_map>
 
 namespace cgraph::opencl {
 
@@ -27,8 +28,34 @@ private:
   std::map<std::tuple<cl_mem, uint64_t, uint64_t>, cl_mem> subs_;
 };
 
-// One replayable recording for one binding set: a command buffer per device partition,
-// host partitions in between.
+// A kernel launch's sizes, resolved.
+struct Launch {
+  cl_uint dims = 1;
+  size_t global[3] = {1, 1, 1}, local[3] = {0, 0, 0}, offset[3] = {0, 0, 0};
+  bool hasLocal = false, hasOffset = false;
+};
+
+// One node of a pre-resolved replay: everything its clEnqueue* call takes, resolved for
+// one binding set (cl_mem handles with offsets, launch sizes, a cl_kernel whose
+// arguments are set and never changed again). Barrier nodes have none: the in-order
+// queue and the topological stored order already give their ordering.
+struct ResolvedOp {
+  enum Kind : uint8_t { Kernel, Copy, CopyRect, Fill, Host };
+  Kind kind = Kernel;
+  uint32_t node = kNone;
+  cl_kernel kernel = nullptr; // Kernel (owned by the Recording)
+  Launch launch;              // Kernel
+  cl_mem src = nullptr, dst = nullptr; // Copy, CopyRect; Fill: dst
+  size_t srcOffset = 0, dstOffset = 0, bytes = 0; // Copy; Fill: dstOffset, bytes
+  size_t so[3] = {0, 0, 0}, dO[3] = {0, 0, 0}, region[3] = {0, 0, 0}; // CopyRect
+  size_t srcRowPitch = 0, srcSlicePitch = 0, dstRowPitch = 0, dstSlicePitch = 0;
+  const void *pattern = nullptr; // Fill: the graph's bytes (the executable outlives it)
+  size_t patternSize = 0;
+};
+
+// One replayable recording for one binding set: either a command buffer per device
+// partition with host partitions in between ("command-buffer"), or one flat list of
+// resolved operations ("pre-resolved", `ops`).
 struct Recording {
   struct Part {
     cl_command_buffer_khr cb = nullptr;
@@ -41,6 +68,7 @@ struct Recording {
   const ClCommandBufferApi *cbApi;
   std::string key;
   std::vector<Part> parts;
+  std::vector<ResolvedOp> ops; // pre-resolved strategy only
   SubBuffers subs;
   std::vector<cl_mem> retained; // the bound buffers, kept alive while recorded
   std::vector<cl_kernel> kernels; // per kernel node, owned (see findOrRecord)
@@ -71,11 +99,6 @@ private:
     uint64_t length = 0;
     uint64_t id = 0;
   };
-  struct Launch {
-    cl_uint dims = 1;
-    size_t global[3] = {1, 1, 1}, local[3] = {0, 0, 0}, offset[3] = {0, 0, 0};
-    bool hasLocal = false, hasOffset = false;
-  };
   struct PartPlan {
     std::vector<uint32_t> nodes;
     bool host = false;
@@ -96,12 +119,22 @@ private:
   Error recordNode(cl_command_buffer_khr cb, uint32_t n, const std::vector<uint64_t> &params,
                    SubBuffers &subs, cl_kernel k, std::vector<std::vector<cl_sync_point_khr>> &done);
   Expected<Recording *> findOrRecord(const std::vector<uint64_t> &params);
+  // Fills `rec` with command buffers (recordCommandBuffers) or a resolved node list
+  // (resolveOps) for the current binding set and `params`.
+  Error recordCommandBuffers(Recording &rec, const std::vector<uint64_t> &params);
+  Error resolveOps(Recording &rec, const std::vector<uint64_t> &params);
+  // The kernel object for node `n` in `rec`: one per distinct (kernel, argument list),
+  // created and its arguments set on first use (`shared` maps argument lists to them).
+  Expected<cl_kernel> recordingKernel(Recording &rec, uint32_t n, const std::vector<uint64_t> &params,
+                                      std::unordered_map<std::string, cl_kernel> &shared, bool setArgsNow);
   Error runHost(uint32_t n, const std::vector<uint64_t> &params);
   Expected<rt::EventPtr> submitEager(const std::vector<uint64_t> &params,
                                      std::vector<cl_event> &wait, bool profile,
                                      const std::function<Error(uint32_t)> &afterNode);
   Expected<rt::EventPtr> submitReplay(const std::vector<uint64_t> &params,
-                                      std::vector<cl_event> &wait);
+                                      std::vector<cl_event> &wait, bool profile);
+  Expected<rt::EventPtr> submitPreResolved(Recording &rec, const std::vector<uint64_t> &params,
+                                           std::vector<cl_event> &wait, bool profile);
 
   OpenCLDevice *dev_;
   const ClApi *api_;

@@ -26,13 +26,16 @@ struct DeviceProps {
   bool commandBuffer = false; // cl_khr_command_buffer, every entry point found
   bool simultaneousUse = false; // a pending command buffer may be enqueued again
   bool queueProfiling = false;
+  bool preResolved = false;   // replay strategy "pre-resolved" (else "command-buffer")
   uint32_t baseAddrAlign = 1; // bytes; sub-buffer origins must be multiples of it
 };
 
-// Gathers DeviceInfo + DeviceProps (backend.cpp).
+// Gathers DeviceInfo + DeviceProps (backend.cpp), the replay strategy included (the
+// rule in opencl_backend.h; fails on a bad CGRAPH_OPENCL_REPLAY value).
 Expected<std::pair<rt::DeviceInfo, DeviceProps>> describeDevice(const ClApi &api,
                                                                 cl_platform_id platform,
-                                                                cl_device_id device);
+                                                                cl_device_id device,
+                                                                const OpenCLBackendOptions &opts);
 
 class OpenCLDevice;
 
@@ -88,7 +91,8 @@ public:
   cl_context context() const { return context_; }
   cl_command_queue queue() const { return queue_; }
   const OpenCLBackendOptions &options() const { return opts_; }
-  bool useCommandBuffers() const { return props_.commandBuffer && !opts_.disableCommandBuffers; }
+  // Replay through command buffers (else the pre-resolved node list).
+  bool useCommandBuffers() const { return !props_.preResolved; }
 
   // kernel_compiler.cpp: the path chosen for `m`, then the program built from it,
   // through lib/cache's KernelCache (memory, then program binaries on disk) when

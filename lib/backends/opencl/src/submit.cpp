@@ -1,5 +1,6 @@
-// Submission paths: eager (one clEnqueue* per node on the in-order queue) and replay
-// (command buffers recorded once per binding set).
+// Submission paths: eager (one clEnqueue* per node on the in-order queue, arguments set
+// per node), and replay: command buffers recorded once per binding set, or the
+// pre-resolved node list (one per binding set) enqueued in one tight loop.
 #include "exec.h"
 
 #include <algorithm>
@@ -149,6 +150,155 @@ Error OpenCLExecutable::recordNode(cl_command_buffer_khr cb, uint32_t n,
   return Error::success();
 }
 
+Expected<cl_kernel> OpenCLExecutable::recordingKernel(Recording &rec, uint32_t n,
+                                                      const std::vector<uint64_t> &params,
+                                                      std::unordered_map<std::string, cl_kernel> &shared,
+                                                      bool setArgsNow) {
+  // A kernel object per distinct argument list: PoCL 3.1 reads a kernel's arguments
+  // when a command buffer runs, not when the command was recorded, so a cl_kernel
+  // shared between recordings (or with the eager path), or between commands with
+  // different arguments, would replay the last arguments set on it; the pre-resolved
+  // list never sets arguments at submission, so it needs the same. Nodes with the same
+  // kernel and the same arguments (a chain's) share one: 20000 kernel objects cost
+  // PoCL ~5 us more per command buffer command than one.
+  const Node &node = graph_.nodes[n];
+  std::string argKey;
+  appendBits(argKey, node.kernel);
+  for (const Arg &a : node.args) {
+    appendBits(argKey, uint64_t(a.kind) << 32 | uint64_t(a.type));
+    appendBits(argKey, a.index);
+    appendBits(argKey, a.kind == ArgKind::Param ? params[a.index] : a.value);
+  }
+  auto found = shared.find(argKey);
+  if (found != shared.end()) return found->second;
+  const Kernel &kern = graph_.kernels[node.kernel];
+  cl_int krc = CL_SUCCESS;
+  cl_kernel k = api_->clCreateKernel(kernelProgram_[node.kernel], kern.name.c_str(), &krc);
+  if (krc != CL_SUCCESS) return clError("clCreateKernel", krc).withContext(nodeLabel(n));
+  rec.kernels.push_back(k);
+  if (setArgsNow) CGRAPH_RETURN_IF_ERROR(setArgs(k, n, params, rec.subs));
+  shared.emplace(std::move(argKey), k);
+  return k;
+}
+
+Error OpenCLExecutable::recordCommandBuffers(Recording &rec, const std::vector<uint64_t> &params) {
+  const ClCommandBufferApi &c = dev_->commandBufferApi();
+  cl_command_queue q = dev_->queue();
+  std::vector<std::vector<cl_sync_point_khr>> done(graph_.nodes.size());
+  std::unordered_map<std::string, cl_kernel> sharedKernels; // argument list -> kernel
+  for (const PartPlan &plan : parts_) {
+    Recording::Part part;
+    if (plan.host) {
+      part.hostNode = plan.nodes[0];
+      rec.parts.push_back(part);
+      continue;
+    }
+    cl_command_buffer_properties_khr props[] = {
+        CL_COMMAND_BUFFER_FLAGS_KHR,
+        cl_command_buffer_properties_khr(dev_->props().simultaneousUse ? CL_COMMAND_BUFFER_SIMULTANEOUS_USE_KHR : 0), 0};
+    // A partition is recorded as command buffers of at most kCommandsPerBuffer nodes,
+    // enqueued one after the other on the in-order queue. PoCL 3.1 runs a command
+    // buffer as one event per command plus a completion event that waits for all of
+    // them, and its per-dependency bookkeeping makes that quadratic in the buffer's
+    // length (a 20000-node chain: ~35 us per node instead of ~3). A node's sync points
+    // from an earlier buffer are dropped: the queue's order already covers them.
+    std::vector<uint32_t> inBuffer;
+    for (size_t i = 0; i < plan.nodes.size(); ++i) {
+      const uint32_t n = plan.nodes[i];
+      if (i % kCommandsPerBuffer == 0) {
+        if (i) CGRAPH_CL_CHECK("clFinalizeCommandBufferKHR", c.finalize(rec.parts.back().cb));
+        for (uint32_t r : inBuffer) done[r].clear();
+        inBuffer.clear();
+        cl_int rc = CL_SUCCESS;
+        part.cb = c.create(1, &q, props, &rc);
+        if (rc != CL_SUCCESS) return clError("clCreateCommandBufferKHR", rc);
+        rec.parts.push_back(part);
+      }
+      inBuffer.push_back(n);
+      cl_kernel k = nullptr;
+      if (graph_.nodes[n].kind == NodeKind::Kernel) {
+        Expected<cl_kernel> kOr = recordingKernel(rec, n, params, sharedKernels, false);
+        if (!kOr) return kOr.error();
+        k = *kOr;
+      }
+      CGRAPH_RETURN_IF_ERROR(recordNode(rec.parts.back().cb, n, params, rec.subs, k, done));
+    }
+    if (!plan.nodes.empty()) CGRAPH_CL_CHECK("clFinalizeCommandBufferKHR", c.finalize(rec.parts.back().cb));
+  }
+  return Error::success();
+}
+
+Error OpenCLExecutable::resolveOps(Recording &rec, const std::vector<uint64_t> &params) {
+  // Everything a node's clEnqueue* call takes, resolved once per binding set, so that a
+  // submission does no argument setting, no lookups and no allocation per node.
+  std::unordered_map<std::string, cl_kernel> sharedKernels;
+  rec.ops.reserve(graph_.nodes.size());
+  for (const PartPlan &plan : parts_) {
+    if (plan.host) {
+      ResolvedOp op;
+      op.kind = ResolvedOp::Host;
+      op.node = plan.nodes[0];
+      rec.ops.push_back(op);
+      continue;
+    }
+    for (uint32_t n : plan.nodes) {
+      const Node &node = graph_.nodes[n];
+      ResolvedOp op;
+      op.node = n;
+      switch (node.kind) {
+      case NodeKind::Kernel: {
+        Expected<cl_kernel> kOr = recordingKernel(rec, n, params, sharedKernels, true);
+        if (!kOr) return kOr.error();
+        op.kind = ResolvedOp::Kernel;
+        op.kernel = *kOr;
+        op.launch = launchDims(n, params);
+        break;
+      }
+      case NodeKind::Copy: {
+        const SlotMem &sm = mems_[node.copy.srcSlot], &dm = mems_[node.copy.dstSlot];
+        op.kind = ResolvedOp::Copy;
+        op.src = sm.mem;
+        op.dst = dm.mem;
+        op.srcOffset = size_t(sm.offset + node.copy.srcOffset);
+        op.dstOffset = size_t(dm.offset + node.copy.dstOffset);
+        op.bytes = size_t(node.copy.bytes);
+        break;
+      }
+      case NodeKind::CopyRect: {
+        const CopyOp &c = node.copy;
+        const SlotMem &sm = mems_[c.srcSlot], &dm = mems_[c.dstSlot];
+        op.kind = ResolvedOp::CopyRect;
+        op.src = sm.mem;
+        op.dst = dm.mem;
+        op.so[0] = size_t(sm.offset + c.srcOffset);
+        op.dO[0] = size_t(dm.offset + c.dstOffset);
+        for (int d = 0; d < 3; ++d) op.region[d] = size_t(c.region[d]);
+        op.srcRowPitch = size_t(c.srcRowPitch);
+        op.srcSlicePitch = size_t(c.srcSlicePitch);
+        op.dstRowPitch = size_t(c.dstRowPitch);
+        op.dstSlicePitch = size_t(c.dstSlicePitch);
+        break;
+      }
+      case NodeKind::Fill: {
+        const FillOp &f = node.fill;
+        const SlotMem &m = mems_[f.slot];
+        op.kind = ResolvedOp::Fill;
+        op.dst = m.mem;
+        op.dstOffset = size_t(m.offset + f.offset);
+        op.bytes = size_t(f.bytes);
+        op.pattern = f.pattern.data();
+        op.patternSize = f.pattern.size();
+        break;
+      }
+      default:
+        continue; // barriers: the in-order queue already orders their neighbours
+      }
+      rec.ops.push_back(op);
+    }
+  }
+  return Error::success();
+}
+
 Expected<Recording *> OpenCLExecutable::findOrRecord(const std::vector<uint64_t> &params) {
   // The binding set: buffer identity, offset and length of every slot, and every
   // parameter value (scalars and nd-ranges are baked into the recorded commands).
@@ -167,82 +317,24 @@ Expected<Recording *> OpenCLExecutable::findOrRecord(const std::vector<uint64_t>
       return r.get();
     }
 
-  const ClCommandBufferApi &c = dev_->commandBufferApi();
-  auto rec = std::make_unique<Recording>(*api_, c, dev_->props().baseAddrAlign);
+  auto rec = std::make_unique<Recording>(*api_, dev_->commandBufferApi(), dev_->props().baseAddrAlign);
   rec->key = std::move(key);
   rec->lastTick = tick_;
   for (const SlotMem &m : mems_)
     if (m.mem && api_->clRetainMemObject(m.mem) == CL_SUCCESS) rec->retained.push_back(m.mem);
-  cl_command_queue q = dev_->queue();
-  std::vector<std::vector<cl_sync_point_khr>> done(graph_.nodes.size());
-  std::unordered_map<std::string, cl_kernel> sharedKernels; // argument list -> kernel
-  for (const PartPlan &plan : parts_) {
-    Recording::Part part;
-    if (plan.host) {
-      part.hostNode = plan.nodes[0];
-      rec->parts.push_back(part);
-      continue;
-    }
-    cl_command_buffer_properties_khr props[] = {
-        CL_COMMAND_BUFFER_FLAGS_KHR,
-        cl_command_buffer_properties_khr(dev_->props().simultaneousUse ? CL_COMMAND_BUFFER_SIMULTANEOUS_USE_KHR : 0), 0};
-    // A partition is recorded as command buffers of at most kCommandsPerBuffer nodes,
-    // enqueued one after the other on the in-order queue. PoCL 3.1 runs a command
-    // buffer as one event per command plus a completion event that waits for all of
-    // them, and its per-dependency bookkeeping makes that quadratic in the buffer's
-    // length (a 20000-node chain: ~35 us per node instead of ~3). A node's sync points
-    // from an earlier buffer are dropped: the queue's order already covers them.
-    std::vector<uint32_t> inBuffer;
-    for (size_t i = 0; i < plan.nodes.size(); ++i) {
-      const uint32_t n = plan.nodes[i];
-      if (i % kCommandsPerBuffer == 0) {
-        if (i) CGRAPH_CL_CHECK("clFinalizeCommandBufferKHR", c.finalize(rec->parts.back().cb));
-        for (uint32_t r : inBuffer) done[r].clear();
-        inBuffer.clear();
-        cl_int rc = CL_SUCCESS;
-        part.cb = c.create(1, &q, props, &rc);
-        if (rc != CL_SUCCESS) return clError("clCreateCommandBufferKHR", rc);
-        rec->parts.push_back(part);
-      }
-      inBuffer.push_back(n);
-      // A kernel object per distinct argument list: PoCL 3.1 reads a kernel's arguments
-      // when the command buffer runs, not when the command was recorded, so a cl_kernel
-      // shared between recordings (or with the eager path), or between commands with
-      // different arguments, would replay the last arguments set on it. Commands with
-      // the same kernel and the same arguments (a chain's) share one: 20000 kernel
-      // objects cost PoCL ~5 us more per command than one.
-      cl_kernel k = nullptr;
-      if (graph_.nodes[n].kind == NodeKind::Kernel) {
-        const Node &node = graph_.nodes[n];
-        std::string argKey;
-        appendBits(argKey, node.kernel);
-        for (const Arg &a : node.args) {
-          appendBits(argKey, uint64_t(a.kind) << 32 | uint64_t(a.type));
-          appendBits(argKey, a.index);
-          appendBits(argKey, a.kind == ArgKind::Param ? params[a.index] : a.value);
-        }
-        auto found = sharedKernels.find(argKey);
-        if (found != sharedKernels.end()) {
-          k = found->second;
-        } else {
-          const Kernel &kern = graph_.kernels[node.kernel];
-          cl_int krc = CL_SUCCESS;
-          k = api_->clCreateKernel(kernelProgram_[node.kernel], kern.name.c_str(), &krc);
-          if (krc != CL_SUCCESS) return clError("clCreateKernel", krc).withContext(nodeLabel(n));
-          rec->kernels.push_back(k);
-          sharedKernels.emplace(std::move(argKey), k);
-        }
-      }
-      CGRAPH_RETURN_IF_ERROR(recordNode(part.cb, n, params, rec->subs, k, done));
-    }
-    if (!plan.nodes.empty()) CGRAPH_CL_CHECK("clFinalizeCommandBufferKHR", c.finalize(rec->parts.back().cb));
+  if (dev_->useCommandBuffers()) {
+    CGRAPH_RETURN_IF_ERROR(recordCommandBuffers(*rec, params));
+  } else {
+    CGRAPH_RETURN_IF_ERROR(resolveOps(*rec, params));
   }
   ++recordingsMade_;
   const size_t limit = std::max<size_t>(1, dev_->options().maxRecordings);
   if (recordings_.size() >= limit) {
     auto oldest = std::min_element(recordings_.begin(), recordings_.end(),
                                    [](const auto &a, const auto &b) { return a->lastTick < b->lastTick; });
-    recordings_.erase(oldest); // the driver keeps a pending command buffer alive
+    // The driver keeps a pending command buffer alive, and a kernel object or buffer
+    // released while an enqueued command uses it stays alive until that command ends.
+    recordings_.erase(oldest);
   }
   recordings_.push_back(std::move(rec));
   return recordings_.back().get();
@@ -335,10 +427,11 @@ Expected<rt::EventPtr> OpenCLExecutable::submitEager(const std::vector<uint64_t>
 }
 
 Expected<rt::EventPtr> OpenCLExecutable::submitReplay(const std::vector<uint64_t> &params,
-                                                      std::vector<cl_event> &wait) {
+                                                      std::vector<cl_event> &wait, bool profile) {
   Expected<Recording *> recOr = findOrRecord(params);
   if (!recOr) return recOr.error();
   Recording &rec = **recOr;
+  if (!dev_->useCommandBuffers()) return submitPreResolved(rec, params, wait, profile);
   const ClCommandBufferApi &c = dev_->commandBufferApi();
   if (rec.lastUse && !dev_->props().simultaneousUse) {
     // A command buffer without simultaneous use must not be pending when re-enqueued.
@@ -371,6 +464,83 @@ Expected<rt::EventPtr> OpenCLExecutable::submitReplay(const std::vector<uint64_t
                                                     std::vector<std::pair<uint32_t, cl_event>>{}));
 }
 
+Expected<rt::EventPtr> OpenCLExecutable::submitPreResolved(Recording &rec,
+                                                           const std::vector<uint64_t> &params,
+                                                           std::vector<cl_event> &wait, bool profile) {
+  // One loop of clEnqueue* calls on the in-order queue: no argument setting, no events
+  // between nodes (the stored order is topological and partitions run in index order),
+  // an event only for the last command, or per node when profiling.
+  cl_command_queue q = dev_->queue();
+  std::vector<std::pair<uint32_t, cl_event>> profiled;
+  if (profile) profiled.reserve(rec.ops.size());
+  auto fail = [&](Error e) -> Expected<rt::EventPtr> {
+    for (auto &p : profiled) api_->clReleaseEvent(p.second);
+    return e;
+  };
+  EventGuard last{api_};
+  const size_t nOps = rec.ops.size();
+  for (size_t i = 0; i < nOps; ++i) {
+    const ResolvedOp &op = rec.ops[i];
+    const cl_uint nWait = cl_uint(wait.size());
+    const cl_event *w = wait.empty() ? nullptr : wait.data();
+    if (op.kind == ResolvedOp::Host) {
+      // The task reads what earlier commands and prior submissions wrote: runHost
+      // drains the queue; events of other queues are waited for here.
+      if (nWait) {
+        cl_int rc = api_->clWaitForEvents(nWait, w);
+        if (rc != CL_SUCCESS) return fail(clError("clWaitForEvents", rc));
+        wait.clear();
+      }
+      if (Error e = runHost(op.node, params)) return fail(std::move(e));
+      continue;
+    }
+    const bool lastOp = i + 1 == nOps;
+    cl_event ev = nullptr;
+    cl_event *evp = (profile || lastOp) ? &ev : nullptr;
+    cl_int rc = CL_SUCCESS;
+    const char *call = "";
+    switch (op.kind) {
+    case ResolvedOp::Kernel: {
+      const Launch &l = op.launch;
+      call = "clEnqueueNDRangeKernel";
+      rc = api_->clEnqueueNDRangeKernel(q, op.kernel, l.dims, l.hasOffset ? l.offset : nullptr, l.global,
+                                        l.hasLocal ? l.local : nullptr, nWait, w, evp);
+      break;
+    }
+    case ResolvedOp::Copy:
+      call = "clEnqueueCopyBuffer";
+      rc = api_->clEnqueueCopyBuffer(q, op.src, op.dst, op.srcOffset, op.dstOffset, op.bytes, nWait, w, evp);
+      break;
+    case ResolvedOp::CopyRect:
+      call = "clEnqueueCopyBufferRect";
+      rc = api_->clEnqueueCopyBufferRect(q, op.src, op.dst, op.so, op.dO, op.region, op.srcRowPitch,
+                                         op.srcSlicePitch, op.dstRowPitch, op.dstSlicePitch, nWait, w, evp);
+      break;
+    case ResolvedOp::Fill:
+      call = "clEnqueueFillBuffer";
+      rc = api_->clEnqueueFillBuffer(q, op.dst, op.pattern, op.patternSize, op.dstOffset, op.bytes, nWait, w,
+                                     evp);
+      break;
+    case ResolvedOp::Host:
+      break;
+    }
+    if (nWait) wait.clear(); // later commands follow on the in-order queue
+    if (rc != CL_SUCCESS) return fail(clError(call, rc).withContext(nodeLabel(op.node)));
+    if (profile) {
+      profiled.push_back({op.node, ev});
+      if (lastOp) api_->clRetainEvent(ev);
+    }
+    if (lastOp) last.ev = ev;
+  }
+  if (!last.ev) { // nothing enqueued, or a host task last
+    cl_int rc = api_->clEnqueueMarkerWithWaitList(q, cl_uint(wait.size()), wait.empty() ? nullptr : wait.data(),
+                                                  &last.ev);
+    if (rc != CL_SUCCESS) return fail(clError("clEnqueueMarkerWithWaitList", rc));
+  }
+  api_->clFlush(q);
+  return rt::EventPtr(std::make_shared<OpenCLEvent>(*api_, last.take(), std::move(profiled)));
+}
+
 Expected<rt::EventPtr> OpenCLExecutable::submit(const std::vector<ResolvedSlot> &slots,
                                                 const std::vector<uint64_t> &params,
                                                 const rt::SubmitOptions &opts) {
@@ -390,9 +560,8 @@ Expected<rt::EventPtr> OpenCLExecutable::submit(const std::vector<ResolvedSlot> 
   if (mode_ == rt::ExecMode::Replay && opts.profile && dev_->useCommandBuffers())
     return makeError("opencl: per-node profiling is not available when replaying command buffers "
                      "(cl_khr_command_buffer gives no per-command events); profile in eager mode");
-  if (mode_ == rt::ExecMode::Eager || !dev_->useCommandBuffers())
-    return submitEager(params, wait, opts.profile, opts.afterNode);
-  return submitReplay(params, wait);
+  if (mode_ == rt::ExecMode::Eager) return submitEager(params, wait, opts.profile, opts.afterNode);
+  return submitReplay(params, wait, opts.profile);
 }
 
 Expected<std::unique_ptr<rt::Executable>> makeExecutable(OpenCLDevice &device, Graph flattened,

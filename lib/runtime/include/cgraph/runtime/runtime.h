@@ -64,6 +64,10 @@ struct DeviceInfo {
   std::string vendor;
   std::string driverVersion; // part of the binary cache key
   Capabilities caps;
+  // How ExecMode::Replay runs on this device, in the backend's words (the opencl
+  // backend: "command-buffer" or "pre-resolved"); empty when the backend does not say.
+  // Informational only (cgrun --list-devices); never part of a cache key.
+  std::string replay;
 };
 
 // ---- memory ------------------------------------------------------------------------

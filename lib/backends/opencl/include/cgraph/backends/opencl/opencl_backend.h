@@ -8,11 +8,28 @@
 // (LLVM 14 spir64 bitcode converted from the SPIR-V, `-x spir -spir-std=1.2`,
 // cl_khr_spir), the OpenCL C source carried by the module (FormKind::OpenCLC).
 //
-// Replay uses cl_khr_command_buffer where the device has it. Without mutable dispatch a
-// recording is specific to its binding set, so recordings are kept per (buffers,
-// offsets, parameter values) set, a few at a time (docs/architecture.md decision 5); host
-// task nodes split the recording. Without the extension, or in ExecMode::Eager, nodes
-// are enqueued one by one on an in-order queue.
+// Replay (ExecMode::Replay) has two strategies, chosen per device when it is described
+// (probe, device) and reported in rt::DeviceInfo::replay:
+// - "command-buffer": cl_khr_command_buffer recordings, one or more per device
+//   partition, sync points from the graph's edges.
+// - "pre-resolved": per node a cl_kernel with its arguments already set, launch sizes,
+//   copy/fill operands and cl_mem handles resolved, kept in one flat list; a submission
+//   is one loop of clEnqueueNDRangeKernel / clEnqueueCopyBuffer[Rect] /
+//   clEnqueueFillBuffer calls on the in-order queue with no events between them (the
+//   stored order is topological, and partitions run in index order); host partitions
+//   drain the queue first. Per-node profiling works in this strategy (one event per
+//   node, only when asked).
+// The rule: OpenCLBackendOptions::replay when not Auto; else the environment variable
+// CGRAPH_OPENCL_REPLAY=command-buffer|pre-resolved (any other value makes the backend
+// unavailable, with a probe reason naming it); else "command-buffer" where the device
+// has cl_khr_command_buffer and is not PoCL's CPU device, "pre-resolved" otherwise.
+// PoCL's CPU device runs its own command buffers slower per node than its eager
+// enqueue (benchmarks/opencl/bench_pocl), so replaying through them cannot be fast
+// there. A device without cl_khr_command_buffer always gets "pre-resolved".
+// Without mutable dispatch both strategies are specific to a binding set: they are
+// kept per (buffers, offsets, parameter values) set, a few at a time
+// (docs/architecture.md decision 5). In ExecMode::Eager nodes are enqueued one by one
+// with their arguments set at each submission.
 //
 // Ownership: the returned Backend owns its Devices; a Device owns its cl_context and
 // queue and must outlive every Buffer and Executable made from it.
@@ -34,17 +51,23 @@ struct OpenCLBackendOptions {
   // Build kernels only through this path: "il", "spir" or "source" (tests and
   // benchmarks use it to exercise each path); empty = the best the device has.
   std::string forcePath;
-  // Replay node by node even where cl_khr_command_buffer exists.
+  // Never replay through cl_khr_command_buffer: the "pre-resolved" strategy even where
+  // `replay` asks for command buffers.
   bool disableCommandBuffers = false;
-  // Recordings kept per executable, one per binding set (oldest dropped first).
+  // The replay strategy (see above); Auto = CGRAPH_OPENCL_REPLAY, else the rule.
+  enum class Replay { Auto, CommandBuffer, PreResolved };
+  Replay replay = Replay::Auto;
+  // Recordings (command buffers or pre-resolved node lists) kept per executable, one
+  // per binding set (oldest dropped first).
   size_t maxRecordings = 8;
 };
 
 std::unique_ptr<rt::Backend> makeOpenCLBackend();
 std::unique_ptr<rt::Backend> makeOpenCLBackend(const OpenCLBackendOptions &opts);
 
-// Command-buffer recordings made so far by `exe` (one per new binding set); 0 for an
-// executable of another backend or one that never replayed through command buffers.
+// Recordings made so far by `exe` (one per new binding set: a set of command buffers,
+// or a pre-resolved node list); 0 for an executable of another backend or one that
+// never replayed.
 uint64_t recordingsMade(const rt::Executable &exe);
 
 } // namespace cgraph::opencl
