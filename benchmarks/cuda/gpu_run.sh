@@ -41,7 +41,16 @@ if [ -x bin/cpu_backend_tests ]; then
   CGRAPH_TEST_SOURCE_DIR="$PWD/src" CGRAPH_CACHE_DIR="$PWD/cache" timeout 120 ./run.sh cpu_backend_tests "[barrier]" 2>&1 | tail -2
 fi
 if [ -x bin/bench_nodes ]; then
-  timeout 60 ./run.sh cgrun bench cgf/chain1000.cgf --backend cpu --random y:1 --repetitions 30 2>&1 | tail -5
+  for cpus in all 0-7 0-1; do
+    echo "-- chain1000 on cpu, cores: $cpus"
+    pin=""
+    [ "$cpus" != all ] && pin="taskset -c $cpus"
+    $pin timeout 60 ./run.sh cgrun bench cgf/chain1000.cgf --backend cpu --random y:1 --repetitions 30 2>&1 | tail -4
+  done
   # shellcheck disable=SC2046
   CGRAPH_CACHE_PERSISTENT=0 timeout 240 ./run.sh bench_nodes -n 11 $(ls cgf/*.cgf | grep -v sm90) 2>&1 | tail -40
+fi
+if [ -x bin/bench_nodes ]; then
+  echo "-- the same for mlp with kernels that have barriers run as work-item fibers (A/B)"
+  CGRAPH_CPU_LLVM_ARGS=-cgraph-cpu-fibers CGRAPH_CACHE_PERSISTENT=0 timeout 120 ./run.sh bench_nodes -n 11 cgf/mlp.cgf 2>&1 | tail -9
 fi
