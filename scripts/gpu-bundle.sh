@@ -49,7 +49,7 @@ cp "$resdir/include/opencl-c.h" "$resdir/include/opencl-c-base.h" "$stage/lib/cl
 # as .cgf files (compiled here: cgc needs nothing there, but saves the time).
 mkdir -p "$stage/src"
 cp -r "$root/examples" "$stage/src/"
-cp "$root/benchmarks/cuda/handwritten.cu" "$stage/src/"
+cp "$root/benchmarks/cuda/handwritten.cu" "$root/benchmarks/cuda/torch_chain.py" "$stage/src/"
 mkdir -p "$stage/src/tests"
 cp -r "$root/tests/cpu" "$root/tests/opencl" "$stage/src/tests/"
 for g in "$root"/examples/*/graph.json; do

@@ -36,6 +36,24 @@ mlp --random x:1 --random w1:2 --random b1:3 --random w2:4 --random b2:5 --rando
 LIST
 echo "== bench_cuda"
 timeout "${CGRAPH_BENCH_TIMEOUT:-200}" ./run.sh bench_cuda --handwritten src/handwritten.cu --json "$out/bench.json" 2>&1 | tail -40
+echo "== PyTorch next to cgrun on the chain1000 chain (benchmark 5)"
+timeout 120 python3 src/torch_chain.py --json "$out/torch.json" 2>&1 | tail -6
+timeout 60 ./run.sh cgrun bench cgf/chain1000.cgf --backend cuda --random y:1 --repetitions 30 2>&1 | tail -7
+echo "== every example: cuda replay vs eager, and NVIDIA's OpenCL driver (benchmark 6)"
+while read -r ex args; do
+  for spec in cuda opencl:0 opencl:1; do
+    echo "-- $ex on $spec"
+    # shellcheck disable=SC2086
+    timeout 90 ./run.sh cgrun bench "cgf/$ex.cgf" $args --backend "$spec" --repetitions 10 2>&1 | grep -E "^Device|^eager +total|^replay +total|error" | head -4
+  done
+done <<'LIST'
+saxpy --random y:1
+stencil --random f:1
+chain1000 --random y:1
+gramschmidt --random a:1
+image --random input:1 --random edges:2 --random crop:3
+mlp --random x:1 --random w1:2 --random b1:3 --random w2:4 --random b2:5 --random wc:6 --random bc:7 --random probs:8
+LIST
 echo "== cpu backend on this host's cores (bundled bench_nodes / cpu_backend_tests, when present)"
 if [ -x bin/cpu_backend_tests ]; then
   CGRAPH_TEST_SOURCE_DIR="$PWD/src" CGRAPH_CACHE_DIR="$PWD/cache" timeout 120 ./run.sh cpu_backend_tests "[barrier]" 2>&1 | tail -2
