@@ -9,8 +9,9 @@
 //      backend in both replay strategies (command buffers, pre-resolved node list) next
 //      to the same work on PoCL directly (OpenCL calls from this program, no cgraph in
 //      between): clEnqueueNDRangeKernel per node, and one command buffer of N commands
-//      (with and without a sync-point chain); per node, same process, and the ratio of
-//      each replay to PoCL's direct eager loop.
+//      (with and without a sync-point chain); per node, same process, all variants
+//      round-robin (one run of each per repetition, best of the repetitions), and the
+//      ratio of each replay to PoCL's direct eager loop.
 // PoCL's own kernel cache is off (POCL_KERNEL_CACHE=0) unless --warm is given.
 // Usage: bench_pocl [--warm] [--reps N] [--chain N] [--only-chain]
 #include "cgraph/backends/opencl/opencl_backend.h"
@@ -219,111 +220,150 @@ void check(cl_int rc, const char *what) {
   }
 }
 
-// Per node, microseconds (best of `reps`): {eager, command buffer with sync points,
-// command buffer without, command buffer with sync points and one cl_kernel per command
-// (as the opencl backend records)}; negative where the extension is missing.
-std::vector<double> directChain(uint32_t nodes, int reps) {
+// PoCL driven directly for an N-node axpy(4096) chain, set up once: an eager loop
+// (clSetKernelArg + clEnqueueNDRangeKernel per node, as an application would), and
+// three command buffers of N commands: {sync-point chain, no sync points, sync-point
+// chain with one cl_kernel per command (as the opencl backend records)}.
+struct DirectChain {
   Direct d;
-  if (!d.load()) {
-    std::fprintf(stderr, "bench_pocl: cannot load libOpenCL.so.1 for the direct side\n");
-    return {};
-  }
-  cl_platform_id plats[8];
-  cl_uint np = 0;
-  check(d.clGetPlatformIDs(8, plats, &np), "clGetPlatformIDs");
-  cl_platform_id plat = nullptr;
-  cl_device_id dev = nullptr;
-  for (cl_uint i = 0; i < np && !dev; ++i)
-    if (d.clGetDeviceIDs(plats[i], CL_DEVICE_TYPE_ALL, 1, &dev, nullptr) == CL_SUCCESS) plat = plats[i];
-  if (!dev) return {};
-  cl_int rc = CL_SUCCESS;
-  cl_context ctx = d.clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &rc);
-  check(rc, "clCreateContext");
-  cl_command_queue q = d.clCreateCommandQueueWithProperties(ctx, dev, nullptr, &rc);
-  check(rc, "clCreateCommandQueueWithProperties");
-  const char *src = kSource;
-  cl_program prog = d.clCreateProgramWithSource(ctx, 1, &src, nullptr, &rc);
-  check(rc, "clCreateProgramWithSource");
-  check(d.clBuildProgram(prog, 1, &dev, "", nullptr, nullptr), "clBuildProgram");
-  cl_kernel k = d.clCreateKernel(prog, "axpy", &rc);
-  check(rc, "clCreateKernel");
-  const size_t n = 4096, local = 256;
-  std::vector<float> ones(n, 1.0f);
-  cl_mem y = d.clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, n * 4, ones.data(), &rc);
-  check(rc, "clCreateBuffer");
-  cl_mem x = d.clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, n * 4, ones.data(), &rc);
-  check(rc, "clCreateBuffer");
+  uint32_t nodes = 0;
+  cl_context ctx = nullptr;
+  cl_command_queue q = nullptr;
+  cl_program prog = nullptr;
+  cl_kernel k = nullptr;
+  cl_mem x = nullptr, y = nullptr;
+  size_t n = 4096, local = 256;
   float a = 0.5f;
-  auto setArgs = [&] {
-    check(d.clSetKernelArg(k, 0, sizeof(cl_mem), &y), "clSetKernelArg");
-    check(d.clSetKernelArg(k, 1, sizeof(cl_mem), &x), "clSetKernelArg");
-    check(d.clSetKernelArg(k, 2, sizeof(float), &a), "clSetKernelArg");
-  };
-  auto perNode = [&](auto &&fn) {
-    std::vector<double> us;
-    for (int i = 0; i <= reps; ++i) {
-      auto s = Clock::now();
-      fn();
-      check(d.clFinish(q), "clFinish");
-      if (i > 0) us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - s).count() / nodes);
+  cl_command_buffer_khr cbs[3] = {nullptr, nullptr, nullptr};
+  std::vector<cl_kernel> perCommand;
+
+  void setArgs(cl_kernel kc) {
+    check(d.clSetKernelArg(kc, 0, sizeof(cl_mem), &y), "clSetKernelArg");
+    check(d.clSetKernelArg(kc, 1, sizeof(cl_mem), &x), "clSetKernelArg");
+    check(d.clSetKernelArg(kc, 2, sizeof(float), &a), "clSetKernelArg");
+  }
+
+  bool setup(uint32_t count) {
+    nodes = count;
+    if (!d.load()) {
+      std::fprintf(stderr, "bench_pocl: cannot load libOpenCL.so.1 for the direct side\n");
+      return false;
     }
-    std::sort(us.begin(), us.end());
-    return us.front(); // the least disturbed run: this machine is shared
-  };
-  std::vector<double> out;
-  // Eager, as an application would: arguments set per launch.
-  out.push_back(perNode([&] {
+    cl_platform_id plats[8];
+    cl_uint np = 0;
+    check(d.clGetPlatformIDs(8, plats, &np), "clGetPlatformIDs");
+    cl_platform_id plat = nullptr;
+    cl_device_id dev = nullptr;
+    for (cl_uint i = 0; i < np && !dev; ++i)
+      if (d.clGetDeviceIDs(plats[i], CL_DEVICE_TYPE_ALL, 1, &dev, nullptr) == CL_SUCCESS) plat = plats[i];
+    if (!dev) return false;
+    cl_int rc = CL_SUCCESS;
+    ctx = d.clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &rc);
+    check(rc, "clCreateContext");
+    q = d.clCreateCommandQueueWithProperties(ctx, dev, nullptr, &rc);
+    check(rc, "clCreateCommandQueueWithProperties");
+    const char *src = kSource;
+    prog = d.clCreateProgramWithSource(ctx, 1, &src, nullptr, &rc);
+    check(rc, "clCreateProgramWithSource");
+    check(d.clBuildProgram(prog, 1, &dev, "", nullptr, nullptr), "clBuildProgram");
+    k = d.clCreateKernel(prog, "axpy", &rc);
+    check(rc, "clCreateKernel");
+    std::vector<float> ones(n, 1.0f);
+    y = d.clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, n * 4, ones.data(), &rc);
+    check(rc, "clCreateBuffer");
+    x = d.clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, n * 4, ones.data(), &rc);
+    check(rc, "clCreateBuffer");
+    auto fn = [&](const char *name) { return d.clGetExtensionFunctionAddressForPlatform(plat, name); };
+    d.createCb = reinterpret_cast<clCreateCommandBufferKHR_fn>(fn("clCreateCommandBufferKHR"));
+    d.ndrange = reinterpret_cast<clCommandNDRangeKernelKHR_fn>(fn("clCommandNDRangeKernelKHR"));
+    d.finalizeCb = reinterpret_cast<clFinalizeCommandBufferKHR_fn>(fn("clFinalizeCommandBufferKHR"));
+    d.enqueueCb = reinterpret_cast<clEnqueueCommandBufferKHR_fn>(fn("clEnqueueCommandBufferKHR"));
+    d.releaseCb = reinterpret_cast<clReleaseCommandBufferKHR_fn>(fn("clReleaseCommandBufferKHR"));
+    if (!d.createCb || !d.ndrange || !d.finalizeCb || !d.enqueueCb || !d.releaseCb) return true;
+    setArgs(k);
+    for (int variant = 0; variant < 3; ++variant) {
+      const bool chained = variant != 1, kernelPerCommand = variant == 2;
+      cl_command_buffer_khr cb = d.createCb(1, &q, nullptr, &rc);
+      check(rc, "clCreateCommandBufferKHR");
+      cl_sync_point_khr prev = 0;
+      for (uint32_t i = 0; i < nodes; ++i) {
+        cl_sync_point_khr sp = 0;
+        cl_kernel kc = k;
+        if (kernelPerCommand) {
+          kc = d.clCreateKernel(prog, "axpy", &rc);
+          check(rc, "clCreateKernel");
+          perCommand.push_back(kc);
+          setArgs(kc);
+        }
+        check(d.ndrange(cb, nullptr, nullptr, kc, 1, nullptr, &n, &local, (chained && i) ? 1 : 0,
+                        (chained && i) ? &prev : nullptr, &sp, nullptr),
+              "clCommandNDRangeKernelKHR");
+        prev = sp;
+      }
+      check(d.finalizeCb(cb), "clFinalizeCommandBufferKHR");
+      cbs[variant] = cb;
+    }
+    return true;
+  }
+  bool hasCommandBuffers() const { return cbs[0] != nullptr; }
+  void runEager() {
     for (uint32_t i = 0; i < nodes; ++i) {
-      setArgs();
+      setArgs(k);
       check(d.clEnqueueNDRangeKernel(q, k, 1, nullptr, &n, &local, 0, nullptr, nullptr), "clEnqueueNDRangeKernel");
     }
-  }));
-  auto fn = [&](const char *name) { return d.clGetExtensionFunctionAddressForPlatform(plat, name); };
-  d.createCb = reinterpret_cast<clCreateCommandBufferKHR_fn>(fn("clCreateCommandBufferKHR"));
-  d.ndrange = reinterpret_cast<clCommandNDRangeKernelKHR_fn>(fn("clCommandNDRangeKernelKHR"));
-  d.finalizeCb = reinterpret_cast<clFinalizeCommandBufferKHR_fn>(fn("clFinalizeCommandBufferKHR"));
-  d.enqueueCb = reinterpret_cast<clEnqueueCommandBufferKHR_fn>(fn("clEnqueueCommandBufferKHR"));
-  d.releaseCb = reinterpret_cast<clReleaseCommandBufferKHR_fn>(fn("clReleaseCommandBufferKHR"));
-  for (int variant = 0; variant < 3; ++variant) {
-    const bool chained = variant != 1, kernelPerCommand = variant == 2;
-    if (!d.createCb || !d.ndrange || !d.finalizeCb || !d.enqueueCb || !d.releaseCb) {
-      out.push_back(-1);
-      continue;
-    }
-    cl_command_buffer_khr cb = d.createCb(1, &q, nullptr, &rc);
-    check(rc, "clCreateCommandBufferKHR");
-    setArgs();
-    std::vector<cl_kernel> perCommand;
-    cl_sync_point_khr prev = 0;
-    for (uint32_t i = 0; i < nodes; ++i) {
-      cl_sync_point_khr sp = 0;
-      cl_kernel kc = k;
-      if (kernelPerCommand) {
-        kc = d.clCreateKernel(prog, "axpy", &rc);
-        check(rc, "clCreateKernel");
-        perCommand.push_back(kc);
-        check(d.clSetKernelArg(kc, 0, sizeof(cl_mem), &y), "clSetKernelArg");
-        check(d.clSetKernelArg(kc, 1, sizeof(cl_mem), &x), "clSetKernelArg");
-        check(d.clSetKernelArg(kc, 2, sizeof(float), &a), "clSetKernelArg");
-      }
-      check(d.ndrange(cb, nullptr, nullptr, kc, 1, nullptr, &n, &local, (chained && i) ? 1 : 0,
-                      (chained && i) ? &prev : nullptr, &sp, nullptr),
-            "clCommandNDRangeKernelKHR");
-      prev = sp;
-    }
-    check(d.finalizeCb(cb), "clFinalizeCommandBufferKHR");
-    out.push_back(perNode([&] { check(d.enqueueCb(0, nullptr, cb, 0, nullptr, nullptr), "clEnqueueCommandBufferKHR"); }));
-    d.releaseCb(cb);
-    for (cl_kernel kc : perCommand) d.clReleaseKernel(kc);
+    check(d.clFinish(q), "clFinish");
   }
-  d.clReleaseMemObject(x);
-  d.clReleaseMemObject(y);
-  d.clReleaseKernel(k);
-  d.clReleaseProgram(prog);
-  d.clReleaseCommandQueue(q);
-  d.clReleaseContext(ctx);
-  return out;
-}
+  // The tightest loop PoCL allows: arguments set once, only clEnqueueNDRangeKernel.
+  void runEagerArgsOnce() {
+    setArgs(k);
+    for (uint32_t i = 0; i < nodes; ++i)
+      check(d.clEnqueueNDRangeKernel(q, k, 1, nullptr, &n, &local, 0, nullptr, nullptr), "clEnqueueNDRangeKernel");
+    check(d.clFinish(q), "clFinish");
+  }
+  void runCommandBuffer(int variant) {
+    check(d.enqueueCb(0, nullptr, cbs[variant], 0, nullptr, nullptr), "clEnqueueCommandBufferKHR");
+    check(d.clFinish(q), "clFinish");
+  }
+  ~DirectChain() {
+    for (cl_command_buffer_khr cb : cbs)
+      if (cb) d.releaseCb(cb);
+    for (cl_kernel kc : perCommand) d.clReleaseKernel(kc);
+    if (x) d.clReleaseMemObject(x);
+    if (y) d.clReleaseMemObject(y);
+    if (k) d.clReleaseKernel(k);
+    if (prog) d.clReleaseProgram(prog);
+    if (q) d.clReleaseCommandQueue(q);
+    if (ctx) d.clReleaseContext(ctx);
+  }
+};
+
+// A finalized executable with bound buffers, submitted and waited for by run().
+struct Prepared {
+  std::unique_ptr<rt::Executable> exe;
+  std::vector<std::unique_ptr<rt::Buffer>> bufs;
+  rt::BindingTable table;
+  Prepared(rt::Device &d, const Graph &g, rt::ExecMode mode) {
+    rt::FinalizeOptions fo;
+    fo.mode = mode;
+    fo.useCache = false;
+    auto e = d.finalize(g, fo);
+    if (!e) die(d.info().backend + " finalize", e.error());
+    exe = std::move(*e);
+    for (const Slot &s : g.slots) {
+      auto b = d.allocate(s.size, 64);
+      if (!b) die("allocate", b.error());
+      std::vector<float> init(s.size / 4, 1.0f);
+      if (Error err = d.write(**b, 0, init.data(), s.size)) die("write", err);
+      table.slots.push_back({b->get()});
+      bufs.push_back(std::move(*b));
+    }
+  }
+  void run() {
+    auto ev = exe->enqueue(table, {});
+    if (!ev) die("enqueue", ev.error());
+    if (Error e = (*ev)->wait()) die("wait", e);
+  }
+};
 
 } // namespace
 
@@ -368,24 +408,55 @@ int main(int argc, char **argv) {
     auto cbBackend = opencl::makeOpenCLBackend(cbo), prBackend = opencl::makeOpenCLBackend(pro);
     rt::Device *cbDev = open(*cbBackend), *prDev = open(*prBackend);
     if (!cbDev || !prDev) return 1;
-    Timing e = measure(*devs[0].device, lc, rt::ExecMode::Eager, reps);
-    Timing rc = measure(*cbDev, lc, rt::ExecMode::Replay, reps);
-    Timing rp = measure(*prDev, lc, rt::ExecMode::Replay, reps);
-    std::vector<double> direct = directChain(longChain, reps);
-    const double n = longChain;
-    std::printf("%u x axpy(4096) chain, per node (best of %d; default replay on this device: %s):\n", longChain,
-                reps, devs[0].device->info().replay.c_str());
-    std::printf("  cgraph opencl backend: eager %8.2f us/node   replay: command-buffer %8.2f us/node, "
-                "pre-resolved %8.2f us/node\n",
-                e.minUs / n, rc.minUs / n, rp.minUs / n);
-    if (direct.size() == 4) {
-      std::printf("  PoCL directly:         eager %8.2f us/node   command buffer: %8.2f us/node (sync-point chain), "
-                  "%8.2f (no sync points), %8.2f (sync-point chain, a cl_kernel per command)\n",
-                  direct[0], direct[1], direct[2], direct[3]);
-      std::printf("  replay / PoCL direct eager: command-buffer %.2fx, pre-resolved %.2fx; "
-                  "pre-resolved / PoCL direct command buffer %.2fx\n",
-                  rc.minUs / n / direct[0], rp.minUs / n / direct[0], rp.minUs / n / direct[1]);
+    Prepared eager(*devs[0].device, lc, rt::ExecMode::Eager);
+    Prepared cbReplay(*cbDev, lc, rt::ExecMode::Replay);
+    Prepared prReplay(*prDev, lc, rt::ExecMode::Replay);
+    DirectChain direct;
+    const bool haveDirect = direct.setup(longChain);
+    // Round robin: every repetition runs each variant once, so a burst of load from
+    // other processes on this shared machine hits all of them alike; the first round
+    // is a warm-up (recordings, PoCL's work-group functions). Best per node of `reps`.
+    const char *names[] = {"cgraph eager", "cgraph replay command-buffer", "cgraph replay pre-resolved",
+                           "PoCL direct eager", "PoCL direct command buffer (sync-point chain)",
+                           "PoCL direct command buffer (no sync points)",
+                           "PoCL direct command buffer (sync-point chain, a cl_kernel per command)",
+                           "PoCL direct eager, arguments set once (no clSetKernelArg per node)"};
+    const int kVariants = 8;
+    std::vector<double> best(kVariants, 1e300);
+    // The eager loops first, command buffers last: PoCL frees a finished command
+    // buffer's per-command events in the background, which would slow whatever runs
+    // right after one.
+    const int order[kVariants] = {0, 2, 3, 7, 1, 4, 5, 6};
+    for (int rep = 0; rep <= reps; ++rep) {
+      for (int v : order) {
+        if (v >= 3 && !haveDirect) continue;
+        if (v >= 4 && v <= 6 && !direct.hasCommandBuffers()) continue;
+        auto t0 = Clock::now();
+        switch (v) {
+        case 0: eager.run(); break;
+        case 1: cbReplay.run(); break;
+        case 2: prReplay.run(); break;
+        case 3: direct.runEager(); break;
+        case 7: direct.runEagerArgsOnce(); break;
+        default: direct.runCommandBuffer(v - 4); break;
+        }
+        double us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / longChain;
+        if (rep > 0) best[v] = std::min(best[v], us);
+      }
     }
+    std::printf("%u x axpy(4096) chain, per node, best of %d round-robin repetitions (default replay on "
+                "this device: %s):\n",
+                longChain, reps, devs[0].device->info().replay.c_str());
+    for (int v = 0; v < kVariants; ++v)
+      if (best[v] < 1e300) std::printf("  %-72s %8.2f us/node\n", names[v], best[v]);
+    if (haveDirect)
+      std::printf("  replay / PoCL direct eager: command-buffer %.2fx, pre-resolved %.2fx "
+                  "(against its arguments-set-once loop: %.2fx, %.2fx)\n",
+                  best[1] / best[3], best[2] / best[3], best[1] / best[7], best[2] / best[7]);
+    if (haveDirect && direct.hasCommandBuffers())
+      std::printf("  replay / PoCL direct command buffer (sync-point chain): command-buffer %.2fx, "
+                  "pre-resolved %.2fx\n",
+                  best[1] / best[4], best[2] / best[4]);
     std::printf("\n");
     if (onlyChain) return 0;
   }
