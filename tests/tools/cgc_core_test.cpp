@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -247,4 +248,112 @@ TEST_CASE("diagnostics point at the template inside a repeat block", "[cgc][desc
   CHECK_FALSE(r.ok);
   // iteration 1 rotates a -> b, which is too small: reported at the template node
   CHECK(r.diags.find((dir / "g.json").string() + ":5:7: error: node 'f.1'") == 0);
+}
+
+// ---- integer expressions (docs/graph-json.md, "Expressions") -------------------------
+
+TEST_CASE("expressions over repeat variables and literals fold to exact values", "[cgc][expr]") {
+  fs::path dir = tempDir("core_expr");
+  std::ofstream(dir / "k.cl") << "__kernel void kx(__global float *a, uint first, int neg, ulong big, float f) {\n"
+                                 "  a[get_global_id(0)] = first + neg + big + f;\n}\n";
+  LoadResult r = load(dir / "g.json", R"J({
+  "kernels": ["k.cl"],
+  "params": [{ "name": "p", "type": "u32", "default": 7 }],
+  "slots": [
+    { "name": "a", "count": "16 * 16", "type": "f32" },
+    { "name": "b", "bytes": "align_up(1000, 256)" }
+  ],
+  "nodes": [
+    { "repeat": 3, "var": "k", "nodes": [
+      { "name": "kern", "kernel": "kx", "global": ["align_up(100 - $k * 10, 32)", "max($k, 1)"],
+        "local": ["min(32, 16 * 2)", 1], "offset": ["$k + 1", "-(-2)"],
+        "args": ["a", "$k + 1", "-$k", { "u64": "$k * 1000000000000" }, "$k * 2"] },
+      { "name": "cp", "copy": { "src": { "slot": "a", "offset": "$k * 4" }, "dst": "b", "bytes": "ceil_div(100, 3) * 4" } },
+      { "name": "fl", "fill": { "dst": { "slot": "b", "offset": "( $k )" }, "value": 0, "type": "u8", "bytes": "64 % ($k + 5)" } },
+      { "name": "show", "host": "print", "args": ["a", "$k * 3 - 1", "$p", "$k"] }
+    ] },
+    { "name": "plain", "kernel": "kx", "global": ["$p"], "args": ["a", "$p", 3, 4, 1.5] }
+  ]
+})J");
+  INFO(r.diags);
+  REQUIRE(r.ok);
+  const Graph &g = r.graph;
+  CHECK(g.slots[0].size == 1024);
+  CHECK(g.slots[1].size == 1024);
+  REQUIRE(g.nodes.size() == 13);
+  for (uint64_t k = 0; k < 3; ++k) {
+    INFO("iteration " << k);
+    const Node &kn = g.nodes[g.findNode("kern." + std::to_string(k))];
+    CHECK(kn.range.dims == 2);
+    CHECK(kn.range.global[0].value == (k == 0 ? 128u : k == 1 ? 96u : 96u)); // 100, 90, 80 -> 32s
+    CHECK(kn.range.global[0].param == kNone);
+    CHECK(kn.range.global[1].value == std::max<uint64_t>(k, 1));
+    CHECK(kn.range.local[0].value == 32);
+    CHECK(kn.range.offset[0].value == k + 1);
+    CHECK(kn.range.offset[1].value == 2);
+    REQUIRE(kn.args.size() == 5);
+    CHECK(kn.args[1].kind == ArgKind::Scalar);
+    CHECK(kn.args[1].type == ScalarType::U32);
+    CHECK(kn.args[1].value == k + 1);
+    CHECK(kn.args[2].type == ScalarType::I32);
+    CHECK(kn.args[2].value == (uint64_t(-int64_t(k)) & 0xFFFFFFFFu)); // two's complement, 4 bytes
+    CHECK(kn.args[3].type == ScalarType::U64);
+    CHECK(kn.args[3].value == k * 1000000000000ull);
+    CHECK(kn.args[4].type == ScalarType::F32);
+    float fv = float(2 * k);
+    uint32_t fbits;
+    std::memcpy(&fbits, &fv, 4);
+    CHECK(kn.args[4].value == fbits);
+    const Node &cp = g.nodes[g.findNode("cp." + std::to_string(k))];
+    CHECK(cp.copy.srcOffset == 4 * k);
+    CHECK(cp.copy.bytes == 136);
+    const Node &fl = g.nodes[g.findNode("fl." + std::to_string(k))];
+    CHECK(fl.fill.offset == k);
+    CHECK(fl.fill.bytes == 64 % (k + 5));
+    const Node &h = g.nodes[g.findNode("show." + std::to_string(k))];
+    REQUIRE(h.args.size() == 4);
+    CHECK(h.args[1].type == ScalarType::I32);
+    CHECK(int32_t(uint32_t(h.args[1].value)) == int32_t(3 * k) - 1);
+    CHECK(h.args[2].kind == ArgKind::Param); // "$p" alone is still a parameter reference
+    CHECK(h.args[3].kind == ArgKind::Scalar);
+    CHECK(h.args[3].value == k);
+  }
+  // Plain "$p" stays a parameter reference in ranges and arguments.
+  const Node &plain = g.nodes[g.findNode("plain")];
+  CHECK(plain.range.global[0].param == 0);
+  CHECK(plain.args[1].kind == ArgKind::Param);
+}
+
+TEST_CASE("expression errors point into the string", "[cgc][expr]") {
+  fs::path dir = tempDir("core_expr_errors");
+  const std::string file = (dir / "g.json").string();
+  auto err = [&](const std::string &nodes, const std::string &slots = R"([{ "name": "a", "bytes": 256 }])") {
+    LoadResult r = load(dir / "g.json", "{\"params\": [{\"name\": \"n\", \"type\": \"u32\"}, {\"name\": \"x\", \"type\": \"f64\"}],\n"
+                                        "\"slots\": " + slots + ",\n\"nodes\": [" + nodes + "]}");
+    CHECK_FALSE(r.ok);
+    REQUIRE(r.diags.compare(0, file.size(), file) == 0);
+    return r.diags.substr(file.size());
+  };
+  // line 3: `"nodes": [` + rep + the string
+  const std::string rep = R"({"repeat": 2, "var": "k", "nodes": [{"name": "f", "fill": {"dst": "a", "value": 0, "type": "u8", "bytes": )";
+  auto fill = [&](const std::string &bytes) { return rep + "\"" + bytes + "\"}}]}"; };
+  const uint32_t q = uint32_t(std::string("\"nodes\": [").size() + rep.size()) + 1; // the opening quote
+  auto at = [&](uint32_t offset) { return ":3:" + std::to_string(q + 1 + offset) + ": error: "; };
+  CHECK(err(fill("$k +")) == at(4) + "'bytes' of node 'f.0': unexpected end of expression; expected a value\n");
+  CHECK(err(fill("$k + $m")) == at(5) + "'bytes' of node 'f.0': unknown name '$m' (not a repeat variable or parameter) (did you mean 'k'?)\n");
+  CHECK(err(fill("$x + 1")) == at(0) + "'bytes' of node 'f.0': parameter 'x' is f64; integer expressions need integer parameters\n");
+  CHECK(err(fill("$n / 0")) == at(3) + "'bytes' of node 'f.0': division by zero\n");
+  CHECK(err(fill("1 + 2 % $k")) == at(6) + "'bytes' of node 'f.0': remainder by zero\n");
+  CHECK(err(fill("align_up(8, $k)")) == at(0) + "'bytes' of node 'f.0': align_up to a non-positive alignment 0\n");
+  CHECK(err(fill("9223372036854775807 + $k + 1")) == at(25) + "'bytes' of node 'f.0': integer overflow in 9223372036854775807 + 1\n");
+  CHECK(err(fill("8 * $n")) == at(4) + "'bytes' of node 'f.0': expressions over parameters ('$n') are not supported yet\n");
+  CHECK(err(fill("16 - $k * 16")) == ":3:" + std::to_string(q) + ": error: 'bytes' of node 'f.1' is 0 ('16 - $k * 16'); it must be positive\n");
+  // Slot sizes: parameters are known there too; repeat variables are not.
+  CHECK(err("", R"([{ "name": "a", "count": "$n * 4", "type": "f32" }])") ==
+        ":2:36: error: slot 'count' of 'a': expressions over parameters ('$n') are not supported yet\n");
+  CHECK(err("", R"([{ "name": "a", "bytes": "$k" }])") ==
+        ":2:36: error: slot 'bytes' of 'a': unknown name '$k' (not a repeat variable or parameter) (did you mean 'n'?)\n");
+  // A string that is no expression keeps its wrong-type error.
+  CHECK(err("", R"([{ "name": "a", "bytes": "many" }])") ==
+        ":2:35: error: slot 'bytes' must be a non-negative integer, found string\n");
 }

@@ -70,6 +70,20 @@ TEST_CASE("the required broken-input kinds are all covered", "[cgc][errors]") {
   }
 }
 
+TEST_CASE("every integer-expression error kind has a broken description", "[cgc][errors][expr]") {
+  // syntax error, unknown name, float parameter in an integer context, division by a
+  // constant zero, a size that folds to zero or less (node field, global range, slot), a
+  // folded argument out of its type's range, a parameter left after folding, and a
+  // string with escapes (the error points at its quote)
+  for (const char *name : {"expr_syntax", "expr_unknown_name", "expr_float_param", "expr_div_zero",
+                           "expr_not_positive", "expr_global_zero", "expr_slot_size", "expr_arg_range",
+                           "expr_param", "expr_escaped"}) {
+    INFO(name);
+    CHECK(fs::exists(sourceDir() / "tests/tools/data/bad" / (std::string(name) + ".json")));
+    CHECK(fs::exists(sourceDir() / "tests/tools/data/bad" / (std::string(name) + ".expected")));
+  }
+}
+
 TEST_CASE("cgc never crashes on truncated or corrupted descriptions with kernels", "[cgc][errors]") {
   // The feature description, cut at many points and with bytes flipped. Every run must
   // end with exit code 0 or 1 (never a signal), and a failure must say `error:`.

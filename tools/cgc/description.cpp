@@ -154,8 +154,9 @@ Graph DescriptionReader::readGraph(const JValue &root, const std::string &file, 
   }
   if (const JValue *v = root.find("metadata")) readMetadata(c, *v);
   if (const JValue *v = root.find("kernels")) readKernels(c, *v);
-  if (const JValue *v = root.find("slots")) readSlots(c, *v);
+  // Parameters first: slot sizes may be expressions, whose names are checked against them.
   if (const JValue *v = root.find("params")) readParams(c, *v);
+  if (const JValue *v = root.find("slots")) readSlots(c, *v);
   if (const JValue *v = root.find("nodes")) readNodes(c, *v);
   resolveEdges(c);
   Graph g = c.builder.take();
@@ -213,12 +214,12 @@ void DescriptionReader::readSlots(GraphCtx &c, const JValue &list) {
     bool sized = false;
     if (const JValue *b = s.find("bytes")) {
       if (s.find("count")) failAt(f, *s.find("count"), "slot '" + slot.name + "': give 'bytes' or 'count', not both");
-      slot.size = toU64(f, *b, "slot 'bytes'");
+      slot.size = readUInt(c, *b, "slot 'bytes'", true, " of '" + slot.name + "'");
       sized = true;
     } else if (const JValue *n = s.find("count")) {
       const JValue *t = s.find("type");
       if (!t) failAt(f, *n, "slot '" + slot.name + "': 'count' needs an element 'type'");
-      uint64_t count = toU64(f, *n, "slot 'count'");
+      uint64_t count = readUInt(c, *n, "slot 'count'", true, " of '" + slot.name + "'");
       uint64_t es = scalarSize(toType(f, *t));
       if (count > ~uint64_t(0) / es) failAt(f, *n, "slot '" + slot.name + "': count * element size overflows 64 bits");
       slot.size = count * es;

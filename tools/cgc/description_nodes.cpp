@@ -53,7 +53,8 @@ uint32_t DescriptionReader::resolveSlot(GraphCtx &c, const JValue &nameValue) {
   return it->second;
 }
 
-std::pair<uint32_t, uint64_t> DescriptionReader::readSlotRef(GraphCtx &c, const JValue &v) {
+std::pair<uint32_t, uint64_t> DescriptionReader::readSlotRef(GraphCtx &c, const JValue &v,
+                                                             const std::string &context) {
   if (v.isString()) return {resolveSlot(c, v), 0};
   if (!v.isObject() || !v.find("slot"))
     failAt(c.file, v,
@@ -61,13 +62,14 @@ std::pair<uint32_t, uint64_t> DescriptionReader::readSlotRef(GraphCtx &c, const 
                v.kindName());
   checkKeys(c.file, v, {"slot", "offset"}, "slot reference");
   uint64_t off = 0;
-  if (const JValue *o = v.find("offset")) off = toU64(c.file, *o, "'offset'");
+  if (const JValue *o = v.find("offset")) off = readUInt(c, *o, "'offset'", false, context);
   return {resolveSlot(c, *v.find("slot")), off};
 }
 
 // ---- arguments and ranges ----------------------------------------------------------------
 
-Arg DescriptionReader::readArg(GraphCtx &c, const JValue &v, const KernelParam *param, bool host) {
+Arg DescriptionReader::readArg(GraphCtx &c, const JValue &v, const KernelParam *param, bool host,
+                               size_t index) {
   const std::string &f = c.file;
   ScalarType sigType = ScalarType::I32;
   bool haveSigType =
@@ -78,8 +80,36 @@ Arg DescriptionReader::readArg(GraphCtx &c, const JValue &v, const KernelParam *
     if (!err.empty()) failAt(f, num, err);
     return Arg::scalar(t, bits);
   };
+  // An integer expression, folded to a constant and encoded as type `t`.
+  auto exprScalar = [&](const JValue &sv, ScalarType t) {
+    // "arg 2 ('k')", as validateGraph names arguments
+    const std::string label = "arg " + std::to_string(index) +
+                              (param && !param->name.empty() ? " ('" + param->name + "')" : "");
+    JValue num;
+    num.kind = JValue::Kind::Number;
+    num.pos = sv.pos;
+    num.text = std::to_string(foldExpr(c, sv, label));
+    uint64_t bits = 0;
+    std::string err = encodeScalar(t, num, &bits);
+    if (!err.empty()) failAt(f, sv, label + " is " + num.text + " ('" + sv.text + "'): " + err);
+    return Arg::scalar(t, bits);
+  };
   if (v.isString()) {
+    // "$name" alone keeps its meaning (a parameter or repeat variable, or an unknown
+    // parameter error); anything else starting with '$', and strings that look like an
+    // expression and name no slot, are expressions.
+    bool plainRef = false;
     if (!v.text.empty() && v.text[0] == '$') {
+      std::string name = v.text.substr(1);
+      uint64_t iter;
+      plainRef = repeatVar(c, name, &iter) || c.g().findParam(name) != kNone ||
+                 name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") ==
+                     std::string::npos;
+    }
+    if (!plainRef && ((!v.text.empty() && v.text[0] == '$') ||
+                      (c.slotByName.count(v.text) == 0 && isExpressionText(v.text, true))))
+      return exprScalar(v, haveSigType ? sigType : ScalarType::I32);
+    if (plainRef) {
       std::string name = v.text.substr(1);
       for (size_t k = c.frames.size(); k-- > 0;)
         if (c.frames[k].var == name) {
@@ -120,8 +150,12 @@ Arg DescriptionReader::readArg(GraphCtx &c, const JValue &v, const KernelParam *
       return Arg::string(toStr(f, *s, "'string'"));
     }
     ScalarType t;
-    if (v.keys.size() == 1 && parseScalarType(v.keys[0].first, &t))
-      return scalarFrom(v.items[0], t);
+    if (v.keys.size() == 1 && parseScalarType(v.keys[0].first, &t)) {
+      const JValue &x = v.items[0];
+      bool floatWord = x.isString() && (x.text == "inf" || x.text == "-inf" || x.text == "nan");
+      if (x.isString() && !floatWord) return exprScalar(x, t); // {"u32": "$k + 1"}
+      return scalarFrom(x, t);
+    }
     failAt(f, v,
            "unknown argument object (expected {\"slot\": ...}, {\"local\": bytes}, " +
                std::string(host ? "{\"string\": ...}, " : "") +
@@ -134,7 +168,7 @@ Arg DescriptionReader::readArg(GraphCtx &c, const JValue &v, const KernelParam *
 }
 
 void DescriptionReader::readRange(GraphCtx &c, const JValue &v, Dim out[3], uint32_t *dims,
-                                  bool allowZero) {
+                                  bool allowZero, const char *field, const std::string &nodeName) {
   const std::string &f = c.file;
   std::vector<const JValue *> elems;
   if (v.isArray())
@@ -148,7 +182,24 @@ void DescriptionReader::readRange(GraphCtx &c, const JValue &v, Dim out[3], uint
   for (size_t d = 0; d < elems.size(); ++d) {
     const JValue &e = *elems[d];
     Dim dim;
+    bool plainRef = false;
     if (e.isString() && !e.text.empty() && e.text[0] == '$') {
+      std::string name = e.text.substr(1);
+      uint64_t iter;
+      plainRef = repeatVar(c, name, &iter) || c.g().findParam(name) != kNone ||
+                 name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") ==
+                     std::string::npos;
+    }
+    if (!plainRef && e.isString() && isExpressionText(e.text, false)) {
+      // Folded to a constant: global dimensions >= 1, local sizes and offsets >= 0.
+      const std::string what = std::string(field) + "[" + std::to_string(d) + "] of node '" + nodeName + "'";
+      int64_t value = foldExpr(c, e, what);
+      if (value < 1 && !allowZero)
+        failAt(f, e, what + " is " + std::to_string(value) + " ('" + e.text + "'); it must be positive");
+      if (value < 0)
+        failAt(f, e, what + " is " + std::to_string(value) + " ('" + e.text + "'); it must not be negative");
+      dim.value = uint64_t(value);
+    } else if (plainRef) {
       std::string name = e.text.substr(1);
       bool found = false;
       for (size_t k = c.frames.size(); k-- > 0 && !found;)
@@ -194,17 +245,17 @@ void DescriptionReader::readKernelNode(GraphCtx &c, const JValue &n, Node &node)
   for (int d = 0; d < 3; ++d)
     r.global[d].value = 1;
   const JValue &g = require(f, n, "global", "kernel node '" + node.name + "'");
-  readRange(c, g, r.global, &r.dims, false);
+  readRange(c, g, r.global, &r.dims, false, "global", node.name);
   uint32_t dims = 0;
   if (const JValue *l = n.find("local")) {
-    readRange(c, *l, r.local, &dims, true);
+    readRange(c, *l, r.local, &dims, true, "local", node.name);
     if (dims != r.dims)
       failAt(f, *l,
              "'local' has " + std::to_string(dims) + " dimensions but 'global' has " +
                  std::to_string(r.dims));
   }
   if (const JValue *o = n.find("offset")) {
-    readRange(c, *o, r.offset, &dims, true);
+    readRange(c, *o, r.offset, &dims, true, "offset", node.name);
     if (dims != r.dims)
       failAt(f, *o,
              "'offset' has " + std::to_string(dims) + " dimensions but 'global' has " +
@@ -216,7 +267,7 @@ void DescriptionReader::readKernelNode(GraphCtx &c, const JValue &n, Node &node)
     const Kernel &k = c.g().kernels[node.kernel];
     for (size_t i = 0; i < args->items.size(); ++i)
       node.args.push_back(
-          readArg(c, args->items[i], i < k.params.size() ? &k.params[i] : nullptr, false));
+          readArg(c, args->items[i], i < k.params.size() ? &k.params[i] : nullptr, false, i));
   }
 }
 
@@ -230,8 +281,9 @@ void DescriptionReader::readCopyNode(GraphCtx &c, const JValue &spec, Node &node
     checkKeys(f, spec, {"src", "dst", "region", "src_pitch", "dst_pitch"}, "copy_rect");
   else
     checkKeys(f, spec, {"src", "dst", "bytes"}, "copy");
-  auto src = readSlotRef(c, require(f, spec, "src", what));
-  auto dst = readSlotRef(c, require(f, spec, "dst", what));
+  const std::string ofNode = " of node '" + node.name + "'";
+  auto src = readSlotRef(c, require(f, spec, "src", what), ofNode);
+  auto dst = readSlotRef(c, require(f, spec, "dst", what), ofNode);
   CopyOp &op = node.copy;
   op.srcSlot = src.first;
   op.srcOffset = src.second;
@@ -239,7 +291,7 @@ void DescriptionReader::readCopyNode(GraphCtx &c, const JValue &spec, Node &node
   op.dstOffset = dst.second;
   if (!rect) {
     if (const JValue *b = spec.find("bytes")) {
-      op.bytes = toU64(f, *b, "'bytes'");
+      op.bytes = readUInt(c, *b, "'bytes'", true, ofNode);
     } else {
       uint64_t size = c.g().slots[op.srcSlot].size;
       if (size == 0 || op.srcOffset > size)
@@ -253,7 +305,7 @@ void DescriptionReader::readCopyNode(GraphCtx &c, const JValue &spec, Node &node
   if (region.items.empty() || region.items.size() > 3)
     failAt(f, region, "'region' is [width in bytes, rows, slices] with 1 to 3 entries");
   for (size_t d = 0; d < region.items.size(); ++d)
-    op.region[d] = toU64(f, region.items[d], "a region entry");
+    op.region[d] = readUInt(c, region.items[d], "a region entry", true, ofNode);
   auto pitches = [&](const char *key, uint64_t *row, uint64_t *slice) {
     const JValue *p = spec.find(key);
     if (!p) return;
@@ -261,8 +313,8 @@ void DescriptionReader::readCopyNode(GraphCtx &c, const JValue &spec, Node &node
     if (p->items.empty() || p->items.size() > 2)
       failAt(f, *p,
              std::string("'") + key + "' is [row pitch] or [row pitch, slice pitch] in bytes");
-    *row = toU64(f, p->items[0], "a pitch");
-    if (p->items.size() > 1) *slice = toU64(f, p->items[1], "a pitch");
+    *row = readUInt(c, p->items[0], "a pitch", false, ofNode);
+    if (p->items.size() > 1) *slice = readUInt(c, p->items[1], "a pitch", false, ofNode);
   };
   pitches("src_pitch", &op.srcRowPitch, &op.srcSlicePitch);
   pitches("dst_pitch", &op.dstRowPitch, &op.dstSlicePitch);
@@ -274,7 +326,8 @@ void DescriptionReader::readFillNode(GraphCtx &c, const JValue &spec, Node &node
   node.kind = NodeKind::Fill;
   expectKind(f, spec, JValue::Kind::Object, "'fill'");
   checkKeys(f, spec, {"dst", "bytes", "value", "type"}, "fill");
-  auto dst = readSlotRef(c, require(f, spec, "dst", what));
+  const std::string ofNode = " of node '" + node.name + "'";
+  auto dst = readSlotRef(c, require(f, spec, "dst", what), ofNode);
   FillOp &op = node.fill;
   op.slot = dst.first;
   op.offset = dst.second;
@@ -295,7 +348,7 @@ void DescriptionReader::readFillNode(GraphCtx &c, const JValue &spec, Node &node
     if (op.pattern.size() > 128) failAt(f, *x, what + ": pattern longer than 128 bytes");
   }
   if (const JValue *b = spec.find("bytes")) {
-    op.bytes = toU64(f, *b, "'bytes'");
+    op.bytes = readUInt(c, *b, "'bytes'", true, ofNode);
   } else {
     uint64_t size = c.g().slots[op.slot].size;
     if (size == 0 || op.offset > size)
@@ -312,8 +365,8 @@ void DescriptionReader::readHostNode(GraphCtx &c, const JValue &n, Node &node) {
   if (const JValue *lib = n.find("library")) node.host.library = toStr(f, *lib, "'library'");
   if (const JValue *args = n.find("args")) {
     expectKind(f, *args, JValue::Kind::Array, "'args'");
-    for (const auto &a : args->items)
-      node.args.push_back(readArg(c, a, nullptr, true));
+    for (size_t i = 0; i < args->items.size(); ++i)
+      node.args.push_back(readArg(c, args->items[i], nullptr, true, i));
   }
 }
 

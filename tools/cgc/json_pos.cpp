@@ -80,7 +80,13 @@ private:
     switch (c) {
     case '{': return parseObject(v, depth);
     case '[': return parseArray(v, depth);
-    case '"': v.kind = JValue::Kind::String; return parseString(v.text);
+    case '"': {
+      v.kind = JValue::Kind::String;
+      const size_t start = i_;
+      if (!parseString(v.text)) return false;
+      v.escaped = i_ - start != v.text.size() + 2; // every escape is longer than its value
+      return true;
+    }
     case 't': v.kind = JValue::Kind::Bool; v.boolean = true; return expectWord("true");
     case 'f': v.kind = JValue::Kind::Bool; v.boolean = false; return expectWord("false");
     case 'n': v.kind = JValue::Kind::Null; return expectWord("null");

@@ -39,6 +39,9 @@ public:
   Pos pos;
   bool boolean = false;
   std::string text; // String: the decoded value; Number: the source text
+  // String: the source spelled it with escape sequences, so byte offsets into `text`
+  // are not source columns (diagnostics inside the string then point at its quote).
+  bool escaped = false;
   std::vector<JValue> items;                        // Array elements, Object values
   std::vector<std::pair<std::string, Pos>> keys;    // Object keys (same order as items)
 

@@ -107,11 +107,29 @@ private:
   void readFillNode(GraphCtx &c, const JValue &spec, Node &node);
   void readHostNode(GraphCtx &c, const JValue &n, Node &node);
   void readSubgraphNode(GraphCtx &c, const JValue &n, Node &node);
-  void readRange(GraphCtx &c, const JValue &v, Dim out[3], uint32_t *dims, bool allowZero);
-  Arg readArg(GraphCtx &c, const JValue &v, const KernelParam *param, bool host);
+  // `field`: "global", "local" or "offset"; `nodeName` for messages.
+  void readRange(GraphCtx &c, const JValue &v, Dim out[3], uint32_t *dims, bool allowZero,
+                 const char *field, const std::string &nodeName);
+  // `index`: the argument's position (for messages).
+  Arg readArg(GraphCtx &c, const JValue &v, const KernelParam *param, bool host, size_t index);
   uint32_t resolveSlot(GraphCtx &c, const JValue &nameValue);
-  std::pair<uint32_t, uint64_t> readSlotRef(GraphCtx &c, const JValue &v);
+  std::pair<uint32_t, uint64_t> readSlotRef(GraphCtx &c, const JValue &v, const std::string &context = "");
   std::string instanceName(GraphCtx &c, const std::string &templateName, size_t frameLevel);
+
+  // description_expr.cpp: integer expressions in descriptions (cgraph/graph/expr.h).
+  // Folds the expression string `v` with the enclosing repeat variables' values and
+  // returns the constant; errors (syntax, unknown name, float parameter, division by a
+  // constant zero, overflow, a parameter left after folding) point into the string.
+  // `what` names the field for messages ("'global'", "argument 2").
+  int64_t foldExpr(GraphCtx &c, const JValue &v, const std::string &what);
+  // An unsigned integer field that may be written as an expression string: a number
+  // is read as before (toU64); an expression must fold to >= 1 when `positive`, else
+  // to >= 0. Other strings are a wrong-type error, as before.
+  // `context` (" of node 'c.3'") is appended to `what` in the expression messages.
+  uint64_t readUInt(GraphCtx &c, const JValue &v, const std::string &what, bool positive,
+                    const std::string &context = "");
+  // A repeat variable in scope (innermost first); false when `name` is none.
+  bool repeatVar(const GraphCtx &c, const std::string &name, uint64_t *value) const;
   void resolveEdges(GraphCtx &c);
 
   const DescriptionOptions &opts_;
@@ -136,5 +154,13 @@ ScalarType toType(const std::string &file, const JValue &v);
 // " (did you mean 'x'?)" when one of `names` is close to `name`, else "".
 std::string suggest(const std::string &name, const std::vector<std::string> &names);
 std::string joinPath(const std::string &dir, const std::string &rel);
+// Whether a string value is written as an integer expression. `strict` (arguments,
+// where a string is also a slot name): it starts with '$', a digit, '-', '(' or a call
+// of min/max/ceil_div/align_up. Otherwise (numeric fields): it contains a character of
+// an expression ('$', a digit, an operator or a parenthesis).
+bool isExpressionText(const std::string &s, bool strict);
+// The source position of byte `offset` of string value `v` (its quote when the
+// string had escape sequences).
+Pos stringPos(const JValue &v, uint32_t offset);
 
 } // namespace cgraph::cgc
