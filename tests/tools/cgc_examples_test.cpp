@@ -25,6 +25,7 @@ const Example kExamples[] = {
     {"examples/mlp", 9, 6},
     {"examples/image", 5, 4},
     {"examples/chain1000", 1000, 1},
+    {"examples/lu", 510, 2},         // 255 x (scale, update), ranges from expressions
     {"tests/tools/data/features", 19, 4},
 };
 
@@ -100,6 +101,29 @@ TEST_CASE("cgc expands repeat blocks with ping-pong slots", "[cgc][examples]") {
   CHECK(slotArg("residual.0", 1) == "u1");
   // Each sweep depends on the previous iteration through the hazards.
   CHECK(j["edges"].size() >= 200);
+}
+
+TEST_CASE("cgc folds the expressions of examples/lu per iteration", "[cgc][examples][expr]") {
+  fs::path dir = scratch("examples_lu_expr");
+  Result c = cgc(quote((sourceDir() / "examples/lu/graph.json").string()) + " --emit=json", dir);
+  INFO(c.err);
+  REQUIRE(c.code == 0);
+  json j = json::parse(c.out);
+  REQUIRE(j["nodes"].size() == 510);
+  for (int k = 0; k < 255; ++k) {
+    INFO("k = " << k);
+    const json &scale = j["nodes"][2 * k];
+    const json &update = j["nodes"][2 * k + 1];
+    REQUIRE(scale["name"] == "scale." + std::to_string(k));
+    const int rows = 256 - k - 1;
+    CHECK(scale["range"]["global"] == json::array({(rows + 63) / 64 * 64}));  // align_up(256 - $k - 1, 64)
+    CHECK(scale["args"][1]["value"] == std::to_string(k));                    // "$k"
+    CHECK(scale["args"][2]["value"] == std::to_string(k + 1));                // "$k + 1"
+    CHECK(scale["args"][2]["type"] == "i32");                                 // the kernel's int
+    const int g = (rows + 15) / 16 * 16;
+    CHECK(update["range"]["global"] == json::array({g, g}));
+    CHECK(update["range"]["offset"] == json::array({k + 1, k + 1}));
+  }
 }
 
 TEST_CASE("the feature description stores every form it declares", "[cgc][examples]") {
