@@ -323,3 +323,117 @@ TEST_CASE("remapVariables renumbers for storage", "[graph][expr]") {
   CHECK(*evaluate(*r, values) == 18);
   CHECK_FALSE(remapVariables(p, {5}).ok());
 }
+
+namespace {
+
+// A random expression tree rendered as text, with its value computed here through
+// apply() (nullopt when some operation fails), for a property test of the parser.
+struct Gen {
+  uint64_t s;
+  uint32_t next(uint32_t n) {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    return uint32_t((s >> 33) % n);
+  }
+  std::pair<std::string, std::optional<int64_t>> expr(int depth, const Bindings &vars) {
+    uint32_t pick = depth <= 0 ? next(2) : next(11);
+    if (pick == 0) {
+      int64_t v = int64_t(next(3) == 0 ? next(1u << 31) : next(300));
+      return {std::to_string(v), v};
+    }
+    if (pick == 1) {
+      auto it = vars.begin();
+      std::advance(it, next(uint32_t(vars.size())));
+      return {"$" + it->first, it->second};
+    }
+    if (pick == 2) {
+      auto a = expr(depth - 1, vars);
+      std::optional<int64_t> v;
+      if (a.second) {
+        auto r = apply(Op::Neg, *a.second, 0);
+        if (r) v = *r;
+      }
+      return {"-(" + a.first + ")", v};
+    }
+    static const Op ops[] = {Op::Add, Op::Sub, Op::Mul, Op::Div, Op::Rem, Op::Min, Op::Max, Op::CeilDiv, Op::AlignUp};
+    Op op = ops[next(9)];
+    auto a = expr(depth - 1, vars), b = expr(depth - 1, vars);
+    std::optional<int64_t> v;
+    if (a.second && b.second) {
+      auto r = apply(op, *a.second, *b.second);
+      if (r) v = *r;
+    }
+    std::string text = op >= Op::Min ? std::string(opName(op)) + "(" + a.first + ", " + b.first + ")"
+                                     : "(" + a.first + ") " + opName(op) + " (" + b.first + ")";
+    return {text, v};
+  }
+};
+
+} // namespace
+
+TEST_CASE("random expressions: parse, evaluate, fold, print and encode agree", "[graph][expr]") {
+  Gen gen{42};
+  const Bindings vars = {{"n", 1000}, {"k", 7}, {"big", int64_t(1) << 40}, {"neg", -33}};
+  int evaluated = 0, failed = 0;
+  for (int i = 0; i < 3000; ++i) {
+    auto [text, want] = gen.expr(1 + int(i % 6), vars);
+    INFO(text);
+    Program p = parseOk(text);
+    std::vector<int64_t> values;
+    for (const std::string &n : p.names) values.push_back(vars.at(n));
+    auto got = evaluate(p, values);
+    REQUIRE(got.ok() == want.has_value());
+    if (!want) {
+      ++failed;
+      CHECK_FALSE(fold(p, vars).ok());
+      continue;
+    }
+    ++evaluated;
+    CHECK(*got == *want);
+    // Printing and parsing again gives the same value.
+    Program again = parseOk(p.toString());
+    std::vector<int64_t> v2;
+    for (const std::string &n : again.names) v2.push_back(vars.at(n));
+    CHECK(*evaluate(again, v2) == *want);
+    // Folding only some variables, then evaluating the rest, gives the same value
+    // (unless folding found an error the full evaluation order would not reach first).
+    Bindings some = {{"k", 7}, {"neg", -33}};
+    auto part = fold(p, some);
+    if (part) {
+      std::vector<int64_t> rest;
+      for (const std::string &n : part->names) rest.push_back(vars.at(n));
+      CHECK(*evaluate(*part, rest) == *want);
+      std::vector<uint8_t> bytes = encode(*part);
+      auto d = decode(bytes.data(), bytes.size(), uint32_t(part->names.size()));
+      REQUIRE(d.ok());
+      CHECK(*evaluate(*d, rest) == *want);
+    }
+  }
+  CHECK(evaluated > 1000);
+  CHECK(failed > 10);
+}
+
+TEST_CASE("random bytes never crash parse or decode", "[graph][expr]") {
+  Gen gen{7};
+  const char alphabet[] = "0123456789$()+-*/%, \tminaxceil_dvgup\xff";
+  for (int i = 0; i < 5000; ++i) {
+    std::string text;
+    uint32_t len = gen.next(40);
+    for (uint32_t k = 0; k < len; ++k) text += alphabet[gen.next(sizeof(alphabet) - 1)];
+    uint32_t off = 0;
+    auto p = parse(text, &off);
+    if (!p) {
+      CHECK(off <= text.size());
+      CHECK_FALSE(p.error().message().empty());
+      continue;
+    }
+    std::vector<int64_t> values(p->names.size(), 3);
+    (void)evaluate(*p, values).ok();
+    std::vector<uint8_t> bytes(gen.next(24));
+    for (auto &b : bytes) b = uint8_t(gen.next(256));
+    auto d = decode(bytes.data(), bytes.size(), 4);
+    if (d) {
+      std::vector<int64_t> four(4, 5);
+      (void)evaluate(*d, four).ok();
+    }
+  }
+}
