@@ -117,6 +117,16 @@ TEST_CASE("cgrun --list-devices", "[tools][cgrun]") {
   CHECK(j["backends"][0]["backend"] == "cpu");
   CHECK(j["backends"][0]["available"] == true);
   CHECK(j["backends"][0]["devices"][0].contains("capabilities"));
+  // The opencl backend names its replay strategy per device (lib/backends/opencl rule).
+  for (const json &b : j["backends"]) {
+    if (b["backend"] != "opencl" || b["available"] != true) continue;
+    REQUIRE(!b["devices"].empty());
+    for (const json &d : b["devices"]) {
+      const std::string replay = d["replay"];
+      CHECK((replay == "pre-resolved" || replay == "command-buffer"));
+      CHECK(d["capabilities"]["native_command_buffer"] == (replay == "command-buffer"));
+    }
+  }
 }
 
 TEST_CASE("cgrun bench --json has Google Benchmark's shape", "[tools][cgrun]") {

@@ -193,6 +193,7 @@ nlohmann::json deviceJson(const rt::DeviceInfo &d) {
           {"name", d.name},
           {"vendor", d.vendor},
           {"driver_version", d.driverVersion},
+          {"replay", d.replay},
           {"capabilities",
            {{"native_command_buffer", d.caps.nativeCommandBuffer},
             {"rebind_without_rerecord", d.caps.rebindWithoutRerecord},

@@ -50,6 +50,7 @@ int listDevices(bool json) {
       std::printf("  %s:%zu  %s (%s%s%s)\n", b->name(), i, d.name.c_str(), d.vendor.c_str(),
                   d.driverVersion.empty() ? "" : ", ", d.driverVersion.c_str());
       std::printf("      %s\n", capsLine(d.caps).c_str());
+      if (!d.replay.empty()) std::printf("      replay: %s\n", d.replay.c_str());
     }
   }
   for (const char *name : kKnownBackends) {
