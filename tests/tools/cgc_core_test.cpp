@@ -254,8 +254,9 @@ TEST_CASE("diagnostics point at the template inside a repeat block", "[cgc][desc
 
 TEST_CASE("expressions over repeat variables and literals fold to exact values", "[cgc][expr]") {
   fs::path dir = tempDir("core_expr");
-  std::ofstream(dir / "k.cl") << "__kernel void kx(__global float *a, uint first, int neg, ulong big, float f) {\n"
-                                 "  a[get_global_id(0)] = first + neg + big + f;\n}\n";
+  std::ofstream(dir / "k.cl") << "__kernel void kx(__global float *a, uint first, int neg, ulong big, float f,\n"
+                                 "                 __local float *tmp) {\n"
+                                 "  tmp[0] = f;\n  a[get_global_id(0)] = first + neg + big + tmp[0];\n}\n";
   LoadResult r = load(dir / "g.json", R"J({
   "kernels": ["k.cl"],
   "params": [{ "name": "p", "type": "u32", "default": 7 }],
@@ -267,12 +268,12 @@ TEST_CASE("expressions over repeat variables and literals fold to exact values",
     { "repeat": 3, "var": "k", "nodes": [
       { "name": "kern", "kernel": "kx", "global": ["align_up(100 - $k * 10, 32)", "max($k, 1)"],
         "local": ["min(32, 16 * 2)", 1], "offset": ["$k + 1", "-(-2)"],
-        "args": ["a", "$k + 1", "-$k", { "u64": "$k * 1000000000000" }, "$k * 2"] },
+        "args": ["a", "$k + 1", "-$k", { "u64": "$k * 1000000000000" }, "$k * 2", { "local": "64 * ($k + 1)" }] },
       { "name": "cp", "copy": { "src": { "slot": "a", "offset": "$k * 4" }, "dst": "b", "bytes": "ceil_div(100, 3) * 4" } },
       { "name": "fl", "fill": { "dst": { "slot": "b", "offset": "( $k )" }, "value": 0, "type": "u8", "bytes": "64 % ($k + 5)" } },
       { "name": "show", "host": "print", "args": ["a", "$k * 3 - 1", "$p", "$k"] }
     ] },
-    { "name": "plain", "kernel": "kx", "global": ["$p"], "args": ["a", "$p", 3, 4, 1.5] }
+    { "name": "plain", "kernel": "kx", "global": ["$p"], "args": ["a", "$p", 3, 4, 1.5, { "local": 16 }] }
   ]
 })J");
   INFO(r.diags);
@@ -291,7 +292,7 @@ TEST_CASE("expressions over repeat variables and literals fold to exact values",
     CHECK(kn.range.local[0].value == 32);
     CHECK(kn.range.offset[0].value == k + 1);
     CHECK(kn.range.offset[1].value == 2);
-    REQUIRE(kn.args.size() == 5);
+    REQUIRE(kn.args.size() == 6);
     CHECK(kn.args[1].kind == ArgKind::Scalar);
     CHECK(kn.args[1].type == ScalarType::U32);
     CHECK(kn.args[1].value == k + 1);
@@ -304,6 +305,8 @@ TEST_CASE("expressions over repeat variables and literals fold to exact values",
     uint32_t fbits;
     std::memcpy(&fbits, &fv, 4);
     CHECK(kn.args[4].value == fbits);
+    CHECK(kn.args[5].kind == ArgKind::LocalMem);
+    CHECK(kn.args[5].value == 64 * (k + 1));
     const Node &cp = g.nodes[g.findNode("cp." + std::to_string(k))];
     CHECK(cp.copy.srcOffset == 4 * k);
     CHECK(cp.copy.bytes == 136);

@@ -142,7 +142,7 @@ Arg DescriptionReader::readArg(GraphCtx &c, const JValue &v, const KernelParam *
     if (const JValue *l = v.find("local")) {
       checkKeys(f, v, {"local"}, "local memory argument");
       if (host) failAt(f, v, "host tasks take no local memory arguments");
-      return Arg::localMem(toU64(f, *l, "'local'"));
+      return Arg::localMem(readUInt(c, *l, "'local'", true, " of arg " + std::to_string(index)));
     }
     if (const JValue *s = v.find("string")) {
       checkKeys(f, v, {"string"}, "string argument");
