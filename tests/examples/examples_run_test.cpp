@@ -323,16 +323,19 @@ void lu(const std::string &backend) {
   std::vector<float> a(size_t(n) * n);
   Lcg rng(11);
   for (int i = 0; i < n; ++i)
-    for (int j = 0; j < n; ++j) a[size_t(i) * n + j] = (i == j ? float(n) : 0.0f) + rng.next(-1.0f, 1.0f);
+    for (int j = 0; j < n; ++j)
+      a[size_t(i) * n + j] = (i == j ? float(n) : 0.0f) + rng.next(-1.0f, 1.0f);
   writeBin(w / "a.bin", a);
   run(backend, w, "--input a=a.bin --output a=lu.bin");
 
   // Doolittle, right-looking, as the kernels do it, in double.
   std::vector<double> A(a.begin(), a.end());
   for (int k = 0; k + 1 < n; ++k) {
-    for (int i = k + 1; i < n; ++i) A[size_t(i) * n + k] /= A[size_t(k) * n + k];
     for (int i = k + 1; i < n; ++i)
-      for (int j = k + 1; j < n; ++j) A[size_t(i) * n + j] -= A[size_t(i) * n + k] * A[size_t(k) * n + j];
+      A[size_t(i) * n + k] /= A[size_t(k) * n + k];
+    for (int i = k + 1; i < n; ++i)
+      for (int j = k + 1; j < n; ++j)
+        A[size_t(i) * n + j] -= A[size_t(i) * n + k] * A[size_t(k) * n + j];
   }
   std::vector<float> got = readBin<float>(w / "lu.bin", A.size());
   requireClose(got, A, 1e-5, 1e-4, "lu");
@@ -381,9 +384,8 @@ struct ExampleRun {
   void (*fn)(const std::string &);
 };
 const ExampleRun kExamples[] = {
-    {"saxpy", saxpy}, {"chain1000", chain1000}, {"stencil", stencil},
-    {"image", image}, {"mlp", mlp},             {"gramschmidt", gramschmidt},
-    {"lu", lu},
+    {"saxpy", saxpy}, {"chain1000", chain1000},     {"stencil", stencil}, {"image", image},
+    {"mlp", mlp},     {"gramschmidt", gramschmidt}, {"lu", lu},
 };
 
 void runExample(const char *name, const std::string &backend) {

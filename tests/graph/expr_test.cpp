@@ -59,7 +59,8 @@ Failure parseFail(const std::string &text) {
 Failure evalFail(const std::string &text, const Bindings &vars = {}) {
   Program p = parseOk(text);
   std::vector<int64_t> values;
-  for (const std::string &n : p.names) values.push_back(vars.at(n));
+  for (const std::string &n : p.names)
+    values.push_back(vars.at(n));
   uint32_t off = 999;
   auto r = evaluate(p, values, &off);
   INFO(text);
@@ -92,9 +93,9 @@ TEST_CASE("every operator, with C semantics", "[graph][expr]") {
   CHECK(eval("ceil_div(10, 4)") == 3);
   CHECK(eval("ceil_div(8, 4)") == 2);
   CHECK(eval("ceil_div(0, 4)") == 0);
-  CHECK(eval("ceil_div(-10, 4)") == -2);  // ceil(-2.5)
+  CHECK(eval("ceil_div(-10, 4)") == -2); // ceil(-2.5)
   CHECK(eval("ceil_div(10, -4)") == -2);
-  CHECK(eval("ceil_div(-10, -4)") == 3);  // ceil(2.5)
+  CHECK(eval("ceil_div(-10, -4)") == 3);                           // ceil(2.5)
   CHECK(eval("ceil_div(9223372036854775807, 2)") == kMax / 2 + 1); // no (a + b - 1) overflow
   CHECK(eval("align_up(1, 256)") == 256);
   CHECK(eval("align_up(256, 256)") == 256);
@@ -157,7 +158,10 @@ TEST_CASE("syntax errors give the byte offset of the offending token", "[graph][
   check("1 2", "unexpected number '2' after the expression", 2);
   check("$", "expected a variable name after '$'", 0);
   check("$1x", "expected a variable name after '$'", 0);
-  check("1 + n", "unexpected name 'n' (variables are written '$n'; functions are min, max, ceil_div, align_up)", 4);
+  check("1 + n",
+        "unexpected name 'n' (variables are written '$n'; functions are min, max, ceil_div, "
+        "align_up)",
+        4);
   check("floor(1, 2)", "unknown function 'floor' (expected min, max, ceil_div or align_up)", 0);
   check("2 * min(1)", "'min' takes 2 arguments, found 1", 4);
   check("max(1, 2, 3)", "'max' takes 2 arguments, found 3", 0);
@@ -165,7 +169,8 @@ TEST_CASE("syntax errors give the byte offset of the offending token", "[graph][
   check("min", "function 'min' needs arguments: min(a, b)", 0);
   check("align_up(1, 2", "unbalanced '('", 8);
   check("min(1 2)", "expected ',' or ')', found number '2'", 6);
-  check("9223372036854775808", "integer literal '9223372036854775808' does not fit in 64-bit signed integers", 0);
+  check("9223372036854775808",
+        "integer literal '9223372036854775808' does not fit in 64-bit signed integers", 0);
   check("12abc", "invalid number '12abc'", 0);
   check("1 & 2", "unexpected '&' after the expression", 2);
   check("1.5", "unexpected '.' after the expression", 1);
@@ -185,15 +190,18 @@ TEST_CASE("limits keep hostile expressions bounded", "[graph][expr]") {
   std::string ok(kMaxExprDepth, '(');
   ok += "1" + std::string(kMaxExprDepth, ')');
   CHECK(eval(ok) == 1);
-  CHECK(parseFail(std::string(kMaxExprText + 1, '1')).message.find("longer than") != std::string::npos);
+  CHECK(parseFail(std::string(kMaxExprText + 1, '1')).message.find("longer than") !=
+        std::string::npos);
   // The longest text parses (one instruction per byte at most, under kMaxExprCode).
   std::string longest = "1";
-  while (longest.size() + 2 <= kMaxExprText) longest += "+1";
+  while (longest.size() + 2 <= kMaxExprText)
+    longest += "+1";
   CHECK(eval(longest) == int64_t(longest.size() / 2 + 1));
 }
 
 TEST_CASE("evaluate reports overflow and division by zero at the operator", "[graph][expr]") {
-  auto check = [](const std::string &text, const std::string &message, uint32_t offset, Bindings vars = {}) {
+  auto check = [](const std::string &text, const std::string &message, uint32_t offset,
+                  Bindings vars = {}) {
     Failure f = evalFail(text, vars);
     INFO(text);
     CHECK(f.message == message);
@@ -209,7 +217,8 @@ TEST_CASE("evaluate reports overflow and division by zero at the operator", "[gr
   check("ceil_div(8, $z)", "division by zero in ceil_div", 0, {{"z", 0}});
   check("align_up(8, $z)", "align_up to a non-positive alignment 0", 0, {{"z", 0}});
   check("align_up(8, -4)", "align_up to a non-positive alignment -4", 0);
-  check("align_up(9223372036854775807, 2)", "integer overflow in align_up(9223372036854775807, 2)", 0);
+  check("align_up(9223372036854775807, 2)", "integer overflow in align_up(9223372036854775807, 2)",
+        0);
   // Missing values.
   Program p = parseOk("$a + $b");
   auto r = evaluate(p, std::vector<int64_t>{1});
@@ -277,8 +286,9 @@ TEST_CASE("fold reports a known zero divisor even when the dividend is unknown",
 }
 
 TEST_CASE("encode and decode round-trip and refuse malformed bytes", "[graph][expr]") {
-  for (const char *text : {"align_up($n - $k - 1, 256)", "-9223372036854775807 - 1", "9223372036854775807",
-                           "min(-64, 63) * max(-65, 64) + ceil_div($a, 8191) % 8192", "$b / $a"}) {
+  for (const char *text :
+       {"align_up($n - $k - 1, 256)", "-9223372036854775807 - 1", "9223372036854775807",
+        "min(-64, 63) * max(-65, 64) + ceil_div($a, 8191) % 8192", "$b / $a"}) {
     INFO(text);
     Program p = parseOk(text);
     std::vector<uint8_t> bytes = encode(p);
@@ -302,7 +312,8 @@ TEST_CASE("encode and decode round-trip and refuse malformed bytes", "[graph][ex
   bad({12}, 0, "unknown opcode 12");
   bad({0}, 0, "truncated literal");
   bad({0, 0x80}, 0, "truncated literal");
-  bad({0, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00}, 0, "longer than 10 bytes");
+  bad({0, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00}, 0,
+      "longer than 10 bytes");
   bad({0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}, 0, "out of range");
   bad({1, 2}, 2, "variable 2 out of range");
   bad({1, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01}, 1, "longer than 5 bytes");
@@ -354,7 +365,8 @@ struct Gen {
       }
       return {"-(" + a.first + ")", v};
     }
-    static const Op ops[] = {Op::Add, Op::Sub, Op::Mul, Op::Div, Op::Rem, Op::Min, Op::Max, Op::CeilDiv, Op::AlignUp};
+    static const Op ops[] = {Op::Add, Op::Sub, Op::Mul,     Op::Div,    Op::Rem,
+                             Op::Min, Op::Max, Op::CeilDiv, Op::AlignUp};
     Op op = ops[next(9)];
     auto a = expr(depth - 1, vars), b = expr(depth - 1, vars);
     std::optional<int64_t> v;
@@ -362,8 +374,9 @@ struct Gen {
       auto r = apply(op, *a.second, *b.second);
       if (r) v = *r;
     }
-    std::string text = op >= Op::Min ? std::string(opName(op)) + "(" + a.first + ", " + b.first + ")"
-                                     : "(" + a.first + ") " + opName(op) + " (" + b.first + ")";
+    std::string text = op >= Op::Min
+                           ? std::string(opName(op)) + "(" + a.first + ", " + b.first + ")"
+                           : "(" + a.first + ") " + opName(op) + " (" + b.first + ")";
     return {text, v};
   }
 };
@@ -379,7 +392,8 @@ TEST_CASE("random expressions: parse, evaluate, fold, print and encode agree", "
     INFO(text);
     Program p = parseOk(text);
     std::vector<int64_t> values;
-    for (const std::string &n : p.names) values.push_back(vars.at(n));
+    for (const std::string &n : p.names)
+      values.push_back(vars.at(n));
     auto got = evaluate(p, values);
     REQUIRE(got.ok() == want.has_value());
     if (!want) {
@@ -392,7 +406,8 @@ TEST_CASE("random expressions: parse, evaluate, fold, print and encode agree", "
     // Printing and parsing again gives the same value.
     Program again = parseOk(p.toString());
     std::vector<int64_t> v2;
-    for (const std::string &n : again.names) v2.push_back(vars.at(n));
+    for (const std::string &n : again.names)
+      v2.push_back(vars.at(n));
     CHECK(*evaluate(again, v2) == *want);
     // Folding only some variables, then evaluating the rest, gives the same value
     // (unless folding found an error the full evaluation order would not reach first).
@@ -400,7 +415,8 @@ TEST_CASE("random expressions: parse, evaluate, fold, print and encode agree", "
     auto part = fold(p, some);
     if (part) {
       std::vector<int64_t> rest;
-      for (const std::string &n : part->names) rest.push_back(vars.at(n));
+      for (const std::string &n : part->names)
+        rest.push_back(vars.at(n));
       CHECK(*evaluate(*part, rest) == *want);
       std::vector<uint8_t> bytes = encode(*part);
       auto d = decode(bytes.data(), bytes.size(), uint32_t(part->names.size()));
@@ -418,7 +434,8 @@ TEST_CASE("random bytes never crash parse or decode", "[graph][expr]") {
   for (int i = 0; i < 5000; ++i) {
     std::string text;
     uint32_t len = gen.next(40);
-    for (uint32_t k = 0; k < len; ++k) text += alphabet[gen.next(sizeof(alphabet) - 1)];
+    for (uint32_t k = 0; k < len; ++k)
+      text += alphabet[gen.next(sizeof(alphabet) - 1)];
     uint32_t off = 0;
     auto p = parse(text, &off);
     if (!p) {
@@ -429,7 +446,8 @@ TEST_CASE("random bytes never crash parse or decode", "[graph][expr]") {
     std::vector<int64_t> values(p->names.size(), 3);
     (void)evaluate(*p, values).ok();
     std::vector<uint8_t> bytes(gen.next(24));
-    for (auto &b : bytes) b = uint8_t(gen.next(256));
+    for (auto &b : bytes)
+      b = uint8_t(gen.next(256));
     auto d = decode(bytes.data(), bytes.size(), 4);
     if (d) {
       std::vector<int64_t> four(4, 5);

@@ -254,9 +254,10 @@ TEST_CASE("diagnostics point at the template inside a repeat block", "[cgc][desc
 
 TEST_CASE("expressions over repeat variables and literals fold to exact values", "[cgc][expr]") {
   fs::path dir = tempDir("core_expr");
-  std::ofstream(dir / "k.cl") << "__kernel void kx(__global float *a, uint first, int neg, ulong big, float f,\n"
-                                 "                 __local float *tmp) {\n"
-                                 "  tmp[0] = f;\n  a[get_global_id(0)] = first + neg + big + tmp[0];\n}\n";
+  std::ofstream(dir / "k.cl")
+      << "__kernel void kx(__global float *a, uint first, int neg, ulong big, float f,\n"
+         "                 __local float *tmp) {\n"
+         "  tmp[0] = f;\n  a[get_global_id(0)] = first + neg + big + tmp[0];\n}\n";
   LoadResult r = load(dir / "g.json", R"J({
   "kernels": ["k.cl"],
   "params": [{ "name": "p", "type": "u32", "default": 7 }],
@@ -330,32 +331,48 @@ TEST_CASE("expressions over repeat variables and literals fold to exact values",
 TEST_CASE("expression errors point into the string", "[cgc][expr]") {
   fs::path dir = tempDir("core_expr_errors");
   const std::string file = (dir / "g.json").string();
-  auto err = [&](const std::string &nodes, const std::string &slots = R"([{ "name": "a", "bytes": 256 }])") {
-    LoadResult r = load(dir / "g.json", "{\"params\": [{\"name\": \"n\", \"type\": \"u32\"}, {\"name\": \"x\", \"type\": \"f64\"}],\n"
-                                        "\"slots\": " + slots + ",\n\"nodes\": [" + nodes + "]}");
+  auto err = [&](const std::string &nodes,
+                 const std::string &slots = R"([{ "name": "a", "bytes": 256 }])") {
+    LoadResult r = load(dir / "g.json", "{\"params\": [{\"name\": \"n\", \"type\": \"u32\"}, "
+                                        "{\"name\": \"x\", \"type\": \"f64\"}],\n"
+                                        "\"slots\": " +
+                                            slots + ",\n\"nodes\": [" + nodes + "]}");
     CHECK_FALSE(r.ok);
     REQUIRE(r.diags.compare(0, file.size(), file) == 0);
     return r.diags.substr(file.size());
   };
   // line 3: `"nodes": [` + rep + the string
-  const std::string rep = R"({"repeat": 2, "var": "k", "nodes": [{"name": "f", "fill": {"dst": "a", "value": 0, "type": "u8", "bytes": )";
+  const std::string rep =
+      R"({"repeat": 2, "var": "k", "nodes": [{"name": "f", "fill": {"dst": "a", "value": 0, "type": "u8", "bytes": )";
   auto fill = [&](const std::string &bytes) { return rep + "\"" + bytes + "\"}}]}"; };
-  const uint32_t q = uint32_t(std::string("\"nodes\": [").size() + rep.size()) + 1; // the opening quote
+  const uint32_t q =
+      uint32_t(std::string("\"nodes\": [").size() + rep.size()) + 1; // the opening quote
   auto at = [&](uint32_t offset) { return ":3:" + std::to_string(q + 1 + offset) + ": error: "; };
-  CHECK(err(fill("$k +")) == at(4) + "'bytes' of node 'f.0': unexpected end of expression; expected a value\n");
-  CHECK(err(fill("$k + $m")) == at(5) + "'bytes' of node 'f.0': unknown name '$m' (not a repeat variable or parameter) (did you mean 'k'?)\n");
-  CHECK(err(fill("$x + 1")) == at(0) + "'bytes' of node 'f.0': parameter 'x' is f64; integer expressions need integer parameters\n");
+  CHECK(err(fill("$k +")) ==
+        at(4) + "'bytes' of node 'f.0': unexpected end of expression; expected a value\n");
+  CHECK(err(fill("$k + $m")) == at(5) + "'bytes' of node 'f.0': unknown name '$m' (not a repeat "
+                                        "variable or parameter) (did you mean 'k'?)\n");
+  CHECK(err(fill("$x + 1")) == at(0) + "'bytes' of node 'f.0': parameter 'x' is f64; integer "
+                                       "expressions need integer parameters\n");
   CHECK(err(fill("$n / 0")) == at(3) + "'bytes' of node 'f.0': division by zero\n");
   CHECK(err(fill("1 + 2 % $k")) == at(6) + "'bytes' of node 'f.0': remainder by zero\n");
-  CHECK(err(fill("align_up(8, $k)")) == at(0) + "'bytes' of node 'f.0': align_up to a non-positive alignment 0\n");
-  CHECK(err(fill("9223372036854775807 + $k + 1")) == at(25) + "'bytes' of node 'f.0': integer overflow in 9223372036854775807 + 1\n");
-  CHECK(err(fill("8 * $n")) == at(4) + "'bytes' of node 'f.0': expressions over parameters ('$n') are not supported yet\n");
-  CHECK(err(fill("16 - $k * 16")) == ":3:" + std::to_string(q) + ": error: 'bytes' of node 'f.1' is 0 ('16 - $k * 16'); it must be positive\n");
+  CHECK(err(fill("align_up(8, $k)")) ==
+        at(0) + "'bytes' of node 'f.0': align_up to a non-positive alignment 0\n");
+  CHECK(err(fill("9223372036854775807 + $k + 1")) ==
+        at(25) + "'bytes' of node 'f.0': integer overflow in 9223372036854775807 + 1\n");
+  CHECK(err(fill("8 * $n")) ==
+        at(4) +
+            "'bytes' of node 'f.0': expressions over parameters ('$n') are not supported yet\n");
+  CHECK(err(fill("16 - $k * 16")) ==
+        ":3:" + std::to_string(q) +
+            ": error: 'bytes' of node 'f.1' is 0 ('16 - $k * 16'); it must be positive\n");
   // Slot sizes: parameters are known there too; repeat variables are not.
   CHECK(err("", R"([{ "name": "a", "count": "$n * 4", "type": "f32" }])") ==
-        ":2:36: error: slot 'count' of 'a': expressions over parameters ('$n') are not supported yet\n");
+        ":2:36: error: slot 'count' of 'a': expressions over parameters ('$n') are not supported "
+        "yet\n");
   CHECK(err("", R"([{ "name": "a", "bytes": "$k" }])") ==
-        ":2:36: error: slot 'bytes' of 'a': unknown name '$k' (not a repeat variable or parameter) (did you mean 'n'?)\n");
+        ":2:36: error: slot 'bytes' of 'a': unknown name '$k' (not a repeat variable or parameter) "
+        "(did you mean 'n'?)\n");
   // A string that is no expression keeps its wrong-type error.
   CHECK(err("", R"([{ "name": "a", "bytes": "many" }])") ==
         ":2:35: error: slot 'bytes' must be a non-negative integer, found string\n");

@@ -76,8 +76,8 @@ TEST_CASE("every integer-expression error kind has a broken description", "[cgc]
   // folded argument out of its type's range, a parameter left after folding, and a
   // string with escapes (the error points at its quote)
   for (const char *name : {"expr_syntax", "expr_unknown_name", "expr_float_param", "expr_div_zero",
-                           "expr_not_positive", "expr_global_zero", "expr_slot_size", "expr_arg_range",
-                           "expr_param", "expr_escaped"}) {
+                           "expr_not_positive", "expr_global_zero", "expr_slot_size",
+                           "expr_arg_range", "expr_param", "expr_escaped"}) {
     INFO(name);
     CHECK(fs::exists(sourceDir() / "tests/tools/data/bad" / (std::string(name) + ".json")));
     CHECK(fs::exists(sourceDir() / "tests/tools/data/bad" / (std::string(name) + ".expected")));

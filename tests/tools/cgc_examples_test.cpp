@@ -21,11 +21,11 @@ struct Example {
 
 const Example kExamples[] = {
     {"examples/saxpy", 2, 1},
-    {"examples/stencil", 202, 3},    // boundary + 100 x (sweep, residual) + checksum
+    {"examples/stencil", 202, 3}, // boundary + 100 x (sweep, residual) + checksum
     {"examples/mlp", 9, 6},
     {"examples/image", 5, 4},
     {"examples/chain1000", 1000, 1},
-    {"examples/lu", 510, 2},         // 255 x (scale, update), ranges from expressions
+    {"examples/lu", 510, 2}, // 255 x (scale, update), ranges from expressions
     {"tests/tools/data/features", 19, 4},
 };
 
@@ -116,10 +116,11 @@ TEST_CASE("cgc folds the expressions of examples/lu per iteration", "[cgc][examp
     const json &update = j["nodes"][2 * k + 1];
     REQUIRE(scale["name"] == "scale." + std::to_string(k));
     const int rows = 256 - k - 1;
-    CHECK(scale["range"]["global"] == json::array({(rows + 63) / 64 * 64}));  // align_up(256 - $k - 1, 64)
-    CHECK(scale["args"][1]["value"] == std::to_string(k));                    // "$k"
-    CHECK(scale["args"][2]["value"] == std::to_string(k + 1));                // "$k + 1"
-    CHECK(scale["args"][2]["type"] == "i32");                                 // the kernel's int
+    CHECK(scale["range"]["global"] ==
+          json::array({(rows + 63) / 64 * 64}));               // align_up(256 - $k - 1, 64)
+    CHECK(scale["args"][1]["value"] == std::to_string(k));     // "$k"
+    CHECK(scale["args"][2]["value"] == std::to_string(k + 1)); // "$k + 1"
+    CHECK(scale["args"][2]["type"] == "i32");                  // the kernel's int
     const int g = (rows + 15) / 16 * 16;
     CHECK(update["range"]["global"] == json::array({g, g}));
     CHECK(update["range"]["offset"] == json::array({k + 1, k + 1}));

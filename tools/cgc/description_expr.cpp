@@ -19,7 +19,8 @@ bool isFloat(ScalarType t) {
 
 bool isExpressionText(const std::string &s, bool strict) {
   size_t i = 0;
-  while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
+  while (i < s.size() && (s[i] == ' ' || s[i] == '\t'))
+    ++i;
   if (i == s.size()) return !strict && !s.empty(); // blanks: an (empty) expression error
   char c = s[i];
   if (c == '$' || c == '-' || c == '(' || (c >= '0' && c <= '9')) return true;
@@ -28,7 +29,8 @@ bool isExpressionText(const std::string &s, bool strict) {
       std::string fn = f;
       if (s.compare(i, fn.size(), fn) != 0) continue;
       size_t j = i + fn.size();
-      while (j < s.size() && (s[j] == ' ' || s[j] == '\t')) ++j;
+      while (j < s.size() && (s[j] == ' ' || s[j] == '\t'))
+        ++j;
       if (j < s.size() && s[j] == '(') return true;
     }
     return false;
@@ -43,7 +45,18 @@ Pos stringPos(const JValue &v, uint32_t offset) {
   return p;
 }
 
-bool DescriptionReader::repeatVar(const GraphCtx &c, const std::string &name, uint64_t *value) const {
+bool DescriptionReader::isPlainRef(GraphCtx &c, const JValue &v) const {
+  if (!v.isString() || v.text.empty() || v.text[0] != '$') return false;
+  const std::string name = v.text.substr(1);
+  uint64_t iter;
+  return repeatVar(c, name, &iter) || c.g().findParam(name) != kNone ||
+         name.find_first_not_of(
+             "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") ==
+             std::string::npos;
+}
+
+bool DescriptionReader::repeatVar(const GraphCtx &c, const std::string &name,
+                                  uint64_t *value) const {
   for (size_t k = c.frames.size(); k-- > 0;)
     if (c.frames[k].var == name) {
       *value = c.frames[k].iter;
@@ -76,9 +89,11 @@ int64_t DescriptionReader::foldExpr(GraphCtx &c, const JValue &v, const std::str
       std::vector<std::string> names;
       for (const Frame &fr : c.frames)
         if (!fr.var.empty()) names.push_back(fr.var);
-      for (const Param &pp : c.g().params) names.push_back(pp.name);
+      for (const Param &pp : c.g().params)
+        names.push_back(pp.name);
       failAt(f, stringPos(v, firstUse(i)),
-             what + ": unknown name '$" + name + "' (not a repeat variable or parameter)" + suggest(name, names));
+             what + ": unknown name '$" + name + "' (not a repeat variable or parameter)" +
+                 suggest(name, names));
     }
     ScalarType t = c.g().params[pi].type;
     if (isFloat(t))
@@ -90,7 +105,8 @@ int64_t DescriptionReader::foldExpr(GraphCtx &c, const JValue &v, const std::str
   if (!folded) failAt(f, stringPos(v, off), what + ": " + folded.error().message());
   if (std::optional<int64_t> value = folded->constant()) return *value;
   std::string list;
-  for (const std::string &n : folded->names) list += (list.empty() ? "'$" : ", '$") + n + "'";
+  for (const std::string &n : folded->names)
+    list += (list.empty() ? "'$" : ", '$") + n + "'";
   uint32_t at = 0;
   for (size_t k = 0; k < folded->code.size(); ++k)
     if (folded->code[k].op == expr::Op::Var) {
@@ -101,15 +117,17 @@ int64_t DescriptionReader::foldExpr(GraphCtx &c, const JValue &v, const std::str
          what + ": expressions over parameters (" + list + ") are not supported yet");
 }
 
-uint64_t DescriptionReader::readUInt(GraphCtx &c, const JValue &v, const std::string &what, bool positive,
-                                     const std::string &context) {
+uint64_t DescriptionReader::readUInt(GraphCtx &c, const JValue &v, const std::string &what,
+                                     bool positive, const std::string &context) {
   if (!v.isString() || !isExpressionText(v.text, false)) return toU64(c.file, v, what);
   const std::string field = what + context;
   int64_t value = foldExpr(c, v, field);
   if (value < 1 && positive)
-    failAt(c.file, v, field + " is " + std::to_string(value) + " ('" + v.text + "'); it must be positive");
+    failAt(c.file, v,
+           field + " is " + std::to_string(value) + " ('" + v.text + "'); it must be positive");
   if (value < 0)
-    failAt(c.file, v, field + " is " + std::to_string(value) + " ('" + v.text + "'); it must not be negative");
+    failAt(c.file, v,
+           field + " is " + std::to_string(value) + " ('" + v.text + "'); it must not be negative");
   return uint64_t(value);
 }
 

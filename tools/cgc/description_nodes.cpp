@@ -98,14 +98,7 @@ Arg DescriptionReader::readArg(GraphCtx &c, const JValue &v, const KernelParam *
     // "$name" alone keeps its meaning (a parameter or repeat variable, or an unknown
     // parameter error); anything else starting with '$', and strings that look like an
     // expression and name no slot, are expressions.
-    bool plainRef = false;
-    if (!v.text.empty() && v.text[0] == '$') {
-      std::string name = v.text.substr(1);
-      uint64_t iter;
-      plainRef = repeatVar(c, name, &iter) || c.g().findParam(name) != kNone ||
-                 name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") ==
-                     std::string::npos;
-    }
+    const bool plainRef = isPlainRef(c, v);
     if (!plainRef && ((!v.text.empty() && v.text[0] == '$') ||
                       (c.slotByName.count(v.text) == 0 && isExpressionText(v.text, true))))
       return exprScalar(v, haveSigType ? sigType : ScalarType::I32);
@@ -182,22 +175,19 @@ void DescriptionReader::readRange(GraphCtx &c, const JValue &v, Dim out[3], uint
   for (size_t d = 0; d < elems.size(); ++d) {
     const JValue &e = *elems[d];
     Dim dim;
-    bool plainRef = false;
-    if (e.isString() && !e.text.empty() && e.text[0] == '$') {
-      std::string name = e.text.substr(1);
-      uint64_t iter;
-      plainRef = repeatVar(c, name, &iter) || c.g().findParam(name) != kNone ||
-                 name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") ==
-                     std::string::npos;
-    }
+    const bool plainRef = isPlainRef(c, e);
     if (!plainRef && e.isString() && isExpressionText(e.text, false)) {
       // Folded to a constant: global dimensions >= 1, local sizes and offsets >= 0.
-      const std::string what = std::string(field) + "[" + std::to_string(d) + "] of node '" + nodeName + "'";
+      const std::string what =
+          std::string(field) + "[" + std::to_string(d) + "] of node '" + nodeName + "'";
       int64_t value = foldExpr(c, e, what);
       if (value < 1 && !allowZero)
-        failAt(f, e, what + " is " + std::to_string(value) + " ('" + e.text + "'); it must be positive");
+        failAt(f, e,
+               what + " is " + std::to_string(value) + " ('" + e.text + "'); it must be positive");
       if (value < 0)
-        failAt(f, e, what + " is " + std::to_string(value) + " ('" + e.text + "'); it must not be negative");
+        failAt(f, e,
+               what + " is " + std::to_string(value) + " ('" + e.text +
+                   "'); it must not be negative");
       dim.value = uint64_t(value);
     } else if (plainRef) {
       std::string name = e.text.substr(1);

@@ -113,7 +113,8 @@ private:
   // `index`: the argument's position (for messages).
   Arg readArg(GraphCtx &c, const JValue &v, const KernelParam *param, bool host, size_t index);
   uint32_t resolveSlot(GraphCtx &c, const JValue &nameValue);
-  std::pair<uint32_t, uint64_t> readSlotRef(GraphCtx &c, const JValue &v, const std::string &context = "");
+  std::pair<uint32_t, uint64_t> readSlotRef(GraphCtx &c, const JValue &v,
+                                            const std::string &context = "");
   std::string instanceName(GraphCtx &c, const std::string &templateName, size_t frameLevel);
 
   // description_expr.cpp: integer expressions in descriptions (cgraph/graph/expr.h).
@@ -128,6 +129,10 @@ private:
   // `context` (" of node 'c.3'") is appended to `what` in the expression messages.
   uint64_t readUInt(GraphCtx &c, const JValue &v, const std::string &what, bool positive,
                     const std::string &context = "");
+  // A string that is exactly "$name" with a repeat variable, a parameter or an
+  // identifier as name: it keeps its meaning from before expressions (a reference, or
+  // an "unknown parameter" error).
+  bool isPlainRef(GraphCtx &c, const JValue &v) const;
   // A repeat variable in scope (innermost first); false when `name` is none.
   bool repeatVar(const GraphCtx &c, const std::string &name, uint64_t *value) const;
   void resolveEdges(GraphCtx &c);

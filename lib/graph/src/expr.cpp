@@ -16,9 +16,15 @@ struct FuncInfo {
 constexpr FuncInfo kFuncs[] = {
     {"min", Op::Min}, {"max", Op::Max}, {"ceil_div", Op::CeilDiv}, {"align_up", Op::AlignUp}};
 
-bool isIdentStart(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
-bool isIdentChar(char c) { return isIdentStart(c) || (c >= '0' && c <= '9'); }
-bool isDigit(char c) { return c >= '0' && c <= '9'; }
+bool isIdentStart(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+bool isIdentChar(char c) {
+  return isIdentStart(c) || (c >= '0' && c <= '9');
+}
+bool isDigit(char c) {
+  return c >= '0' && c <= '9';
+}
 
 std::string shown(std::string_view s) {
   // For messages: printable ASCII as is, anything else as \xNN.
@@ -42,7 +48,9 @@ public:
   explicit Parser(std::string_view text) : s_(text) {}
 
   Expected<Program> run(uint32_t *errorOffset) {
-    if (s_.size() > kMaxExprText) return fail(0, "expression longer than " + std::to_string(kMaxExprText) + " bytes", errorOffset);
+    if (s_.size() > kMaxExprText)
+      return fail(0, "expression longer than " + std::to_string(kMaxExprText) + " bytes",
+                  errorOffset);
     skipSpace();
     if (i_ == s_.size()) return fail(uint32_t(i_), "empty expression", errorOffset);
     bool ok = parseExpr(0);
@@ -86,18 +94,21 @@ private:
     char c = s_[at];
     if (isDigit(c)) {
       size_t e = at;
-      while (e < s_.size() && isIdentChar(s_[e])) ++e;
+      while (e < s_.size() && isIdentChar(s_[e]))
+        ++e;
       return "number '" + shown(s_.substr(at, e - at)) + "'";
     }
     if (isIdentStart(c)) {
       size_t e = at;
-      while (e < s_.size() && isIdentChar(s_[e])) ++e;
+      while (e < s_.size() && isIdentChar(s_[e]))
+        ++e;
       return "name '" + shown(s_.substr(at, e - at)) + "'";
     }
     return "'" + shown(s_.substr(at, 1)) + "'";
   }
   void skipSpace() {
-    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t')) ++i_;
+    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t'))
+      ++i_;
   }
   bool emit(Op op, int64_t operand, size_t off) {
     if (code_.size() >= kMaxExprCode)
@@ -115,7 +126,8 @@ private:
 
   bool parseExpr(uint32_t nest) {
     if (nest > kMaxExprDepth)
-      return error(i_, "expression nested deeper than " + std::to_string(kMaxExprDepth) + " levels");
+      return error(i_,
+                   "expression nested deeper than " + std::to_string(kMaxExprDepth) + " levels");
     if (!parseTerm(nest)) return false;
     for (;;) {
       skipSpace();
@@ -143,7 +155,8 @@ private:
     skipSpace();
     if (i_ < s_.size() && s_[i_] == '-') {
       if (nest + 1 > kMaxExprDepth)
-        return error(i_, "expression nested deeper than " + std::to_string(kMaxExprDepth) + " levels");
+        return error(i_,
+                     "expression nested deeper than " + std::to_string(kMaxExprDepth) + " levels");
       size_t at = i_++;
       return parseUnary(nest + 1) && emit(Op::Neg, 0, at);
     }
@@ -169,7 +182,8 @@ private:
       while (i_ < s_.size() && isDigit(s_[i_])) {
         unsigned d = unsigned(s_[i_] - '0');
         if (v > (uint64_t(std::numeric_limits<int64_t>::max()) - d) / 10) {
-          while (i_ < s_.size() && isDigit(s_[i_])) ++i_;
+          while (i_ < s_.size() && isDigit(s_[i_]))
+            ++i_;
           return error(at, "integer literal '" + std::string(s_.substr(at, i_ - at)) +
                                "' does not fit in 64-bit signed integers");
         }
@@ -184,7 +198,8 @@ private:
       if (i_ >= s_.size() || !isIdentStart(s_[i_]))
         return error(at, "expected a variable name after '$'");
       size_t b = i_;
-      while (i_ < s_.size() && isIdentChar(s_[i_])) ++i_;
+      while (i_ < s_.size() && isIdentChar(s_[i_]))
+        ++i_;
       std::string name(s_.substr(b, i_ - b));
       auto it = std::find(names_.begin(), names_.end(), name);
       int64_t index = int64_t(it - names_.begin());
@@ -199,7 +214,8 @@ private:
       return expectChar(')', "')'");
     }
     if (isIdentStart(c)) {
-      while (i_ < s_.size() && isIdentChar(s_[i_])) ++i_;
+      while (i_ < s_.size() && isIdentChar(s_[i_]))
+        ++i_;
       std::string name(s_.substr(at, i_ - at));
       skipSpace();
       bool call = i_ < s_.size() && s_[i_] == '(';
@@ -208,11 +224,12 @@ private:
         if (name == fi.name) f = &fi;
       if (!call) {
         if (f) return error(at, "function '" + name + "' needs arguments: " + name + "(a, b)");
-        return error(at, "unexpected name '" + shown(name) + "' (variables are written '$" + shown(name) +
-                             "'; functions are min, max, ceil_div, align_up)");
+        return error(at, "unexpected name '" + shown(name) + "' (variables are written '$" +
+                             shown(name) + "'; functions are min, max, ceil_div, align_up)");
       }
       if (!f)
-        return error(at, "unknown function '" + shown(name) + "' (expected min, max, ceil_div or align_up)");
+        return error(at, "unknown function '" + shown(name) +
+                             "' (expected min, max, ceil_div or align_up)");
       size_t open = i_++;
       uint32_t args = 0;
       skipSpace();
@@ -265,33 +282,50 @@ bool wellFormed(const std::vector<Instr> &code, uint32_t *maxStack) {
   return depth == 1;
 }
 
-bool isOp(uint8_t b) { return b < kOpCount; }
+bool isOp(uint8_t b) {
+  return b < kOpCount;
+}
 
 } // namespace
 
 uint32_t arity(Op op) {
   switch (op) {
   case Op::Lit:
-  case Op::Var: return 0;
-  case Op::Neg: return 1;
-  default: return 2;
+  case Op::Var:
+    return 0;
+  case Op::Neg:
+    return 1;
+  default:
+    return 2;
   }
 }
 
 const char *opName(Op op) {
   switch (op) {
-  case Op::Lit: return "lit";
-  case Op::Var: return "var";
-  case Op::Neg: return "neg";
-  case Op::Add: return "+";
-  case Op::Sub: return "-";
-  case Op::Mul: return "*";
-  case Op::Div: return "/";
-  case Op::Rem: return "%";
-  case Op::Min: return "min";
-  case Op::Max: return "max";
-  case Op::CeilDiv: return "ceil_div";
-  case Op::AlignUp: return "align_up";
+  case Op::Lit:
+    return "lit";
+  case Op::Var:
+    return "var";
+  case Op::Neg:
+    return "neg";
+  case Op::Add:
+    return "+";
+  case Op::Sub:
+    return "-";
+  case Op::Mul:
+    return "*";
+  case Op::Div:
+    return "/";
+  case Op::Rem:
+    return "%";
+  case Op::Min:
+    return "min";
+  case Op::Max:
+    return "max";
+  case Op::CeilDiv:
+    return "ceil_div";
+  case Op::AlignUp:
+    return "align_up";
   }
   return "?";
 }
@@ -319,14 +353,18 @@ std::string Program::toString() const {
   std::vector<Item> st;
   for (const Instr &in : code) {
     if (in.op == Op::Lit) {
-      if (in.operand == kMin) st.push_back({"(-9223372036854775807 - 1)", 4});
-      else if (in.operand < 0) st.push_back({std::to_string(in.operand), 3});
-      else st.push_back({std::to_string(in.operand), 4});
+      if (in.operand == kMin)
+        st.push_back({"(-9223372036854775807 - 1)", 4});
+      else if (in.operand < 0)
+        st.push_back({std::to_string(in.operand), 3});
+      else
+        st.push_back({std::to_string(in.operand), 4});
       continue;
     }
     if (in.op == Op::Var) {
       size_t i = size_t(in.operand);
-      st.push_back({"$" + (in.operand >= 0 && i < names.size() ? names[i] : std::to_string(in.operand)), 4});
+      st.push_back(
+          {"$" + (in.operand >= 0 && i < names.size() ? names[i] : std::to_string(in.operand)), 4});
       continue;
     }
     if (st.size() < arity(in.op)) return "<malformed>";
@@ -376,17 +414,21 @@ Expected<int64_t> apply(Op op, int64_t a, int64_t b) {
     return r;
   case Op::Div:
     if (b == 0) return makeError("division by zero");
-    if (a == kMin && b == -1) return makeError("integer overflow in " + std::to_string(a) + " / -1");
+    if (a == kMin && b == -1)
+      return makeError("integer overflow in " + std::to_string(a) + " / -1");
     return a / b;
   case Op::Rem:
     if (b == 0) return makeError("remainder by zero");
     if (b == -1) return int64_t(0);
     return a % b;
-  case Op::Min: return std::min(a, b);
-  case Op::Max: return std::max(a, b);
+  case Op::Min:
+    return std::min(a, b);
+  case Op::Max:
+    return std::max(a, b);
   case Op::CeilDiv: {
     if (b == 0) return makeError("division by zero in ceil_div");
-    if (a == kMin && b == -1) return makeError("integer overflow in ceil_div(" + std::to_string(a) + ", -1)");
+    if (a == kMin && b == -1)
+      return makeError("integer overflow in ceil_div(" + std::to_string(a) + ", -1)");
     int64_t q = a / b;
     if (a % b != 0 && ((a < 0) == (b < 0))) ++q; // exact quotient positive: round up
     return q;
@@ -396,11 +438,13 @@ Expected<int64_t> apply(Op op, int64_t a, int64_t b) {
     int64_t q = a / b;
     if (a % b != 0 && a > 0) ++q;
     if (__builtin_mul_overflow(q, b, &r))
-      return makeError("integer overflow in align_up(" + std::to_string(a) + ", " + std::to_string(b) + ")");
+      return makeError("integer overflow in align_up(" + std::to_string(a) + ", " +
+                       std::to_string(b) + ")");
     return r;
   }
   case Op::Lit:
-  case Op::Var: break;
+  case Op::Var:
+    break;
   }
   return makeError(std::string("'") + opName(op) + "' is not an operator");
 }
@@ -411,8 +455,8 @@ Expected<Program> fold(const Program &program, const Bindings &values, uint32_t 
   struct Frag {
     bool known = false;
     int64_t value = 0;
-    uint32_t offset = 0;      // where the fragment starts in the source
-    std::vector<Instr> code;  // when !known
+    uint32_t offset = 0;     // where the fragment starts in the source
+    std::vector<Instr> code; // when !known
     std::vector<uint32_t> offs;
   };
   auto fragCode = [](Frag &f, std::vector<Instr> &code, std::vector<uint32_t> &offs) {
@@ -534,8 +578,9 @@ Expected<int64_t> evaluate(const Program &program, const int64_t *values, size_t
       if (in.operand < 0 || uint64_t(in.operand) >= count) {
         if (errorOffset && haveOffsets) *errorOffset = program.offsets[k];
         size_t i = size_t(in.operand);
-        std::string name = in.operand >= 0 && i < program.names.size() ? "'$" + program.names[i] + "'"
-                                                                        : std::to_string(in.operand);
+        std::string name = in.operand >= 0 && i < program.names.size()
+                               ? "'$" + program.names[i] + "'"
+                               : std::to_string(in.operand);
         return makeError("no value for variable " + name);
       }
       st.push_back(values[in.operand]);
@@ -601,7 +646,9 @@ Expected<Program> decode(const uint8_t *data, size_t size, uint32_t varCount) {
   while (i < size) {
     const size_t at = i;
     uint8_t b = data[i++];
-    if (!isOp(b)) return makeError("expression byte " + std::to_string(at) + ": unknown opcode " + std::to_string(b));
+    if (!isOp(b))
+      return makeError("expression byte " + std::to_string(at) + ": unknown opcode " +
+                       std::to_string(b));
     if (p.code.size() >= kMaxExprCode)
       return makeError("expression longer than " + std::to_string(kMaxExprCode) + " operations");
     Instr in{Op(b), 0};
@@ -610,8 +657,11 @@ Expected<Program> decode(const uint8_t *data, size_t size, uint32_t varCount) {
       unsigned shift = 0;
       uint8_t byte;
       do {
-        if (i >= size) return makeError("expression byte " + std::to_string(at) + ": truncated literal");
-        if (shift >= 64) return makeError("expression byte " + std::to_string(at) + ": literal longer than 10 bytes");
+        if (i >= size)
+          return makeError("expression byte " + std::to_string(at) + ": truncated literal");
+        if (shift >= 64)
+          return makeError("expression byte " + std::to_string(at) +
+                           ": literal longer than 10 bytes");
         byte = data[i++];
         uint64_t bits = uint64_t(byte & 0x7f);
         if (shift == 63 && bits != 0 && bits != 0x7f)
@@ -626,21 +676,26 @@ Expected<Program> decode(const uint8_t *data, size_t size, uint32_t varCount) {
       unsigned shift = 0;
       uint8_t byte;
       do {
-        if (i >= size) return makeError("expression byte " + std::to_string(at) + ": truncated variable index");
-        if (shift >= 35) return makeError("expression byte " + std::to_string(at) + ": variable index longer than 5 bytes");
+        if (i >= size)
+          return makeError("expression byte " + std::to_string(at) + ": truncated variable index");
+        if (shift >= 35)
+          return makeError("expression byte " + std::to_string(at) +
+                           ": variable index longer than 5 bytes");
         byte = data[i++];
         v |= uint64_t(byte & 0x7f) << shift;
         shift += 7;
       } while (byte & 0x80);
       if (v >= varCount)
-        return makeError("expression byte " + std::to_string(at) + ": variable " + std::to_string(v) +
-                         " out of range (" + std::to_string(varCount) + " variables)");
+        return makeError("expression byte " + std::to_string(at) + ": variable " +
+                         std::to_string(v) + " out of range (" + std::to_string(varCount) +
+                         " variables)");
       in.operand = int64_t(v);
     }
     p.code.push_back(in);
   }
   if (p.code.empty()) return makeError("empty expression program");
-  if (!wellFormed(p.code, &p.maxStack)) return makeError("malformed expression program: operands do not match operators");
+  if (!wellFormed(p.code, &p.maxStack))
+    return makeError("malformed expression program: operands do not match operators");
   return p;
 }
 

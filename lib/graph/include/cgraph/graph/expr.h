@@ -72,14 +72,14 @@ constexpr size_t kMaxExprCode = 4096;
 
 // Opcodes; the numeric values are the serialized form and must not change.
 enum class Op : uint8_t {
-  Lit = 0,     // push the literal `operand`
-  Var = 1,     // push variable number `operand`
-  Neg = 2,     // unary minus
+  Lit = 0, // push the literal `operand`
+  Var = 1, // push variable number `operand`
+  Neg = 2, // unary minus
   Add = 3,
   Sub = 4,
   Mul = 5,
-  Div = 6,     // truncating
-  Rem = 7,     // sign of the dividend
+  Div = 6, // truncating
+  Rem = 7, // sign of the dividend
   Min = 8,
   Max = 9,
   CeilDiv = 10,
