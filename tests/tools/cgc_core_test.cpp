@@ -204,7 +204,9 @@ TEST_CASE("loadDescription survives every value replaced by a hostile one", "[cg
     for (size_t k = 1; k < p.size(); ++k)
       if (p[k] == '/') all.insert(p.substr(0, k));
   const char *hostile[] = {"null", "true", "\"x\"", "\"$x\"", "\"\"", "1e400", "-1", "1.5",
-                           "18446744073709551616", "0", "{}", "[]", "[[[[]]]]", "{\"slot\": 1}"};
+                           "18446744073709551616", "0", "{}", "[]", "[[[[]]]]", "{\"slot\": 1}",
+                           // integer expressions (folded, or errors inside the string)
+                           "\"$p / 0\"", "\"align_up(-(\"", "\"9223372036854775807 * $i\""};
   const std::regex diagLine(R"(^(cgc|[^:]+:\d+:\d+): (error|warning|note): .+$)");
   size_t runs = 0, failures = 0;
   for (const std::string &ptr : all) {
