@@ -19,13 +19,13 @@ extern const size_t kBuiltinsBitcodeSize;
 // ctx: one u64 per field, index base + dimension.
 enum WgCtx : uint32_t {
   kCtxGroupId = 0,
-  kCtxLocalSize = 3,   // actual size of this group (smaller for a trailing partial group)
-  kCtxEnqLocal = 6,    // enqueued (nominal) local size
+  kCtxLocalSize = 3, // actual size of this group (smaller for a trailing partial group)
+  kCtxEnqLocal = 6,  // enqueued (nominal) local size
   kCtxNumGroups = 9,
   kCtxGlobalSize = 12,
   kCtxGlobalOffset = 15,
   kCtxWorkDim = 18,
-  kCtxPrivate = 19,    // byte offset of the per-group context arrays from the local pointer
+  kCtxPrivate = 19, // byte offset of the per-group context arrays from the local pointer
   kCtxFields = 20,
 };
 // args: one u64 per kernel parameter: a buffer's address, a scalar's bits (low bytes),
@@ -40,9 +40,10 @@ using WgLoopFn = void (*)(const uint64_t *args, const uint64_t *ctx, char *local
 // fiber; barrier() switches fibers.
 using WiFn = void (*)(const uint64_t *args, const uint64_t *ctx, char *local, uint64_t lx,
                       uint64_t ly, uint64_t lz);
-// `cgk.<name>.info`: u64[5] = {barriers (kNoBarrier, kBarrierRegions, kBarrierFibers),
+// `cgk.<name>.info`: u64[6] = {barriers (kNoBarrier, kBarrierRegions, kBarrierFibers),
 // static __local bytes, parameter count, observes its work-group shape (local ids or
-// sizes, group ids or counts, __local memory), context-array bytes per work-item}.
+// sizes, group ids or counts, __local memory), context-array bytes per work-item,
+// the work-item has loops}.
 enum BarrierMode : uint64_t { kNoBarrier = 0, kBarrierRegions = 1, kBarrierFibers = 2 };
 constexpr const char *kWrapperPrefix = "cgk.";
 
@@ -63,6 +64,9 @@ struct JitKernel {
   bool barrier = false; // has barriers: run by `loop` (regions) or `workItem` (fibers)
   bool fibers = false;
   uint64_t privateBytes = 0; // context arrays per work-item (regions)
+  // The work-item has loops or barriers: its cost is unknown, so runKernel spreads the
+  // groups over the threads however few work-items they have.
+  bool heavy = false;
   // False when the kernel cannot tell one work-group shape from another (it reads only
   // global ids, sizes and offsets and has no barrier or __local memory): runKernel then
   // picks the groups by work size, whatever local size the launch names.
@@ -86,9 +90,8 @@ public:
   KernelCompiler();
   ~KernelCompiler();
   // Compiles (or finds) `module` and resolves the kernels named in `kernelNames`.
-  Expected<std::shared_ptr<const CompiledModule>> get(const KernelModule &module,
-                                                      const std::vector<std::string> &kernelNames,
-                                                      bool useCache);
+  Expected<std::shared_ptr<const CompiledModule>>
+  get(const KernelModule &module, const std::vector<std::string> &kernelNames, bool useCache);
   // Counters for tests and benchmarks.
   uint64_t compiles() const;
   uint64_t memoryHits() const;

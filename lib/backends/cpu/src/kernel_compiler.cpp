@@ -86,7 +86,8 @@ struct KernelCompiler::Impl {
     auto buf = llvm::MemoryBuffer::getMemBufferCopy(
         llvm::StringRef(reinterpret_cast<const char *>(object.data()), object.size()), moduleName);
     if (auto e = jit->addObjectFile(*jd, std::move(buf)))
-      return makeError("module '" + moduleName + "': cannot load its object file: " + toText(std::move(e)));
+      return makeError("module '" + moduleName +
+                       "': cannot load its object file: " + toText(std::move(e)));
     auto mod = std::make_shared<CompiledModule>();
     for (const std::string &n : names) {
       std::string base = std::string(kWrapperPrefix) + n;
@@ -104,8 +105,11 @@ struct KernelCompiler::Impl {
       k.numParams = uint32_t(i[2]);
       k.groupShape = i[3] != 0;
       k.privateBytes = i[4];
+      k.heavy = k.barrier || i[5] != 0;
       auto fn = jit->lookup(*jd, base + (k.fibers ? ".wi" : ".wg"));
-      if (!fn) return makeError("module '" + moduleName + "': kernel '" + n + "': " + toText(fn.takeError()));
+      if (!fn)
+        return makeError("module '" + moduleName + "': kernel '" + n +
+                         "': " + toText(fn.takeError()));
       if (k.fibers)
         k.workItem = llvm::jitTargetAddressToPointer<WiFn>(fn->getAddress());
       else
@@ -118,11 +122,16 @@ struct KernelCompiler::Impl {
 
 KernelCompiler::KernelCompiler() : impl_(std::make_unique<Impl>()) {}
 KernelCompiler::~KernelCompiler() = default;
-uint64_t KernelCompiler::compiles() const { return impl_->compiles; }
-uint64_t KernelCompiler::memoryHits() const { return impl_->hits; }
+uint64_t KernelCompiler::compiles() const {
+  return impl_->compiles;
+}
+uint64_t KernelCompiler::memoryHits() const {
+  return impl_->hits;
+}
 
 Expected<std::shared_ptr<const CompiledModule>>
-KernelCompiler::get(const KernelModule &module, const std::vector<std::string> &kernelNames, bool useCache) {
+KernelCompiler::get(const KernelModule &module, const std::vector<std::string> &kernelNames,
+                    bool useCache) {
   if (module.forms.empty() || module.forms[0].kind != FormKind::SpirV)
     return makeError("module '" + module.name + "': forms[0] is not SPIR-V");
   // One compile at a time: LLVM compiles use both cores' worth of memory bandwidth and
@@ -151,7 +160,8 @@ KernelCompiler::get(const KernelModule &module, const std::vector<std::string> &
   ck.compilerVersion = impl_->options;
   ck.imageHash = cache::hashImage(spirv.data(), spirv.size());
   ck.buildOptions = module.forms[0].options;
-  for (const std::string &n : kernelNames) ck.kernelNames += (ck.kernelNames.empty() ? "" : ",") + n;
+  for (const std::string &n : kernelNames)
+    ck.kernelNames += (ck.kernelNames.empty() ? "" : ",") + n;
   // A loaded module resolves only the kernels it was asked for, so the names join the
   // memory key (the image bytes passed below); the disk key is the SPIR-V hash alone.
   std::vector<uint8_t> memoryImage = spirv;

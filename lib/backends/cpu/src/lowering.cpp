@@ -18,6 +18,7 @@
 #include "cgraph/kernel/spirv_to_llvm.h"
 
 #include <llvm/ADT/SmallPtrSet.h>
+#include <llvm/Analysis/CFG.h>
 #include <llvm/Analysis/TargetLibraryInfo.h>
 #include <llvm/Bitcode/BitcodeReader.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
@@ -341,6 +342,7 @@ struct KernelPlan {
   uint64_t staticLocal = 0;
   uint32_t numParams = 0;
   BarrierRegions regions; // barrier kernels cut into regions (empty: fibers)
+  bool loops = false;     // the work-item has loops: its cost is not a few instructions
 };
 
 // Loads kernel arguments and ctx values at the wrapper's entry, then calls the body.
@@ -573,8 +575,8 @@ std::string hostCompileOptions() {
   // The builtin library is linked into every object: a changed library must miss.
   static const size_t builtinsHash = std::hash<std::string_view>{}(
       std::string_view(reinterpret_cast<const char *>(kBuiltinsBitcode), kBuiltinsBitcodeSize));
-  // cgraph-cpu-3: `.info` has five fields.
-  std::string s = "cgraph-cpu-3 llvm-14 builtins=" + std::to_string(builtinsHash) +
+  // cgraph-cpu-4: `.info` has six fields.
+  std::string s = "cgraph-cpu-4 llvm-14 builtins=" + std::to_string(builtinsHash) +
                   " cpu=" + sys::getHostCPUName().str();
   if (const char *llvmArgs = std::getenv("CGRAPH_CPU_LLVM_ARGS"))
     s += std::string(" llvm-args=") + llvmArgs;
@@ -738,6 +740,11 @@ Expected<std::vector<uint8_t>> lowerToObject(const uint8_t *spirv, size_t size,
           }
     }
     if (plan.staticLocal) plan.groupShape = true;
+    {
+      SmallVector<std::pair<const BasicBlock *, const BasicBlock *>, 4> backEdges;
+      FindFunctionBackedges(*body, backEdges);
+      plan.loops = !backEdges.empty();
+    }
     std::string whyNot;
     if (plan.barrier && !kForceFibers &&
         splitAtBarriers(*body, *cast<Function>(barrierFn.getCallee()), plan.numParams, plan.regions,

@@ -117,10 +117,13 @@ Error runKernel(const JitKernel &k, const uint64_t *args, uint64_t localBytes,
       }
     }
   };
-  if (total == 1 || total * perGroup <= kInlineItems) {
+  // Work-items as the measure of cost holds for straight-line work-items (axpy: a few
+  // ns each). A work-item with loops or barriers (a row of layernorm, a tile of matmul)
+  // can cost microseconds: every group may go to another thread.
+  if (total == 1 || (!k.heavy && total * perGroup <= kInlineItems)) {
     run(0, total);
   } else {
-    const uint64_t grain = std::max<uint64_t>(1, kItemsPerTask / perGroup);
+    const uint64_t grain = k.heavy ? 1 : std::max<uint64_t>(1, kItemsPerTask / perGroup);
     parallelFor(0, total, grain, Partition::Static, run);
   }
   if (outOfMemory.load(std::memory_order_relaxed))
