@@ -4,8 +4,10 @@
 // copy or fill offset or size, a slot size) as an expression over literals, repeat
 // variables and integer parameters. This module parses such a string into a small
 // postfix Program, folds what is known (cgc folds literals and repeat variables at
-// compile time) and evaluates what is left (at enqueue, once the runtime stores
-// parameter expressions: issue 12 stage 2).
+// compile time) and evaluates what is left (at enqueue: .cgf 2.0 stores programs over
+// parameters per field, format/SPEC.md section 4a; lib/runtime evaluates them). It
+// lives in format because the .cgf reader decodes every stored program;
+// cgraph/graph/expr.h forwards here.
 //
 // Syntax (whitespace: spaces and tabs, anywhere between tokens):
 //   expr    := term (('+' | '-') term)*
@@ -30,7 +32,7 @@
 //   align_up(a, b)            the smallest multiple of b that is >= a; error when b <= 0
 //                             or when the result overflows
 //
-// Encoding (what stage 2 stores per field; this module does not touch the file format):
+// Encoding (what .cgf 2.0 stores per field, XPRS section):
 // a Program is a sequence of instructions on an evaluation stack. Serialized
 // (`encode`), each instruction is one opcode byte (enum Op below), followed for
 // Op::Lit by its value as signed LEB128 and for Op::Var by the variable's index as
