@@ -507,6 +507,17 @@ TEST_CASE("cgc stores expressions over parameters; cgrun runs one LU file at sev
     CHECK(r.code == 0);
     CHECK(r.out.find("check a: ok") != std::string::npos);
   }
+  // bench: the same parameter given several times adds a mode cycling through them.
+  Result bench = cgrun("bench lu.cgf --zeros a --param n=32 --param n=9 --param n=20 --warmup 1 "
+                       "--repetitions 3 --json",
+                       dir);
+  INFO(bench.err);
+  REQUIRE(bench.code == 0);
+  json bj = json::parse(bench.out);
+  std::set<std::string> runs;
+  for (const json &x : bj["benchmarks"]) runs.insert(x["run_name"].get<std::string>());
+  CHECK(runs.count("lu_n/replay/total"));
+  CHECK(runs.count("lu_n/replay-reshape/total"));
   // n = 20: step k = 19 has n - k - 1 = 0 rows; refused before anything runs.
   c = tooltest::runTool(CGC_PATH, "lu_strict.json -o lu_strict.cgf", dir, dir / "cgc_std");
   INFO(c.out << c.err);

@@ -51,6 +51,12 @@ Executable::Executable(Device &device, Graph flattened, ExecMode mode)
         exprError_ = where + ": " + prog.error().message();
         break;
       }
+      auto isFloat = [](ScalarType t) {
+        return t == ScalarType::F16 || t == ScalarType::F32 || t == ScalarType::F64;
+      };
+      for (uint32_t v : prog->usedVariables())
+        if (isFloat(graph_.params[v].type)) exprError_ = where + ": parameter '" + names[v] + "' is not an integer";
+      if (!exprError_.empty()) break;
       prog->names = names;
       ExprSlot slot;
       for (const expr::Instr &in : prog->code) {
@@ -74,7 +80,7 @@ Executable::Executable(Device &device, Graph flattened, ExecMode mode)
         Dim *dims = f < 3 ? node.range.global : f < 6 ? node.range.local : node.range.offset;
         if (device.info().caps.storedExpressions) dims[f % 3].param = nParams + uint32_t(e);
       } else if (fe.field == ExprField::ScalarArg && fe.arg < node.args.size() &&
-                 node.args[fe.arg].kind == ArgKind::Scalar) {
+                 node.args[fe.arg].kind == ArgKind::Scalar && !isFloat(node.args[fe.arg].type)) {
         if (device.info().caps.storedExpressions) {
           node.args[fe.arg].kind = ArgKind::Param;
           node.args[fe.arg].index = nParams + uint32_t(e);
