@@ -109,16 +109,17 @@ Error parseHeader(const uint8_t *data, size_t size, Header *h) {
   h->major = ld16(data + hdr::kMajor);
   h->minor = ld16(data + hdr::kMinor);
   if (h->major < kCgfMajorVersion || h->major > kCgfMaxMajorVersion)
-    return makeError("unsupported major version " + std::to_string(h->major) + " (this reader supports " +
-                     std::to_string(kCgfMajorVersion) + " to " + std::to_string(kCgfMaxMajorVersion) + ")");
+    return makeError("unsupported major version " + std::to_string(h->major) +
+                     " (this reader supports " + std::to_string(kCgfMajorVersion) + " to " +
+                     std::to_string(kCgfMaxMajorVersion) + ")");
   h->flags = ld32(data + hdr::kFlags);
   // 1.x: reserved and ignored. 2.x: required features, refused when unknown.
   if (h->major >= 2 && (h->flags & ~kKnownHeaderFlags))
     return makeError("file needs unknown features (header flags 0x" + [&] {
-                       char b[16];
-                       std::snprintf(b, sizeof b, "%x", h->flags & ~kKnownHeaderFlags);
-                       return std::string(b);
-                     }() + ")");
+      char b[16];
+      std::snprintf(b, sizeof b, "%x", h->flags & ~kKnownHeaderFlags);
+      return std::string(b);
+    }() + ")");
   if (h->major == 1) h->flags = 0;
   uint32_t endian = ld32(data + hdr::kEndian);
   if (endian == 0x04030201u) return makeError("file is big-endian; this reader reads little-endian files only");

@@ -393,8 +393,9 @@ private:
     const Section &xs = sec(kXPRS);
     if (xs.count == 0) return Error::success();
     if (im_.major < 2 || !(im_.flags & kHeaderFlagExprs))
-      return makeError("section 'XPRS' holds " + std::to_string(xs.count) +
-                       " expressions but the header does not declare them (format 2.0, flag bit 0)");
+      return makeError(
+          "section 'XPRS' holds " + std::to_string(xs.count) +
+          " expressions but the header does not declare them (format 2.0, flag bit 0)");
     CGRAPH_RETURN_IF_ERROR(budget_.take(uint64_t(xs.count) * sizeof(FieldExpr), "expressions"));
     g.exprs.resize(xs.count);
     for (uint32_t i = 0; i < xs.count; ++i) {
@@ -440,12 +441,14 @@ private:
       CGRAPH_RETURN_IF_ERROR(str(r + 12, w, "code", &code));
       e.code.assign(code.begin(), code.end());
       auto prog = expr::decode(e.code.data(), e.code.size(), uint32_t(g.params.size()));
-      if (!prog) return makeError(w + ": " + exprFieldName(e.field, e.arg) + ": " + prog.error().message());
+      if (!prog)
+        return makeError(w + ": " + exprFieldName(e.field, e.arg) + ": " + prog.error().message());
       for (uint32_t v : prog->usedVariables()) {
         const ScalarType t = g.params[v].type;
         if (t == ScalarType::F16 || t == ScalarType::F32 || t == ScalarType::F64)
           return makeError(w + ": uses parameter " + std::to_string(v) + " ('" + g.params[v].name +
-                           "'), which is " + scalarName(t) + "; expressions need integer parameters");
+                           "'), which is " + scalarName(t) +
+                           "; expressions need integer parameters");
       }
     }
     return Error::success();

@@ -9,9 +9,9 @@
 #include <xxhash.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <deque>
 #include <memory>
-#include <algorithm>
 #include <tuple>
 #include <unordered_map>
 
@@ -150,7 +150,8 @@ public:
     }
     // Stored expressions (2.0), sorted by (node, field, arg) as the reader requires.
     std::vector<const FieldExpr *> xs;
-    for (const FieldExpr &e : g.exprs) xs.push_back(&e);
+    for (const FieldExpr &e : g.exprs)
+      xs.push_back(&e);
     std::stable_sort(xs.begin(), xs.end(), [](const FieldExpr *a, const FieldExpr *b) {
       return std::make_tuple(a->node, uint16_t(a->field), a->arg) <
              std::make_tuple(b->node, uint16_t(b->field), b->arg);

@@ -66,7 +66,8 @@ void luReference(std::vector<float> &a, int n) {
     for (int i = k + 1; i < n; ++i) {
       float l = a[size_t(i) * n + k] / a[size_t(k) * n + k];
       a[size_t(i) * n + k] = l;
-      for (int j = k + 1; j < n; ++j) a[size_t(i) * n + j] -= l * a[size_t(k) * n + j];
+      for (int j = k + 1; j < n; ++j)
+        a[size_t(i) * n + j] -= l * a[size_t(k) * n + j];
     }
 }
 
@@ -100,8 +101,8 @@ Graph shapeGraph() {
   auto k = addKernels(b, "expr.cl");
   uint32_t out = addSlot(b, "out", 4096 * 4);
   b.addParam(Param{"n", ScalarType::I32, 8});
-  uint32_t node =
-      b.addKernelNode("shape", k["shape"], range1D(1, 1), {Arg::slot(out), Arg::scalar(ScalarType::I32, 0)});
+  uint32_t node = b.addKernelNode("shape", k["shape"], range1D(1, 1),
+                                  {Arg::slot(out), Arg::scalar(ScalarType::I32, 0)});
   Graph g = b.take();
   addExpr(g, node, ExprField::Global0, 0, "$n * 2");
   addExpr(g, node, ExprField::Local0, 0, "min($n, 32768)");
@@ -112,7 +113,8 @@ Graph shapeGraph() {
 
 } // namespace
 
-TEST_CASE("cpu exprs: one LU graph runs at several n, ranges from expressions", "[cpu][graph][expr]") {
+TEST_CASE("cpu exprs: one LU graph runs at several n, ranges from expressions",
+          "[cpu][graph][expr]") {
   Graph g = luGraph();
   REQUIRE(g.exprs.size() == 2 * (kMaxN - 1));
   auto exe = finalizeOrFail(g);
@@ -131,7 +133,8 @@ TEST_CASE("cpu exprs: one LU graph runs at several n, ranges from expressions", 
   }
 }
 
-TEST_CASE("cpu exprs: global, local, offset and a scalar argument per submission", "[cpu][graph][expr]") {
+TEST_CASE("cpu exprs: global, local, offset and a scalar argument per submission",
+          "[cpu][graph][expr]") {
   Graph g = shapeGraph();
   for (rt::ExecMode mode : {rt::ExecMode::Replay, rt::ExecMode::Eager}) {
     auto exe = finalizeOrFail(g, mode);
@@ -147,7 +150,8 @@ TEST_CASE("cpu exprs: global, local, offset and a scalar argument per submission
       CHECK(out[3] == (n % 25) * 100000);
       for (int i = 0; i < 4000; ++i) {
         const bool in = i >= n - 3 && i < n - 3 + 2 * n;
-        if (out[6 + i] != (in ? 1 : 0)) FAIL("work-item " << i << " ran " << out[6 + i] << " times");
+        if (out[6 + i] != (in ? 1 : 0))
+          FAIL("work-item " << i << " ran " << out[6 + i] << " times");
       }
     }
     // Defaults (n = 8) when no values are given.
@@ -157,7 +161,8 @@ TEST_CASE("cpu exprs: global, local, offset and a scalar argument per submission
   }
 }
 
-TEST_CASE("cpu exprs: bad values are refused at enqueue with the node and field", "[cpu][graph][expr]") {
+TEST_CASE("cpu exprs: bad values are refused at enqueue with the node and field",
+          "[cpu][graph][expr]") {
   Graph g = shapeGraph();
   auto exe = finalizeOrFail(g);
   Buffers bufs(g);
@@ -176,7 +181,8 @@ TEST_CASE("cpu exprs: bad values are refused at enqueue with the node and field"
                           "device's maximum of 16384");
   // Nothing ran.
   std::vector<int> out = bufs.get<int>(0);
-  for (int v : out) REQUIRE(v == 0);
+  for (int v : out)
+    REQUIRE(v == 0);
   // A good value still runs afterwards.
   runOrFail(*exe, bufs.table, values({4}));
   CHECK(bufs.get<int>(0)[0] == 8);
@@ -191,6 +197,6 @@ TEST_CASE("cpu exprs: bad values are refused at enqueue with the node and field"
   auto exe2 = finalizeOrFail(h);
   auto ev = exe2->enqueue(bufs.table, values({4}));
   REQUIRE_FALSE(ev.ok());
-  CHECK(ev.error().message() ==
-        "node 'shape': global[0] = $n * 4611686018427387904: integer overflow in 4 * 4611686018427387904");
+  CHECK(ev.error().message() == "node 'shape': global[0] = $n * 4611686018427387904: integer "
+                                "overflow in 4 * 4611686018427387904");
 }

@@ -56,8 +56,8 @@ TEST_CASE("stored expressions round-trip; the version says who may read them", "
   Graph g = exprGraph();
   auto bytes = writeCgf(g);
   REQUIRE(bytes.ok());
-  CHECK(ld32(bytes->data() + 8) == 2);       // major 2, minor 0
-  CHECK(ld32(bytes->data() + 16) == 1);      // required feature: expressions
+  CHECK(ld32(bytes->data() + 8) == 2);  // major 2, minor 0
+  CHECK(ld32(bytes->data() + 16) == 1); // required feature: expressions
   CHECK(findSection(*bytes, "XPRS") != ~0u);
   auto back = readCgf(bytes->data(), bytes->size());
   INFO((back ? std::string() : back.error().message()));
@@ -93,9 +93,11 @@ TEST_CASE("malformed stored expressions are refused", "[format][expr]") {
     return readError(f);
   };
   CHECK(broken([](std::vector<uint8_t> &f) { st16(f.data() + 8, 1); }) ==
-        "section 'XPRS' holds 4 expressions but the header does not declare them (format 2.0, flag bit 0)");
+        "section 'XPRS' holds 4 expressions but the header does not declare them (format 2.0, flag "
+        "bit 0)");
   CHECK(broken([](std::vector<uint8_t> &f) { st32(f.data() + 16, 0); }) ==
-        "section 'XPRS' holds 4 expressions but the header does not declare them (format 2.0, flag bit 0)");
+        "section 'XPRS' holds 4 expressions but the header does not declare them (format 2.0, flag "
+        "bit 0)");
   CHECK(broken([](std::vector<uint8_t> &f) { st32(f.data() + 16, 5); }) ==
         "file needs unknown features (header flags 0x4)");
   CHECK(broken([](std::vector<uint8_t> &f) { st32(field(f, "XPRS", 1, 0), 99); }) ==
@@ -113,8 +115,9 @@ TEST_CASE("malformed stored expressions are refused", "[format][expr]") {
   CHECK(broken([](std::vector<uint8_t> &f) { st16(field(f, "XPRS", 1, 4), 0); }) ==
         "expressions[1]: not sorted by (node, field, arg) after expressions[0] (or a field has two "
         "expressions)");
-  CHECK(broken([](std::vector<uint8_t> &f) { st32(field(f, "XPRS", 0, 16), 1u << 30); })
-            .find("expressions[0]: code (offset") == 0);
+  CHECK(broken([](std::vector<uint8_t> &f) {
+          st32(field(f, "XPRS", 0, 16), 1u << 30);
+        }).find("expressions[0]: code (offset") == 0);
   // Variable 1 is alpha (f32): refused. Code = var 1 (opcode 1, LEB 1).
   CHECK(broken([](std::vector<uint8_t> &f) {
           uint32_t len;

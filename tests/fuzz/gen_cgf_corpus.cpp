@@ -67,7 +67,11 @@ int main(int argc, char **argv) {
     auto p = expr::parse(text);
     auto mp = p ? expr::remapVariables(*p, {0}) : Expected<expr::Program>(p.error());
     if (!mp) std::abort();
-    FieldExpr e; e.node = 0; e.field = f; e.arg = arg; e.code = expr::encode(*mp);
+    FieldExpr e;
+    e.node = 0;
+    e.field = f;
+    e.arg = arg;
+    e.code = expr::encode(*mp);
     withExprs.exprs.push_back(e);
   };
   addExpr(ExprField::Global0, 0, "align_up($n - 1, 64)");

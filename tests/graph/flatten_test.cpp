@@ -244,7 +244,8 @@ TEST_CASE("stored partitions survive flattening when sound, else are recomputed"
   CHECK_FALSE(checkPartitions(*flat).failed());
 }
 
-TEST_CASE("flattening carries stored expressions to the new nodes and parameters", "[graph][flatten][expr]") {
+TEST_CASE("flattening carries stored expressions to the new nodes and parameters",
+          "[graph][flatten][expr]") {
   auto exprOf = [](const std::string &text, uint32_t paramIndex) {
     auto p = expr::parse(text);
     REQUIRE(p.ok());
@@ -272,12 +273,13 @@ TEST_CASE("flattening carries stored expressions to the new nodes and parameters
   REQUIRE(flat.ok());
   const Graph &f = *flat;
   REQUIRE(f.exprs.size() == 3);
-  const uint32_t nodes[3] = {0, 3, 4}; // t0, t1/m1/i1, t1/m2
+  const uint32_t nodes[3] = {0, 3, 4};                   // t0, t1/m1/i1, t1/m2
   const char *texts[3] = {"$1 - 1", "$1 * 2", "$1 + 5"}; // top's 'n' is param 1
   for (int i = 0; i < 3; ++i) {
     INFO(i);
     CHECK(f.exprs[i].node == nodes[i]);
-    auto p = expr::decode(f.exprs[i].code.data(), f.exprs[i].code.size(), uint32_t(f.params.size()));
+    auto p =
+        expr::decode(f.exprs[i].code.data(), f.exprs[i].code.size(), uint32_t(f.params.size()));
     REQUIRE(p.ok());
     CHECK(p->toString() == texts[i]);
   }

@@ -333,7 +333,8 @@ TEST_CASE("stored expressions run alike on every backend", "[opencl][cpu][expr]"
   const uint32_t sA = b.addSlot(externalSlot("a", 1024));
   b.addParam(Param{"n", ScalarType::I32, 4});
   const uint32_t kInc = addKernelSource(b, kSource, "shared.cl", "inc_u32");
-  const uint32_t node = b.addKernelNode("inc", kInc, range1D(8), {Arg::slot(sA), Arg::scalar(ScalarType::U32, 5)});
+  const uint32_t node =
+      b.addKernelNode("inc", kInc, range1D(8), {Arg::slot(sA), Arg::scalar(ScalarType::U32, 5)});
   Graph g = b.take();
   auto add = [&](ExprField f, uint32_t arg, const char *text) {
     auto p = expr::parse(text);
@@ -374,7 +375,8 @@ TEST_CASE("stored expressions run alike on every backend", "[opencl][cpu][expr]"
         REQUIRE(ev);
         REQUIRE(!(*ev)->wait());
         std::vector<uint32_t> want(256, 0);
-        for (int i = 0; i < 2 * n; ++i) want[i] = uint32_t(n + 1);
+        for (int i = 0; i < 2 * n; ++i)
+          want[i] = uint32_t(n + 1);
         CHECK(readAll<uint32_t>(*dev, *buf) == want);
       }
       writeAll(*dev, *buf, std::vector<uint32_t>(256, 0));

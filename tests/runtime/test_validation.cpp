@@ -219,15 +219,17 @@ TEST_CASE("stored expressions reach submit as extra parameters", "[runtime][vali
   g.exprs = {fe(ExprField::Global0, 0, "$n * 3", 1), fe(ExprField::ScalarArg, 0, "-$n", 1)};
   BindingTable table;
   RecordingDevice plain("plain");
-  std::unique_ptr<Buffer> bx = std::move(*plain.allocate(4096)), by = std::move(*plain.allocate(2048)),
+  std::unique_ptr<Buffer> bx = std::move(*plain.allocate(4096)),
+                          by = std::move(*plain.allocate(2048)),
                           bz = std::move(*plain.allocate(3072));
   table.slots = {{bx.get(), 0, 0}, {by.get(), 0, 0}, {nullptr, 0, 0}, {bz.get(), 0, 0}};
   {
     auto exe = std::move(*plain.finalize(g, {}));
     Expected<EventPtr> e = exe->enqueue(table, ParamValues{});
     REQUIRE_FALSE(e.ok());
-    CHECK(e.error().message() == "the graph has 2 parameter expressions, and device test (plain) does not "
-                                 "evaluate stored expressions yet");
+    CHECK(e.error().message() ==
+          "the graph has 2 parameter expressions, and device test (plain) does not "
+          "evaluate stored expressions yet");
   }
   RecordingDevice dev("dev", true);
   std::unique_ptr<Buffer> cx = std::move(*dev.allocate(4096)), cy = std::move(*dev.allocate(2048)),
@@ -248,7 +250,8 @@ TEST_CASE("stored expressions reach submit as extra parameters", "[runtime][vali
   REQUIRE_FALSE(p.set(exe->graph(), "n", "40000"));
   bad = exe->enqueue(table, p);
   REQUIRE_FALSE(bad.ok());
-  CHECK(bad.error().message() == "node 'k': arg 0 = -$n is -40000, which does not fit its type i16");
+  CHECK(bad.error().message() ==
+        "node 'k': arg 0 = -$n is -40000, which does not fit its type i16");
   CHECK(rec->submits == 1);
 
   // What a reader would refuse is refused here too (graphs built by hand).

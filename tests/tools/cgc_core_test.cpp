@@ -369,7 +369,7 @@ TEST_CASE("expressions over parameters are stored per field", "[cgc][expr]") {
     CHECK(e[0].node == n);
     CHECK(e[0].field == ExprField::Global0);
     CHECK(program(e[0]) == "align_up($n - " + std::to_string(k) + " - 1, 64)"); // folded as written
-    CHECK(g.nodes[n].range.global[0].value == (k == 0 ? 128u : 128u)); // 99, 98 -> 128
+    CHECK(g.nodes[n].range.global[0].value == (k == 0 ? 128u : 128u));          // 99, 98 -> 128
     CHECK(e[1].field == ExprField::Local0);
     CHECK(program(e[1]) == "min($m * 8, 64)"); // 24 does not divide 128: checked per submission
     CHECK(g.nodes[n].range.local[0].value == 24);
@@ -396,8 +396,9 @@ TEST_CASE("expressions over parameters are stored per field", "[cgc][expr]") {
   "nodes": [{ "name": "x", "kernel": "ku", "global": [4], "args": ["a", 1, 2, "$n * 2"] }]
 })J");
   CHECK_FALSE(bad.ok);
-  CHECK(bad.diags.find("arg 3 ('f'): expressions over parameters ('$n') are stored only in nd-ranges "
-                       "and integer kernel arguments") != std::string::npos);
+  CHECK(
+      bad.diags.find("arg 3 ('f'): expressions over parameters ('$n') are stored only in nd-ranges "
+                     "and integer kernel arguments") != std::string::npos);
 }
 
 TEST_CASE("expression errors point into the string", "[cgc][expr]") {
@@ -433,9 +434,8 @@ TEST_CASE("expression errors point into the string", "[cgc][expr]") {
   CHECK(err(fill("9223372036854775807 + $k + 1")) ==
         at(25) + "'bytes' of node 'f.0': integer overflow in 9223372036854775807 + 1\n");
   CHECK(err(fill("8 * $n")) ==
-        at(4) +
-            "'bytes' of node 'f.0': expressions over parameters ('$n') are stored only in "
-            "nd-ranges and integer kernel arguments\n");
+        at(4) + "'bytes' of node 'f.0': expressions over parameters ('$n') are stored only in "
+                "nd-ranges and integer kernel arguments\n");
   CHECK(err(fill("16 - $k * 16")) ==
         ":3:" + std::to_string(q) +
             ": error: 'bytes' of node 'f.1' is 0 ('16 - $k * 16'); it must be positive\n");

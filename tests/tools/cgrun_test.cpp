@@ -439,13 +439,13 @@ TEST_CASE("cgc stores expressions over parameters; cgrun runs one LU file at sev
   const fs::path dir = scratch("expr_lu");
   constexpr int kMax = 32;
   fs::create_directories(dir / "kernels");
-  std::ofstream(dir / "kernels" / "lu.cl") <<
-      "__kernel void lu_scale(__global float *a, int k, int first, int n) {\n"
-      "  const int i = (int)get_global_id(0) + first;\n"
-      "  if (i < n) a[i * n + k] /= a[k * n + k];\n}\n"
-      "__kernel void lu_update(__global float *a, int k, int n) {\n"
-      "  const int j = (int)get_global_id(0);\n  const int i = (int)get_global_id(1);\n"
-      "  if (i < n && j < n) a[i * n + j] -= a[i * n + k] * a[k * n + j];\n}\n";
+  std::ofstream(dir / "kernels" / "lu.cl")
+      << "__kernel void lu_scale(__global float *a, int k, int first, int n) {\n"
+         "  const int i = (int)get_global_id(0) + first;\n"
+         "  if (i < n) a[i * n + k] /= a[k * n + k];\n}\n"
+         "__kernel void lu_update(__global float *a, int k, int n) {\n"
+         "  const int j = (int)get_global_id(0);\n  const int i = (int)get_global_id(1);\n"
+         "  if (i < n && j < n) a[i * n + j] -= a[i * n + k] * a[k * n + j];\n}\n";
   // Steps k >= n - 1 have no rows left: max(..., 1) keeps their ranges non-empty (the
   // kernels skip rows and columns >= n), so one file of kMax - 1 steps serves every n.
   const std::string desc = R"J({
@@ -488,9 +488,11 @@ TEST_CASE("cgc stores expressions over parameters; cgrun runs one LU file at sev
   };
   auto reference = [&](std::vector<float> a, int n) {
     for (int k = 0; k + 1 < n; ++k) {
-      for (int i = k + 1; i < n; ++i) a[i * n + k] /= a[k * n + k];
       for (int i = k + 1; i < n; ++i)
-        for (int j = k + 1; j < n; ++j) a[i * n + j] = std::fma(-a[i * n + k], a[k * n + j], a[i * n + j]);
+        a[i * n + k] /= a[k * n + k];
+      for (int i = k + 1; i < n; ++i)
+        for (int j = k + 1; j < n; ++j)
+          a[i * n + j] = std::fma(-a[i * n + k], a[k * n + j], a[i * n + j]);
     }
     return a;
   };
@@ -500,8 +502,8 @@ TEST_CASE("cgc stores expressions over parameters; cgrun runs one LU file at sev
     std::vector<float> a = matrix(n), e = reference(a, n);
     REQUIRE_FALSE(rt::writeNpyFile((dir / in).string(), ScalarType::F32, a.data(), a.size() * 4));
     REQUIRE_FALSE(rt::writeNpyFile((dir / ex).string(), ScalarType::F32, e.data(), e.size() * 4));
-    Result r = cgrun("lu.cgf --param n=" + std::to_string(n) + " --input a=" + in + " --check a=@" + ex +
-                         " --rtol 1e-4 --atol 1e-5",
+    Result r = cgrun("lu.cgf --param n=" + std::to_string(n) + " --input a=" + in + " --check a=@" +
+                         ex + " --rtol 1e-4 --atol 1e-5",
                      dir);
     INFO(r.out << r.err);
     CHECK(r.code == 0);
@@ -515,7 +517,8 @@ TEST_CASE("cgc stores expressions over parameters; cgrun runs one LU file at sev
   REQUIRE(bench.code == 0);
   json bj = json::parse(bench.out);
   std::set<std::string> runs;
-  for (const json &x : bj["benchmarks"]) runs.insert(x["run_name"].get<std::string>());
+  for (const json &x : bj["benchmarks"])
+    runs.insert(x["run_name"].get<std::string>());
   CHECK(runs.count("lu_n/replay/total"));
   CHECK(runs.count("lu_n/replay-reshape/total"));
   // n = 20: step k = 19 has n - k - 1 = 0 rows; refused before anything runs.
@@ -524,6 +527,7 @@ TEST_CASE("cgc stores expressions over parameters; cgrun runs one LU file at sev
   REQUIRE(c.code == 0);
   Result bad = cgrun("lu_strict.cgf --param n=20 --zeros a", dir);
   CHECK(bad.code != 0);
-  CHECK(bad.err.find("node 'scale.19': global[0] = align_up($n - 19 - 1, 8) is 0; it must be at least 1") !=
+  CHECK(bad.err.find(
+            "node 'scale.19': global[0] = align_up($n - 19 - 1, 8) is 0; it must be at least 1") !=
         std::string::npos);
 }

@@ -123,13 +123,26 @@ std::optional<int64_t> DescriptionReader::foldOrStore(GraphCtx &c, const JValue 
       const uint64_t bits = pp.defaultBits;
       int64_t d = int64_t(bits);
       switch (pp.type) {
-      case ScalarType::I8: d = int8_t(bits); break;
-      case ScalarType::I16: d = int16_t(bits); break;
-      case ScalarType::I32: d = int32_t(bits); break;
-      case ScalarType::U8: d = uint8_t(bits); break;
-      case ScalarType::U16: d = uint16_t(bits); break;
-      case ScalarType::U32: d = uint32_t(bits); break;
-      default: break;
+      case ScalarType::I8:
+        d = int8_t(bits);
+        break;
+      case ScalarType::I16:
+        d = int16_t(bits);
+        break;
+      case ScalarType::I32:
+        d = int32_t(bits);
+        break;
+      case ScalarType::U8:
+        d = uint8_t(bits);
+        break;
+      case ScalarType::U16:
+        d = uint16_t(bits);
+        break;
+      case ScalarType::U32:
+        d = uint32_t(bits);
+        break;
+      default:
+        break;
       }
       defaults.push_back(d);
     }

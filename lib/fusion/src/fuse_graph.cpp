@@ -359,8 +359,9 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
   // Stored parameter expressions (.cgf 2.0) name nodes by index and shape ranges per
   // submission; fusion renumbers nodes and needs literal ranges. Refused, not dropped.
   if (!g.exprs.empty())
-    return makeError("the graph stores " + std::to_string(g.exprs.size()) +
-                     " parameter expressions (format 2.0); fusing such graphs is not supported yet");
+    return makeError(
+        "the graph stores " + std::to_string(g.exprs.size()) +
+        " parameter expressions (format 2.0); fusing such graphs is not supported yet");
   CGRAPH_RETURN_IF_ERROR(
       firstError(validateGraph(g, {false, true, true})).withContext("input graph"));
   Expected<std::vector<uint32_t>> order = executionOrder(g);

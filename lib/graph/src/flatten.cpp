@@ -179,7 +179,8 @@ Expected<Graph> flattenRec(const Graph &g, int depth) {
     out.exprs.push_back(std::move(x));
   }
   std::stable_sort(out.exprs.begin(), out.exprs.end(), [](const FieldExpr &a, const FieldExpr &b) {
-    return std::make_tuple(a.node, uint16_t(a.field), a.arg) < std::make_tuple(b.node, uint16_t(b.field), b.arg);
+    return std::make_tuple(a.node, uint16_t(a.field), a.arg) <
+           std::make_tuple(b.node, uint16_t(b.field), b.arg);
   });
   out.order.reserve(out.nodes.size());
   for (uint32_t i : parentOrder)

@@ -42,10 +42,12 @@ Executable::Executable(Device &device, Graph flattened, ExecMode mode)
   if (!graph_.exprs.empty()) {
     const uint32_t nParams = uint32_t(graph_.params.size());
     std::vector<std::string> names;
-    for (const Param &p : graph_.params) names.push_back(p.name);
+    for (const Param &p : graph_.params)
+      names.push_back(p.name);
     for (size_t e = 0; e < graph_.exprs.size() && exprError_.empty(); ++e) {
       const FieldExpr &fe = graph_.exprs[e];
-      const std::string where = detail::nodeLabel(graph_, fe.node) + ": " + exprFieldName(fe.field, fe.arg);
+      const std::string where =
+          detail::nodeLabel(graph_, fe.node) + ": " + exprFieldName(fe.field, fe.arg);
       auto prog = expr::decode(fe.code.data(), fe.code.size(), nParams);
       if (!prog) {
         exprError_ = where + ": " + prog.error().message();
@@ -55,7 +57,8 @@ Executable::Executable(Device &device, Graph flattened, ExecMode mode)
         return t == ScalarType::F16 || t == ScalarType::F32 || t == ScalarType::F64;
       };
       for (uint32_t v : prog->usedVariables())
-        if (isFloat(graph_.params[v].type)) exprError_ = where + ": parameter '" + names[v] + "' is not an integer";
+        if (isFloat(graph_.params[v].type))
+          exprError_ = where + ": parameter '" + names[v] + "' is not an integer";
       if (!exprError_.empty()) break;
       prog->names = names;
       ExprSlot slot;
@@ -212,20 +215,28 @@ Error Executable::evaluateExprs() {
   auto paramValue = [&](uint32_t p) -> int64_t {
     const uint64_t bits = scratchParams_[p];
     switch (graph_.params[p].type) {
-    case ScalarType::I8: return int8_t(bits);
-    case ScalarType::I16: return int16_t(bits);
-    case ScalarType::I32: return int32_t(bits);
-    case ScalarType::U8: return uint8_t(bits);
-    case ScalarType::U16: return uint16_t(bits);
-    case ScalarType::U32: return uint32_t(bits);
-    default: return int64_t(bits);
+    case ScalarType::I8:
+      return int8_t(bits);
+    case ScalarType::I16:
+      return int16_t(bits);
+    case ScalarType::I32:
+      return int32_t(bits);
+    case ScalarType::U8:
+      return uint8_t(bits);
+    case ScalarType::U16:
+      return uint16_t(bits);
+    case ScalarType::U32:
+      return uint32_t(bits);
+    default:
+      return int64_t(bits);
     }
   };
   for (size_t e = 0; e < exprCode_.size(); ++e) {
     const FieldExpr &fe = graph_.exprs[e];
     const ExprSlot &x = exprCode_[e];
     auto where = [&] {
-      return detail::nodeLabel(graph_, fe.node) + ": " + exprFieldName(fe.field, fe.arg) + " = " + x.text;
+      return detail::nodeLabel(graph_, fe.node) + ": " + exprFieldName(fe.field, fe.arg) + " = " +
+             x.text;
     };
     size_t sp = 0;
     int64_t *st = exprStack_.data();
@@ -259,7 +270,8 @@ Error Executable::evaluateExprs() {
                             t == ScalarType::I64;
       bool fits = true;
       if (bytes < 8) {
-        const int64_t hi = isSigned ? (int64_t(1) << (bytes * 8 - 1)) - 1 : (int64_t(1) << (bytes * 8)) - 1;
+        const int64_t hi =
+            isSigned ? (int64_t(1) << (bytes * 8 - 1)) - 1 : (int64_t(1) << (bytes * 8)) - 1;
         const int64_t lo = isSigned ? -(int64_t(1) << (bytes * 8 - 1)) : 0;
         fits = v >= lo && v <= hi;
       } else if (!isSigned) {
