@@ -79,4 +79,14 @@ uint32_t Graph::findParam(const std::string &n) const { return findByName(params
 uint32_t Graph::findKernel(const std::string &n) const { return findByName(kernels, n); }
 uint32_t Graph::findNode(const std::string &n) const { return findByName(nodes, n); }
 
+std::string exprFieldName(ExprField f, uint32_t arg) {
+  const uint16_t v = static_cast<uint16_t>(f);
+  if (v <= 8) {
+    static const char *kinds[3] = {"global", "local", "offset"};
+    return std::string(kinds[v / 3]) + "[" + std::to_string(v % 3) + "]";
+  }
+  if (f == ExprField::ScalarArg) return "arg " + std::to_string(arg);
+  return "?";
+}
+
 } // namespace cgraph

@@ -6,8 +6,8 @@
 //   file     := header table? section*               ; sections 64-byte aligned,
 //                                                     ; gaps zero, no two overlap
 //   header   := magic[8] = "CGF\0\r\n\x1a\n"
-//               u16 major (=1)  u16 minor (=0)  u32 endian (=0x01020304)
-//               u32 flags (=0, ignored)  u32 sectionCount
+//               u16 major (1 or 2)  u16 minor (=0)  u32 endian (=0x01020304)
+//               u32 flags (1.x: ignored; 2.x: required features, bit 0 = XPRS)  u32 sectionCount
 //               u64 fileSize (= the input size)  u64 tableOffset (>= headerSize)
 //               u32 entrySize (>=48)  u32 headerSize (>=64)
 //               u64 tableChecksum (XXH3_64 of sectionCount*entrySize table bytes)
@@ -96,7 +96,7 @@ int knownId(const uint8_t *tag) {
 
 struct Header {
   uint16_t major, minor;
-  uint32_t sectionCount, entrySize, headerSize;
+  uint32_t flags, sectionCount, entrySize, headerSize;
   uint64_t fileSize, tableOffset, tableChecksum;
 };
 
@@ -108,9 +108,19 @@ Error parseHeader(const uint8_t *data, size_t size, Header *h) {
                      std::to_string(size));
   h->major = ld16(data + hdr::kMajor);
   h->minor = ld16(data + hdr::kMinor);
-  if (h->major != kCgfMajorVersion)
-    return makeError("unsupported major version " + std::to_string(h->major) + " (this reader supports " +
-                     std::to_string(kCgfMajorVersion) + ")");
+  if (h->major < kCgfMajorVersion || h->major > kCgfMaxMajorVersion)
+    return makeError("unsupported major version " + std::to_string(h->major) +
+                     " (this reader supports " + std::to_string(kCgfMajorVersion) + " to " +
+                     std::to_string(kCgfMaxMajorVersion) + ")");
+  h->flags = ld32(data + hdr::kFlags);
+  // 1.x: reserved and ignored. 2.x: required features, refused when unknown.
+  if (h->major >= 2 && (h->flags & ~kKnownHeaderFlags))
+    return makeError("file needs unknown features (header flags 0x" + [&] {
+      char b[16];
+      std::snprintf(b, sizeof b, "%x", h->flags & ~kKnownHeaderFlags);
+      return std::string(b);
+    }() + ")");
+  if (h->major == 1) h->flags = 0;
   uint32_t endian = ld32(data + hdr::kEndian);
   if (endian == 0x04030201u) return makeError("file is big-endian; this reader reads little-endian files only");
   if (endian != kEndianMarker) return makeError("bad endianness marker 0x" + [&] {
@@ -230,7 +240,9 @@ Error parseContainer(const uint8_t *data, size_t size, const ReadOptions &opts, 
     return makeError("section table: checksum mismatch");
   std::vector<Entry> entries;
   CGRAPH_RETURN_IF_ERROR(readEntries(data, h, &entries));
+  image->major = h.major;
   image->minor = h.minor;
+  image->flags = h.flags;
   int seen[kSectionIdCount];
   std::fill(std::begin(seen), std::end(seen), -1);
   for (uint32_t i = 0; i < entries.size(); ++i) {

@@ -29,7 +29,9 @@ struct Section {
 };
 
 struct Image {
+  uint16_t major = 1;
   uint16_t minor = 0;
+  uint32_t flags = 0; // header flags (2.x: required features)
   Section sec[kSectionIdCount];
   std::vector<std::unique_ptr<uint8_t[]>> owned; // decompressed sections
 };

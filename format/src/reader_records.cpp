@@ -30,6 +30,8 @@
 //   META 16: str key, str value
 //   BLOB 32: u64 offset (into BDAT), u64 storedSize, u64 rawSize, u32 flags (bit0 zstd),
 //            u32 0
+//   XPRS 20: u32 node, u16 field (ExprField), u16 0, u32 arg, str code  ; 2.0 only,
+//            sorted by (node, field, arg); code = cgraph/expr.h's encode() over params
 //
 // Lists (forms, kernel params, args, LIST) must be stored back to back in the order
 // above: each `first` equals the sum of the counts before it. This makes every list a
@@ -40,7 +42,10 @@
 #include "reader_internal.h"
 #include "structure.h"
 
+#include "cgraph/expr.h"
+
 #include <new>
+#include <tuple>
 
 namespace cgraph {
 namespace cgf {
@@ -84,6 +89,7 @@ public:
     CGRAPH_RETURN_IF_ERROR(rest(g));
     CGRAPH_RETURN_IF_ERROR(subgraphs(g));
     CGRAPH_RETURN_IF_ERROR(checkStructure(g, "file"));
+    CGRAPH_RETURN_IF_ERROR(exprs(g));
     return g;
   }
 
@@ -377,6 +383,73 @@ private:
     for (uint32_t i = 0; i < ms.count; ++i) {
       CGRAPH_RETURN_IF_ERROR(str(ms.rec(i), Where{"metadata", i}, "key", &g.metadata[i].first));
       CGRAPH_RETURN_IF_ERROR(str(ms.rec(i) + 8, Where{"metadata", i}, "value", &g.metadata[i].second));
+    }
+    return Error::success();
+  }
+
+  // Stored parameter expressions (2.0): every program is decoded, so a malformed one is
+  // an error here and never reaches a runtime.
+  Error exprs(Graph &g) {
+    const Section &xs = sec(kXPRS);
+    if (xs.count == 0) return Error::success();
+    if (im_.major < 2 || !(im_.flags & kHeaderFlagExprs))
+      return makeError(
+          "section 'XPRS' holds " + std::to_string(xs.count) +
+          " expressions but the header does not declare them (format 2.0, flag bit 0)");
+    CGRAPH_RETURN_IF_ERROR(budget_.take(uint64_t(xs.count) * sizeof(FieldExpr), "expressions"));
+    g.exprs.resize(xs.count);
+    for (uint32_t i = 0; i < xs.count; ++i) {
+      const uint8_t *r = xs.rec(i);
+      Where w{"expressions", i};
+      FieldExpr &e = g.exprs[i];
+      e.node = ld32(r);
+      const uint16_t field = ld16(r + 4);
+      e.arg = ld32(r + 8);
+      if (e.node >= g.nodes.size())
+        return makeError(w + ": node " + std::to_string(e.node) + " points past the node table (" +
+                         std::to_string(g.nodes.size()) + " nodes)");
+      const Node &n = g.nodes[e.node];
+      if (field > kExprFieldMax || (field > 8 && field != uint16_t(ExprField::ScalarArg)))
+        return makeError(w + ": unknown field " + std::to_string(field));
+      e.field = static_cast<ExprField>(field);
+      if (n.kind != NodeKind::Kernel)
+        return makeError(w + ": node " + std::to_string(e.node) + " is a " + nodeKindName(n.kind) +
+                         " node; " + exprFieldName(e.field, e.arg) + " needs a kernel node");
+      if (field <= 8 && field % 3 >= n.range.dims)
+        return makeError(w + ": " + exprFieldName(e.field, e.arg) + " of a " +
+                         std::to_string(n.range.dims) + "-dimensional range");
+      if (field <= 8 && e.arg != 0) return makeError(w + ": arg must be 0 for a range field");
+      if (e.field == ExprField::ScalarArg) {
+        if (e.arg >= n.args.size())
+          return makeError(w + ": arg " + std::to_string(e.arg) + " but the node has " +
+                           std::to_string(n.args.size()) + " arguments");
+        const Arg &a = n.args[e.arg];
+        if (a.kind != ArgKind::Scalar || a.type == ScalarType::F16 || a.type == ScalarType::F32 ||
+            a.type == ScalarType::F64)
+          return makeError(w + ": arg " + std::to_string(e.arg) + " is not an integer scalar");
+      }
+      if (i > 0) {
+        const FieldExpr &p = g.exprs[i - 1];
+        auto key = [](const FieldExpr &x) {
+          return std::make_tuple(x.node, uint16_t(x.field), x.arg);
+        };
+        if (!(key(p) < key(e)))
+          return makeError(w + ": not sorted by (node, field, arg) after expressions[" +
+                           std::to_string(i - 1) + "] (or a field has two expressions)");
+      }
+      std::string code;
+      CGRAPH_RETURN_IF_ERROR(str(r + 12, w, "code", &code));
+      e.code.assign(code.begin(), code.end());
+      auto prog = expr::decode(e.code.data(), e.code.size(), uint32_t(g.params.size()));
+      if (!prog)
+        return makeError(w + ": " + exprFieldName(e.field, e.arg) + ": " + prog.error().message());
+      for (uint32_t v : prog->usedVariables()) {
+        const ScalarType t = g.params[v].type;
+        if (t == ScalarType::F16 || t == ScalarType::F32 || t == ScalarType::F64)
+          return makeError(w + ": uses parameter " + std::to_string(v) + " ('" + g.params[v].name +
+                           "'), which is " + scalarName(t) +
+                           "; expressions need integer parameters");
+      }
     }
     return Error::success();
   }

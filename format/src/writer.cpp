@@ -9,9 +9,10 @@
 #include <xxhash.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <deque>
 #include <memory>
-#include <algorithm>
+#include <tuple>
 #include <unordered_map>
 
 namespace cgraph {
@@ -147,6 +148,22 @@ public:
       str(r, kv.first);
       str(r + 8, kv.second);
     }
+    // Stored expressions (2.0), sorted by (node, field, arg) as the reader requires.
+    std::vector<const FieldExpr *> xs;
+    for (const FieldExpr &e : g.exprs)
+      xs.push_back(&e);
+    std::stable_sort(xs.begin(), xs.end(), [](const FieldExpr *a, const FieldExpr *b) {
+      return std::make_tuple(a->node, uint16_t(a->field), a->arg) <
+             std::make_tuple(b->node, uint16_t(b->field), b->arg);
+    });
+    for (const FieldExpr *e : xs) {
+      uint8_t *r = rec(kXPRS);
+      st32(r, e->node);
+      st16(r + 4, static_cast<uint16_t>(e->field));
+      st32(r + 8, e->arg);
+      str(r + 12, std::string(e->code.begin(), e->code.end()));
+    }
+    hasExprs_ = !xs.empty();
     if (tooBig_) return makeError("the graph holds more than 4 GiB of strings or 2^32 records in one table");
     return assemble();
   }
@@ -312,11 +329,13 @@ private:
 
   Expected<std::vector<uint8_t>> assemble() {
     uint64_t tableOff = kHeaderSize;
-    uint64_t pos = alignUp(tableOff + uint64_t(kSectionIdCount) * kEntrySize);
+    // Without expressions the file is exactly a 1.0 file (no XPRS entry, the last one).
+    const uint32_t nsec = hasExprs_ ? kSectionIdCount : kXPRS;
+    uint64_t pos = alignUp(tableOff + uint64_t(nsec) * kEntrySize);
     std::vector<uint8_t> stored[kSectionIdCount];
     uint32_t flags[kSectionIdCount] = {};
     uint64_t offs[kSectionIdCount];
-    for (uint32_t i = 0; i < kSectionIdCount; ++i) {
+    for (uint32_t i = 0; i < nsec; ++i) {
       const std::vector<uint8_t> &raw = sec_[i];
       if (opts_.compressTables && i != kBDAT && raw.size() >= opts_.compressThreshold &&
           compress(raw.data(), raw.size(), &stored[i]))
@@ -327,15 +346,16 @@ private:
     std::vector<uint8_t> out(pos, 0);
     uint8_t *h = out.data();
     std::memcpy(h, kMagic, sizeof kMagic);
-    st16(h + hdr::kMajor, kCgfMajorVersion);
+    st16(h + hdr::kMajor, hasExprs_ ? kCgfExprMajorVersion : kCgfMajorVersion);
     st16(h + hdr::kMinor, kCgfMinorVersion);
     st32(h + hdr::kEndian, kEndianMarker);
-    st32(h + hdr::kSectionCount, kSectionIdCount);
+    if (hasExprs_) st32(h + hdr::kFlags, kHeaderFlagExprs);
+    st32(h + hdr::kSectionCount, nsec);
     st64(h + hdr::kFileSize, pos);
     st64(h + hdr::kTableOffset, tableOff);
     st32(h + hdr::kEntrySize, kEntrySize);
     st32(h + hdr::kHeaderSize, kHeaderSize);
-    for (uint32_t i = 0; i < kSectionIdCount; ++i) {
+    for (uint32_t i = 0; i < nsec; ++i) {
       const std::vector<uint8_t> &body = flags[i] ? stored[i] : sec_[i];
       if (!body.empty()) std::memcpy(out.data() + offs[i], body.data(), body.size());
       uint8_t *e = out.data() + tableOff + uint64_t(i) * kEntrySize;
@@ -348,7 +368,7 @@ private:
       st32(e + ent::kRecordSize, kSections[i].recordSize);
       st64(e + ent::kChecksum, XXH3_64bits(body.data(), body.size()));
     }
-    st64(h + hdr::kTableChecksum, XXH3_64bits(out.data() + tableOff, uint64_t(kSectionIdCount) * kEntrySize));
+    st64(h + hdr::kTableChecksum, XXH3_64bits(out.data() + tableOff, uint64_t(nsec) * kEntrySize));
     return out;
   }
 
@@ -358,6 +378,7 @@ private:
   std::vector<uint8_t> sec_[kSectionIdCount];
   uint32_t count_[kSectionIdCount] = {};
   bool tooBig_ = false;
+  bool hasExprs_ = false;
   std::vector<StrEntry> strTable_;
   size_t strUsed_ = 0;
   std::unordered_map<std::string, uint32_t> rangeIdx_;

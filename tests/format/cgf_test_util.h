@@ -323,6 +323,11 @@ inline std::string diffGraphs(const Graph &a, const Graph &b, const std::string 
     CGFTEST_CMP(a.partitions[i].nodes == b.partitions[i].nodes && a.partitions[i].deps == b.partitions[i].deps,
                 "partitions[" + std::to_string(i) + "]");
   CGFTEST_CMP(a.metadata == b.metadata, "metadata");
+  CGFTEST_CMP(a.exprs.size() == b.exprs.size(), "expression count");
+  for (size_t i = 0; i < a.exprs.size(); ++i)
+    CGFTEST_CMP(a.exprs[i].node == b.exprs[i].node && a.exprs[i].field == b.exprs[i].field &&
+                    a.exprs[i].arg == b.exprs[i].arg && a.exprs[i].code == b.exprs[i].code,
+                "exprs[" + std::to_string(i) + "]");
   CGFTEST_CMP(a.subgraphs.size() == b.subgraphs.size(), "subgraph count");
   for (size_t i = 0; i < a.subgraphs.size(); ++i) {
     std::string d = diffGraphs(a.subgraphs[i], b.subgraphs[i], at + ".subgraphs[" + std::to_string(i) + "]");

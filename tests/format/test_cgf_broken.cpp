@@ -44,7 +44,7 @@ TEST_CASE("header errors", "[format]") {
   }
   SECTION("major version") {
     st16(f.data() + 8, 7);
-    CHECK(readError(f) == "unsupported major version 7 (this reader supports 1)");
+    CHECK(readError(f) == "unsupported major version 7 (this reader supports 1 to 2)");
   }
   SECTION("big-endian") {
     f[12] = 1; f[13] = 2; f[14] = 3; f[15] = 4;

@@ -2,6 +2,10 @@
 // and a few broken ones. Usage: gen_cgf_corpus <dir>
 #include "cgf_test_util.h"
 
+#include "cgraph/expr.h"
+
+#include <cstdlib>
+
 #include <cstdio>
 #include <fstream>
 
@@ -57,6 +61,23 @@ int main(int argc, char **argv) {
     chain.order.push_back(i);
   }
   put(dir, "chain.cgf", must(chain));
+  // Format 2.0: stored parameter expressions (XPRS) on kernel node k0.
+  Graph withExprs = full;
+  auto addExpr = [&](ExprField f, uint32_t arg, const char *text) {
+    auto p = expr::parse(text);
+    auto mp = p ? expr::remapVariables(*p, {0}) : Expected<expr::Program>(p.error());
+    if (!mp) std::abort();
+    FieldExpr e;
+    e.node = 0;
+    e.field = f;
+    e.arg = arg;
+    e.code = expr::encode(*mp);
+    withExprs.exprs.push_back(e);
+  };
+  addExpr(ExprField::Global0, 0, "align_up($n - 1, 64)");
+  addExpr(ExprField::Offset1, 0, "max($n % 7, ceil_div($n, 3))");
+  addExpr(ExprField::ScalarArg, 4, "-($n / 2) * 3 + min($n, 9)");
+  put(dir, "exprs.cgf", must(withExprs));
   // Broken seeds: truncated, bad checksum, dangling edge.
   put(dir, "broken_truncated.cgf", std::vector<uint8_t>(fullBytes.begin(), fullBytes.begin() + fullBytes.size() / 2));
   auto bad = fullBytes;

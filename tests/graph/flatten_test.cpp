@@ -1,5 +1,6 @@
 #include "test_helpers.h"
 
+#include <cgraph/expr.h>
 #include <cgraph/graph/flatten.h>
 #include <cgraph/graph/order.h>
 #include <cgraph/graph/validate.h>
@@ -241,4 +242,45 @@ TEST_CASE("stored partitions survive flattening when sound, else are recomputed"
   REQUIRE(flat.ok());
   CHECK(flat->partitions.size() == 3);
   CHECK_FALSE(checkPartitions(*flat).failed());
+}
+
+TEST_CASE("flattening carries stored expressions to the new nodes and parameters",
+          "[graph][flatten][expr]") {
+  auto exprOf = [](const std::string &text, uint32_t paramIndex) {
+    auto p = expr::parse(text);
+    REQUIRE(p.ok());
+    auto m = expr::remapVariables(*p, {paramIndex});
+    REQUIRE(m.ok());
+    return expr::encode(*m);
+  };
+  auto fe = [](uint32_t node, ExprField f, std::vector<uint8_t> code) {
+    FieldExpr e;
+    e.node = node;
+    e.field = f;
+    e.code = std::move(code);
+    return e;
+  };
+  Graph in = inner();
+  in.exprs.push_back(fe(1, ExprField::Global0, exprOf("$n * 2", 0)));
+  Graph mid = middle();
+  mid.subgraphs[0] = in;
+  mid.exprs.push_back(fe(2, ExprField::Global0, exprOf("$n + 5", 0)));
+  Graph g = top();
+  g.subgraphs[0] = mid;
+  g.exprs.push_back(fe(0, ExprField::Global0, exprOf("$n - 1", 1)));
+  auto flat = flattenSubgraphs(g);
+  INFO((flat ? std::string() : flat.error().message()));
+  REQUIRE(flat.ok());
+  const Graph &f = *flat;
+  REQUIRE(f.exprs.size() == 3);
+  const uint32_t nodes[3] = {0, 3, 4};                   // t0, t1/m1/i1, t1/m2
+  const char *texts[3] = {"$1 - 1", "$1 * 2", "$1 + 5"}; // top's 'n' is param 1
+  for (int i = 0; i < 3; ++i) {
+    INFO(i);
+    CHECK(f.exprs[i].node == nodes[i]);
+    auto p =
+        expr::decode(f.exprs[i].code.data(), f.exprs[i].code.size(), uint32_t(f.params.size()));
+    REQUIRE(p.ok());
+    CHECK(p->toString() == texts[i]);
+  }
 }

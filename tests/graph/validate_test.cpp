@@ -241,6 +241,18 @@ TEST_CASE("validate: nd-range sanity", "[graph][validate]") {
     r = range1D(250, 64);
     EXPECT_DIAG(g, "error: node 'k': local size 64 does not divide global size 250 in dimension 0");
   }
+  SECTION("stored expressions are checked per submission, not here") {
+    r = range1D(250, 64);
+    FieldExpr e;
+    e.node = 1;
+    e.field = ExprField::Global0; // the code is not looked at by validation
+    g.exprs.push_back(e);
+    CHECK(msgs(g).empty());
+    g.exprs[0].field = ExprField::Local0;
+    CHECK(msgs(g).empty());
+    g.exprs[0].field = ExprField::Offset0; // an offset does not make the sizes unknown
+    EXPECT_DIAG(g, "error: node 'k': local size 64 does not divide global size 250 in dimension 0");
+  }
   SECTION("local given in some dimensions only") {
     r = range2D(64, 64, 8, 8);
     r.local[1].value = 0;

@@ -6,6 +6,7 @@
 #include "cl_test_util.h"
 
 #include "cgraph/backends/cpu/cpu_backend.h"
+#include "cgraph/expr.h"
 #include "cgraph/graph/order.h"
 #include "cgraph/runtime/npy.h"
 
@@ -319,6 +320,72 @@ TEST_CASE("a profiled replay is timed or refused, never run another way", "[open
       REQUIRE_FALSE(ev);
       CHECK(ev.error().message().find("per-node profiling is not available when replaying") != std::string::npos);
       CHECK(readAll<uint32_t>(*dev, *buf) == std::vector<uint32_t>(256, 10)); // nothing ran
+    }
+  }
+}
+
+// Stored parameter expressions (.cgf 2.0): a range and a scalar argument computed per
+// submission; PoCL re-records per distinct shape (recordings are keyed by every
+// parameter value), the cpu evaluates at enqueue; both give the same results, and both
+// refuse a value that empties the range before anything runs.
+TEST_CASE("stored expressions run alike on every backend", "[opencl][cpu][expr]") {
+  GraphBuilder b("exprs");
+  const uint32_t sA = b.addSlot(externalSlot("a", 1024));
+  b.addParam(Param{"n", ScalarType::I32, 4});
+  const uint32_t kInc = addKernelSource(b, kSource, "shared.cl", "inc_u32");
+  const uint32_t node =
+      b.addKernelNode("inc", kInc, range1D(8), {Arg::slot(sA), Arg::scalar(ScalarType::U32, 5)});
+  Graph g = b.take();
+  auto add = [&](ExprField f, uint32_t arg, const char *text) {
+    auto p = expr::parse(text);
+    REQUIRE(p);
+    auto m = expr::remapVariables(*p, {0});
+    REQUIRE(m);
+    FieldExpr e;
+    e.node = node;
+    e.field = f;
+    e.arg = arg;
+    e.code = expr::encode(*m);
+    g.exprs.push_back(e);
+  };
+  add(ExprField::Global0, 0, "$n * 2");
+  add(ExprField::ScalarArg, 1, "$n + 1");
+  REQUIRE(!finalizeForFile(g));
+  Backends be;
+  for (rt::Device *dev : be.devices()) {
+    INFO(dev->info().backend);
+    REQUIRE(dev->info().caps.storedExpressions);
+    for (rt::ExecMode mode : {rt::ExecMode::Replay, rt::ExecMode::Eager}) {
+      rt::FinalizeOptions fo;
+      fo.mode = mode;
+      auto exe = dev->finalize(g, fo);
+      INFO((exe ? std::string() : exe.error().message()));
+      REQUIRE(exe);
+      auto buf = alloc(*dev, 1024);
+      rt::BindingTable t;
+      t.slots.resize(1);
+      t.slots[0].buffer = buf.get();
+      for (int n : {4, 16, 4, 100, 16}) {
+        INFO("n = " << n);
+        writeAll(*dev, *buf, std::vector<uint32_t>(256, 0));
+        rt::ParamValues pv;
+        pv.bits.assign(1, uint64_t(n));
+        auto ev = (*exe)->enqueue(t, pv);
+        INFO((ev ? std::string() : ev.error().message()));
+        REQUIRE(ev);
+        REQUIRE(!(*ev)->wait());
+        std::vector<uint32_t> want(256, 0);
+        for (int i = 0; i < 2 * n; ++i)
+          want[i] = uint32_t(n + 1);
+        CHECK(readAll<uint32_t>(*dev, *buf) == want);
+      }
+      writeAll(*dev, *buf, std::vector<uint32_t>(256, 0));
+      rt::ParamValues zero;
+      zero.bits.assign(1, 0);
+      auto ev = (*exe)->enqueue(t, zero);
+      REQUIRE_FALSE(ev);
+      CHECK(ev.error().message() == "node 'inc': global[0] = $n * 2 is 0; it must be at least 1");
+      CHECK(readAll<uint32_t>(*dev, *buf) == std::vector<uint32_t>(256, 0));
     }
   }
 }

@@ -53,10 +53,11 @@ protected:
 
 class RecordingDevice : public Device {
 public:
-  explicit RecordingDevice(std::string name = "recording") {
+  explicit RecordingDevice(std::string name = "recording", bool storedExpressions = false) {
     info_.backend = "test";
     info_.name = std::move(name);
     info_.caps.hostPointerBuffers = true;
+    info_.caps.storedExpressions = storedExpressions;
   }
   const DeviceInfo &info() const override { return info_; }
   Expected<std::unique_ptr<Buffer>> allocate(uint64_t bytes, uint32_t = 64) override {

@@ -1,6 +1,8 @@
 // Executable::enqueue validation (every message) and Registry::open.
 #include "recording_device.h"
 
+#include "cgraph/expr.h"
+
 #include "cgraph/graph/builder.h"
 
 #include <catch2/catch.hpp>
@@ -182,4 +184,87 @@ TEST_CASE("registry opens backend:index specs", "[runtime][registry]") {
   Expected<Device *> none = r.open("cuda:0");
   REQUIRE_FALSE(none.ok());
   CHECK(none.error().message() == "device 'cuda:0': no backend 'cuda' (compiled in: test)");
+}
+
+// Stored parameter expressions: evaluated in the portable layer and handed to submit()
+// as extra parameter values after the graph's own; refused on a device that does not
+// declare Capabilities::storedExpressions, and on expressions a reader would refuse.
+TEST_CASE("stored expressions reach submit as extra parameters", "[runtime][validation][expr]") {
+  Graph g = testGraph(); // params: a (f32), n (i32 = 7)
+  Kernel kk;
+  kk.name = "kk";
+  kk.module = 0;
+  g.modules.push_back(KernelModule{"m.cl", {}});
+  g.kernels.push_back(kk);
+  Node k;
+  k.name = "k";
+  k.kind = NodeKind::Kernel;
+  k.kernel = 0;
+  k.range.dims = 2;
+  k.range.global[0].value = 1;
+  k.range.global[1].value = 4;
+  k.args = {Arg::scalar(ScalarType::I16, 0), Arg::scalar(ScalarType::F32, 0)};
+  g.nodes.push_back(k);
+  const uint32_t node = uint32_t(g.nodes.size() - 1);
+  auto fe = [&](ExprField f, uint32_t arg, const char *text, uint32_t var) {
+    auto p = expr::parse(text);
+    REQUIRE(p.ok());
+    FieldExpr e;
+    e.node = node;
+    e.field = f;
+    e.arg = arg;
+    e.code = expr::encode(*expr::remapVariables(*p, {var}));
+    return e;
+  };
+  g.exprs = {fe(ExprField::Global0, 0, "$n * 3", 1), fe(ExprField::ScalarArg, 0, "-$n", 1)};
+  BindingTable table;
+  RecordingDevice plain("plain");
+  std::unique_ptr<Buffer> bx = std::move(*plain.allocate(4096)),
+                          by = std::move(*plain.allocate(2048)),
+                          bz = std::move(*plain.allocate(3072));
+  table.slots = {{bx.get(), 0, 0}, {by.get(), 0, 0}, {nullptr, 0, 0}, {bz.get(), 0, 0}};
+  {
+    auto exe = std::move(*plain.finalize(g, {}));
+    Expected<EventPtr> e = exe->enqueue(table, ParamValues{});
+    REQUIRE_FALSE(e.ok());
+    CHECK(e.error().message() ==
+          "the graph has 2 parameter expressions, and device test (plain) does not "
+          "evaluate stored expressions yet");
+  }
+  RecordingDevice dev("dev", true);
+  std::unique_ptr<Buffer> cx = std::move(*dev.allocate(4096)), cy = std::move(*dev.allocate(2048)),
+                          cz = std::move(*dev.allocate(3072));
+  table.slots = {{cx.get(), 0, 0}, {cy.get(), 0, 0}, {nullptr, 0, 0}, {cz.get(), 0, 0}};
+  auto exe = std::move(*dev.finalize(g, {}));
+  auto *rec = static_cast<RecordingExecutable *>(exe.get());
+  CHECK(exe->graph().nodes[node].range.global[0].param == 2); // params.size() + 0
+  CHECK(exe->graph().nodes[node].args[0].kind == ArgKind::Param);
+  CHECK(exe->graph().nodes[node].args[0].index == 3);
+  REQUIRE(exe->enqueue(table, ParamValues{}).ok());
+  CHECK(rec->lastParams == std::vector<uint64_t>{0x40000000, 7, 21, uint64_t(-7)});
+  ParamValues p;
+  REQUIRE_FALSE(p.set(exe->graph(), "n", "-2"));
+  Expected<EventPtr> bad = exe->enqueue(table, p);
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().message() == "node 'k': global[0] = $n * 3 is -6; it must be at least 1");
+  REQUIRE_FALSE(p.set(exe->graph(), "n", "40000"));
+  bad = exe->enqueue(table, p);
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().message() ==
+        "node 'k': arg 0 = -$n is -40000, which does not fit its type i16");
+  CHECK(rec->submits == 1);
+
+  // What a reader would refuse is refused here too (graphs built by hand).
+  Graph f = g;
+  f.exprs[1] = fe(ExprField::ScalarArg, 1, "$n", 1); // a float argument
+  auto fexe = std::move(*dev.finalize(f, {}));
+  Expected<EventPtr> fe1 = fexe->enqueue(table, ParamValues{});
+  REQUIRE_FALSE(fe1.ok());
+  CHECK(fe1.error().message() == "node 'k': arg 1: not an integer scalar argument");
+  Graph h = g;
+  h.exprs[0] = fe(ExprField::Global0, 0, "$a", 0); // a float parameter
+  auto hexe = std::move(*dev.finalize(h, {}));
+  Expected<EventPtr> he = hexe->enqueue(table, ParamValues{});
+  REQUIRE_FALSE(he.ok());
+  CHECK(he.error().message() == "node 'k': global[0]: parameter 'a' is not an integer");
 }

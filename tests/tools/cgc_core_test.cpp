@@ -5,6 +5,8 @@
 #include "json_pos.h"
 #include "values.h"
 
+#include <cgraph/expr.h>
+
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -330,6 +332,75 @@ TEST_CASE("expressions over repeat variables and literals fold to exact values",
   CHECK(plain.args[1].kind == ArgKind::Param);
 }
 
+TEST_CASE("expressions over parameters are stored per field", "[cgc][expr]") {
+  fs::path dir = tempDir("core_expr_store");
+  std::ofstream(dir / "k.cl") << "__kernel void ku(__global float *a, int k, uint n, float f) {\n"
+                                 "  a[get_global_id(0)] = k + n + f;\n}\n";
+  LoadResult r = load(dir / "g.json", R"J({
+  "kernels": ["k.cl"],
+  "params": [{ "name": "n", "type": "u32", "default": 100 }, { "name": "m", "type": "i64", "default": 3 }],
+  "slots": [{ "name": "a", "bytes": 4096 }],
+  "nodes": [
+    { "repeat": 2, "var": "k", "nodes": [
+      { "name": "upd", "kernel": "ku", "global": ["align_up($n - $k - 1, 64)"], "local": ["min($m * 8, 64)"],
+        "offset": ["$k + $m - 3"], "args": ["a", "$k + 1", "$n - $k", 1.5] }
+    ] },
+    { "name": "zero", "kernel": "ku", "global": ["$n - 100"], "args": ["a", "$m * 2", 0, 0.5] }
+  ]
+})J");
+  INFO(r.diags);
+  REQUIRE(r.ok);
+  const Graph &g = r.graph;
+  REQUIRE(g.nodes.size() == 3);
+  // upd.0: global, local, offset, arg 2 (arg 1 folds: $k + 1); upd.1 the same;
+  // zero: global (0 at the defaults: the field keeps 1), arg 1.
+  REQUIRE(g.exprs.size() == 10);
+  auto program = [&](const FieldExpr &e) {
+    auto p = expr::decode(e.code.data(), e.code.size(), uint32_t(g.params.size()));
+    REQUIRE(p);
+    expr::Program q = *p;
+    q.names = {"n", "m"};
+    return q.toString();
+  };
+  for (uint32_t k = 0; k < 2; ++k) {
+    INFO("iteration " << k);
+    const uint32_t n = g.findNode("upd." + std::to_string(k));
+    const FieldExpr *e = &g.exprs[4 * k];
+    CHECK(e[0].node == n);
+    CHECK(e[0].field == ExprField::Global0);
+    CHECK(program(e[0]) == "align_up($n - " + std::to_string(k) + " - 1, 64)"); // folded as written
+    CHECK(g.nodes[n].range.global[0].value == (k == 0 ? 128u : 128u));          // 99, 98 -> 128
+    CHECK(e[1].field == ExprField::Local0);
+    CHECK(program(e[1]) == "min($m * 8, 64)"); // 24 does not divide 128: checked per submission
+    CHECK(g.nodes[n].range.local[0].value == 24);
+    CHECK(e[2].field == ExprField::Offset0);
+    CHECK(g.nodes[n].range.offset[0].value == k);
+    CHECK(e[3].field == ExprField::ScalarArg);
+    CHECK(e[3].arg == 2);
+    CHECK(program(e[3]) == "$n - " + std::to_string(k));
+    CHECK(g.nodes[n].args[1].kind == ArgKind::Scalar); // folded: $k + 1
+    CHECK(g.nodes[n].args[1].value == k + 1);
+    CHECK(g.nodes[n].args[2].kind == ArgKind::Scalar);
+    CHECK(g.nodes[n].args[2].type == ScalarType::U32);
+    CHECK(g.nodes[n].args[2].value == 100 - k);
+  }
+  const uint32_t z = g.findNode("zero");
+  CHECK(g.exprs[8].node == z);
+  CHECK(program(g.exprs[8]) == "$n - 100");
+  CHECK(g.nodes[z].range.global[0].value == 1);
+  CHECK(g.exprs[9].arg == 1);
+  CHECK(g.nodes[z].args[1].value == 6);
+  // A float argument over a parameter is still refused.
+  LoadResult bad = load(dir / "g.json", R"J({
+  "kernels": ["k.cl"], "params": [{ "name": "n", "type": "u32" }], "slots": [{ "name": "a", "bytes": 64 }],
+  "nodes": [{ "name": "x", "kernel": "ku", "global": [4], "args": ["a", 1, 2, "$n * 2"] }]
+})J");
+  CHECK_FALSE(bad.ok);
+  CHECK(
+      bad.diags.find("arg 3 ('f'): expressions over parameters ('$n') are stored only in nd-ranges "
+                     "and integer kernel arguments") != std::string::npos);
+}
+
 TEST_CASE("expression errors point into the string", "[cgc][expr]") {
   fs::path dir = tempDir("core_expr_errors");
   const std::string file = (dir / "g.json").string();
@@ -363,15 +434,15 @@ TEST_CASE("expression errors point into the string", "[cgc][expr]") {
   CHECK(err(fill("9223372036854775807 + $k + 1")) ==
         at(25) + "'bytes' of node 'f.0': integer overflow in 9223372036854775807 + 1\n");
   CHECK(err(fill("8 * $n")) ==
-        at(4) +
-            "'bytes' of node 'f.0': expressions over parameters ('$n') are not supported yet\n");
+        at(4) + "'bytes' of node 'f.0': expressions over parameters ('$n') are stored only in "
+                "nd-ranges and integer kernel arguments\n");
   CHECK(err(fill("16 - $k * 16")) ==
         ":3:" + std::to_string(q) +
             ": error: 'bytes' of node 'f.1' is 0 ('16 - $k * 16'); it must be positive\n");
   // Slot sizes: parameters are known there too; repeat variables are not.
   CHECK(err("", R"([{ "name": "a", "count": "$n * 4", "type": "f32" }])") ==
-        ":2:36: error: slot 'count' of 'a': expressions over parameters ('$n') are not supported "
-        "yet\n");
+        ":2:36: error: slot 'count' of 'a': expressions over parameters ('$n') are stored only in "
+        "nd-ranges and integer kernel arguments\n");
   CHECK(err("", R"([{ "name": "a", "bytes": "$k" }])") ==
         ":2:36: error: slot 'bytes' of 'a': unknown name '$k' (not a repeat variable or parameter) "
         "(did you mean 'n'?)\n");

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 using namespace cgruntest;
@@ -426,4 +427,107 @@ TEST_CASE("cgrun loads plugin host tasks only with --allow-plugins", "[tools][cg
   r = cgrun("plugin.cgf --allow-plugins", dir);
   CHECK(r.code == 1);
   CHECK(r.err.find("cgrun: error: node 'sum': cannot load plugin 'libnothing.so'") != std::string::npos);
+}
+
+// Issue 12: one description whose ranges and arguments are expressions over a parameter
+// `$n`, compiled once by the real cgc (the expressions are stored in the .cgf file,
+// format 2.0) and run by the real cgrun at several `--param n=...`, each result checked
+// against a C++ LU decomposition; a value that makes a range empty is refused before
+// anything runs, naming the node and field.
+TEST_CASE("cgc stores expressions over parameters; cgrun runs one LU file at several n",
+          "[tools][cgrun][cgc][expr]") {
+  const fs::path dir = scratch("expr_lu");
+  constexpr int kMax = 32;
+  fs::create_directories(dir / "kernels");
+  std::ofstream(dir / "kernels" / "lu.cl")
+      << "__kernel void lu_scale(__global float *a, int k, int first, int n) {\n"
+         "  const int i = (int)get_global_id(0) + first;\n"
+         "  if (i < n) a[i * n + k] /= a[k * n + k];\n}\n"
+         "__kernel void lu_update(__global float *a, int k, int n) {\n"
+         "  const int j = (int)get_global_id(0);\n  const int i = (int)get_global_id(1);\n"
+         "  if (i < n && j < n) a[i * n + j] -= a[i * n + k] * a[k * n + j];\n}\n";
+  // Steps k >= n - 1 have no rows left: max(..., 1) keeps their ranges non-empty (the
+  // kernels skip rows and columns >= n), so one file of kMax - 1 steps serves every n.
+  const std::string desc = R"J({
+  "name": "lu_n",
+  "kernels": [{ "file": "kernels/lu.cl" }],
+  "params": [{ "name": "n", "type": "i32", "default": 32 }],
+  "slots": [{ "name": "a", "count": "32 * 32", "type": "f32", "external": true }],
+  "nodes": [
+    { "repeat": 31, "var": "k", "nodes": [
+      { "name": "scale", "kernel": "lu_scale",
+        "global": ["align_up(max($n - $k - 1, 1), 8)"], "local": [8],
+        "args": ["a", "$k", "$k + 1", "$n"] },
+      { "name": "update", "kernel": "lu_update",
+        "global": ["align_up(max($n - $k - 1, 1), 4)", "align_up(max($n - $k - 1, 1), 4)"],
+        "local": [4, 4], "offset": ["$k + 1", "$k + 1"], "args": ["a", "$k", "$n"] }
+    ] }
+  ]
+})J";
+  std::ofstream(dir / "lu.json") << desc;
+  // The same without max(): a step with no rows left is an empty range.
+  std::string strict = desc;
+  for (size_t at; (at = strict.find("max($n - $k - 1, 1)")) != std::string::npos;)
+    strict.replace(at, 19, "$n - $k - 1");
+  std::ofstream(dir / "lu_strict.json") << strict;
+  tooltest::Result c = tooltest::runTool(CGC_PATH, "lu.json -o lu.cgf", dir, dir / "cgc_std");
+  INFO(c.out << c.err);
+  REQUIRE(c.code == 0);
+  {
+    std::ifstream f(dir / "lu.cgf", std::ios::binary);
+    char h[10] = {};
+    f.read(h, 10);
+    CHECK(h[8] == 2); // major version 2: the file stores expressions
+  }
+  auto matrix = [&](int n) {
+    std::vector<float> a(kMax * kMax, 0.f);
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j)
+        a[i * n + j] = i == j ? float(n + 2) : float((i * 5 + j * 3) % 13) / 13.f - 0.5f;
+    return a;
+  };
+  auto reference = [&](std::vector<float> a, int n) {
+    for (int k = 0; k + 1 < n; ++k) {
+      for (int i = k + 1; i < n; ++i)
+        a[i * n + k] /= a[k * n + k];
+      for (int i = k + 1; i < n; ++i)
+        for (int j = k + 1; j < n; ++j)
+          a[i * n + j] = std::fma(-a[i * n + k], a[k * n + j], a[i * n + j]);
+    }
+    return a;
+  };
+  for (int n : {32, 9, 20, 1}) {
+    INFO("n = " << n);
+    const std::string in = "a" + std::to_string(n) + ".npy", ex = "e" + std::to_string(n) + ".npy";
+    std::vector<float> a = matrix(n), e = reference(a, n);
+    REQUIRE_FALSE(rt::writeNpyFile((dir / in).string(), ScalarType::F32, a.data(), a.size() * 4));
+    REQUIRE_FALSE(rt::writeNpyFile((dir / ex).string(), ScalarType::F32, e.data(), e.size() * 4));
+    Result r = cgrun("lu.cgf --param n=" + std::to_string(n) + " --input a=" + in + " --check a=@" +
+                         ex + " --rtol 1e-4 --atol 1e-5",
+                     dir);
+    INFO(r.out << r.err);
+    CHECK(r.code == 0);
+    CHECK(r.out.find("check a: ok") != std::string::npos);
+  }
+  // bench: the same parameter given several times adds a mode cycling through them.
+  Result bench = cgrun("bench lu.cgf --zeros a --param n=32 --param n=9 --param n=20 --warmup 1 "
+                       "--repetitions 3 --json",
+                       dir);
+  INFO(bench.err);
+  REQUIRE(bench.code == 0);
+  json bj = json::parse(bench.out);
+  std::set<std::string> runs;
+  for (const json &x : bj["benchmarks"])
+    runs.insert(x["run_name"].get<std::string>());
+  CHECK(runs.count("lu_n/replay/total"));
+  CHECK(runs.count("lu_n/replay-reshape/total"));
+  // n = 20: step k = 19 has n - k - 1 = 0 rows; refused before anything runs.
+  c = tooltest::runTool(CGC_PATH, "lu_strict.json -o lu_strict.cgf", dir, dir / "cgc_std");
+  INFO(c.out << c.err);
+  REQUIRE(c.code == 0);
+  Result bad = cgrun("lu_strict.cgf --param n=20 --zeros a", dir);
+  CHECK(bad.code != 0);
+  CHECK(bad.err.find(
+            "node 'scale.19': global[0] = align_up($n - 19 - 1, 8) is 0; it must be at least 1") !=
+        std::string::npos);
 }

@@ -1,11 +1,13 @@
 // Integer expressions in graph descriptions (docs/graph-json.md, "Expressions"):
 // parsed and folded with lib/graph's expression module. Repeat variables and literals
 // fold at compile time, so the unrolled graph is exact; an expression that still
-// references a graph parameter after folding is refused for now (issue 12 stage 2
-// stores those in the file).
+// references a graph parameter after folding is stored in the file where the field
+// allows it (nd-ranges and kernel scalar arguments; .cgf 2.0) and refused elsewhere.
 #include "reader.h"
 
 #include "cgraph/graph/expr.h"
+
+#include <optional>
 
 namespace cgraph::cgc {
 
@@ -66,6 +68,13 @@ bool DescriptionReader::repeatVar(const GraphCtx &c, const std::string &name,
 }
 
 int64_t DescriptionReader::foldExpr(GraphCtx &c, const JValue &v, const std::string &what) {
+  return *foldOrStore(c, v, what, nullptr, nullptr);
+}
+
+std::optional<int64_t> DescriptionReader::foldOrStore(GraphCtx &c, const JValue &v,
+                                                      const std::string &what,
+                                                      std::vector<uint8_t> *stored,
+                                                      std::optional<int64_t> *atDefaults) {
   const std::string &f = c.file;
   uint32_t off = 0;
   Expected<expr::Program> prog = expr::parse(v.text, &off);
@@ -104,6 +113,46 @@ int64_t DescriptionReader::foldExpr(GraphCtx &c, const JValue &v, const std::str
   Expected<expr::Program> folded = expr::fold(p, known, &off);
   if (!folded) failAt(f, stringPos(v, off), what + ": " + folded.error().message());
   if (std::optional<int64_t> value = folded->constant()) return *value;
+  if (stored) {
+    std::vector<uint32_t> newIndex;
+    std::vector<int64_t> defaults;
+    for (const std::string &n : folded->names) {
+      const uint32_t pi = c.g().findParam(n);
+      newIndex.push_back(pi);
+      const Param &pp = c.g().params[pi];
+      const uint64_t bits = pp.defaultBits;
+      int64_t d = int64_t(bits);
+      switch (pp.type) {
+      case ScalarType::I8:
+        d = int8_t(bits);
+        break;
+      case ScalarType::I16:
+        d = int16_t(bits);
+        break;
+      case ScalarType::I32:
+        d = int32_t(bits);
+        break;
+      case ScalarType::U8:
+        d = uint8_t(bits);
+        break;
+      case ScalarType::U16:
+        d = uint16_t(bits);
+        break;
+      case ScalarType::U32:
+        d = uint32_t(bits);
+        break;
+      default:
+        break;
+      }
+      defaults.push_back(d);
+    }
+    Expected<int64_t> dv = expr::evaluate(*folded, defaults);
+    if (atDefaults) *atDefaults = dv ? std::optional<int64_t>(*dv) : std::nullopt;
+    Expected<expr::Program> mapped = expr::remapVariables(*folded, newIndex);
+    if (!mapped) failAt(f, v, what + ": " + mapped.error().message());
+    *stored = expr::encode(*mapped);
+    return std::nullopt;
+  }
   std::string list;
   for (const std::string &n : folded->names)
     list += (list.empty() ? "'$" : ", '$") + n + "'";
@@ -114,7 +163,8 @@ int64_t DescriptionReader::foldExpr(GraphCtx &c, const JValue &v, const std::str
       break;
     }
   failAt(f, stringPos(v, at),
-         what + ": expressions over parameters (" + list + ") are not supported yet");
+         what + ": expressions over parameters (" + list +
+             ") are stored only in nd-ranges and integer kernel arguments");
 }
 
 uint64_t DescriptionReader::readUInt(GraphCtx &c, const JValue &v, const std::string &what,

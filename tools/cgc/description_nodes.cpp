@@ -88,7 +88,25 @@ Arg DescriptionReader::readArg(GraphCtx &c, const JValue &v, const KernelParam *
     JValue num;
     num.kind = JValue::Kind::Number;
     num.pos = sv.pos;
-    num.text = std::to_string(foldExpr(c, sv, label));
+    std::vector<uint8_t> code;
+    std::optional<int64_t> atDefaults;
+    const bool isInt = t != ScalarType::F16 && t != ScalarType::F32 && t != ScalarType::F64;
+    std::optional<int64_t> folded =
+        foldOrStore(c, sv, label, host || !isInt ? nullptr : &code, &atDefaults);
+    if (!folded) {
+      // Stored (.cgf 2.0): the argument keeps its value at the parameters' defaults
+      // when that fits its type, else 0; the runtime evaluates it per submission.
+      FieldExpr fe;
+      fe.field = ExprField::ScalarArg;
+      fe.arg = uint32_t(index);
+      fe.code = std::move(code);
+      c.pendingExprs.push_back(std::move(fe));
+      num.text = std::to_string(atDefaults ? *atDefaults : 0);
+      uint64_t bits = 0;
+      if (!encodeScalar(t, num, &bits).empty()) bits = 0;
+      return Arg::scalar(t, bits);
+    }
+    num.text = std::to_string(*folded);
     uint64_t bits = 0;
     std::string err = encodeScalar(t, num, &bits);
     if (!err.empty()) failAt(f, sv, label + " is " + num.text + " ('" + sv.text + "'): " + err);
@@ -180,7 +198,23 @@ void DescriptionReader::readRange(GraphCtx &c, const JValue &v, Dim out[3], uint
       // Folded to a constant: global dimensions >= 1, local sizes and offsets >= 0.
       const std::string what =
           std::string(field) + "[" + std::to_string(d) + "] of node '" + nodeName + "'";
-      int64_t value = foldExpr(c, e, what);
+      std::vector<uint8_t> code;
+      std::optional<int64_t> atDefaults;
+      std::optional<int64_t> folded = foldOrStore(c, e, what, &code, &atDefaults);
+      if (!folded) {
+        // Stored (.cgf 2.0): evaluated per submission. The field keeps its value at the
+        // parameters' defaults when that is valid, else the smallest valid value.
+        const int64_t lo = allowZero && field[0] == 'o' ? 0 : 1;
+        dim.value = uint64_t(atDefaults && *atDefaults >= lo ? *atDefaults : lo);
+        FieldExpr fe;
+        const uint16_t base = field[0] == 'g' ? 0 : field[0] == 'l' ? 3 : 6;
+        fe.field = static_cast<ExprField>(base + d);
+        fe.code = std::move(code);
+        c.pendingExprs.push_back(std::move(fe));
+        out[d] = dim;
+        continue;
+      }
+      int64_t value = *folded;
       if (value < 1 && !allowZero)
         failAt(f, e,
                what + " is " + std::to_string(value) + " ('" + e.text + "'); it must be positive");
@@ -565,6 +599,11 @@ void DescriptionReader::readNode(GraphCtx &c, const JValue &n) {
     }
   }
   c.nodeByName[node.name] = index;
+  for (FieldExpr &fe : c.pendingExprs) {
+    fe.node = index;
+    c.g().exprs.push_back(std::move(fe));
+  }
+  c.pendingExprs.clear();
   c.map.nodes.push_back(n.pos);
   c.builder.addNode(std::move(node));
 }

@@ -15,6 +15,7 @@
 #include <initializer_list>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -82,6 +83,8 @@ private:
     SourceMap map;
     std::vector<Frame> frames;
     std::vector<PendingEdge> pending;
+    // Stored expressions of the node being read (node index set when it is added).
+    std::vector<FieldExpr> pendingExprs;
     std::map<std::string, uint32_t> nodeByName;
     std::map<std::string, uint32_t> slotByName;
     std::vector<Pos> paramPos;
@@ -123,6 +126,13 @@ private:
   // constant zero, overflow, a parameter left after folding) point into the string.
   // `what` names the field for messages ("'global'", "argument 2").
   int64_t foldExpr(GraphCtx &c, const JValue &v, const std::string &what);
+  // As foldExpr, but an expression that still names parameters after folding is not
+  // an error: returns nullopt and sets *stored to its program over the graph's
+  // parameter indices (expr.h encode; .cgf 2.0 stores it per field), and *atDefaults
+  // to its value at the parameters' defaults (nullopt when that fails to evaluate).
+  std::optional<int64_t> foldOrStore(GraphCtx &c, const JValue &v, const std::string &what,
+                                     std::vector<uint8_t> *stored,
+                                     std::optional<int64_t> *atDefaults);
   // An unsigned integer field that may be written as an expression string: a number
   // is read as before (toU64); an expression must fold to >= 1 when `positive`, else
   // to >= 0. Other strings are a wrong-type error, as before.

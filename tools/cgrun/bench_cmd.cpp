@@ -1,5 +1,9 @@
 // `cgrun bench FILE.cgf`: eager vs replay vs replay with a new binding table each
 // iteration; host submit time (enqueue returns) and total time (wait returns).
+// `--param n=64 --param n=128` (a parameter given more than once) adds a mode
+// "replay-reshape" that cycles through the values, one per iteration: the cost of a
+// shape change (stored expressions re-evaluated, a recording per shape) next to plain
+// replay, which runs with the first values.
 #include "common.h"
 
 #include <unistd.h>
@@ -7,6 +11,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
+#include <map>
 
 namespace cgraph::cgrun {
 
@@ -42,7 +47,41 @@ struct Mode {
   const char *name;
   rt::ExecMode exec;
   bool rebind;
+  bool reshape = false;
 };
+
+// The parameter value sets of `--param` given more than once: set i takes the i-th
+// value of each repeated parameter (all repeated ones need the same count) and the only
+// value of the others. One set when no parameter repeats.
+Expected<std::vector<rt::ParamValues>> paramShapes(const Graph &g, const CommonOptions &o) {
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<std::string>> byName;
+  for (const std::string &p : o.params) {
+    const size_t eq = p.find('=');
+    if (eq == std::string::npos) return makeError("--param " + p + ": expected name=value");
+    const std::string name = p.substr(0, eq);
+    if (!byName.count(name)) order.push_back(name);
+    byName[name].push_back(p.substr(eq + 1));
+  }
+  size_t count = 1;
+  for (const std::string &n : order) {
+    const size_t c = byName[n].size();
+    if (c == 1) continue;
+    if (count > 1 && c != count)
+      return makeError("--param: the repeated parameters need the same number of values ('" + n +
+                       "' has " + std::to_string(c) + ", another " + std::to_string(count) + ")");
+    count = c;
+  }
+  std::vector<rt::ParamValues> out(count);
+  for (size_t i = 0; i < count; ++i)
+    for (const std::string &n : order) {
+      const std::vector<std::string> &vals = byName[n];
+      const std::string &v = vals[vals.size() == 1 ? 0 : i];
+      Error e = out[i].set(g, n, v);
+      if (e) return e.withContext("--param " + n + "=" + v);
+    }
+  return out;
+}
 
 } // namespace
 
@@ -52,8 +91,9 @@ int benchCommand(const CommonOptions &o, const BenchOptions &b) {
   const Graph &g = *graph;
   auto specs = parseInputs(g, o);
   if (!specs) return fail(specs.error());
-  auto params = parseParams(g, o);
-  if (!params) return fail(params.error());
+  auto shapes = paramShapes(g, o);
+  if (!shapes) return fail(shapes.error());
+  const rt::ParamValues *params = &shapes->front();
   auto registry = makeRegistry();
   const std::string spec = deviceSpec(o.backends.empty() ? "" : o.backends[0], o.device);
   Expected<rt::Device *> dev = registry->open(spec);
@@ -69,9 +109,10 @@ int benchCommand(const CommonOptions &o, const BenchOptions &b) {
   auto setB = bindContents(**dev, g, *contents);
   if (!setB) return fail(setB.error());
 
-  const Mode modes[] = {{"eager", rt::ExecMode::Eager, false},
-                        {"replay", rt::ExecMode::Replay, false},
-                        {"replay-rebind", rt::ExecMode::Replay, true}};
+  std::vector<Mode> modes = {{"eager", rt::ExecMode::Eager, false},
+                             {"replay", rt::ExecMode::Replay, false},
+                             {"replay-rebind", rt::ExecMode::Replay, true}};
+  if (shapes->size() > 1) modes.push_back({"replay-reshape", rt::ExecMode::Replay, false, true});
   struct Result {
     const Mode *mode;
     double finalizeMs;
@@ -95,7 +136,8 @@ int benchCommand(const CommonOptions &o, const BenchOptions &b) {
       const rt::BindingTable &table = (m.rebind && (i & 1)) ? setB->table : setA->table;
       const double c0 = cpuNow();
       auto s = std::chrono::steady_clock::now();
-      auto ev = (*exe)->enqueue(table, *params);
+      const rt::ParamValues &pv = m.reshape ? (*shapes)[i % shapes->size()] : *params;
+      auto ev = (*exe)->enqueue(table, pv);
       auto submitted = std::chrono::steady_clock::now();
       if (!ev) return fail(ev.error().withContext(m.name));
       Error e = (*ev)->wait();

@@ -42,7 +42,10 @@ Flags addCommon(CLI::App &app, CommonOptions &o, Command cmd) {
   app.add_option("--zeros", o.zeros, "slot: zero contents")->allow_extra_args(false);
   app.add_option("--fill", o.fills, "slot=value[:type]: every element set to value")
       ->allow_extra_args(false);
-  app.add_option("--param", o.params, "name=value: a graph parameter")->allow_extra_args(false);
+  app.add_option(
+         "--param", o.params,
+         "name=value: a graph parameter (bench: give one several times to time shape changes)")
+      ->allow_extra_args(false);
   app.add_option("--allow-dir", o.allowDirs,
                  "directory files named by the graph may live in (repeatable; default: the "
                  ".cgf's directory and the current directory)")

@@ -220,6 +220,35 @@ struct Partition {
   std::vector<uint32_t> deps;  // partition indices that must complete first
 };
 
+// A field whose value is an integer expression over graph parameters (issue 12, .cgf
+// 2.0): evaluated per submission by the runtime. The field itself keeps a plain value
+// (cgc stores the value at the parameters' defaults, or the smallest valid one) for
+// tools that do not evaluate expressions.
+enum class ExprField : uint16_t {
+  Global0 = 0,
+  Global1 = 1,
+  Global2 = 2, // Kernel: range.global[d]
+  Local0 = 3,
+  Local1 = 4,
+  Local2 = 5, // Kernel: range.local[d]
+  Offset0 = 6,
+  Offset1 = 7,
+  Offset2 = 8,    // Kernel: range.offset[d]
+  ScalarArg = 16, // Kernel: args[arg] (kind Scalar, integer type)
+};
+constexpr uint16_t kExprFieldMax = 16;
+// "global[0]", "local[2]", "arg 3"; "?" for an unknown field.
+std::string exprFieldName(ExprField f, uint32_t arg);
+
+struct FieldExpr {
+  uint32_t node = kNone; // index into Graph::nodes
+  ExprField field = ExprField::Global0;
+  uint32_t arg = 0; // ScalarArg: the argument index; otherwise 0
+  // The program in cgraph/expr.h's serialized form (`encode`); variable i is
+  // Graph::params[i] (which must be integer typed).
+  std::vector<uint8_t> code;
+};
+
 struct Graph {
   std::string name;
   std::vector<Slot> slots;
@@ -232,6 +261,8 @@ struct Graph {
   std::vector<Partition> partitions;  // empty = not computed
   std::vector<Graph> subgraphs;
   std::vector<std::pair<std::string, std::string>> metadata;
+  // Stored parameter expressions, sorted by (node, field, arg), at most one per field.
+  std::vector<FieldExpr> exprs;
 
   uint32_t findSlot(const std::string &n) const;
   uint32_t findParam(const std::string &n) const;

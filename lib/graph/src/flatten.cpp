@@ -1,10 +1,13 @@
 #include <cgraph/graph/flatten.h>
 
+#include <cgraph/expr.h>
 #include <cgraph/graph/order.h>
 
 #include "graph_util.h"
 
+#include <algorithm>
 #include <set>
+#include <tuple>
 
 namespace cgraph {
 namespace {
@@ -126,6 +129,18 @@ Expected<Graph> flattenRec(const Graph &g, int depth) {
       c.name = node.name + "/" + c.name;
       out.nodes.push_back(std::move(c));
     }
+    // The child's stored expressions: its nodes move to base + c, its parameters to the
+    // parent's of the same name.
+    for (const FieldExpr &e : child.exprs) {
+      auto prog = expr::decode(e.code.data(), e.code.size(), uint32_t(child.params.size()));
+      if (!prog) return prog.error().withContext(where + ": expression of node #" + s(e.node));
+      auto mapped = expr::remapVariables(*prog, paramMap);
+      if (!mapped) return mapped.error().withContext(where);
+      FieldExpr x = e;
+      x.node = base + e.node;
+      x.code = expr::encode(*mapped);
+      out.exprs.push_back(std::move(x));
+    }
     std::vector<uint8_t> hasPred(child.nodes.size(), 0), hasSucc(child.nodes.size(), 0);
     for (const Edge &e : child.edges) {
       if (e.from >= child.nodes.size() || e.to >= child.nodes.size())
@@ -156,6 +171,17 @@ Expected<Graph> flattenRec(const Graph &g, int depth) {
     if (!o) return o.error();
     parentOrder = std::move(*o);
   }
+  for (const FieldExpr &e : g.exprs) {
+    if (e.node >= n || g.nodes[e.node].kind == NodeKind::Subgraph)
+      return makeError("expression of node #" + s(e.node) + ": not a kernel node");
+    FieldExpr x = e;
+    x.node = entries[e.node][0];
+    out.exprs.push_back(std::move(x));
+  }
+  std::stable_sort(out.exprs.begin(), out.exprs.end(), [](const FieldExpr &a, const FieldExpr &b) {
+    return std::make_tuple(a.node, uint16_t(a.field), a.arg) <
+           std::make_tuple(b.node, uint16_t(b.field), b.arg);
+  });
   out.order.reserve(out.nodes.size());
   for (uint32_t i : parentOrder)
     out.order.insert(out.order.end(), ordered[i].begin(), ordered[i].end());

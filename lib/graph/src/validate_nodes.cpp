@@ -89,8 +89,23 @@ struct NodeChecker {
                             " (must be an integer)");
   }
 
+  // Bit f set: field f (ExprField 0..8) of this node is a stored parameter expression
+  // (Graph::exprs, sorted by node): its value is only known per submission, so it is
+  // checked like a parameter-driven dimension (by the runtime, at enqueue).
+  uint32_t exprFields() const {
+    uint32_t mask = 0;
+    auto it = std::lower_bound(g.exprs.begin(), g.exprs.end(), n,
+                               [](const FieldExpr &e, uint32_t node) { return e.node < node; });
+    for (; it != g.exprs.end() && it->node == n; ++it)
+      if (uint16_t(it->field) <= 8) mask |= 1u << uint16_t(it->field);
+    return mask;
+  }
+
   void checkRangeSanity(const Kernel *k) {
     const NDRange &r = node.range;
+    const uint32_t ex = exprFields();
+    auto globalExpr = [&](uint32_t d) { return (ex >> d) & 1u; };
+    auto localExpr = [&](uint32_t d) { return (ex >> (3 + d)) & 1u; };
     if (r.dims < 1 || r.dims > 3) {
       c.error(n, kNone, pre() + "nd-range has " + s(r.dims) + " dimensions (must be 1..3)");
       return;
@@ -99,20 +114,20 @@ struct NodeChecker {
       checkDim(r.global[d], "global[" + s(d) + "]");
       checkDim(r.local[d], "local[" + s(d) + "]");
       checkDim(r.offset[d], "offset[" + s(d) + "]");
-      if (r.global[d].param == kNone && r.global[d].value == 0)
+      if (r.global[d].param == kNone && !globalExpr(d) && r.global[d].value == 0)
         c.error(n, kNone, pre() + "global size 0 in dimension " + s(d));
     }
     bool hasLocal = r.hasLocal();
     if (hasLocal) {
       for (uint32_t d = 0; d < r.dims; ++d) {
         const Dim &l = r.local[d], &gl = r.global[d];
-        if (l.param != kNone) continue;
+        if (l.param != kNone || localExpr(d)) continue;
         if (l.value == 0) {
           c.error(n, kNone, pre() + "local size 0 in dimension " + s(d) +
                                 " while other dimensions are given");
           continue;
         }
-        if (gl.param == kNone && gl.value != 0 && gl.value % l.value != 0)
+        if (gl.param == kNone && !globalExpr(d) && gl.value != 0 && gl.value % l.value != 0)
           c.error(n, kNone, pre() + "local size " + s(l.value) + " does not divide global size " +
                                 s(gl.value) + " in dimension " + s(d));
       }
@@ -125,7 +140,7 @@ struct NodeChecker {
       bool literal = true, differs = false;
       for (uint32_t d = 0; d < 3; ++d) {
         if (d < r.dims) {
-          literal &= r.local[d].param == kNone;
+          literal &= r.local[d].param == kNone && !localExpr(d);
           used[d] = r.local[d].value;
         }
         differs |= used[d] != req[d];

@@ -3,6 +3,7 @@
 // so backends never re-check.
 #include "cgraph/runtime/runtime.h"
 
+#include "cgraph/expr.h"
 #include "cgraph/graph/hazards.h"
 #include "cgraph/runtime/slot_init.h"
 
@@ -36,6 +37,66 @@ std::string deviceLabel(const Device &d) {
 
 Executable::Executable(Device &device, Graph flattened, ExecMode mode)
     : graph_(std::move(flattened)), mode_(mode), device_(&device) {
+  // Stored expressions: decoded once; on a device that evaluates them, each field is
+  // rewritten to read "parameter" params.size() + e, whose value enqueue computes.
+  if (!graph_.exprs.empty()) {
+    const uint32_t nParams = uint32_t(graph_.params.size());
+    std::vector<std::string> names;
+    for (const Param &p : graph_.params)
+      names.push_back(p.name);
+    for (size_t e = 0; e < graph_.exprs.size() && exprError_.empty(); ++e) {
+      const FieldExpr &fe = graph_.exprs[e];
+      const std::string where =
+          detail::nodeLabel(graph_, fe.node) + ": " + exprFieldName(fe.field, fe.arg);
+      auto prog = expr::decode(fe.code.data(), fe.code.size(), nParams);
+      if (!prog) {
+        exprError_ = where + ": " + prog.error().message();
+        break;
+      }
+      auto isFloat = [](ScalarType t) {
+        return t == ScalarType::F16 || t == ScalarType::F32 || t == ScalarType::F64;
+      };
+      for (uint32_t v : prog->usedVariables())
+        if (isFloat(graph_.params[v].type))
+          exprError_ = where + ": parameter '" + names[v] + "' is not an integer";
+      if (!exprError_.empty()) break;
+      prog->names = names;
+      ExprSlot slot;
+      for (const expr::Instr &in : prog->code) {
+        slot.code.push_back(int64_t(in.op));
+        slot.code.push_back(in.operand);
+      }
+      slot.text = prog->toString();
+      exprStack_.resize(std::max<size_t>(exprStack_.size(), prog->maxStack));
+      exprCode_.push_back(std::move(slot));
+      if (fe.node >= graph_.nodes.size() || graph_.nodes[fe.node].kind != NodeKind::Kernel) {
+        exprError_ = where + ": not a kernel node";
+        break;
+      }
+      Node &node = graph_.nodes[fe.node];
+      const uint16_t f = uint16_t(fe.field);
+      if (f <= 8) {
+        if (f % 3 >= node.range.dims) {
+          exprError_ = where + ": the range has " + std::to_string(node.range.dims) + " dimensions";
+          break;
+        }
+        Dim *dims = f < 3 ? node.range.global : f < 6 ? node.range.local : node.range.offset;
+        if (device.info().caps.storedExpressions) dims[f % 3].param = nParams + uint32_t(e);
+      } else if (fe.field == ExprField::ScalarArg && fe.arg < node.args.size() &&
+                 node.args[fe.arg].kind == ArgKind::Scalar && !isFloat(node.args[fe.arg].type)) {
+        if (device.info().caps.storedExpressions) {
+          node.args[fe.arg].kind = ArgKind::Param;
+          node.args[fe.arg].index = nParams + uint32_t(e);
+        }
+      } else {
+        exprError_ = where + ": not an integer scalar argument";
+      }
+    }
+    if (exprError_.empty() && !device.info().caps.storedExpressions)
+      exprError_ = "the graph has " + std::to_string(graph_.exprs.size()) +
+                   " parameter expressions, and device " + deviceLabel(device) +
+                   " does not evaluate stored expressions yet";
+  }
   // Requirements accumulate over every use of a slot (lib/graph), so a binding table is
   // checked in O(slots) per enqueue instead of walking the nodes each time.
   std::vector<SlotRequirement> reqs = slotRequirements(graph_);
@@ -146,6 +207,85 @@ Error Executable::checkRanges(bool all) {
   return Error::success();
 }
 
+// Appends one value per stored expression to scratchParams_ and range-checks it.
+Error Executable::evaluateExprs() {
+  const size_t nParams = graph_.params.size();
+  scratchParams_.resize(nParams + exprCode_.size());
+  // Integer parameter bits as int64: sign-extended from the parameter's width.
+  auto paramValue = [&](uint32_t p) -> int64_t {
+    const uint64_t bits = scratchParams_[p];
+    switch (graph_.params[p].type) {
+    case ScalarType::I8:
+      return int8_t(bits);
+    case ScalarType::I16:
+      return int16_t(bits);
+    case ScalarType::I32:
+      return int32_t(bits);
+    case ScalarType::U8:
+      return uint8_t(bits);
+    case ScalarType::U16:
+      return uint16_t(bits);
+    case ScalarType::U32:
+      return uint32_t(bits);
+    default:
+      return int64_t(bits);
+    }
+  };
+  for (size_t e = 0; e < exprCode_.size(); ++e) {
+    const FieldExpr &fe = graph_.exprs[e];
+    const ExprSlot &x = exprCode_[e];
+    auto where = [&] {
+      return detail::nodeLabel(graph_, fe.node) + ": " + exprFieldName(fe.field, fe.arg) + " = " +
+             x.text;
+    };
+    size_t sp = 0;
+    int64_t *st = exprStack_.data();
+    for (size_t k = 0; k < x.code.size(); k += 2) {
+      const expr::Op op = expr::Op(x.code[k]);
+      if (op == expr::Op::Lit) {
+        st[sp++] = x.code[k + 1];
+      } else if (op == expr::Op::Var) {
+        st[sp++] = paramValue(uint32_t(x.code[k + 1]));
+      } else if (op == expr::Op::Neg) {
+        auto v = expr::apply(op, st[sp - 1], 0);
+        if (!v) return makeError(where() + ": " + v.error().message());
+        st[sp - 1] = *v;
+      } else {
+        auto v = expr::apply(op, st[sp - 2], st[sp - 1]);
+        if (!v) return makeError(where() + ": " + v.error().message());
+        st[sp - 2] = *v;
+        --sp;
+      }
+    }
+    const int64_t v = st[0];
+    const uint16_t f = uint16_t(fe.field);
+    if (f < 6 && v < 1)
+      return makeError(where() + " is " + std::to_string(v) + "; it must be at least 1");
+    if (f >= 6 && f <= 8 && v < 0)
+      return makeError(where() + " is " + std::to_string(v) + "; it must not be negative");
+    if (fe.field == ExprField::ScalarArg) {
+      const ScalarType t = graph_.nodes[fe.node].args[fe.arg].type;
+      const uint32_t bytes = scalarSize(t);
+      const bool isSigned = t == ScalarType::I8 || t == ScalarType::I16 || t == ScalarType::I32 ||
+                            t == ScalarType::I64;
+      bool fits = true;
+      if (bytes < 8) {
+        const int64_t hi =
+            isSigned ? (int64_t(1) << (bytes * 8 - 1)) - 1 : (int64_t(1) << (bytes * 8)) - 1;
+        const int64_t lo = isSigned ? -(int64_t(1) << (bytes * 8 - 1)) : 0;
+        fits = v >= lo && v <= hi;
+      } else if (!isSigned) {
+        fits = v >= 0;
+      }
+      if (!fits)
+        return makeError(where() + " is " + std::to_string(v) + ", which does not fit its type " +
+                         scalarName(t));
+    }
+    scratchParams_[nParams + e] = uint64_t(v);
+  }
+  return Error::success();
+}
+
 Expected<EventPtr> Executable::enqueue(const BindingTable &bindings, const ParamValues &params,
                                        const SubmitOptions &opts) {
   const size_t callerSlots = slotMap_.size();
@@ -199,6 +339,8 @@ Expected<EventPtr> Executable::enqueue(const BindingTable &bindings, const Param
                        std::to_string(params.bits.size()));
     scratchParams_ = params.bits;
   }
+  if (!exprError_.empty()) return makeError(exprError_);
+  CGRAPH_RETURN_IF_ERROR(evaluateExprs());
   CGRAPH_RETURN_IF_ERROR(checkOverlaps());
   CGRAPH_RETURN_IF_ERROR(checkRanges(!literalRangesChecked_));
   literalRangesChecked_ = true;

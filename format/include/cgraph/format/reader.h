@@ -27,11 +27,15 @@
 
 namespace cgraph {
 
-// The version this library writes, and the major version it reads. Files with a
-// newer minor version load (unknown sections and trailing record bytes are skipped);
-// files with another major version are refused.
+// The versions this library writes and reads. A graph without stored parameter
+// expressions is written as 1.0 (every 1.0 reader runs it correctly); one with them as
+// 2.0, which 1.0 readers refuse (format/SPEC.md section 6). Majors 1 and 2 are read;
+// files with a newer minor version load (unknown sections and trailing record bytes
+// are skipped); files with another major version are refused.
 constexpr uint16_t kCgfMajorVersion = 1;
 constexpr uint16_t kCgfMinorVersion = 0;
+constexpr uint16_t kCgfExprMajorVersion = 2; // files holding Graph::exprs
+constexpr uint16_t kCgfMaxMajorVersion = 2;
 
 struct ReadOptions {
   // Upper bound on the bytes the reader produces from the file: decompressed sections

@@ -43,6 +43,7 @@ rt::DeviceInfo hostDeviceInfo() {
   if (sysinfo(&si) == 0) c.globalMemoryBytes = uint64_t(si.totalram) * si.mem_unit;
   c.maxWorkGroupSize = 16384;
   c.nonUniformWorkGroups = true; // a trailing partial group runs its actual size
+  c.storedExpressions = true; // rt::Executable evaluates them; ranges and scalar args read params
   return d;
 }
 

@@ -191,6 +191,10 @@ Expected<std::pair<rt::DeviceInfo, DeviceProps>> describeDevice(const ClApi &api
   // No mutable dispatch is used: a new binding set or parameter value is a new recording.
   c.rebindWithoutRerecord = false;
   c.updatableParams = false;
+  // Stored expressions are evaluated by rt::Executable and reach submit() as extra
+  // parameter values; recordings are keyed by every parameter value, so each distinct
+  // shape is recorded once and kept like a binding set.
+  c.storedExpressions = true;
   c.inOrder = true;
   c.concurrentNodes = false;
   c.profiling = props.queueProfiling;

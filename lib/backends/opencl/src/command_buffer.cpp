@@ -5,6 +5,8 @@
 // buffers and scalar values of a recorded command cannot change, so a new binding table
 // or parameter value needs a new recording (docs/architecture.md decision 5). The last few
 // are kept so that alternating tables (double buffering) replay without re-recording.
+// Stored parameter expressions (.cgf 2.0) arrive as extra parameter values, so each
+// distinct shape gets its own recording, kept the same way.
 #include "exec.h"
 
 #include "cgraph/graph/order.h"
@@ -167,8 +169,12 @@ Error OpenCLExecutable::setArgs(cl_kernel k, uint32_t n, const std::vector<uint6
     case ArgKind::Scalar:
     case ArgKind::Param: {
       uint64_t bits = a.kind == ArgKind::Scalar ? a.value : params[a.index];
+      // A Param index past graph_.params is a stored expression (rt::Executable appends
+      // their values to the parameters); its Arg keeps the argument's own type.
       uint32_t size = psize ? psize
-                            : scalarSize(a.kind == ArgKind::Scalar ? a.type : graph_.params[a.index].type);
+                            : scalarSize(a.kind == ArgKind::Param && a.index < graph_.params.size()
+                                             ? graph_.params[a.index].type
+                                             : a.type);
       if (size > 8)
         return makeError(nodeLabel(n) + ": arg " + std::to_string(i) + ": by-value argument of " +
                          std::to_string(size) + " bytes is wider than a scalar");

@@ -56,6 +56,9 @@ struct Capabilities {
   uint64_t globalMemoryBytes = 0;
   uint64_t maxWorkGroupSize = 0;    // work-items per group (product of the local size)
   bool nonUniformWorkGroups = false; // a local size need not divide the global size
+  // Evaluates stored parameter expressions (Graph::exprs, .cgf 2.0) per submission.
+  // Where false, enqueue refuses a graph that has any (never runs it with stale values).
+  bool storedExpressions = false;
 };
 
 struct DeviceInfo {
@@ -181,6 +184,18 @@ public:
   // divide the global size on a device without non-uniform work-groups; errors name the
   // node. The binding table is resolved at enqueue; the caller may reuse or change it
   // right after enqueue returns.
+  //
+  // Stored parameter expressions (Graph::exprs) are evaluated here, once per enqueue
+  // and O(total expression length), with this submission's parameter values; every
+  // result is range-checked before anything runs (a global or local size < 1, a
+  // negative offset, a scalar argument that does not fit its type; then the nd-range
+  // checks above), and errors name the node and field:
+  // `node 'upd.3': global[0] = align_up($n - 6, 64) is 0; it must be at least 1`.
+  // Backends see each expression as an extra parameter: on a device with
+  // Capabilities::storedExpressions, graph() has the expression's field rewritten to
+  // read parameter graph().params.size() + e (e = index into graph().exprs), and the
+  // params vector given to submit() holds the parameter bits followed by one int64
+  // per expression.
   Expected<EventPtr> enqueue(const BindingTable &bindings, const ParamValues &params,
                              const SubmitOptions &opts = {});
 
@@ -224,6 +239,14 @@ protected:
 private:
   Error checkOverlaps();
   Error checkRanges(bool all);
+  Error evaluateExprs();
+  struct ExprSlot {
+    std::vector<int64_t> code; // flattened: op, operand pairs (no allocation at enqueue)
+    std::string text;          // infix with parameter names, for messages
+  };
+  std::vector<ExprSlot> exprCode_;
+  std::vector<int64_t> exprStack_;
+  std::string exprError_; // set when the graph's expressions cannot be evaluated here
   std::vector<ResolvedSlot> scratchSlots_;
   std::vector<uint64_t> scratchParams_;
   std::vector<uint8_t> written_;          // per slot: some node writes it

@@ -1,4 +1,4 @@
-#include <cgraph/graph/expr.h>
+#include <cgraph/expr.h>
 
 #include <algorithm>
 #include <limits>
