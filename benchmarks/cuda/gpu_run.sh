@@ -16,6 +16,13 @@ nvidia-smi -L 2>/dev/null
 ./run.sh cgrun --list-devices
 echo "== tests"
 timeout "${CGRAPH_TEST_TIMEOUT:-240}" ./run-tests.sh 2>&1 | tee "$out/tests.log" | tail -"${CGRAPH_TEST_TAIL:-60}"
+# Every example with the inputs it needs (cgrun --random), for compare and bench below.
+examples="saxpy --random y:1
+stencil --random f:1
+chain1000 --random y:1
+gramschmidt --random a:1
+image --random input:1 --random edges:2 --random crop:3
+mlp --random x:1 --random w1:2 --random b1:3 --random w2:4 --random b2:5 --random wc:6 --random bc:7 --random probs:8"
 echo "== cgrun compare cpu vs cuda"
 while read -r ex args; do
   echo "-- $ex"
@@ -26,14 +33,7 @@ while read -r ex args; do
     # shellcheck disable=SC2086
     timeout 60 ./run.sh cgrun compare "cgf/$ex.sm90.cgf" $args --backend cpu --backend cuda 2>&1 | tail -2
   fi
-done <<'LIST'
-saxpy --random y:1
-stencil --random f:1
-chain1000 --random y:1
-gramschmidt --random a:1
-image --random input:1 --random edges:2 --random crop:3
-mlp --random x:1 --random w1:2 --random b1:3 --random w2:4 --random b2:5 --random wc:6 --random bc:7 --random probs:8
-LIST
+done <<<"$examples"
 echo "== bench_cuda"
 timeout "${CGRAPH_BENCH_TIMEOUT:-200}" ./run.sh bench_cuda --handwritten src/handwritten.cu --json "$out/bench.json" 2>&1 | tail -40
 echo "== PyTorch next to cgrun on the chain1000 chain (benchmark 5)"
@@ -46,14 +46,7 @@ while read -r ex args; do
     # shellcheck disable=SC2086
     timeout 90 ./run.sh cgrun bench "cgf/$ex.cgf" $args --backend "$spec" --repetitions 10 2>&1 | grep -E "^Device|^eager +total|^replay +total|error" | head -4
   done
-done <<'LIST'
-saxpy --random y:1
-stencil --random f:1
-chain1000 --random y:1
-gramschmidt --random a:1
-image --random input:1 --random edges:2 --random crop:3
-mlp --random x:1 --random w1:2 --random b1:3 --random w2:4 --random b2:5 --random wc:6 --random bc:7 --random probs:8
-LIST
+done <<<"$examples"
 echo "== cpu backend on this host's cores (bundled bench_nodes / cpu_backend_tests, when present)"
 if [ -x bin/cpu_backend_tests ]; then
   CGRAPH_TEST_SOURCE_DIR="$PWD/src" CGRAPH_CACHE_DIR="$PWD/cache" timeout 120 ./run.sh cpu_backend_tests "[barrier]" 2>&1 | tail -2

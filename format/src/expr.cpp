@@ -699,4 +699,23 @@ Expected<Program> decode(const uint8_t *data, size_t size, uint32_t varCount) {
   return p;
 }
 
+int64_t integerValue(ScalarType type, uint64_t bits) {
+  switch (type) {
+  case ScalarType::I8:
+    return int8_t(bits);
+  case ScalarType::I16:
+    return int16_t(bits);
+  case ScalarType::I32:
+    return int32_t(bits);
+  case ScalarType::U8:
+    return uint8_t(bits);
+  case ScalarType::U16:
+    return uint16_t(bits);
+  case ScalarType::U32:
+    return uint32_t(bits);
+  default:
+    return int64_t(bits);
+  }
+}
+
 } // namespace cgraph::expr

@@ -120,31 +120,7 @@ std::optional<int64_t> DescriptionReader::foldOrStore(GraphCtx &c, const JValue 
       const uint32_t pi = c.g().findParam(n);
       newIndex.push_back(pi);
       const Param &pp = c.g().params[pi];
-      const uint64_t bits = pp.defaultBits;
-      int64_t d = int64_t(bits);
-      switch (pp.type) {
-      case ScalarType::I8:
-        d = int8_t(bits);
-        break;
-      case ScalarType::I16:
-        d = int16_t(bits);
-        break;
-      case ScalarType::I32:
-        d = int32_t(bits);
-        break;
-      case ScalarType::U8:
-        d = uint8_t(bits);
-        break;
-      case ScalarType::U16:
-        d = uint16_t(bits);
-        break;
-      case ScalarType::U32:
-        d = uint32_t(bits);
-        break;
-      default:
-        break;
-      }
-      defaults.push_back(d);
+      defaults.push_back(expr::integerValue(pp.type, pp.defaultBits));
     }
     Expected<int64_t> dv = expr::evaluate(*folded, defaults);
     if (atDefaults) *atDefaults = dv ? std::optional<int64_t>(*dv) : std::nullopt;

@@ -58,6 +58,7 @@
 #pragma once
 
 #include <cgraph/error.h>
+#include <cgraph/model.h>
 
 #include <cstdint>
 #include <map>
@@ -157,6 +158,12 @@ Expected<int64_t> apply(Op op, int64_t a, int64_t b);
 // Renumbers the Var operands: variable i becomes newIndex[i]. Errors when a variable
 // has no entry in newIndex. `names` is cleared (the indices now belong to the caller).
 Expected<Program> remapVariables(const Program &program, const std::vector<uint32_t> &newIndex);
+
+// An integer parameter's stored bits (Param::defaultBits, a ParamValues entry) as the
+// int64 expressions compute with: sign- or zero-extended from the type's width; I64 and
+// U64 bits as they are (a U64 above INT64_MAX reads as negative). Float types: the bits
+// unchanged (callers refuse float parameters before they get here).
+int64_t integerValue(ScalarType type, uint64_t bits);
 
 // The serialized form described above.
 std::vector<uint8_t> encode(const Program &program);

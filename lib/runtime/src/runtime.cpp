@@ -117,7 +117,8 @@ Executable::Executable(Device &device, Graph flattened, ExecMode mode)
   // Flattening (lib/graph/flatten.h) maps child slots onto parent slots and adds none,
   // so the caller's slot i is slot i of the finalized graph.
   slotMap_.resize(graph_.slots.size());
-  for (uint32_t i = 0; i < slotMap_.size(); ++i) slotMap_[i] = i;
+  for (uint32_t i = 0; i < slotMap_.size(); ++i)
+    slotMap_[i] = i;
   scratchSlots_.resize(graph_.slots.size());
   written_.assign(graph_.slots.size(), 0);
   for (uint32_t n = 0; n < graph_.nodes.size(); ++n) {
@@ -144,9 +145,11 @@ Error Executable::checkOverlaps() {
     if (extent) scratchRanges_.push_back({r.buffer, r.offset, r.offset + extent, j});
   }
   if (scratchRanges_.size() < 2) return Error::success();
-  std::sort(scratchRanges_.begin(), scratchRanges_.end(), [](const BoundRange &a, const BoundRange &b) {
-    return a.buffer != b.buffer ? std::less<const Buffer *>()(a.buffer, b.buffer) : a.begin < b.begin;
-  });
+  std::sort(scratchRanges_.begin(), scratchRanges_.end(),
+            [](const BoundRange &a, const BoundRange &b) {
+              return a.buffer != b.buffer ? std::less<const Buffer *>()(a.buffer, b.buffer)
+                                          : a.begin < b.begin;
+            });
   for (size_t i = 0; i < scratchRanges_.size(); ++i) {
     const BoundRange &a = scratchRanges_[i];
     for (size_t k = i + 1; k < scratchRanges_.size(); ++k) {
@@ -180,7 +183,8 @@ Error Executable::checkRanges(bool all) {
         return makeError(where + ": global size in dimension " + std::to_string(d) + " is 0");
       if (!hasLocal) continue;
       const uint64_t l = value(r.local[d]);
-      if (l == 0) return makeError(where + ": local size in dimension " + std::to_string(d) + " is 0");
+      if (l == 0)
+        return makeError(where + ": local size in dimension " + std::to_string(d) + " is 0");
       items = l > (~uint64_t(0)) / items ? ~uint64_t(0) : items * l;
     }
     if (!hasLocal) return Error::success();
@@ -192,9 +196,9 @@ Error Executable::checkRanges(bool all) {
       for (uint32_t d = 0; d < dims; ++d) {
         const uint64_t g = value(r.global[d]), l = value(r.local[d]);
         if (g % l != 0)
-          return makeError(where + ": local size " + std::to_string(l) + " does not divide global size " +
-                           std::to_string(g) + " in dimension " + std::to_string(d) +
-                           " (the device needs uniform work-groups)");
+          return makeError(where + ": local size " + std::to_string(l) +
+                           " does not divide global size " + std::to_string(g) + " in dimension " +
+                           std::to_string(d) + " (the device needs uniform work-groups)");
       }
     return Error::success();
   };
@@ -203,7 +207,8 @@ Error Executable::checkRanges(bool all) {
       if (graph_.nodes[n].kind == NodeKind::Kernel) CGRAPH_RETURN_IF_ERROR(check(n));
     return Error::success();
   }
-  for (uint32_t n : paramRangeNodes_) CGRAPH_RETURN_IF_ERROR(check(n));
+  for (uint32_t n : paramRangeNodes_)
+    CGRAPH_RETURN_IF_ERROR(check(n));
   return Error::success();
 }
 
@@ -211,25 +216,8 @@ Error Executable::checkRanges(bool all) {
 Error Executable::evaluateExprs() {
   const size_t nParams = graph_.params.size();
   scratchParams_.resize(nParams + exprCode_.size());
-  // Integer parameter bits as int64: sign-extended from the parameter's width.
-  auto paramValue = [&](uint32_t p) -> int64_t {
-    const uint64_t bits = scratchParams_[p];
-    switch (graph_.params[p].type) {
-    case ScalarType::I8:
-      return int8_t(bits);
-    case ScalarType::I16:
-      return int16_t(bits);
-    case ScalarType::I32:
-      return int32_t(bits);
-    case ScalarType::U8:
-      return uint8_t(bits);
-    case ScalarType::U16:
-      return uint16_t(bits);
-    case ScalarType::U32:
-      return uint32_t(bits);
-    default:
-      return int64_t(bits);
-    }
+  auto paramValue = [&](uint32_t p) {
+    return expr::integerValue(graph_.params[p].type, scratchParams_[p]);
   };
   for (size_t e = 0; e < exprCode_.size(); ++e) {
     const FieldExpr &fe = graph_.exprs[e];
@@ -293,7 +281,8 @@ Expected<EventPtr> Executable::enqueue(const BindingTable &bindings, const Param
     return makeError("binding table has " + std::to_string(bindings.slots.size()) +
                      " entries but the graph has " + std::to_string(callerSlots) + " slots");
 
-  for (ResolvedSlot &r : scratchSlots_) r = ResolvedSlot{};
+  for (ResolvedSlot &r : scratchSlots_)
+    r = ResolvedSlot{};
   for (size_t i = 0; i < callerSlots; ++i) {
     const uint32_t j = slotMap_[i];
     const SlotNeed &need = needs_[j];
@@ -308,16 +297,16 @@ Expected<EventPtr> Executable::enqueue(const BindingTable &bindings, const Param
     if (!need.external && !bindings.overrideInternal) continue; // runtime-owned, ignored
     const Device *owner = b->buffer->device();
     if (owner && owner != device_)
-      return makeError(slotLabel(graph_, j) + ": buffer belongs to device " +
-                       deviceLabel(*owner) + ", not " + deviceLabel(*device_));
+      return makeError(slotLabel(graph_, j) + ": buffer belongs to device " + deviceLabel(*owner) +
+                       ", not " + deviceLabel(*device_));
     const uint64_t bufSize = b->buffer->size();
     if (b->offset > bufSize)
       return makeError(slotLabel(graph_, j) + ": offset " + std::to_string(b->offset) +
                        " is past the end of its " + std::to_string(bufSize) + "-byte buffer");
     uint64_t length = b->length ? b->length : bufSize - b->offset;
     if (b->length && b->length > bufSize - b->offset)
-      return makeError(slotLabel(graph_, j) + ": bound range [" + std::to_string(b->offset) +
-                       ", " + std::to_string(b->offset) + "+" + std::to_string(b->length) +
+      return makeError(slotLabel(graph_, j) + ": bound range [" + std::to_string(b->offset) + ", " +
+                       std::to_string(b->offset) + "+" + std::to_string(b->length) +
                        ") exceeds its " + std::to_string(bufSize) + "-byte buffer");
     if (length < need.minSize)
       return makeError(slotLabel(graph_, j) + ": bound range is " + std::to_string(length) +
@@ -332,7 +321,8 @@ Expected<EventPtr> Executable::enqueue(const BindingTable &bindings, const Param
   const size_t nParams = graph_.params.size();
   if (params.bits.empty()) {
     scratchParams_.resize(nParams);
-    for (size_t p = 0; p < nParams; ++p) scratchParams_[p] = graph_.params[p].defaultBits;
+    for (size_t p = 0; p < nParams; ++p)
+      scratchParams_[p] = graph_.params[p].defaultBits;
   } else {
     if (params.bits.size() != nParams)
       return makeError("expected " + std::to_string(nParams) + " parameter values, got " +
@@ -350,7 +340,8 @@ Expected<EventPtr> Executable::enqueue(const BindingTable &bindings, const Param
 Expected<std::vector<std::unique_ptr<Buffer>>>
 Executable::allocateOwnedSlots(const HostPolicy &policy, uint32_t minAlignment) {
   std::vector<uint64_t> minSizes(needs_.size());
-  for (size_t i = 0; i < needs_.size(); ++i) minSizes[i] = needs_[i].minSize;
+  for (size_t i = 0; i < needs_.size(); ++i)
+    minSizes[i] = needs_[i].minSize;
   return rt::allocateOwnedSlots(*device_, graph_, minSizes, policy, minAlignment);
 }
 
@@ -382,9 +373,10 @@ Expected<Device *> Registry::open(const std::string &spec) const {
   Backend *b = find(name);
   if (!b) {
     std::string known;
-    for (const auto &k : backends_) known += std::string(known.empty() ? "" : ", ") + k->name();
-    return makeError("device '" + spec + "': no backend '" + name + "' (compiled in: " +
-                     (known.empty() ? std::string("none") : known) + ")");
+    for (const auto &k : backends_)
+      known += std::string(known.empty() ? "" : ", ") + k->name();
+    return makeError("device '" + spec + "': no backend '" + name +
+                     "' (compiled in: " + (known.empty() ? std::string("none") : known) + ")");
   }
   Expected<Device *> d = b->device(index);
   if (!d) return d.error().withContext("device '" + spec + "'");

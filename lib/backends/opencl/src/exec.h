@@ -40,12 +40,12 @@ struct Launch {
 // arguments are set and never changed again). Barrier nodes have none: the in-order
 // queue and the topological stored order already give their ordering.
 struct ResolvedOp {
-  enum Kind : uint8_t { Kernel, Copy, CopyRect, Fill, Host };
+  enum Kind : uint8_t { Kernel, Copy, CopyRect, Fill, Host, Marker }; // Marker: a barrier node
   Kind kind = Kernel;
   uint32_t node = kNone;
-  cl_kernel kernel = nullptr; // Kernel (owned by the Recording)
-  Launch launch;              // Kernel
-  cl_mem src = nullptr, dst = nullptr; // Copy, CopyRect; Fill: dst
+  cl_kernel kernel = nullptr;                     // Kernel (owned by the Recording)
+  Launch launch;                                  // Kernel
+  cl_mem src = nullptr, dst = nullptr;            // Copy, CopyRect; Fill: dst
   size_t srcOffset = 0, dstOffset = 0, bytes = 0; // Copy; Fill: dstOffset, bytes
   size_t so[3] = {0, 0, 0}, dO[3] = {0, 0, 0}, region[3] = {0, 0, 0}; // CopyRect
   size_t srcRowPitch = 0, srcSlicePitch = 0, dstRowPitch = 0, dstSlicePitch = 0;
@@ -70,10 +70,10 @@ struct Recording {
   std::vector<Part> parts;
   std::vector<ResolvedOp> ops; // pre-resolved strategy only
   SubBuffers subs;
-  std::vector<cl_mem> retained; // the bound buffers, kept alive while recorded
+  std::vector<cl_mem> retained;   // the bound buffers, kept alive while recorded
   std::vector<cl_kernel> kernels; // per kernel node, owned (see findOrRecord)
-  cl_event lastUse = nullptr;   // for devices without simultaneous use
-  uint64_t lastTick = 0;        // LRU
+  cl_event lastUse = nullptr;     // for devices without simultaneous use
+  uint64_t lastTick = 0;          // LRU
 };
 
 class OpenCLExecutable final : public rt::Executable {
@@ -111,13 +111,20 @@ private:
   Launch launchDims(uint32_t n, const std::vector<uint64_t> &params) const;
 
   // submit.cpp
+  // Node `n`'s operands for the current slots: the one place eager, command-buffer and
+  // pre-resolved submission compute them. `k`: the kernel object a kernel node uses.
+  ResolvedOp resolveOp(uint32_t n, cl_kernel k, const std::vector<uint64_t> &params) const;
+  // The clEnqueue* call of `op` on the queue; `call` names it for errors.
+  cl_int enqueueOp(const ResolvedOp &op, cl_uint nWait, const cl_event *wait, cl_event *ev,
+                   const char *&call) const;
   Error enqueueNode(uint32_t n, const std::vector<uint64_t> &params, SubBuffers &subs,
                     cl_uint nWait, const cl_event *wait, cl_event *ev);
   // Records node `n`; it waits for the sync points of its predecessors in the
   // partition (`done`), and done[n] becomes its own completion (a barrier node's is the
   // union of its predecessors').
   Error recordNode(cl_command_buffer_khr cb, uint32_t n, const std::vector<uint64_t> &params,
-                   SubBuffers &subs, cl_kernel k, std::vector<std::vector<cl_sync_point_khr>> &done);
+                   SubBuffers &subs, cl_kernel k,
+                   std::vector<std::vector<cl_sync_point_khr>> &done);
   Expected<Recording *> findOrRecord(const std::vector<uint64_t> &params);
   // Fills `rec` with command buffers (recordCommandBuffers) or a resolved node list
   // (resolveOps) for the current binding set and `params`.
@@ -125,8 +132,10 @@ private:
   Error resolveOps(Recording &rec, const std::vector<uint64_t> &params);
   // The kernel object for node `n` in `rec`: one per distinct (kernel, argument list),
   // created and its arguments set on first use (`shared` maps argument lists to them).
-  Expected<cl_kernel> recordingKernel(Recording &rec, uint32_t n, const std::vector<uint64_t> &params,
-                                      std::unordered_map<std::string, cl_kernel> &shared, bool setArgsNow);
+  Expected<cl_kernel> recordingKernel(Recording &rec, uint32_t n,
+                                      const std::vector<uint64_t> &params,
+                                      std::unordered_map<std::string, cl_kernel> &shared,
+                                      bool setArgsNow);
   Error runHost(uint32_t n, const std::vector<uint64_t> &params);
   Expected<rt::EventPtr> submitEager(const std::vector<uint64_t> &params,
                                      std::vector<cl_event> &wait, bool profile,
@@ -143,7 +152,7 @@ private:
   std::vector<PartPlan> parts_;
   std::vector<std::vector<uint32_t>> partPreds_; // predecessors inside the same partition
   std::vector<std::shared_ptr<const Program>> programs_;
-  std::vector<cl_kernel> kernels_; // per graph kernel; null when no node launches it
+  std::vector<cl_kernel> kernels_;        // per graph kernel; null when no node launches it
   std::vector<cl_program> kernelProgram_; // per graph kernel
   std::vector<std::unique_ptr<OpenCLBuffer>> owned_; // runtime-initialized slots
   std::unique_ptr<rt::HostTasks> hostTasks_;

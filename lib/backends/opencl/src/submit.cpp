@@ -36,52 +36,103 @@ struct EventGuard {
 
 } // namespace
 
-Error OpenCLExecutable::enqueueNode(uint32_t n, const std::vector<uint64_t> &params,
-                                   SubBuffers &subs, cl_uint nWait, const cl_event *wait,
-                                   cl_event *ev) {
+ResolvedOp OpenCLExecutable::resolveOp(uint32_t n, cl_kernel k,
+                                       const std::vector<uint64_t> &params) const {
   const Node &node = graph_.nodes[n];
-  cl_command_queue q = dev_->queue();
-  cl_int rc = CL_SUCCESS;
-  const char *call = "";
+  ResolvedOp op;
+  op.node = n;
   switch (node.kind) {
-  case NodeKind::Kernel: {
-    CGRAPH_RETURN_IF_ERROR(setArgs(kernels_[node.kernel], n, params, subs));
-    Launch l = launchDims(n, params);
-    call = "clEnqueueNDRangeKernel";
-    rc = api_->clEnqueueNDRangeKernel(q, kernels_[node.kernel], l.dims, l.hasOffset ? l.offset : nullptr,
-                                      l.global, l.hasLocal ? l.local : nullptr, nWait, wait, ev);
+  case NodeKind::Kernel:
+    op.kind = ResolvedOp::Kernel;
+    op.kernel = k;
+    op.launch = launchDims(n, params);
     break;
-  }
   case NodeKind::Copy: {
-    const SlotMem &s = mems_[node.copy.srcSlot], &d = mems_[node.copy.dstSlot];
-    call = "clEnqueueCopyBuffer";
-    rc = api_->clEnqueueCopyBuffer(q, s.mem, d.mem, s.offset + node.copy.srcOffset,
-                                   d.offset + node.copy.dstOffset, node.copy.bytes, nWait, wait, ev);
+    const SlotMem &sm = mems_[node.copy.srcSlot], &dm = mems_[node.copy.dstSlot];
+    op.kind = ResolvedOp::Copy;
+    op.src = sm.mem;
+    op.dst = dm.mem;
+    op.srcOffset = size_t(sm.offset + node.copy.srcOffset);
+    op.dstOffset = size_t(dm.offset + node.copy.dstOffset);
+    op.bytes = size_t(node.copy.bytes);
     break;
   }
   case NodeKind::CopyRect: {
     const CopyOp &c = node.copy;
-    const SlotMem &s = mems_[c.srcSlot], &d = mems_[c.dstSlot];
-    size_t so[3] = {size_t(s.offset + c.srcOffset), 0, 0}, dO[3] = {size_t(d.offset + c.dstOffset), 0, 0};
-    size_t region[3] = {size_t(c.region[0]), size_t(c.region[1]), size_t(c.region[2])};
-    call = "clEnqueueCopyBufferRect";
-    rc = api_->clEnqueueCopyBufferRect(q, s.mem, d.mem, so, dO, region, c.srcRowPitch, c.srcSlicePitch,
-                                       c.dstRowPitch, c.dstSlicePitch, nWait, wait, ev);
+    const SlotMem &sm = mems_[c.srcSlot], &dm = mems_[c.dstSlot];
+    op.kind = ResolvedOp::CopyRect;
+    op.src = sm.mem;
+    op.dst = dm.mem;
+    op.so[0] = size_t(sm.offset + c.srcOffset);
+    op.dO[0] = size_t(dm.offset + c.dstOffset);
+    for (int d = 0; d < 3; ++d)
+      op.region[d] = size_t(c.region[d]);
+    op.srcRowPitch = size_t(c.srcRowPitch);
+    op.srcSlicePitch = size_t(c.srcSlicePitch);
+    op.dstRowPitch = size_t(c.dstRowPitch);
+    op.dstSlicePitch = size_t(c.dstSlicePitch);
     break;
   }
   case NodeKind::Fill: {
     const FillOp &f = node.fill;
     const SlotMem &m = mems_[f.slot];
-    call = "clEnqueueFillBuffer";
-    rc = api_->clEnqueueFillBuffer(q, m.mem, f.pattern.data(), f.pattern.size(), m.offset + f.offset,
-                                   f.bytes, nWait, wait, ev);
+    op.kind = ResolvedOp::Fill;
+    op.dst = m.mem;
+    op.dstOffset = size_t(m.offset + f.offset);
+    op.bytes = size_t(f.bytes);
+    op.pattern = f.pattern.data();
+    op.patternSize = f.pattern.size();
     break;
   }
+  case NodeKind::Host:
+    op.kind = ResolvedOp::Host;
+    break;
   default:
-    call = "clEnqueueMarkerWithWaitList"; // barrier: nothing to do on an in-order queue
-    rc = api_->clEnqueueMarkerWithWaitList(q, nWait, wait, ev);
+    op.kind = ResolvedOp::Marker;
     break;
   }
+  return op;
+}
+
+cl_int OpenCLExecutable::enqueueOp(const ResolvedOp &op, cl_uint nWait, const cl_event *wait,
+                                   cl_event *ev, const char *&call) const {
+  cl_command_queue q = dev_->queue();
+  switch (op.kind) {
+  case ResolvedOp::Kernel: {
+    const Launch &l = op.launch;
+    call = "clEnqueueNDRangeKernel";
+    return api_->clEnqueueNDRangeKernel(q, op.kernel, l.dims, l.hasOffset ? l.offset : nullptr,
+                                        l.global, l.hasLocal ? l.local : nullptr, nWait, wait, ev);
+  }
+  case ResolvedOp::Copy:
+    call = "clEnqueueCopyBuffer";
+    return api_->clEnqueueCopyBuffer(q, op.src, op.dst, op.srcOffset, op.dstOffset, op.bytes, nWait,
+                                     wait, ev);
+  case ResolvedOp::CopyRect:
+    call = "clEnqueueCopyBufferRect";
+    return api_->clEnqueueCopyBufferRect(q, op.src, op.dst, op.so, op.dO, op.region, op.srcRowPitch,
+                                         op.srcSlicePitch, op.dstRowPitch, op.dstSlicePitch, nWait,
+                                         wait, ev);
+  case ResolvedOp::Fill:
+    call = "clEnqueueFillBuffer";
+    return api_->clEnqueueFillBuffer(q, op.dst, op.pattern, op.patternSize, op.dstOffset, op.bytes,
+                                     nWait, wait, ev);
+  case ResolvedOp::Host:
+  case ResolvedOp::Marker:
+    break;
+  }
+  call = "clEnqueueMarkerWithWaitList"; // a barrier: nothing to do on an in-order queue
+  return api_->clEnqueueMarkerWithWaitList(q, nWait, wait, ev);
+}
+
+Error OpenCLExecutable::enqueueNode(uint32_t n, const std::vector<uint64_t> &params,
+                                    SubBuffers &subs, cl_uint nWait, const cl_event *wait,
+                                    cl_event *ev) {
+  const Node &node = graph_.nodes[n];
+  cl_kernel k = node.kind == NodeKind::Kernel ? kernels_[node.kernel] : nullptr;
+  if (k) CGRAPH_RETURN_IF_ERROR(setArgs(k, n, params, subs));
+  const char *call = "";
+  cl_int rc = enqueueOp(resolveOp(n, k, params), nWait, wait, ev, call);
   if (rc != CL_SUCCESS) return clError(call, rc).withContext(nodeLabel(n));
   return Error::success();
 }
@@ -94,7 +145,8 @@ Error OpenCLExecutable::recordNode(cl_command_buffer_khr cb, uint32_t n,
   // The command waits for what its predecessors in this partition signalled: real
   // sync points from the graph's edges, so independent commands may overlap.
   std::vector<cl_sync_point_khr> deps;
-  for (uint32_t p : partPreds_[n]) deps.insert(deps.end(), done[p].begin(), done[p].end());
+  for (uint32_t p : partPreds_[n])
+    deps.insert(deps.end(), done[p].begin(), done[p].end());
   if (deps.size() > 1) {
     std::sort(deps.begin(), deps.end());
     deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
@@ -106,42 +158,33 @@ Error OpenCLExecutable::recordNode(cl_command_buffer_khr cb, uint32_t n,
   cl_sync_point_khr sp = 0;
   const cl_uint nWait = cl_uint(deps.size());
   const cl_sync_point_khr *wait = deps.empty() ? nullptr : deps.data();
+  if (node.kind == NodeKind::Kernel) CGRAPH_RETURN_IF_ERROR(setArgs(k, n, params, subs));
+  const ResolvedOp op = resolveOp(n, k, params);
   cl_int rc = CL_SUCCESS;
   const char *call = "";
-  switch (node.kind) {
-  case NodeKind::Kernel: {
-    CGRAPH_RETURN_IF_ERROR(setArgs(k, n, params, subs));
-    Launch l = launchDims(n, params);
+  switch (op.kind) {
+  case ResolvedOp::Kernel: {
+    const Launch &l = op.launch;
     call = "clCommandNDRangeKernelKHR";
-    rc = c.ndrange(cb, nullptr, nullptr, k, l.dims, l.hasOffset ? l.offset : nullptr,
-                   l.global, l.hasLocal ? l.local : nullptr, nWait, wait, &sp, nullptr);
+    rc = c.ndrange(cb, nullptr, nullptr, k, l.dims, l.hasOffset ? l.offset : nullptr, l.global,
+                   l.hasLocal ? l.local : nullptr, nWait, wait, &sp, nullptr);
     break;
   }
-  case NodeKind::Copy: {
-    const SlotMem &s = mems_[node.copy.srcSlot], &d = mems_[node.copy.dstSlot];
+  case ResolvedOp::Copy:
     call = "clCommandCopyBufferKHR";
-    rc = c.copy(cb, nullptr, s.mem, d.mem, s.offset + node.copy.srcOffset,
-                d.offset + node.copy.dstOffset, node.copy.bytes, nWait, wait, &sp, nullptr);
+    rc = c.copy(cb, nullptr, op.src, op.dst, op.srcOffset, op.dstOffset, op.bytes, nWait, wait, &sp,
+                nullptr);
     break;
-  }
-  case NodeKind::CopyRect: {
-    const CopyOp &o = node.copy;
-    const SlotMem &s = mems_[o.srcSlot], &d = mems_[o.dstSlot];
-    size_t so[3] = {size_t(s.offset + o.srcOffset), 0, 0}, dO[3] = {size_t(d.offset + o.dstOffset), 0, 0};
-    size_t region[3] = {size_t(o.region[0]), size_t(o.region[1]), size_t(o.region[2])};
+  case ResolvedOp::CopyRect:
     call = "clCommandCopyBufferRectKHR";
-    rc = c.copyRect(cb, nullptr, s.mem, d.mem, so, dO, region, o.srcRowPitch, o.srcSlicePitch,
-                    o.dstRowPitch, o.dstSlicePitch, nWait, wait, &sp, nullptr);
+    rc = c.copyRect(cb, nullptr, op.src, op.dst, op.so, op.dO, op.region, op.srcRowPitch,
+                    op.srcSlicePitch, op.dstRowPitch, op.dstSlicePitch, nWait, wait, &sp, nullptr);
     break;
-  }
-  case NodeKind::Fill: {
-    const FillOp &f = node.fill;
-    const SlotMem &m = mems_[f.slot];
+  case ResolvedOp::Fill:
     call = "clCommandFillBufferKHR";
-    rc = c.fill(cb, nullptr, m.mem, f.pattern.data(), f.pattern.size(), m.offset + f.offset, f.bytes,
-                nWait, wait, &sp, nullptr);
+    rc = c.fill(cb, nullptr, op.dst, op.pattern, op.patternSize, op.dstOffset, op.bytes, nWait,
+                wait, &sp, nullptr);
     break;
-  }
   default:
     return Error::success();
   }
@@ -150,10 +193,10 @@ Error OpenCLExecutable::recordNode(cl_command_buffer_khr cb, uint32_t n,
   return Error::success();
 }
 
-Expected<cl_kernel> OpenCLExecutable::recordingKernel(Recording &rec, uint32_t n,
-                                                      const std::vector<uint64_t> &params,
-                                                      std::unordered_map<std::string, cl_kernel> &shared,
-                                                      bool setArgsNow) {
+Expected<cl_kernel>
+OpenCLExecutable::recordingKernel(Recording &rec, uint32_t n, const std::vector<uint64_t> &params,
+                                  std::unordered_map<std::string, cl_kernel> &shared,
+                                  bool setArgsNow) {
   // A kernel object per distinct argument list: PoCL 3.1 reads a kernel's arguments
   // when a command buffer runs, not when the command was recorded, so a cl_kernel
   // shared between recordings (or with the eager path), or between commands with
@@ -195,7 +238,9 @@ Error OpenCLExecutable::recordCommandBuffers(Recording &rec, const std::vector<u
     }
     cl_command_buffer_properties_khr props[] = {
         CL_COMMAND_BUFFER_FLAGS_KHR,
-        cl_command_buffer_properties_khr(dev_->props().simultaneousUse ? CL_COMMAND_BUFFER_SIMULTANEOUS_USE_KHR : 0), 0};
+        cl_command_buffer_properties_khr(
+            dev_->props().simultaneousUse ? CL_COMMAND_BUFFER_SIMULTANEOUS_USE_KHR : 0),
+        0};
     // A partition is recorded as command buffers of at most kCommandsPerBuffer nodes,
     // enqueued one after the other on the in-order queue. PoCL 3.1 runs a command
     // buffer as one event per command plus a completion event that waits for all of
@@ -207,7 +252,8 @@ Error OpenCLExecutable::recordCommandBuffers(Recording &rec, const std::vector<u
       const uint32_t n = plan.nodes[i];
       if (i % kCommandsPerBuffer == 0) {
         if (i) CGRAPH_CL_CHECK("clFinalizeCommandBufferKHR", c.finalize(rec.parts.back().cb));
-        for (uint32_t r : inBuffer) done[r].clear();
+        for (uint32_t r : inBuffer)
+          done[r].clear();
         inBuffer.clear();
         cl_int rc = CL_SUCCESS;
         part.cb = c.create(1, &q, props, &rc);
@@ -223,7 +269,8 @@ Error OpenCLExecutable::recordCommandBuffers(Recording &rec, const std::vector<u
       }
       CGRAPH_RETURN_IF_ERROR(recordNode(rec.parts.back().cb, n, params, rec.subs, k, done));
     }
-    if (!plan.nodes.empty()) CGRAPH_CL_CHECK("clFinalizeCommandBufferKHR", c.finalize(rec.parts.back().cb));
+    if (!plan.nodes.empty())
+      CGRAPH_CL_CHECK("clFinalizeCommandBufferKHR", c.finalize(rec.parts.back().cb));
   }
   return Error::success();
 }
@@ -242,57 +289,15 @@ Error OpenCLExecutable::resolveOps(Recording &rec, const std::vector<uint64_t> &
       continue;
     }
     for (uint32_t n : plan.nodes) {
-      const Node &node = graph_.nodes[n];
-      ResolvedOp op;
-      op.node = n;
-      switch (node.kind) {
-      case NodeKind::Kernel: {
+      cl_kernel k = nullptr;
+      if (graph_.nodes[n].kind == NodeKind::Kernel) {
         Expected<cl_kernel> kOr = recordingKernel(rec, n, params, sharedKernels, true);
         if (!kOr) return kOr.error();
-        op.kind = ResolvedOp::Kernel;
-        op.kernel = *kOr;
-        op.launch = launchDims(n, params);
-        break;
+        k = *kOr;
       }
-      case NodeKind::Copy: {
-        const SlotMem &sm = mems_[node.copy.srcSlot], &dm = mems_[node.copy.dstSlot];
-        op.kind = ResolvedOp::Copy;
-        op.src = sm.mem;
-        op.dst = dm.mem;
-        op.srcOffset = size_t(sm.offset + node.copy.srcOffset);
-        op.dstOffset = size_t(dm.offset + node.copy.dstOffset);
-        op.bytes = size_t(node.copy.bytes);
-        break;
-      }
-      case NodeKind::CopyRect: {
-        const CopyOp &c = node.copy;
-        const SlotMem &sm = mems_[c.srcSlot], &dm = mems_[c.dstSlot];
-        op.kind = ResolvedOp::CopyRect;
-        op.src = sm.mem;
-        op.dst = dm.mem;
-        op.so[0] = size_t(sm.offset + c.srcOffset);
-        op.dO[0] = size_t(dm.offset + c.dstOffset);
-        for (int d = 0; d < 3; ++d) op.region[d] = size_t(c.region[d]);
-        op.srcRowPitch = size_t(c.srcRowPitch);
-        op.srcSlicePitch = size_t(c.srcSlicePitch);
-        op.dstRowPitch = size_t(c.dstRowPitch);
-        op.dstSlicePitch = size_t(c.dstSlicePitch);
-        break;
-      }
-      case NodeKind::Fill: {
-        const FillOp &f = node.fill;
-        const SlotMem &m = mems_[f.slot];
-        op.kind = ResolvedOp::Fill;
-        op.dst = m.mem;
-        op.dstOffset = size_t(m.offset + f.offset);
-        op.bytes = size_t(f.bytes);
-        op.pattern = f.pattern.data();
-        op.patternSize = f.pattern.size();
-        break;
-      }
-      default:
-        continue; // barriers: the in-order queue already orders their neighbours
-      }
+      ResolvedOp op = resolveOp(n, k, params);
+      // Barriers: the in-order queue already orders their neighbours.
+      if (op.kind == ResolvedOp::Marker || op.kind == ResolvedOp::Host) continue;
       rec.ops.push_back(op);
     }
   }
@@ -309,7 +314,8 @@ Expected<Recording *> OpenCLExecutable::findOrRecord(const std::vector<uint64_t>
     appendBits(key, m.offset);
     appendBits(key, m.length);
   }
-  for (uint64_t p : params) appendBits(key, p);
+  for (uint64_t p : params)
+    appendBits(key, p);
   ++tick_;
   for (auto &r : recordings_)
     if (r->key == key) {
@@ -317,7 +323,8 @@ Expected<Recording *> OpenCLExecutable::findOrRecord(const std::vector<uint64_t>
       return r.get();
     }
 
-  auto rec = std::make_unique<Recording>(*api_, dev_->commandBufferApi(), dev_->props().baseAddrAlign);
+  auto rec =
+      std::make_unique<Recording>(*api_, dev_->commandBufferApi(), dev_->props().baseAddrAlign);
   rec->key = std::move(key);
   rec->lastTick = tick_;
   for (const SlotMem &m : mems_)
@@ -330,8 +337,9 @@ Expected<Recording *> OpenCLExecutable::findOrRecord(const std::vector<uint64_t>
   ++recordingsMade_;
   const size_t limit = std::max<size_t>(1, dev_->options().maxRecordings);
   if (recordings_.size() >= limit) {
-    auto oldest = std::min_element(recordings_.begin(), recordings_.end(),
-                                   [](const auto &a, const auto &b) { return a->lastTick < b->lastTick; });
+    auto oldest =
+        std::min_element(recordings_.begin(), recordings_.end(),
+                         [](const auto &a, const auto &b) { return a->lastTick < b->lastTick; });
     // The driver keeps a pending command buffer alive, and a kernel object or buffer
     // released while an enqueued command uses it stays alive until that command ends.
     recordings_.erase(oldest);
@@ -363,17 +371,19 @@ Error OpenCLExecutable::runHost(uint32_t n, const std::vector<uint64_t> &params)
     spans[a.index] = {p, m.length};
   }
   if (!err) err = hostTasks_->run(n, spans, params);
-  for (auto &mp : mapped) api_->clEnqueueUnmapMemObject(q, mp.first, mp.second, 0, nullptr, nullptr);
+  for (auto &mp : mapped)
+    api_->clEnqueueUnmapMemObject(q, mp.first, mp.second, 0, nullptr, nullptr);
   return err;
 }
 
-Expected<rt::EventPtr> OpenCLExecutable::submitEager(const std::vector<uint64_t> &params,
-                                                     std::vector<cl_event> &wait, bool profile,
-                                                     const std::function<Error(uint32_t)> &afterNode) {
+Expected<rt::EventPtr>
+OpenCLExecutable::submitEager(const std::vector<uint64_t> &params, std::vector<cl_event> &wait,
+                              bool profile, const std::function<Error(uint32_t)> &afterNode) {
   SubBuffers subs(*api_, dev_->props().baseAddrAlign);
   std::vector<std::pair<uint32_t, cl_event>> profiled;
   auto releaseProfiled = [&] {
-    for (auto &p : profiled) api_->clReleaseEvent(p.second);
+    for (auto &p : profiled)
+      api_->clReleaseEvent(p.second);
   };
   EventGuard last{api_};
   for (size_t pi = 0; pi < parts_.size(); ++pi) {
@@ -391,8 +401,9 @@ Expected<rt::EventPtr> OpenCLExecutable::submitEager(const std::vector<uint64_t>
       const uint32_t n = plan.nodes[i];
       const bool lastNode = pi + 1 == parts_.size() && i + 1 == plan.nodes.size();
       cl_event ev = nullptr;
-      Error e = enqueueNode(n, params, subs, cl_uint(wait.size()), wait.empty() ? nullptr : wait.data(),
-                            (profile || lastNode) ? &ev : nullptr);
+      Error e =
+          enqueueNode(n, params, subs, cl_uint(wait.size()), wait.empty() ? nullptr : wait.data(),
+                      (profile || lastNode) ? &ev : nullptr);
       wait.clear(); // later nodes follow on the in-order queue
       if (e) {
         releaseProfiled();
@@ -445,8 +456,8 @@ Expected<rt::EventPtr> OpenCLExecutable::submitReplay(const std::vector<uint64_t
       continue;
     }
     if (last.ev) api_->clReleaseEvent(last.take());
-    cl_int rc = c.enqueue(0, nullptr, part.cb, cl_uint(wait.size()), wait.empty() ? nullptr : wait.data(),
-                          &last.ev);
+    cl_int rc = c.enqueue(0, nullptr, part.cb, cl_uint(wait.size()),
+                          wait.empty() ? nullptr : wait.data(), &last.ev);
     wait.clear();
     if (rc != CL_SUCCESS) return clError("clEnqueueCommandBufferKHR", rc);
   }
@@ -454,7 +465,8 @@ Expected<rt::EventPtr> OpenCLExecutable::submitReplay(const std::vector<uint64_t
     if (last.ev) api_->clReleaseEvent(last.take());
     CGRAPH_CL_CHECK("clEnqueueMarkerWithWaitList",
                     api_->clEnqueueMarkerWithWaitList(dev_->queue(), cl_uint(wait.size()),
-                                                      wait.empty() ? nullptr : wait.data(), &last.ev));
+                                                      wait.empty() ? nullptr : wait.data(),
+                                                      &last.ev));
   }
   api_->clFlush(dev_->queue());
   if (rec.lastUse) api_->clReleaseEvent(rec.lastUse);
@@ -466,7 +478,8 @@ Expected<rt::EventPtr> OpenCLExecutable::submitReplay(const std::vector<uint64_t
 
 Expected<rt::EventPtr> OpenCLExecutable::submitPreResolved(Recording &rec,
                                                            const std::vector<uint64_t> &params,
-                                                           std::vector<cl_event> &wait, bool profile) {
+                                                           std::vector<cl_event> &wait,
+                                                           bool profile) {
   // One loop of clEnqueue* calls on the in-order queue: no argument setting, no events
   // between nodes (the stored order is topological and partitions run in index order),
   // an event only for the last command, or per node when profiling.
@@ -474,7 +487,8 @@ Expected<rt::EventPtr> OpenCLExecutable::submitPreResolved(Recording &rec,
   std::vector<std::pair<uint32_t, cl_event>> profiled;
   if (profile) profiled.reserve(rec.ops.size());
   auto fail = [&](Error e) -> Expected<rt::EventPtr> {
-    for (auto &p : profiled) api_->clReleaseEvent(p.second);
+    for (auto &p : profiled)
+      api_->clReleaseEvent(p.second);
     return e;
   };
   EventGuard last{api_};
@@ -497,33 +511,8 @@ Expected<rt::EventPtr> OpenCLExecutable::submitPreResolved(Recording &rec,
     const bool lastOp = i + 1 == nOps;
     cl_event ev = nullptr;
     cl_event *evp = (profile || lastOp) ? &ev : nullptr;
-    cl_int rc = CL_SUCCESS;
     const char *call = "";
-    switch (op.kind) {
-    case ResolvedOp::Kernel: {
-      const Launch &l = op.launch;
-      call = "clEnqueueNDRangeKernel";
-      rc = api_->clEnqueueNDRangeKernel(q, op.kernel, l.dims, l.hasOffset ? l.offset : nullptr, l.global,
-                                        l.hasLocal ? l.local : nullptr, nWait, w, evp);
-      break;
-    }
-    case ResolvedOp::Copy:
-      call = "clEnqueueCopyBuffer";
-      rc = api_->clEnqueueCopyBuffer(q, op.src, op.dst, op.srcOffset, op.dstOffset, op.bytes, nWait, w, evp);
-      break;
-    case ResolvedOp::CopyRect:
-      call = "clEnqueueCopyBufferRect";
-      rc = api_->clEnqueueCopyBufferRect(q, op.src, op.dst, op.so, op.dO, op.region, op.srcRowPitch,
-                                         op.srcSlicePitch, op.dstRowPitch, op.dstSlicePitch, nWait, w, evp);
-      break;
-    case ResolvedOp::Fill:
-      call = "clEnqueueFillBuffer";
-      rc = api_->clEnqueueFillBuffer(q, op.dst, op.pattern, op.patternSize, op.dstOffset, op.bytes, nWait, w,
-                                     evp);
-      break;
-    case ResolvedOp::Host:
-      break;
-    }
+    const cl_int rc = enqueueOp(op, nWait, w, evp, call);
     if (nWait) wait.clear(); // later commands follow on the in-order queue
     if (rc != CL_SUCCESS) return fail(clError(call, rc).withContext(nodeLabel(op.node)));
     if (profile) {
@@ -533,8 +522,8 @@ Expected<rt::EventPtr> OpenCLExecutable::submitPreResolved(Recording &rec,
     if (lastOp) last.ev = ev;
   }
   if (!last.ev) { // nothing enqueued, or a host task last
-    cl_int rc = api_->clEnqueueMarkerWithWaitList(q, cl_uint(wait.size()), wait.empty() ? nullptr : wait.data(),
-                                                  &last.ev);
+    cl_int rc = api_->clEnqueueMarkerWithWaitList(q, cl_uint(wait.size()),
+                                                  wait.empty() ? nullptr : wait.data(), &last.ev);
     if (rc != CL_SUCCESS) return fail(clError("clEnqueueMarkerWithWaitList", rc));
   }
   api_->clFlush(q);
