@@ -566,41 +566,21 @@ Expected<int64_t> evaluate(const Program &program, const int64_t *values, size_t
   if (program.code.size() > kMaxExprCode || !wellFormed(program.code, &peak))
     return makeError("malformed expression program");
   const bool haveOffsets = program.offsets.size() == program.code.size();
-  std::vector<int64_t> st;
-  st.reserve(peak);
   for (size_t k = 0; k < program.code.size(); ++k) {
     const Instr &in = program.code[k];
-    if (in.op == Op::Lit) {
-      st.push_back(in.operand);
-      continue;
-    }
-    if (in.op == Op::Var) {
-      if (in.operand < 0 || uint64_t(in.operand) >= count) {
-        if (errorOffset && haveOffsets) *errorOffset = program.offsets[k];
-        size_t i = size_t(in.operand);
-        std::string name = in.operand >= 0 && i < program.names.size()
-                               ? "'$" + program.names[i] + "'"
-                               : std::to_string(in.operand);
-        return makeError("no value for variable " + name);
-      }
-      st.push_back(values[in.operand]);
-      continue;
-    }
-    int64_t b = 0, a;
-    if (arity(in.op) == 2) {
-      b = st.back();
-      st.pop_back();
-    }
-    a = st.back();
-    st.pop_back();
-    auto r = apply(in.op, a, b);
-    if (!r) {
-      if (errorOffset && haveOffsets) *errorOffset = program.offsets[k];
-      return r.takeError();
-    }
-    st.push_back(*r);
+    if (in.op != Op::Var || (in.operand >= 0 && uint64_t(in.operand) < count)) continue;
+    if (errorOffset && haveOffsets) *errorOffset = program.offsets[k];
+    size_t i = size_t(in.operand);
+    std::string name = in.operand >= 0 && i < program.names.size() ? "'$" + program.names[i] + "'"
+                                                                   : std::to_string(in.operand);
+    return makeError("no value for variable " + name);
   }
-  return st.back();
+  std::vector<int64_t> stack(std::max<uint32_t>(peak, 1));
+  size_t failedAt = 0;
+  Expected<int64_t> r = evaluateChecked(
+      program, stack.data(), [&](uint32_t i) { return values[i]; }, &failedAt);
+  if (!r && errorOffset && haveOffsets) *errorOffset = program.offsets[failedAt];
+  return r;
 }
 
 Expected<Program> remapVariables(const Program &program, const std::vector<uint32_t> &newIndex) {

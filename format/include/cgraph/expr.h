@@ -155,6 +155,39 @@ inline Expected<int64_t> evaluate(const Program &program, const std::vector<int6
 // errors described above. Shared by fold and evaluate; exposed for stage 2.
 Expected<int64_t> apply(Op op, int64_t a, int64_t b);
 
+// The evaluation loop itself, for a caller that evaluates one program many times (the
+// runtime, once per submission): no checks and no allocation. `program` must be well
+// formed (parse, fold, decode and remapVariables return only such programs) and every
+// Var operand valid for `value` (value(i): variable i's value); `stack` holds at least
+// program.maxStack values. On an arithmetic error, `failedAt` (when not null) receives
+// the index of the instruction. `evaluate` is this plus its checks.
+template <class ValueFn>
+Expected<int64_t> evaluateChecked(const Program &program, int64_t *stack, const ValueFn &value,
+                                  size_t *failedAt = nullptr) {
+  size_t sp = 0;
+  for (size_t k = 0; k < program.code.size(); ++k) {
+    const Instr &in = program.code[k];
+    if (in.op == Op::Lit) {
+      stack[sp++] = in.operand;
+      continue;
+    }
+    if (in.op == Op::Var) {
+      stack[sp++] = value(uint32_t(in.operand));
+      continue;
+    }
+    const bool binary = arity(in.op) == 2;
+    Expected<int64_t> r =
+        binary ? apply(in.op, stack[sp - 2], stack[sp - 1]) : apply(in.op, stack[sp - 1], 0);
+    if (!r) {
+      if (failedAt) *failedAt = k;
+      return r;
+    }
+    if (binary) --sp;
+    stack[sp - 1] = *r;
+  }
+  return stack[0];
+}
+
 // Renumbers the Var operands: variable i becomes newIndex[i]. Errors when a variable
 // has no entry in newIndex. `names` is cleared (the indices now belong to the caller).
 Expected<Program> remapVariables(const Program &program, const std::vector<uint32_t> &newIndex);

@@ -62,12 +62,9 @@ Executable::Executable(Device &device, Graph flattened, ExecMode mode)
       if (!exprError_.empty()) break;
       prog->names = names;
       ExprSlot slot;
-      for (const expr::Instr &in : prog->code) {
-        slot.code.push_back(int64_t(in.op));
-        slot.code.push_back(in.operand);
-      }
       slot.text = prog->toString();
-      exprStack_.resize(std::max<size_t>(exprStack_.size(), prog->maxStack));
+      slot.program = std::move(*prog);
+      exprStack_.resize(std::max<size_t>(exprStack_.size(), slot.program.maxStack));
       exprCode_.push_back(std::move(slot));
       if (fe.node >= graph_.nodes.size() || graph_.nodes[fe.node].kind != NodeKind::Kernel) {
         exprError_ = where + ": not a kernel node";
@@ -226,26 +223,9 @@ Error Executable::evaluateExprs() {
       return detail::nodeLabel(graph_, fe.node) + ": " + exprFieldName(fe.field, fe.arg) + " = " +
              x.text;
     };
-    size_t sp = 0;
-    int64_t *st = exprStack_.data();
-    for (size_t k = 0; k < x.code.size(); k += 2) {
-      const expr::Op op = expr::Op(x.code[k]);
-      if (op == expr::Op::Lit) {
-        st[sp++] = x.code[k + 1];
-      } else if (op == expr::Op::Var) {
-        st[sp++] = paramValue(uint32_t(x.code[k + 1]));
-      } else if (op == expr::Op::Neg) {
-        auto v = expr::apply(op, st[sp - 1], 0);
-        if (!v) return makeError(where() + ": " + v.error().message());
-        st[sp - 1] = *v;
-      } else {
-        auto v = expr::apply(op, st[sp - 2], st[sp - 1]);
-        if (!v) return makeError(where() + ": " + v.error().message());
-        st[sp - 2] = *v;
-        --sp;
-      }
-    }
-    const int64_t v = st[0];
+    Expected<int64_t> r = expr::evaluateChecked(x.program, exprStack_.data(), paramValue);
+    if (!r) return makeError(where() + ": " + r.error().message());
+    const int64_t v = *r;
     const uint16_t f = uint16_t(fe.field);
     if (f < 6 && v < 1)
       return makeError(where() + " is " + std::to_string(v) + "; it must be at least 1");

@@ -29,6 +29,7 @@
 #pragma once
 
 #include "cgraph/error.h"
+#include "cgraph/expr.h"
 #include "cgraph/model.h"
 
 #include <cstdint>
@@ -41,20 +42,20 @@ namespace cgraph::rt {
 
 // ---- capabilities ------------------------------------------------------------------
 struct Capabilities {
-  bool nativeCommandBuffer = false; // replays through a driver-level recording
+  bool nativeCommandBuffer = false;   // replays through a driver-level recording
   bool rebindWithoutRerecord = false; // new binding table costs O(bindings)
-  bool updatableParams = false;     // new parameter values without re-recording
-  bool inOrder = true;              // one submission's nodes may also run concurrently when false
-  bool concurrentNodes = false;     // independent nodes of a graph may overlap
-  bool profiling = false;           // per-node timestamps on request (eager mode)
-  bool profilingReplay = false;     // per-node timestamps in replay too; where false, a
-                                    // profiled replay is refused with an Error, never
-                                    // quietly run node by node instead
-  bool hostPointerBuffers = false;  // Buffer::hostPointer() is non-null
-  std::vector<FormKind> kernelForms; // forms it accepts, best first
+  bool updatableParams = false;       // new parameter values without re-recording
+  bool inOrder = true;                // one submission's nodes may also run concurrently when false
+  bool concurrentNodes = false;       // independent nodes of a graph may overlap
+  bool profiling = false;             // per-node timestamps on request (eager mode)
+  bool profilingReplay = false;       // per-node timestamps in replay too; where false, a
+                                      // profiled replay is refused with an Error, never
+                                      // quietly run node by node instead
+  bool hostPointerBuffers = false;    // Buffer::hostPointer() is non-null
+  std::vector<FormKind> kernelForms;  // forms it accepts, best first
   uint32_t computeUnits = 0;
   uint64_t globalMemoryBytes = 0;
-  uint64_t maxWorkGroupSize = 0;    // work-items per group (product of the local size)
+  uint64_t maxWorkGroupSize = 0;     // work-items per group (product of the local size)
   bool nonUniformWorkGroups = false; // a local size need not divide the global size
   // Evaluates stored parameter expressions (Graph::exprs, .cgf 2.0) per submission.
   // Where false, enqueue refuses a graph that has any (never runs it with stale values).
@@ -62,8 +63,8 @@ struct Capabilities {
 };
 
 struct DeviceInfo {
-  std::string backend;       // "cpu", "cuda", "opencl", ...
-  std::string name;          // human-readable device name
+  std::string backend; // "cpu", "cuda", "opencl", ...
+  std::string name;    // human-readable device name
   std::string vendor;
   std::string driverVersion; // part of the binary cache key
   Capabilities caps;
@@ -91,7 +92,7 @@ public:
 struct Binding {
   Buffer *buffer = nullptr; // not owned; null = unbound
   uint64_t offset = 0;
-  uint64_t length = 0;      // 0 = from offset to the end of the buffer
+  uint64_t length = 0; // 0 = from offset to the end of the buffer
 };
 
 // Indexed by slot index of the (unflattened) Graph that was finalized. Only slots with
@@ -115,7 +116,7 @@ struct NodeTiming {
   uint32_t node = kNone; // index in the finalized graph (Executable::graph())
   uint64_t startNs = 0;  // steady-clock (host) or device clock, relative to submit
   uint64_t endNs = 0;
-  uint32_t lane = 0;     // thread / queue / stream id, for trace viewers
+  uint32_t lane = 0; // thread / queue / stream id, for trace viewers
 };
 
 class Event {
@@ -241,8 +242,8 @@ private:
   Error checkRanges(bool all);
   Error evaluateExprs();
   struct ExprSlot {
-    std::vector<int64_t> code; // flattened: op, operand pairs (no allocation at enqueue)
-    std::string text;          // infix with parameter names, for messages
+    expr::Program program; // decoded and checked at construction
+    std::string text;      // infix with parameter names, for messages
   };
   std::vector<ExprSlot> exprCode_;
   std::vector<int64_t> exprStack_;
@@ -279,7 +280,7 @@ public:
 // ---- backends ----------------------------------------------------------------------
 // A backend probes its driver (dlopen) and reports what it found or why not.
 struct BackendProbe {
-  std::string backend;             // "cpu", "opencl", ...
+  std::string backend; // "cpu", "opencl", ...
   bool available = false;
   std::string reason;              // why unavailable ("libcuda.so.1 not found", ...)
   std::vector<DeviceInfo> devices; // when available
