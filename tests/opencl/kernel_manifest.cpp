@@ -438,6 +438,21 @@ void refScaleInt(const ManifestCase &c, std::vector<std::vector<uint8_t>> &b) {
   forEachId(c, [&](uint64_t i) { v[i] = int32_t(uint32_t(v[i]) * uint32_t(k)); });
 }
 
+void refLongChain(const ManifestCase &c, std::vector<std::vector<uint8_t>> &b) {
+  uint32_t *out = view<uint32_t>(b[0]);
+  const uint32_t *x = view<uint32_t>(b[1]);
+  const uint32_t k = scalarArg<uint32_t>(c, 2);
+  forEachId(c, [&](uint64_t i) {
+    uint32_t v = out[i], t = x[i];
+    for (int s = 0; s < 300; ++s) {
+      v = v * k + t;
+      v ^= v >> 13;
+      t += v;
+    }
+    out[i] = v ^ t;
+  });
+}
+
 void refIds(const ManifestCase &c, std::vector<std::vector<uint8_t>> &b) {
   int32_t *out = view<int32_t>(b[0]);
   uint64_t G[3], L[3], O[3], N[3];
@@ -863,6 +878,7 @@ const NamedReference kReferences[] = {
     {"local_barrier.cl:grid2d", refGrid2d},
     {"basic.cl:axpy", refAxpy},
     {"basic.cl:scale_int", refScaleInt},
+    {"basic.cl:long_chain", refLongChain},
     {"basic.cl:ids", refIds},
     {"basic.cl:scalars", refScalars},
     {"basic.cl:matmul", refMatmul},

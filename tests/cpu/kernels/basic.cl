@@ -17,6 +17,23 @@
 // cgtest: kernel=scalars global=1 args=out:i64[10]:w, -5:i8, 200:u8, -3000:i16, 60000:u16, -100000:i32, 4000000000:u32, -5000000000:i64, 10000000000000:u64, 1.5:f32, -2.25:f64
 // cgtest: kernel=matmul global=32,32 local=8,8 ulp=16 args=a:f32[1024]:rand(0..1), b:f32[1024]:rand(0..1), c:f32[1024]:w, 32:i32
 // cgtest: kernel=matmul global=16,16 ulp=16 args=a:f32[256]:rand(0..1), b:f32[256]:rand(0..1), c:f32[256]:w, 16:i32
+// long_chain: a loop-free work-item of about 900 instructions, which the cpu backend
+// runs with work-items interleaved when the group has at least 64 of them (a fused
+// chain's shape); the sizes below take the interleaved loop, it with a remainder, and
+// the plain loop.
+// cgtest: kernel=long_chain global=4096 local=64 args=v:u32[4096]:rand:out, x:u32[4096]:rand, 2654435761:u32
+// cgtest: kernel=long_chain global=1200 local=200 args=v:u32[1200]:rand:out, x:u32[1200]:rand, 40503:u32
+// cgtest: kernel=long_chain global=256 local=16 args=v:u32[256]:rand:out, x:u32[256]:rand, 7:u32
+#define LC_STEP v = v * k + t; v ^= v >> 13; t += v;
+#define LC_10 LC_STEP LC_STEP LC_STEP LC_STEP LC_STEP LC_STEP LC_STEP LC_STEP LC_STEP LC_STEP
+#define LC_100 LC_10 LC_10 LC_10 LC_10 LC_10 LC_10 LC_10 LC_10 LC_10 LC_10
+__kernel void long_chain(__global uint *out, __global const uint *x, uint k) {
+  size_t i = get_global_id(0);
+  uint v = out[i], t = x[i];
+  LC_100 LC_100 LC_100
+  out[i] = v ^ t;
+}
+
 __kernel void axpy(float a, __global const float *x, __global float *y) {
   size_t i = get_global_id(0);
   y[i] = a * x[i] + y[i];

@@ -307,10 +307,30 @@ cl::opt<bool>
     kForceFibers("cgraph-cpu-fibers", cl::init(false),
                  cl::desc("cgraph cpu backend: run kernels with barriers as work-item fibers"));
 
-// Loop `for (iv = 0; iv < bound; ++iv)` (bound >= 1), body emitted by `emit`; `jam`
-// (non-zero) asks unroll-and-jam for that count through the loop's metadata.
+// Work-items interleaved by the x loop of a long straight-line work-item (a fused
+// chain: hundreds of dependent operations, more than the core's reorder window sees):
+// the vectorizer's own choice for a large loop body is one vector at a time, which
+// leaves the chain latency-bound; this many vectors of kIlpWidth work-items in flight
+// keep the floating-point pipes busy. Groups of fewer than kIlpWidth * kIlpCount
+// work-items take the loop the vectorizer chose itself. 0 turns it off (A/B:
+// CGRAPH_CPU_LLVM_ARGS=-cgraph-cpu-ilp=0).
+cl::opt<unsigned>
+    kIlpCount("cgraph-cpu-ilp", cl::init(8),
+              cl::desc("cgraph cpu backend: vectors of work-items interleaved in long kernels"));
+constexpr unsigned kIlpWidth = 8;
+// A loop-free work-item of at least this many instructions is "long" (above).
+constexpr size_t kLongBody = 256;
+
+// What the x loop asks of LLVM's loop passes through its metadata (0: no hint).
+struct LoopHints {
+  unsigned jam = 0;        // llvm.loop.unroll_and_jam.count
+  unsigned width = 0;      // llvm.loop.vectorize.width
+  unsigned interleave = 0; // llvm.loop.interleave.count
+};
+
+// Loop `for (iv = 0; iv < bound; ++iv)` (bound >= 1), body emitted by `emit`.
 template <typename F>
-void emitLoop(IRBuilder<> &b, Value *bound, const char *name, F emit, unsigned jam = 0) {
+void emitLoop(IRBuilder<> &b, Value *bound, const char *name, F emit, LoopHints hints = {}) {
   Function *f = b.GetInsertBlock()->getParent();
   LLVMContext &ctx = f->getContext();
   BasicBlock *pre = b.GetInsertBlock();
@@ -324,10 +344,16 @@ void emitLoop(IRBuilder<> &b, Value *bound, const char *name, F emit, unsigned j
   Value *next = b.CreateAdd(iv, b.getInt64(1), std::string(name) + ".next", true, true);
   iv->addIncoming(next, b.GetInsertBlock());
   BranchInst *br = b.CreateCondBr(b.CreateICmpULT(next, bound), head, exit);
-  if (jam > 1) {
-    MDNode *count = MDNode::get(ctx, {MDString::get(ctx, "llvm.loop.unroll_and_jam.count"),
-                                      ConstantAsMetadata::get(b.getInt32(jam))});
-    MDNode *loopId = MDNode::getDistinct(ctx, {nullptr, count});
+  SmallVector<Metadata *, 4> md{nullptr};
+  auto hint = [&](const char *key, unsigned v) {
+    if (v > 1)
+      md.push_back(MDNode::get(ctx, {MDString::get(ctx, key), ConstantAsMetadata::get(b.getInt32(v))}));
+  };
+  hint("llvm.loop.unroll_and_jam.count", hints.jam);
+  hint("llvm.loop.vectorize.width", hints.width);
+  hint("llvm.loop.interleave.count", hints.interleave);
+  if (md.size() > 1) {
+    MDNode *loopId = MDNode::getDistinct(ctx, md);
     loopId->replaceOperandWith(0, loopId);
     br->setMetadata(LLVMContext::MD_loop, loopId);
   }
@@ -343,6 +369,7 @@ struct KernelPlan {
   uint32_t numParams = 0;
   BarrierRegions regions; // barrier kernels cut into regions (empty: fibers)
   bool loops = false;     // the work-item has loops: its cost is not a few instructions
+  bool longBody = false;  // loop-free but long: interleave work-items (kIlpCount)
 };
 
 // Loads kernel arguments and ctx values at the wrapper's entry, then calls the body.
@@ -383,19 +410,37 @@ Value *callBody(IRBuilder<> &b, Function *body, std::vector<Value *> args, const
   return b.CreateCall(body, args);
 }
 
-// The z/y/x loop over the group's work-items; `emit` is the work-item.
-template <typename F> void emitGroupLoop(IRBuilder<> &b, BodyArgs &ba, F emit) {
+// The z/y/x loop over the group's work-items; `emit` is the work-item. `ilp`: the x
+// loop is versioned, groups of at least kIlpWidth * kIlpCount work-items interleave
+// that many vectors (kIlpCount).
+template <typename F> void emitGroupLoop(IRBuilder<> &b, BodyArgs &ba, F emit, bool ilp = false) {
   emitLoop(b, ba.ctx[kCtxLocalSize + 2], "z", [&](Value *z) {
     ba.l[2] = z;
     emitLoop(b, ba.ctx[kCtxLocalSize + 1], "y", [&](Value *y) {
       ba.l[1] = y;
-      emitLoop(
-          b, ba.ctx[kCtxLocalSize + 0], "x",
-          [&](Value *x) {
-            ba.l[0] = x;
-            emit();
-          },
-          kJamCount);
+      auto item = [&](Value *x) {
+        ba.l[0] = x;
+        emit();
+      };
+      Value *lx = ba.ctx[kCtxLocalSize + 0];
+      if (!ilp || kIlpCount < 2) {
+        emitLoop(b, lx, "x", item, {kJamCount, 0, 0});
+        return;
+      }
+      Function *f = b.GetInsertBlock()->getParent();
+      LLVMContext &ctx = f->getContext();
+      BasicBlock *wide = BasicBlock::Create(ctx, "x.wide", f);
+      BasicBlock *narrow = BasicBlock::Create(ctx, "x.narrow", f);
+      BasicBlock *join = BasicBlock::Create(ctx, "x.join", f);
+      b.CreateCondBr(b.CreateICmpUGE(lx, b.getInt64(uint64_t(kIlpWidth) * kIlpCount)), wide,
+                     narrow);
+      b.SetInsertPoint(wide);
+      emitLoop(b, lx, "x", item, {0, kIlpWidth, kIlpCount});
+      b.CreateBr(join);
+      b.SetInsertPoint(narrow);
+      emitLoop(b, lx, "x", item, {kJamCount, 0, 0});
+      b.CreateBr(join);
+      b.SetInsertPoint(join);
     });
   });
 }
@@ -421,7 +466,7 @@ void emitWrappers(Module &m, const KernelPlan &k) {
     BodyArgs ba;
     std::vector<Value *> args =
         loadArgs(b, k.body, k.numParams, w->getArg(0), w->getArg(1), w->getArg(2), ba);
-    emitGroupLoop(b, ba, [&] { callBody(b, k.body, args, ba); });
+    emitGroupLoop(b, ba, [&] { callBody(b, k.body, args, ba); }, k.longBody);
     b.CreateRetVoid();
   } else if (!k.regions.regions.empty()) {
     // Region dispatch: run region `cur` for every work-item, then the region they reached.
@@ -571,7 +616,7 @@ Error runO3(Module &m, TargetMachine &tm) {
 } // namespace
 
 std::string hostCompileOptions() {
-  initTargets(); // parses CGRAPH_CPU_LLVM_ARGS, which can change kJamCount
+  initTargets(); // parses CGRAPH_CPU_LLVM_ARGS, which can change kJamCount and kIlpCount
   // The builtin library is linked into every object: a changed library must miss.
   static const size_t builtinsHash = std::hash<std::string_view>{}(
       std::string_view(reinterpret_cast<const char *>(kBuiltinsBitcode), kBuiltinsBitcodeSize));
@@ -580,7 +625,7 @@ std::string hostCompileOptions() {
                   " cpu=" + sys::getHostCPUName().str();
   if (const char *llvmArgs = std::getenv("CGRAPH_CPU_LLVM_ARGS"))
     s += std::string(" llvm-args=") + llvmArgs;
-  s += " jam=" + std::to_string(unsigned(kJamCount));
+  s += " jam=" + std::to_string(unsigned(kJamCount)) + " ilp=" + std::to_string(unsigned(kIlpCount));
   StringMap<bool> features;
   if (sys::getHostCPUFeatures(features)) {
     std::vector<std::string> on;
@@ -744,6 +789,7 @@ Expected<std::vector<uint8_t>> lowerToObject(const uint8_t *spirv, size_t size,
       SmallVector<std::pair<const BasicBlock *, const BasicBlock *>, 4> backEdges;
       FindFunctionBackedges(*body, backEdges);
       plan.loops = !backEdges.empty();
+      plan.longBody = !plan.loops && body->getInstructionCount() >= kLongBody;
     }
     std::string whyNot;
     if (plan.barrier && !kForceFibers &&
