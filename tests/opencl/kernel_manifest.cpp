@@ -529,6 +529,27 @@ void refReduceArg(const ManifestCase &c, std::vector<std::vector<uint8_t>> &b) {
   treeReduce(c, view<int32_t>(b[0]), view<int32_t>(b[1]));
 }
 
+void refUniformMix(const ManifestCase &c, std::vector<std::vector<uint8_t>> &b) {
+  const uint32_t *in = view<uint32_t>(b[0]);
+  uint32_t *out = view<uint32_t>(b[1]);
+  const uint32_t trips = scalarArg<uint32_t>(c, 3);
+  const uint64_t n = c.local[0], groups = c.global[0] / n;
+  for (uint64_t g = 0; g < groups; ++g) {
+    std::vector<uint32_t> v(in + g * n, in + (g + 1) * n), scratch(n);
+    uint32_t u = 5;
+    for (uint32_t it = 0; it < trips; ++it) {
+      for (uint64_t i = 1; i < n; i += 2) v[i] += it;
+      u = u * 3 + it;
+      for (uint64_t i = 0; i < n; ++i) scratch[i] = v[i] + u;
+      for (uint64_t i = 0; i < n; ++i) v[i] += scratch[(i + 1) % n] & 7;
+    }
+    for (uint64_t i = 0; i < n; ++i) scratch[i] = v[i] ^ u;
+    for (uint64_t s = n / 2; s > 0; s >>= 1)
+      for (uint64_t i = 0; i < s; ++i) scratch[i] += scratch[i + s];
+    for (uint64_t i = 0; i < n; ++i) out[g * n + i] = v[i] * 1000u + u + scratch[0];
+  }
+}
+
 void refTranspose(const ManifestCase &c, std::vector<std::vector<uint8_t>> &b) {
   const float *in = view<float>(b[0]);
   float *out = view<float>(b[1]);
@@ -885,6 +906,7 @@ const NamedReference kReferences[] = {
     {"barriers.cl:reduce_static", refReduceStatic},
     {"barriers.cl:reduce_arg", refReduceArg},
     {"barriers.cl:transpose", refTranspose},
+    {"barriers.cl:uniform_mix", refUniformMix},
     {"vload.cl:vload_float", refVloadFloat},
     {"vload.cl:vload_int_offsets", refVloadIntOffsets},
     {"vload.cl:vload_local", refVloadLocal},

@@ -5,6 +5,9 @@
 // cgtest: kernel=reduce_arg global=256 local=16 offset=32 args=in:i32[288]:rand, out:i32[18]:w, local(64)
 // cgtest: kernel=transpose global=32,16 local=8,8 args=in:f32[512]:rand, out:f32[512]:w, 32:i32, 16:i32
 // cgtest: kernel=transpose global=64,64 local=8,8 args=in:f32[4096]:seq, out:f32[4096]:w, 64:i32, 64:i32
+// cgtest: kernel=uniform_mix global=256 local=64 args=in:u32[256]:rand, out:u32[256]:w, local(256), 5:u32
+// cgtest: kernel=uniform_mix global=96 local=32 args=in:u32[96]:rand, out:u32[96]:w, local(128), 1:u32
+// cgtest: kernel=uniform_mix global=64 local=16 args=in:u32[64]:rand, out:u32[64]:w, local(64), 0:u32
 #define WG 64
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void reduce_static(__global const float *in, __global float *out) {
@@ -69,4 +72,30 @@ __kernel void big_private(__global const int *in, __global int *out) {
   int s = 0;
   for (int i = 0; i < 8192; i += 64) s += p[(i + g) % 8192];
   out[g] = s;
+}
+
+// uniform_mix: values live across barriers of both kinds. `u`, `it` and the reduction
+// stride `s` are the same in every work-item of the group (the cpu backend carries them
+// as one value per group); `c` changes under a branch on the local id and by a load, so
+// it must stay one value per work-item. Local size: a power of two.
+__kernel void uniform_mix(__global const uint *in, __global uint *out, __local uint *scratch,
+                          uint trips) {
+  uint lid = get_local_id(0), n = get_local_size(0);
+  uint c = in[get_global_id(0)];
+  uint u = 5;
+  for (uint it = 0; it < trips; ++it) {
+    if (lid & 1) c += it;
+    u = u * 3 + it;
+    scratch[lid] = c + u;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    c += scratch[(lid + 1) % n] & 7;
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  scratch[lid] = c ^ u;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (uint s = n / 2; s > 0; s >>= 1) {
+    if (lid < s) scratch[lid] += scratch[lid + s];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  out[get_global_id(0)] = c * 1000u + u + scratch[0];
 }

@@ -17,11 +17,13 @@
 
 #include <llvm/ADT/BitVector.h>
 #include <llvm/ADT/PostOrderIterator.h>
+#include <llvm/Analysis/PostDominators.h>
 #include <llvm/Analysis/ValueTracking.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/IntrinsicInst.h>
 #include <llvm/IR/Module.h>
+#include <llvm/Support/CommandLine.h>
 #include <llvm/Transforms/Utils/BasicBlockUtils.h>
 #include <llvm/Transforms/Utils/Cloning.h>
 #include <llvm/Transforms/Utils/Local.h>
@@ -29,12 +31,19 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 namespace cgraph::cpu {
 
 using namespace llvm;
 
 namespace {
+
+// A/B switch for benchmarks (CGRAPH_CPU_LLVM_ARGS=-cgraph-cpu-uniform=0): every value
+// live across a barrier becomes a context array, uniform or not.
+cl::opt<bool> kCarryUniform("cgraph-cpu-uniform", cl::init(true),
+                            cl::desc("cgraph cpu backend: carry group-uniform values across "
+                                     "barriers as one value per group"));
 
 // Whole-value loads and stores only (the liveness below treats a store as a full kill).
 bool onlyWholeAccesses(AllocaInst *a) {
@@ -64,6 +73,83 @@ bool hoistable(Instruction &i, BasicBlock *setup) {
     if (!oi || oi->getParent() != setup) return false;
   }
   return true;
+}
+
+// Which of the `candidates` (whole-access allocas live across a barrier) hold the same
+// value in every work-item of a group at every barrier: a fixed point that starts from
+// "all of them" and removes an alloca when one of its stores writes a varying value or
+// runs under varying control. Varying: the local ids (arguments `firstId`..+2), every
+// load except from a uniform alloca, calls other than memory-free intrinsics, and
+// anything computed from a varying value. Varying control: the blocks a branch on a
+// varying condition reaches before its immediate post-dominator. OpenCL makes barriers
+// uniform, so a uniform value stored before a barrier is the same for all items after it.
+std::set<AllocaInst *> uniformAllocas(Function &body, unsigned firstId,
+                                      const std::vector<AllocaInst *> &candidates) {
+  std::set<AllocaInst *> uniform(candidates.begin(), candidates.end());
+  PostDominatorTree pdt(body);
+  for (bool changed = true; changed;) {
+    changed = false;
+    std::set<const Value *> varying;
+    for (unsigned d = 0; d < 3; ++d)
+      varying.insert(body.getArg(firstId + d));
+    auto isVarying = [&](Instruction &i) {
+      if (auto *l = dyn_cast<LoadInst>(&i))
+        return !uniform.count(dyn_cast<AllocaInst>(l->getPointerOperand()));
+      if (auto *call = dyn_cast<CallBase>(&i)) {
+        auto *ii = dyn_cast<IntrinsicInst>(call);
+        if (!ii || call->mayReadOrWriteMemory()) return true;
+      } else if (i.mayReadOrWriteMemory() || isa<AllocaInst>(i) || isa<PHINode>(i)) {
+        return true; // an alloca's address is the work-item's own; no phis outside setup
+      }
+      for (const Value *op : i.operands())
+        if (varying.count(op)) return true;
+      return false;
+    };
+    // Values: iterate to a fixed point (operands can come from later blocks via allocas
+    // only, so two passes in reverse post-order settle it; loop until stable anyway).
+    ReversePostOrderTraversal<Function *> rpo(&body);
+    for (bool grew = true; grew;) {
+      grew = false;
+      for (BasicBlock *bb : rpo)
+        for (Instruction &i : *bb)
+          if (!varying.count(&i) && !i.getType()->isVoidTy() && isVarying(i)) {
+            varying.insert(&i);
+            grew = true;
+          }
+    }
+    std::set<const BasicBlock *> divergent;
+    for (BasicBlock &bb : body) {
+      Instruction *t = bb.getTerminator();
+      Value *cond = nullptr;
+      if (auto *br = dyn_cast<BranchInst>(t)) {
+        if (br->isConditional()) cond = br->getCondition();
+      } else if (auto *sw = dyn_cast<SwitchInst>(t)) {
+        cond = sw->getCondition();
+      }
+      if (!cond || !varying.count(cond)) continue;
+      DomTreeNode *node = pdt.getNode(&bb);
+      const BasicBlock *stop =
+          node && node->getIDom() ? node->getIDom()->getBlock() : nullptr;
+      std::vector<const BasicBlock *> work(succ_begin(&bb), succ_end(&bb));
+      while (!work.empty()) {
+        const BasicBlock *w = work.back();
+        work.pop_back();
+        if (w == stop || !divergent.insert(w).second) continue;
+        work.insert(work.end(), succ_begin(w), succ_end(w));
+      }
+    }
+    for (AllocaInst *a : candidates) {
+      if (!uniform.count(a)) continue;
+      for (User *u : a->users())
+        if (auto *st = dyn_cast<StoreInst>(u))
+          if (varying.count(st->getValueOperand()) || divergent.count(st->getParent())) {
+            uniform.erase(a);
+            changed = true;
+            break;
+          }
+    }
+  }
+  return uniform;
 }
 
 } // namespace
@@ -209,11 +295,23 @@ bool splitAtBarriers(Function &body, Function &barrier, unsigned numParams, Barr
 
   // Context arrays, largest alignment first so every array's offset (n * prefix) stays
   // aligned for any group size n.
-  std::vector<AllocaInst *> context;
+  std::vector<AllocaInst *> context, crossing;
   for (AllocaInst *a : allocas) {
     auto it = index.find(a);
-    if (it == index.end() || liveAtBarrier.test(it->second)) context.push_back(a);
+    if (it == index.end())
+      context.push_back(a);
+    else if (liveAtBarrier.test(it->second))
+      crossing.push_back(a);
   }
+  // Uniform ones stay allocas in every region; the wrapper carries their value from
+  // region to region (BarrierRegions::uniformTypes).
+  std::set<AllocaInst *> uniform;
+  if (kCarryUniform) uniform = uniformAllocas(body, numParams, crossing);
+  std::vector<AllocaInst *> carried;
+  for (AllocaInst *a : crossing)
+    (uniform.count(a) ? carried : context).push_back(a);
+  for (AllocaInst *a : carried)
+    out.uniformTypes.push_back(a->getAllocatedType());
   std::stable_sort(context.begin(), context.end(), [](AllocaInst *x, AllocaInst *y) {
     return x->getAlign().value() > y->getAlign().value();
   });
@@ -246,7 +344,14 @@ bool splitAtBarriers(Function &body, Function &barrier, unsigned numParams, Barr
 
   // 5. one function per region
   Type *i32 = Type::getInt32Ty(c);
-  auto *ft = FunctionType::get(i32, body.getFunctionType()->params(), false);
+  std::vector<Type *> params(body.getFunctionType()->params().begin(),
+                             body.getFunctionType()->params().end());
+  for (AllocaInst *a : carried)
+    params.push_back(a->getAllocatedType());
+  for (AllocaInst *a : carried)
+    params.push_back(PointerType::get(a->getAllocatedType(), 0));
+  auto *ft = FunctionType::get(i32, params, false);
+  const unsigned nb0 = body.arg_size(), nc = unsigned(carried.size());
   std::vector<BasicBlock *> regionStart{oldEntry};
   regionStart.insert(regionStart.end(), starts.begin(), starts.end());
   for (size_t r = 0; r < regionStart.size(); ++r) {
@@ -271,6 +376,15 @@ bool splitAtBarriers(Function &body, Function &barrier, unsigned numParams, Barr
     for (ReturnInst *ret : rets) {
       ReturnInst::Create(c, ConstantInt::get(i32, kRegionExit), ret);
       ret->eraseFromParent();
+    }
+    // Carried uniform values: in at the region's start, out at every return.
+    for (unsigned u = 0; u < nc; ++u) {
+      auto *a = cast<AllocaInst>(vmap[carried[u]]);
+      new StoreInst(rf->getArg(nb0 + u), a, s->getTerminator());
+      for (BasicBlock &bb : *rf)
+        if (auto *ret = dyn_cast<ReturnInst>(bb.getTerminator()))
+          new StoreInst(new LoadInst(a->getAllocatedType(), a, "", ret), rf->getArg(nb0 + nc + u),
+                        ret);
     }
     removeUnreachableBlocks(*rf);
     out.regions.push_back(rf);

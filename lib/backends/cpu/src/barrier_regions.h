@@ -15,7 +15,12 @@
 // value, indexed by the local linear id, so consecutive work-items touch consecutive
 // addresses) in a per-group private block the launcher supplies after the __local block
 // (ctx field kCtxPrivate holds its byte offset from the local pointer). Values that
-// depend only on the body's parameters are recomputed in each region instead.
+// depend only on the body's parameters are recomputed in each region instead. Values a
+// uniformity analysis proves the same in every work-item of the group (a loop counter
+// or reduction stride, stored from uniform values under uniform control) are carried
+// as one value per group: the wrapper passes each region the value in and takes it back
+// out, so `tile[lid + s]` stays a contiguous access the vectorizers can use, not a
+// gather (A/B: CGRAPH_CPU_LLVM_ARGS=-cgraph-cpu-uniform=0).
 //
 // Thread-safety: operates on one llvm::Function, whose context the caller owns.
 #pragma once
@@ -31,8 +36,14 @@ namespace cgraph::cpu {
 constexpr uint32_t kRegionExit = 0xffffffffu;
 
 struct BarrierRegions {
-  std::vector<llvm::Function *> regions; // region r: i32 (body's params); internal linkage
+  std::vector<llvm::Function *> regions; // region r: i32 (body's params, carried values); internal
   uint64_t privateBytes = 0;             // context-array bytes per work-item
+  // Values live across a barrier that are the same in every work-item of a group (a
+  // reduction's stride): not context arrays but one value per group. Each region takes,
+  // after the body's params, one argument per type here (the value at the region's
+  // start) and then one pointer per type (where it stores the value at its end; every
+  // work-item stores the same value).
+  std::vector<llvm::Type *> uniformTypes;
 };
 
 // Splits `body` (params: kernel params, then x/y/z local ids, the local block, then the

@@ -401,12 +401,14 @@ std::vector<Value *> loadArgs(IRBuilder<> &b, Function *body, unsigned nParams, 
   return out;
 }
 
-Value *callBody(IRBuilder<> &b, Function *body, std::vector<Value *> args, const BodyArgs &ba) {
+Value *callBody(IRBuilder<> &b, Function *body, std::vector<Value *> args, const BodyArgs &ba,
+                 const std::vector<Value *> &extra = {}) {
   for (int k = 0; k < 3; ++k)
     args.push_back(ba.l[k]);
   args.push_back(ba.local);
   for (uint32_t k = 0; k < kCtxFields; ++k)
     args.push_back(ba.ctx[k]);
+  args.insert(args.end(), extra.begin(), extra.end());
   return b.CreateCall(body, args);
 }
 
@@ -482,6 +484,14 @@ void emitWrappers(Module &m, const KernelPlan &k) {
                                          w->getArg(1), w->getArg(2), ba);
     Type *i32 = b.getInt32Ty();
     AllocaInst *next = b.CreateAlloca(i32, nullptr, "next.region");
+    // Uniform values carried between regions: `ins` going in, `outs` coming back.
+    const std::vector<Type *> &carried = k.regions.uniformTypes;
+    std::vector<AllocaInst *> ins, outs;
+    for (Type *t : carried) {
+      ins.push_back(b.CreateAlloca(t, nullptr, "carried"));
+      outs.push_back(b.CreateAlloca(t, nullptr, "carried.out"));
+      b.CreateStore(Constant::getNullValue(t), ins.back());
+    }
     BasicBlock *dispatch = BasicBlock::Create(ctx, "dispatch", w);
     BasicBlock *done = BasicBlock::Create(ctx, "done", w);
     b.CreateBr(dispatch);
@@ -494,8 +504,15 @@ void emitWrappers(Module &m, const KernelPlan &k) {
       sw->addCase(b.getInt32(uint32_t(r)), rb);
       b.SetInsertPoint(rb);
       b.CreateStore(b.getInt32(kRegionExit), next);
-      emitGroupLoop(b, ba,
-                    [&] { b.CreateStore(callBody(b, k.regions.regions[r], args, ba), next); });
+      std::vector<Value *> extra;
+      for (size_t u = 0; u < carried.size(); ++u)
+        extra.push_back(b.CreateLoad(carried[u], ins[u]));
+      extra.insert(extra.end(), outs.begin(), outs.end());
+      emitGroupLoop(b, ba, [&] {
+        b.CreateStore(callBody(b, k.regions.regions[r], args, ba, extra), next);
+      });
+      for (size_t u = 0; u < carried.size(); ++u)
+        b.CreateStore(b.CreateLoad(carried[u], outs[u]), ins[u]);
       cur->addIncoming(b.CreateLoad(i32, next), b.GetInsertBlock());
       b.CreateBr(dispatch);
     }
