@@ -28,6 +28,7 @@ rt::DeviceInfo hostDeviceInfo() {
   d.name = model.empty() ? llvm::sys::getHostCPUName().str() : model;
   d.vendor = "cgraph";
   d.driverVersion = "cgraph-cpu llvm-14 " + llvm::sys::getHostCPUName().str();
+  d.update = "direct";
   rt::Capabilities &c = d.caps;
   c.nativeCommandBuffer = true;
   c.rebindWithoutRerecord = true;
@@ -44,6 +45,7 @@ rt::DeviceInfo hostDeviceInfo() {
   c.maxWorkGroupSize = 16384;
   c.nonUniformWorkGroups = true; // a trailing partial group runs its actual size
   c.storedExpressions = true; // rt::Executable evaluates them; ranges and scalar args read params
+  c.nodeUpdate = true;        // the prepared node is rebuilt; the next submission reads it
   return d;
 }
 

@@ -276,7 +276,20 @@ public:
     return Error::success();
   }
 
+  Error applyUpdate(const std::vector<uint32_t> &nodes) override {
+    for (uint32_t n : nodes) {
+      if (graph_.nodes[n].kind != NodeKind::Kernel) continue;
+      PreparedNode fresh;
+      fresh.node = n;
+      fresh.kind = NodeKind::Kernel;
+      CGRAPH_RETURN_IF_ERROR(prepareKernel(n, fresh).withContext(nodeLabel(graph_, n)));
+      nodes_[n] = std::move(fresh);
+    }
+    return Error::success();
+  }
+
   Error runNode(PreparedNode &p, const Submission &sub) {
+    if (!nodeEnabled(p.node)) return Error::success(); // disabled: its edges still order
     const Node &node = graph_.nodes[p.node];
     switch (p.kind) {
     case NodeKind::Kernel: {
@@ -378,7 +391,9 @@ public:
       if (err) break;
       const Node &node = graph_.nodes[n];
       const uint64_t start = uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count());
-      if (node.kind == NodeKind::Kernel) {
+      if (!nodeEnabled(n)) {
+        // disabled: nothing runs
+      } else if (node.kind == NodeKind::Kernel) {
         // As an application would: kernel object looked up by name (created once, like
         // clCreateKernel), arguments set from the binding table, launch, finish.
         const PreparedNode &pre = nodes_[n];

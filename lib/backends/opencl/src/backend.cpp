@@ -180,6 +180,7 @@ Expected<std::pair<rt::DeviceInfo, DeviceProps>> describeDevice(const ClApi &api
   }
   props.preResolved = want == Replay::PreResolved || !props.commandBuffer || opts.disableCommandBuffers;
   info.replay = props.preResolved ? "pre-resolved" : "command-buffer";
+  info.update = "re-record";
   cl_command_queue_properties qp =
       deviceValue<cl_command_queue_properties>(api, device, CL_DEVICE_QUEUE_PROPERTIES);
   props.queueProfiling = (qp & CL_QUEUE_PROFILING_ENABLE) != 0;
@@ -195,6 +196,7 @@ Expected<std::pair<rt::DeviceInfo, DeviceProps>> describeDevice(const ClApi &api
   // parameter values; recordings are keyed by every parameter value, so each distinct
   // shape is recorded once and kept like a binding set.
   c.storedExpressions = true;
+  c.nodeUpdate = true; // recordings are dropped and made again on the next submission
   c.inOrder = true;
   c.concurrentNodes = false;
   c.profiling = props.queueProfiling;

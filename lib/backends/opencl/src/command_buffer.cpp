@@ -64,6 +64,14 @@ OpenCLExecutable::~OpenCLExecutable() {
     if (k) api_->clReleaseKernel(k);
 }
 
+Error OpenCLExecutable::applyUpdate(const std::vector<uint32_t> &) {
+  // Every recording resolved the old values (arguments set on its kernel objects,
+  // launch sizes, commands recorded): drop them all; the next submission records the
+  // updated graph. Eager submission reads graph() per node and needs nothing.
+  recordings_.clear();
+  return Error::success();
+}
+
 std::string OpenCLExecutable::nodeLabel(uint32_t n) const {
   const Node &node = graph_.nodes[n];
   return node.name.empty() ? "node #" + std::to_string(n) : "node '" + node.name + "'";

@@ -91,6 +91,7 @@ protected:
   Expected<rt::EventPtr> submit(const std::vector<ResolvedSlot> &slots,
                                 const std::vector<uint64_t> &params,
                                 const rt::SubmitOptions &opts) override;
+  Error applyUpdate(const std::vector<uint32_t> &nodes) override;
 
 private:
   struct SlotMem {

@@ -41,7 +41,8 @@ ResolvedOp OpenCLExecutable::resolveOp(uint32_t n, cl_kernel k,
   const Node &node = graph_.nodes[n];
   ResolvedOp op;
   op.node = n;
-  switch (node.kind) {
+  // A disabled node does nothing; as a marker it still orders its neighbours.
+  switch (nodeEnabled(n) ? node.kind : NodeKind::Barrier) {
   case NodeKind::Kernel:
     op.kind = ResolvedOp::Kernel;
     op.kernel = k;
@@ -129,7 +130,7 @@ Error OpenCLExecutable::enqueueNode(uint32_t n, const std::vector<uint64_t> &par
                                     SubBuffers &subs, cl_uint nWait, const cl_event *wait,
                                     cl_event *ev) {
   const Node &node = graph_.nodes[n];
-  cl_kernel k = node.kind == NodeKind::Kernel ? kernels_[node.kernel] : nullptr;
+  cl_kernel k = node.kind == NodeKind::Kernel && nodeEnabled(n) ? kernels_[node.kernel] : nullptr;
   if (k) CGRAPH_RETURN_IF_ERROR(setArgs(k, n, params, subs));
   const char *call = "";
   cl_int rc = enqueueOp(resolveOp(n, k, params), nWait, wait, ev, call);
@@ -151,7 +152,7 @@ Error OpenCLExecutable::recordNode(cl_command_buffer_khr cb, uint32_t n,
     std::sort(deps.begin(), deps.end());
     deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
   }
-  if (node.kind == NodeKind::Barrier) {
+  if (node.kind == NodeKind::Barrier || !nodeEnabled(n)) {
     done[n] = std::move(deps); // nothing to record: successors wait for what it waited for
     return Error::success();
   }
@@ -351,6 +352,7 @@ Expected<Recording *> OpenCLExecutable::findOrRecord(const std::vector<uint64_t>
 Error OpenCLExecutable::runHost(uint32_t n, const std::vector<uint64_t> &params) {
   // Host tasks see host memory: map the node's slots, run, unmap. The queue is drained
   // first so that the task reads what the earlier partitions wrote.
+  if (!nodeEnabled(n)) return Error::success(); // disabled
   cl_command_queue q = dev_->queue();
   CGRAPH_CL_CHECK("clFinish", api_->clFinish(q));
   const Node &node = graph_.nodes[n];

@@ -60,6 +60,9 @@ struct Capabilities {
   // Evaluates stored parameter expressions (Graph::exprs, .cgf 2.0) per submission.
   // Where false, enqueue refuses a graph that has any (never runs it with stale values).
   bool storedExpressions = false;
+  // Executable::update works (per-node and whole-graph update, enable/disable).
+  // Where false, update refuses with an Error and the executable is unchanged.
+  bool nodeUpdate = false;
 };
 
 struct DeviceInfo {
@@ -72,6 +75,10 @@ struct DeviceInfo {
   // backend: "command-buffer" or "pre-resolved"); empty when the backend does not say.
   // Informational only (cgrun --list-devices); never part of a cache key.
   std::string replay;
+  // How Executable::update reaches the replayed form, in the backend's words ("direct":
+  // the next submission reads the new values; "re-record": recordings are dropped and
+  // made again on the next submission); empty when updates are not supported.
+  std::string update;
 };
 
 // ---- memory ------------------------------------------------------------------------
@@ -148,6 +155,23 @@ struct HostPolicy {
 };
 
 // ---- executables -------------------------------------------------------------------
+// A change to one node of a finalized executable (Executable::update). Every field is
+// optional; all of them are checked before any is applied.
+struct NodeUpdate {
+  uint32_t node = kNone; // index in Executable::graph() (Executable::findNode)
+  // Kernel nodes: argument index -> new value, of the same kind as the old one (a
+  // scalar of the same type, another slot and offset, a parameter of the same type,
+  // a __local size).
+  std::vector<std::pair<uint32_t, Arg>> args;
+  // Kernel nodes: a new nd-range of literal sizes (same number of dimensions or not).
+  bool setRange = false;
+  NDRange range;
+  // Any node: 0 disables it (it does nothing; its edges still order the others, as
+  // CUDA's cuGraphNodeSetEnabled), 1 enables it again, -1 leaves it.
+  int enabled = -1;
+};
+
+
 enum class ExecMode {
   Replay, // pre-resolved schedule / native command buffer, replayed per enqueue
   Eager,  // node by node through the backend's ordinary submit path (for comparison)
@@ -200,6 +224,29 @@ public:
   Expected<EventPtr> enqueue(const BindingTable &bindings, const ParamValues &params,
                              const SubmitOptions &opts = {});
 
+  // Updates one node for every later submission (SYCL/UR command-buffer update, CUDA
+  // cuGraphExec*SetParams / cuGraphNodeSetEnabled). Semantics: the update first waits
+  // for every earlier submission of this executable to complete (a submission in
+  // flight always runs with the values it was enqueued with), then applies; the next
+  // enqueue sees the new values. Checked before anything changes, each error naming
+  // the node: unknown node, an argument or range on a non-kernel node, an argument
+  // index out of range, a kind or scalar type that differs from the old argument, a
+  // field that is a stored expression (change the parameters instead), an unknown slot
+  // or parameter, a zero or over-large range, and a new slot access that the graph's
+  // edges do not order against another node's access to that slot. On any error the
+  // executable is unchanged. Not thread-safe against concurrent enqueue or update on
+  // the same executable (like enqueue itself).
+  Error update(const NodeUpdate &u);
+  // Whole-graph update (SYCL's): `source` must have the topology of the graph this
+  // executable was finalized from (same nodes by index, kinds, names, edges, slots and
+  // kernels by name); every kernel node's arguments and nd-range are taken from it.
+  // Refused with the first mismatch named (`node 17 'sweep.8': kernel differs
+  // (jacobi_step vs jacobi_step2)`); then nothing changes. Waits like update().
+  Error update(const Graph &source);
+  // Node index by name in graph(), or kNone.
+  uint32_t findNode(const std::string &name) const;
+  bool nodeEnabled(uint32_t node) const { return node >= disabled_.size() || !disabled_[node]; }
+
   // The graph as finalized (subgraphs flattened). Node indices in NodeTiming refer to it.
   const Graph &graph() const { return graph_; }
   ExecMode mode() const { return mode_; }
@@ -222,6 +269,11 @@ protected:
   virtual Expected<EventPtr> submit(const std::vector<ResolvedSlot> &slots,
                                     const std::vector<uint64_t> &params,
                                     const SubmitOptions &opts) = 0;
+  // Called by update() after graph() and nodeEnabled() hold the new state of `nodes`
+  // and no submission is in flight; the backend brings its prepared or recorded form
+  // up to date. An Error here makes update() restore the old state and call this again.
+  // Backends with Capabilities::nodeUpdate override it.
+  virtual Error applyUpdate(const std::vector<uint32_t> &nodes);
   Graph graph_;
   ExecMode mode_;
   Device *device_;
@@ -240,6 +292,13 @@ protected:
 private:
   Error checkOverlaps();
   Error checkRanges(bool all);
+  Error checkRange(uint32_t node);
+  Error checkUpdate(const NodeUpdate &u, Node &changed) const;
+  Error commitUpdates(std::vector<std::pair<uint32_t, Node>> changed,
+                      const std::vector<std::pair<uint32_t, int>> &enabled);
+  void computeNeeds();
+  std::vector<uint8_t> disabled_; // per node of graph_
+  EventPtr last_;                 // the latest submission (update waits for it)
   Error evaluateExprs();
   struct ExprSlot {
     expr::Program program; // decoded and checked at construction
