@@ -531,3 +531,57 @@ TEST_CASE("cgc stores expressions over parameters; cgrun runs one LU file at sev
             "node 'scale.19': global[0] = align_up($n - 19 - 1, 8) is 0; it must be at least 1") !=
         std::string::npos);
 }
+
+TEST_CASE("cgrun --set, --disable and --update-from update the executable", "[tools][cgrun][update]") {
+  Saxpy s("update");
+  // x = 1, y = 2, a = 2: y = 4, t = y * 0.5 = 2 per element (checksum sum=2048).
+  Result r = s.run(kInputs + "--set k2.arg1=0.25 --check y=@y4.npy");
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("check y: ok") != std::string::npos);
+  CHECK(r.out.find("sum=1024 (1024 x f32)") != std::string::npos);
+
+  r = s.run(kInputs + "--disable k2");
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("sum=4096 (1024 x f32)") != std::string::npos);
+
+  // k0 over the first half only (global 512, local 64 kept): y = 4 there, 2 after.
+  r = s.run(kInputs + "--set k0.global=512 --set k2.enabled=1");
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("sum=1536 (1024 x f32)") != std::string::npos);
+
+  // A whole-graph update from a file of the same topology.
+  r = s.run(kInputs + "--update-from saxpy.cgf --check y=@y4.npy");
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+
+  struct Bad {
+    std::string args, message;
+  };
+  const Bad bad[] = {
+      {"--set nope.arg0=1", "--set nope.arg0=1: no node named 'nope'"},
+      {"--set k2.arg1=abc", "--set k2.arg1=abc"},
+      {"--set k2.arg5=1", "node 'k2' has 2 arguments"},
+      {"--set k2.speed=1", "unknown field 'speed'"},
+      {"--set cp.global=4", "not a kernel node"},
+      {"--set k0.global=0", "node 'k0': global size in dimension 0 is 0"},
+      {"--set k0.local=32768", "larger than the device's maximum"},
+      {"--disable k9", "--disable k9: no node named 'k9'"},
+      {"--update-from missing.cgf", "missing.cgf"},
+  };
+  for (const Bad &b : bad) {
+    r = s.run(kInputs + b.args);
+    INFO(b.args << "\n" << r.out << r.err);
+    CHECK(r.code != 0);
+    CHECK(r.err.find(b.message) != std::string::npos);
+  }
+
+  // bench: the cost of a node update and of a whole-graph update next to replay.
+  r = s.run("bench " + kInputs + "--warmup 1 --repetitions 3");
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("update-node    update") != std::string::npos);
+  CHECK(r.out.find("update-graph   update") != std::string::npos);
+}

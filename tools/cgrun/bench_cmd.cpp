@@ -3,7 +3,10 @@
 // `--param n=64 --param n=128` (a parameter given more than once) adds a mode
 // "replay-reshape" that cycles through the values, one per iteration: the cost of a
 // shape change (stored expressions re-evaluated, a recording per shape) next to plain
-// replay, which runs with the first values.
+// replay, which runs with the first values. On devices that support updates, modes
+// "update-node" (one kernel node's arguments set before each submission) and
+// "update-graph" (a whole-graph update from the file's graph before each) time the
+// update itself ("update" rows) and the submission after it ("total" includes both).
 #include "common.h"
 
 #include <unistd.h>
@@ -29,7 +32,7 @@ double cpuNow() {
 }
 
 struct Samples {
-  std::vector<double> submitUs, totalUs, cpuUs;
+  std::vector<double> submitUs, totalUs, cpuUs, updateUs;
 };
 
 struct Stats {
@@ -48,6 +51,7 @@ struct Mode {
   rt::ExecMode exec;
   bool rebind;
   bool reshape = false;
+  enum Update { None, Node, Whole } update = None; // an update before every submission
 };
 
 // The parameter value sets of `--param` given more than once: set i takes the i-th
@@ -113,6 +117,17 @@ int benchCommand(const CommonOptions &o, const BenchOptions &b) {
                              {"replay", rt::ExecMode::Replay, false},
                              {"replay-rebind", rt::ExecMode::Replay, true}};
   if (shapes->size() > 1) modes.push_back({"replay-reshape", rt::ExecMode::Replay, false, true});
+  // The cost of updates next to replay: one kernel node's arguments set (to the same
+  // values) before each submission, or a whole-graph update from the file's graph.
+  uint32_t updated = kNone;
+  for (uint32_t n = 0; n < g.nodes.size() && updated == kNone; ++n)
+    if (g.nodes[n].kind == NodeKind::Kernel && g.subgraphs.empty()) updated = n;
+  if ((*dev)->info().caps.nodeUpdate) {
+    if (updated != kNone) modes.push_back({"update-node", rt::ExecMode::Replay, false, false, Mode::Node});
+    modes.push_back({"update-graph", rt::ExecMode::Replay, false, false, Mode::Whole});
+  } else {
+    note("cgrun: " + spec + " does not support executable updates; no update modes");
+  }
   struct Result {
     const Mode *mode;
     double finalizeMs;
@@ -128,7 +143,14 @@ int benchCommand(const CommonOptions &o, const BenchOptions &b) {
     auto exe = (*dev)->finalize(g, fo);
     const double finMs = msSince(t0);
     if (!exe) return fail(exe.error().withContext(m.name));
+    if (Error e = applyUpdates(**exe, o)) return fail(e.withContext(m.name));
     Result r{&m, finMs, (*exe)->graph().nodes.size(), {}};
+    rt::NodeUpdate same;
+    if (m.update == Mode::Node) {
+      same.node = updated;
+      const Node &node = (*exe)->graph().nodes[updated];
+      for (uint32_t a = 0; a < node.args.size(); ++a) same.args.emplace_back(a, node.args[a]);
+    }
     const double minTimeUs = b.minTime * 1e6;
     double spentUs = 0;
     const uint32_t total = b.warmup + b.repetitions;
@@ -136,6 +158,12 @@ int benchCommand(const CommonOptions &o, const BenchOptions &b) {
       const rt::BindingTable &table = (m.rebind && (i & 1)) ? setB->table : setA->table;
       const double c0 = cpuNow();
       auto s = std::chrono::steady_clock::now();
+      if (m.update != Mode::None) {
+        Error ue = m.update == Mode::Node ? (*exe)->update(same) : (*exe)->update(g);
+        if (ue) return fail(ue.withContext(m.name));
+        if (i >= b.warmup)
+          r.s.updateUs.push_back(double(nsBetween(s, std::chrono::steady_clock::now())) / 1e3);
+      }
       const rt::ParamValues &pv = m.reshape ? (*shapes)[i % shapes->size()] : *params;
       auto ev = (*exe)->enqueue(table, pv);
       auto submitted = std::chrono::steady_clock::now();
@@ -175,8 +203,9 @@ int benchCommand(const CommonOptions &o, const BenchOptions &b) {
     nlohmann::json benches = nlohmann::json::array();
     const std::string base = g.name.empty() ? "graph" : g.name;
     for (const Result &r : results) {
-      const std::pair<const char *, const std::vector<double> *> metrics[] = {
+      std::vector<std::pair<const char *, const std::vector<double> *>> metrics = {
           {"submit", &r.s.submitUs}, {"total", &r.s.totalUs}};
+      if (!r.s.updateUs.empty()) metrics.insert(metrics.begin(), {"update", &r.s.updateUs});
       for (const auto &mt : metrics) {
         const std::string runName = base + "/" + r.mode->name + "/" + mt.first;
         Stats st = stats(*mt.second);
@@ -211,8 +240,9 @@ int benchCommand(const CommonOptions &o, const BenchOptions &b) {
   std::printf("%-14s %-7s %12s %12s %12s %14s %12s\n", "mode", "time", "min us", "median us", "max us",
               "median us/node", "finalize ms");
   for (const Result &r : results) {
-    const std::pair<const char *, const std::vector<double> *> metrics[] = {
+    std::vector<std::pair<const char *, const std::vector<double> *>> metrics = {
         {"submit", &r.s.submitUs}, {"total", &r.s.totalUs}};
+    if (!r.s.updateUs.empty()) metrics.insert(metrics.begin(), {"update", &r.s.updateUs});
     for (const auto &mt : metrics) {
       Stats st = stats(*mt.second);
       std::printf("%-14s %-7s %12.2f %12.2f %12.2f %14.3f %12.2f\n", r.mode->name, mt.first, st.min,

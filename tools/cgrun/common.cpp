@@ -194,6 +194,7 @@ nlohmann::json deviceJson(const rt::DeviceInfo &d) {
           {"vendor", d.vendor},
           {"driver_version", d.driverVersion},
           {"replay", d.replay},
+          {"update", d.caps.nodeUpdate ? d.update : std::string("none")},
           {"capabilities",
            {{"native_command_buffer", d.caps.nativeCommandBuffer},
             {"rebind_without_rerecord", d.caps.rebindWithoutRerecord},

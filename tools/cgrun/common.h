@@ -28,6 +28,10 @@ struct CommonOptions {
   std::vector<std::string> backends; // --backend (compare takes two)
   std::string device;                // --device
   std::vector<std::string> inputs, randoms, zeros, fills, params, allowDirs;
+  // Updates applied to every executable right after finalize (issue 10):
+  // --set NODE.FIELD=VALUE, --disable NODE, --update-from OTHER.cgf.
+  std::vector<std::string> sets, disables;
+  std::string updateFrom;
   bool allowPlugins = false;
   bool json = false;
   Tolerance tol;
@@ -99,6 +103,13 @@ struct CompareResult {
 };
 CompareResult compareElements(const uint8_t *got, const uint8_t *expected, uint64_t bytes,
                               ScalarType t, const Tolerance &tol);
+
+// Applies --set / --disable / --update-from to `exe` (update.cpp). FIELD: argN (a scalar
+// as text, a slot as NAME or NAME+OFFSET, a parameter by name, a __local size in bytes),
+// global, local, offset (comma-separated sizes), enabled (0 or 1). Several --set of one
+// node make one update.
+Error applyUpdates(rt::Executable &exe, const CommonOptions &o);
+bool hasUpdates(const CommonOptions &o);
 
 nlohmann::json deviceJson(const rt::DeviceInfo &d);
 std::string slotLabel(const Graph &g, uint32_t s);

@@ -411,6 +411,7 @@ int compareCommand(const CommonOptions &o, const CompareOptions &c) {
       fo.host = s.policy;
       auto exe = (*dev)->finalize(g, fo);
       if (!exe) return fail(exe.error().withContext(sides[i].label()));
+      if (Error e = applyUpdates(**exe, o)) return fail(e.withContext(sides[i].label()));
       sides[i].exe = std::move(*exe);
       auto b = bindContents(**dev, g, s.contents);
       if (!b) return fail(b.error().withContext(sides[i].label()));

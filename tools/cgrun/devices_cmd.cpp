@@ -51,6 +51,9 @@ int listDevices(bool json) {
                   d.driverVersion.empty() ? "" : ", ", d.driverVersion.c_str());
       std::printf("      %s\n", capsLine(d.caps).c_str());
       if (!d.replay.empty()) std::printf("      replay: %s\n", d.replay.c_str());
+      std::printf("      update: %s\n",
+                  d.caps.nodeUpdate ? (d.update + " (arguments, nd-range, enable/disable, whole graph)").c_str()
+                                    : "none (updates are refused)");
     }
   }
   for (const char *name : kKnownBackends) {

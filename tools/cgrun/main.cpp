@@ -50,6 +50,14 @@ Flags addCommon(CLI::App &app, CommonOptions &o, Command cmd) {
                  "directory files named by the graph may live in (repeatable; default: the "
                  ".cgf's directory and the current directory)")
       ->allow_extra_args(false);
+  app.add_option("--set", o.sets,
+                 "NODE.FIELD=VALUE: update a node after finalize (FIELD: argN, global, local, "
+                 "offset, enabled; repeatable)")
+      ->allow_extra_args(false);
+  app.add_option("--disable", o.disables, "NODE: the node does nothing; its edges still order the rest (repeatable)")
+      ->allow_extra_args(false);
+  app.add_option("--update-from", o.updateFrom,
+                 "OTHER.cgf: whole-graph update from a graph of the same topology");
   app.add_flag("--allow-plugins", o.allowPlugins, "let host tasks load plugin libraries");
   app.add_flag("--json", o.json, "results as JSON on stdout (everything else on stderr)");
   Flags f;

@@ -130,6 +130,7 @@ int runCommand(const CommonOptions &o, uint32_t iterations, const std::vector<st
   auto exe = (*dev)->finalize(g, fo);
   const double finalizeMs = msSince(t0);
   if (!exe) return fail(exe.error());
+  if (Error e = applyUpdates(**exe, o)) return fail(e);
   auto bound = bindContents(**dev, g, *contents);
   if (!bound) return fail(bound.error());
 

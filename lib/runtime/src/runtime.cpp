@@ -584,6 +584,7 @@ Error Executable::commitUpdates(std::vector<std::pair<uint32_t, Node>> changed,
   }
   std::sort(touched.begin(), touched.end());
   touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+  if (touched.empty()) return Error::success(); // nothing differs
   if (slotsChanged) computeNeeds();
   Error err = applyUpdate(touched);
   if (!err) return Error::success();
