@@ -36,11 +36,13 @@ constexpr uint32_t kTag = 0, kFlags = 4, kOffset = 8, kStoredSize = 16, kRawSize
 }
 
 // Sections in the order the writer emits them. `recordSize` is the version 1.0 size,
-// the smallest a reader accepts. XPRS (2.0) is last and written only when the graph
-// stores expressions, so a graph without them gives exactly a 1.0 file.
+// the smallest a reader accepts. XPRS (2.0) is written only when the graph stores
+// expressions and ALTK (minor version 1) only when a node has kernel alternatives, so a
+// graph with neither gives exactly a 1.0 file.
 enum SectionId : uint32_t {
   kGRPH, kSTRS, kSLOT, kPARM, kKMOD, kKFRM, kKERN, kKPRM, kRNGE, kCOPY, kFILL, kHOST,
-  kNODE, kNARG, kEDGE, kORDR, kPART, kLIST, kSUBG, kMETA, kBLOB, kBDAT, kXPRS, kSectionIdCount
+  kNODE, kNARG, kEDGE, kORDR, kPART, kLIST, kSUBG, kMETA, kBLOB, kBDAT, kXPRS, kALTK,
+  kSectionIdCount
 };
 struct SectionKind {
   char tag[5];
@@ -50,7 +52,7 @@ constexpr SectionKind kSections[kSectionIdCount] = {
     {"GRPH", 8},  {"STRS", 1},  {"SLOT", 40}, {"PARM", 24}, {"KMOD", 16}, {"KFRM", 24},
     {"KERN", 32}, {"KPRM", 28}, {"RNGE", 112}, {"COPY", 88}, {"FILL", 24}, {"HOST", 16},
     {"NODE", 40}, {"NARG", 24}, {"EDGE", 8},  {"ORDR", 4},  {"PART", 16}, {"LIST", 4},
-    {"SUBG", 4},  {"META", 16}, {"BLOB", 32}, {"BDAT", 1},  {"XPRS", 20},
+    {"SUBG", 4},  {"META", 16}, {"BLOB", 32}, {"BDAT", 1},  {"XPRS", 20}, {"ALTK", 8},
 };
 
 // ---- little-endian loads and stores (unaligned) -----------------------------------

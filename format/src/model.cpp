@@ -53,6 +53,20 @@ const char *formKindName(FormKind k) {
   return "invalid";
 }
 
+std::string signatureDifference(const Kernel &a, const Kernel &b) {
+  const std::string versus = "'" + b.name + "' and '" + a.name + "' differ: ";
+  if (a.params.size() != b.params.size())
+    return versus + std::to_string(b.params.size()) + " parameters vs " + std::to_string(a.params.size());
+  for (size_t i = 0; i < a.params.size(); ++i) {
+    const KernelParam &x = a.params[i], &y = b.params[i];
+    if (x.kind != y.kind || x.size != y.size || x.qualifiers != y.qualifiers || x.typeName != y.typeName)
+      return versus + "parameter " + std::to_string(i) + " is " +
+             (y.typeName.empty() ? std::string("?") : y.typeName) + (y.qualifiers != x.qualifiers ? " (qualifiers differ)" : "") +
+             " vs " + (x.typeName.empty() ? std::string("?") : x.typeName);
+  }
+  return "";
+}
+
 const char *nodeKindName(NodeKind k) {
   switch (k) {
   case NodeKind::Kernel: return "kernel";

@@ -90,6 +90,7 @@ public:
     CGRAPH_RETURN_IF_ERROR(subgraphs(g));
     CGRAPH_RETURN_IF_ERROR(checkStructure(g, "file"));
     CGRAPH_RETURN_IF_ERROR(exprs(g));
+    CGRAPH_RETURN_IF_ERROR(alternatives(g));
     return g;
   }
 
@@ -383,6 +384,47 @@ private:
     for (uint32_t i = 0; i < ms.count; ++i) {
       CGRAPH_RETURN_IF_ERROR(str(ms.rec(i), Where{"metadata", i}, "key", &g.metadata[i].first));
       CGRAPH_RETURN_IF_ERROR(str(ms.rec(i) + 8, Where{"metadata", i}, "value", &g.metadata[i].second));
+    }
+    return Error::success();
+  }
+
+  // Kernel alternatives (minor version 1; older readers skip the section, which only
+  // loses the choice, never changes what runs).
+  Error alternatives(Graph &g) {
+    const Section &as = sec(kALTK);
+    if (as.count == 0) return Error::success();
+    CGRAPH_RETURN_IF_ERROR(budget_.take(uint64_t(as.count) * 4, "kernel alternatives"));
+    uint32_t prevNode = 0;
+    for (uint32_t i = 0; i < as.count; ++i) {
+      const uint8_t *r = as.rec(i);
+      Where w{"alternatives", i};
+      const uint32_t node = ld32(r), kernel = ld32(r + 4);
+      if (node >= g.nodes.size())
+        return makeError(w + ": node " + std::to_string(node) + " points past the node table (" +
+                         std::to_string(g.nodes.size()) + " nodes)");
+      if (i > 0 && node < prevNode) return makeError(w + ": not sorted by node");
+      prevNode = node;
+      Node &n = g.nodes[node];
+      if (n.kind != NodeKind::Kernel)
+        return makeError(w + ": node " + std::to_string(node) + " is a " + nodeKindName(n.kind) +
+                         " node; only kernel nodes have alternatives");
+      if (kernel >= g.kernels.size())
+        return makeError(w + ": kernel " + std::to_string(kernel) + " points past the kernel table (" +
+                         std::to_string(g.kernels.size()) + " kernels)");
+      for (uint32_t k : n.alternatives)
+        if (k == kernel) return makeError(w + ": kernel '" + g.kernels[kernel].name + "' is listed twice");
+      const std::string sig = signatureDifference(g.kernels[n.kernel], g.kernels[kernel]);
+      if (!sig.empty()) return makeError(w + ": " + sig);
+      n.alternatives.push_back(kernel);
+    }
+    for (uint32_t n = 0; n < g.nodes.size(); ++n) {
+      const Node &node = g.nodes[n];
+      if (node.alternatives.empty()) continue;
+      bool own = false;
+      for (uint32_t k : node.alternatives) own = own || k == node.kernel;
+      if (!own)
+        return makeError("alternatives of node " + std::to_string(n) + ": its kernel '" +
+                         g.kernels[node.kernel].name + "' is not among them");
     }
     return Error::success();
   }

@@ -164,6 +164,14 @@ public:
       str(r + 12, std::string(e->code.begin(), e->code.end()));
     }
     hasExprs_ = !xs.empty();
+    // Kernel alternatives (minor version 1): per node in node order, in list order.
+    for (uint32_t n = 0; n < g.nodes.size(); ++n)
+      for (uint32_t k : g.nodes[n].alternatives) {
+        uint8_t *r = rec(kALTK);
+        st32(r, n);
+        st32(r + 4, k);
+        hasAlts_ = true;
+      }
     if (tooBig_) return makeError("the graph holds more than 4 GiB of strings or 2^32 records in one table");
     return assemble();
   }
@@ -329,8 +337,9 @@ private:
 
   Expected<std::vector<uint8_t>> assemble() {
     uint64_t tableOff = kHeaderSize;
-    // Without expressions the file is exactly a 1.0 file (no XPRS entry, the last one).
-    const uint32_t nsec = hasExprs_ ? kSectionIdCount : kXPRS;
+    // Without expressions or alternatives the file is exactly a 1.0 file (no XPRS and
+    // ALTK entries, the last ones).
+    const uint32_t nsec = hasAlts_ ? kSectionIdCount : hasExprs_ ? kALTK : kXPRS;
     uint64_t pos = alignUp(tableOff + uint64_t(nsec) * kEntrySize);
     std::vector<uint8_t> stored[kSectionIdCount];
     uint32_t flags[kSectionIdCount] = {};
@@ -347,7 +356,7 @@ private:
     uint8_t *h = out.data();
     std::memcpy(h, kMagic, sizeof kMagic);
     st16(h + hdr::kMajor, hasExprs_ ? kCgfExprMajorVersion : kCgfMajorVersion);
-    st16(h + hdr::kMinor, kCgfMinorVersion);
+    st16(h + hdr::kMinor, hasAlts_ ? kCgfAlternativesMinorVersion : kCgfMinorVersion);
     st32(h + hdr::kEndian, kEndianMarker);
     if (hasExprs_) st32(h + hdr::kFlags, kHeaderFlagExprs);
     st32(h + hdr::kSectionCount, nsec);
@@ -379,6 +388,7 @@ private:
   uint32_t count_[kSectionIdCount] = {};
   bool tooBig_ = false;
   bool hasExprs_ = false;
+  bool hasAlts_ = false;
   std::vector<StrEntry> strTable_;
   size_t strUsed_ = 0;
   std::unordered_map<std::string, uint32_t> rangeIdx_;

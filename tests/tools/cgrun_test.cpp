@@ -510,8 +510,10 @@ TEST_CASE("cgc stores expressions over parameters; cgrun runs one LU file at sev
     CHECK(r.out.find("check a: ok") != std::string::npos);
   }
   // bench: the same parameter given several times adds a mode cycling through them.
+  // --modes all: a whole-graph update from the file leaves the expression fields to the
+  // parameters (it once took them for changed literal ranges and refused).
   Result bench = cgrun("bench lu.cgf --zeros a --param n=32 --param n=9 --param n=20 --warmup 1 "
-                       "--repetitions 3 --json",
+                       "--repetitions 3 --json --modes all",
                        dir);
   INFO(bench.err);
   REQUIRE(bench.code == 0);
@@ -521,6 +523,7 @@ TEST_CASE("cgc stores expressions over parameters; cgrun runs one LU file at sev
     runs.insert(x["run_name"].get<std::string>());
   CHECK(runs.count("lu_n/replay/total"));
   CHECK(runs.count("lu_n/replay-reshape/total"));
+  CHECK(runs.count("lu_n/update-graph/total"));
   // n = 20: step k = 19 has n - k - 1 = 0 rows; refused before anything runs.
   c = tooltest::runTool(CGC_PATH, "lu_strict.json -o lu_strict.cgf", dir, dir / "cgc_std");
   INFO(c.out << c.err);
@@ -579,9 +582,26 @@ TEST_CASE("cgrun --set, --disable and --update-from update the executable", "[to
   }
 
   // bench: the cost of a node update and of a whole-graph update next to replay.
+  // They run when asked (--modes all, or by name), not by default.
   r = s.run("bench " + kInputs + "--warmup 1 --repetitions 3");
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("update-node") == std::string::npos);
+  CHECK(r.out.find("replay-rebind") != std::string::npos);
+  r = s.run("bench " + kInputs + "--warmup 1 --repetitions 3 --modes all");
   INFO(r.out << r.err);
   REQUIRE(r.code == 0);
   CHECK(r.out.find("update-node    update") != std::string::npos);
   CHECK(r.out.find("update-graph   update") != std::string::npos);
+  r = s.run("bench " + kInputs + "--warmup 1 --repetitions 3 --modes update-graph,replay");
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("update-graph   update") != std::string::npos);
+  CHECK(r.out.find("eager") == std::string::npos);
+  r = s.run("bench " + kInputs + "--modes replay,lazy");
+  CHECK(r.code == 2);
+  CHECK(r.err.find("--modes: unknown mode 'lazy'") != std::string::npos);
+  r = s.run("bench " + kInputs + "--modes replay-reshape");
+  CHECK(r.code == 2);
+  CHECK(r.err.find("replay-reshape: it needs a --param given more than once") != std::string::npos);
 }

@@ -265,6 +265,30 @@ void DescriptionReader::readKernelNode(GraphCtx &c, const JValue &n, Node &node)
            "unknown kernel '" + kname + "'" + suggest(kname, names) +
                (names.empty() ? " (the description lists no kernel files)" : ""));
   }
+  // "alternatives": kernels an update may switch this node to (issue 10), each with the
+  // node kernel's signature; the node's own kernel is first unless listed.
+  if (const JValue *alts = n.find("alternatives")) {
+    if (!alts->isArray() || alts->items.empty())
+      failAt(f, *alts, "'alternatives' must be a non-empty array of kernel names");
+    node.alternatives.push_back(node.kernel);
+    for (const JValue &a : alts->items) {
+      const std::string an = toStr(f, a, "an alternative");
+      const uint32_t k = c.g().findKernel(an);
+      if (k == kNone) {
+        std::vector<std::string> names;
+        for (const auto &kk : c.g().kernels)
+          names.push_back(kk.name);
+        failAt(f, a, "unknown kernel '" + an + "'" + suggest(an, names));
+      }
+      if (k == node.kernel) continue;
+      for (uint32_t seen : node.alternatives)
+        if (seen == k) failAt(f, a, "kernel '" + an + "' is listed twice");
+      const std::string why = signatureDifference(c.g().kernels[node.kernel], c.g().kernels[k]);
+      if (!why.empty()) failAt(f, a, "alternative '" + an + "' cannot replace '" + kname + "': " + why);
+      node.alternatives.push_back(k);
+    }
+    if (node.alternatives.size() == 1) node.alternatives.clear();
+  }
   NDRange r;
   for (int d = 0; d < 3; ++d)
     r.global[d].value = 1;
@@ -530,7 +554,7 @@ void DescriptionReader::readNode(GraphCtx &c, const JValue &n) {
            "'subgraph' (or 'repeat' for a block)");
   std::string k = kind;
   if (k == "kernel")
-    checkKeys(f, n, {"name", "after", "kernel", "global", "local", "offset", "args"},
+    checkKeys(f, n, {"name", "after", "kernel", "global", "local", "offset", "args", "alternatives"},
               "kernel node");
   else if (k == "host")
     checkKeys(f, n, {"name", "after", "host", "library", "args"}, "host node");

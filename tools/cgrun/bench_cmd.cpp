@@ -113,20 +113,44 @@ int benchCommand(const CommonOptions &o, const BenchOptions &b) {
   auto setB = bindContents(**dev, g, *contents);
   if (!setB) return fail(setB.error());
 
-  std::vector<Mode> modes = {{"eager", rt::ExecMode::Eager, false},
-                             {"replay", rt::ExecMode::Replay, false},
-                             {"replay-rebind", rt::ExecMode::Replay, true}};
-  if (shapes->size() > 1) modes.push_back({"replay-reshape", rt::ExecMode::Replay, false, true});
+  // Every mode, then the ones that apply here, then the ones asked for (--modes).
+  const bool reshape = shapes->size() > 1;
+  const bool updates = (*dev)->info().caps.nodeUpdate;
   // The cost of updates next to replay: one kernel node's arguments set (to the same
   // values) before each submission, or a whole-graph update from the file's graph.
   uint32_t updated = kNone;
   for (uint32_t n = 0; n < g.nodes.size() && updated == kNone; ++n)
     if (g.nodes[n].kind == NodeKind::Kernel && g.subgraphs.empty()) updated = n;
-  if ((*dev)->info().caps.nodeUpdate) {
-    if (updated != kNone) modes.push_back({"update-node", rt::ExecMode::Replay, false, false, Mode::Node});
-    modes.push_back({"update-graph", rt::ExecMode::Replay, false, false, Mode::Whole});
+  struct Candidate {
+    Mode mode;
+    bool byDefault;
+    std::string unavailable; // why the mode can't run here ("" when it can)
+  };
+  const std::string noUpdates = spec + " does not support executable updates";
+  const std::vector<Candidate> all = {
+      {{"eager", rt::ExecMode::Eager, false}, true, ""},
+      {{"replay", rt::ExecMode::Replay, false}, true, ""},
+      {{"replay-rebind", rt::ExecMode::Replay, true}, true, ""},
+      {{"replay-reshape", rt::ExecMode::Replay, false, true}, true,
+       reshape ? "" : "it needs a --param given more than once"},
+      {{"update-node", rt::ExecMode::Replay, false, false, Mode::Node}, false,
+       !updates ? noUpdates : updated == kNone ? "the graph has no kernel node to update" : ""},
+      {{"update-graph", rt::ExecMode::Replay, false, false, Mode::Whole}, false,
+       updates ? "" : noUpdates}};
+  std::vector<Mode> modes;
+  if (b.modes.empty() || b.modes == "all") {
+    for (const Candidate &c : all)
+      if (c.unavailable.empty() && (c.byDefault || !b.modes.empty())) modes.push_back(c.mode);
   } else {
-    note("cgrun: " + spec + " does not support executable updates; no update modes");
+    for (const std::string &name : splitList(b.modes)) {
+      auto it = std::find_if(all.begin(), all.end(), [&](const Candidate &c) { return name == c.mode.name; });
+      if (it == all.end())
+        return usage("--modes: unknown mode '" + name +
+                     "' (eager, replay, replay-rebind, replay-reshape, update-node, update-graph, all)");
+      if (!it->unavailable.empty()) return usage("--modes: " + name + ": " + it->unavailable);
+      if (std::none_of(modes.begin(), modes.end(), [&](const Mode &m) { return name == m.name; }))
+        modes.push_back(it->mode);
+    }
   }
   struct Result {
     const Mode *mode;

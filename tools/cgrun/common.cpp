@@ -45,6 +45,22 @@ std::unique_ptr<rt::Registry> makeRegistry() {
   return r;
 }
 
+std::vector<std::string> splitList(const std::string &text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (;;) {
+    const size_t comma = text.find(',', start);
+    out.push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) return out;
+    start = comma + 1;
+  }
+}
+
+int usage(const std::string &msg) {
+  std::fprintf(stderr, "cgrun: error: %s\n", msg.c_str());
+  return 2;
+}
+
 std::string deviceSpec(const std::string &backend, const std::string &device) {
   if (device.empty()) return backend.empty() ? "cpu" : backend;
   if (device.find_first_not_of("0123456789") == std::string::npos)

@@ -57,6 +57,10 @@ uint64_t nsBetween(std::chrono::steady_clock::time_point a, std::chrono::steady_
 // All backends compiled into this binary.
 std::unique_ptr<rt::Registry> makeRegistry();
 // "cpu" / "cpu:1" / --backend X --device N.
+// "a,b,,c" -> {"a", "b", "", "c"}; "" -> {""}.
+std::vector<std::string> splitList(const std::string &text);
+// Prints "cgrun: error: MSG" and returns 2 (a usage error).
+int usage(const std::string &msg);
 std::string deviceSpec(const std::string &backend, const std::string &device);
 
 Expected<Graph> loadGraph(const std::string &path);
@@ -106,7 +110,8 @@ CompareResult compareElements(const uint8_t *got, const uint8_t *expected, uint6
 
 // Applies --set / --disable / --update-from to `exe` (update.cpp). FIELD: argN (a scalar
 // as text, a slot as NAME or NAME+OFFSET, a parameter by name, a __local size in bytes),
-// global, local, offset (comma-separated sizes), enabled (0 or 1). Several --set of one
+// global, local, offset (comma-separated sizes), kernel (one of the node's
+// alternatives, by name), enabled (0 or 1). Several --set of one
 // node make one update.
 Error applyUpdates(rt::Executable &exe, const CommonOptions &o);
 bool hasUpdates(const CommonOptions &o);
@@ -120,6 +125,7 @@ struct BenchOptions {
   uint32_t warmup = 3;
   uint32_t repetitions = 10;
   double minTime = 0.0; // seconds per mode
+  std::string modes;     // --modes a,b,...|all (empty: eager, replay, replay-rebind[, replay-reshape])
 };
 int benchCommand(const CommonOptions &o, const BenchOptions &b);
 struct CompareOptions {

@@ -329,15 +329,10 @@ Expected<Outcome> comparePerNode(const Setup &s, Side (&sides)[2], bool *hookMis
 
 Expected<std::vector<rt::ExecMode>> parseModes(const std::string &text) {
   std::vector<rt::ExecMode> modes;
-  size_t start = 0;
-  while (start <= text.size()) {
-    const size_t comma = text.find(',', start);
-    const std::string m = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+  for (const std::string &m : splitList(text)) {
     if (m == "replay") modes.push_back(rt::ExecMode::Replay);
     else if (m == "eager") modes.push_back(rt::ExecMode::Eager);
     else return makeError("--modes " + text + ": '" + m + "' is not a mode (replay, eager)");
-    if (comma == std::string::npos) break;
-    start = comma + 1;
   }
   if (modes.size() > 2) return makeError("--modes " + text + ": at most two modes (one per side)");
   return modes;

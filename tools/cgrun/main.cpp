@@ -52,7 +52,7 @@ Flags addCommon(CLI::App &app, CommonOptions &o, Command cmd) {
       ->allow_extra_args(false);
   app.add_option("--set", o.sets,
                  "NODE.FIELD=VALUE: update a node after finalize (FIELD: argN, global, local, "
-                 "offset, enabled; repeatable)")
+                 "offset, kernel, enabled; repeatable)")
       ->allow_extra_args(false);
   app.add_option("--disable", o.disables, "NODE: the node does nothing; its edges still order the rest (repeatable)")
       ->allow_extra_args(false);
@@ -94,11 +94,6 @@ int parseOrExit(CLI::App &app, int argc, char **argv, bool *done) {
   }
 }
 
-int usage(const std::string &msg) {
-  std::fprintf(stderr, "cgrun: error: %s\n", msg.c_str());
-  return 2;
-}
-
 int mainImpl(int argc, char **argv) {
   Command cmd = Command::Run;
   if (argc > 1 && std::strcmp(argv[1], "bench") == 0) cmd = Command::Bench;
@@ -135,6 +130,11 @@ int mainImpl(int argc, char **argv) {
     app.add_option("--warmup", bench.warmup, "untimed runs per mode (default 3)");
     app.add_option("--repetitions", bench.repetitions, "timed runs per mode (default 10)");
     app.add_option("--min-time", bench.minTime, "keep repeating until this many seconds per mode");
+    app.add_option("--modes", bench.modes,
+                   "comma-separated modes to time: eager, replay, replay-rebind, replay-reshape (needs "
+                   "a --param given more than once), update-node, update-graph (devices with updates); "
+                   "'all' for every mode that applies. Default: eager, replay, replay-rebind and "
+                   "replay-reshape where it applies");
   } else {
     app.add_option("--memory-mb", memoryMb, "snapshot memory per round (default 2048)");
     app.add_option("--modes", compare.modes,

@@ -110,13 +110,17 @@ Error applyUpdates(rt::Executable &exe, const CommonOptions &o) {
     const size_t eq = s.find('=');
     const size_t dot = eq == std::string::npos ? std::string::npos : s.rfind('.', eq);
     if (eq == std::string::npos || dot == std::string::npos || dot == 0)
-      return makeError(what + ": expected NODE.FIELD=VALUE (FIELD: argN, global, local, offset, enabled)");
+      return makeError(what + ": expected NODE.FIELD=VALUE (FIELD: argN, global, local, offset, kernel, enabled)");
     auto n = nodeNamed(s.substr(0, dot), what);
     if (!n) return n.error();
     const std::string field = s.substr(dot + 1, eq - dot - 1), value = s.substr(eq + 1);
     rt::NodeUpdate &u = entry(*n);
     const Node &node = g.nodes[*n];
-    if (field == "enabled") {
+    if (field == "kernel") {
+      const uint32_t k = g.findKernel(value);
+      if (k == kNone) return makeError(what + ": no kernel named '" + value + "'");
+      u.kernel = k;
+    } else if (field == "enabled") {
       if (value != "0" && value != "1" && value != "true" && value != "false")
         return makeError(what + ": enabled is 0 or 1");
       u.enabled = value == "1" || value == "true";
@@ -150,7 +154,7 @@ Error applyUpdates(rt::Executable &exe, const CommonOptions &o) {
         for (uint32_t d = 0; d < 3; ++d) dims[d] = Dim{d < v->size() ? (*v)[d] : rest, kNone};
       }
     } else {
-      return makeError(what + ": unknown field '" + field + "' (argN, global, local, offset, enabled)");
+      return makeError(what + ": unknown field '" + field + "' (argN, global, local, offset, kernel, enabled)");
     }
   }
   for (auto &[n, u] : updates)

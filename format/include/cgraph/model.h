@@ -114,6 +114,10 @@ struct Kernel {
   std::vector<KernelParam> params;
   uint32_t reqdLocal[3] = {0, 0, 0}; // reqd_work_group_size, 0 = none
 };
+// Why kernel `b` cannot stand in for kernel `a` as a node's alternative ("parameter 1 is
+// float*, not int*"), or "" when their signatures match: the same parameter count and,
+// per parameter, the same kind, size, qualifiers and type spelling.
+std::string signatureDifference(const Kernel &a, const Kernel &b);
 
 // ---- nodes ---------------------------------------------------------------------
 enum class NodeKind : uint8_t {
@@ -194,6 +198,10 @@ struct Node {
   // Kernel
   uint32_t kernel = kNone;
   NDRange range;
+  // Kernel: the kernels an update may switch this node to (UR's kernel alternatives),
+  // `kernel` among them; empty = `kernel` only. All have the same signature (same
+  // parameter count, kinds, sizes and qualifiers), so arguments and hazards stay valid.
+  std::vector<uint32_t> alternatives;
   // Kernel and Host
   std::vector<Arg> args;
   // Copy, CopyRect

@@ -36,6 +36,7 @@ Error remapNode(Node &c, const std::vector<uint32_t> &binding, const std::vector
                 uint32_t kernelBase) {
   std::string where = "node '" + c.name + "'";
   if (c.kind == NodeKind::Kernel && c.kernel != kNone) c.kernel += kernelBase;
+  for (uint32_t &k : c.alternatives) k += kernelBase;
   for (size_t i = 0; i < c.args.size(); ++i) {
     Arg &a = c.args[i];
     if (a.kind == ArgKind::Slot)

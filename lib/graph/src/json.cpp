@@ -86,6 +86,12 @@ json nodeJson(const Graph &g, uint32_t i) {
     j["kernel"] = nameOr(n.kernel < g.kernels.size() ? g.kernels[n.kernel].name : std::string(),
                          n.kernel, g.kernels.size());
     j["range"] = rangeJson(g, n.range);
+    if (!n.alternatives.empty()) {
+      json alts = json::array();
+      for (uint32_t k : n.alternatives)
+        alts.push_back(nameOr(k < g.kernels.size() ? g.kernels[k].name : std::string(), k, g.kernels.size()));
+      j["alternatives"] = alts;
+    }
     break;
   case NodeKind::Copy:
   case NodeKind::CopyRect:
@@ -278,6 +284,11 @@ void listingRec(const Graph &g, const std::string &ind, std::string &o, int dept
     case NodeKind::Kernel:
       t += " " + (n.kernel < g.kernels.size() ? g.kernels[n.kernel].name : "#" + std::to_string(n.kernel)) +
            "  " + detail::rangeText(g, n.range);
+      if (!n.alternatives.empty()) {
+        t += "  alternatives:";
+        for (uint32_t k : n.alternatives)
+          t += " " + (k < g.kernels.size() ? g.kernels[k].name : "#" + std::to_string(k));
+      }
       break;
     case NodeKind::Copy:
       t += " " + detail::slotRef(g, n.copy.srcSlot) + "+" + std::to_string(n.copy.srcOffset) + " -> " +

@@ -462,8 +462,22 @@ Error Executable::checkUpdate(const NodeUpdate &u, Node &changed) const {
   changed = graph_.nodes[u.node];
   if (u.enabled < -1 || u.enabled > 1)
     return makeError(where + ": enabled must be 0 or 1");
-  if ((!u.args.empty() || u.setRange) && changed.kind != NodeKind::Kernel)
-    return makeError(where + ": only kernel nodes have arguments and nd-ranges to update");
+  if ((!u.args.empty() || u.setRange || u.kernel != kNone) && changed.kind != NodeKind::Kernel)
+    return makeError(where + ": only kernel nodes have arguments, nd-ranges and kernels to update");
+  if (u.kernel != kNone) {
+    bool listed = false;
+    std::string names;
+    for (uint32_t k : changed.alternatives) {
+      listed = listed || k == u.kernel;
+      names += (names.empty() ? "" : ", ") + graph_.kernels[k].name;
+    }
+    const std::string name = u.kernel < graph_.kernels.size() ? "'" + graph_.kernels[u.kernel].name + "'"
+                                                               : std::to_string(u.kernel);
+    if (!listed)
+      return makeError(where + ": kernel " + name + " is not one of its alternatives" +
+                       (names.empty() ? std::string(" (it has none)") : " (" + names + ")"));
+    changed.kernel = u.kernel;
+  }
   auto isExpr = [&](ExprField f, uint32_t arg) {
     for (const FieldExpr &fe : graph_.exprs)
       if (fe.node == u.node && fe.field == f && (f != ExprField::ScalarArg || fe.arg == arg))
@@ -600,7 +614,7 @@ Error Executable::update(const NodeUpdate &u) {
   Node changed;
   CGRAPH_RETURN_IF_ERROR(checkUpdate(u, changed));
   std::vector<std::pair<uint32_t, Node>> nodes;
-  if (!u.args.empty() || u.setRange) nodes.emplace_back(u.node, std::move(changed));
+  if (!u.args.empty() || u.setRange || u.kernel != kNone) nodes.emplace_back(u.node, std::move(changed));
   return commitUpdates(std::move(nodes), {{u.node, u.enabled}});
 }
 
@@ -633,8 +647,15 @@ Error Executable::update(const Graph &unflattened) {
     if (mine.kind != NodeKind::Kernel) continue;
     const std::string &k1 = graph_.kernels[mine.kernel].name;
     const std::string k2 = theirs.kernel < source.kernels.size() ? source.kernels[theirs.kernel].name : "?";
-    if (k1 != k2)
-      return makeError("whole-graph update: " + label(n) + ": kernel differs (" + k1 + " vs " + k2 + ")");
+    // A different kernel is an update when it is one of the node's alternatives.
+    uint32_t kernel = kNone;
+    if (k1 != k2) {
+      for (uint32_t k : mine.alternatives)
+        if (graph_.kernels[k].name == k2) kernel = k;
+      if (kernel == kNone)
+        return makeError("whole-graph update: " + label(n) + ": kernel differs (" + k1 + " vs " + k2 +
+                         (mine.alternatives.empty() ? std::string(")") : ", not one of its alternatives)"));
+    }
     if (mine.args.size() != theirs.args.size())
       return makeError("whole-graph update: " + label(n) + ": " + std::to_string(theirs.args.size()) +
                        " arguments instead of " + std::to_string(mine.args.size()));
@@ -648,25 +669,26 @@ Error Executable::update(const Graph &unflattened) {
     }
     NodeUpdate u;
     u.node = n;
+    u.kernel = kernel;
     for (uint32_t a = 0; a < theirs.args.size(); ++a) {
       if (exprArg[a]) continue;
       const Arg &x = mine.args[a], &y = theirs.args[a];
       if (x.kind == y.kind && x.type == y.type && x.index == y.index && x.value == y.value) continue;
       u.args.emplace_back(a, y);
     }
-    bool sameRange = exprRange || mine.range.dims == theirs.range.dims;
-    for (int d = 0; d < 3 && sameRange; ++d)
+    bool sameRange = mine.range.dims == theirs.range.dims;
+    for (int d = 0; d < 3 && sameRange && !exprRange; ++d)
       sameRange = mine.range.global[d].value == theirs.range.global[d].value &&
                   mine.range.local[d].value == theirs.range.local[d].value &&
                   mine.range.offset[d].value == theirs.range.offset[d].value &&
                   mine.range.global[d].param == theirs.range.global[d].param &&
                   mine.range.local[d].param == theirs.range.local[d].param &&
                   mine.range.offset[d].param == theirs.range.offset[d].param;
-    if (!sameRange) {
+    if (!sameRange && !exprRange) {
       u.setRange = true;
       u.range = theirs.range;
     }
-    if (u.args.empty() && !u.setRange) continue;
+    if (u.args.empty() && !u.setRange && u.kernel == kNone) continue;
     Node node;
     if (Error e = checkUpdate(u, node)) return makeError("whole-graph update: " + e.message());
     changed.emplace_back(n, std::move(node));

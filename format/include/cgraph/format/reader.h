@@ -34,6 +34,7 @@ namespace cgraph {
 // are skipped); files with another major version are refused.
 constexpr uint16_t kCgfMajorVersion = 1;
 constexpr uint16_t kCgfMinorVersion = 0;
+constexpr uint16_t kCgfAlternativesMinorVersion = 1; // files holding Node::alternatives
 constexpr uint16_t kCgfExprMajorVersion = 2; // files holding Graph::exprs
 constexpr uint16_t kCgfMaxMajorVersion = 2;
 

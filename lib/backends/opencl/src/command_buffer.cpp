@@ -93,11 +93,12 @@ Error OpenCLExecutable::prepare(const rt::FinalizeOptions &opts) {
   partPreds_.assign(graph_.nodes.size(), {});
   for (const Edge &e : graph_.edges)
     if (partOf[e.from] == partOf[e.to]) partPreds_[e.to].push_back(e.from);
-  // Programs and one cl_kernel per graph kernel that a node launches.
+  // Programs and one cl_kernel per graph kernel that a node launches or may launch.
   std::vector<bool> used(graph_.kernels.size(), false);
   bool anyHost = false;
   for (const Node &n : graph_.nodes) {
     if (n.kind == NodeKind::Kernel) used[n.kernel] = true;
+    for (uint32_t k : n.alternatives) used[k] = true; // an update may switch to it
     if (n.kind == NodeKind::Host) anyHost = true;
   }
   kernels_.assign(graph_.kernels.size(), nullptr);

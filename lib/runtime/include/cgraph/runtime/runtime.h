@@ -166,6 +166,9 @@ struct NodeUpdate {
   // Kernel nodes: a new nd-range of literal sizes (same number of dimensions or not).
   bool setRange = false;
   NDRange range;
+  // Kernel nodes: switch to this kernel (index into graph().kernels), which must be one
+  // of the node's Node::alternatives; kNone leaves the kernel.
+  uint32_t kernel = kNone;
   // Any node: 0 disables it (it does nothing; its edges still order the others, as
   // CUDA's cuGraphNodeSetEnabled), 1 enables it again, -1 leaves it.
   int enabled = -1;
@@ -229,7 +232,8 @@ public:
   // for every earlier submission of this executable to complete (a submission in
   // flight always runs with the values it was enqueued with), then applies; the next
   // enqueue sees the new values. Checked before anything changes, each error naming
-  // the node: unknown node, an argument or range on a non-kernel node, an argument
+  // the node: unknown node, a kernel that is not one of the node's alternatives, an
+  // argument or range on a non-kernel node, an argument
   // index out of range, a kind or scalar type that differs from the old argument, a
   // field that is a stored expression (change the parameters instead), an unknown slot
   // or parameter, a zero or over-large range, and a new slot access that the graph's
