@@ -25,6 +25,10 @@ __kernel void inc_u32(__global uint *a, uint by) {
   size_t i = get_global_id(0);
   a[i] += by;
 }
+__kernel void inc2x_u32(__global uint *a, uint by) {
+  size_t i = get_global_id(0);
+  a[i] += 2 * by;
+}
 )CL";
 
 constexpr uint32_t kN = 256;
@@ -35,8 +39,11 @@ struct Chain {
   Graph g;
   uint32_t sA, sB, sC, sD;
   uint32_t inc5, inc7, add, inc1, lone;
-  uint32_t kCopy, kAdd, kInc;
-  explicit Chain(const char *secondKernel = "add_u32") {
+  uint32_t kCopy, kAdd, kInc, kInc2x;
+  // secondKernel: the kernel of node 'add'; inc7Kernel: inc7's, which may switch between
+  // inc_u32 and inc2x_u32 (its alternatives) when `alternatives` is set.
+  explicit Chain(const char *secondKernel = "add_u32", bool alternatives = false,
+                 const char *inc7Kernel = "inc_u32") {
     GraphBuilder b("update");
     sA = b.addSlot(externalSlot("a", kN * 4));
     sB = b.addSlot(externalSlot("b", kN * 4));
@@ -45,10 +52,13 @@ struct Chain {
     kInc = addKernelSource(b, kSource, "update.cl", "inc_u32");
     kAdd = kInc - 1;
     kCopy = kInc - 2;
+    kInc2x = kInc + 1;
     REQUIRE(b.graph().kernels[kAdd].name == "add_u32");
+    REQUIRE(b.graph().kernels[kInc2x].name == "inc2x_u32");
     const uint32_t k2 = std::string(secondKernel) == "add_u32" ? kAdd : kCopy;
     inc5 = b.addKernelNode("inc5", kInc, range1D(kN), {Arg::slot(sA), Arg::scalar(ScalarType::U32, 5)});
-    inc7 = b.addKernelNode("inc7", kInc, range1D(kN), {Arg::slot(sA), Arg::scalar(ScalarType::U32, 7)});
+    const uint32_t k7 = std::string(inc7Kernel) == "inc_u32" ? kInc : kInc2x;
+    inc7 = b.addKernelNode("inc7", k7, range1D(kN), {Arg::slot(sA), Arg::scalar(ScalarType::U32, 7)});
     std::vector<Arg> addArgs{Arg::slot(sA), Arg::slot(sB), Arg::slot(sC)};
     if (k2 == kCopy) addArgs = {Arg::slot(sA), Arg::slot(sC)};
     add = b.addKernelNode("add", k2, range1D(kN), addArgs);
@@ -58,6 +68,7 @@ struct Chain {
     b.addEdge(inc7, add);
     b.addEdge(add, inc1);
     g = b.take();
+    if (alternatives) g.nodes[inc7].alternatives = {k7, k7 == kInc ? kInc2x : kInc};
     REQUIRE(!finalizeForFile(g));
   }
 };
@@ -326,5 +337,48 @@ TEST_CASE("update: whole graph from a graph of the same topology", "[opencl][cpu
       CHECK(runOnce(*dev, *exe).c == expectC([](uint32_t i) { return i < kN / 4 ? 45u : 40u; }, 1));
       REQUIRE(!exe->update(ch.g));
       CHECK(runOnce(*dev, *exe).c == kBase);
+    }
+}
+
+TEST_CASE("update: a node switches to one of its alternative kernels", "[opencl][cpu][update]") {
+  Chain ch("add_u32", true);
+  Chain doubled("add_u32", true, "inc2x_u32"); // the same graph with inc7 on inc2x_u32
+  Chain plain;                                  // no alternatives
+  Devices devs;
+  for (rt::Device *dev : devs.list())
+    for (rt::ExecMode mode : {rt::ExecMode::Replay, rt::ExecMode::Eager}) {
+      INFO(dev->info().backend << (mode == rt::ExecMode::Replay ? " replay" : " eager"));
+      auto exe = finalize(*dev, ch.g, mode);
+      CHECK(runOnce(*dev, *exe).c == kBase);
+      rt::NodeUpdate u;
+      u.node = ch.inc7;
+      u.kernel = ch.kInc2x;
+      REQUIRE(!exe->update(u));
+      CHECK(exe->graph().nodes[ch.inc7].kernel == ch.kInc2x);
+      CHECK(runOnce(*dev, *exe).c == expectC([](uint32_t) { return 19u; }, 1));
+      // With a new argument in the same update.
+      u.kernel = ch.kInc;
+      u.args = {{1, Arg::scalar(ScalarType::U32, 20)}};
+      REQUIRE(!exe->update(u));
+      CHECK(runOnce(*dev, *exe).c == expectC([](uint32_t) { return 25u; }, 1));
+      // Refused: a kernel not in the list, a node without alternatives.
+      rt::NodeUpdate bad;
+      bad.node = ch.inc7;
+      bad.kernel = ch.kAdd;
+      requireError(exe->update(bad), "node 'inc7': kernel 'add_u32' is not one of its alternatives "
+                                     "(inc_u32, inc2x_u32)");
+      bad.node = ch.inc5;
+      bad.kernel = ch.kInc2x;
+      requireError(exe->update(bad), "node 'inc5': kernel 'inc2x_u32' is not one of its alternatives "
+                                     "(it has none)");
+      CHECK(runOnce(*dev, *exe).c == expectC([](uint32_t) { return 25u; }, 1));
+      // Whole graph: the source's kernel choice is applied when it is an alternative.
+      REQUIRE(!exe->update(doubled.g));
+      CHECK(runOnce(*dev, *exe).c == expectC([](uint32_t) { return 19u; }, 1));
+      REQUIRE(!exe->update(ch.g));
+      CHECK(runOnce(*dev, *exe).c == kBase);
+      // Without alternatives a different kernel is still a topology change.
+      auto strict = finalize(*dev, plain.g, mode);
+      requireError(strict->update(doubled.g), "node 1 'inc7': kernel differs (inc_u32 vs inc2x_u32)");
     }
 }

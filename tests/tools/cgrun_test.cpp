@@ -605,3 +605,48 @@ TEST_CASE("cgrun --set, --disable and --update-from update the executable", "[to
   CHECK(r.code == 2);
   CHECK(r.err.find("replay-reshape: it needs a --param given more than once") != std::string::npos);
 }
+
+TEST_CASE("cgc stores kernel alternatives; cgrun --set NODE.kernel switches", "[tools][cgrun][update]") {
+  fs::path dir = scratch("alternatives");
+  fs::create_directories(dir / "kernels");
+  std::ofstream(dir / "kernels" / "scale.cl")
+      << "__kernel void scale_mul(__global float *x, float s) { x[get_global_id(0)] *= s; }\n"
+         "__kernel void scale_add(__global float *x, float s) { x[get_global_id(0)] += s; }\n"
+         "__kernel void scale_int(__global int *x, int s) { x[get_global_id(0)] *= s; }\n";
+  std::ofstream(dir / "alt.json") << R"J({
+  "name": "alt",
+  "kernels": ["kernels/scale.cl"],
+  "slots": [{ "name": "x", "count": 256, "type": "f32", "external": true }],
+  "nodes": [
+    { "name": "s", "kernel": "scale_mul", "alternatives": ["scale_add"], "global": [256],
+      "args": ["x", { "f32": 3.0 }] }
+  ]
+})J";
+  tooltest::Result c = tooltest::runTool(CGC_PATH, "alt.json -o alt.cgf", dir, dir / "cgc_std");
+  INFO(c.out << c.err);
+  REQUIRE(c.code == 0);
+  c = tooltest::runTool(CGC_PATH, "dump --json alt.cgf", dir, dir / "cgc_std");
+  REQUIRE(c.code == 0);
+  json j = json::parse(c.out);
+  CHECK(j["nodes"][0]["alternatives"] == json::array({"scale_mul", "scale_add"}));
+  writeFloats(dir / "two.npy", 2.0f, 256);
+  writeFloats(dir / "six.npy", 6.0f, 256);
+  writeFloats(dir / "five.npy", 5.0f, 256);
+  for (const char *backend : {"cpu", "opencl"}) {
+    INFO(backend);
+    const std::string base = std::string("alt.cgf --backend ") + backend + " --input x=two.npy ";
+    Result r = cgrun(base + "--check x=@six.npy", dir);
+    INFO(r.out << r.err);
+    CHECK(r.code == 0);
+    r = cgrun(base + "--set s.kernel=scale_add --check x=@five.npy", dir);
+    INFO(r.out << r.err);
+    CHECK(r.code == 0);
+    r = cgrun(base + "--set s.kernel=scale_int", dir);
+    CHECK(r.code != 0);
+    CHECK(r.err.find("kernel 'scale_int' is not one of its alternatives (scale_mul, scale_add)") !=
+          std::string::npos);
+    r = cgrun(base + "--set s.kernel=nope", dir);
+    CHECK(r.code != 0);
+    CHECK(r.err.find("nope") != std::string::npos);
+  }
+}

@@ -173,6 +173,13 @@ public:
       if (node.kind == NodeKind::Host) hasHost = true;
       if (node.kind != NodeKind::Kernel) continue;
       CGRAPH_RETURN_IF_ERROR(prepareKernel(n, p).withContext(nodeLabel(g, n)));
+      // Alternatives in other modules are compiled now (a switch then finds them in the
+      // compiler's cache, and a module that does not build fails here, not at update).
+      for (uint32_t k : node.alternatives) {
+        if (g.kernels[k].module == g.kernels[node.kernel].module) continue;
+        auto compiled = compileModule(g.kernels[k].module);
+        if (!compiled) return compiled.error().withContext(nodeLabel(g, n) + ": alternative '" + g.kernels[k].name + "'");
+      }
     }
     if (hasHost) {
       auto h = rt::HostTasks::prepare(g, opts.host);
@@ -182,15 +189,20 @@ public:
     return Error::success();
   }
 
+  // Every kernel of the module, compiled (or found in the compiler's cache).
+  Expected<std::shared_ptr<const CompiledModule>> compileModule(uint32_t module) {
+    std::vector<std::string> names;
+    for (const Kernel &k : graph_.kernels)
+      if (k.module == module) names.push_back(k.name);
+    return cpu_.compiler().get(graph_.modules[module], names, useCache_);
+  }
+
   Error prepareKernel(uint32_t n, PreparedNode &p) {
     const Graph &g = graph_;
     const Node &node = g.nodes[n];
     const Kernel &kern = g.kernels[node.kernel];
     const KernelModule &mod = g.modules[kern.module];
-    std::vector<std::string> names;
-    for (const Kernel &k : g.kernels)
-      if (k.module == kern.module) names.push_back(k.name);
-    auto compiled = cpu_.compiler().get(mod, names, useCache_);
+    auto compiled = compileModule(kern.module);
     if (!compiled) return compiled.error();
     p.module = *compiled;
     p.kernel = p.module->find(kern.name);
