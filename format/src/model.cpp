@@ -67,6 +67,8 @@ std::string signatureDifference(const Kernel &a, const Kernel &b) {
   return "";
 }
 
+const char *condKindName(CondKind k) { return k == CondKind::While ? "while" : "if"; }
+
 const char *nodeKindName(NodeKind k) {
   switch (k) {
   case NodeKind::Kernel: return "kernel";
@@ -76,6 +78,7 @@ const char *nodeKindName(NodeKind k) {
   case NodeKind::Host: return "host";
   case NodeKind::Barrier: return "barrier";
   case NodeKind::Subgraph: return "subgraph";
+  case NodeKind::Conditional: return "conditional";
   }
   return "invalid";
 }

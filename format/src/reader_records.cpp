@@ -18,7 +18,8 @@
 //   FILL 24: u32 slot, blob pattern, u64 offset, u64 bytes
 //   HOST 16: str op, str library
 //   NODE 40: str name, u8 kind, u8[3] 0, u32 kernel, u32 firstArg, u32 argCount,
-//            u32 detail (Kernel: RNGE, Copy/CopyRect: COPY, Fill: FILL, Host: HOST),
+//            u32 detail (Kernel: RNGE, Copy/CopyRect: COPY, Fill: FILL, Host: HOST,
+//            Conditional: COND),
 //            u32 subgraph, u32 firstSlot, u32 slotCount  ; args into NARG, slots into LIST
 //   NARG 24: u8 kind, u8 type, u8[2] 0, u32 index, u64 value, str text
 //   EDGE  8: u32 from, u32 to
@@ -32,6 +33,9 @@
 //            u32 0
 //   XPRS 20: u32 node, u16 field (ExprField), u16 0, u32 arg, str code  ; 2.0 only,
 //            sorted by (node, field, arg); code = cgraph/expr.h's encode() over params
+//   ALTK  8: u32 node, u32 kernel  ; minor 1, sorted by node
+//   COND 24: u8 kind (0 if, 1 while), u8[3] 0, u32 slot, u64 offset, u32 maxTrips, u32 0
+//            ; 2.1 with header flag bit 1
 //
 // Lists (forms, kernel params, args, LIST) must be stored back to back in the order
 // above: each `first` equals the sum of the counts before it. This makes every list a
@@ -85,6 +89,9 @@ public:
     CGRAPH_RETURN_IF_ERROR(params(g));
     CGRAPH_RETURN_IF_ERROR(modules(g));
     CGRAPH_RETURN_IF_ERROR(kernels(g));
+    if (sec(kCOND).count > 0 && (im_.major < 2 || !(im_.flags & kHeaderFlagConditionals)))
+      return makeError("section 'COND' holds " + std::to_string(sec(kCOND).count) +
+                       " conditions but the header does not declare them (format 2.1, flag bit 1)");
     CGRAPH_RETURN_IF_ERROR(nodes(g));
     CGRAPH_RETURN_IF_ERROR(rest(g));
     CGRAPH_RETURN_IF_ERROR(subgraphs(g));
@@ -319,6 +326,20 @@ private:
       const uint8_t *r = sec(kHOST).rec(detail);
       CGRAPH_RETURN_IF_ERROR(str(r, w, "host op", &n.host.op));
       return str(r + 8, w, "host library", &n.host.library);
+    }
+    case NodeKind::Conditional: {
+      if (im_.major < 2 || !(im_.flags & kHeaderFlagConditionals))
+        return makeError(w + ": a conditional node but the header does not declare them (format 2.1, flag "
+                             "bit 1)");
+      CGRAPH_RETURN_IF_ERROR(detailRef(w, detail, kCOND, "condition"));
+      const uint8_t *r = sec(kCOND).rec(detail);
+      if (r[0] > uint8_t(CondKind::While))
+        return makeError(w + ": unknown condition kind " + std::to_string(r[0]));
+      n.cond.kind = static_cast<CondKind>(r[0]);
+      n.cond.slot = ld32(r + 4);
+      n.cond.offset = ld64(r + 8);
+      n.cond.maxTrips = ld32(r + 16);
+      return Error::success();
     }
     default:
       return Error::success();

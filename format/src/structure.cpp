@@ -80,7 +80,7 @@ public:
   Error node(size_t i) const {
     const Node &n = g_.nodes[i];
     auto kind = static_cast<uint8_t>(n.kind);
-    if (kind < 1 || kind > static_cast<uint8_t>(NodeKind::Subgraph))
+    if (kind < 1 || kind > static_cast<uint8_t>(NodeKind::Conditional))
       return makeError(at("nodes", i) + ": unknown node kind " + std::to_string(kind));
     for (size_t a = 0; a < n.args.size(); ++a) {
       const Arg &arg = n.args[a];
@@ -122,6 +122,13 @@ public:
         return makeError(at("nodes", i) + ": fill pattern has " + std::to_string(n.fill.pattern.size()) +
                          " bytes (must be 1..128)");
       break;
+    case NodeKind::Conditional:
+      if (uint8_t(n.cond.kind) > uint8_t(CondKind::While))
+        return makeError(at("nodes", i) + ": unknown condition kind " + std::to_string(unsigned(n.cond.kind)));
+      CGRAPH_RETURN_IF_ERROR(slotRef(i, "condition", n.cond.slot));
+      if (n.cond.kind == CondKind::While && n.cond.maxTrips == 0)
+        return makeError(at("nodes", i) + ": a while node needs a maximum trip count >= 1");
+      [[fallthrough]];
     case NodeKind::Subgraph: {
       if (n.subgraph >= g_.subgraphs.size())
         return makeError(at("nodes", i) + ": " + refersTo("subgraph", n.subgraph, g_.subgraphs.size()));

@@ -98,6 +98,16 @@ public:
       case NodeKind::CopyRect: detail = copy(n.copy); break;
       case NodeKind::Fill: detail = fill(n.fill); break;
       case NodeKind::Host: detail = host(n.host); break;
+      case NodeKind::Conditional: {
+        detail = count_[kCOND];
+        uint8_t *c = rec(kCOND);
+        c[0] = static_cast<uint8_t>(n.cond.kind);
+        st32(c + 4, n.cond.slot);
+        st64(c + 8, n.cond.offset);
+        st32(c + 16, n.cond.maxTrips);
+        hasConds_ = true;
+        break;
+      }
       default: break;
       }
       uint8_t *r = rec(kNODE);
@@ -337,9 +347,9 @@ private:
 
   Expected<std::vector<uint8_t>> assemble() {
     uint64_t tableOff = kHeaderSize;
-    // Without expressions or alternatives the file is exactly a 1.0 file (no XPRS and
-    // ALTK entries, the last ones).
-    const uint32_t nsec = hasAlts_ ? kSectionIdCount : hasExprs_ ? kALTK : kXPRS;
+    // Without expressions, alternatives or conditionals the file is exactly a 1.0 file
+    // (no XPRS, ALTK and COND entries, the last ones).
+    const uint32_t nsec = hasConds_ ? kSectionIdCount : hasAlts_ ? kCOND : hasExprs_ ? kALTK : kXPRS;
     uint64_t pos = alignUp(tableOff + uint64_t(nsec) * kEntrySize);
     std::vector<uint8_t> stored[kSectionIdCount];
     uint32_t flags[kSectionIdCount] = {};
@@ -355,10 +365,10 @@ private:
     std::vector<uint8_t> out(pos, 0);
     uint8_t *h = out.data();
     std::memcpy(h, kMagic, sizeof kMagic);
-    st16(h + hdr::kMajor, hasExprs_ ? kCgfExprMajorVersion : kCgfMajorVersion);
-    st16(h + hdr::kMinor, hasAlts_ ? kCgfAlternativesMinorVersion : kCgfMinorVersion);
+    st16(h + hdr::kMajor, hasExprs_ || hasConds_ ? kCgfExprMajorVersion : kCgfMajorVersion);
+    st16(h + hdr::kMinor, hasAlts_ || hasConds_ ? kCgfAlternativesMinorVersion : kCgfMinorVersion);
     st32(h + hdr::kEndian, kEndianMarker);
-    if (hasExprs_) st32(h + hdr::kFlags, kHeaderFlagExprs);
+    st32(h + hdr::kFlags, (hasExprs_ ? kHeaderFlagExprs : 0) | (hasConds_ ? kHeaderFlagConditionals : 0));
     st32(h + hdr::kSectionCount, nsec);
     st64(h + hdr::kFileSize, pos);
     st64(h + hdr::kTableOffset, tableOff);
@@ -389,6 +399,7 @@ private:
   bool tooBig_ = false;
   bool hasExprs_ = false;
   bool hasAlts_ = false;
+  bool hasConds_ = false;
   std::vector<StrEntry> strTable_;
   size_t strUsed_ = 0;
   std::unordered_map<std::string, uint32_t> rangeIdx_;

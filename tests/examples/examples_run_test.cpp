@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <set>
 #include <string>
@@ -149,6 +150,60 @@ void stencil(const std::string &backend) {
   // After 100 sweeps (the last one odd) the result is in u0.
   requireClose(readBin<float>(w / "u0.bin", n * n), u0, 1e-5, 1e-4, "u0");
   requireClose(readBin<float>(w / "r.bin", n * n), r, 1e-5, 1e-3, "r");
+}
+
+// ---- examples/jacobi-converge: a while node until the sweeps stop changing u --------
+// The reference runs the same float arithmetic (no contraction is possible: no add
+// follows a multiply), so the number of trips and every value match exactly.
+void jacobiConverge(const std::string &backend) {
+  const uint32_t n = 64;
+  fs::path w = scratch("jacobi-converge-" + backend);
+  compile(sourceDir() / "examples/jacobi-converge/graph.json", w);
+  for (float tol : {1e-4f, 1e-2f}) {
+    INFO("tol " << tol);
+    char arg[64];
+    std::snprintf(arg, sizeof arg, "%.9g", double(tol));
+    run(backend, w, std::string("--param tol=") + arg + " --output u0=u0.bin --output stats=stats.bin");
+    std::vector<float> u0(n * n, 0.0f), u1;
+    for (uint32_t k = 0; k < n; ++k) {
+      u0[k] = 1.0f;
+      u0[(n - 1) * n + k] = 0.0f;
+      if (k > 0) u0[k * n] = u0[k * n + n - 1] = 0.0f;
+    }
+    u1 = u0;
+    auto sweep = [&](std::vector<float> &out, const std::vector<float> &in) {
+      for (uint32_t y = 0; y < n; ++y)
+        for (uint32_t x = 0; x < n; ++x) {
+          size_t i = size_t(y) * n + x;
+          if (x == 0 || y == 0 || x == n - 1 || y == n - 1) out[i] = in[i];
+          else out[i] = 0.25f * (in[i - 1] + in[i + 1] + in[i - n] + in[i + n]);
+        }
+    };
+    uint32_t checks = 0;
+    float change = 0.0f;
+    do {
+      sweep(u1, u0);
+      sweep(u0, u1);
+      change = 0.0f;
+      for (size_t i = 0; i < u0.size(); ++i) change = std::max(change, std::fabs(u0[i] - u1[i]));
+      ++checks;
+    } while (change > tol && checks < 20000);
+    REQUIRE(checks < 20000);
+    std::vector<uint32_t> stats = readBin<uint32_t>(w / "stats.bin", 2);
+    CHECK(stats[0] == checks);
+    float last;
+    std::memcpy(&last, &stats[1], 4);
+    CHECK(last == change);
+    CHECK(last <= tol);
+    std::vector<double> want(u0.begin(), u0.end());
+    requireClose(readBin<float>(w / "u0.bin", n * n), want, 1e-6, 0, "u0");
+  }
+  // A tolerance never met (every change is > -1): the trip limit fails the submission.
+  Result r = runTool(CGRUN_PATH, "graph.cgf --backend " + backend + " --param tol=-1", w,
+                     w / ("cgrun-tight-" + backend));
+  CHECK(r.code != 0);
+  CHECK(r.err.find("while node 'converge': the condition is still nonzero after 20000 trips (its maximum)") !=
+        std::string::npos);
 }
 
 // ---- examples/image: to float, blur, Sobel, threshold, crop -------------------------
@@ -386,6 +441,7 @@ struct ExampleRun {
 const ExampleRun kExamples[] = {
     {"saxpy", saxpy}, {"chain1000", chain1000},     {"stencil", stencil}, {"image", image},
     {"mlp", mlp},     {"gramschmidt", gramschmidt}, {"lu", lu},
+    {"jacobi-converge", jacobiConverge},
 };
 
 void runExample(const char *name, const std::string &backend) {
@@ -430,6 +486,7 @@ EXAMPLE_ON_BOTH("image")
 EXAMPLE_ON_BOTH("mlp")
 EXAMPLE_ON_BOTH("gramschmidt")
 EXAMPLE_ON_BOTH("lu")
+EXAMPLE_ON_BOTH("jacobi-converge")
 
 TEST_CASE("barrier and subgraph nodes execute on cpu", "[cpu][barrier][subgraph]") { barrierSubgraph("cpu"); }
 TEST_CASE("barrier and subgraph nodes execute on opencl", "[opencl][barrier][subgraph]") {

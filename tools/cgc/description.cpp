@@ -339,8 +339,9 @@ void DescriptionReader::readParams(GraphCtx &c, const JValue &list) {
   }
 }
 
-void DescriptionReader::validate(GraphCtx &c, Graph &g) {
+void DescriptionReader::validate(GraphCtx &c, Graph &g, bool warnings) {
   ValidateOptions vo;
+  vo.warnings = warnings;
   vo.recurseSubgraphs = false; // each subgraph was validated against its own description
   std::vector<Diagnostic> diags = validateGraph(g, vo);
   bool failed = false;

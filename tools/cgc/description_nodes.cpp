@@ -11,8 +11,8 @@ namespace cgraph::cgc {
 
 namespace {
 
-const char *const kKindKeys[] = {"kernel", "copy",    "copy_rect", "fill",
-                                 "host",   "barrier", "subgraph"};
+const char *const kKindKeys[] = {"kernel",  "copy",     "copy_rect", "fill", "host",
+                                 "barrier", "subgraph", "if",        "while"};
 
 std::vector<std::string> slotNames(const Graph &g) {
   std::vector<std::string> out;
@@ -419,9 +419,12 @@ void DescriptionReader::readHostNode(GraphCtx &c, const JValue &n, Node &node) {
 }
 
 void DescriptionReader::readSubgraphNode(GraphCtx &c, const JValue &n, Node &node) {
-  const std::string &f = c.file;
   node.kind = NodeKind::Subgraph;
-  const JValue &sv = *n.find("subgraph");
+  bindSubgraph(c, n, *n.find("subgraph"), node);
+}
+
+void DescriptionReader::bindSubgraph(GraphCtx &c, const JValue &n, const JValue &sv, Node &node) {
+  const std::string &f = c.file;
   Graph child;
   if (sv.isString()) {
     child = readFile(joinPath(c.dir, sv.text), Location::at(f, sv.pos), c.depth + 1);
@@ -465,6 +468,100 @@ void DescriptionReader::readSubgraphNode(GraphCtx &c, const JValue &n, Node &nod
       failAt(f, n,
              "subgraph param '" + p.name +
                  "' has no parameter of the same name in the enclosing graph");
+  node.subgraph = c.builder.addSubgraphGraph(std::move(child));
+}
+
+// Only what the body's nodes use of the kernels copied from the enclosing graph (the
+// body is stored as a file of its own).
+void keepUsedKernels(Graph &body) {
+  std::vector<uint32_t> kernelMap(body.kernels.size(), kNone), moduleMap(body.modules.size(), kNone);
+  std::vector<Kernel> kernels;
+  std::vector<KernelModule> modules;
+  auto useKernel = [&](uint32_t &k) {
+    if (k >= kernelMap.size()) return;
+    if (kernelMap[k] == kNone) {
+      Kernel kk = body.kernels[k];
+      if (kk.module < moduleMap.size()) {
+        if (moduleMap[kk.module] == kNone) {
+          moduleMap[kk.module] = uint32_t(modules.size());
+          modules.push_back(body.modules[kk.module]);
+        }
+        kk.module = moduleMap[kk.module];
+      }
+      kernelMap[k] = uint32_t(kernels.size());
+      kernels.push_back(std::move(kk));
+    }
+    k = kernelMap[k];
+  };
+  for (Node &n : body.nodes) {
+    if (n.kind != NodeKind::Kernel) continue;
+    useKernel(n.kernel);
+    for (uint32_t &k : n.alternatives) useKernel(k);
+  }
+  body.kernels = std::move(kernels);
+  body.modules = std::move(modules);
+}
+
+// "if" / "while": a condition (a slot name or {"slot", "offset"}: a u32, nonzero =
+// true), "max_trips" (while: required), and "body": a list of nodes in the enclosing
+// graph's scope (its slots, parameters, kernels and repeat variables), or a subgraph
+// (file name or inline description) with "bind" as for subgraph nodes.
+void DescriptionReader::readConditionalNode(GraphCtx &c, const JValue &n, Node &node, bool isWhile) {
+  const std::string &f = c.file;
+  node.kind = NodeKind::Conditional;
+  node.cond.kind = isWhile ? CondKind::While : CondKind::If;
+  const JValue &cv = *n.find(isWhile ? "while" : "if");
+  auto [slot, offset] = readSlotRef(c, cv, " of node '" + node.name + "'");
+  node.cond.slot = slot;
+  node.cond.offset = offset;
+  if (offset % 4 != 0)
+    failAt(f, cv, "the condition is a u32: its offset " + std::to_string(offset) + " is not a multiple of 4");
+  if (const JValue *m = n.find("max_trips")) {
+    if (!isWhile) failAt(f, *m, "'max_trips' is for while nodes (an if node runs its body at most once)");
+    uint64_t trips = toU64(f, *m, "'max_trips'");
+    if (trips < 1 || trips > 0xFFFFFFFFull) failAt(f, *m, "'max_trips' must be 1 to 4294967295");
+    node.cond.maxTrips = uint32_t(trips);
+  } else if (isWhile) {
+    failAt(f, n, "a while node needs 'max_trips' (the most times its body may run; reaching it is an error)");
+  }
+  const JValue &body = require(f, n, "body", std::string(isWhile ? "while" : "if") + " node");
+  if (!body.isArray()) {
+    bindSubgraph(c, n, body, node);
+    return;
+  }
+  if (n.find("bind")) failAt(f, *n.find("bind"), "'bind' is for a body given as a subgraph, not a node list");
+  if (body.items.empty()) failAt(f, body, "empty body");
+  if (c.depth + 1 > kMaxSubgraphDepth)
+    failAt(f, body, "bodies nested deeper than " + std::to_string(kMaxSubgraphDepth) + " levels");
+  GraphCtx bc;
+  bc.file = c.file;
+  bc.dir = c.dir;
+  bc.depth = c.depth + 1;
+  bc.map.file = c.file;
+  bc.map.graphPos = body.pos;
+  bc.frames = c.frames;
+  bc.edgesMode = c.edgesMode;
+  bc.repeatFactor = c.repeatFactor;
+  bc.slotByName = c.slotByName;
+  bc.paramPos = c.paramPos;
+  Graph &bg = bc.g();
+  bg.name = node.name;
+  bg.slots = c.g().slots;
+  for (Slot &s : bg.slots) {
+    s.init = SlotInit::External; // every body slot is the enclosing graph's
+    s.data.clear();
+    s.path.clear();
+  }
+  bg.params = c.g().params;
+  bg.modules = c.g().modules;
+  bg.kernels = c.g().kernels;
+  bc.map.slots = c.map.slots;
+  readNodes(bc, body);
+  resolveEdges(bc);
+  Graph child = bc.builder.take();
+  keepUsedKernels(child);
+  if (opts_.validate) validate(bc, child, false);
+  for (uint32_t s = 0; s < child.slots.size(); ++s) node.subgraphSlots.push_back(s);
   node.subgraph = c.builder.addSubgraphGraph(std::move(child));
 }
 
@@ -551,7 +648,7 @@ void DescriptionReader::readNode(GraphCtx &c, const JValue &n) {
   if (!kind)
     failAt(f, n,
            "a node needs one of 'kernel', 'copy', 'copy_rect', 'fill', 'host', 'barrier', "
-           "'subgraph' (or 'repeat' for a block)");
+           "'subgraph', 'if', 'while' (or 'repeat' for a block)");
   std::string k = kind;
   if (k == "kernel")
     checkKeys(f, n, {"name", "after", "kernel", "global", "local", "offset", "args", "alternatives"},
@@ -560,6 +657,8 @@ void DescriptionReader::readNode(GraphCtx &c, const JValue &n) {
     checkKeys(f, n, {"name", "after", "host", "library", "args"}, "host node");
   else if (k == "subgraph")
     checkKeys(f, n, {"name", "after", "subgraph", "bind"}, "subgraph node");
+  else if (k == "if" || k == "while")
+    checkKeys(f, n, {"name", "after", kind, "max_trips", "body", "bind"}, k + " node");
   else
     checkKeys(f, n, {"name", "after", kind}, k + " node");
 
@@ -595,6 +694,8 @@ void DescriptionReader::readNode(GraphCtx &c, const JValue &n) {
     readHostNode(c, n, node);
   else if (k == "subgraph")
     readSubgraphNode(c, n, node);
+  else if (k == "if" || k == "while")
+    readConditionalNode(c, n, node, k == "while");
   else {
     const JValue &b = *n.find("barrier");
     if (!b.isBool() || !b.boolean) failAt(f, b, "'barrier' must be true");

@@ -99,7 +99,8 @@ private:
   void readSlots(GraphCtx &c, const JValue &list);
   void readParams(GraphCtx &c, const JValue &list);
   void readMetadata(GraphCtx &c, const JValue &obj);
-  void validate(GraphCtx &c, Graph &g);
+  // `warnings`: false for an inline body (it carries every slot of its enclosing graph).
+  void validate(GraphCtx &c, Graph &g, bool warnings = true);
 
   // description_nodes.cpp
   void readNodes(GraphCtx &c, const JValue &list);
@@ -110,6 +111,9 @@ private:
   void readFillNode(GraphCtx &c, const JValue &spec, Node &node);
   void readHostNode(GraphCtx &c, const JValue &n, Node &node);
   void readSubgraphNode(GraphCtx &c, const JValue &n, Node &node);
+  // The subgraph `sv` (a file name or an inline description) with n's "bind" into `node`.
+  void bindSubgraph(GraphCtx &c, const JValue &n, const JValue &sv, Node &node);
+  void readConditionalNode(GraphCtx &c, const JValue &n, Node &node, bool isWhile);
   // `field`: "global", "local" or "offset"; `nodeName` for messages.
   void readRange(GraphCtx &c, const JValue &v, Dim out[3], uint32_t *dims, bool allowZero,
                  const char *field, const std::string &nodeName);

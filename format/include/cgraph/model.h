@@ -128,6 +128,7 @@ enum class NodeKind : uint8_t {
   Host = 5,
   Barrier = 6,
   Subgraph = 7,
+  Conditional = 8, // if/while over a body subgraph (.cgf 2.1, COND)
 };
 const char *nodeKindName(NodeKind k);
 
@@ -192,6 +193,22 @@ struct HostOp {
   std::string library; // empty: built-in; else a shared library path (plugin)
 };
 
+// Conditional nodes (CUDA's IF/WHILE conditional nodes, issue 10): the condition is the
+// u32 at byte `offset` of `slot`, written by earlier device work; nonzero = true.
+enum class CondKind : uint8_t {
+  If = 0,    // the body runs once when the condition is true
+  While = 1, // the condition is read before every trip; the body runs while it is true
+};
+const char *condKindName(CondKind k);
+struct CondOp {
+  CondKind kind = CondKind::If;
+  uint32_t slot = kNone;
+  uint64_t offset = 0; // a multiple of 4; offset + 4 <= the slot's size
+  // While: the most trips the body may make (>= 1). A condition still true after them
+  // is an error of the submission, never a silent stop. If: 0.
+  uint32_t maxTrips = 0;
+};
+
 struct Node {
   std::string name;
   NodeKind kind = NodeKind::Barrier;
@@ -210,10 +227,13 @@ struct Node {
   FillOp fill;
   // Host
   HostOp host;
-  // Subgraph: index into Graph::subgraphs; child slot i binds parent slot
-  // subgraphSlots[i]; child params bind by name to parent params of the same name.
+  // Subgraph, and the body of a Conditional: index into Graph::subgraphs; child slot i
+  // binds parent slot subgraphSlots[i]; child params bind by name to parent params of
+  // the same name.
   uint32_t subgraph = kNone;
   std::vector<uint32_t> subgraphSlots;
+  // Conditional
+  CondOp cond;
 };
 
 struct Edge {

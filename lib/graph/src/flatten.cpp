@@ -55,6 +55,11 @@ Error remapNode(Node &c, const std::vector<uint32_t> &binding, const std::vector
     CGRAPH_RETURN_IF_ERROR(remapSlot(c.copy.dstSlot, binding, where + " copy destination"));
   }
   if (c.kind == NodeKind::Fill) CGRAPH_RETURN_IF_ERROR(remapSlot(c.fill.slot, binding, where + " fill"));
+  if (c.kind == NodeKind::Conditional) {
+    CGRAPH_RETURN_IF_ERROR(remapSlot(c.cond.slot, binding, where + " condition"));
+    for (size_t k = 0; k < c.subgraphSlots.size(); ++k)
+      CGRAPH_RETURN_IF_ERROR(remapSlot(c.subgraphSlots[k], binding, where + " body slot " + s(k)));
+  }
   return Error::success();
 }
 
@@ -81,6 +86,15 @@ Expected<Graph> flattenRec(const Graph &g, int depth) {
     if (node.kind != NodeKind::Subgraph) {
       uint32_t x = uint32_t(out.nodes.size());
       out.nodes.push_back(node);
+      // A conditional's body stays a subgraph (it runs zero or more times); the
+      // runtime flattens it when it builds the body.
+      if (node.kind == NodeKind::Conditional) {
+        if (node.subgraph >= g.subgraphs.size())
+          return makeError(detail::nodeLabel(g, i) + ": body subgraph index " + s(node.subgraph) +
+                           " but the graph has " + s(g.subgraphs.size()) + " subgraphs");
+        out.nodes.back().subgraph = uint32_t(out.subgraphs.size());
+        out.subgraphs.push_back(g.subgraphs[node.subgraph]);
+      }
       entries[i] = exits[i] = ordered[i] = {x};
       continue;
     }
@@ -125,8 +139,11 @@ Expected<Graph> flattenRec(const Graph &g, int depth) {
       out.kernels.push_back(std::move(k));
     }
     uint32_t base = uint32_t(out.nodes.size());
+    const uint32_t subgraphBase = uint32_t(out.subgraphs.size());
+    for (Graph &body : child.subgraphs) out.subgraphs.push_back(std::move(body));
     for (Node &c : child.nodes) {
       CGRAPH_RETURN_IF_ERROR(remapNode(c, node.subgraphSlots, paramMap, kernelBase).withContext(where));
+      if (c.kind == NodeKind::Conditional) c.subgraph += subgraphBase;
       c.name = node.name + "/" + c.name;
       out.nodes.push_back(std::move(c));
     }

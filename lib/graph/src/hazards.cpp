@@ -105,6 +105,11 @@ AccessInfo nodeAccesses(const Graph &g, uint32_t node) {
   case NodeKind::Subgraph:
     addSubgraphAccesses(g, n, out);
     break;
+  case NodeKind::Conditional:
+    // The condition is read (4 bytes), then the body's accesses, as a subgraph's.
+    out.accesses.push_back(SlotAccess{n.cond.slot, n.cond.offset, 4, true, false});
+    addSubgraphAccesses(g, n, out);
+    break;
   case NodeKind::Barrier:
     break;
   }
@@ -236,7 +241,11 @@ std::vector<SlotRequirement> slotRequirements(const Graph &graph) {
   }
   for (uint32_t i = 0; i < graph.nodes.size(); ++i) {
     const Node &n = graph.nodes[i];
-    if (n.kind == NodeKind::Subgraph) {
+    if (n.kind == NodeKind::Conditional && n.cond.slot < req.size()) {
+      req[n.cond.slot].minSize = std::max(req[n.cond.slot].minSize, n.cond.offset + 4);
+      req[n.cond.slot].usage |= kUsageRead;
+    }
+    if (n.kind == NodeKind::Subgraph || n.kind == NodeKind::Conditional) {
       if (n.subgraph >= graph.subgraphs.size()) continue;
       std::vector<SlotRequirement> child = slotRequirements(graph.subgraphs[n.subgraph]);
       for (size_t c = 0; c < child.size() && c < n.subgraphSlots.size(); ++c) {

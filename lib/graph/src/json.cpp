@@ -112,6 +112,11 @@ json nodeJson(const Graph &g, uint32_t i) {
   case NodeKind::Host:
     j["host"] = json{{"op", n.host.op}, {"library", n.host.library}};
     break;
+  case NodeKind::Conditional:
+    j["condition"] = json{{"kind", condKindName(n.cond.kind)}, {"slot", slotName(g, n.cond.slot)},
+                          {"offset", n.cond.offset}};
+    if (n.cond.kind == CondKind::While) j["condition"]["maxTrips"] = n.cond.maxTrips;
+    [[fallthrough]];
   case NodeKind::Subgraph: {
     j["subgraph"] = n.subgraph;
     json b = json::array();
@@ -309,6 +314,12 @@ void listingRec(const Graph &g, const std::string &ind, std::string &o, int dept
     case NodeKind::Host:
       t += " " + n.host.op + (n.host.library.empty() ? "" : " from " + n.host.library);
       break;
+    case NodeKind::Conditional:
+      t += std::string(" ") + condKindName(n.cond.kind) + " " + detail::slotRef(g, n.cond.slot) + "+" +
+           std::to_string(n.cond.offset) + " != 0" +
+           (n.cond.kind == CondKind::While ? "  max " + std::to_string(n.cond.maxTrips) + " trips" : "") +
+           "  body";
+      [[fallthrough]];
     case NodeKind::Subgraph: {
       t += " #" + std::to_string(n.subgraph) + "  slots (";
       for (size_t s = 0; s < n.subgraphSlots.size(); ++s)

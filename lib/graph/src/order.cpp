@@ -90,7 +90,7 @@ std::string cyclePath(const Graph &g, const std::vector<uint32_t> &cycle) {
 bool containsHostTask(const Graph &g, int depth) {
   if (depth > 64) return false;
   for (const Node &n : g.nodes) {
-    if (n.kind == NodeKind::Host) return true;
+    if (n.kind == NodeKind::Host || n.kind == NodeKind::Conditional) return true;
     if (n.kind == NodeKind::Subgraph && n.subgraph < g.subgraphs.size() &&
         containsHostTask(g.subgraphs[n.subgraph], depth + 1))
       return true;
@@ -199,7 +199,8 @@ std::vector<Partition> computePartitions(const Graph &g, const std::vector<uint3
   std::vector<uint8_t> isHost(n, 0);
   for (uint32_t i = 0; i < n; ++i) {
     const Node &nd = g.nodes[i];
-    isHost[i] = nd.kind == NodeKind::Host ||
+    // Runtime-driven nodes (host tasks, conditionals) get partitions of their own.
+    isHost[i] = nd.kind == NodeKind::Host || nd.kind == NodeKind::Conditional ||
                 (nd.kind == NodeKind::Subgraph && nd.subgraph < g.subgraphs.size() &&
                  containsHostTask(g.subgraphs[nd.subgraph]));
   }
@@ -316,8 +317,10 @@ Error checkPartitions(const Graph &g) {
                          std::to_string(partOf[x]) + "]");
       partOf[x] = p;
       posIn[x] = i;
-      if (g.nodes[x].kind == NodeKind::Host && part.nodes.size() != 1)
-        return makeError(where + ": host task " + nodeLabel(g, x) + " shares its partition with " +
+      if ((g.nodes[x].kind == NodeKind::Host || g.nodes[x].kind == NodeKind::Conditional) &&
+          part.nodes.size() != 1)
+        return makeError(where + ": " + (g.nodes[x].kind == NodeKind::Host ? "host task " : "conditional ") +
+                         nodeLabel(g, x) + " shares its partition with " +
                          std::to_string(part.nodes.size() - 1) + " other nodes");
     }
     for (uint32_t d : part.deps)

@@ -130,7 +130,7 @@ void checkSlotUse(Checker &c, const std::vector<uint32_t> *order) {
   for (uint32_t n = 0; n < g.nodes.size(); ++n) {
     for (const SlotAccess &a : nodeAccesses(g, n).accesses)
       if (a.slot < used.size()) used[a.slot] = 1;
-    if (g.nodes[n].kind == NodeKind::Subgraph)
+    if (g.nodes[n].kind == NodeKind::Subgraph || g.nodes[n].kind == NodeKind::Conditional)
       for (uint32_t sl : g.nodes[n].subgraphSlots)
         if (sl < used.size()) used[sl] = 1;
   }

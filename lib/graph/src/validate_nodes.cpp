@@ -325,6 +325,22 @@ struct NodeChecker {
     }
   }
 
+  void checkConditional() {
+    const CondOp &cd = node.cond;
+    if (cd.kind != CondKind::If && cd.kind != CondKind::While)
+      c.error(n, kNone, pre() + "unknown condition kind " + s(uint32_t(cd.kind)));
+    if (cd.kind == CondKind::While && cd.maxTrips == 0)
+      c.error(n, kNone, pre() + "a while node needs a maximum trip count of at least 1");
+    if (cd.kind == CondKind::If && cd.maxTrips != 0)
+      c.error(n, kNone, pre() + "an if node has no trip count (got " + s(cd.maxTrips) + ")");
+    if (c.checkSlotRef(n, cd.slot, "condition")) {
+      if (cd.offset % 4 != 0)
+        c.error(n, cd.slot, pre() + "condition offset " + s(cd.offset) + " is not a multiple of 4 (a u32)");
+      checkRange(cd.slot, cd.offset, 4, "reads", "condition");
+    }
+    checkSubgraph();
+  }
+
   void run() {
     switch (node.kind) {
     case NodeKind::Kernel: {
@@ -350,6 +366,7 @@ struct NodeChecker {
     case NodeKind::CopyRect: checkCopy(true); break;
     case NodeKind::Fill: checkFill(); break;
     case NodeKind::Subgraph: checkSubgraph(); break;
+    case NodeKind::Conditional: checkConditional(); break;
     case NodeKind::Barrier: break;
     default:
       c.error(n, kNone, pre() + "unknown node kind " + s(uint32_t(node.kind)));

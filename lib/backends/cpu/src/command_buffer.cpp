@@ -342,7 +342,8 @@ public:
       return host_->run(p.node, spans, sub.params);
     }
     case NodeKind::Barrier:
-    case NodeKind::Subgraph: return Error::success();
+    case NodeKind::Subgraph:
+    case NodeKind::Conditional: return Error::success(); // flattened / staged before here
     }
     return Error::success();
   }

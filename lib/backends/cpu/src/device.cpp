@@ -2,6 +2,7 @@
 
 #include "cgraph/graph/flatten.h"
 #include "cgraph/graph/validate.h"
+#include "cgraph/runtime/staged.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -53,6 +54,8 @@ Expected<std::unique_ptr<rt::Executable>> CpuDevice::finalize(const Graph &graph
   ValidateOptions vo;
   vo.warnings = false;
   CGRAPH_RETURN_IF_ERROR(firstError(validateGraph(*flat, vo)));
+  // Conditional nodes: runtime-driven stages (cgraph/runtime/staged.h).
+  if (rt::hasConditionals(*flat)) return rt::finalizeStaged(*this, std::move(*flat), opts);
   return makeExecutable(*this, std::move(*flat), opts);
 }
 

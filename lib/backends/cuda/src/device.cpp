@@ -3,6 +3,7 @@
 
 #include "cgraph/graph/flatten.h"
 #include "cgraph/graph/validate.h"
+#include "cgraph/runtime/staged.h"
 
 namespace cgraph::cuda {
 
@@ -105,6 +106,8 @@ Expected<std::unique_ptr<rt::Executable>> CudaDevice::finalize(const Graph &grap
   Expected<Graph> flat = flattenSubgraphs(graph);
   if (!flat) return flat.error();
   CGRAPH_RETURN_IF_ERROR(makeCurrent());
+  // Conditional nodes run runtime-driven for now (native CUDA conditional nodes: not yet).
+  if (rt::hasConditionals(*flat)) return rt::finalizeStaged(*this, std::move(*flat), opts);
   return makeExecutable(*this, std::move(*flat), opts);
 }
 

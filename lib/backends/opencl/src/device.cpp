@@ -3,6 +3,7 @@
 
 #include "cgraph/graph/flatten.h"
 #include "cgraph/graph/validate.h"
+#include "cgraph/runtime/staged.h"
 
 namespace cgraph::opencl {
 
@@ -109,6 +110,8 @@ Expected<std::unique_ptr<rt::Executable>> OpenCLDevice::finalize(const Graph &gr
   CGRAPH_RETURN_IF_ERROR(firstError(validateGraph(graph, ValidateOptions{false, true, true})));
   Expected<Graph> flat = flattenSubgraphs(graph);
   if (!flat) return flat.error();
+  // Conditional nodes: runtime-driven stages (cgraph/runtime/staged.h).
+  if (rt::hasConditionals(*flat)) return rt::finalizeStaged(*this, std::move(*flat), opts);
   return makeExecutable(*this, std::move(*flat), opts);
 }
 

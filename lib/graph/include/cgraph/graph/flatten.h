@@ -10,7 +10,9 @@
 // node replaced by its child's order, so `cgc --order` survives flattening; its
 // partitions are the stored ones when no subgraph was inlined and they pass
 // checkPartitions (order.h), else computed from that order. This is the graph backends
-// execute. Graph::subgraphs of the result is empty.
+// execute. Graph::subgraphs of the result holds only the bodies of Conditional nodes
+// (unflattened; each node's `subgraph` indexes it, its `subgraphSlots` and `cond.slot`
+// are remapped); it is empty for a graph without conditionals.
 // Thread-safety: pure. Failure modes: a binding with the wrong count or an out-of-range
 // slot, a child param without a parent param of the same name, nesting deeper than 64,
 // a cycle.
