@@ -34,6 +34,17 @@ while read -r ex args; do
     timeout 60 ./run.sh cgrun compare "cgf/$ex.sm90.cgf" $args --backend cpu --backend cuda 2>&1 | tail -2
   fi
 done <<<"$examples"
+echo "== issue 10/12 on cuda: conditional nodes, stored expressions, update costs"
+timeout 60 ./run.sh cgrun cgf/jacobi-converge.cgf --backend cuda 2>&1 | tail -5
+timeout 60 ./run.sh cgrun cgf/jacobi-converge.cgf --backend cpu 2>&1 | tail -4
+timeout 120 ./run.sh cgrun compare cgf/jacobi-converge.cgf --backend cpu --backend cuda 2>&1 | tail -3
+if ./run.sh cgc src/examples/lu/lu_n.json -o lu_n.cgf -q 2>/dev/null; then
+  for n in 256 100 17; do
+    timeout 60 ./run.sh cgrun compare lu_n.cgf --param n=$n --random a:1 --backend cpu --backend cuda --modes replay --rtol 1e-3 --atol 1e-4 2>&1 | tail -1
+  done
+  timeout 60 ./run.sh cgrun bench lu_n.cgf --backend cuda --random a:1 --param n=256 --param n=128 --repetitions 10 2>&1 | tail -8
+fi
+timeout 90 ./run.sh cgrun bench cgf/chain1000.cgf --backend cuda --random y:1 --repetitions 20 --modes replay,update-node,update-graph 2>&1 | tail -8
 echo "== bench_cuda"
 timeout "${CGRAPH_BENCH_TIMEOUT:-200}" ./run.sh bench_cuda --handwritten src/handwritten.cu --json "$out/bench.json" 2>&1 | tail -40
 echo "== PyTorch next to cgrun on the chain1000 chain (benchmark 5)"

@@ -7,6 +7,7 @@
 #include "cgraph/backends/cpu/cpu_backend.h"
 #include "cgraph/backends/cuda/cuda_backend.h"
 #include "cgraph/backends/cuda/ptx.h"
+#include "cgraph/expr.h"
 #include "cgraph/graph/builder.h"
 #include "cgraph/kernel/module_info.h"
 #include "cgraph/kernel/opencl_compiler.h"
@@ -21,6 +22,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 
@@ -492,4 +494,171 @@ TEST_CASE("cuda: kernel suite, replay and eager vs cpu", "[cuda][kernels]") {
       }
     }
   CHECK(ran > 0);
+}
+
+namespace {
+
+const char *kUpdateKernels = R"CL(
+__kernel void inc_u32(__global uint *a, uint by) { a[get_global_id(0)] += by; }
+__kernel void inc2x_u32(__global uint *a, uint by) { a[get_global_id(0)] += 2u * by; }
+__kernel void countdown(__global uint *c) { c[0] -= 1u; }
+)CL";
+
+// Runs `g` once per step on fresh buffers, applying step i to the executable before
+// run i (issue 10's updates); the step's Error must be success.
+std::vector<RunResult> runSteps(rt::Device &d, const Graph &g, const std::vector<Bytes> &inputs, rt::ExecMode mode,
+                                const std::vector<std::function<Error(rt::Executable &)>> &steps) {
+  rt::FinalizeOptions fo;
+  fo.mode = mode;
+  auto exe = d.finalize(g, fo);
+  INFO(d.info().backend << ": " << (exe ? std::string() : exe.error().message()));
+  REQUIRE(exe);
+  std::vector<RunResult> out;
+  for (const auto &step : steps) {
+    Error e = step(**exe);
+    INFO(d.info().backend << ": update: " << e.message());
+    REQUIRE_FALSE(e);
+    std::vector<std::unique_ptr<rt::Buffer>> bufs(inputs.size());
+    rt::BindingTable t;
+    t.slots.resize(inputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      auto b = d.allocate(inputs[i].size(), 64);
+      REQUIRE(b);
+      bufs[i] = std::move(*b);
+      REQUIRE_FALSE(d.write(*bufs[i], 0, inputs[i].data(), inputs[i].size()));
+      t.slots[i].buffer = bufs[i].get();
+    }
+    auto ev = (*exe)->enqueue(t, {});
+    INFO(d.info().backend << ": " << (ev ? std::string() : ev.error().message()));
+    REQUIRE(ev);
+    Error w = (*ev)->wait();
+    INFO(w.message());
+    REQUIRE_FALSE(w);
+    RunResult r;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      r.slots.emplace_back(inputs[i].size());
+      REQUIRE_FALSE(d.read(*bufs[i], 0, r.slots[i].data(), r.slots[i].size()));
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("cuda: executable updates (arguments, range, kernel alternative, enable/disable, whole graph) vs cpu",
+          "[cuda][update]") {
+  auto build = [](const char *inc7Kernel) {
+    GraphBuilder b("update");
+    auto k = addSource(b, kUpdateKernels, "update.cl");
+    uint32_t a = b.addSlot(slot("a", 4 * 256)), c = b.addSlot(slot("c", 4 * 256));
+    uint32_t n5 = b.addKernelNode("inc5", k["inc_u32"], range1D(256, 64), {Arg::slot(a), Arg::scalar(ScalarType::U32, 5)});
+    uint32_t n7 = b.addKernelNode("inc7", k[inc7Kernel], range1D(256, 64), {Arg::slot(a), Arg::scalar(ScalarType::U32, 7)});
+    uint32_t nc = b.addKernelNode("incc", k["inc_u32"], range1D(256), {Arg::slot(c), Arg::scalar(ScalarType::U32, 1)});
+    b.addEdge(n5, n7);
+    b.addEdge(n7, nc); // so incc may be pointed at a (updates keep hazards ordered)
+    Graph g = b.take();
+    g.nodes[n7].alternatives = {k[inc7Kernel], k[std::string(inc7Kernel) == "inc_u32" ? "inc2x_u32" : "inc_u32"]};
+    return g;
+  };
+  Graph g = build("inc_u32"), doubled = build("inc2x_u32");
+  const uint32_t kInc2x = g.findKernel("inc2x_u32");
+  doubled.nodes[0].args[1] = Arg::scalar(ScalarType::U32, 40);
+  std::vector<std::function<Error(rt::Executable &)>> steps = {
+      [](rt::Executable &) { return Error::success(); },
+      [](rt::Executable &e) {
+        rt::NodeUpdate u;
+        u.node = e.findNode("inc7");
+        u.args = {{1, Arg::scalar(ScalarType::U32, 100)}};
+        return e.update(u);
+      },
+      [&](rt::Executable &e) {
+        rt::NodeUpdate u;
+        u.node = e.findNode("inc7");
+        u.kernel = kInc2x;
+        u.setRange = true;
+        u.range = range1D(128, 32);
+        return e.update(u);
+      },
+      [](rt::Executable &e) {
+        rt::NodeUpdate u;
+        u.node = e.findNode("inc5");
+        u.enabled = 0;
+        rt::NodeUpdate s;
+        s.node = e.findNode("incc");
+        s.args = {{0, Arg::slot(0, 4 * 128)}}; // incc now adds to a's second half
+        s.setRange = true;
+        s.range = range1D(128);
+        Error x = e.update(u);
+        return x ? x : e.update(s);
+      },
+      [](rt::Executable &e) {
+        rt::NodeUpdate u;
+        u.node = e.findNode("inc5");
+        u.enabled = 1;
+        return e.update(u);
+      },
+      [&](rt::Executable &e) { return e.update(doubled); },
+  };
+  std::vector<Bytes> in = {seqBytes(4 * 256, 1), seqBytes(4 * 256, 2)};
+  rt::Device &cuda = cudaDevice();
+  CHECK(cuda.info().caps.nodeUpdate);
+  CHECK(cuda.info().update == "node-params");
+  auto ref = runSteps(cpuDevice(), g, in, rt::ExecMode::Replay, steps);
+  const uint64_t updates = cuda::counters(cuda).nodeUpdates;
+  auto replay = runSteps(cuda, g, in, rt::ExecMode::Replay, steps);
+  CHECK(cuda::counters(cuda).nodeUpdates > updates); // updates reached the CUDA graph
+  auto eager = runSteps(cuda, g, in, rt::ExecMode::Eager, steps);
+  requireSame(ref, replay, "cuda replay vs cpu");
+  requireSame(ref, eager, "cuda eager vs cpu");
+  // The cpu reference itself changed at every step (the updates did something).
+  for (size_t i = 1; i < ref.size(); ++i) CHECK(ref[i].slots != ref[i - 1].slots);
+}
+
+TEST_CASE("cuda: stored expressions and conditional nodes vs cpu", "[cuda][expr][conditional]") {
+  GraphBuilder b("expr_cond");
+  auto k = addSource(b, kUpdateKernels, "update.cl");
+  uint32_t a = b.addSlot(slot("a", 4 * 1024)), c = b.addSlot(slot("ctr", 4));
+  Param n;
+  n.name = "n";
+  n.type = ScalarType::I32;
+  n.defaultBits = 64;
+  b.addParam(n);
+  // inc over align_up($n, 32) items, by $n * 2 (both stored expressions).
+  uint32_t e = b.addKernelNode("inc", k["inc_u32"], range1D(64, 32), {Arg::slot(a), Arg::scalar(ScalarType::U32, 1)});
+  // while ctr != 0 (max 8): a += 3; ctr--.
+  GraphBuilder body("body");
+  auto bk = addSource(body, kUpdateKernels, "update.cl");
+  uint32_t ba = body.addSlot(slot("a", 4 * 1024)), bc = body.addSlot(slot("ctr", 4));
+  uint32_t b1 = body.addKernelNode("add3", bk["inc_u32"], range1D(1024), {Arg::slot(ba), Arg::scalar(ScalarType::U32, 3)});
+  uint32_t b2 = body.addKernelNode("down", bk["countdown"], range1D(1), {Arg::slot(bc)});
+  body.addEdge(b1, b2);
+  Node w;
+  w.name = "loop";
+  w.kind = NodeKind::Conditional;
+  w.cond.kind = CondKind::While;
+  w.cond.slot = c;
+  w.cond.maxTrips = 8;
+  w.subgraph = b.addSubgraphGraph(body.take());
+  w.subgraphSlots = {a, c};
+  uint32_t wn = b.addNode(std::move(w));
+  b.addEdge(e, wn);
+  Graph g = b.take();
+  auto program = [&](const std::string &text) {
+    auto p = expr::parse(text);
+    REQUIRE(p);
+    auto m = expr::remapVariables(*p, {0});
+    REQUIRE(m);
+    return expr::encode(*m);
+  };
+  g.exprs.push_back(FieldExpr{e, ExprField::Global0, 0, program("align_up($n, 32)")});
+  g.exprs.push_back(FieldExpr{e, ExprField::ScalarArg, 1, program("$n * 2")});
+  std::vector<Bytes> in = {seqBytes(4 * 1024, 3), Bytes{5, 0, 0, 0}};
+  auto params = paramSets(g, {64, 200, 1000, 64});
+  auto ref = run(cpuDevice(), g, in, rt::ExecMode::Replay, params);
+  auto replay = run(cudaDevice(), g, in, rt::ExecMode::Replay, params);
+  auto eager = run(cudaDevice(), g, in, rt::ExecMode::Eager, params);
+  requireSame(ref, replay, "cuda replay vs cpu");
+  requireSame(ref, eager, "cuda eager vs cpu");
+  for (const RunResult &r : ref) CHECK(r.slots[1] == Bytes{0, 0, 0, 0}); // the loop ran to 0
 }

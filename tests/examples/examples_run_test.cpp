@@ -409,6 +409,32 @@ void lu(const std::string &backend) {
     }
 }
 
+// ---- examples/lu/lu_n.json: one file for every n <= 256 (stored expressions) --------
+void luN(const std::string &backend) {
+  fs::path w = scratch("lu_n-" + backend);
+  compile(sourceDir() / "examples/lu/lu_n.json", w);
+  for (int n : {256, 100, 17}) {
+    INFO("n = " << n);
+    std::vector<float> a(256 * 256, 0.0f); // the n x n matrix packed at the start
+    Lcg rng{uint64_t(n)};
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j)
+        a[size_t(i) * n + j] = (i == j ? float(n) : 0.0f) + rng.next(-1.0f, 1.0f);
+    writeBin(w / "a.bin", a);
+    run(backend, w, "--param n=" + std::to_string(n) + " --input a=a.bin --output a=lu.bin");
+    std::vector<double> A(a.begin(), a.end());
+    for (int k = 0; k + 1 < n; ++k) {
+      for (int i = k + 1; i < n; ++i)
+        A[size_t(i) * n + k] /= A[size_t(k) * n + k];
+      for (int i = k + 1; i < n; ++i)
+        for (int j = k + 1; j < n; ++j)
+          A[size_t(i) * n + j] -= A[size_t(i) * n + k] * A[size_t(k) * n + j];
+    }
+    // Everything past the n x n matrix is untouched.
+    requireClose(readBin<float>(w / "lu.bin", A.size()), A, 1e-5, 1e-4, "lu_n");
+  }
+}
+
 // ---- barrier and subgraph nodes (tests/examples/data/barrier_subgraph) ---------------
 void barrierSubgraph(const std::string &backend) {
   const size_t n = 4096;
@@ -487,6 +513,9 @@ EXAMPLE_ON_BOTH("mlp")
 EXAMPLE_ON_BOTH("gramschmidt")
 EXAMPLE_ON_BOTH("lu")
 EXAMPLE_ON_BOTH("jacobi-converge")
+
+TEST_CASE("examples/lu/lu_n.json runs at several n on cpu", "[cpu][example][expr]") { luN("cpu"); }
+TEST_CASE("examples/lu/lu_n.json runs at several n on opencl", "[opencl][example][expr]") { luN("opencl"); }
 
 TEST_CASE("barrier and subgraph nodes execute on cpu", "[cpu][barrier][subgraph]") { barrierSubgraph("cpu"); }
 TEST_CASE("barrier and subgraph nodes execute on opencl", "[opencl][barrier][subgraph]") {

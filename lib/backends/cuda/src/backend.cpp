@@ -25,6 +25,7 @@ Expected<rt::DeviceInfo> describe(const CuApi &api, int ordinal) {
                        std::to_string(api.driverVersion % 1000 / 10) + ", sm_" +
                        std::to_string(major) + std::to_string(minor) + ", PTX target sm_" +
                        std::to_string(ptxTargetFor(unsigned(major), unsigned(minor)));
+  info.update = "node-params";
   rt::Capabilities &c = info.caps;
   c.nativeCommandBuffer = true;
   c.rebindWithoutRerecord = true;
@@ -34,6 +35,8 @@ Expected<rt::DeviceInfo> describe(const CuApi &api, int ordinal) {
   c.profiling = true;
   c.profilingReplay = false;
   c.hostPointerBuffers = false;
+  c.storedExpressions = true; // evaluated by the runtime, read from the slot/param table
+  c.nodeUpdate = true;        // cuGraphExecKernelNodeSetParams / cuGraphNodeSetEnabled
   c.kernelForms = {FormKind::Cubin, FormKind::PTX, FormKind::SpirV};
   c.computeUnits = uint32_t(attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT));
   size_t mem = 0;

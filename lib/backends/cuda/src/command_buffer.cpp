@@ -92,7 +92,23 @@ Error CudaExecutable::rangeOf(uint32_t n, const std::vector<uint64_t> &params, L
   return Error::success();
 }
 
-Error CudaExecutable::planKernel(uint32_t n, const std::vector<uint64_t> &params, Launch &l) {
+Expected<CUfunction> CudaExecutable::kernelFunction(uint32_t k, bool useCache) {
+  if (fns_[k]) return fns_[k];
+  const Kernel &kern = graph_.kernels[k];
+  auto &mod = byModule_[kern.module];
+  if (!mod) {
+    auto m = dev_->loadModule(graph_.modules[kern.module], useCache);
+    if (!m) return m.error();
+    mod = *m;
+    modules_.push_back(mod);
+  }
+  auto f = mod->function(kern.name);
+  if (!f) return f.error();
+  fns_[k] = *f;
+  return *f;
+}
+
+Error CudaExecutable::planKernel(uint32_t n, const std::vector<uint64_t> &params, Launch &l, bool paramRange) {
   const Node &node = graph_.nodes[n];
   const Kernel &kern = graph_.kernels[node.kernel];
   if (node.args.size() != kern.params.size())
@@ -122,7 +138,9 @@ Error CudaExecutable::planKernel(uint32_t n, const std::vector<uint64_t> &params
   if (smem > 48 * 1024)
     return makeError(nodeLabel(n) + ": " + std::to_string(smem) + " bytes of __local arguments exceed 48 KiB");
   l.smem = unsigned(smem);
-  CGRAPH_RETURN_IF_ERROR(rangeOf(n, params, l));
+  // A range from parameters is computed again before the first launch (submit); the
+  // values at hand (defaults, placeholders) need not give a launchable one.
+  if (Error e = rangeOf(n, params, l); e && !paramRange) return e;
   l.bind();
   return Error::success();
 }
@@ -191,26 +209,22 @@ Error CudaExecutable::prepare(const rt::FinalizeOptions &opts) {
   for (const Edge &e : graph_.edges)
     if (e.from < nn && e.to < nn) preds_[e.to].push_back(e.from);
 
-  // Kernels.
-  std::vector<std::shared_ptr<const LoadedModule>> byModule(graph_.modules.size());
-  std::vector<CUfunction> fns(graph_.kernels.size(), nullptr);
+  // Kernels: every node's kernel and its alternatives (a switch is then an update).
+  useCache_ = opts.useCache;
+  byModule_.assign(graph_.modules.size(), nullptr);
+  fns_.assign(graph_.kernels.size(), nullptr);
   bool anyHost = false, anyCopy = false;
   for (uint32_t n = 0; n < nn; ++n) {
     const Node &node = graph_.nodes[n];
     if (node.kind == NodeKind::Host) anyHost = true;
     if (node.kind == NodeKind::Copy || node.kind == NodeKind::CopyRect || node.kind == NodeKind::Fill) anyCopy = true;
-    if (node.kind != NodeKind::Kernel || fns[node.kernel]) continue;
-    const Kernel &kern = graph_.kernels[node.kernel];
-    auto &mod = byModule[kern.module];
-    if (!mod) {
-      auto m = dev_->loadModule(graph_.modules[kern.module], opts.useCache);
-      if (!m) return m.error();
-      mod = *m;
-      modules_.push_back(mod);
-    }
-    auto f = mod->function(kern.name);
+    if (node.kind != NodeKind::Kernel) continue;
+    auto f = kernelFunction(node.kernel, opts.useCache);
     if (!f) return f.error().withContext(nodeLabel(n));
-    fns[node.kernel] = *f;
+    for (uint32_t k : node.alternatives) {
+      auto a = kernelFunction(k, opts.useCache);
+      if (!a) return a.error().withContext(nodeLabel(n) + ": alternative '" + graph_.kernels[k].name + "'");
+    }
   }
   if (anyCopy) {
     auto b = dev_->builtinModule();
@@ -228,7 +242,9 @@ Error CudaExecutable::prepare(const rt::FinalizeOptions &opts) {
   if (!owned) return owned.error();
   owned_ = std::move(*owned);
   nSlots_ = uint32_t(graph_.slots.size());
-  nParams_ = uint32_t(graph_.params.size());
+  // Parameters, then one int64 per stored expression (the runtime evaluates them per
+  // submission; graph() reads them as parameters graph().params.size() + e).
+  nParams_ = uint32_t(graph_.params.size() + graph_.exprs.size());
   table_.assign(nSlots_ + nParams_, 0);
   slotLength_.assign(nSlots_, 0);
   for (uint32_t s = 0; s < nSlots_; ++s)
@@ -236,7 +252,17 @@ Error CudaExecutable::prepare(const rt::FinalizeOptions &opts) {
       table_[s] = static_cast<CudaBuffer *>(owned_[s].get())->ptr();
       slotLength_[s] = owned_[s]->size();
     }
-  for (uint32_t p = 0; p < nParams_; ++p) table_[nSlots_ + p] = graph_.params[p].defaultBits;
+  for (uint32_t p = 0; p < graph_.params.size(); ++p) table_[nSlots_ + p] = graph_.params[p].defaultBits;
+  // Until the first submission an expression holds the placeholder cgc stored.
+  for (size_t e = 0; e < graph_.exprs.size(); ++e) {
+    const FieldExpr &fe = graph_.exprs[e];
+    const Node &node = graph_.nodes[fe.node];
+    const uint16_t f = uint16_t(fe.field);
+    uint64_t v = 0;
+    if (f <= 8) v = (f < 3 ? node.range.global : f < 6 ? node.range.local : node.range.offset)[f % 3].value;
+    else if (fe.arg < node.args.size()) v = node.args[fe.arg].value;
+    table_[nSlots_ + graph_.params.size() + e] = v;
+  }
   uint64_t fills = 0;
   for (const Node &node : graph_.nodes) fills += node.kind == NodeKind::Fill;
   auto tb = dev_->allocate(8 * std::max<uint64_t>(1, table_.size() + fills), 16);
@@ -252,11 +278,11 @@ Error CudaExecutable::prepare(const rt::FinalizeOptions &opts) {
     switch (node.kind) {
     case NodeKind::Kernel: {
       p.kind = NodePlan::Kernel;
-      p.launch.fn = fns[node.kernel];
-      CGRAPH_RETURN_IF_ERROR(planKernel(n, rangeParams_, p.launch));
+      p.launch.fn = fns_[node.kernel];
       for (uint32_t d = 0; d < 3; ++d)
         p.paramRange |= node.range.global[d].param != kNone || node.range.local[d].param != kNone ||
                         node.range.offset[d].param != kNone;
+      CGRAPH_RETURN_IF_ERROR(planKernel(n, rangeParams_, p.launch, p.paramRange));
       break;
     }
     case NodeKind::Copy:
@@ -331,7 +357,9 @@ bool cudaMemsetFor(const FillOp &f, CUdeviceptr base, CUDA_MEMSET_NODE_PARAMS &m
 
 Error CudaExecutable::buildGraphs() {
   CUcontext ctx = dev_->context();
-  for (PartGraph &pg : parts_) {
+  graphNodes_.assign(graph_.nodes.size(), GraphNodeRef{});
+  for (uint32_t pi = 0; pi < parts_.size(); ++pi) {
+    PartGraph &pg = parts_[pi];
     if (pg.host || pg.nodes.empty()) continue;
     CGRAPH_CU_CHECK(*api_, "cuGraphCreate", api_->cuGraphCreate(&pg.graph, 0));
     std::vector<CUgraphNode> gnode(graph_.nodes.size(), nullptr);
@@ -366,6 +394,8 @@ Error CudaExecutable::buildGraphs() {
       }
       if (rc != CUDA_SUCCESS) return cuError(*api_, call, rc).withContext(nodeLabel(n));
       gnode[n] = gn;
+      const bool isKernel = call == std::string("cuGraphAddKernelNode");
+      graphNodes_[n] = GraphNodeRef{pi, gn, isKernel, call != std::string("cuGraphAddEmptyNode")};
     }
     CGRAPH_CU_CHECK(*api_, "cuGraphInstantiate", api_->cuGraphInstantiate(&pg.exec, pg.graph, 0));
     CGRAPH_CU_CHECK(*api_, "cuGraphUpload", api_->cuGraphUpload(pg.exec, dev_->stream()));
@@ -383,6 +413,41 @@ Error CudaExecutable::updateEveryKernelNode() {
       if (rc != CUDA_SUCCESS) return cuError(*api_, "cuGraphExecKernelNodeSetParams", rc).withContext(nodeLabel(kn.first));
       ++dev_->counters().nodeUpdates;
     }
+  return Error::success();
+}
+
+Error CudaExecutable::applyUpdate(const std::vector<uint32_t> &nodes) {
+  CGRAPH_RETURN_IF_ERROR(dev_->makeCurrent());
+  for (uint32_t n : nodes) {
+    const Node &node = graph_.nodes[n];
+    NodePlan &p = plans_[n];
+    const GraphNodeRef *ref = n < graphNodes_.size() && graphNodes_[n].node ? &graphNodes_[n] : nullptr;
+    if (node.kind == NodeKind::Kernel) {
+      auto f = kernelFunction(node.kernel, useCache_);
+      if (!f) return f.error().withContext(nodeLabel(n));
+      Launch l;
+      l.fn = *f;
+      p.paramRange = false;
+      for (uint32_t d = 0; d < 3; ++d)
+        p.paramRange |= node.range.global[d].param != kNone || node.range.local[d].param != kNone ||
+                        node.range.offset[d].param != kNone;
+      CGRAPH_RETURN_IF_ERROR(planKernel(n, rangeParams_, l, p.paramRange));
+      p.launch = std::move(l);
+      p.launch.bind();
+      if (ref && ref->kernel) {
+        CUDA_KERNEL_NODE_PARAMS kp = kernelParams(p.launch);
+        CUresult rc = api_->cuGraphExecKernelNodeSetParams(parts_[ref->part].exec, ref->node, &kp);
+        if (rc != CUDA_SUCCESS) return cuError(*api_, "cuGraphExecKernelNodeSetParams", rc).withContext(nodeLabel(n));
+        ++dev_->counters().nodeUpdates;
+      }
+    }
+    // Enable state: set on every update of the node (cheap, and idempotent). Nodes
+    // that are empty graph nodes (barriers) do nothing either way.
+    if (ref && ref->enableable) {
+      CUresult rc = api_->cuGraphNodeSetEnabled(parts_[ref->part].exec, ref->node, nodeEnabled(n) ? 1u : 0u);
+      if (rc != CUDA_SUCCESS) return cuError(*api_, "cuGraphNodeSetEnabled", rc).withContext(nodeLabel(n));
+    }
+  }
   return Error::success();
 }
 

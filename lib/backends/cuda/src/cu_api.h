@@ -22,7 +22,7 @@ namespace cgraph::cuda {
   X(cuLinkComplete) X(cuLinkDestroy) X(cuGraphCreate) X(cuGraphDestroy)                  \
   X(cuGraphAddKernelNode) X(cuGraphAddMemcpyNode) X(cuGraphAddMemsetNode)                \
   X(cuGraphAddEmptyNode) X(cuGraphInstantiate) X(cuGraphUpload) X(cuGraphLaunch)         \
-  X(cuGraphExecDestroy) X(cuGraphExecKernelNodeSetParams) X(cuEventCreate)               \
+  X(cuGraphExecDestroy) X(cuGraphExecKernelNodeSetParams) X(cuGraphNodeSetEnabled) X(cuEventCreate)               \
   X(cuEventDestroy) X(cuEventRecord) X(cuEventSynchronize) X(cuEventQuery)               \
   X(cuEventElapsedTime) X(cuGetErrorName) X(cuGetErrorString) X(cuMemAllocHost) X(cuMemFreeHost)
 

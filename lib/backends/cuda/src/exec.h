@@ -3,12 +3,15 @@
 //
 // The slot/param table (device memory, u64 entries):
 //   [0, slots)                 base address of each slot of graph() for this submission
-//   [slots, slots + params)    parameter value bits
+//   [slots, slots + params)    parameter value bits, then one int64 per stored
+//                              expression (Graph::exprs; "params" counts both)
 //   [slots + params, ...)      executable-owned buffers (fill patterns)
 // Kernel launches never change after instantiation: they carry the table's address and
 // slot/param indices only. What does change per submission: the table (one upload when
-// it differs from the last), and nd-ranges that depend on parameters (node update of
-// just those nodes, so new shapes cost O(changed nodes): issue 12 fits here).
+// it differs from the last), and nd-ranges that depend on parameters or expressions
+// (node update of just those nodes, so new shapes cost O(changed nodes)). Executable
+// updates (rt::NodeUpdate) re-plan the node and set it with
+// cuGraphExecKernelNodeSetParams / cuGraphNodeSetEnabled.
 #pragma once
 
 #include "internal.h"
@@ -50,6 +53,14 @@ struct PartGraph {
   std::vector<std::pair<uint32_t, CUgraphNode>> kernelNodes; // node -> graph node
 };
 
+// Where a node of graph() lives in the replay graphs (updates reach it there).
+struct GraphNodeRef {
+  uint32_t part = kNone;
+  CUgraphNode node = nullptr;
+  bool kernel = false;    // a kernel node (cuGraphExecKernelNodeSetParams)
+  bool enableable = false; // kernel, memcpy or memset node (cuGraphNodeSetEnabled)
+};
+
 class CudaExecutable final : public rt::Executable {
 public:
   CudaExecutable(CudaDevice &device, Graph flattened, const rt::FinalizeOptions &opts)
@@ -62,10 +73,17 @@ public:
 protected:
   Expected<rt::EventPtr> submit(const std::vector<ResolvedSlot> &slots, const std::vector<uint64_t> &params,
                                 const rt::SubmitOptions &opts) override;
+  // Node updates: the node's launch re-planned, then cuGraphExecKernelNodeSetParams /
+  // cuGraphNodeSetEnabled on the instantiated graph (replay); eager reads the plans.
+  Error applyUpdate(const std::vector<uint32_t> &nodes) override;
 
 private:
   std::string nodeLabel(uint32_t n) const;
-  Error planKernel(uint32_t n, const std::vector<uint64_t> &params, Launch &l);
+  // `paramRange`: the nd-range reads parameters; a range that does not resolve with
+  // `params` is left for submit to compute (it does before the first launch).
+  Error planKernel(uint32_t n, const std::vector<uint64_t> &params, Launch &l, bool paramRange = false);
+  // The function of kernel `k` (its module loaded through the cache on first use).
+  Expected<CUfunction> kernelFunction(uint32_t k, bool useCache);
   Error rangeOf(uint32_t n, const std::vector<uint64_t> &params, Launch &l) const;
   Error planCopyOrFill(uint32_t n);
   Error buildGraphs();
@@ -85,6 +103,10 @@ private:
   std::unique_ptr<rt::HostTasks> hostTasks_;
   std::vector<NodePlan> plans_;
   std::vector<PartGraph> parts_;
+  std::vector<GraphNodeRef> graphNodes_; // per node of graph() (replay)
+  std::vector<CUfunction> fns_;          // per kernel of graph(); null until loaded
+  std::vector<std::shared_ptr<const LoadedModule>> byModule_; // per module of graph()
+  bool useCache_ = true;
   std::vector<std::vector<uint32_t>> preds_;
   std::unique_ptr<rt::Buffer> tableBuf_;   // device copy of the table
   std::vector<std::unique_ptr<rt::Buffer>> patterns_; // fill patterns for the fill kernel
@@ -102,6 +124,7 @@ private:
   size_t nextStaging_ = 0;
   std::vector<uint64_t> slotLength_;       // bound length per slot, this submission
   std::vector<uint64_t> rangeParams_;      // parameter values the graphs' nd-ranges use
+  bool rangesResolved_ = false;            // a submission has computed them once
   uint32_t nSlots_ = 0, nParams_ = 0;
 };
 

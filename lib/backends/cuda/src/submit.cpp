@@ -67,7 +67,8 @@ Error CudaExecutable::uploadTable(const std::vector<uint64_t> &) {
 // Nd-ranges that depend on parameters: recomputed, and the graph node updated, only for
 // the nodes whose launch changed.
 Error CudaExecutable::updateParamRanges(const std::vector<uint64_t> &params) {
-  if (params == rangeParams_) return Error::success();
+  if (rangesResolved_ && params == rangeParams_) return Error::success();
+  rangesResolved_ = true;
   rangeParams_ = params;
   for (PartGraph &pg : parts_)
     for (auto &kn : pg.kernelNodes) {
@@ -114,6 +115,7 @@ Error CudaExecutable::runHost(uint32_t n, const std::vector<uint64_t> &params) {
 }
 
 Error CudaExecutable::runNodeEager(uint32_t n, const std::vector<uint64_t> &params) {
+  if (!nodeEnabled(n)) return Error::success(); // disabled: its edges still order
   const Node &node = graph_.nodes[n];
   NodePlan &p = plans_[n];
   CUstream s = dev_->stream();
