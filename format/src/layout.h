@@ -39,12 +39,13 @@ constexpr uint32_t kTag = 0, kFlags = 4, kOffset = 8, kStoredSize = 16, kRawSize
 // Sections in the order the writer emits them. `recordSize` is the version 1.0 size,
 // the smallest a reader accepts. XPRS (2.0) is written only when the graph stores
 // expressions, ALTK (minor version 1) only when a node has kernel alternatives and COND
-// (2.1, header flag bit 1) only when it has conditional nodes, so a graph with none of
-// them gives exactly a 1.0 file.
+// (2.1, header flag bit 1) only when it has conditional nodes and PLAC (minor version 1)
+// only when a node is placed on a device other than 0, so a graph with none of them
+// gives exactly a 1.0 file.
 enum SectionId : uint32_t {
   kGRPH, kSTRS, kSLOT, kPARM, kKMOD, kKFRM, kKERN, kKPRM, kRNGE, kCOPY, kFILL, kHOST,
   kNODE, kNARG, kEDGE, kORDR, kPART, kLIST, kSUBG, kMETA, kBLOB, kBDAT, kXPRS, kALTK,
-  kCOND,
+  kCOND, kPLAC,
   kSectionIdCount
 };
 struct SectionKind {
@@ -56,7 +57,7 @@ constexpr SectionKind kSections[kSectionIdCount] = {
     {"KERN", 32}, {"KPRM", 28}, {"RNGE", 112}, {"COPY", 88}, {"FILL", 24}, {"HOST", 16},
     {"NODE", 40}, {"NARG", 24}, {"EDGE", 8},  {"ORDR", 4},  {"PART", 16}, {"LIST", 4},
     {"SUBG", 4},  {"META", 16}, {"BLOB", 32}, {"BDAT", 1},  {"XPRS", 20}, {"ALTK", 8},
-    {"COND", 24},
+    {"COND", 24}, {"PLAC", 8},
 };
 
 // ---- little-endian loads and stores (unaligned) -----------------------------------

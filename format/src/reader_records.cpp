@@ -36,6 +36,7 @@
 //   ALTK  8: u32 node, u32 kernel  ; minor 1, sorted by node
 //   COND 24: u8 kind (0 if, 1 while), u8[3] 0, u32 slot, u64 offset, u32 maxTrips, u32 0
 //            ; 2.1 with header flag bit 1
+//   PLAC  8: u32 node, u32 device (1..kMaxDevices)  ; minor 1, sorted by node
 //
 // Lists (forms, kernel params, args, LIST) must be stored back to back in the order
 // above: each `first` equals the sum of the counts before it. This makes every list a
@@ -98,6 +99,7 @@ public:
     CGRAPH_RETURN_IF_ERROR(checkStructure(g, "file"));
     CGRAPH_RETURN_IF_ERROR(exprs(g));
     CGRAPH_RETURN_IF_ERROR(alternatives(g));
+    CGRAPH_RETURN_IF_ERROR(placement(g));
     return g;
   }
 
@@ -405,6 +407,27 @@ private:
     for (uint32_t i = 0; i < ms.count; ++i) {
       CGRAPH_RETURN_IF_ERROR(str(ms.rec(i), Where{"metadata", i}, "key", &g.metadata[i].first));
       CGRAPH_RETURN_IF_ERROR(str(ms.rec(i) + 8, Where{"metadata", i}, "value", &g.metadata[i].second));
+    }
+    return Error::success();
+  }
+
+  // Device placement (minor version 1; an older reader skips it and runs every node on
+  // one device, which gives the same results).
+  Error placement(Graph &g) {
+    const Section &ps = sec(kPLAC);
+    for (uint32_t i = 0; i < ps.count; ++i) {
+      const uint8_t *r = ps.rec(i);
+      Where w{"placement", i};
+      const uint32_t node = ld32(r), device = ld32(r + 4);
+      if (node >= g.nodes.size())
+        return makeError(w + ": node " + std::to_string(node) + " points past the node table (" +
+                         std::to_string(g.nodes.size()) + " nodes)");
+      if (i > 0 && node <= ld32(ps.rec(i - 1)))
+        return makeError(w + ": not sorted by node (or a node placed twice)");
+      if (device == 0 || device >= kMaxDevices)
+        return makeError(w + ": device " + std::to_string(device) + " (must be 1 to " +
+                         std::to_string(kMaxDevices - 1) + "; device 0 is not stored)");
+      g.nodes[node].device = device;
     }
     return Error::success();
   }

@@ -174,6 +174,14 @@ public:
       str(r + 12, std::string(e->code.begin(), e->code.end()));
     }
     hasExprs_ = !xs.empty();
+    // Device placement (minor version 1): nodes not on device 0, in node order.
+    for (uint32_t n = 0; n < g.nodes.size(); ++n)
+      if (g.nodes[n].device != 0) {
+        uint8_t *r = rec(kPLAC);
+        st32(r, n);
+        st32(r + 4, g.nodes[n].device);
+        hasPlac_ = true;
+      }
     // Kernel alternatives (minor version 1): per node in node order, in list order.
     for (uint32_t n = 0; n < g.nodes.size(); ++n)
       for (uint32_t k : g.nodes[n].alternatives) {
@@ -347,9 +355,13 @@ private:
 
   Expected<std::vector<uint8_t>> assemble() {
     uint64_t tableOff = kHeaderSize;
-    // Without expressions, alternatives or conditionals the file is exactly a 1.0 file
-    // (no XPRS, ALTK and COND entries, the last ones).
-    const uint32_t nsec = hasConds_ ? kSectionIdCount : hasAlts_ ? kCOND : hasExprs_ ? kALTK : kXPRS;
+    // Without expressions, alternatives, conditionals or placement the file is exactly
+    // a 1.0 file (no XPRS, ALTK, COND and PLAC entries, the last ones).
+    const uint32_t nsec = hasPlac_    ? kSectionIdCount
+                          : hasConds_ ? kPLAC
+                          : hasAlts_  ? kCOND
+                          : hasExprs_ ? kALTK
+                                      : kXPRS;
     uint64_t pos = alignUp(tableOff + uint64_t(nsec) * kEntrySize);
     std::vector<uint8_t> stored[kSectionIdCount];
     uint32_t flags[kSectionIdCount] = {};
@@ -366,7 +378,7 @@ private:
     uint8_t *h = out.data();
     std::memcpy(h, kMagic, sizeof kMagic);
     st16(h + hdr::kMajor, hasExprs_ || hasConds_ ? kCgfExprMajorVersion : kCgfMajorVersion);
-    st16(h + hdr::kMinor, hasAlts_ || hasConds_ ? kCgfAlternativesMinorVersion : kCgfMinorVersion);
+    st16(h + hdr::kMinor, hasAlts_ || hasConds_ || hasPlac_ ? kCgfAlternativesMinorVersion : kCgfMinorVersion);
     st32(h + hdr::kEndian, kEndianMarker);
     st32(h + hdr::kFlags, (hasExprs_ ? kHeaderFlagExprs : 0) | (hasConds_ ? kHeaderFlagConditionals : 0));
     st32(h + hdr::kSectionCount, nsec);
@@ -400,6 +412,7 @@ private:
   bool hasExprs_ = false;
   bool hasAlts_ = false;
   bool hasConds_ = false;
+  bool hasPlac_ = false;
   std::vector<StrEntry> strTable_;
   size_t strUsed_ = 0;
   std::unordered_map<std::string, uint32_t> rangeIdx_;

@@ -271,6 +271,7 @@ inline std::string diffNodes(const Node &x, const Node &y, const std::string &at
   CGFTEST_CMP(x.host.op == y.host.op && x.host.library == y.host.library, "host");
   CGFTEST_CMP(x.subgraph == y.subgraph && x.subgraphSlots == y.subgraphSlots, "subgraph");
   CGFTEST_CMP(x.alternatives == y.alternatives, "alternatives");
+  CGFTEST_CMP(x.device == y.device, "device");
   CGFTEST_CMP(x.cond.kind == y.cond.kind && x.cond.slot == y.cond.slot && x.cond.offset == y.cond.offset &&
                   x.cond.maxTrips == y.cond.maxTrips,
               "condition");

@@ -102,3 +102,39 @@ TEST_CASE("a node's own kernel is among its alternatives", "[format][alternative
   REQUIRE(bytes.ok());
   CHECK(readError(*bytes) == "alternatives of node 0: its kernel 'axpy' is not among them");
 }
+
+TEST_CASE("device placement round-trips as a minor version; malformed records are refused",
+          "[format][placement]") {
+  Graph g = makeFullGraph();
+  g.nodes[1].device = 1;
+  g.nodes[7].device = 3;
+  auto bytes = writeCgf(g);
+  REQUIRE(bytes.ok());
+  CHECK(ld16(bytes->data() + 8) == 1);  // major 1: any reader may run it on one device
+  CHECK(ld16(bytes->data() + 10) == 1); // minor 1
+  REQUIRE(findSection(*bytes, "PLAC") != ~0u);
+  auto back = readCgf(bytes->data(), bytes->size());
+  INFO((back ? std::string() : back.error().message()));
+  REQUIRE(back.ok());
+  CHECK(diffGraphs(g, *back) == "");
+  CHECK(back->nodes[7].device == 3);
+  CHECK(back->nodes[0].device == 0);
+  auto again = writeCgf(*back);
+  REQUIRE(again.ok());
+  CHECK(*again == *bytes);
+  const std::vector<uint8_t> good = *bytes;
+  auto broken = [&](auto edit) {
+    std::vector<uint8_t> f = good;
+    edit(f);
+    fixChecksums(f);
+    return readError(f);
+  };
+  CHECK(broken([](std::vector<uint8_t> &f) { st32(field(f, "PLAC", 1, 0), 50); }) ==
+        "placement[1]: node 50 points past the node table (8 nodes)");
+  CHECK(broken([](std::vector<uint8_t> &f) { st32(field(f, "PLAC", 1, 0), 1); }) ==
+        "placement[1]: not sorted by node (or a node placed twice)");
+  CHECK(broken([](std::vector<uint8_t> &f) { st32(field(f, "PLAC", 0, 4), 0); }) ==
+        "placement[0]: device 0 (must be 1 to 63; device 0 is not stored)");
+  CHECK(broken([](std::vector<uint8_t> &f) { st32(field(f, "PLAC", 0, 4), 64); }) ==
+        "placement[0]: device 64 (must be 1 to 63; device 0 is not stored)");
+}

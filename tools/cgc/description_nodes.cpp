@@ -651,16 +651,16 @@ void DescriptionReader::readNode(GraphCtx &c, const JValue &n) {
            "'subgraph', 'if', 'while' (or 'repeat' for a block)");
   std::string k = kind;
   if (k == "kernel")
-    checkKeys(f, n, {"name", "after", "kernel", "global", "local", "offset", "args", "alternatives"},
+    checkKeys(f, n, {"name", "after", "device", "kernel", "global", "local", "offset", "args", "alternatives"},
               "kernel node");
   else if (k == "host")
-    checkKeys(f, n, {"name", "after", "host", "library", "args"}, "host node");
+    checkKeys(f, n, {"name", "after", "device", "host", "library", "args"}, "host node");
   else if (k == "subgraph")
-    checkKeys(f, n, {"name", "after", "subgraph", "bind"}, "subgraph node");
+    checkKeys(f, n, {"name", "after", "device", "subgraph", "bind"}, "subgraph node");
   else if (k == "if" || k == "while")
-    checkKeys(f, n, {"name", "after", kind, "max_trips", "body", "bind"}, k + " node");
+    checkKeys(f, n, {"name", "after", "device", kind, "max_trips", "body", "bind"}, k + " node");
   else
-    checkKeys(f, n, {"name", "after", kind}, k + " node");
+    checkKeys(f, n, {"name", "after", "device", kind}, k + " node");
 
   Node node;
   const JValue *nameV = n.find("name");
@@ -702,6 +702,14 @@ void DescriptionReader::readNode(GraphCtx &c, const JValue &n) {
     node.kind = NodeKind::Barrier;
   }
 
+  // "device": the logical device (0..63) the node runs on; an expression may use the
+  // enclosing repeat variables ("$i % 2").
+  if (const JValue *dv = n.find("device")) {
+    const uint64_t d = readUInt(c, *dv, "'device'", false, " of node '" + node.name + "'");
+    if (d >= kMaxDevices)
+      failAt(f, *dv, "'device' must be 0 to " + std::to_string(kMaxDevices - 1) + ", found " + std::to_string(d));
+    node.device = uint32_t(d);
+  }
   if (const JValue *after = n.find("after")) {
     if (c.edgesMode == "infer")
       failAt(f, *after, "'after' is not allowed when the description sets \"edges\": \"infer\"");

@@ -50,6 +50,12 @@ int runCompile(const CompileRequest &req, DiagSink &diags, std::ostream &out) {
   Graph g;
   if (!loadDescription(req.input, req.description, diags, &g)) return 1;
   Error err = finalizeForFile(g, req.order);
+  if (!err && !req.place.empty()) {
+    // "round-robin:N" or "cost:N" (main.cpp checked the shape).
+    const size_t colon = req.place.find(':');
+    const uint32_t devices = uint32_t(std::stoul(req.place.substr(colon + 1)));
+    err = placeNodes(g, devices, req.place.compare(0, colon, "cost") == 0 ? PlaceRule::Cost : PlaceRule::RoundRobin);
+  }
   if (err) {
     diags.error(Location::inFile(req.input), err.message());
     return 1;

@@ -47,6 +47,21 @@ int run(int argc, char **argv) {
                  "also embed device code for TARGET (repeatable): cuda:sm_XY adds PTX, and a cubin where ptxas is found")
       ->type_name("TARGET");
   app.add_flag("-q,--quiet", quiet, "do not print warnings");
+  app.add_option("--place", req.place,
+                 "place nodes on N logical devices: round-robin:N (partition p on device p % N) or cost:N "
+                 "(the execution order cut into N runs of about equal work); overrides \"device\" keys")
+      ->type_name("RULE:N")
+      ->check([](const std::string &v) -> std::string {
+        const size_t colon = v.find(':');
+        const std::string rule = v.substr(0, colon);
+        if (colon == std::string::npos || (rule != "round-robin" && rule != "cost"))
+          return "expected round-robin:N or cost:N, found '" + v + "'";
+        const std::string n = v.substr(colon + 1);
+        if (n.empty() || n.size() > 2 || n.find_first_not_of("0123456789") != std::string::npos ||
+            std::stoul(n) < 1 || std::stoul(n) > kMaxDevices)
+          return "N must be 1 to " + std::to_string(kMaxDevices) + ", found '" + n + "'";
+        return "";
+      });
 
   CLI::App *dump = app.add_subcommand("dump", "print a readable listing of a .cgf file");
   std::string dumpInput;

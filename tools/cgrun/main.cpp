@@ -31,7 +31,10 @@ Flags addCommon(CLI::App &app, CommonOptions &o, Command cmd) {
   app.add_option("file", o.file, "the .cgf graph to run");
   app.add_option("--backend", o.backends,
                  cmd == Command::Compare ? "device spec, once or twice: the reference first (cpu, cpu:0, opencl:1)"
-                                         : "backend or device spec (default cpu)")
+                 : cmd == Command::Run
+                     ? "backend or device spec (default cpu); given more than once, the device list of a graph "
+                       "with placed nodes (node device i runs on the i-th)"
+                     : "backend or device spec (default cpu)")
       ->allow_extra_args(false);
   if (cmd != Command::Compare)
     app.add_option("--device", o.device, "device index of --backend, or a full spec (opencl:1)");
@@ -158,7 +161,7 @@ int mainImpl(int argc, char **argv) {
   if (list) return listDevices(o.json);
   if (o.file.empty()) return usage("no input file (cgrun FILE.cgf; see --help)");
   if (cmd == Command::Run) {
-    if (o.backends.size() > 1) return usage("--backend given more than once (use 'cgrun compare')");
+    if (o.backends.size() > 1 && !o.device.empty()) return usage("--device with more than one --backend");
     if (iterations == 0) return usage("--iterations must be at least 1");
     return runCommand(o, iterations, outputs, checks, trace);
   }

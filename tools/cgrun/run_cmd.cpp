@@ -1,6 +1,7 @@
 // `cgrun FILE.cgf`: finalize once, replay N times, write outputs, check results.
 #include "common.h"
 
+#include "cgraph/runtime/multi_device.h"
 #include "cgraph/runtime/npy.h"
 #include "cgraph/runtime/trace.h"
 
@@ -127,7 +128,15 @@ int runCommand(const CommonOptions &o, uint32_t iterations, const std::vector<st
   rt::FinalizeOptions fo;
   fo.host = policy;
   auto t0 = std::chrono::steady_clock::now();
-  auto exe = (*dev)->finalize(g, fo);
+  // More than one --backend: the device list of a multi-device graph (the first holds
+  // the bindings and results).
+  std::vector<rt::Device *> devices{*dev};
+  for (size_t b = 1; b < o.backends.size(); ++b) {
+    Expected<rt::Device *> d = registry->open(o.backends[b]);
+    if (!d) return fail(d.error());
+    devices.push_back(*d);
+  }
+  auto exe = rt::finalizeMultiDevice(devices, g, fo);
   const double finalizeMs = msSince(t0);
   if (!exe) return fail(exe.error());
   if (Error e = applyUpdates(**exe, o)) return fail(e);

@@ -209,6 +209,9 @@ struct CondOp {
   uint32_t maxTrips = 0;
 };
 
+// Logical devices a graph may place nodes on (Node::device < kMaxDevices).
+constexpr uint32_t kMaxDevices = 64;
+
 struct Node {
   std::string name;
   NodeKind kind = NodeKind::Barrier;
@@ -234,6 +237,9 @@ struct Node {
   std::vector<uint32_t> subgraphSlots;
   // Conditional
   CondOp cond;
+  // Any node: the logical device it runs on (< kMaxDevices) (an index into the device list the user
+  // maps at run time, e.g. `cgrun --backend cpu --backend opencl`); 0 = the first.
+  uint32_t device = 0;
 };
 
 struct Edge {

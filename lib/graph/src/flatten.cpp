@@ -144,6 +144,7 @@ Expected<Graph> flattenRec(const Graph &g, int depth) {
     for (Node &c : child.nodes) {
       CGRAPH_RETURN_IF_ERROR(remapNode(c, node.subgraphSlots, paramMap, kernelBase).withContext(where));
       if (c.kind == NodeKind::Conditional) c.subgraph += subgraphBase;
+      if (c.device == 0) c.device = node.device; // a subgraph node's placement covers its nodes
       c.name = node.name + "/" + c.name;
       out.nodes.push_back(std::move(c));
     }

@@ -81,6 +81,7 @@ json nodeJson(const Graph &g, uint32_t i) {
   const Node &n = g.nodes[i];
   const char *kind = nodeKindName(n.kind);
   json j{{"index", i}, {"name", n.name}, {"kind", kind ? kind : "invalid"}};
+  if (n.device != 0) j["device"] = n.device;
   switch (n.kind) {
   case NodeKind::Kernel:
     j["kernel"] = nameOr(n.kernel < g.kernels.size() ? g.kernels[n.kernel].name : std::string(),
@@ -284,6 +285,7 @@ void listingRec(const Graph &g, const std::string &ind, std::string &o, int dept
     if (i >= g.nodes.size()) continue;
     const Node &n = g.nodes[i];
     std::string t = "  [" + std::to_string(i) + "] " + n.name + "  " +
+                    (n.device != 0 ? "@device " + std::to_string(n.device) + "  " : std::string()) +
                     (nodeKindName(n.kind) ? nodeKindName(n.kind) : "invalid");
     switch (n.kind) {
     case NodeKind::Kernel:

@@ -342,6 +342,8 @@ struct NodeChecker {
   }
 
   void run() {
+    if (node.device >= kMaxDevices)
+      c.error(n, kNone, pre() + "placed on device " + s(node.device) + " (devices are 0 to " + s(kMaxDevices - 1) + ")");
     switch (node.kind) {
     case NodeKind::Kernel: {
       checkArgRefs();

@@ -1,67 +1,21 @@
 // Runtime-driven conditional nodes: the staged executable (staged.h says what it does).
 #include "cgraph/runtime/staged.h"
 
+#include "stages.h"
+
 #include <algorithm>
 #include <chrono>
 
 namespace cgraph::rt {
 
 namespace {
+using detail::DoneEvent;
+using detail::makeExternal;
+using detail::stageGraph;
 
 std::string label(const Graph &g, uint32_t n) {
   return "node '" + (g.nodes[n].name.empty() ? "#" + std::to_string(n) : g.nodes[n].name) + "'";
 }
-
-// Every slot bound by the caller of the stage: the staged executable owns the memory.
-void makeExternal(std::vector<Slot> &slots) {
-  for (Slot &s : slots) {
-    s.init = SlotInit::External;
-    s.data.clear();
-    s.path.clear();
-  }
-}
-
-// The ordinary nodes `nodes` (in execution order) of `g` as a graph of their own over
-// all of g's slots, parameters and kernels.
-Graph stageGraph(const Graph &g, const std::vector<uint32_t> &nodes) {
-  Graph s;
-  s.name = g.name;
-  s.slots = g.slots;
-  makeExternal(s.slots);
-  s.params = g.params;
-  s.modules = g.modules;
-  s.kernels = g.kernels;
-  std::vector<uint32_t> local(g.nodes.size(), kNone);
-  for (uint32_t i = 0; i < nodes.size(); ++i) {
-    local[nodes[i]] = i;
-    s.nodes.push_back(g.nodes[nodes[i]]);
-    s.order.push_back(i);
-  }
-  for (const Edge &e : g.edges)
-    if (local[e.from] != kNone && local[e.to] != kNone) s.edges.push_back({local[e.from], local[e.to]});
-  for (const FieldExpr &fe : g.exprs)
-    if (local[fe.node] != kNone) {
-      FieldExpr x = fe;
-      x.node = local[fe.node];
-      s.exprs.push_back(std::move(x));
-    }
-  std::stable_sort(s.exprs.begin(), s.exprs.end(), [](const FieldExpr &a, const FieldExpr &b) {
-    return std::make_tuple(a.node, uint16_t(a.field), a.arg) < std::make_tuple(b.node, uint16_t(b.field), b.arg);
-  });
-  return s;
-}
-
-class DoneEvent : public Event {
-public:
-  DoneEvent(Error e, std::vector<NodeTiming> t) : error_(std::move(e)), timings_(std::move(t)) {}
-  Error wait() override { return error_; }
-  bool isComplete() const override { return true; }
-  const std::vector<NodeTiming> &nodeTimings() const override { return timings_; }
-
-private:
-  Error error_;
-  std::vector<NodeTiming> timings_;
-};
 
 class StagedExecutable : public Executable {
 public:

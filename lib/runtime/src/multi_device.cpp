@@ -1,0 +1,203 @@
+// Multi-device graphs: segments per device, slot contents moved between devices
+// through host memory (multi_device.h says what and why).
+#include "cgraph/runtime/multi_device.h"
+
+#include "stages.h"
+
+#include "cgraph/graph/flatten.h"
+#include "cgraph/graph/hazards.h"
+#include "cgraph/graph/validate.h"
+
+namespace cgraph::rt {
+
+namespace {
+
+std::string nodeName(const Graph &g, uint32_t n) {
+  return "node '" + (g.nodes[n].name.empty() ? "#" + std::to_string(n) : g.nodes[n].name) + "'";
+}
+
+std::string deviceName(const Device &d) { return d.info().backend + " (" + d.info().name + ")"; }
+
+class MultiDeviceExecutable : public Executable {
+public:
+  MultiDeviceExecutable(std::vector<Device *> devices, Graph flat, ExecMode mode)
+      : Executable(*devices[0], flat, mode), devices_(std::move(devices)), plan_(std::move(flat)) {}
+
+  Error build(const FinalizeOptions &opts) {
+    const Graph &g = plan_;
+    for (uint32_t n = 0; n < g.nodes.size(); ++n)
+      if (g.nodes[n].device >= devices_.size())
+        return makeError(nodeName(g, n) + " is placed on device " + std::to_string(g.nodes[n].device) + " but " +
+                         std::to_string(devices_.size()) + " device" + (devices_.size() == 1 ? " was" : "s were") +
+                         " given");
+    auto owned = allocateOwnedSlots(opts.host);
+    if (!owned) return owned.error();
+    owned_ = std::move(*owned);
+    mirrors_.resize(devices_.size());
+    for (auto &m : mirrors_) m.resize(g.slots.size());
+    for (size_t i = 0; i < g.order.size();) {
+      Segment seg;
+      seg.device = g.nodes[g.order[i]].device;
+      while (i < g.order.size() && g.nodes[g.order[i]].device == seg.device) seg.nodes.push_back(g.order[i++]);
+      // The segment's graph names only the slots its nodes use; each is moved to the
+      // segment's device before it runs (written ones are then current only there).
+      std::vector<uint32_t> used;
+      Graph stage = detail::stageGraph(g, seg.nodes, &used);
+      std::vector<uint8_t> writes(g.slots.size(), 0);
+      for (uint32_t n : seg.nodes)
+        for (const SlotAccess &a : nodeAccesses(g, n).accesses)
+          if (a.slot < writes.size() && a.write) writes[a.slot] = 1;
+      for (uint32_t s : used) seg.slots.push_back({s, writes[s] != 0});
+      auto exe = devices_[seg.device]->finalize(stage, opts);
+      if (!exe)
+        return exe.error().withContext("device " + std::to_string(seg.device) + " (" +
+                                       deviceName(*devices_[seg.device]) + "), segment from " +
+                                       nodeName(g, seg.nodes[0]));
+      seg.exe = std::move(*exe);
+      segments_.push_back(std::move(seg));
+    }
+    return Error::success();
+  }
+
+protected:
+  Expected<EventPtr> submit(const std::vector<ResolvedSlot> &slots, const std::vector<uint64_t> &params,
+                            const SubmitOptions &opts) override {
+    for (const EventPtr &e : opts.waitFor)
+      if (e) CGRAPH_RETURN_IF_ERROR(e->wait().withContext("a waited-for submission failed"));
+    Error e = run(slots, params, opts);
+    return EventPtr(std::make_shared<detail::DoneEvent>(std::move(e), std::vector<NodeTiming>{}));
+  }
+
+  Error applyUpdate(const std::vector<uint32_t> &) override {
+    return makeError("updates of a multi-device graph are not supported yet");
+  }
+
+private:
+  struct Segment {
+    uint32_t device = 0;
+    std::vector<uint32_t> nodes; // in execution order; segment node i = nodes[i]
+    struct Use {
+      uint32_t slot;
+      bool writes;
+    };
+    std::vector<Use> slots;
+    std::unique_ptr<Executable> exe;
+  };
+
+  // The home device's view of slot s for this submission.
+  Binding home(const std::vector<ResolvedSlot> &slots, uint32_t s) const {
+    if (slots[s].buffer) return Binding{slots[s].buffer, slots[s].offset, slots[s].length};
+    if (s < owned_.size() && owned_[s]) return Binding{owned_[s].get(), 0, owned_[s]->size()};
+    return Binding{};
+  }
+
+  // Device d's buffer for slot s, at least `bytes` long (allocated on first use).
+  Expected<Binding> mirror(uint32_t d, uint32_t s, uint64_t bytes) {
+    std::unique_ptr<Buffer> &b = mirrors_[d][s];
+    if (!b || b->size() < bytes) {
+      auto nb = devices_[d]->allocate(std::max<uint64_t>(bytes, 1), 64);
+      if (!nb)
+        return nb.error().withContext("device " + std::to_string(d) + ": slot '" + plan_.slots[s].name + "'");
+      b = std::move(*nb);
+    }
+    return Binding{b.get(), 0, bytes};
+  }
+
+  Error copy(uint32_t from, const Binding &src, uint32_t to, const Binding &dst, uint64_t bytes) {
+    staging_.resize(bytes);
+    CGRAPH_RETURN_IF_ERROR(devices_[from]->read(*src.buffer, src.offset, staging_.data(), bytes));
+    return devices_[to]->write(*dst.buffer, dst.offset, staging_.data(), bytes);
+  }
+
+  Error run(const std::vector<ResolvedSlot> &slots, const std::vector<uint64_t> &params, const SubmitOptions &opts) {
+    const Graph &g = plan_;
+    const uint32_t nSlots = uint32_t(g.slots.size());
+    // Per slot: the bytes that move (the bound length) and which devices hold the
+    // latest contents (bit d); every slot starts current on the home device only.
+    std::vector<uint64_t> length(nSlots, 0), holders(nSlots, 1);
+    for (uint32_t s = 0; s < nSlots; ++s) length[s] = home(slots, s).length;
+    ParamValues pv;
+    pv.bits.assign(params.begin(), params.begin() + g.params.size());
+    auto view = [&](uint32_t d, uint32_t s) -> Expected<Binding> {
+      if (d == 0) return home(slots, s);
+      return mirror(d, s, length[s]);
+    };
+    for (Segment &seg : segments_) {
+      const std::string where = "device " + std::to_string(seg.device) + ", segment from " + nodeName(g, seg.nodes[0]);
+      BindingTable t;
+      t.overrideInternal = true;
+      for (const Segment::Use &u : seg.slots) {
+        auto dst = view(seg.device, u.slot);
+        if (!dst) return dst.error();
+        if (!(holders[u.slot] & (1ull << seg.device))) {
+          uint32_t from = 0;
+          while (!(holders[u.slot] & (1ull << from))) ++from;
+          auto src = view(from, u.slot);
+          if (!src) return src.error();
+          CGRAPH_RETURN_IF_ERROR(copy(from, *src, seg.device, *dst, length[u.slot])
+                                     .withContext(where + ": moving slot '" + g.slots[u.slot].name + "'"));
+          holders[u.slot] |= 1ull << seg.device;
+        }
+        t.slots.push_back(*dst); // stage slot i = seg.slots[i]
+      }
+      SubmitOptions so;
+      if (opts.afterNode) so.afterNode = [&](uint32_t n) { return opts.afterNode(seg.nodes[n]); };
+      auto ev = seg.exe->enqueue(t, pv, so);
+      if (!ev) return ev.error().withContext(where);
+      CGRAPH_RETURN_IF_ERROR((*ev)->wait().withContext(where));
+      for (const Segment::Use &u : seg.slots)
+        if (u.writes) holders[u.slot] = 1ull << seg.device;
+    }
+    // Results back where the caller looks.
+    for (uint32_t s = 0; s < nSlots; ++s) {
+      if (holders[s] & 1) continue;
+      uint32_t from = 0;
+      while (!(holders[s] & (1ull << from))) ++from;
+      auto src = view(from, s);
+      if (!src) return src.error();
+      CGRAPH_RETURN_IF_ERROR(copy(from, *src, 0, home(slots, s), length[s])
+                                 .withContext("moving slot '" + g.slots[s].name + "' back to device 0"));
+    }
+    return Error::success();
+  }
+
+  std::vector<Device *> devices_;
+  Graph plan_;
+  std::vector<std::unique_ptr<Buffer>> owned_;                // on the home device
+  std::vector<std::vector<std::unique_ptr<Buffer>>> mirrors_; // [device][slot], device > 0
+  std::vector<Segment> segments_;
+  std::vector<uint8_t> staging_;
+};
+
+bool placed(const Graph &g, int depth) {
+  if (depth > 64) return false;
+  for (const Node &n : g.nodes) {
+    if (n.device != 0) return true;
+    if (n.kind == NodeKind::Subgraph && n.subgraph < g.subgraphs.size() && placed(g.subgraphs[n.subgraph], depth + 1))
+      return true;
+  }
+  return false;
+}
+
+} // namespace
+
+bool hasPlacement(const Graph &graph) { return placed(graph, 0); }
+
+Expected<std::unique_ptr<Executable>> finalizeMultiDevice(const std::vector<Device *> &devices, const Graph &graph,
+                                                          const FinalizeOptions &opts) {
+  if (devices.empty()) return makeError("finalizeMultiDevice: no devices");
+  if (devices.size() > kMaxDevices)
+    return makeError("finalizeMultiDevice: " + std::to_string(devices.size()) + " devices (at most " +
+                     std::to_string(kMaxDevices) + ")");
+  for (Device *d : devices)
+    if (!d) return makeError("finalizeMultiDevice: a null device");
+  if (devices.size() == 1) return devices[0]->finalize(graph, opts);
+  CGRAPH_RETURN_IF_ERROR(firstError(validateGraph(graph, ValidateOptions{false, true, true})));
+  auto flat = flattenSubgraphs(graph);
+  if (!flat) return flat.error();
+  auto exe = std::make_unique<MultiDeviceExecutable>(devices, std::move(*flat), opts.mode);
+  CGRAPH_RETURN_IF_ERROR(exe->build(opts));
+  return std::unique_ptr<Executable>(std::move(exe));
+}
+
+} // namespace cgraph::rt
