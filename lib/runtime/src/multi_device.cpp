@@ -12,9 +12,7 @@ namespace cgraph::rt {
 
 namespace {
 
-std::string nodeName(const Graph &g, uint32_t n) {
-  return "node '" + (g.nodes[n].name.empty() ? "#" + std::to_string(n) : g.nodes[n].name) + "'";
-}
+using detail::nodeName;
 
 std::string deviceName(const Device &d) { return d.info().backend + " (" + d.info().name + ")"; }
 

@@ -11,11 +11,8 @@ namespace cgraph::rt {
 namespace {
 using detail::DoneEvent;
 using detail::makeExternal;
+using detail::nodeName;
 using detail::stageGraph;
-
-std::string label(const Graph &g, uint32_t n) {
-  return "node '" + (g.nodes[n].name.empty() ? "#" + std::to_string(n) : g.nodes[n].name) + "'";
-}
 
 class StagedExecutable : public Executable {
 public:
@@ -52,7 +49,7 @@ public:
       st.cond = n;
       for (const Param &p : body.params) st.paramMap.push_back(g.findParam(p.name));
       auto exe = device_->finalize(body, opts);
-      if (!exe) return exe.error().withContext(label(g, n) + ": body");
+      if (!exe) return exe.error().withContext(nodeName(g, n) + ": body");
       st.exe = std::move(*exe);
       stages_.push_back(std::move(st));
     }
@@ -134,7 +131,7 @@ private:
       for (uint32_t s : node.subgraphSlots) body.slots.push_back(all.slots[s]);
       ParamValues bp;
       for (uint32_t p : st.paramMap) bp.bits.push_back(pv.bits[p]);
-      const std::string what = std::string(condKindName(cd.kind)) + " " + label(g, st.cond);
+      const std::string what = std::string(condKindName(cd.kind)) + " " + nodeName(g, st.cond);
       for (uint32_t trips = 0;; ++trips) {
         uint32_t value = 0;
         CGRAPH_RETURN_IF_ERROR(

@@ -9,6 +9,11 @@
 
 namespace cgraph::rt::detail {
 
+// "node 'name'" (or "node '#3'" for an unnamed node), for messages.
+inline std::string nodeName(const Graph &g, uint32_t n) {
+  return "node '" + (g.nodes[n].name.empty() ? "#" + std::to_string(n) : g.nodes[n].name) + "'";
+}
+
 // Every slot bound by the caller of the stage: the staged executable owns the memory.
 inline void makeExternal(std::vector<Slot> &slots) {
   for (Slot &s : slots) {
