@@ -156,13 +156,26 @@ TEST_CASE("conditional: if and while nodes, nested and inside a subgraph", "[ope
       REQUIRE(o.error);
       CHECK(o.error.message() == "if node 'wrap/maybe': while node 'inner': the condition is still nonzero "
                                  "after 5 trips (its maximum)");
-      // Updates are refused for now, and change nothing.
+      // Updates reach the stage that holds the node: 'last' adds 2000 instead of 1000;
+      // disabling the while node skips its condition and body.
       rt::NodeUpdate u;
       u.node = (*exe)->findNode("last");
-      u.args = {{1, Arg::scalar(ScalarType::U32, 1)}};
-      Error e = (*exe)->update(u);
-      REQUIRE(e);
-      CHECK(e.message().find("not supported yet") != std::string::npos);
+      u.args = {{1, Arg::scalar(ScalarType::U32, 2000)}};
+      REQUIRE_FALSE((*exe)->update(u));
+      rt::NodeUpdate off;
+      off.node = (*exe)->findNode("loop");
+      off.enabled = 0;
+      REQUIRE_FALSE((*exe)->update(off));
+      o = runWith(*dev, **exe, {4, 0, 0});
+      INFO(o.error.message());
+      REQUIRE(!o.error);
+      for (uint32_t i = 0; i < kN; ++i) REQUIRE(o.data[i] == i + 1 + 2000);
+      CHECK(o.ctr[0] == 4);
+      off.enabled = 1;
+      REQUIRE_FALSE((*exe)->update(off));
+      o = runWith(*dev, **exe, {4, 0, 0});
+      REQUIRE(!o.error);
+      for (uint32_t i = 0; i < kN; ++i) REQUIRE(o.data[i] == i + 1 + 40 + 2000);
     }
 }
 

@@ -148,10 +148,26 @@ TEST_CASE("multi-device: errors name the node and the device", "[cpu][multi-devi
   g.nodes[g.findNode("last")].device = 1;
   auto ok = rt::finalizeMultiDevice({cpu, cpu}, g, {});
   REQUIRE(ok);
+  // Updates reach the node's segment; a slot its segment does not bind is refused.
   rt::NodeUpdate u;
-  u.node = (*ok)->findNode("inc_a");
-  u.args = {{1, Arg::scalar(ScalarType::U32, 2)}};
-  Error e = (*ok)->update(u);
+  u.node = (*ok)->findNode("inc_c");
+  u.args = {{1, Arg::scalar(ScalarType::U32, 6)}};
+  REQUIRE_FALSE((*ok)->update(u));
+  std::vector<uint32_t> a(kN), c(kN, 0);
+  for (uint32_t i = 0; i < kN; ++i) a[i] = i;
+  auto ba = alloc(*cpu, kN * 4), bc = alloc(*cpu, kN * 4);
+  writeAll(*cpu, *ba, a);
+  writeAll(*cpu, *bc, c);
+  rt::BindingTable t;
+  t.slots = {{ba.get(), 0, 0}, {}, {bc.get(), 0, 0}, {}};
+  runAndWait(**ok, t);
+  std::vector<uint32_t> got = readAll<uint32_t>(*cpu, *bc);
+  for (uint32_t i = 0; i < kN; ++i) REQUIRE(got[i] == (i + 1) + 7 + 6 + 300 + 1000);
+  rt::NodeUpdate bad;
+  bad.node = (*ok)->findNode("inc_c"); // device 1's first segment uses a, b and c, not flag
+  bad.args = {{0, Arg::slot(3)}};
+  Error e = (*ok)->update(bad);
   REQUIRE(e);
-  CHECK(e.message().find("not supported yet") != std::string::npos);
+  CHECK(e.message().find("node 'inc_c': the update makes it use slot 'flag', which its device's segment does not "
+                         "bind") != std::string::npos);
 }

@@ -66,8 +66,20 @@ protected:
     return EventPtr(std::make_shared<detail::DoneEvent>(std::move(e), std::vector<NodeTiming>{}));
   }
 
-  Error applyUpdate(const std::vector<uint32_t> &) override {
-    return makeError("updates of a multi-device graph are not supported yet");
+  // Each updated node is in one segment: its executable gets the node's new state,
+  // with slots renumbered to the segment's (a slot the segment does not use is refused).
+  Error applyUpdate(const std::vector<uint32_t> &nodes) override {
+    for (uint32_t n : nodes)
+      for (Segment &seg : segments_) {
+        auto it = std::find(seg.nodes.begin(), seg.nodes.end(), n);
+        if (it == seg.nodes.end()) continue;
+        std::vector<uint32_t> slotOf(plan_.slots.size(), kNone);
+        for (uint32_t i = 0; i < seg.slots.size(); ++i) slotOf[seg.slots[i].slot] = i;
+        auto u = detail::forwardedUpdate(plan_, graph_, n, uint32_t(it - seg.nodes.begin()), nodeEnabled(n), &slotOf);
+        if (!u) return u.error();
+        CGRAPH_RETURN_IF_ERROR(seg.exe->update(*u));
+      }
+    return Error::success();
   }
 
 private:

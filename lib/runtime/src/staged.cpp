@@ -81,8 +81,21 @@ protected:
     return EventPtr(std::make_shared<DoneEvent>(std::move(e), std::move(timings)));
   }
 
-  Error applyUpdate(const std::vector<uint32_t> &) override {
-    return makeError("updates of a graph with conditional nodes are not supported yet");
+  // Each updated node is in one ordinary stage: the stage executable gets the node's
+  // new state (it checks and applies it natively). A conditional node can only be
+  // enabled or disabled; its body's nodes are not nodes of graph().
+  Error applyUpdate(const std::vector<uint32_t> &nodes) override {
+    for (uint32_t n : nodes) {
+      if (plan_.nodes[n].kind == NodeKind::Conditional) continue; // runStages reads nodeEnabled
+      for (Stage &st : stages_) {
+        auto it = std::find(st.nodes.begin(), st.nodes.end(), n);
+        if (st.cond != kNone || it == st.nodes.end()) continue;
+        auto u = detail::forwardedUpdate(plan_, graph_, n, uint32_t(it - st.nodes.begin()), nodeEnabled(n), nullptr);
+        if (!u) return u.error();
+        CGRAPH_RETURN_IF_ERROR(st.exe->update(*u));
+      }
+    }
+    return Error::success();
   }
 
 private:
@@ -123,6 +136,7 @@ private:
         CGRAPH_RETURN_IF_ERROR(runOnce(st, all, pv, opts, timings, t0));
         continue;
       }
+      if (!nodeEnabled(st.cond)) continue; // disabled: neither the condition nor the body runs
       const Node &node = g.nodes[st.cond];
       const CondOp &cd = node.cond;
       const Binding &cb = all.slots[cd.slot];

@@ -87,6 +87,50 @@ inline Graph stageGraph(const Graph &g, const std::vector<uint32_t> &nodes,
   return s;
 }
 
+// The update that brings node `local` of a stage built by stageGraph from `plan` (the
+// flattened graph as finalized) to the state of node n of `current` (the runtime's
+// Executable::graph() after an update): its arguments (not the ones that are stored
+// expressions, which the stage evaluates itself), its literal nd-range, its kernel and
+// its enable state. `slotOf` maps plan slots to stage slots (null: the same); a slot the
+// stage does not bind is an error.
+inline Expected<NodeUpdate> forwardedUpdate(const Graph &plan, const Graph &current, uint32_t n, uint32_t local,
+                                            bool enabled, const std::vector<uint32_t> *slotOf) {
+  const Node &node = current.nodes[n];
+  NodeUpdate u;
+  u.node = local;
+  u.enabled = enabled ? 1 : 0;
+  if (node.kind != NodeKind::Kernel) return u;
+  bool rangeExpr = false;
+  std::vector<uint8_t> argExpr(node.args.size(), 0);
+  for (const FieldExpr &fe : plan.exprs) {
+    if (fe.node != n) continue;
+    if (fe.field == ExprField::ScalarArg && fe.arg < argExpr.size()) argExpr[fe.arg] = 1;
+    if (uint16_t(fe.field) < 9) rangeExpr = true;
+  }
+  for (uint32_t a = 0; a < node.args.size(); ++a) {
+    if (argExpr[a]) continue;
+    Arg arg = node.args[a];
+    if (arg.kind == ArgKind::Slot && slotOf) {
+      const uint32_t s = arg.index < slotOf->size() ? (*slotOf)[arg.index] : kNone;
+      if (s == kNone)
+        return makeError(nodeName(current, n) + ": the update makes it use slot '" + current.slots[arg.index].name +
+                         "', which its device's segment does not bind");
+      arg.index = s;
+    }
+    u.args.emplace_back(a, arg);
+  }
+  bool literal = !rangeExpr;
+  for (int d = 0; d < 3 && literal; ++d)
+    literal = node.range.global[d].param == kNone && node.range.local[d].param == kNone &&
+              node.range.offset[d].param == kNone;
+  if (literal) {
+    u.setRange = true;
+    u.range = node.range;
+  }
+  if (!node.alternatives.empty()) u.kernel = node.kernel;
+  return u;
+}
+
 // A submission that already completed (executables that run on the calling thread).
 class DoneEvent : public Event {
 public:

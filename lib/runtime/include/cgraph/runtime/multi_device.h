@@ -22,8 +22,9 @@
 // everything and returns a completed event; a failure of any segment or copy is the
 // event's error, naming the segment's first node and device. Failure modes: a node
 // placed on a device index the list does not have (named), a device list that is empty
-// or longer than kMaxDevices, anything finalize reports for a segment; updates are
-// refused (not supported yet for multi-device graphs).
+// or longer than kMaxDevices, anything finalize reports for a segment. Updates are
+// forwarded to the segment that holds the node (slots renumbered; a slot the segment
+// does not use is refused, naming it).
 #pragma once
 
 #include "cgraph/runtime/runtime.h"

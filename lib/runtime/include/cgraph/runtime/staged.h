@@ -21,8 +21,10 @@
 // Submission: enqueue runs the stages on the calling thread and returns a completed
 // event (the host has to see each condition before it can go on); a failure of any
 // stage is the event's error. Failure modes: everything Device::finalize reports for a
-// stage or body, named by the conditional node; updates are refused (not yet
-// supported for graphs with conditional nodes).
+// stage or body, named by the conditional node. Updates (Executable::update) of an
+// ordinary node are forwarded to the stage that holds it; a conditional node can be
+// enabled or disabled (disabled: neither its condition nor its body runs); the nodes
+// of a body are not nodes of graph() and cannot be updated.
 #pragma once
 
 #include "cgraph/runtime/runtime.h"
