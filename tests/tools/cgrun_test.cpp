@@ -717,4 +717,12 @@ TEST_CASE("cgc places nodes (\"device\", --place); cgrun runs them on a device l
   r = cgrun("chain.cgf --input x=two.npy --backend cpu --backend cpu --device 1", dir);
   CHECK(r.code == 2);
   CHECK(r.err.find("--device with more than one --backend") != std::string::npos);
+  // bench takes the device list too, update modes included.
+  r = cgrun("bench chain.cgf --input x=two.npy --backend cpu --backend cpu --warmup 1 --repetitions 2 "
+            "--modes replay,update-node,update-graph",
+            dir);
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find(") + cpu (") != std::string::npos);
+  CHECK(r.out.find("update-graph   update") != std::string::npos);
 }

@@ -9,6 +9,8 @@
 // update itself ("update" rows) and the submission after it ("total" includes both).
 #include "common.h"
 
+#include "cgraph/runtime/multi_device.h"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -102,6 +104,13 @@ int benchCommand(const CommonOptions &o, const BenchOptions &b) {
   const std::string spec = deviceSpec(o.backends.empty() ? "" : o.backends[0], o.device);
   Expected<rt::Device *> dev = registry->open(spec);
   if (!dev) return fail(dev.error());
+  // More than one --backend: the device list of a multi-device graph.
+  std::vector<rt::Device *> devices{*dev};
+  for (size_t b = 1; b < o.backends.size(); ++b) {
+    Expected<rt::Device *> d = registry->open(o.backends[b]);
+    if (!d) return fail(d.error());
+    devices.push_back(*d);
+  }
   rt::HostPolicy policy = hostPolicy(o);
   policy.output = [](const std::string &) {}; // host task text would distort timings
   std::vector<bool> none(g.slots.size(), false);
@@ -115,7 +124,8 @@ int benchCommand(const CommonOptions &o, const BenchOptions &b) {
 
   // Every mode, then the ones that apply here, then the ones asked for (--modes).
   const bool reshape = shapes->size() > 1;
-  const bool updates = (*dev)->info().caps.nodeUpdate;
+  bool updates = true;
+  for (rt::Device *d : devices) updates = updates && d->info().caps.nodeUpdate;
   // The cost of updates next to replay: one kernel node's arguments set (to the same
   // values) before each submission, or a whole-graph update from the file's graph.
   uint32_t updated = kNone;
@@ -164,7 +174,7 @@ int benchCommand(const CommonOptions &o, const BenchOptions &b) {
     fo.mode = m.exec;
     fo.host = policy;
     auto t0 = std::chrono::steady_clock::now();
-    auto exe = (*dev)->finalize(g, fo);
+    auto exe = rt::finalizeMultiDevice(devices, g, fo);
     const double finMs = msSince(t0);
     if (!exe) return fail(exe.error().withContext(m.name));
     if (Error e = applyUpdates(**exe, o)) return fail(e.withContext(m.name));
@@ -258,8 +268,10 @@ int benchCommand(const CommonOptions &o, const BenchOptions &b) {
     return 0;
   }
 
-  std::printf("device: %s (%s), %zu nodes, warm-up %u, repetitions %zu+\n", spec.c_str(),
-              (*dev)->info().name.c_str(), results.empty() ? size_t(0) : results[0].nodes, b.warmup,
+  std::string shown = spec + " (" + (*dev)->info().name + ")";
+  for (size_t d = 1; d < devices.size(); ++d)
+    shown += " + " + o.backends[d] + " (" + devices[d]->info().name + ")";
+  std::printf("device: %s, %zu nodes, warm-up %u, repetitions %zu+\n", shown.c_str(), results.empty() ? size_t(0) : results[0].nodes, b.warmup,
               size_t(b.repetitions));
   std::printf("%-14s %-7s %12s %12s %12s %14s %12s\n", "mode", "time", "min us", "median us", "max us",
               "median us/node", "finalize ms");

@@ -31,10 +31,8 @@ Flags addCommon(CLI::App &app, CommonOptions &o, Command cmd) {
   app.add_option("file", o.file, "the .cgf graph to run");
   app.add_option("--backend", o.backends,
                  cmd == Command::Compare ? "device spec, once or twice: the reference first (cpu, cpu:0, opencl:1)"
-                 : cmd == Command::Run
-                     ? "backend or device spec (default cpu); given more than once, the device list of a graph "
-                       "with placed nodes (node device i runs on the i-th)"
-                     : "backend or device spec (default cpu)")
+                                         : "backend or device spec (default cpu); given more than once, the device "
+                                           "list of a graph with placed nodes (node device i runs on the i-th)")
       ->allow_extra_args(false);
   if (cmd != Command::Compare)
     app.add_option("--device", o.device, "device index of --backend, or a full spec (opencl:1)");
@@ -166,7 +164,7 @@ int mainImpl(int argc, char **argv) {
     return runCommand(o, iterations, outputs, checks, trace);
   }
   if (cmd == Command::Bench) {
-    if (o.backends.size() > 1) return usage("--backend given more than once");
+    if (o.backends.size() > 1 && !o.device.empty()) return usage("--device with more than one --backend");
     if (bench.repetitions == 0) return usage("--repetitions must be at least 1");
     return benchCommand(o, bench);
   }
