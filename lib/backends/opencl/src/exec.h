@@ -138,6 +138,9 @@ private:
                                       std::unordered_map<std::string, cl_kernel> &shared,
                                       bool setArgsNow);
   Error runHost(uint32_t n, const std::vector<uint64_t> &params);
+  // Waits for the events in `wait` (submissions this one must follow, possibly on other
+  // queues) and clears it; before a host task, which drains only this queue.
+  Error waitOutside(std::vector<cl_event> &wait);
   Expected<rt::EventPtr> submitEager(const std::vector<uint64_t> &params,
                                      std::vector<cl_event> &wait, bool profile,
                                      const std::function<Error(uint32_t)> &afterNode);

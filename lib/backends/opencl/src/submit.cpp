@@ -349,6 +349,13 @@ Expected<Recording *> OpenCLExecutable::findOrRecord(const std::vector<uint64_t>
   return recordings_.back().get();
 }
 
+Error OpenCLExecutable::waitOutside(std::vector<cl_event> &wait) {
+  if (wait.empty()) return Error::success();
+  CGRAPH_CL_CHECK("clWaitForEvents", api_->clWaitForEvents(cl_uint(wait.size()), wait.data()));
+  wait.clear(); // complete: later commands need not wait for them
+  return Error::success();
+}
+
 Error OpenCLExecutable::runHost(uint32_t n, const std::vector<uint64_t> &params) {
   // Host tasks see host memory: map the node's slots, run, unmap. The queue is drained
   // first so that the task reads what the earlier partitions wrote.
@@ -391,7 +398,9 @@ OpenCLExecutable::submitEager(const std::vector<uint64_t> &params, std::vector<c
   for (size_t pi = 0; pi < parts_.size(); ++pi) {
     const PartPlan &plan = parts_[pi];
     if (plan.host) {
-      Error e = runHost(plan.nodes[0], params);
+      // Events of other queues (waitFor) first: runHost drains only this queue.
+      Error e = waitOutside(wait);
+      if (!e) e = runHost(plan.nodes[0], params);
       if (!e && afterNode) e = afterNode(plan.nodes[0]);
       if (e) {
         releaseProfiled();
@@ -454,6 +463,7 @@ Expected<rt::EventPtr> OpenCLExecutable::submitReplay(const std::vector<uint64_t
   for (size_t pi = 0; pi < rec.parts.size(); ++pi) {
     const Recording::Part &part = rec.parts[pi];
     if (part.hostNode != kNone) {
+      CGRAPH_RETURN_IF_ERROR(waitOutside(wait)); // runHost drains only this queue
       CGRAPH_RETURN_IF_ERROR(runHost(part.hostNode, params));
       continue;
     }
@@ -502,11 +512,7 @@ Expected<rt::EventPtr> OpenCLExecutable::submitPreResolved(Recording &rec,
     if (op.kind == ResolvedOp::Host) {
       // The task reads what earlier commands and prior submissions wrote: runHost
       // drains the queue; events of other queues are waited for here.
-      if (nWait) {
-        cl_int rc = api_->clWaitForEvents(nWait, w);
-        if (rc != CL_SUCCESS) return fail(clError("clWaitForEvents", rc));
-        wait.clear();
-      }
+      if (Error e = waitOutside(wait)) return fail(std::move(e));
       if (Error e = runHost(op.node, params)) return fail(std::move(e));
       continue;
     }
