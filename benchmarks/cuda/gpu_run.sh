@@ -34,6 +34,11 @@ while read -r ex args; do
     timeout 60 ./run.sh cgrun compare "cgf/$ex.sm90.cgf" $args --backend cpu --backend cuda 2>&1 | tail -2
   fi
 done <<<"$examples"
+echo "== conditional nodes: jacobi-converge, native CUDA conditional nodes vs runtime-driven vs cpu; the fixed-iteration stencil"
+timeout 60 ./run.sh cgrun bench cgf/jacobi-converge.cgf --backend cuda --repetitions 10 2>&1 | grep -E "^Device|total|error" | head -5
+CGRAPH_CUDA_CONDITIONALS=staged timeout 120 ./run.sh cgrun bench cgf/jacobi-converge.cgf --backend cuda --repetitions 5 2>&1 | grep -E "total|error" | head -3
+timeout 60 ./run.sh cgrun bench cgf/jacobi-converge.cgf --backend cpu --repetitions 5 2>&1 | grep -E "total|error" | head -3
+timeout 60 ./run.sh cgrun bench cgf/stencil.cgf --random f:1 --backend cuda --repetitions 10 2>&1 | grep -E "total|error" | head -3
 echo "== issue 10/12 on cuda: conditional nodes, stored expressions, update costs"
 timeout 60 ./run.sh cgrun cgf/jacobi-converge.cgf --backend cuda 2>&1 | tail -5
 timeout 60 ./run.sh cgrun cgf/jacobi-converge.cgf --backend cpu 2>&1 | tail -4

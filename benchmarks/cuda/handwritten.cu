@@ -13,6 +13,24 @@ __global__ void axpy(float *y, const float *x, float a) {
   y[i] = fmaf(a, x[i], y[i]);
 }
 
+// Benchmark 4 (kernel quality): the same kernels as bench_cuda's, written in CUDA C++.
+__global__ void copy_f32(float *__restrict__ y, const float *__restrict__ x) {
+  size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x;
+  y[i] = x[i];
+}
+__global__ void jacobi_step(float *__restrict__ out, const float *__restrict__ in, const float *__restrict__ f,
+                            unsigned n, float h2) {
+  size_t x = blockIdx.x * size_t(blockDim.x) + threadIdx.x;
+  size_t y = blockIdx.y * size_t(blockDim.y) + threadIdx.y;
+  if (x >= n || y >= n) return;
+  size_t i = y * n + x;
+  if (x == 0 || y == 0 || x == n - 1 || y == n - 1) {
+    out[i] = in[i];
+    return;
+  }
+  out[i] = 0.25f * (in[i - 1] + in[i + 1] + in[i - n] + in[i + n] + h2 * f[i]);
+}
+
 #define CK(x)                                                                            \
   do {                                                                                   \
     cudaError_t e_ = (x);                                                                \
@@ -24,6 +42,45 @@ __global__ void axpy(float *y, const float *x, float a) {
 
 static double now() {
   return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// us per launch and effective GB/s of `launch`, 20 launches timed with events.
+template <class F> static int quality(const char *name, double bytes, cudaStream_t s, F launch) {
+  cudaEvent_t a, b;
+  CK(cudaEventCreate(&a));
+  CK(cudaEventCreate(&b));
+  launch();
+  CK(cudaStreamSynchronize(s));
+  CK(cudaEventRecord(a, s));
+  for (int r = 0; r < 20; ++r) launch();
+  CK(cudaEventRecord(b, s));
+  CK(cudaEventSynchronize(b));
+  float ms = 0;
+  CK(cudaEventElapsedTime(&ms, a, b));
+  const double us = ms * 1e3 / 20;
+  std::printf("handwritten_quality_%s %.2f %.1f\n", name, us, bytes / us / 1e3);
+  return 0;
+}
+
+static int qualityAll(cudaStream_t s) {
+  const size_t n = size_t(64) << 20;
+  const unsigned grid = 4096;
+  float *x, *y, *f;
+  CK(cudaMalloc(&x, n * 4));
+  CK(cudaMalloc(&y, n * 4));
+  CK(cudaMalloc(&f, n * 4));
+  CK(cudaMemset(x, 0, n * 4));
+  CK(cudaMemset(y, 0, n * 4));
+  CK(cudaMemset(f, 0, n * 4));
+  if (quality("axpy_64M", 12.0 * n, s, [&] { axpy<<<unsigned(n / 256), 256, 0, s>>>(y, x, 0.5f); })) return 1;
+  if (quality("copy_64M", 8.0 * n, s, [&] { copy_f32<<<unsigned(n / 256), 256, 0, s>>>(y, x); })) return 1;
+  if (quality("jacobi_4096x4096", 12.0 * grid * grid, s,
+              [&] { jacobi_step<<<dim3(grid / 32, grid / 8), dim3(32, 8), 0, s>>>(y, x, f, grid, 1e-4f); }))
+    return 1;
+  CK(cudaFree(x));
+  CK(cudaFree(y));
+  CK(cudaFree(f));
+  return 0;
 }
 
 int main() {
@@ -78,5 +135,5 @@ int main() {
       CK(cudaGraphExecDestroy(ge));
       CK(cudaGraphDestroy(g));
     }
-  return 0;
+  return qualityAll(s);
 }

@@ -662,3 +662,163 @@ TEST_CASE("cuda: stored expressions and conditional nodes vs cpu", "[cuda][expr]
   requireSame(ref, eager, "cuda eager vs cpu");
   for (const RunResult &r : ref) CHECK(r.slots[1] == Bytes{0, 0, 0, 0}); // the loop ran to 0
 }
+
+namespace {
+
+// while ctr (max `maxTrips`): { a += 3; if flag: { b += 5 (kernel); b[0..64) = 0x2a..
+// (fill); b[64..128) = a[0..64) (copy) }; ctr-- }, then a += 1 after the loop. Every
+// body slot is external, so copies and fills in the body are table-reading kernels.
+Graph nativeCondGraph(uint32_t maxTrips) {
+  GraphBuilder b("native_cond");
+  auto k = addSource(b, kUpdateKernels, "update.cl");
+  uint32_t a = b.addSlot(slot("a", 4 * 1024)), c = b.addSlot(slot("ctr", 4)), f = b.addSlot(slot("flag", 4)),
+           bs = b.addSlot(slot("b", 4 * 256));
+  GraphBuilder inner("inner");
+  auto ik = addSource(inner, kUpdateKernels, "update.cl");
+  uint32_t ia = inner.addSlot(slot("a", 4 * 1024)), ib = inner.addSlot(slot("b", 4 * 256));
+  uint32_t i1 = inner.addKernelNode("add5", ik["inc_u32"], range1D(256, 64), {Arg::slot(ib), Arg::scalar(ScalarType::U32, 5)});
+  FillOp fill;
+  fill.slot = ib;
+  fill.bytes = 64;
+  fill.pattern = {0x2a, 0, 0, 0};
+  uint32_t i2 = inner.addFill("fill", fill);
+  CopyOp cp;
+  cp.srcSlot = ia;
+  cp.dstSlot = ib;
+  cp.dstOffset = 64;
+  cp.bytes = 64;
+  uint32_t i3 = inner.addCopy("copy", cp);
+  inner.addEdge(i1, i2);
+  inner.addEdge(i2, i3);
+  GraphBuilder body("body");
+  auto bk = addSource(body, kUpdateKernels, "update.cl");
+  uint32_t ba = body.addSlot(slot("a", 4 * 1024)), bc = body.addSlot(slot("ctr", 4)),
+           bf = body.addSlot(slot("flag", 4)), bb = body.addSlot(slot("b", 4 * 256));
+  uint32_t b1 = body.addKernelNode("add3", bk["inc_u32"], range1D(1024), {Arg::slot(ba), Arg::scalar(ScalarType::U32, 3)});
+  Node ifn;
+  ifn.name = "maybe";
+  ifn.kind = NodeKind::Conditional;
+  ifn.cond.kind = CondKind::If;
+  ifn.cond.slot = bf;
+  ifn.subgraph = body.addSubgraphGraph(inner.take());
+  ifn.subgraphSlots = {ba, bb};
+  uint32_t b2 = body.addNode(std::move(ifn));
+  uint32_t b3 = body.addKernelNode("down", bk["countdown"], range1D(1), {Arg::slot(bc)});
+  body.addEdge(b1, b2);
+  body.addEdge(b2, b3);
+  Node w;
+  w.name = "loop";
+  w.kind = NodeKind::Conditional;
+  w.cond.kind = CondKind::While;
+  w.cond.slot = c;
+  w.cond.maxTrips = maxTrips;
+  w.subgraph = b.addSubgraphGraph(body.take());
+  w.subgraphSlots = {a, c, f, bs};
+  uint32_t wn = b.addNode(std::move(w));
+  uint32_t after = b.addKernelNode("after", k["inc_u32"], range1D(1024, 256), {Arg::slot(a), Arg::scalar(ScalarType::U32, 1)});
+  b.addEdge(wn, after);
+  return b.take();
+}
+
+Bytes u32Bytes(uint32_t v) { return Bytes{uint8_t(v), uint8_t(v >> 8), uint8_t(v >> 16), uint8_t(v >> 24)}; }
+
+} // namespace
+
+TEST_CASE("cuda: native conditional nodes (0, 1, N trips, nested if, copy/fill in a body, trip limit, disabled) "
+          "vs cpu and vs runtime-driven",
+          "[cuda][conditional]") {
+  rt::Device &cuda = cudaDevice();
+  INFO(cuda.info().replay);
+  REQUIRE(cuda.info().replay.find("conditional nodes native") != std::string::npos);
+  Graph g = nativeCondGraph(8);
+  const std::vector<rt::ParamValues> once(1);
+  for (uint32_t trips : {0u, 1u, 5u, 8u})
+    for (uint32_t flag : {0u, 1u}) {
+      INFO("ctr " << trips << ", flag " << flag);
+      std::vector<Bytes> in = {seqBytes(4 * 1024, 3), u32Bytes(trips), u32Bytes(flag), seqBytes(4 * 256, 4)};
+      auto ref = run(cpuDevice(), g, in, rt::ExecMode::Replay, once);
+      const uint64_t before = cuda::counters(cuda).conditionalNodes;
+      auto replay = run(cuda, g, in, rt::ExecMode::Replay, once);
+      CHECK(cuda::counters(cuda).conditionalNodes - before == 2); // the while and the nested if
+      auto eager = run(cuda, g, in, rt::ExecMode::Eager, once);
+      requireSame(ref, replay, "cuda native replay vs cpu");
+      requireSame(ref, eager, "cuda eager (runtime-driven) vs cpu");
+      CHECK(ref[0].slots[1] == u32Bytes(0)); // the loop ran to 0
+      if (trips > 0) CHECK(ref[0].slots[0] != in[0]);
+      if (trips > 0 && flag) CHECK(ref[0].slots[3] != in[3]);
+      else CHECK(ref[0].slots[3] == in[3]);
+    }
+  // The same executable submitted again reuses its state (trip counters reset).
+  {
+    std::vector<Bytes> in = {seqBytes(4 * 1024, 5), u32Bytes(3), u32Bytes(1), seqBytes(4 * 256, 6)};
+    const std::vector<rt::ParamValues> thrice(3);
+    requireSame(run(cpuDevice(), g, in, rt::ExecMode::Replay, thrice), run(cuda, g, in, rt::ExecMode::Replay, thrice),
+                "cuda native replay x3 vs cpu");
+  }
+  // Runtime-driven on the same device gives the same bytes (the A/B switch).
+  {
+    std::vector<Bytes> in = {seqBytes(4 * 1024, 7), u32Bytes(6), u32Bytes(1), seqBytes(4 * 256, 8)};
+    auto native = run(cuda, g, in, rt::ExecMode::Replay, once);
+    setenv("CGRAPH_CUDA_CONDITIONALS", "staged", 1);
+    const uint64_t before = cuda::counters(cuda).conditionalNodes;
+    auto staged = run(cuda, g, in, rt::ExecMode::Replay, once);
+    unsetenv("CGRAPH_CUDA_CONDITIONALS");
+    CHECK(cuda::counters(cuda).conditionalNodes == before);
+    requireSame(native, staged, "cuda native vs runtime-driven");
+  }
+  // Reaching the trip limit with the condition still nonzero fails the submission, on
+  // both backends, with the same words; a later submission that stays under it succeeds.
+  {
+    Graph lim = nativeCondGraph(4);
+    rt::FinalizeOptions fo;
+    for (rt::Device *d : {&cpuDevice(), &cuda}) {
+      auto exe = d->finalize(lim, fo);
+      REQUIRE(exe);
+      for (uint32_t ctr : {9u, 2u}) {
+        std::vector<Bytes> in = {seqBytes(4 * 1024, 1), u32Bytes(ctr), u32Bytes(0), seqBytes(4 * 256, 2)};
+        std::vector<std::unique_ptr<rt::Buffer>> bufs;
+        rt::BindingTable t;
+        for (const Bytes &x : in) {
+          auto b = d->allocate(x.size(), 64);
+          REQUIRE(b);
+          REQUIRE_FALSE(d->write(**b, 0, x.data(), x.size()));
+          t.slots.push_back(rt::Binding{b->get(), 0, 0});
+          bufs.push_back(std::move(*b));
+        }
+        auto ev = (*exe)->enqueue(t, {});
+        REQUIRE(ev);
+        Error e = (*ev)->wait();
+        INFO(d->info().backend << ": ctr " << ctr << ": " << e.message());
+        if (ctr == 9) {
+          CHECK(e.failed());
+          CHECK(e.message().find("while node 'loop': the condition is still nonzero after 4 trips (its maximum)") !=
+                std::string::npos);
+        } else {
+          CHECK_FALSE(e.failed());
+        }
+      }
+    }
+  }
+  // A disabled conditional runs neither its condition nor its body.
+  {
+    std::vector<Bytes> in = {seqBytes(4 * 1024, 9), u32Bytes(3), u32Bytes(1), seqBytes(4 * 256, 10)};
+    std::vector<std::function<Error(rt::Executable &)>> steps = {
+        [](rt::Executable &e) {
+          rt::NodeUpdate u;
+          u.node = e.findNode("loop");
+          u.enabled = 0;
+          return e.update(u);
+        },
+        [](rt::Executable &e) {
+          rt::NodeUpdate u;
+          u.node = e.findNode("loop");
+          u.enabled = 1;
+          return e.update(u);
+        }};
+    auto ref = runSteps(cpuDevice(), g, in, rt::ExecMode::Replay, steps);
+    auto got = runSteps(cuda, g, in, rt::ExecMode::Replay, steps);
+    requireSame(ref, got, "cuda native replay with the loop disabled / enabled vs cpu");
+    CHECK(ref[0].slots[1] == in[1]); // disabled: ctr untouched
+    CHECK(ref[1].slots[1] == u32Bytes(0));
+  }
+}

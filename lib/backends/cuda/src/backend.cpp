@@ -26,6 +26,13 @@ Expected<rt::DeviceInfo> describe(const CuApi &api, int ordinal) {
                        std::to_string(major) + std::to_string(minor) + ", PTX target sm_" +
                        std::to_string(ptxTargetFor(unsigned(major), unsigned(minor)));
   info.update = "node-params";
+#ifdef CGRAPH_CUDA_SETCOND
+  info.replay = api.cuGraphConditionalHandleCreate && api.cuGraphAddNode
+                    ? "cuda-graph; conditional nodes native"
+                    : "cuda-graph; conditional nodes runtime-driven (the driver has no conditional nodes)";
+#else
+  info.replay = "cuda-graph; conditional nodes runtime-driven (built without nvcc)";
+#endif
   rt::Capabilities &c = info.caps;
   c.nativeCommandBuffer = true;
   c.rebindWithoutRerecord = true;
@@ -127,6 +134,7 @@ CudaCounters counters(const rt::Device &device) {
   c.graphsInstantiated = a.graphsInstantiated;
   c.tableUploads = a.tableUploads;
   c.nodeUpdates = a.nodeUpdates;
+  c.conditionalNodes = a.conditionalNodes;
   return c;
 }
 

@@ -3,10 +3,13 @@
 // device partition (see exec.h for the table layout).
 #include "exec.h"
 
+#include "cgraph/graph/flatten.h"
 #include "cgraph/graph/order.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <unordered_map>
 
 namespace cgraph::cuda {
 
@@ -51,13 +54,14 @@ CudaExecutable::~CudaExecutable() {
 }
 
 std::string CudaExecutable::nodeLabel(uint32_t n) const {
+  if (n >= graph_.nodes.size()) return lifted_[n - graph_.nodes.size()].label;
   const Node &node = graph_.nodes[n];
   return node.name.empty() ? "node #" + std::to_string(n) : "node '" + node.name + "'";
 }
 
 Error CudaExecutable::rangeOf(uint32_t n, const std::vector<uint64_t> &params, Launch &l) const {
-  const Node &node = graph_.nodes[n];
-  const Kernel &kern = graph_.kernels[node.kernel];
+  const Node &node = nodeAt(n);
+  const Kernel &kern = kernelAt(n);
   auto val = [&](const Dim &d) { return d.param != kNone ? params[d.param] : d.value; };
   uint64_t global[3] = {1, 1, 1}, local[3] = {1, 1, 1};
   const uint32_t dims = std::max<uint32_t>(1, std::min<uint32_t>(3, node.range.dims));
@@ -86,7 +90,7 @@ Error CudaExecutable::rangeOf(uint32_t n, const std::vector<uint64_t> &params, L
   }
   if (threads > 1024)
     return makeError(nodeLabel(n) + ": work-group of " + std::to_string(threads) + " work-items exceeds 1024");
-  const size_t base = 1 + 2 * graph_.kernels[node.kernel].params.size();
+  const size_t base = 1 + 2 * kern.params.size();
   for (uint32_t d = 0; d < 3; ++d) l.vals[base + d] = d < dims ? val(node.range.offset[d]) : 0;
   l.vals[base + 3] = dims;
   return Error::success();
@@ -109,8 +113,8 @@ Expected<CUfunction> CudaExecutable::kernelFunction(uint32_t k, bool useCache) {
 }
 
 Error CudaExecutable::planKernel(uint32_t n, const std::vector<uint64_t> &params, Launch &l, bool paramRange) {
-  const Node &node = graph_.nodes[n];
-  const Kernel &kern = graph_.kernels[node.kernel];
+  const Node &node = nodeAt(n);
+  const Kernel &kern = kernelAt(n);
   if (node.args.size() != kern.params.size())
     return makeError(nodeLabel(n) + ": " + std::to_string(node.args.size()) + " arguments for kernel '" + kern.name +
                      "' of " + std::to_string(kern.params.size()) + " parameters");
@@ -148,7 +152,7 @@ Error CudaExecutable::planKernel(uint32_t n, const std::vector<uint64_t> &params
 // Copies and fills: the builtin kernel launch (always prepared: replay uses it when a
 // binding-table slot is involved, eager when cuMemcpy3D/cuMemset cannot express it).
 Error CudaExecutable::planCopyOrFill(uint32_t n) {
-  const Node &node = graph_.nodes[n];
+  const Node &node = nodeAt(n);
   NodePlan &p = plans_[n];
   const uint64_t tbl = static_cast<CudaBuffer *>(tableBuf_.get())->ptr();
   auto grid = [&](uint64_t total) {
@@ -292,8 +296,29 @@ Error CudaExecutable::prepare(const rt::FinalizeOptions &opts) {
       p.kind = NodePlan::Kernel; // replaced by a memcpy/memset node in buildGraphs where possible
       break;
     case NodeKind::Host: p.kind = NodePlan::Host; break;
+    case NodeKind::Conditional: break; // lifted below
     default: p.kind = NodePlan::Nop; break;
     }
+  }
+  std::vector<uint32_t> identitySlots(nSlots_), identityParams(graph_.params.size());
+  for (uint32_t s = 0; s < nSlots_; ++s) identitySlots[s] = s;
+  for (uint32_t q = 0; q < identityParams.size(); ++q) identityParams[q] = q;
+  for (uint32_t n = 0; n < nn; ++n)
+    if (graph_.nodes[n].kind == NodeKind::Conditional)
+      CGRAPH_RETURN_IF_ERROR(liftConditional(n, graph_, identitySlots, identityParams));
+  if (!conds_.empty()) {
+    auto st = dev_->allocate(8 * conds_.size(), 16);
+    if (!st) return st.error().withContext("conditional state");
+    condState_ = std::move(*st);
+    CGRAPH_RETURN_IF_ERROR(dev_->makeCurrent());
+    CGRAPH_CU_CHECK(*api_, "cuMemsetD32Async",
+                    api_->cuMemsetD32Async(static_cast<CudaBuffer *>(condState_.get())->ptr(), 0,
+                                           2 * conds_.size(), dev_->stream()));
+    for (CondPlan &c : conds_) {
+      CGRAPH_RETURN_IF_ERROR(planSetCondition(c, c.op.kind == CondKind::While ? 1 : 0, c.pre));
+      if (c.op.kind == CondKind::While) CGRAPH_RETURN_IF_ERROR(planSetCondition(c, 2, c.post));
+    }
+    pinned_ = std::make_shared<PinnedPool>(*dev_, 8 * conds_.size());
   }
 
   for (const Partition &part : partitions) {
@@ -355,8 +380,98 @@ bool cudaMemsetFor(const FillOp &f, CUdeviceptr base, CUDA_MEMSET_NODE_PARAMS &m
   return true;
 }
 
-Error CudaExecutable::buildGraphs() {
+Expected<CUgraphNode> CudaExecutable::addGraphNode(CUgraph g, uint32_t p, const std::vector<CUgraphNode> &deps,
+                                                   uint32_t part) {
   CUcontext ctx = dev_->context();
+  const Node &node = nodeAt(p);
+  NodePlan &plan = plans_[p];
+  CUgraphNode gn = nullptr;
+  if (plan.kind == NodePlan::Cond) {
+    CondPlan &c = conds_[plan.cond];
+    const std::string what = nodeLabel(p);
+    // The handle resets to 0 at every launch of the graph (CU_GRAPH_COND_ASSIGN_DEFAULT),
+    // so a disabled set-condition kernel (the node disabled) skips the body.
+    CUresult rc = api_->cuGraphConditionalHandleCreate(&c.handle, g, ctx, 0, CU_GRAPH_COND_ASSIGN_DEFAULT);
+    if (rc != CUDA_SUCCESS) return cuError(*api_, "cuGraphConditionalHandleCreate", rc).withContext(what);
+    c.pre.vals[3] = c.handle;
+    c.post.vals[3] = c.handle;
+    CUgraphNode pre = nullptr;
+    CUDA_KERNEL_NODE_PARAMS kp = kernelParams(c.pre);
+    rc = api_->cuGraphAddKernelNode(&pre, g, deps.data(), deps.size(), &kp);
+    if (rc != CUDA_SUCCESS) return cuError(*api_, "cuGraphAddKernelNode", rc).withContext(what + ": set-condition");
+    CUgraphNodeParams np;
+    std::memset(&np, 0, sizeof(np));
+    np.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
+    np.conditional.handle = c.handle;
+    np.conditional.type = c.op.kind == CondKind::While ? CU_GRAPH_COND_TYPE_WHILE : CU_GRAPH_COND_TYPE_IF;
+    np.conditional.size = 1;
+    np.conditional.ctx = ctx;
+    rc = api_->cuGraphAddNode(&gn, g, &pre, nullptr, 1, &np);
+    if (rc != CUDA_SUCCESS) return cuError(*api_, "cuGraphAddNode (conditional)", rc).withContext(what);
+    CUgraph body = np.conditional.phGraph_out[0];
+    ++dev_->counters().conditionalNodes;
+    std::unordered_map<uint32_t, CUgraphNode> inBody;
+    std::unordered_map<uint32_t, bool> hasSucc;
+    for (uint32_t q : c.body) {
+      std::vector<CUgraphNode> d;
+      for (uint32_t x : preds_[q]) {
+        auto it = inBody.find(x);
+        if (it != inBody.end()) {
+          d.push_back(it->second);
+          hasSucc[x] = true;
+        }
+      }
+      auto bn = addGraphNode(body, q, d, kNone);
+      if (!bn) return bn.error();
+      inBody[q] = *bn;
+    }
+    std::vector<CUgraphNode> sinks;
+    for (uint32_t q : c.body)
+      if (!hasSucc.count(q)) sinks.push_back(inBody[q]);
+    CUgraphNode last = nullptr;
+    if (c.op.kind == CondKind::While) {
+      CUDA_KERNEL_NODE_PARAMS pk = kernelParams(c.post);
+      rc = api_->cuGraphAddKernelNode(&last, body, sinks.data(), sinks.size(), &pk);
+      if (rc != CUDA_SUCCESS) return cuError(*api_, "cuGraphAddKernelNode", rc).withContext(what + ": end of trip");
+    } else if (c.body.empty()) {
+      rc = api_->cuGraphAddEmptyNode(&last, body, nullptr, 0);
+      if (rc != CUDA_SUCCESS) return cuError(*api_, "cuGraphAddEmptyNode", rc).withContext(what + ": body");
+    }
+    if (part != kNone && p < graphNodes_.size()) graphNodes_[p] = GraphNodeRef{part, pre, false, true};
+    return gn;
+  }
+  CUresult rc = CUDA_SUCCESS;
+  const char *call = "";
+  CUDA_MEMCPY3D cp;
+  CUDA_MEMSET_NODE_PARAMS ms;
+  const bool copy = node.kind == NodeKind::Copy || node.kind == NodeKind::CopyRect;
+  bool isKernel = false;
+  if (copy && slotOwned(node.copy.srcSlot) && slotOwned(node.copy.dstSlot) &&
+      cudaMemcpyFor(node, slotBase(node.copy.srcSlot), slotBase(node.copy.dstSlot), cp)) {
+    call = "cuGraphAddMemcpyNode";
+    rc = api_->cuGraphAddMemcpyNode(&gn, g, deps.data(), deps.size(), &cp, ctx);
+  } else if (node.kind == NodeKind::Fill && slotOwned(node.fill.slot) &&
+             cudaMemsetFor(node.fill, slotBase(node.fill.slot), ms)) {
+    call = "cuGraphAddMemsetNode";
+    rc = api_->cuGraphAddMemsetNode(&gn, g, deps.data(), deps.size(), &ms, ctx);
+  } else if (plan.kind == NodePlan::Kernel) {
+    CUDA_KERNEL_NODE_PARAMS kp = kernelParams(plan.launch);
+    call = "cuGraphAddKernelNode";
+    rc = api_->cuGraphAddKernelNode(&gn, g, deps.data(), deps.size(), &kp);
+    isKernel = true;
+  } else {
+    call = "cuGraphAddEmptyNode";
+    rc = api_->cuGraphAddEmptyNode(&gn, g, deps.data(), deps.size());
+  }
+  if (rc != CUDA_SUCCESS) return cuError(*api_, call, rc).withContext(nodeLabel(p));
+  if (part != kNone) {
+    if (isKernel) parts_[part].kernelNodes.push_back({p, gn});
+    graphNodes_[p] = GraphNodeRef{part, gn, isKernel, call != std::string("cuGraphAddEmptyNode")};
+  }
+  return gn;
+}
+
+Error CudaExecutable::buildGraphs() {
   graphNodes_.assign(graph_.nodes.size(), GraphNodeRef{});
   for (uint32_t pi = 0; pi < parts_.size(); ++pi) {
     PartGraph &pg = parts_[pi];
@@ -367,40 +482,177 @@ Error CudaExecutable::buildGraphs() {
       std::vector<CUgraphNode> deps;
       for (uint32_t p : preds_[n])
         if (gnode[p]) deps.push_back(gnode[p]);
-      const Node &node = graph_.nodes[n];
-      NodePlan &plan = plans_[n];
-      CUgraphNode gn = nullptr;
-      CUresult rc = CUDA_SUCCESS;
-      const char *call = "";
-      CUDA_MEMCPY3D cp;
-      CUDA_MEMSET_NODE_PARAMS ms;
-      const bool copy = node.kind == NodeKind::Copy || node.kind == NodeKind::CopyRect;
-      if (copy && slotOwned(node.copy.srcSlot) && slotOwned(node.copy.dstSlot) &&
-          cudaMemcpyFor(node, slotBase(node.copy.srcSlot), slotBase(node.copy.dstSlot), cp)) {
-        call = "cuGraphAddMemcpyNode";
-        rc = api_->cuGraphAddMemcpyNode(&gn, pg.graph, deps.data(), deps.size(), &cp, ctx);
-      } else if (node.kind == NodeKind::Fill && slotOwned(node.fill.slot) &&
-                 cudaMemsetFor(node.fill, slotBase(node.fill.slot), ms)) {
-        call = "cuGraphAddMemsetNode";
-        rc = api_->cuGraphAddMemsetNode(&gn, pg.graph, deps.data(), deps.size(), &ms, ctx);
-      } else if (plan.kind == NodePlan::Kernel) {
-        CUDA_KERNEL_NODE_PARAMS kp = kernelParams(plan.launch);
-        call = "cuGraphAddKernelNode";
-        rc = api_->cuGraphAddKernelNode(&gn, pg.graph, deps.data(), deps.size(), &kp);
-        if (rc == CUDA_SUCCESS) pg.kernelNodes.push_back({n, gn});
-      } else {
-        call = "cuGraphAddEmptyNode";
-        rc = api_->cuGraphAddEmptyNode(&gn, pg.graph, deps.data(), deps.size());
-      }
-      if (rc != CUDA_SUCCESS) return cuError(*api_, call, rc).withContext(nodeLabel(n));
-      gnode[n] = gn;
-      const bool isKernel = call == std::string("cuGraphAddKernelNode");
-      graphNodes_[n] = GraphNodeRef{pi, gn, isKernel, call != std::string("cuGraphAddEmptyNode")};
+      auto gn = addGraphNode(pg.graph, n, deps, pi);
+      if (!gn) return gn.error();
+      gnode[n] = *gn;
     }
     CGRAPH_CU_CHECK(*api_, "cuGraphInstantiate", api_->cuGraphInstantiate(&pg.exec, pg.graph, 0));
     CGRAPH_CU_CHECK(*api_, "cuGraphUpload", api_->cuGraphUpload(pg.exec, dev_->stream()));
     ++dev_->counters().graphsInstantiated;
   }
+  return Error::success();
+}
+
+// ---- conditional nodes ---------------------------------------------------------------
+
+namespace {
+
+// Why the conditionals of `g` (a flattened graph or body) cannot be CUDA conditional
+// nodes; success where they can.
+Error bodiesNative(const Graph &g, int depth) {
+  if (depth > 16) return makeError("conditional nodes nested deeper than 16 levels");
+  for (uint32_t n = 0; n < g.nodes.size(); ++n) {
+    const Node &node = g.nodes[n];
+    if (node.kind != NodeKind::Conditional) continue;
+    const std::string what = node.name.empty() ? "node #" + std::to_string(n) : "node '" + node.name + "'";
+    if (node.subgraph >= g.subgraphs.size()) return makeError(what + ": no body");
+    auto body = flattenSubgraphs(g.subgraphs[node.subgraph]);
+    if (!body) return body.error().withContext(what + ": body");
+    if (!body->exprs.empty()) return makeError(what + ": its body has stored expressions");
+    for (const Node &b : body->nodes) {
+      if (b.kind == NodeKind::Host) return makeError(what + ": its body has a host task");
+      if (b.kind == NodeKind::Kernel)
+        for (uint32_t d = 0; d < 3; ++d)
+          if (b.range.global[d].param != kNone || b.range.local[d].param != kNone ||
+              b.range.offset[d].param != kNone)
+            return makeError(what + ": an nd-range in its body reads a parameter");
+    }
+    CGRAPH_RETURN_IF_ERROR(bodiesNative(*body, depth + 1));
+  }
+  return Error::success();
+}
+
+Error remapIndex(uint32_t &i, const std::vector<uint32_t> &map, const std::string &what) {
+  if (i == kNone) return Error::success();
+  if (i >= map.size() || map[i] == kNone) return makeError(what + " " + std::to_string(i) + " is not bound");
+  i = map[i];
+  return Error::success();
+}
+
+} // namespace
+
+Error nativeConditionals(CudaDevice &device, const Graph &flattened, rt::ExecMode mode) {
+  if (mode != rt::ExecMode::Replay) return makeError("eager mode runs conditionals node by node on the host");
+  if (const char *e = std::getenv("CGRAPH_CUDA_CONDITIONALS"); e && std::string(e) == "staged")
+    return makeError("CGRAPH_CUDA_CONDITIONALS=staged");
+  auto k = device.setConditionKernel();
+  if (!k) return k.error();
+  return bodiesNative(flattened, 0);
+}
+
+Error CudaExecutable::liftConditional(uint32_t p, const Graph &owner, const std::vector<uint32_t> &slotMap,
+                                      const std::vector<uint32_t> &paramMap) {
+  const Node cn = nodeAt(p); // a copy: lifting grows lifted_
+  const std::string what = nodeLabel(p);
+  CondPlan c;
+  c.node = p;
+  c.op = cn.cond; // already in graph()'s numbering (remapped by the caller for bodies)
+  if (cn.subgraph >= owner.subgraphs.size()) return makeError(what + ": no body");
+  auto flat = flattenSubgraphs(owner.subgraphs[cn.subgraph]);
+  if (!flat) return flat.error().withContext(what + ": body");
+  bodies_.push_back(std::move(*flat));
+  const Graph &body = bodies_.back();
+  std::vector<uint32_t> bodySlots(body.slots.size(), kNone), bodyParams(body.params.size(), kNone);
+  for (size_t i = 0; i < body.slots.size() && i < cn.subgraphSlots.size(); ++i) bodySlots[i] = cn.subgraphSlots[i];
+  // cn is already lifted: its subgraphSlots are graph()'s slots. Body params bind by name.
+  for (size_t i = 0; i < body.params.size(); ++i) {
+    const uint32_t q = owner.findParam(body.params[i].name);
+    if (q == kNone || q >= paramMap.size())
+      return makeError(what + ": body parameter '" + body.params[i].name + "' is not a parameter of its graph");
+    bodyParams[i] = paramMap[q];
+  }
+  std::vector<uint32_t> order = body.order;
+  if (order.size() != body.nodes.size()) {
+    auto o = executionOrder(body);
+    if (!o) return o.error().withContext(what + ": body");
+    order = std::move(*o);
+  }
+  const uint32_t ci = uint32_t(conds_.size());
+  conds_.push_back(c);
+  plans_[p].kind = NodePlan::Cond;
+  plans_[p].cond = ci;
+  const uint32_t base = uint32_t(graph_.nodes.size() + lifted_.size());
+  std::vector<uint32_t> planOf(body.nodes.size());
+  for (uint32_t b = 0; b < body.nodes.size(); ++b) planOf[b] = base + b;
+  // Lift every node first (plan indices are stable), then plan them in order.
+  for (uint32_t b = 0; b < body.nodes.size(); ++b) {
+    LiftedNode ln;
+    ln.node = body.nodes[b];
+    Node &x = ln.node;
+    ln.label = (x.name.empty() ? "node #" + std::to_string(b) : "node '" + x.name + "'") + " (body of " + what + ")";
+    for (Arg &a : x.args) {
+      if (a.kind == ArgKind::Slot) CGRAPH_RETURN_IF_ERROR(remapIndex(a.index, bodySlots, ln.label + ": slot"));
+      if (a.kind == ArgKind::Param) CGRAPH_RETURN_IF_ERROR(remapIndex(a.index, bodyParams, ln.label + ": parameter"));
+    }
+    if (x.kind == NodeKind::Copy || x.kind == NodeKind::CopyRect) {
+      CGRAPH_RETURN_IF_ERROR(remapIndex(x.copy.srcSlot, bodySlots, ln.label + ": slot"));
+      CGRAPH_RETURN_IF_ERROR(remapIndex(x.copy.dstSlot, bodySlots, ln.label + ": slot"));
+    }
+    if (x.kind == NodeKind::Fill) CGRAPH_RETURN_IF_ERROR(remapIndex(x.fill.slot, bodySlots, ln.label + ": slot"));
+    if (x.kind == NodeKind::Conditional) {
+      CGRAPH_RETURN_IF_ERROR(remapIndex(x.cond.slot, bodySlots, ln.label + ": condition slot"));
+      for (uint32_t &s : x.subgraphSlots) CGRAPH_RETURN_IF_ERROR(remapIndex(s, bodySlots, ln.label + ": slot"));
+    }
+    if (x.kind == NodeKind::Kernel) {
+      if (x.kernel >= body.kernels.size()) return makeError(ln.label + ": no kernel");
+      ln.kernel = &body.kernels[x.kernel];
+    }
+    lifted_.push_back(std::move(ln));
+    plans_.emplace_back();
+    preds_.emplace_back();
+  }
+  for (const Edge &e : body.edges)
+    if (e.from < body.nodes.size() && e.to < body.nodes.size()) preds_[planOf[e.to]].push_back(planOf[e.from]);
+  for (uint32_t b : order) conds_[ci].body.push_back(planOf[b]);
+  for (uint32_t b : order) {
+    const uint32_t q = planOf[b];
+    const Node &x = nodeAt(q);
+    NodePlan &bp = plans_[q];
+    switch (x.kind) {
+    case NodeKind::Kernel: {
+      const Kernel &kern = kernelAt(q);
+      auto m = dev_->loadModule(body.modules[kern.module], useCache_);
+      if (!m) return m.error().withContext(nodeLabel(q));
+      modules_.push_back(*m);
+      auto f = (*m)->function(kern.name);
+      if (!f) return f.error().withContext(nodeLabel(q));
+      bp.kind = NodePlan::Kernel;
+      bp.launch.fn = *f;
+      CGRAPH_RETURN_IF_ERROR(planKernel(q, rangeParams_, bp.launch, false));
+      break;
+    }
+    case NodeKind::Copy:
+    case NodeKind::CopyRect:
+    case NodeKind::Fill:
+      if (!builtins_) {
+        auto bm = dev_->builtinModule();
+        if (!bm) return bm.error();
+        builtins_ = *bm;
+      }
+      CGRAPH_RETURN_IF_ERROR(planCopyOrFill(q));
+      plans_[q].kind = NodePlan::Kernel;
+      break;
+    case NodeKind::Conditional:
+      CGRAPH_RETURN_IF_ERROR(liftConditional(q, body, bodySlots, bodyParams));
+      break;
+    default: plans_[q].kind = NodePlan::Nop; break;
+    }
+  }
+  return Error::success();
+}
+
+Error CudaExecutable::planSetCondition(CondPlan &c, uint32_t mode, Launch &l) {
+  auto fn = dev_->setConditionKernel();
+  if (!fn) return fn.error().withContext(nodeLabel(c.node));
+  const uint32_t ci = uint32_t(&c - conds_.data());
+  l.fn = *fn;
+  // table, slot, offset, handle (set when the graph is built), state, mode, max trips
+  l.vals = {static_cast<CudaBuffer *>(tableBuf_.get())->ptr(), c.op.slot, c.op.offset, 0,
+            static_cast<CudaBuffer *>(condState_.get())->ptr() + 8 * ci, mode, c.op.maxTrips};
+  l.grid[0] = l.grid[1] = l.grid[2] = 1;
+  l.block[0] = l.block[1] = l.block[2] = 1;
+  l.smem = 0;
+  l.bind();
   return Error::success();
 }
 

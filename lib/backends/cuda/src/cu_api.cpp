@@ -23,6 +23,9 @@ Expected<const CuApi *> load() {
   if (!api.name && missing.empty()) missing = CGRAPH_CU_STR(name);
   CGRAPH_CU_FUNCTIONS(CGRAPH_CU_LOAD)
 #undef CGRAPH_CU_LOAD
+#define CGRAPH_CU_LOAD_OPTIONAL(name) api.name = reinterpret_cast<decltype(api.name)>(dlsym(h, CGRAPH_CU_STR(name)));
+  CGRAPH_CU_OPTIONAL_FUNCTIONS(CGRAPH_CU_LOAD_OPTIONAL)
+#undef CGRAPH_CU_LOAD_OPTIONAL
   if (api.cuDriverGetVersion && api.cuDriverGetVersion(&api.driverVersion) == CUDA_SUCCESS &&
       api.driverVersion < 12000)
     return makeError("driver too old: CUDA " + std::to_string(api.driverVersion / 1000) + "." +

@@ -26,9 +26,14 @@ namespace cgraph::cuda {
   X(cuEventDestroy) X(cuEventRecord) X(cuEventSynchronize) X(cuEventQuery)               \
   X(cuEventElapsedTime) X(cuGetErrorName) X(cuGetErrorString) X(cuMemAllocHost) X(cuMemFreeHost)
 
+// Entry points of newer drivers that the backend can do without: null when the driver
+// lacks them (CUDA 12.3: conditional nodes; without them conditionals run runtime-driven).
+#define CGRAPH_CU_OPTIONAL_FUNCTIONS(X) X(cuGraphConditionalHandleCreate) X(cuGraphAddNode)
+
 struct CuApi {
 #define CGRAPH_CU_MEMBER(name) decltype(&::name) name = nullptr;
   CGRAPH_CU_FUNCTIONS(CGRAPH_CU_MEMBER)
+  CGRAPH_CU_OPTIONAL_FUNCTIONS(CGRAPH_CU_MEMBER)
 #undef CGRAPH_CU_MEMBER
   int driverVersion = 0; // cuDriverGetVersion, e.g. 13000
 };

@@ -1,5 +1,5 @@
 // Device: the primary context, one stream, buffers and synchronous transfers.
-#include "internal.h"
+#include "exec.h"
 
 #include "cgraph/graph/flatten.h"
 #include "cgraph/graph/validate.h"
@@ -33,6 +33,11 @@ Expected<std::unique_ptr<CudaDevice>> CudaDevice::open(const CuApi &api, int ord
     CGRAPH_CU_CHECK(api, "cuStreamCreate", api.cuStreamCreate(&d->stream_, CU_STREAM_NON_BLOCKING));
     return Error::success();
   }()).withContext(where));
+  {
+    auto sc = d->setConditionKernel();
+    d->info_.replay = sc ? "cuda-graph; conditional nodes native"
+                         : "cuda-graph; conditional nodes runtime-driven (" + sc.error().message() + ")";
+  }
   d->sm_ = ptxTargetFor(unsigned(d->ccMajor_), unsigned(d->ccMinor_));
   if (d->sm_ == 0) return makeError(where + ": compute capability " + std::to_string(d->ccMajor_) + "." +
                                     std::to_string(d->ccMinor_) + " is older than sm_35");
@@ -106,8 +111,10 @@ Expected<std::unique_ptr<rt::Executable>> CudaDevice::finalize(const Graph &grap
   Expected<Graph> flat = flattenSubgraphs(graph);
   if (!flat) return flat.error();
   CGRAPH_RETURN_IF_ERROR(makeCurrent());
-  // Conditional nodes run runtime-driven for now (native CUDA conditional nodes: not yet).
-  if (rt::hasConditionals(*flat)) return rt::finalizeStaged(*this, std::move(*flat), opts);
+  // Conditional nodes: CUDA conditional nodes where nativeConditionals allows (exec.h),
+  // else runtime-driven stages.
+  if (rt::hasConditionals(*flat) && nativeConditionals(*this, *flat, opts.mode))
+    return rt::finalizeStaged(*this, std::move(*flat), opts);
   return makeExecutable(*this, std::move(*flat), opts);
 }
 

@@ -4,8 +4,9 @@
 namespace cgraph::cuda {
 
 CudaEvent::CudaEvent(const CudaDevice &dev, CUevent done, CUevent start,
-                     std::vector<std::pair<uint32_t, std::pair<CUevent, CUevent>>> nodes)
-    : dev_(&dev), done_(done), start_(start), nodes_(std::move(nodes)) {}
+                     std::vector<std::pair<uint32_t, std::pair<CUevent, CUevent>>> nodes,
+                     std::function<Error()> check)
+    : dev_(&dev), done_(done), start_(start), nodes_(std::move(nodes)), check_(std::move(check)) {}
 
 CudaEvent::~CudaEvent() {
   const CuApi &api = dev_->api();
@@ -29,6 +30,11 @@ Error CudaEvent::wait() {
   if (rc != CUDA_SUCCESS) {
     result_ = cuError(api, "cuEventSynchronize", rc).withContext("cuda submission");
     return result_;
+  }
+  if (check_) {
+    result_ = check_();
+    check_ = nullptr; // releases what it holds
+    if (result_) return result_;
   }
   for (auto &n : nodes_) {
     float a = 0, b = 0;

@@ -12,11 +12,25 @@
 // (node update of just those nodes, so new shapes cost O(changed nodes)). Executable
 // updates (rt::NodeUpdate) re-plan the node and set it with
 // cuGraphExecKernelNodeSetParams / cuGraphNodeSetEnabled.
+//
+// Conditional nodes (replay; nativeConditionals() says when): CUDA conditional nodes,
+// so a whole `while` loop runs on the GPU with no host round trip. Each body is lifted
+// into the executable (its nodes get plan indices after graph()'s, their slots and
+// parameters renumbered to graph()'s table entries) and built into the body graph the
+// conditional node owns. A one-thread set-condition kernel (device/set_condition.cu)
+// before the node reads the u32 condition from the table's slot and sets the handle;
+// for `while` another one ends each trip, counts trips and, when the maximum is
+// reached with the condition still nonzero, stops the loop and raises a flag that the
+// submission's event turns into its error. Eager mode runs conditionals runtime-driven
+// (rt::finalizeStaged), as do graphs whose bodies hold host tasks, stored expressions
+// or nd-ranges that read parameters.
 #pragma once
 
 #include "internal.h"
 
 #include "cgraph/runtime/host_tasks.h"
+
+#include <deque>
 
 namespace cgraph::cuda {
 
@@ -33,7 +47,8 @@ struct Launch {
 };
 
 struct NodePlan {
-  enum Kind { Kernel, Memcpy, Memset, Nop, Host } kind = Nop;
+  enum Kind { Kernel, Memcpy, Memset, Nop, Host, Cond } kind = Nop;
+  uint32_t cond = kNone;  // Cond: index into CudaExecutable::conds_
   Launch launch;          // Kernel (also copies/fills run as the builtin kernels)
   bool paramRange = false; // the nd-range depends on a parameter
   CUDA_MEMCPY3D copy{};   // Memcpy: addresses resolved per submission in eager mode
@@ -61,6 +76,37 @@ struct GraphNodeRef {
   bool enableable = false; // kernel, memcpy or memset node (cuGraphNodeSetEnabled)
 };
 
+// Whether `flattened` (with Conditional nodes) can run its conditionals as CUDA
+// conditional nodes on `device` in `mode`; the error says why not.
+Error nativeConditionals(CudaDevice &device, const Graph &flattened, rt::ExecMode mode);
+
+// A body node lifted into the executable: graph()'s slot and parameter numbering.
+struct LiftedNode {
+  Node node;
+  const Kernel *kernel = nullptr; // Kernel nodes: its kernel in the body's graph
+  std::string label;              // "node 'inner' (body of node 'loop')"
+};
+
+// Pinned host blocks of one size for per-submission readbacks (a submission's event
+// holds its block until it is destroyed, so blocks may outlive the executable).
+struct PinnedPool : std::enable_shared_from_this<PinnedPool> {
+  PinnedPool(CudaDevice &device, size_t bytes) : dev(&device), bytes(bytes) {}
+  ~PinnedPool();
+  Expected<std::shared_ptr<void>> take();
+  CudaDevice *dev;
+  size_t bytes;
+  std::mutex mutex;
+  std::vector<void *> free;
+};
+
+struct CondPlan {
+  uint32_t node = kNone;      // plan index of the conditional node
+  CondOp op;                  // slot in graph()'s numbering
+  std::vector<uint32_t> body; // plan indices of the body's nodes, in execution order
+  Launch pre, post;           // the set-condition launches (post: while only)
+  CUgraphConditionalHandle handle = 0;
+};
+
 class CudaExecutable final : public rt::Executable {
 public:
   CudaExecutable(CudaDevice &device, Graph flattened, const rt::FinalizeOptions &opts)
@@ -79,6 +125,21 @@ protected:
 
 private:
   std::string nodeLabel(uint32_t n) const;
+  // Plan index -> node: graph()'s nodes first, then the lifted body nodes.
+  const Node &nodeAt(uint32_t p) const {
+    return p < graph_.nodes.size() ? graph_.nodes[p] : lifted_[p - graph_.nodes.size()].node;
+  }
+  const Kernel &kernelAt(uint32_t p) const {
+    return p < graph_.nodes.size() ? graph_.kernels[graph_.nodes[p].kernel] : *lifted_[p - graph_.nodes.size()].kernel;
+  }
+  // Lifts the body of conditional plan `p` (a node of `owner`, whose slots/params map
+  // to graph()'s through slotMap/paramMap), recursively for nested conditionals.
+  Error liftConditional(uint32_t p, const Graph &owner, const std::vector<uint32_t> &slotMap,
+                        const std::vector<uint32_t> &paramMap);
+  Error planSetCondition(CondPlan &c, uint32_t mode, Launch &l);
+  // Adds plan `p` to `g` after `deps`; conditionals add their set-condition kernel,
+  // the node and its body graph. `part` is the replay partition (kNone inside bodies).
+  Expected<CUgraphNode> addGraphNode(CUgraph g, uint32_t p, const std::vector<CUgraphNode> &deps, uint32_t part);
   // `paramRange`: the nd-range reads parameters; a range that does not resolve with
   // `params` is left for submit to compute (it does before the first launch).
   Error planKernel(uint32_t n, const std::vector<uint64_t> &params, Launch &l, bool paramRange = false);
@@ -107,7 +168,12 @@ private:
   std::vector<CUfunction> fns_;          // per kernel of graph(); null until loaded
   std::vector<std::shared_ptr<const LoadedModule>> byModule_; // per module of graph()
   bool useCache_ = true;
-  std::vector<std::vector<uint32_t>> preds_;
+  std::vector<std::vector<uint32_t>> preds_; // per plan index
+  std::deque<Graph> bodies_;                  // flattened conditional bodies (lifted_ points in)
+  std::vector<LiftedNode> lifted_;
+  std::vector<CondPlan> conds_;
+  std::unique_ptr<rt::Buffer> condState_;     // {trips, exceeded} u32 pair per conditional
+  std::shared_ptr<struct PinnedPool> pinned_; // readbacks of condState_ per submission
   std::unique_ptr<rt::Buffer> tableBuf_;   // device copy of the table
   std::vector<std::unique_ptr<rt::Buffer>> patterns_; // fill patterns for the fill kernel
   std::vector<uint64_t> table_;            // host copy: the current submission's table

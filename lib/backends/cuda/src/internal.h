@@ -8,6 +8,7 @@
 #include "cgraph/cache/kernel_cache.h"
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -46,7 +47,7 @@ struct LoadedModule {
 
 struct AtomicCounters {
   std::atomic<uint64_t> lowerings{0}, ptxJits{0}, cubinForms{0}, graphsInstantiated{0},
-      tableUploads{0}, nodeUpdates{0};
+      tableUploads{0}, nodeUpdates{0}, conditionalNodes{0};
 };
 
 class CudaDevice final : public rt::Device {
@@ -75,6 +76,11 @@ public:
   Expected<std::shared_ptr<const LoadedModule>> loadModule(const KernelModule &m, bool useCache);
   // The fill and copy kernels (table ABI), built once per device.
   Expected<std::shared_ptr<const LoadedModule>> builtinModule();
+  // The set-condition kernel of native conditional nodes (device/set_condition.cu,
+  // embedded at build time), loaded once per device; an error says why conditionals
+  // must run runtime-driven (no nvcc at build time, a driver without conditional
+  // nodes, no cubin for this device's architecture).
+  Expected<CUfunction> setConditionKernel();
 
 private:
   CudaDevice(const CuApi &api, const CudaBackendOptions &opts) : api_(&api), opts_(opts) {}
@@ -93,13 +99,19 @@ private:
   std::mutex mutex_;
   std::unique_ptr<cache::KernelCache<LoadedModule>> modules_; // memory + disk (cubins)
   std::shared_ptr<const LoadedModule> builtins_;
+  std::shared_ptr<const LoadedModule> setCond_;
+  bool setCondTried_ = false;
+  Error setCondError_;
 };
 
 // A submission's completion: `done` recorded on the stream after its last work.
 class CudaEvent final : public rt::Event {
 public:
+  // `check` runs once after the submission completed; its error is the event's (the
+  // while-loop trip limit of native conditional nodes).
   CudaEvent(const CudaDevice &dev, CUevent done, CUevent start,
-            std::vector<std::pair<uint32_t, std::pair<CUevent, CUevent>>> nodes);
+            std::vector<std::pair<uint32_t, std::pair<CUevent, CUevent>>> nodes,
+            std::function<Error()> check = {});
   ~CudaEvent() override;
   Error wait() override;
   bool isComplete() const override;
@@ -113,6 +125,7 @@ private:
   bool waited_ = false;
   Error result_;
   std::vector<rt::NodeTiming> timings_;
+  std::function<Error()> check_;
 };
 
 Expected<std::unique_ptr<rt::Executable>> makeExecutable(CudaDevice &device, Graph flattened,

@@ -190,4 +190,36 @@ Expected<std::shared_ptr<const LoadedModule>> CudaDevice::builtinModule() {
   return builtins_;
 }
 
+#ifdef CGRAPH_CUDA_SETCOND
+extern const uint8_t *const kSetConditionFatbin;
+extern const size_t kSetConditionFatbinSize;
+#endif
+
+Expected<CUfunction> CudaDevice::setConditionKernel() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!setCondTried_) {
+    setCondTried_ = true;
+    setCondError_ = [&]() -> Error {
+#ifndef CGRAPH_CUDA_SETCOND
+      return makeError("built without nvcc (no set-condition kernel)");
+#else
+      if (!api_->cuGraphConditionalHandleCreate || !api_->cuGraphAddNode)
+        return makeError("the driver has no conditional nodes (CUDA 12.3 or newer needed)");
+      auto lm = std::make_shared<LoadedModule>();
+      lm->api = api_;
+      lm->ctx = ctx_;
+      lm->from = "set-condition fatbin";
+      CUresult rc = api_->cuModuleLoadData(&lm->module, kSetConditionFatbin);
+      if (rc != CUDA_SUCCESS)
+        return cuError(*api_, "cuModuleLoadData", rc)
+            .withContext("set-condition kernel for sm_" + std::to_string(cc()));
+      setCond_ = std::move(lm);
+      return Error::success();
+#endif
+    }();
+  }
+  if (setCondError_) return setCondError_;
+  return setCond_->function("cgraph_set_condition");
+}
+
 } // namespace cgraph::cuda

@@ -230,11 +230,52 @@ Expected<rt::EventPtr> CudaExecutable::submit(const std::vector<ResolvedSlot> &s
         }
       }
   }
+  // Native while loops: the trip-limit flags come back with the submission, then reset.
+  std::function<Error()> check;
+  if (!conds_.empty() && mode_ == rt::ExecMode::Replay) {
+    auto block = pinned_->take();
+    if (!block) return block.error();
+    const CUdeviceptr state = static_cast<CudaBuffer *>(condState_.get())->ptr();
+    CGRAPH_CU_CHECK(*api_, "cuMemcpyDtoHAsync", api_->cuMemcpyDtoHAsync(block->get(), state, 8 * conds_.size(), s));
+    CGRAPH_CU_CHECK(*api_, "cuMemsetD32Async", api_->cuMemsetD32Async(state, 0, 2 * conds_.size(), s));
+    std::vector<std::string> limits(conds_.size());
+    for (size_t i = 0; i < conds_.size(); ++i)
+      if (conds_[i].op.kind == CondKind::While)
+        limits[i] = "while " + nodeLabel(conds_[i].node) + ": the condition is still nonzero after " +
+                    std::to_string(conds_[i].op.maxTrips) + " trips (its maximum)";
+    check = [blk = std::move(*block), limits = std::move(limits)]() -> Error {
+      const auto *st = static_cast<const uint32_t *>(blk.get());
+      for (size_t i = 0; i < limits.size(); ++i)
+        if (st[2 * i + 1] != 0) return makeError(limits[i]);
+      return Error::success();
+    };
+  }
   auto done = ev.make(opts.profile);
   if (!done) return done.error();
   CGRAPH_CU_CHECK(*api_, "cuEventRecord", api_->cuEventRecord(*done, s));
   ev.list.clear(); // owned by the CudaEvent from here on
-  return rt::EventPtr(std::make_shared<CudaEvent>(*dev_, *done, start, std::move(timed)));
+  return rt::EventPtr(std::make_shared<CudaEvent>(*dev_, *done, start, std::move(timed), std::move(check)));
+}
+
+PinnedPool::~PinnedPool() {
+  if (dev->makeCurrent()) return;
+  for (void *p : free) dev->api().cuMemFreeHost(p);
+}
+
+Expected<std::shared_ptr<void>> PinnedPool::take() {
+  void *p = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!free.empty()) {
+      p = free.back();
+      free.pop_back();
+    }
+  }
+  if (!p) CGRAPH_CU_CHECK(dev->api(), "cuMemAllocHost", dev->api().cuMemAllocHost(&p, bytes));
+  return std::shared_ptr<void>(p, [pool = shared_from_this()](void *q) {
+    std::lock_guard<std::mutex> lock(pool->mutex);
+    pool->free.push_back(q);
+  });
 }
 
 } // namespace cgraph::cuda

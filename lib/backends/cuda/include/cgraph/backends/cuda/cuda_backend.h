@@ -48,6 +48,7 @@ struct CudaCounters {
   uint64_t graphsInstantiated = 0;
   uint64_t tableUploads = 0;   // binding/parameter table uploads
   uint64_t nodeUpdates = 0;    // cuGraphExecKernelNodeSetParams calls
+  uint64_t conditionalNodes = 0; // CUDA conditional nodes built (native if/while)
 };
 CudaCounters counters(const rt::Device &device);
 
