@@ -668,7 +668,7 @@ namespace {
 // while ctr (max `maxTrips`): { a += 3; if flag: { b += 5 (kernel); b[0..64) = 0x2a..
 // (fill); b[64..128) = a[0..64) (copy) }; ctr-- }, then a += 1 after the loop. Every
 // body slot is external, so copies and fills in the body are table-reading kernels.
-Graph nativeCondGraph(uint32_t maxTrips) {
+Graph nativeCondGraph(uint32_t maxTrips, bool nested = true, bool copies = true) {
   GraphBuilder b("native_cond");
   auto k = addSource(b, kUpdateKernels, "update.cl");
   uint32_t a = b.addSlot(slot("a", 4 * 1024)), c = b.addSlot(slot("ctr", 4)), f = b.addSlot(slot("flag", 4)),
@@ -681,20 +681,41 @@ Graph nativeCondGraph(uint32_t maxTrips) {
   fill.slot = ib;
   fill.bytes = 64;
   fill.pattern = {0x2a, 0, 0, 0};
-  uint32_t i2 = inner.addFill("fill", fill);
   CopyOp cp;
   cp.srcSlot = ia;
   cp.dstSlot = ib;
   cp.dstOffset = 64;
   cp.bytes = 64;
-  uint32_t i3 = inner.addCopy("copy", cp);
-  inner.addEdge(i1, i2);
-  inner.addEdge(i2, i3);
+  if (copies) {
+    uint32_t i2 = inner.addFill("fill", fill);
+    uint32_t i3 = inner.addCopy("copy", cp);
+    inner.addEdge(i1, i2);
+    inner.addEdge(i2, i3);
+  }
   GraphBuilder body("body");
   auto bk = addSource(body, kUpdateKernels, "update.cl");
   uint32_t ba = body.addSlot(slot("a", 4 * 1024)), bc = body.addSlot(slot("ctr", 4)),
            bf = body.addSlot(slot("flag", 4)), bb = body.addSlot(slot("b", 4 * 256));
   uint32_t b1 = body.addKernelNode("add3", bk["inc_u32"], range1D(1024), {Arg::slot(ba), Arg::scalar(ScalarType::U32, 3)});
+  if (!nested) {
+    // the if's body inline in the loop's body (unconditionally)
+    uint32_t x1 = body.addKernelNode("add5", bk["inc_u32"], range1D(256, 64), {Arg::slot(bb), Arg::scalar(ScalarType::U32, 5)});
+    body.addEdge(b1, x1);
+    uint32_t last = x1;
+    if (copies) {
+      fill.slot = bb;
+      uint32_t x2 = body.addFill("fill", fill);
+      cp.srcSlot = ba;
+      cp.dstSlot = bb;
+      uint32_t x3 = body.addCopy("copy", cp);
+      body.addEdge(x1, x2);
+      body.addEdge(x2, x3);
+      last = x3;
+    }
+    uint32_t b3 = body.addKernelNode("down", bk["countdown"], range1D(1), {Arg::slot(bc)});
+    body.addEdge(last, b3);
+    (void)bf;
+  } else {
   Node ifn;
   ifn.name = "maybe";
   ifn.kind = NodeKind::Conditional;
@@ -706,6 +727,7 @@ Graph nativeCondGraph(uint32_t maxTrips) {
   uint32_t b3 = body.addKernelNode("down", bk["countdown"], range1D(1), {Arg::slot(bc)});
   body.addEdge(b1, b2);
   body.addEdge(b2, b3);
+  }
   Node w;
   w.name = "loop";
   w.kind = NodeKind::Conditional;
@@ -723,6 +745,23 @@ Graph nativeCondGraph(uint32_t maxTrips) {
 Bytes u32Bytes(uint32_t v) { return Bytes{uint8_t(v), uint8_t(v >> 8), uint8_t(v >> 16), uint8_t(v >> 24)}; }
 
 } // namespace
+
+// The simpler shapes first, so that a failure names the feature.
+TEST_CASE("cuda: native while loops: plain body, copy/fill in the body, nested if", "[cuda][conditional]") {
+  rt::Device &cuda = cudaDevice();
+  const std::vector<rt::ParamValues> once(1);
+  for (int shape = 0; shape < 3; ++shape) {
+    const bool nested = shape == 2, copies = shape == 1;
+    Graph g = nativeCondGraph(8, nested, copies);
+    for (uint32_t trips : {0u, 3u}) {
+      INFO("shape " << shape << " (nested " << nested << ", copies " << copies << "), ctr " << trips);
+      std::vector<Bytes> in = {seqBytes(4 * 1024, 3), u32Bytes(trips), u32Bytes(1), seqBytes(4 * 256, 4)};
+      auto ref = run(cpuDevice(), g, in, rt::ExecMode::Replay, once);
+      auto replay = run(cuda, g, in, rt::ExecMode::Replay, once);
+      requireSame(ref, replay, "cuda native replay vs cpu");
+    }
+  }
+}
 
 TEST_CASE("cuda: native conditional nodes (0, 1, N trips, nested if, copy/fill in a body, trip limit, disabled) "
           "vs cpu and vs runtime-driven",

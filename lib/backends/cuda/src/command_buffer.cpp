@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <unordered_map>
 
 namespace cgraph::cuda {
@@ -165,6 +166,8 @@ Error CudaExecutable::planCopyOrFill(uint32_t n) {
     if (!fn) return fn.error().withContext(nodeLabel(n));
     // table, (dst), (bytes), (pattern), (psize), offsets x3, dim
     const uint64_t patIndex = nSlots_ + nParams_ + patterns_.size();
+    if (8 * (table_.size() + 1) > tableBuf_->size())
+      return makeError(nodeLabel(n) + ": no room for the fill pattern in the slot table (internal error)");
     auto pb = dev_->allocate(std::max<size_t>(1, f.pattern.size()), 16);
     if (!pb) return pb.error().withContext(nodeLabel(n));
     if (!f.pattern.empty()) CGRAPH_RETURN_IF_ERROR(dev_->write(**pb, 0, f.pattern.data(), f.pattern.size()));
@@ -267,8 +270,15 @@ Error CudaExecutable::prepare(const rt::FinalizeOptions &opts) {
     else if (fe.arg < node.args.size()) v = node.args[fe.arg].value;
     table_[nSlots_ + graph_.params.size() + e] = v;
   }
-  uint64_t fills = 0;
-  for (const Node &node : graph_.nodes) fills += node.kind == NodeKind::Fill;
+  // One table entry per fill pattern, the fills of conditional bodies included.
+  std::function<uint64_t(const Graph &, int)> countFills = [&](const Graph &g, int depth) -> uint64_t {
+    uint64_t c = 0;
+    for (const Node &node : g.nodes) c += node.kind == NodeKind::Fill;
+    if (depth < 64)
+      for (const Graph &sub : g.subgraphs) c += countFills(sub, depth + 1);
+    return c;
+  };
+  const uint64_t fills = countFills(graph_, 0);
   auto tb = dev_->allocate(8 * std::max<uint64_t>(1, table_.size() + fills), 16);
   if (!tb) return tb.error().withContext("slot table");
   tableBuf_ = std::move(*tb);

@@ -51,10 +51,31 @@ CudaDevice::~CudaDevice() {
       api_->cuStreamSynchronize(stream_);
       api_->cuStreamDestroy(stream_);
     }
+    for (CUevent e : freeEvents_) api_->cuEventDestroy(e);
+    freeEvents_.clear();
     builtins_.reset();
     modules_.reset();
     api_->cuDevicePrimaryCtxRelease(dev_);
   }
+}
+
+Expected<CUevent> CudaDevice::takeEvent() const {
+  {
+    std::lock_guard<std::mutex> lock(eventsMutex_);
+    if (!freeEvents_.empty()) {
+      CUevent e = freeEvents_.back();
+      freeEvents_.pop_back();
+      return e;
+    }
+  }
+  CUevent e = nullptr;
+  CGRAPH_CU_CHECK(*api_, "cuEventCreate", api_->cuEventCreate(&e, CU_EVENT_DISABLE_TIMING));
+  return e;
+}
+
+void CudaDevice::returnEvent(CUevent e) const {
+  std::lock_guard<std::mutex> lock(eventsMutex_);
+  freeEvents_.push_back(e);
 }
 
 Error CudaDevice::makeCurrent() const {

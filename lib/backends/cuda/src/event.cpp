@@ -5,13 +5,14 @@ namespace cgraph::cuda {
 
 CudaEvent::CudaEvent(const CudaDevice &dev, CUevent done, CUevent start,
                      std::vector<std::pair<uint32_t, std::pair<CUevent, CUevent>>> nodes,
-                     std::function<Error()> check)
-    : dev_(&dev), done_(done), start_(start), nodes_(std::move(nodes)), check_(std::move(check)) {}
+                     std::function<Error()> check, bool pooled)
+    : dev_(&dev), done_(done), start_(start), nodes_(std::move(nodes)), check_(std::move(check)), pooled_(pooled) {}
 
 CudaEvent::~CudaEvent() {
   const CuApi &api = dev_->api();
   if (dev_->makeCurrent()) return;
-  if (done_) api.cuEventDestroy(done_);
+  if (done_ && pooled_) dev_->returnEvent(done_);
+  else if (done_) api.cuEventDestroy(done_);
   if (start_) api.cuEventDestroy(start_);
   for (auto &n : nodes_) {
     api.cuEventDestroy(n.second.first);

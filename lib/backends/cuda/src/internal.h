@@ -71,6 +71,10 @@ public:
   unsigned sm() const { return sm_; } // PTX target (ptxTargetFor)
   unsigned cc() const { return ccMajor_ * 10 + ccMinor_; }
   AtomicCounters &counters() { return counters_; }
+  // Completion events (CU_EVENT_DISABLE_TIMING) reused across submissions: creating and
+  // destroying one per submission costs about a microsecond of host time each.
+  Expected<CUevent> takeEvent() const;
+  void returnEvent(CUevent e) const;
 
   // kernel_compiler.cpp: the module for `m` (form choice as in cuda_backend.h).
   Expected<std::shared_ptr<const LoadedModule>> loadModule(const KernelModule &m, bool useCache);
@@ -100,6 +104,8 @@ private:
   std::unique_ptr<cache::KernelCache<LoadedModule>> modules_; // memory + disk (cubins)
   std::shared_ptr<const LoadedModule> builtins_;
   std::shared_ptr<const LoadedModule> setCond_;
+  mutable std::mutex eventsMutex_;
+  mutable std::vector<CUevent> freeEvents_;
   bool setCondTried_ = false;
   Error setCondError_;
 };
@@ -109,9 +115,11 @@ class CudaEvent final : public rt::Event {
 public:
   // `check` runs once after the submission completed; its error is the event's (the
   // while-loop trip limit of native conditional nodes).
+  // `done` comes from CudaDevice::takeEvent when `pooled` (returned to the device on
+  // destruction), else it is destroyed.
   CudaEvent(const CudaDevice &dev, CUevent done, CUevent start,
             std::vector<std::pair<uint32_t, std::pair<CUevent, CUevent>>> nodes,
-            std::function<Error()> check = {});
+            std::function<Error()> check = {}, bool pooled = false);
   ~CudaEvent() override;
   Error wait() override;
   bool isComplete() const override;
@@ -126,6 +134,7 @@ private:
   Error result_;
   std::vector<rt::NodeTiming> timings_;
   std::function<Error()> check_;
+  bool pooled_ = false;
 };
 
 Expected<std::unique_ptr<rt::Executable>> makeExecutable(CudaDevice &device, Graph flattened,

@@ -250,11 +250,16 @@ Expected<rt::EventPtr> CudaExecutable::submit(const std::vector<ResolvedSlot> &s
       return Error::success();
     };
   }
-  auto done = ev.make(opts.profile);
+  // The completion event: from the device's pool unless it times the submission.
+  auto done = opts.profile ? ev.make(true) : dev_->takeEvent();
   if (!done) return done.error();
-  CGRAPH_CU_CHECK(*api_, "cuEventRecord", api_->cuEventRecord(*done, s));
+  if (CUresult rc = api_->cuEventRecord(*done, s); rc != CUDA_SUCCESS) {
+    if (!opts.profile) dev_->returnEvent(*done);
+    return cuError(*api_, "cuEventRecord", rc);
+  }
   ev.list.clear(); // owned by the CudaEvent from here on
-  return rt::EventPtr(std::make_shared<CudaEvent>(*dev_, *done, start, std::move(timed), std::move(check)));
+  return rt::EventPtr(
+      std::make_shared<CudaEvent>(*dev_, *done, start, std::move(timed), std::move(check), !opts.profile));
 }
 
 PinnedPool::~PinnedPool() {
