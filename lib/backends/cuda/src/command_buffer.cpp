@@ -156,9 +156,11 @@ Error CudaExecutable::planCopyOrFill(uint32_t n) {
   const Node &node = nodeAt(n);
   NodePlan &p = plans_[n];
   const uint64_t tbl = static_cast<CudaBuffer *>(tableBuf_.get())->ptr();
+  // The kernels loop (grid stride): one work-item per 16 bytes, at most 1024 groups of
+  // 256 (plenty to fill an H100; larger copies take more steps per work-item).
   auto grid = [&](uint64_t total) {
     p.launch.block[0] = 256;
-    p.launch.grid[0] = unsigned(std::max<uint64_t>(1, (total + 255) / 256));
+    p.launch.grid[0] = unsigned(std::min<uint64_t>(1024, std::max<uint64_t>(1, (total / 16 + 255) / 256)));
   };
   if (node.kind == NodeKind::Fill) {
     const FillOp &f = node.fill;
@@ -404,7 +406,7 @@ Expected<CUgraphNode> CudaExecutable::addGraphNode(CUgraph g, uint32_t p, const 
     CUresult rc = api_->cuGraphConditionalHandleCreate(&c.handle, g, ctx, 0, CU_GRAPH_COND_ASSIGN_DEFAULT);
     if (rc != CUDA_SUCCESS) return cuError(*api_, "cuGraphConditionalHandleCreate", rc).withContext(what);
     c.pre.vals[3] = c.handle;
-    c.post.vals[3] = c.handle;
+    if (c.op.kind == CondKind::While) c.post.vals[3] = c.handle; // `if` has no end-of-trip kernel
     CUgraphNode pre = nullptr;
     CUDA_KERNEL_NODE_PARAMS kp = kernelParams(c.pre);
     rc = api_->cuGraphAddKernelNode(&pre, g, deps.data(), deps.size(), &kp);
