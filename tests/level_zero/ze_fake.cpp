@@ -34,10 +34,11 @@ const char *kindName(Kind k) {
 }
 
 struct Obj {
-  Kind kind;
+  Kind kind = Kind::Driver;
   uint32_t id = 0;
   bool alive = true;
   virtual ~Obj() = default;
+  Obj() = default;
   explicit Obj(Kind k) : kind(k) {}
 };
 

@@ -363,10 +363,11 @@ Error LevelZeroExecutable::record(Recording &rec, const std::vector<uint64_t> &p
       CGRAPH_ZE_CHECK("zeCommandListAppendBarrier", ze_->zeCommandListAppendBarrier(list, nullptr, 0, nullptr));
     }
     for (uint32_t n : plan.nodes) {
+      // The predecessors' events, once each, in edge order (deterministic lists).
       std::vector<ze_event_handle_t> deps;
-      for (uint32_t p : partPreds_[n]) deps.insert(deps.end(), done[p].begin(), done[p].end());
-      std::sort(deps.begin(), deps.end());
-      deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+      for (uint32_t p : partPreds_[n])
+        for (ze_event_handle_t e : done[p])
+          if (std::find(deps.begin(), deps.end(), e) == deps.end()) deps.push_back(e);
       if (graph_.nodes[n].kind == NodeKind::Barrier || !nodeEnabled(n)) {
         done[n] = std::move(deps); // successors wait for what it waited for
         continue;
