@@ -5,7 +5,9 @@
 #include "ze_fake.h"
 
 #include "cgraph/backends/level_zero/level_zero_backend.h"
+#include "cgraph/expr.h"
 #include "cgraph/graph/builder.h"
+#include "cgraph/graph/order.h"
 #include "cgraph/kernel/module_info.h"
 #include "cgraph/kernel/opencl_compiler.h"
 #include "cgraph/kernel/spirv.h"
@@ -158,6 +160,15 @@ TEST_CASE("level_zero: probe through the driver table", "[level_zero]") {
     auto d = be->device(0);
     REQUIRE_FALSE(d);
     CHECK(d.error().message() == p.reason);
+  }
+  SECTION("a driver that reports mutable command lists") {
+    fake::FakeConfig cfg;
+    cfg.mutableCommandListExtension = true;
+    level_zero::LevelZeroBackendOptions o;
+    o.driverTable = &fake::install(cfg);
+    rt::BackendProbe p = level_zero::makeLevelZeroBackend(o)->probe();
+    REQUIRE(p.available);
+    CHECK(p.devices[0].replay == "command-list (driver reports mutable command lists; not used)");
   }
   SECTION("a driver without devices") {
     fake::FakeConfig cfg;
@@ -597,5 +608,99 @@ TEST_CASE("level_zero: fills the device cannot do natively, rectangular copies, 
     for (int i = 0; i < 8; ++i) want[16 + row * 32 + i] = uint8_t(1 + (row * 16 + i) % 3);
   for (int i = 0; i < 96; ++i) want[160 + i] = uint8_t(9 - i % 3);
   CHECK(f.read(*D) == want);
+  CHECK(fake::violations().empty());
+}
+
+TEST_CASE("level_zero: stored expressions key the recordings", "[level_zero]") {
+  Fixture f;
+  GraphBuilder b("exprs");
+  auto k = addKernels(b);
+  uint32_t d = b.addSlot(slot("d", 1024)), s = b.addSlot(slot("s", 1024));
+  Param p;
+  p.name = "n";
+  p.type = ScalarType::I32;
+  p.defaultBits = 1;
+  b.addParam(p);
+  uint32_t node = b.addKernelNode("add", k["addk"], range1(64, 64),
+                                  {Arg::slot(d), Arg::slot(s), Arg::scalar(ScalarType::U32, 0)});
+  Graph g = b.take();
+  auto add = [&](ExprField field, uint32_t arg, const char *text) {
+    auto prog = expr::parse(text);
+    REQUIRE(prog);
+    auto m = expr::remapVariables(*prog, {0});
+    REQUIRE(m);
+    FieldExpr e;
+    e.node = node;
+    e.field = field;
+    e.arg = arg;
+    e.code = expr::encode(*m);
+    g.exprs.push_back(e);
+  };
+  add(ExprField::Global0, 0, "$n * 64");
+  add(ExprField::ScalarArg, 2, "$n + 1");
+  REQUIRE_FALSE(finalizeForFile(g));
+  auto exe = f.finalize(g);
+  auto D = f.buffer(1024), S = f.buffer(1024);
+  rt::BindingTable t;
+  t.slots = {{D.get()}, {S.get()}};
+  rt::ParamValues n3;
+  REQUIRE_FALSE(n3.set(g, "n", "3"));
+  fake::clearCalls();
+  f.run(*exe, t);
+  f.run(*exe, t, n3);
+  f.run(*exe, t);
+  CHECK(fake::calls({"zeCommandListAppendLaunchKernel", "zeCommandQueueExecuteCommandLists"}) ==
+        Lines{
+            "zeCommandListAppendLaunchKernel(list#1, addk, groups 1x1x1 of 64x1x1, args [mem#0+0 mem#1+0 uint 2], "
+            "signal null, wait [])",
+            "zeCommandQueueExecuteCommandLists([list#1], fence#0)",
+            "zeCommandListAppendLaunchKernel(list#2, addk, groups 3x1x1 of 64x1x1, args [mem#0+0 mem#1+0 uint 4], "
+            "signal null, wait [])",
+            "zeCommandQueueExecuteCommandLists([list#2], fence#1)",
+            "zeCommandQueueExecuteCommandLists([list#1], fence#2)",
+        });
+  CHECK(level_zero::recordingsMade(*exe) == 2);
+  CHECK(fake::violations().empty());
+}
+
+TEST_CASE("level_zero: conditional nodes run as runtime-driven stages", "[level_zero]") {
+  // Fills really run in the fake, so the condition a fill writes is what the runtime
+  // reads between stages: while (ctr) { data = 5; ctr = 0; } runs exactly once.
+  Fixture f;
+  GraphBuilder body("body");
+  uint32_t bd = body.addSlot(slot("data", 64)), bc = body.addSlot(slot("ctr", 16));
+  uint32_t f5 = body.addFill("five", fillOp(bd, 0, 64, {5, 0, 0, 0}));
+  uint32_t f0 = body.addFill("stop", fillOp(bc, 0, 16, {0, 0, 0, 0}));
+  body.addEdge(f5, f0);
+  GraphBuilder b("cond");
+  uint32_t data = b.addSlot(slot("data", 64)), ctr = b.addSlot(slot("ctr", 16));
+  uint32_t start = b.addFill("start", fillOp(ctr, 0, 16, {1, 0, 0, 0}));
+  Node n;
+  n.name = "loop";
+  n.kind = NodeKind::Conditional;
+  n.cond.kind = CondKind::While;
+  n.cond.slot = ctr;
+  n.cond.offset = 0;
+  n.cond.maxTrips = 4;
+  n.subgraph = b.addSubgraphGraph(body.take());
+  n.subgraphSlots = {data, ctr};
+  uint32_t loop = b.addNode(std::move(n));
+  b.addEdge(start, loop);
+  Graph g = b.take();
+  REQUIRE_FALSE(finalizeForFile(g));
+  auto exe = f.finalize(g);
+  auto D = f.buffer(64), C = f.buffer(16);
+  rt::BindingTable t;
+  t.slots = {{D.get()}, {C.get()}};
+  fake::clearCalls();
+  f.run(*exe, t);
+  CHECK(fake::calls({"zeCommandListAppendMemoryFill"}) ==
+        Lines{"zeCommandListAppendMemoryFill(list#1, mem#1+0, pattern 4, 16, signal null, wait [])",
+              "zeCommandListAppendMemoryFill(list#2, mem#0+0, pattern 4, 64, signal ev#0, wait [])",
+              "zeCommandListAppendMemoryFill(list#2, mem#1+0, pattern 4, 16, signal null, wait [ev#0])"});
+  CHECK(fake::listExecutions() == 2); // the start, one trip of the body
+  CHECK(f.read(*D) == std::vector<uint8_t>{5, 0, 0, 0, 5, 0, 0, 0, 5, 0, 0, 0, 5, 0, 0, 0, 5, 0, 0, 0, 5, 0, 0, 0,
+                                           5, 0, 0, 0, 5, 0, 0, 0, 5, 0, 0, 0, 5, 0, 0, 0, 5, 0, 0, 0, 5, 0, 0, 0,
+                                           5, 0, 0, 0, 5, 0, 0, 0, 5, 0, 0, 0, 5, 0, 0, 0});
   CHECK(fake::violations().empty());
 }

@@ -179,7 +179,10 @@ Expected<std::pair<rt::DeviceInfo, DeviceProps>> describeDevice(const ZeDriverTa
                          std::snprintf(b, sizeof b, "%04x", dp.deviceId);
                          return std::string(b);
                        }();
-  info.replay = "command-list";
+  // Regular command lists per binding set; a driver's mutable command lists are noted
+  // but not used (API 1.4's headers do not declare them).
+  info.replay = props.mutableCommandList ? "command-list (driver reports mutable command lists; not used)"
+                                         : "command-list";
   info.update = "re-record";
   rt::Capabilities &c = info.caps;
   c.nativeCommandBuffer = true; // regular command lists, recorded once per binding set
