@@ -15,6 +15,7 @@ int main(int argc, char **argv) {
     std::printf("SKIPPED: %s\n", p.reason.c_str());
     return 77;
   }
-  std::printf("level_zero device: %s (%s)\n", p.devices[0].name.c_str(), p.devices[0].driverVersion.c_str());
+  std::printf("level_zero device: %s (%s)\n", p.devices[0].name.c_str(),
+              p.devices[0].driverVersion.c_str());
   return Catch::Session().run(argc, argv);
 }

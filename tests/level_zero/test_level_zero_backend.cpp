@@ -44,7 +44,8 @@ rt::Device &cpuDevice() {
   return **d;
 }
 
-std::map<std::string, uint32_t> addSource(GraphBuilder &b, const std::string &source, const std::string &file) {
+std::map<std::string, uint32_t> addSource(GraphBuilder &b, const std::string &source,
+                                          const std::string &file) {
   auto r = compileOpenCL(source, file, CompileOptions{});
   INFO((r ? std::string() : r.error().message()));
   REQUIRE(r);
@@ -71,7 +72,8 @@ Slot slot(std::string name, uint64_t bytes, SlotInit init = SlotInit::External, 
 
 Bytes seqBytes(size_t n, uint32_t seed) {
   Bytes b(n);
-  for (size_t i = 0; i < n; ++i) b[i] = uint8_t((i * 7 + seed * 13) & 0xFF);
+  for (size_t i = 0; i < n; ++i)
+    b[i] = uint8_t((i * 7 + seed * 13) & 0xFF);
   return b;
 }
 
@@ -82,8 +84,8 @@ struct RunResult {
 
 // Runs `g` on `d` once per parameter set, each time on fresh buffers initialised from
 // `inputs` (one per slot; empty = not external).
-std::vector<RunResult> run(rt::Device &d, const Graph &g, const std::vector<Bytes> &inputs, rt::ExecMode mode,
-                           const std::vector<rt::ParamValues> &params) {
+std::vector<RunResult> run(rt::Device &d, const Graph &g, const std::vector<Bytes> &inputs,
+                           rt::ExecMode mode, const std::vector<rt::ParamValues> &params) {
   rt::FinalizeOptions fo;
   fo.mode = mode;
   auto lines = std::make_shared<std::vector<std::string>>();
@@ -124,7 +126,8 @@ std::vector<RunResult> run(rt::Device &d, const Graph &g, const std::vector<Byte
   return out;
 }
 
-void requireSame(const std::vector<RunResult> &ref, const std::vector<RunResult> &got, const char *what) {
+void requireSame(const std::vector<RunResult> &ref, const std::vector<RunResult> &got,
+                 const char *what) {
   REQUIRE(ref.size() == got.size());
   for (size_t r = 0; r < ref.size(); ++r) {
     for (size_t s = 0; s < ref[r].slots.size(); ++s) {
@@ -180,11 +183,14 @@ TEST_CASE("level_zero: every node kind, replay and eager vs cpu", "[level_zero][
   std::vector<uint32_t> chain;
   chain.push_back(b.addFill("zero_t", fillOp(t, 0, 1024, {0})));
   chain.push_back(b.addCopy("dat_to_t", copyOp(dat, 0, t, 0, 512)));
-  chain.push_back(b.addKernelNode("add", k["addk"], range1(256, 64), {Arg::slot(a), Arg::slot(t), Arg::param(pk)}));
+  chain.push_back(b.addKernelNode("add", k["addk"], range1(256, 64),
+                                  {Arg::slot(a), Arg::slot(t), Arg::param(pk)}));
   chain.push_back(b.addFill("odd_fill", fillOp(x, 0, 96, {1, 2, 3})));
-  chain.push_back(b.addKernelNode("mark", k["mark"], range1(64, 0, 128), {Arg::slot(x, 0), Arg::scalar(ScalarType::U32, 3)}));
+  chain.push_back(b.addKernelNode("mark", k["mark"], range1(64, 0, 128),
+                                  {Arg::slot(x, 0), Arg::scalar(ScalarType::U32, 3)}));
   chain.push_back(b.addBarrier("bar"));
-  chain.push_back(b.addKernelNode("lsum", k["lsum"], range1(256, 32), {Arg::slot(a), Arg::localMem(32 * 4)}));
+  chain.push_back(
+      b.addKernelNode("lsum", k["lsum"], range1(256, 32), {Arg::slot(a), Arg::localMem(32 * 4)}));
   CopyOp c;
   c.srcSlot = fil;
   c.dstSlot = x;
@@ -197,8 +203,10 @@ TEST_CASE("level_zero: every node kind, replay and eager vs cpu", "[level_zero][
   HostOp h;
   h.op = "checksum";
   chain.push_back(b.addHost("sum", h, {Arg::slot(a)}));
-  chain.push_back(b.addKernelNode("after_host", k["addk"], range1(256), {Arg::slot(x), Arg::slot(a), Arg::scalar(ScalarType::U32, 1)}));
-  for (size_t i = 1; i < chain.size(); ++i) b.addEdge(chain[i - 1], chain[i]);
+  chain.push_back(b.addKernelNode("after_host", k["addk"], range1(256),
+                                  {Arg::slot(x), Arg::slot(a), Arg::scalar(ScalarType::U32, 1)}));
+  for (size_t i = 1; i < chain.size(); ++i)
+    b.addEdge(chain[i - 1], chain[i]);
   Graph g = b.take();
   std::vector<Bytes> in(g.slots.size());
   in[a] = seqBytes(1024, 1);
@@ -207,7 +215,8 @@ TEST_CASE("level_zero: every node kind, replay and eager vs cpu", "[level_zero][
   REQUIRE_FALSE(p7.set(g, "k", "7"));
   std::vector<rt::ParamValues> params = {rt::ParamValues{}, p7, rt::ParamValues{}};
   auto ref = run(cpuDevice(), g, in, rt::ExecMode::Replay, params);
-  requireSame(ref, run(zeDevice(), g, in, rt::ExecMode::Replay, params), "level_zero replay vs cpu");
+  requireSame(ref, run(zeDevice(), g, in, rt::ExecMode::Replay, params),
+              "level_zero replay vs cpu");
   requireSame(ref, run(zeDevice(), g, in, rt::ExecMode::Eager, params), "level_zero eager vs cpu");
 }
 
@@ -215,7 +224,8 @@ TEST_CASE("level_zero: recordings per binding set, updates", "[level_zero][gpu]"
   GraphBuilder b("rebind");
   auto k = addSource(b, kKernels, "kinds.cl");
   uint32_t a = b.addSlot(slot("a", 1024)), s = b.addSlot(slot("s", 1024));
-  b.addKernelNode("add", k["addk"], range1(256, 64), {Arg::slot(a), Arg::slot(s), Arg::scalar(ScalarType::U32, 3)});
+  b.addKernelNode("add", k["addk"], range1(256, 64),
+                  {Arg::slot(a), Arg::slot(s), Arg::scalar(ScalarType::U32, 3)});
   Graph g = b.take();
   rt::Device &d = zeDevice();
   auto exe = d.finalize(g, {});
@@ -263,7 +273,8 @@ TEST_CASE("level_zero: recordings per binding set, updates", "[level_zero][gpu]"
 TEST_CASE("level_zero: kernel suite, replay and eager vs cpu", "[level_zero][gpu][kernels]") {
   const char *env = std::getenv("CGRAPH_TEST_SOURCE_DIR");
   const std::vector<std::string> dirs =
-      env ? std::vector<std::string>{std::string(env) + "/tests/cpu/kernels", std::string(env) + "/tests/opencl/kernels"}
+      env ? std::vector<std::string>{std::string(env) + "/tests/cpu/kernels",
+                                     std::string(env) + "/tests/opencl/kernels"}
           : std::vector<std::string>{CGRAPH_CPU_KERNELS_DIR, CGRAPH_OPENCL_KERNELS_DIR};
   size_t ran = 0;
   for (const std::string &dir : dirs) {
@@ -296,8 +307,12 @@ TEST_CASE("level_zero: kernel suite, replay and eager vs cpu", "[level_zero][gpu
               in.push_back(cltest::makeInput(a, seed + i));
               bufArgs.push_back(&a);
               break;
-            case cltest::ManifestArg::Scalar: args.push_back(Arg::scalar(a.type, a.bits)); break;
-            case cltest::ManifestArg::Local: args.push_back(Arg::localMem(a.bytes)); break;
+            case cltest::ManifestArg::Scalar:
+              args.push_back(Arg::scalar(a.type, a.bits));
+              break;
+            case cltest::ManifestArg::Local:
+              args.push_back(Arg::localMem(a.bytes));
+              break;
             }
           }
           NDRange r;
@@ -316,7 +331,8 @@ TEST_CASE("level_zero: kernel suite, replay and eager vs cpu", "[level_zero][gpu
           for (size_t i = 0; i < bufArgs.size(); ++i) {
             if (!bufArgs[i]->out) continue;
             INFO(c.label() << " arg " << bufArgs[i]->name);
-            CHECK(cltest::compareOutputs(*bufArgs[i], ref[0].slots[i], replay[0].slots[i], c.ulp) == "");
+            CHECK(cltest::compareOutputs(*bufArgs[i], ref[0].slots[i], replay[0].slots[i], c.ulp) ==
+                  "");
             CHECK(replay[0].slots[i] == eager[0].slots[i]);
           }
           ++ran;

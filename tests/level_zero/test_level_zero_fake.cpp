@@ -94,7 +94,8 @@ struct Fixture {
     REQUIRE_FALSE(dev->read(b, 0, v.data(), v.size()));
     return v;
   }
-  std::unique_ptr<rt::Executable> finalize(const Graph &g, rt::ExecMode mode = rt::ExecMode::Replay) {
+  std::unique_ptr<rt::Executable> finalize(const Graph &g,
+                                           rt::ExecMode mode = rt::ExecMode::Replay) {
     rt::FinalizeOptions fo;
     fo.mode = mode;
     fo.host.output = [this](const std::string &l) { output.push_back(l); };
@@ -116,8 +117,12 @@ struct Fixture {
   std::vector<std::string> output;
 };
 
-const Lines kListCalls = {"zeCommandList", "zeCommandQueueExecuteCommandLists", "zeCommandQueueSynchronize",
-                          "zeEventPoolCreate", "zeEventCreate", "zeFenceCreate"};
+const Lines kListCalls = {"zeCommandList",
+                          "zeCommandQueueExecuteCommandLists",
+                          "zeCommandQueueSynchronize",
+                          "zeEventPoolCreate",
+                          "zeEventCreate",
+                          "zeFenceCreate"};
 
 } // namespace
 
@@ -156,7 +161,8 @@ TEST_CASE("level_zero: probe through the driver table", "[level_zero]") {
     auto be = level_zero::makeLevelZeroBackend(o);
     rt::BackendProbe p = be->probe();
     CHECK_FALSE(p.available);
-    CHECK(p.reason == "no Level Zero device (zeInit: ZE_RESULT_ERROR_UNINITIALIZED: no driver found)");
+    CHECK(p.reason ==
+          "no Level Zero device (zeInit: ZE_RESULT_ERROR_UNINITIALIZED: no driver found)");
     auto d = be->device(0);
     REQUIRE_FALSE(d);
     CHECK(d.error().message() == p.reason);
@@ -181,9 +187,10 @@ TEST_CASE("level_zero: probe through the driver table", "[level_zero]") {
   }
   SECTION("device open: the compute group's ordinal, an async queue, a sync immediate list") {
     Fixture f;
-    CHECK(fake::calls({"zeContextCreate", "zeCommandQueueCreate", "zeCommandListCreateImmediate"}) ==
-          Lines{"zeContextCreate -> ctx#0", "zeCommandQueueCreate(ordinal 1, async) -> queue#0",
-                "zeCommandListCreateImmediate(sync) -> list#0"});
+    CHECK(
+        fake::calls({"zeContextCreate", "zeCommandQueueCreate", "zeCommandListCreateImmediate"}) ==
+        Lines{"zeContextCreate -> ctx#0", "zeCommandQueueCreate(ordinal 1, async) -> queue#0",
+              "zeCommandListCreateImmediate(sync) -> list#0"});
     CHECK(fake::violations().empty());
   }
 }
@@ -192,7 +199,8 @@ TEST_CASE("level_zero: transfers and buffers", "[level_zero]") {
   Fixture f;
   auto b = f.buffer(256, 7);
   std::vector<uint8_t> v(256);
-  for (size_t i = 0; i < v.size(); ++i) v[i] = uint8_t(i);
+  for (size_t i = 0; i < v.size(); ++i)
+    v[i] = uint8_t(i);
   REQUIRE_FALSE(f.dev->write(*b, 0, v.data(), v.size()));
   CHECK(f.read(*b) == v);
   uint8_t out[4];
@@ -209,19 +217,22 @@ TEST_CASE("level_zero: modules come from validated SPIR-V", "[level_zero]") {
   GraphBuilder b("m");
   auto k = addKernels(b);
   uint32_t a = b.addSlot(slot("a", 1024));
-  b.addKernelNode("s", k["scale"], range1(256), {Arg::slot(a), Arg::scalar(ScalarType::F32, f32(2))});
+  b.addKernelNode("s", k["scale"], range1(256),
+                  {Arg::slot(a), Arg::scalar(ScalarType::F32, f32(2))});
   Graph g = b.take();
   SECTION("valid") {
     fake::clearCalls();
     auto exe = f.finalize(g);
     const size_t spvBytes = g.modules[0].forms[0].bytes.size();
     CHECK(fake::calls({"zeModuleCreate", "zeKernelCreate"}) ==
-          Lines{"zeModuleCreate(spirv, " + std::to_string(spvBytes) + " bytes)", "zeKernelCreate(scale) -> kernel#0"});
+          Lines{"zeModuleCreate(spirv, " + std::to_string(spvBytes) + " bytes)",
+                "zeKernelCreate(scale) -> kernel#0"});
     CHECK(fake::violations().empty());
   }
   SECTION("invalid SPIR-V never reaches the driver") {
     std::vector<uint8_t> &spv = g.modules[0].forms[0].bytes;
-    for (size_t i = 20; i < spv.size(); i += 4) spv[i] = 0xFF; // garbage after the header
+    for (size_t i = 20; i < spv.size(); i += 4)
+      spv[i] = 0xFF; // garbage after the header
     fake::clearCalls();
     rt::FinalizeOptions fo;
     auto exe = f.dev->finalize(g, fo);
@@ -238,7 +249,8 @@ TEST_CASE("level_zero: modules come from validated SPIR-V", "[level_zero]") {
     auto exe = f2.dev->finalize(g, fo);
     REQUIRE_FALSE(exe);
     CHECK(exe.error().message() ==
-          "module 'l0.cl': zeModuleCreate: ZE_RESULT_ERROR_MODULE_BUILD_FAILURE: error: unsupported capability");
+          "module 'l0.cl': zeModuleCreate: ZE_RESULT_ERROR_MODULE_BUILD_FAILURE: error: "
+          "unsupported capability");
     CHECK(fake::liveObjects() == Lines{"ctx#0", "queue#0", "list#0"}); // the log was destroyed
   }
 }
@@ -249,7 +261,8 @@ TEST_CASE("level_zero: a chain is recorded once and executed per submission", "[
   auto k = addKernels(b);
   uint32_t a = b.addSlot(slot("a", 1024)), o = b.addSlot(slot("o", 1024));
   uint32_t n0 = b.addFill("fill", fillOp(a, 0, 1024, {1, 2, 3, 4}));
-  uint32_t n1 = b.addKernelNode("k", k["scale"], range1(256), {Arg::slot(a), Arg::scalar(ScalarType::F32, f32(2))});
+  uint32_t n1 = b.addKernelNode("k", k["scale"], range1(256),
+                                {Arg::slot(a), Arg::scalar(ScalarType::F32, f32(2))});
   uint32_t n2 = b.addCopy("out", copyOp(a, 0, o, 0, 1024));
   b.addEdge(n0, n1);
   b.addEdge(n1, n2);
@@ -258,7 +271,8 @@ TEST_CASE("level_zero: a chain is recorded once and executed per submission", "[
   rt::BindingTable t;
   t.slots = {{A.get()}, {O.get()}};
   fake::clearCalls();
-  for (int i = 0; i < 3; ++i) f.run(*exe, t);
+  for (int i = 0; i < 3; ++i)
+    f.run(*exe, t);
   CHECK(fake::calls(kListCalls) ==
         Lines{
             "zeEventPoolCreate(2) -> pool#0",
@@ -266,9 +280,11 @@ TEST_CASE("level_zero: a chain is recorded once and executed per submission", "[
             "zeEventCreate(pool#0, 0) -> ev#0",
             "zeCommandListAppendMemoryFill(list#1, mem#0+0, pattern 4, 1024, signal ev#0, wait [])",
             "zeEventCreate(pool#0, 1) -> ev#1",
-            "zeCommandListAppendLaunchKernel(list#1, scale, groups 1x1x1 of 256x1x1, args [mem#0+0 float 1073741824], "
+            "zeCommandListAppendLaunchKernel(list#1, scale, groups 1x1x1 of 256x1x1, args [mem#0+0 "
+            "float 1073741824], "
             "signal ev#1, wait [ev#0])",
-            "zeCommandListAppendMemoryCopy(list#1, mem#1+0 <- mem#0+0, 1024, signal null, wait [ev#1])",
+            "zeCommandListAppendMemoryCopy(list#1, mem#1+0 <- mem#0+0, 1024, signal null, wait "
+            "[ev#1])",
             "zeCommandListAppendBarrier(list#1, signal null, wait [])",
             "zeCommandListAppendEventReset(list#1, ev#0)",
             "zeCommandListAppendEventReset(list#1, ev#1)",
@@ -285,7 +301,8 @@ TEST_CASE("level_zero: a chain is recorded once and executed per submission", "[
   CHECK(fake::kernelRuns("scale") == 3);
   // The fill and the copy really ran on the fake's memory, in the recorded order.
   std::vector<uint8_t> want(1024);
-  for (size_t i = 0; i < want.size(); ++i) want[i] = uint8_t(1 + i % 4);
+  for (size_t i = 0; i < want.size(); ++i)
+    want[i] = uint8_t(1 + i % 4);
   CHECK(f.read(*O) == want);
   CHECK(fake::violations().empty());
   exe.reset();
@@ -323,14 +340,17 @@ TEST_CASE("level_zero: binding sets and parameters", "[level_zero]") {
   f.run(*exe, t1, n512);
   CHECK(fake::calls({"zeCommandListAppendLaunchKernel", "zeCommandQueueExecuteCommandLists"}) ==
         Lines{
-            "zeCommandListAppendLaunchKernel(list#1, addk, groups 1x1x1 of 256x1x1, args [mem#0+0 mem#2+64 uint 256], "
+            "zeCommandListAppendLaunchKernel(list#1, addk, groups 1x1x1 of 256x1x1, args [mem#0+0 "
+            "mem#2+64 uint 256], "
             "signal null, wait [])",
             "zeCommandQueueExecuteCommandLists([list#1], fence#0)",
-            "zeCommandListAppendLaunchKernel(list#2, addk, groups 1x1x1 of 256x1x1, args [mem#1+128 mem#2+64 uint 256], "
+            "zeCommandListAppendLaunchKernel(list#2, addk, groups 1x1x1 of 256x1x1, args "
+            "[mem#1+128 mem#2+64 uint 256], "
             "signal null, wait [])",
             "zeCommandQueueExecuteCommandLists([list#2], fence#1)",
             "zeCommandQueueExecuteCommandLists([list#1], fence#2)",
-            "zeCommandListAppendLaunchKernel(list#3, addk, groups 2x1x1 of 256x1x1, args [mem#0+0 mem#2+64 uint 512], "
+            "zeCommandListAppendLaunchKernel(list#3, addk, groups 2x1x1 of 256x1x1, args [mem#0+0 "
+            "mem#2+64 uint 512], "
             "signal null, wait [])",
             "zeCommandQueueExecuteCommandLists([list#3], fence#3)",
         });
@@ -342,10 +362,13 @@ TEST_CASE("level_zero: edges become events, independent nodes do not wait", "[le
   Fixture f;
   GraphBuilder b("diamond");
   auto k = addKernels(b);
-  uint32_t a = b.addSlot(slot("a", 1024)), x = b.addSlot(slot("x", 1024)), y = b.addSlot(slot("y", 1024));
+  uint32_t a = b.addSlot(slot("a", 1024)), x = b.addSlot(slot("x", 1024)),
+           y = b.addSlot(slot("y", 1024));
   uint32_t top = b.addFill("top", fillOp(a, 0, 1024, {5, 0, 0, 0}));
-  uint32_t l = b.addKernelNode("l", k["addk"], range1(256, 64), {Arg::slot(x), Arg::slot(a), Arg::scalar(ScalarType::U32, 1)});
-  uint32_t r = b.addKernelNode("r", k["addk"], range1(256, 64), {Arg::slot(y), Arg::slot(a), Arg::scalar(ScalarType::U32, 2)});
+  uint32_t l = b.addKernelNode("l", k["addk"], range1(256, 64),
+                               {Arg::slot(x), Arg::slot(a), Arg::scalar(ScalarType::U32, 1)});
+  uint32_t r = b.addKernelNode("r", k["addk"], range1(256, 64),
+                               {Arg::slot(y), Arg::slot(a), Arg::scalar(ScalarType::U32, 2)});
   uint32_t bar = b.addBarrier("join");
   uint32_t out = b.addCopy("out", copyOp(x, 0, y, 0, 512));
   b.addEdge(top, l);
@@ -364,11 +387,14 @@ TEST_CASE("level_zero: edges become events, independent nodes do not wait", "[le
   CHECK(fake::calls({"zeCommandListAppend"}) ==
         Lines{
             "zeCommandListAppendMemoryFill(list#1, mem#0+0, pattern 4, 1024, signal ev#0, wait [])",
-            "zeCommandListAppendLaunchKernel(list#1, addk, groups 4x1x1 of 64x1x1, args [mem#1+0 mem#0+0 uint 1], "
+            "zeCommandListAppendLaunchKernel(list#1, addk, groups 4x1x1 of 64x1x1, args [mem#1+0 "
+            "mem#0+0 uint 1], "
             "signal ev#1, wait [ev#0])",
-            "zeCommandListAppendLaunchKernel(list#1, addk, groups 4x1x1 of 64x1x1, args [mem#2+0 mem#0+0 uint 2], "
+            "zeCommandListAppendLaunchKernel(list#1, addk, groups 4x1x1 of 64x1x1, args [mem#2+0 "
+            "mem#0+0 uint 2], "
             "signal ev#2, wait [ev#0])",
-            "zeCommandListAppendMemoryCopy(list#1, mem#2+0 <- mem#1+0, 512, signal null, wait [ev#1 ev#2])",
+            "zeCommandListAppendMemoryCopy(list#1, mem#2+0 <- mem#1+0, 512, signal null, wait "
+            "[ev#1 ev#2])",
             "zeCommandListAppendBarrier(list#1, signal null, wait [])",
             "zeCommandListAppendEventReset(list#1, ev#0)",
             "zeCommandListAppendEventReset(list#1, ev#1)",
@@ -385,9 +411,11 @@ TEST_CASE("level_zero: edges become events, independent nodes do not wait", "[le
     f.run(*exe, t);
     CHECK(fake::calls({"zeCommandListAppendLaunchKernel", "zeCommandListAppendMemoryCopy"}) ==
           Lines{
-              "zeCommandListAppendLaunchKernel(list#2, addk, groups 4x1x1 of 64x1x1, args [mem#2+0 mem#0+0 uint 2], "
+              "zeCommandListAppendLaunchKernel(list#2, addk, groups 4x1x1 of 64x1x1, args [mem#2+0 "
+              "mem#0+0 uint 2], "
               "signal ev#4, wait [ev#3])",
-              "zeCommandListAppendMemoryCopy(list#2, mem#2+0 <- mem#1+0, 512, signal null, wait [ev#3 ev#4])",
+              "zeCommandListAppendMemoryCopy(list#2, mem#2+0 <- mem#1+0, 512, signal null, wait "
+              "[ev#3 ev#4])",
           });
     CHECK(level_zero::recordingsMade(*exe) == 2);
     CHECK(fake::violations().empty());
@@ -403,7 +431,8 @@ TEST_CASE("level_zero: host tasks split the lists", "[level_zero]") {
   HostOp h;
   h.op = "print";
   uint32_t n1 = b.addHost("show", h, {Arg::slot(a)});
-  uint32_t n2 = b.addKernelNode("k", k["addk"], range1(16), {Arg::slot(a), Arg::slot(a), Arg::scalar(ScalarType::U32, 1)});
+  uint32_t n2 = b.addKernelNode("k", k["addk"], range1(16),
+                                {Arg::slot(a), Arg::slot(a), Arg::scalar(ScalarType::U32, 1)});
   b.addEdge(n0, n1);
   b.addEdge(n1, n2);
   auto exe = f.finalize(b.take());
@@ -412,7 +441,8 @@ TEST_CASE("level_zero: host tasks split the lists", "[level_zero]") {
   t.slots = {{A.get()}};
   fake::clearCalls();
   f.run(*exe, t);
-  CHECK(fake::calls({"zeCommandListCreate", "zeCommandListClose", "zeCommandQueue", "zeCommandListAppendMemoryCopy"}) ==
+  CHECK(fake::calls({"zeCommandListCreate", "zeCommandListClose", "zeCommandQueue",
+                     "zeCommandListAppendMemoryCopy"}) ==
         Lines{
             "zeCommandListCreate -> list#1",
             "zeCommandListClose(list#1)",
@@ -427,7 +457,8 @@ TEST_CASE("level_zero: host tasks split the lists", "[level_zero]") {
   REQUIRE(f.output.size() == 1);
   INFO(f.output[0]);
   // print shows f32 by default: the u32 3 the fill wrote is 4.20389539e-45.
-  CHECK(f.output[0].rfind("print a: 4.20389539e-45 4.20389539e-45 ", 0) == 0); // the task saw the fill's result
+  CHECK(f.output[0].rfind("print a: 4.20389539e-45 4.20389539e-45 ", 0) ==
+        0); // the task saw the fill's result
   CHECK(fake::violations().empty());
 }
 
@@ -437,8 +468,10 @@ TEST_CASE("level_zero: eager mode, afterNode and kernel timestamps", "[level_zer
   auto k = addKernels(b);
   uint32_t a = b.addSlot(slot("a", 1024));
   uint32_t n0 = b.addFill("f", fillOp(a, 0, 1024, {1, 0, 0, 0}));
-  uint32_t n1 = b.addKernelNode("k1", k["lsum"], range1(256, 64), {Arg::slot(a), Arg::localMem(256)});
-  uint32_t n2 = b.addKernelNode("k2", k["lsum"], range1(256, 64), {Arg::slot(a), Arg::localMem(256)});
+  uint32_t n1 =
+      b.addKernelNode("k1", k["lsum"], range1(256, 64), {Arg::slot(a), Arg::localMem(256)});
+  uint32_t n2 =
+      b.addKernelNode("k2", k["lsum"], range1(256, 64), {Arg::slot(a), Arg::localMem(256)});
   b.addEdge(n0, n1);
   b.addEdge(n1, n2);
   auto exe = f.finalize(b.take(), rt::ExecMode::Eager);
@@ -462,10 +495,12 @@ TEST_CASE("level_zero: eager mode, afterNode and kernel timestamps", "[level_zer
             "zeEventPoolCreate(2, timestamps) -> pool#0",
             "zeCommandListAppendMemoryFill(list#0, mem#0+0, pattern 4, 1024, signal null, wait [])",
             "zeEventCreate(pool#0, 0) -> ev#0",
-            "zeCommandListAppendLaunchKernel(list#0, lsum, groups 4x1x1 of 64x1x1, args [mem#0+0 local 256], "
+            "zeCommandListAppendLaunchKernel(list#0, lsum, groups 4x1x1 of 64x1x1, args [mem#0+0 "
+            "local 256], "
             "signal ev#0, wait [])",
             "zeEventCreate(pool#0, 1) -> ev#1",
-            "zeCommandListAppendLaunchKernel(list#0, lsum, groups 4x1x1 of 64x1x1, args [mem#0+0 local 256], "
+            "zeCommandListAppendLaunchKernel(list#0, lsum, groups 4x1x1 of 64x1x1, args [mem#0+0 "
+            "local 256], "
             "signal ev#1, wait [])",
         });
   // The fake's clock: 100 ticks per command, 2 ns per tick.
@@ -496,7 +531,8 @@ TEST_CASE("level_zero: what replay refuses and how errors read", "[level_zero]")
   NDRange r = range1(128, 64);
   r.offset[0].value = 64;
   b.addKernelNode("off", k["scale"], r, {Arg::slot(a), Arg::scalar(ScalarType::F32, f32(1))});
-  b.addKernelNode("plain", k["scale"], range1(64, 64), {Arg::slot(a), Arg::scalar(ScalarType::F32, f32(1))});
+  b.addKernelNode("plain", k["scale"], range1(64, 64),
+                  {Arg::slot(a), Arg::scalar(ScalarType::F32, f32(1))});
   b.addEdge(0, 1);
   Graph g = b.take();
 
@@ -510,8 +546,9 @@ TEST_CASE("level_zero: what replay refuses and how errors read", "[level_zero]")
     so.profile = true;
     auto ev = exe->enqueue(t, {}, so);
     REQUIRE_FALSE(ev);
-    CHECK(ev.error().message() == "level_zero: per-node profiling is not available when replaying command lists; "
-                                  "profile in eager mode (kernel timestamps)");
+    CHECK(ev.error().message() ==
+          "level_zero: per-node profiling is not available when replaying command lists; "
+          "profile in eager mode (kernel timestamps)");
   }
   SECTION("a global offset through the extension, reset for the next launch") {
     Fixture f;
@@ -522,9 +559,11 @@ TEST_CASE("level_zero: what replay refuses and how errors read", "[level_zero]")
     fake::clearCalls();
     f.run(*exe, t);
     CHECK(fake::calls({"zeCommandListAppendLaunchKernel"}) ==
-          Lines{"zeCommandListAppendLaunchKernel(list#1, scale, groups 2x1x1 of 64x1x1, offset 64,0,0, args [mem#0+0 "
+          Lines{"zeCommandListAppendLaunchKernel(list#1, scale, groups 2x1x1 of 64x1x1, offset "
+                "64,0,0, args [mem#0+0 "
                 "float 1065353216], signal ev#0, wait [])",
-                "zeCommandListAppendLaunchKernel(list#1, scale, groups 1x1x1 of 64x1x1, args [mem#0+0 float "
+                "zeCommandListAppendLaunchKernel(list#1, scale, groups 1x1x1 of 64x1x1, args "
+                "[mem#0+0 float "
                 "1065353216], signal null, wait [ev#0])"});
     CHECK(fake::violations().empty());
   }
@@ -539,7 +578,8 @@ TEST_CASE("level_zero: what replay refuses and how errors read", "[level_zero]")
     auto ev = exe->enqueue(t, {});
     REQUIRE_FALSE(ev);
     CHECK(ev.error().message() ==
-          "node 'off': a global offset needs the ZE_experimental_global_offset extension, which this driver does not report");
+          "node 'off': a global offset needs the ZE_experimental_global_offset extension, which "
+          "this driver does not report");
     CHECK(fake::violations().empty());
   }
   SECTION("a failing call names itself, the node and the result") {
@@ -552,10 +592,12 @@ TEST_CASE("level_zero: what replay refuses and how errors read", "[level_zero]")
     t.slots = {{A.get()}};
     auto ev = exe->enqueue(t, {});
     REQUIRE_FALSE(ev);
-    CHECK(ev.error().message() == "node 'off': zeCommandListAppendLaunchKernel: ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY");
+    CHECK(ev.error().message() ==
+          "node 'off': zeCommandListAppendLaunchKernel: ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY");
     exe.reset();
     A.reset();
-    CHECK(fake::liveObjects() == Lines{"ctx#0", "queue#0", "list#0"}); // the failed recording was released
+    CHECK(fake::liveObjects() ==
+          Lines{"ctx#0", "queue#0", "list#0"}); // the failed recording was released
   }
   SECTION("allocation failure") {
     fake::FakeConfig cfg;
@@ -563,12 +605,13 @@ TEST_CASE("level_zero: what replay refuses and how errors read", "[level_zero]")
     Fixture f(cfg);
     auto buf = f.dev->allocate(4096, 64);
     REQUIRE_FALSE(buf);
-    CHECK(buf.error().message() ==
-          "level_zero: allocating 4096 bytes: zeMemAllocDevice: ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY");
+    CHECK(buf.error().message() == "level_zero: allocating 4096 bytes: zeMemAllocDevice: "
+                                   "ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY");
   }
 }
 
-TEST_CASE("level_zero: fills the device cannot do natively, rectangular copies, owned slots", "[level_zero]") {
+TEST_CASE("level_zero: fills the device cannot do natively, rectangular copies, owned slots",
+          "[level_zero]") {
   Fixture f;
   GraphBuilder b("copies");
   uint32_t src = b.addSlot(slot("src", 256)), dst = b.addSlot(slot("dst", 256));
@@ -600,13 +643,17 @@ TEST_CASE("level_zero: fills the device cannot do natively, rectangular copies, 
         Lines{
             // mem#0: the odd fill's source, mem#1: the owned slot, mem#2/3: src/dst
             "zeCommandListAppendMemoryCopy(list#1, mem#2+0 <- mem#0+0, 96, signal ev#0, wait [])",
-            "zeCommandListAppendMemoryCopyRegion(list#1, mem#3+16 <- mem#2+0, 8x4x1, pitch 32/16, signal ev#1, wait [ev#0])",
-            "zeCommandListAppendMemoryCopy(list#1, mem#3+160 <- mem#1+0, 96, signal null, wait [ev#1])",
+            "zeCommandListAppendMemoryCopyRegion(list#1, mem#3+16 <- mem#2+0, 8x4x1, pitch 32/16, "
+            "signal ev#1, wait [ev#0])",
+            "zeCommandListAppendMemoryCopy(list#1, mem#3+160 <- mem#1+0, 96, signal null, wait "
+            "[ev#1])",
         });
   std::vector<uint8_t> want(256, 0);
   for (int row = 0; row < 4; ++row)
-    for (int i = 0; i < 8; ++i) want[16 + row * 32 + i] = uint8_t(1 + (row * 16 + i) % 3);
-  for (int i = 0; i < 96; ++i) want[160 + i] = uint8_t(9 - i % 3);
+    for (int i = 0; i < 8; ++i)
+      want[16 + row * 32 + i] = uint8_t(1 + (row * 16 + i) % 3);
+  for (int i = 0; i < 96; ++i)
+    want[160 + i] = uint8_t(9 - i % 3);
   CHECK(f.read(*D) == want);
   CHECK(fake::violations().empty());
 }
@@ -651,10 +698,12 @@ TEST_CASE("level_zero: stored expressions key the recordings", "[level_zero]") {
   f.run(*exe, t);
   CHECK(fake::calls({"zeCommandListAppendLaunchKernel", "zeCommandQueueExecuteCommandLists"}) ==
         Lines{
-            "zeCommandListAppendLaunchKernel(list#1, addk, groups 1x1x1 of 64x1x1, args [mem#0+0 mem#1+0 uint 2], "
+            "zeCommandListAppendLaunchKernel(list#1, addk, groups 1x1x1 of 64x1x1, args [mem#0+0 "
+            "mem#1+0 uint 2], "
             "signal null, wait [])",
             "zeCommandQueueExecuteCommandLists([list#1], fence#0)",
-            "zeCommandListAppendLaunchKernel(list#2, addk, groups 3x1x1 of 64x1x1, args [mem#0+0 mem#1+0 uint 4], "
+            "zeCommandListAppendLaunchKernel(list#2, addk, groups 3x1x1 of 64x1x1, args [mem#0+0 "
+            "mem#1+0 uint 4], "
             "signal null, wait [])",
             "zeCommandQueueExecuteCommandLists([list#2], fence#1)",
             "zeCommandQueueExecuteCommandLists([list#1], fence#2)",
@@ -697,10 +746,12 @@ TEST_CASE("level_zero: conditional nodes run as runtime-driven stages", "[level_
   CHECK(fake::calls({"zeCommandListAppendMemoryFill"}) ==
         Lines{"zeCommandListAppendMemoryFill(list#1, mem#1+0, pattern 4, 16, signal null, wait [])",
               "zeCommandListAppendMemoryFill(list#2, mem#0+0, pattern 4, 64, signal ev#0, wait [])",
-              "zeCommandListAppendMemoryFill(list#2, mem#1+0, pattern 4, 16, signal null, wait [ev#0])"});
+              "zeCommandListAppendMemoryFill(list#2, mem#1+0, pattern 4, 16, signal null, wait "
+              "[ev#0])"});
   CHECK(fake::listExecutions() == 2); // the start, one trip of the body
-  CHECK(f.read(*D) == std::vector<uint8_t>{5, 0, 0, 0, 5, 0, 0, 0, 5, 0, 0, 0, 5, 0, 0, 0, 5, 0, 0, 0, 5, 0, 0, 0,
-                                           5, 0, 0, 0, 5, 0, 0, 0, 5, 0, 0, 0, 5, 0, 0, 0, 5, 0, 0, 0, 5, 0, 0, 0,
+  CHECK(f.read(*D) == std::vector<uint8_t>{5, 0, 0, 0, 5, 0, 0, 0, 5, 0, 0, 0, 5, 0, 0, 0,
+                                           5, 0, 0, 0, 5, 0, 0, 0, 5, 0, 0, 0, 5, 0, 0, 0,
+                                           5, 0, 0, 0, 5, 0, 0, 0, 5, 0, 0, 0, 5, 0, 0, 0,
                                            5, 0, 0, 0, 5, 0, 0, 0, 5, 0, 0, 0, 5, 0, 0, 0});
   CHECK(fake::violations().empty());
 }

@@ -18,17 +18,28 @@ namespace {
 enum class Kind { Driver, Device, Context, Queue, List, Pool, Event, Fence, Module, Kernel, Log };
 const char *kindName(Kind k) {
   switch (k) {
-  case Kind::Driver: return "driver";
-  case Kind::Device: return "device";
-  case Kind::Context: return "ctx";
-  case Kind::Queue: return "queue";
-  case Kind::List: return "list";
-  case Kind::Pool: return "pool";
-  case Kind::Event: return "ev";
-  case Kind::Fence: return "fence";
-  case Kind::Module: return "module";
-  case Kind::Kernel: return "kernel";
-  case Kind::Log: return "log";
+  case Kind::Driver:
+    return "driver";
+  case Kind::Device:
+    return "device";
+  case Kind::Context:
+    return "ctx";
+  case Kind::Queue:
+    return "queue";
+  case Kind::List:
+    return "list";
+  case Kind::Pool:
+    return "pool";
+  case Kind::Event:
+    return "ev";
+  case Kind::Fence:
+    return "fence";
+  case Kind::Module:
+    return "module";
+  case Kind::Kernel:
+    return "kernel";
+  case Kind::Log:
+    return "log";
   }
   return "?";
 }
@@ -46,15 +57,16 @@ struct Event;
 
 struct Cmd {
   enum Type { Launch, Copy, Fill, Barrier, Reset } type = Barrier;
-  std::string kernel;             // Launch
-  char *dst = nullptr;            // Copy, Fill
-  const char *src = nullptr;      // Copy
-  size_t bytes = 0;               // Copy, Fill (Copy region: rows of `bytes`)
-  size_t rows = 1, slices = 1, srcPitch = 0, dstPitch = 0, srcSlice = 0, dstSlice = 0; // region copies
-  std::vector<uint8_t> pattern;   // Fill
+  std::string kernel;        // Launch
+  char *dst = nullptr;       // Copy, Fill
+  const char *src = nullptr; // Copy
+  size_t bytes = 0;          // Copy, Fill (Copy region: rows of `bytes`)
+  size_t rows = 1, slices = 1, srcPitch = 0, dstPitch = 0, srcSlice = 0,
+         dstSlice = 0;          // region copies
+  std::vector<uint8_t> pattern; // Fill
   Event *signal = nullptr;
   std::vector<Event *> waits;
-  Event *reset = nullptr;         // Reset
+  Event *reset = nullptr; // Reset
 };
 
 struct Pool : Obj {
@@ -117,8 +129,8 @@ struct State {
   ZeDriverTable table;
   std::vector<std::unique_ptr<Obj>> objects; // never freed before the next install()
   std::map<const void *, Obj *> handles;
-  std::map<uint32_t, uint32_t> nextId;         // per Kind
-  std::map<uintptr_t, Alloc> allocs;           // by base address
+  std::map<uint32_t, uint32_t> nextId; // per Kind
+  std::map<uintptr_t, Alloc> allocs;   // by base address
   uint32_t nextAlloc = 0;
   std::vector<std::string> calls, violations;
   std::map<std::string, uint64_t> kernelRuns;
@@ -151,7 +163,9 @@ std::string name(const void *h) {
   return std::string(kindName(it->second->kind)) + "#" + std::to_string(it->second->id);
 }
 
-void violation(const std::string &what) { st().violations.push_back(what); }
+void violation(const std::string &what) {
+  st().violations.push_back(what);
+}
 
 // The live object `h` of kind `k`, or null (a violation recorded, naming `call`).
 template <class T = Obj> T *get(const void *h, Kind k, const char *call) {
@@ -200,7 +214,8 @@ std::string ptrName(const void *p) {
   uintptr_t base = 0;
   Alloc *a = findAlloc(p, 0, &base);
   if (!a) return "host";
-  return "mem#" + std::to_string(a->id) + "+" + std::to_string(reinterpret_cast<uintptr_t>(p) - base);
+  return "mem#" + std::to_string(a->id) + "+" +
+         std::to_string(reinterpret_cast<uintptr_t>(p) - base);
 }
 
 bool deviceRange(const void *p, size_t n, const char *call, const char *what) {
@@ -212,13 +227,14 @@ bool deviceRange(const void *p, size_t n, const char *call, const char *what) {
 
 std::string eventList(Event *signal, uint32_t n, ze_event_handle_t *w) {
   std::string s = ", signal " + name(signal) + ", wait [";
-  for (uint32_t i = 0; i < n; ++i) s += (i ? " " : "") + name(w[i]);
+  for (uint32_t i = 0; i < n; ++i)
+    s += (i ? " " : "") + name(w[i]);
   return s + "]";
 }
 
 // Checks the list and events of an append; fills cmd.signal and cmd.waits.
-bool appendCommon(const char *call, ze_command_list_handle_t hList, ze_event_handle_t sig, uint32_t n,
-                  ze_event_handle_t *w, List *&list, Cmd &cmd) {
+bool appendCommon(const char *call, ze_command_list_handle_t hList, ze_event_handle_t sig,
+                  uint32_t n, ze_event_handle_t *w, List *&list, Cmd &cmd) {
   list = get<List>(hList, Kind::List, call);
   if (!list) return false;
   if (list->closed) {
@@ -245,7 +261,8 @@ void runCmd(const Cmd &c, const std::string &where) {
   State &s = st();
   for (Event *e : c.waits)
     if (!e->signalled)
-      violation(where + " waits for " + name(e) + ", which nothing signalled before it (it would hang)");
+      violation(where + " waits for " + name(e) +
+                ", which nothing signalled before it (it would hang)");
   switch (c.type) {
   case Cmd::Launch:
     ++s.kernelRuns[c.kernel];
@@ -253,10 +270,12 @@ void runCmd(const Cmd &c, const std::string &where) {
   case Cmd::Copy:
     for (size_t z = 0; z < c.slices; ++z)
       for (size_t y = 0; y < c.rows; ++y)
-        std::memmove(c.dst + z * c.dstSlice + y * c.dstPitch, c.src + z * c.srcSlice + y * c.srcPitch, c.bytes);
+        std::memmove(c.dst + z * c.dstSlice + y * c.dstPitch,
+                     c.src + z * c.srcSlice + y * c.srcPitch, c.bytes);
     break;
   case Cmd::Fill:
-    for (size_t i = 0; i < c.bytes; ++i) c.dst[i] = char(c.pattern[i % c.pattern.size()]);
+    for (size_t i = 0; i < c.bytes; ++i)
+      c.dst[i] = char(c.pattern[i % c.pattern.size()]);
     break;
   case Cmd::Reset:
     c.reset->signalled = false;
@@ -265,7 +284,8 @@ void runCmd(const Cmd &c, const std::string &where) {
     break;
   }
   if (c.signal) {
-    if (c.signal->signalled) violation(where + " signals " + name(c.signal) + ", already signalled (no reset)");
+    if (c.signal->signalled)
+      violation(where + " signals " + name(c.signal) + ", already signalled (no reset)");
     c.signal->signalled = true;
     c.signal->start = s.clock;
     s.clock += 100;
@@ -283,7 +303,7 @@ ze_result_t finishAppend(List *list, Cmd cmd, const std::string &line) {
 }
 
 #define LOCK std::lock_guard<std::mutex> lock_(st().mutex)
-#define INJECT(call)                                                                                              \
+#define INJECT(call)                                                                               \
   if (injected(call)) return st().cfg.failResult
 
 // ---- driver, device ----------------------------------------------------------------
@@ -309,7 +329,8 @@ ze_result_t fDriverGet(uint32_t *count, ze_driver_handle_t *drivers) {
 
 ze_result_t fDriverGetProperties(ze_driver_handle_t d, ze_driver_properties_t *p) {
   LOCK;
-  if (!get(d, Kind::Driver, "zeDriverGetProperties") || !p) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (!get(d, Kind::Driver, "zeDriverGetProperties") || !p)
+    return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   if (!stypeOk(p->stype, ZE_STRUCTURE_TYPE_DRIVER_PROPERTIES, "zeDriverGetProperties"))
     return ZE_RESULT_ERROR_INVALID_ENUMERATION;
   p->driverVersion = 0x01030000;
@@ -318,14 +339,17 @@ ze_result_t fDriverGetProperties(ze_driver_handle_t d, ze_driver_properties_t *p
 
 ze_result_t fDriverGetApiVersion(ze_driver_handle_t d, ze_api_version_t *v) {
   LOCK;
-  if (!get(d, Kind::Driver, "zeDriverGetApiVersion") || !v) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (!get(d, Kind::Driver, "zeDriverGetApiVersion") || !v)
+    return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   *v = ZE_API_VERSION_1_4;
   return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t fDriverGetExtensionProperties(ze_driver_handle_t d, uint32_t *count, ze_driver_extension_properties_t *p) {
+ze_result_t fDriverGetExtensionProperties(ze_driver_handle_t d, uint32_t *count,
+                                          ze_driver_extension_properties_t *p) {
   LOCK;
-  if (!get(d, Kind::Driver, "zeDriverGetExtensionProperties") || !count) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (!get(d, Kind::Driver, "zeDriverGetExtensionProperties") || !count)
+    return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   std::vector<std::string> names = {"ZE_extension_float_atomics"};
   if (st().cfg.globalOffsetExtension) names.push_back(ZE_GLOBAL_OFFSET_EXP_NAME);
   if (st().cfg.mutableCommandListExtension) names.push_back("ZE_experimental_mutable_command_list");
@@ -368,8 +392,10 @@ ze_result_t fDeviceGetProperties(ze_device_handle_t d, ze_device_properties_t *p
 
 ze_result_t fDeviceGetComputeProperties(ze_device_handle_t d, ze_device_compute_properties_t *p) {
   LOCK;
-  if (!get(d, Kind::Device, "zeDeviceGetComputeProperties") || !p) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-  if (!stypeOk(p->stype, ZE_STRUCTURE_TYPE_DEVICE_COMPUTE_PROPERTIES, "zeDeviceGetComputeProperties"))
+  if (!get(d, Kind::Device, "zeDeviceGetComputeProperties") || !p)
+    return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (!stypeOk(p->stype, ZE_STRUCTURE_TYPE_DEVICE_COMPUTE_PROPERTIES,
+               "zeDeviceGetComputeProperties"))
     return ZE_RESULT_ERROR_INVALID_ENUMERATION;
   const uint32_t g = st().cfg.maxGroupSize;
   p->maxTotalGroupSize = g;
@@ -383,18 +409,22 @@ ze_result_t fDeviceGetComputeProperties(ze_device_handle_t d, ze_device_compute_
 
 ze_result_t fDeviceGetModuleProperties(ze_device_handle_t d, ze_device_module_properties_t *p) {
   LOCK;
-  if (!get(d, Kind::Device, "zeDeviceGetModuleProperties") || !p) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (!get(d, Kind::Device, "zeDeviceGetModuleProperties") || !p)
+    return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   if (!stypeOk(p->stype, ZE_STRUCTURE_TYPE_DEVICE_MODULE_PROPERTIES, "zeDeviceGetModuleProperties"))
     return ZE_RESULT_ERROR_INVALID_ENUMERATION;
   p->spirvVersionSupported = ZE_MAKE_VERSION(1, 2);
   return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t fDeviceGetMemoryProperties(ze_device_handle_t d, uint32_t *count, ze_device_memory_properties_t *p) {
+ze_result_t fDeviceGetMemoryProperties(ze_device_handle_t d, uint32_t *count,
+                                       ze_device_memory_properties_t *p) {
   LOCK;
-  if (!get(d, Kind::Device, "zeDeviceGetMemoryProperties") || !count) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (!get(d, Kind::Device, "zeDeviceGetMemoryProperties") || !count)
+    return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   if (p && *count >= 1) {
-    if (!stypeOk(p[0].stype, ZE_STRUCTURE_TYPE_DEVICE_MEMORY_PROPERTIES, "zeDeviceGetMemoryProperties"))
+    if (!stypeOk(p[0].stype, ZE_STRUCTURE_TYPE_DEVICE_MEMORY_PROPERTIES,
+                 "zeDeviceGetMemoryProperties"))
       return ZE_RESULT_ERROR_INVALID_ENUMERATION;
     p[0].totalSize = uint64_t(1) << 30;
   }
@@ -410,10 +440,12 @@ ze_result_t fDeviceGetCommandQueueGroupProperties(ze_device_handle_t d, uint32_t
     return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   if (p)
     for (uint32_t i = 0; i < std::min<uint32_t>(*count, 2); ++i) {
-      if (!stypeOk(p[i].stype, ZE_STRUCTURE_TYPE_COMMAND_QUEUE_GROUP_PROPERTIES, "zeDeviceGetCommandQueueGroupProperties"))
+      if (!stypeOk(p[i].stype, ZE_STRUCTURE_TYPE_COMMAND_QUEUE_GROUP_PROPERTIES,
+                   "zeDeviceGetCommandQueueGroupProperties"))
         return ZE_RESULT_ERROR_INVALID_ENUMERATION;
       p[i].flags = i == 0 ? ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COPY
-                          : ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COMPUTE | ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COPY;
+                          : ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COMPUTE |
+                                ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COPY;
       p[i].maxMemoryFillPatternSize = i == 0 ? 4 : st().cfg.maxFillPatternSize;
       p[i].numQueues = 1;
     }
@@ -423,11 +455,14 @@ ze_result_t fDeviceGetCommandQueueGroupProperties(ze_device_handle_t d, uint32_t
 
 // ---- context, queue, lists -----------------------------------------------------------
 
-ze_result_t fContextCreate(ze_driver_handle_t d, const ze_context_desc_t *desc, ze_context_handle_t *out) {
+ze_result_t fContextCreate(ze_driver_handle_t d, const ze_context_desc_t *desc,
+                           ze_context_handle_t *out) {
   LOCK;
   INJECT("zeContextCreate");
-  if (!get(d, Kind::Driver, "zeContextCreate") || !desc || !out) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-  if (!stypeOk(desc->stype, ZE_STRUCTURE_TYPE_CONTEXT_DESC, "zeContextCreate")) return ZE_RESULT_ERROR_INVALID_ENUMERATION;
+  if (!get(d, Kind::Driver, "zeContextCreate") || !desc || !out)
+    return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (!stypeOk(desc->stype, ZE_STRUCTURE_TYPE_CONTEXT_DESC, "zeContextCreate"))
+    return ZE_RESULT_ERROR_INVALID_ENUMERATION;
   *out = reinterpret_cast<ze_context_handle_t>(make<Obj>(Kind::Context));
   st().calls.push_back("zeContextCreate -> " + name(*out));
   return ZE_RESULT_SUCCESS;
@@ -448,21 +483,26 @@ ze_result_t fContextDestroy(ze_context_handle_t h) {
 
 bool computeOrdinal(uint32_t ordinal, const char *call) {
   if (ordinal == 1) return true;
-  violation(std::string(call) + ": ordinal " + std::to_string(ordinal) + " is not a compute queue group");
+  violation(std::string(call) + ": ordinal " + std::to_string(ordinal) +
+            " is not a compute queue group");
   return false;
 }
 
-ze_result_t fCommandQueueCreate(ze_context_handle_t c, ze_device_handle_t d, const ze_command_queue_desc_t *desc,
+ze_result_t fCommandQueueCreate(ze_context_handle_t c, ze_device_handle_t d,
+                                const ze_command_queue_desc_t *desc,
                                 ze_command_queue_handle_t *out) {
   LOCK;
   INJECT("zeCommandQueueCreate");
   const char *call = "zeCommandQueueCreate";
-  if (!get(c, Kind::Context, call) || !get(d, Kind::Device, call) || !desc || !out) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-  if (!stypeOk(desc->stype, ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, call)) return ZE_RESULT_ERROR_INVALID_ENUMERATION;
+  if (!get(c, Kind::Context, call) || !get(d, Kind::Device, call) || !desc || !out)
+    return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (!stypeOk(desc->stype, ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, call))
+    return ZE_RESULT_ERROR_INVALID_ENUMERATION;
   if (!computeOrdinal(desc->ordinal, call)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   *out = reinterpret_cast<ze_command_queue_handle_t>(make<Obj>(Kind::Queue));
   st().calls.push_back(std::string(call) + "(ordinal " + std::to_string(desc->ordinal) + ", " +
-                       (desc->mode == ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS ? "sync" : "async") + ") -> " + name(*out));
+                       (desc->mode == ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS ? "sync" : "async") +
+                       ") -> " + name(*out));
   return ZE_RESULT_SUCCESS;
 }
 
@@ -471,8 +511,8 @@ ze_result_t fCommandQueueDestroy(ze_command_queue_handle_t h) {
   return destroy(h, Kind::Queue, "zeCommandQueueDestroy");
 }
 
-ze_result_t fCommandQueueExecuteCommandLists(ze_command_queue_handle_t q, uint32_t n, ze_command_list_handle_t *lists,
-                                             ze_fence_handle_t f) {
+ze_result_t fCommandQueueExecuteCommandLists(ze_command_queue_handle_t q, uint32_t n,
+                                             ze_command_list_handle_t *lists, ze_fence_handle_t f) {
   LOCK;
   INJECT("zeCommandQueueExecuteCommandLists");
   const char *call = "zeCommandQueueExecuteCommandLists";
@@ -481,16 +521,19 @@ ze_result_t fCommandQueueExecuteCommandLists(ze_command_queue_handle_t q, uint32
   if (f) {
     fence = get<Fence>(f, Kind::Fence, call);
     if (!fence) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-    if (fence->submitted) violation(std::string(call) + ": " + name(f) + " reused without zeFenceReset");
+    if (fence->submitted)
+      violation(std::string(call) + ": " + name(f) + " reused without zeFenceReset");
   }
   std::string line = std::string(call) + "([";
-  for (uint32_t i = 0; i < n; ++i) line += (i ? " " : "") + name(lists[i]);
+  for (uint32_t i = 0; i < n; ++i)
+    line += (i ? " " : "") + name(lists[i]);
   st().calls.push_back(line + "], " + name(f) + ")");
   for (uint32_t i = 0; i < n; ++i) {
     List *l = get<List>(lists[i], Kind::List, call);
     if (!l) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (l->immediate || !l->closed) {
-      violation(std::string(call) + ": " + name(l) + (l->immediate ? " is immediate" : " is not closed"));
+      violation(std::string(call) + ": " + name(l) +
+                (l->immediate ? " is immediate" : " is not closed"));
       return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     }
     ++st().listExecutions;
@@ -508,28 +551,35 @@ ze_result_t fCommandQueueSynchronize(ze_command_queue_handle_t q, uint64_t) {
   return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t fCommandListCreate(ze_context_handle_t c, ze_device_handle_t d, const ze_command_list_desc_t *desc,
-                               ze_command_list_handle_t *out) {
+ze_result_t fCommandListCreate(ze_context_handle_t c, ze_device_handle_t d,
+                               const ze_command_list_desc_t *desc, ze_command_list_handle_t *out) {
   LOCK;
   INJECT("zeCommandListCreate");
   const char *call = "zeCommandListCreate";
-  if (!get(c, Kind::Context, call) || !get(d, Kind::Device, call) || !desc || !out) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-  if (!stypeOk(desc->stype, ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC, call)) return ZE_RESULT_ERROR_INVALID_ENUMERATION;
-  if (!computeOrdinal(desc->commandQueueGroupOrdinal, call)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+  if (!get(c, Kind::Context, call) || !get(d, Kind::Device, call) || !desc || !out)
+    return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (!stypeOk(desc->stype, ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC, call))
+    return ZE_RESULT_ERROR_INVALID_ENUMERATION;
+  if (!computeOrdinal(desc->commandQueueGroupOrdinal, call))
+    return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   *out = reinterpret_cast<ze_command_list_handle_t>(make<List>(Kind::List));
   st().calls.push_back(std::string(call) + " -> " + name(*out));
   return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t fCommandListCreateImmediate(ze_context_handle_t c, ze_device_handle_t d, const ze_command_queue_desc_t *desc,
+ze_result_t fCommandListCreateImmediate(ze_context_handle_t c, ze_device_handle_t d,
+                                        const ze_command_queue_desc_t *desc,
                                         ze_command_list_handle_t *out) {
   LOCK;
   const char *call = "zeCommandListCreateImmediate";
-  if (!get(c, Kind::Context, call) || !get(d, Kind::Device, call) || !desc || !out) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-  if (!stypeOk(desc->stype, ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, call)) return ZE_RESULT_ERROR_INVALID_ENUMERATION;
+  if (!get(c, Kind::Context, call) || !get(d, Kind::Device, call) || !desc || !out)
+    return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (!stypeOk(desc->stype, ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, call))
+    return ZE_RESULT_ERROR_INVALID_ENUMERATION;
   if (!computeOrdinal(desc->ordinal, call)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   if (desc->mode != ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS)
-    violation(std::string(call) + ": the fake runs immediate lists synchronously; asked for another mode");
+    violation(std::string(call) +
+              ": the fake runs immediate lists synchronously; asked for another mode");
   List *l = make<List>(Kind::List);
   l->immediate = true;
   *out = reinterpret_cast<ze_command_list_handle_t>(l);
@@ -546,20 +596,24 @@ ze_result_t fCommandListClose(ze_command_list_handle_t h) {
   LOCK;
   List *l = get<List>(h, Kind::List, "zeCommandListClose");
   if (!l) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-  if (l->closed || l->immediate) violation("zeCommandListClose: " + name(h) + (l->immediate ? " is immediate" : " closed twice"));
+  if (l->closed || l->immediate)
+    violation("zeCommandListClose: " + name(h) +
+              (l->immediate ? " is immediate" : " closed twice"));
   l->closed = true;
   st().calls.push_back("zeCommandListClose(" + name(h) + ")");
   return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t fCommandListAppendBarrier(ze_command_list_handle_t h, ze_event_handle_t sig, uint32_t n, ze_event_handle_t *w) {
+ze_result_t fCommandListAppendBarrier(ze_command_list_handle_t h, ze_event_handle_t sig, uint32_t n,
+                                      ze_event_handle_t *w) {
   LOCK;
   const char *call = "zeCommandListAppendBarrier";
   List *list = nullptr;
   Cmd cmd;
   cmd.type = Cmd::Barrier;
   if (!appendCommon(call, h, sig, n, w, list, cmd)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-  return finishAppend(list, std::move(cmd), std::string(call) + "(" + name(h) + eventList(cmd.signal, n, w) + ")");
+  return finishAppend(list, std::move(cmd),
+                      std::string(call) + "(" + name(h) + eventList(cmd.signal, n, w) + ")");
 }
 
 ze_result_t fCommandListAppendEventReset(ze_command_list_handle_t h, ze_event_handle_t ev) {
@@ -568,14 +622,17 @@ ze_result_t fCommandListAppendEventReset(ze_command_list_handle_t h, ze_event_ha
   List *list = nullptr;
   Cmd cmd;
   cmd.type = Cmd::Reset;
-  if (!appendCommon(call, h, nullptr, 0, nullptr, list, cmd)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+  if (!appendCommon(call, h, nullptr, 0, nullptr, list, cmd))
+    return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   cmd.reset = get<Event>(ev, Kind::Event, call);
   if (!cmd.reset) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-  return finishAppend(list, std::move(cmd), std::string(call) + "(" + name(h) + ", " + name(ev) + ")");
+  return finishAppend(list, std::move(cmd),
+                      std::string(call) + "(" + name(h) + ", " + name(ev) + ")");
 }
 
-ze_result_t fCommandListAppendMemoryCopy(ze_command_list_handle_t h, void *dst, const void *src, size_t size,
-                                         ze_event_handle_t sig, uint32_t n, ze_event_handle_t *w) {
+ze_result_t fCommandListAppendMemoryCopy(ze_command_list_handle_t h, void *dst, const void *src,
+                                         size_t size, ze_event_handle_t sig, uint32_t n,
+                                         ze_event_handle_t *w) {
   LOCK;
   INJECT("zeCommandListAppendMemoryCopy");
   const char *call = "zeCommandListAppendMemoryCopy";
@@ -587,8 +644,9 @@ ze_result_t fCommandListAppendMemoryCopy(ze_command_list_handle_t h, void *dst, 
   // Recorded lists copy between device allocations only; the immediate list also
   // copies to or from host memory (one side must be on the device).
   const bool d = findAlloc(dst, size) != nullptr, s = findAlloc(src, size) != nullptr;
-  if (!list->immediate ? !(deviceRange(dst, size, call, "destination") & deviceRange(src, size, call, "source"))
-                       : !(d || s)) {
+  if (!list->immediate
+          ? !(deviceRange(dst, size, call, "destination") & deviceRange(src, size, call, "source"))
+          : !(d || s)) {
     if (list->immediate) violation(std::string(call) + ": neither side is device memory");
     return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   }
@@ -596,13 +654,16 @@ ze_result_t fCommandListAppendMemoryCopy(ze_command_list_handle_t h, void *dst, 
   cmd.src = static_cast<const char *>(src);
   cmd.bytes = size;
   return finishAppend(list, std::move(cmd),
-                      std::string(call) + "(" + name(h) + ", " + ptrName(dst) + " <- " + ptrName(src) + ", " +
-                          std::to_string(size) + eventList(cmd.signal, n, w) + ")");
+                      std::string(call) + "(" + name(h) + ", " + ptrName(dst) + " <- " +
+                          ptrName(src) + ", " + std::to_string(size) + eventList(cmd.signal, n, w) +
+                          ")");
 }
 
-ze_result_t fCommandListAppendMemoryCopyRegion(ze_command_list_handle_t h, void *dst, const ze_copy_region_t *dr,
-                                               uint32_t dp, uint32_t dsp, const void *src, const ze_copy_region_t *sr,
-                                               uint32_t sp, uint32_t ssp, ze_event_handle_t sig, uint32_t n,
+ze_result_t fCommandListAppendMemoryCopyRegion(ze_command_list_handle_t h, void *dst,
+                                               const ze_copy_region_t *dr, uint32_t dp,
+                                               uint32_t dsp, const void *src,
+                                               const ze_copy_region_t *sr, uint32_t sp,
+                                               uint32_t ssp, ze_event_handle_t sig, uint32_t n,
                                                ze_event_handle_t *w) {
   LOCK;
   const char *call = "zeCommandListAppendMemoryCopyRegion";
@@ -611,23 +672,27 @@ ze_result_t fCommandListAppendMemoryCopyRegion(ze_command_list_handle_t h, void 
   cmd.type = Cmd::Copy;
   if (!appendCommon(call, h, sig, n, w, list, cmd)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   if (!dst || !src || !dr || !sr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-  if (dr->width != sr->width || dr->height != sr->height || dr->depth != sr->depth || !dr->width || !dr->height ||
-      !dr->depth) {
+  if (dr->width != sr->width || dr->height != sr->height || dr->depth != sr->depth || !dr->width ||
+      !dr->height || !dr->depth) {
     violation(std::string(call) + ": source and destination regions differ or are empty");
     return ZE_RESULT_ERROR_INVALID_SIZE;
   }
-  if (dp < dr->width || sp < sr->width || (dr->depth > 1 && (dsp < dp * dr->height || ssp < sp * sr->height))) {
+  if (dp < dr->width || sp < sr->width ||
+      (dr->depth > 1 && (dsp < dp * dr->height || ssp < sp * sr->height))) {
     violation(std::string(call) + ": a pitch is smaller than the region");
     return ZE_RESULT_ERROR_INVALID_SIZE;
   }
   auto extent = [](const ze_copy_region_t &r, uint32_t pitch, uint32_t slice) {
-    return size_t(r.originZ + r.depth - 1) * slice + size_t(r.originY + r.height - 1) * pitch + r.originX + r.width;
+    return size_t(r.originZ + r.depth - 1) * slice + size_t(r.originY + r.height - 1) * pitch +
+           r.originX + r.width;
   };
   if (!(deviceRange(dst, extent(*dr, dp, dsp), call, "destination region") &
         deviceRange(src, extent(*sr, sp, ssp), call, "source region")))
     return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-  cmd.dst = static_cast<char *>(dst) + size_t(dr->originZ) * dsp + size_t(dr->originY) * dp + dr->originX;
-  cmd.src = static_cast<const char *>(src) + size_t(sr->originZ) * ssp + size_t(sr->originY) * sp + sr->originX;
+  cmd.dst =
+      static_cast<char *>(dst) + size_t(dr->originZ) * dsp + size_t(dr->originY) * dp + dr->originX;
+  cmd.src = static_cast<const char *>(src) + size_t(sr->originZ) * ssp + size_t(sr->originY) * sp +
+            sr->originX;
   cmd.bytes = dr->width;
   cmd.rows = dr->height;
   cmd.slices = dr->depth;
@@ -636,13 +701,15 @@ ze_result_t fCommandListAppendMemoryCopyRegion(ze_command_list_handle_t h, void 
   cmd.dstSlice = dsp;
   cmd.srcSlice = ssp;
   std::ostringstream line;
-  line << call << "(" << name(h) << ", " << ptrName(dst) << " <- " << ptrName(src) << ", " << dr->width << "x"
-       << dr->height << "x" << dr->depth << ", pitch " << dp << "/" << sp << eventList(cmd.signal, n, w) << ")";
+  line << call << "(" << name(h) << ", " << ptrName(dst) << " <- " << ptrName(src) << ", "
+       << dr->width << "x" << dr->height << "x" << dr->depth << ", pitch " << dp << "/" << sp
+       << eventList(cmd.signal, n, w) << ")";
   return finishAppend(list, std::move(cmd), line.str());
 }
 
-ze_result_t fCommandListAppendMemoryFill(ze_command_list_handle_t h, void *ptr, const void *pattern, size_t psize,
-                                         size_t size, ze_event_handle_t sig, uint32_t n, ze_event_handle_t *w) {
+ze_result_t fCommandListAppendMemoryFill(ze_command_list_handle_t h, void *ptr, const void *pattern,
+                                         size_t psize, size_t size, ze_event_handle_t sig,
+                                         uint32_t n, ze_event_handle_t *w) {
   LOCK;
   const char *call = "zeCommandListAppendMemoryFill";
   List *list = nullptr;
@@ -651,22 +718,25 @@ ze_result_t fCommandListAppendMemoryFill(ze_command_list_handle_t h, void *ptr, 
   if (!appendCommon(call, h, sig, n, w, list, cmd)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   if (!ptr || !pattern) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
   if (!psize || (psize & (psize - 1)) || psize > st().cfg.maxFillPatternSize || size % psize) {
-    violation(std::string(call) + ": pattern of " + std::to_string(psize) + " bytes over " + std::to_string(size) +
-              " bytes (must be a power of two <= " + std::to_string(st().cfg.maxFillPatternSize) +
-              " that divides the size)");
+    violation(std::string(call) + ": pattern of " + std::to_string(psize) + " bytes over " +
+              std::to_string(size) + " bytes (must be a power of two <= " +
+              std::to_string(st().cfg.maxFillPatternSize) + " that divides the size)");
     return ZE_RESULT_ERROR_INVALID_SIZE;
   }
   if (!deviceRange(ptr, size, call, "destination")) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   cmd.dst = static_cast<char *>(ptr);
   cmd.bytes = size;
-  cmd.pattern.assign(static_cast<const uint8_t *>(pattern), static_cast<const uint8_t *>(pattern) + psize);
+  cmd.pattern.assign(static_cast<const uint8_t *>(pattern),
+                     static_cast<const uint8_t *>(pattern) + psize);
   return finishAppend(list, std::move(cmd),
-                      std::string(call) + "(" + name(h) + ", " + ptrName(ptr) + ", pattern " + std::to_string(psize) +
-                          ", " + std::to_string(size) + eventList(cmd.signal, n, w) + ")");
+                      std::string(call) + "(" + name(h) + ", " + ptrName(ptr) + ", pattern " +
+                          std::to_string(psize) + ", " + std::to_string(size) +
+                          eventList(cmd.signal, n, w) + ")");
 }
 
-ze_result_t fCommandListAppendLaunchKernel(ze_command_list_handle_t h, ze_kernel_handle_t k, const ze_group_count_t *g,
-                                           ze_event_handle_t sig, uint32_t n, ze_event_handle_t *w) {
+ze_result_t fCommandListAppendLaunchKernel(ze_command_list_handle_t h, ze_kernel_handle_t k,
+                                           const ze_group_count_t *g, ze_event_handle_t sig,
+                                           uint32_t n, ze_event_handle_t *w) {
   LOCK;
   INJECT("zeCommandListAppendLaunchKernel");
   const char *call = "zeCommandListAppendLaunchKernel";
@@ -678,7 +748,8 @@ ze_result_t fCommandListAppendLaunchKernel(ze_command_list_handle_t h, ze_kernel
   if (!kern || !g) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   for (size_t i = 0; i < kern->set.size(); ++i)
     if (!kern->set[i]) {
-      violation(std::string(call) + ": " + kern->name + ": argument " + std::to_string(i) + " was never set");
+      violation(std::string(call) + ": " + kern->name + ": argument " + std::to_string(i) +
+                " was never set");
       return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     }
   if (!kern->group[0]) {
@@ -691,12 +762,14 @@ ze_result_t fCommandListAppendLaunchKernel(ze_command_list_handle_t h, ze_kernel
   }
   cmd.kernel = kern->name;
   std::ostringstream line;
-  line << call << "(" << name(h) << ", " << kern->name << ", groups " << g->groupCountX << "x" << g->groupCountY << "x"
-       << g->groupCountZ << " of " << kern->group[0] << "x" << kern->group[1] << "x" << kern->group[2];
+  line << call << "(" << name(h) << ", " << kern->name << ", groups " << g->groupCountX << "x"
+       << g->groupCountY << "x" << g->groupCountZ << " of " << kern->group[0] << "x"
+       << kern->group[1] << "x" << kern->group[2];
   if (kern->offset[0] || kern->offset[1] || kern->offset[2])
     line << ", offset " << kern->offset[0] << "," << kern->offset[1] << "," << kern->offset[2];
   line << ", args [";
-  for (size_t i = 0; i < kern->argText.size(); ++i) line << (i ? " " : "") << kern->argText[i];
+  for (size_t i = 0; i < kern->argText.size(); ++i)
+    line << (i ? " " : "") << kern->argText[i];
   line << "]" << eventList(cmd.signal, n, w) << ")";
   return finishAppend(list, std::move(cmd), line.str());
 }
@@ -708,7 +781,8 @@ ze_result_t fEventPoolCreate(ze_context_handle_t c, const ze_event_pool_desc_t *
   LOCK;
   const char *call = "zeEventPoolCreate";
   if (!get(c, Kind::Context, call) || !desc || !out) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-  if (!stypeOk(desc->stype, ZE_STRUCTURE_TYPE_EVENT_POOL_DESC, call)) return ZE_RESULT_ERROR_INVALID_ENUMERATION;
+  if (!stypeOk(desc->stype, ZE_STRUCTURE_TYPE_EVENT_POOL_DESC, call))
+    return ZE_RESULT_ERROR_INVALID_ENUMERATION;
   if (!desc->count) {
     violation(std::string(call) + ": count 0");
     return ZE_RESULT_ERROR_INVALID_SIZE;
@@ -720,8 +794,8 @@ ze_result_t fEventPoolCreate(ze_context_handle_t c, const ze_event_pool_desc_t *
   p->timestamps = (desc->flags & ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP) != 0;
   p->used.assign(desc->count, false);
   *out = reinterpret_cast<ze_event_pool_handle_t>(p);
-  st().calls.push_back(std::string(call) + "(" + std::to_string(desc->count) + (p->timestamps ? ", timestamps" : "") +
-                       ") -> " + name(p));
+  st().calls.push_back(std::string(call) + "(" + std::to_string(desc->count) +
+                       (p->timestamps ? ", timestamps" : "") + ") -> " + name(p));
   return ZE_RESULT_SUCCESS;
 }
 
@@ -730,14 +804,17 @@ ze_result_t fEventPoolDestroy(ze_event_pool_handle_t h) {
   return destroy(h, Kind::Pool, "zeEventPoolDestroy");
 }
 
-ze_result_t fEventCreate(ze_event_pool_handle_t hp, const ze_event_desc_t *desc, ze_event_handle_t *out) {
+ze_result_t fEventCreate(ze_event_pool_handle_t hp, const ze_event_desc_t *desc,
+                         ze_event_handle_t *out) {
   LOCK;
   const char *call = "zeEventCreate";
   Pool *p = get<Pool>(hp, Kind::Pool, call);
   if (!p || !desc || !out) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-  if (!stypeOk(desc->stype, ZE_STRUCTURE_TYPE_EVENT_DESC, call)) return ZE_RESULT_ERROR_INVALID_ENUMERATION;
+  if (!stypeOk(desc->stype, ZE_STRUCTURE_TYPE_EVENT_DESC, call))
+    return ZE_RESULT_ERROR_INVALID_ENUMERATION;
   if (desc->index >= p->count || p->used[desc->index]) {
-    violation(std::string(call) + ": index " + std::to_string(desc->index) + " is out of range or taken in " + name(p));
+    violation(std::string(call) + ": index " + std::to_string(desc->index) +
+              " is out of range or taken in " + name(p));
     return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   }
   p->used[desc->index] = true;
@@ -745,7 +822,8 @@ ze_result_t fEventCreate(ze_event_pool_handle_t hp, const ze_event_desc_t *desc,
   e->pool = p;
   e->index = desc->index;
   *out = reinterpret_cast<ze_event_handle_t>(e);
-  st().calls.push_back(std::string(call) + "(" + name(p) + ", " + std::to_string(desc->index) + ") -> " + name(e));
+  st().calls.push_back(std::string(call) + "(" + name(p) + ", " + std::to_string(desc->index) +
+                       ") -> " + name(e));
   return ZE_RESULT_SUCCESS;
 }
 
@@ -764,7 +842,8 @@ ze_result_t fEventQueryKernelTimestamp(ze_event_handle_t h, ze_kernel_timestamp_
   Event *e = get<Event>(h, Kind::Event, call);
   if (!e || !r) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   if (!e->pool->timestamps) {
-    violation(std::string(call) + ": " + name(h) + "'s pool has no ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP");
+    violation(std::string(call) + ": " + name(h) +
+              "'s pool has no ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP");
     return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   }
   if (!e->signalled) return ZE_RESULT_NOT_READY;
@@ -774,11 +853,13 @@ ze_result_t fEventQueryKernelTimestamp(ze_event_handle_t h, ze_kernel_timestamp_
   return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t fFenceCreate(ze_command_queue_handle_t q, const ze_fence_desc_t *desc, ze_fence_handle_t *out) {
+ze_result_t fFenceCreate(ze_command_queue_handle_t q, const ze_fence_desc_t *desc,
+                         ze_fence_handle_t *out) {
   LOCK;
   const char *call = "zeFenceCreate";
   if (!get(q, Kind::Queue, call) || !desc || !out) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-  if (!stypeOk(desc->stype, ZE_STRUCTURE_TYPE_FENCE_DESC, call)) return ZE_RESULT_ERROR_INVALID_ENUMERATION;
+  if (!stypeOk(desc->stype, ZE_STRUCTURE_TYPE_FENCE_DESC, call))
+    return ZE_RESULT_ERROR_INVALID_ENUMERATION;
   *out = reinterpret_cast<ze_fence_handle_t>(make<Fence>(Kind::Fence));
   st().calls.push_back(std::string(call) + " -> " + name(*out));
   return ZE_RESULT_SUCCESS;
@@ -810,16 +891,19 @@ ze_result_t fFenceQueryStatus(ze_fence_handle_t h) {
 
 // ---- memory --------------------------------------------------------------------------
 
-ze_result_t fMemAllocDevice(ze_context_handle_t c, const ze_device_mem_alloc_desc_t *desc, size_t size, size_t align,
-                            ze_device_handle_t d, void **out) {
+ze_result_t fMemAllocDevice(ze_context_handle_t c, const ze_device_mem_alloc_desc_t *desc,
+                            size_t size, size_t align, ze_device_handle_t d, void **out) {
   LOCK;
   INJECT("zeMemAllocDevice");
   const char *call = "zeMemAllocDevice";
-  if (!get(c, Kind::Context, call) || !get(d, Kind::Device, call) || !desc || !out) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-  if (!stypeOk(desc->stype, ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC, call)) return ZE_RESULT_ERROR_INVALID_ENUMERATION;
+  if (!get(c, Kind::Context, call) || !get(d, Kind::Device, call) || !desc || !out)
+    return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (!stypeOk(desc->stype, ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC, call))
+    return ZE_RESULT_ERROR_INVALID_ENUMERATION;
   if (!size) return ZE_RESULT_ERROR_UNSUPPORTED_SIZE;
   if (align && (align & (align - 1))) {
-    violation(std::string(call) + ": alignment " + std::to_string(align) + " is not a power of two");
+    violation(std::string(call) + ": alignment " + std::to_string(align) +
+              " is not a power of two");
     return ZE_RESULT_ERROR_UNSUPPORTED_ALIGNMENT;
   }
   const size_t a = std::max<size_t>(align, 64);
@@ -829,8 +913,8 @@ ze_result_t fMemAllocDevice(ze_context_handle_t c, const ze_device_mem_alloc_des
   al.bytes.reset(new uint8_t[size + a]);
   uintptr_t base = (reinterpret_cast<uintptr_t>(al.bytes.get()) + a - 1) / a * a;
   *out = reinterpret_cast<void *>(base);
-  st().calls.push_back(std::string(call) + "(" + std::to_string(size) + ", align " + std::to_string(align) +
-                       ") -> mem#" + std::to_string(al.id));
+  st().calls.push_back(std::string(call) + "(" + std::to_string(size) + ", align " +
+                       std::to_string(align) + ") -> mem#" + std::to_string(al.id));
   st().allocs[base] = std::move(al);
   return ZE_RESULT_SUCCESS;
 }
@@ -854,10 +938,13 @@ ze_result_t fModuleCreate(ze_context_handle_t c, ze_device_handle_t d, const ze_
                           ze_module_handle_t *out, ze_module_build_log_handle_t *log) {
   LOCK;
   const char *call = "zeModuleCreate";
-  if (!get(c, Kind::Context, call) || !get(d, Kind::Device, call) || !desc || !out) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-  if (!stypeOk(desc->stype, ZE_STRUCTURE_TYPE_MODULE_DESC, call)) return ZE_RESULT_ERROR_INVALID_ENUMERATION;
-  st().calls.push_back(std::string(call) + "(" + (desc->format == ZE_MODULE_FORMAT_IL_SPIRV ? "spirv" : "native") +
-                       ", " + std::to_string(desc->inputSize) + " bytes)");
+  if (!get(c, Kind::Context, call) || !get(d, Kind::Device, call) || !desc || !out)
+    return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (!stypeOk(desc->stype, ZE_STRUCTURE_TYPE_MODULE_DESC, call))
+    return ZE_RESULT_ERROR_INVALID_ENUMERATION;
+  st().calls.push_back(std::string(call) + "(" +
+                       (desc->format == ZE_MODULE_FORMAT_IL_SPIRV ? "spirv" : "native") + ", " +
+                       std::to_string(desc->inputSize) + " bytes)");
   Log *l = nullptr;
   if (log) {
     l = make<Log>(Kind::Log);
@@ -910,12 +997,14 @@ ze_result_t fModuleBuildLogGetString(ze_module_build_log_handle_t h, size_t *siz
   return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t fKernelCreate(ze_module_handle_t hm, const ze_kernel_desc_t *desc, ze_kernel_handle_t *out) {
+ze_result_t fKernelCreate(ze_module_handle_t hm, const ze_kernel_desc_t *desc,
+                          ze_kernel_handle_t *out) {
   LOCK;
   const char *call = "zeKernelCreate";
   Module *m = get<Module>(hm, Kind::Module, call);
   if (!m || !desc || !out || !desc->pKernelName) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-  if (!stypeOk(desc->stype, ZE_STRUCTURE_TYPE_KERNEL_DESC, call)) return ZE_RESULT_ERROR_INVALID_ENUMERATION;
+  if (!stypeOk(desc->stype, ZE_STRUCTURE_TYPE_KERNEL_DESC, call))
+    return ZE_RESULT_ERROR_INVALID_ENUMERATION;
   for (const Kernel &k : m->kernels)
     if (k.name == desc->pKernelName) {
       KernelObj *o = make<KernelObj>(Kind::Kernel);
@@ -942,8 +1031,8 @@ ze_result_t fKernelSetGroupSize(ze_kernel_handle_t h, uint32_t x, uint32_t y, ui
   if (!k) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   const uint32_t g = st().cfg.maxGroupSize;
   if (!x || !y || !z || x > g || y > g || z > std::max(1u, g / 4) || uint64_t(x) * y * z > g) {
-    violation("zeKernelSetGroupSize: " + k->name + ": " + std::to_string(x) + "x" + std::to_string(y) + "x" +
-              std::to_string(z) + " is outside the device limits");
+    violation("zeKernelSetGroupSize: " + k->name + ": " + std::to_string(x) + "x" +
+              std::to_string(y) + "x" + std::to_string(z) + " is outside the device limits");
     return ZE_RESULT_ERROR_INVALID_GROUP_SIZE_DIMENSION;
   }
   k->group[0] = x;
@@ -952,8 +1041,8 @@ ze_result_t fKernelSetGroupSize(ze_kernel_handle_t h, uint32_t x, uint32_t y, ui
   return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t fKernelSuggestGroupSize(ze_kernel_handle_t h, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t *x,
-                                    uint32_t *y, uint32_t *z) {
+ze_result_t fKernelSuggestGroupSize(ze_kernel_handle_t h, uint32_t gx, uint32_t gy, uint32_t gz,
+                                    uint32_t *x, uint32_t *y, uint32_t *z) {
   LOCK;
   KernelObj *k = get<KernelObj>(h, Kind::Kernel, "zeKernelSuggestGroupSize");
   if (!k || !x || !y || !z) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
@@ -962,7 +1051,8 @@ ze_result_t fKernelSuggestGroupSize(ze_kernel_handle_t h, uint32_t gx, uint32_t 
   uint32_t budget = st().cfg.maxGroupSize;
   auto pick = [&](uint32_t global, uint32_t limit) {
     uint32_t s = 1;
-    while (s * 2 <= std::min(budget, limit) && global % (s * 2) == 0) s *= 2;
+    while (s * 2 <= std::min(budget, limit) && global % (s * 2) == 0)
+      s *= 2;
     budget /= s;
     return s;
   };
@@ -972,7 +1062,8 @@ ze_result_t fKernelSuggestGroupSize(ze_kernel_handle_t h, uint32_t gx, uint32_t 
   return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t fKernelSetArgumentValue(ze_kernel_handle_t h, uint32_t i, size_t size, const void *value) {
+ze_result_t fKernelSetArgumentValue(ze_kernel_handle_t h, uint32_t i, size_t size,
+                                    const void *value) {
   LOCK;
   const char *call = "zeKernelSetArgumentValue";
   KernelObj *k = get<KernelObj>(h, Kind::Kernel, call);
@@ -987,14 +1078,15 @@ ze_result_t fKernelSetArgumentValue(ze_kernel_handle_t h, uint32_t i, size_t siz
   case ParamKind::GlobalBuffer:
   case ParamKind::ConstantBuffer: {
     if (size != sizeof(void *) || !value) {
-      violation(std::string(call) + ": " + k->name + " argument " + std::to_string(i) + " is a pointer; got " +
-                std::to_string(size) + " bytes");
+      violation(std::string(call) + ": " + k->name + " argument " + std::to_string(i) +
+                " is a pointer; got " + std::to_string(size) + " bytes");
       return ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_SIZE;
     }
     void *ptr = nullptr;
     std::memcpy(&ptr, value, sizeof ptr);
     if (!findAlloc(ptr, 1)) {
-      violation(std::string(call) + ": " + k->name + " argument " + std::to_string(i) + " points outside every live device allocation");
+      violation(std::string(call) + ": " + k->name + " argument " + std::to_string(i) +
+                " points outside every live device allocation");
       return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     }
     text = ptrName(ptr);
@@ -1031,7 +1123,8 @@ ze_result_t fKernelSetGlobalOffsetExp(ze_kernel_handle_t h, uint32_t x, uint32_t
   LOCK;
   KernelObj *k = get<KernelObj>(h, Kind::Kernel, "zeKernelSetGlobalOffsetExp");
   if (!k) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-  if (!st().cfg.globalOffsetExtension) violation("zeKernelSetGlobalOffsetExp: the driver does not report the extension");
+  if (!st().cfg.globalOffsetExtension)
+    violation("zeKernelSetGlobalOffsetExp: the driver does not report the extension");
   k->offset[0] = x;
   k->offset[1] = y;
   k->offset[2] = z;
@@ -1057,7 +1150,8 @@ const ZeDriverTable &install(const FakeConfig &config) {
   s.initialized = false;
   gDriver = make<Obj>(Kind::Driver);
   gDevices.clear();
-  for (uint32_t i = 0; i < config.devices; ++i) gDevices.push_back(make<Obj>(Kind::Device));
+  for (uint32_t i = 0; i < config.devices; ++i)
+    gDevices.push_back(make<Obj>(Kind::Device));
   ZeDriverTable &t = s.table;
   t.origin = "recording fake";
   t.zeInit = fInit;
@@ -1142,7 +1236,8 @@ std::vector<std::string> liveObjects() {
   std::lock_guard<std::mutex> lock(st().mutex);
   std::vector<std::string> out;
   for (const auto &o : st().objects)
-    if (o->alive && o->kind != Kind::Driver && o->kind != Kind::Device) out.push_back(name(o.get()));
+    if (o->alive && o->kind != Kind::Driver && o->kind != Kind::Device)
+      out.push_back(name(o.get()));
   for (const auto &[base, a] : st().allocs)
     if (a.alive) out.push_back("mem#" + std::to_string(a.id));
   return out;

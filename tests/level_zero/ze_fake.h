@@ -38,13 +38,13 @@ namespace cgraph::level_zero::fake {
 struct FakeConfig {
   ze_result_t initResult = ZE_RESULT_SUCCESS; // zeInit's answer (no driver: UNINITIALIZED)
   uint32_t devices = 1;
-  bool globalOffsetExtension = true;   // reports ZE_experimental_global_offset
+  bool globalOffsetExtension = true; // reports ZE_experimental_global_offset
   bool mutableCommandListExtension = false;
-  size_t maxFillPatternSize = 16;      // of the compute queue group
-  uint32_t maxGroupSize = 256;         // total and per dimension (z: a quarter)
-  std::string failCall;                // this entry point fails once, with failResult
+  size_t maxFillPatternSize = 16; // of the compute queue group
+  uint32_t maxGroupSize = 256;    // total and per dimension (z: a quarter)
+  std::string failCall;           // this entry point fails once, with failResult
   ze_result_t failResult = ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY;
-  std::string buildLog;                // non-empty: zeModuleCreate fails with this log
+  std::string buildLog; // non-empty: zeModuleCreate fails with this log
 };
 
 // Resets the fake (every object, allocation, log and violation) and returns its table.

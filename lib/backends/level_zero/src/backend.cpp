@@ -98,13 +98,16 @@ Expected<std::vector<Found>> enumerateDevices(const ZeDriverTable &ze) {
     std::vector<ze_device_handle_t> devs(n);
     CGRAPH_ZE_CHECK("zeDeviceGet", ze.zeDeviceGet(drv, &n, devs.data()));
     devs.resize(n);
-    for (ze_device_handle_t d : devs) out.push_back({drv, d});
+    for (ze_device_handle_t d : devs)
+      out.push_back({drv, d});
   }
-  if (out.empty()) return makeError("no Level Zero device (" + std::to_string(nd) + " driver(s), no device)");
+  if (out.empty())
+    return makeError("no Level Zero device (" + std::to_string(nd) + " driver(s), no device)");
   return out;
 }
 
-Expected<std::pair<rt::DeviceInfo, DeviceProps>> describeDevice(const ZeDriverTable &ze, const Found &f) {
+Expected<std::pair<rt::DeviceInfo, DeviceProps>> describeDevice(const ZeDriverTable &ze,
+                                                                const Found &f) {
   rt::DeviceInfo info;
   DeviceProps props;
   props.driver = f.driver;
@@ -126,17 +129,21 @@ Expected<std::pair<rt::DeviceInfo, DeviceProps>> describeDevice(const ZeDriverTa
   CGRAPH_ZE_CHECK("zeDriverGetApiVersion", ze.zeDriverGetApiVersion(f.driver, &apiVersion));
 
   uint32_t nMem = 0;
-  CGRAPH_ZE_CHECK("zeDeviceGetMemoryProperties", ze.zeDeviceGetMemoryProperties(f.device, &nMem, nullptr));
+  CGRAPH_ZE_CHECK("zeDeviceGetMemoryProperties",
+                  ze.zeDeviceGetMemoryProperties(f.device, &nMem, nullptr));
   std::vector<ze_device_memory_properties_t> mem(nMem);
-  for (auto &m : mem) m.stype = ZE_STRUCTURE_TYPE_DEVICE_MEMORY_PROPERTIES;
+  for (auto &m : mem)
+    m.stype = ZE_STRUCTURE_TYPE_DEVICE_MEMORY_PROPERTIES;
   if (nMem)
-    CGRAPH_ZE_CHECK("zeDeviceGetMemoryProperties", ze.zeDeviceGetMemoryProperties(f.device, &nMem, mem.data()));
+    CGRAPH_ZE_CHECK("zeDeviceGetMemoryProperties",
+                    ze.zeDeviceGetMemoryProperties(f.device, &nMem, mem.data()));
 
   uint32_t nGroups = 0;
   CGRAPH_ZE_CHECK("zeDeviceGetCommandQueueGroupProperties",
                   ze.zeDeviceGetCommandQueueGroupProperties(f.device, &nGroups, nullptr));
   std::vector<ze_command_queue_group_properties_t> groups(nGroups);
-  for (auto &g : groups) g.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_GROUP_PROPERTIES;
+  for (auto &g : groups)
+    g.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_GROUP_PROPERTIES;
   if (nGroups)
     CGRAPH_ZE_CHECK("zeDeviceGetCommandQueueGroupProperties",
                     ze.zeDeviceGetCommandQueueGroupProperties(f.device, &nGroups, groups.data()));
@@ -148,17 +155,20 @@ Expected<std::pair<rt::DeviceInfo, DeviceProps>> describeDevice(const ZeDriverTa
       props.maxFillPatternSize = groups[g].maxMemoryFillPatternSize;
     }
   if (!compute)
-    return makeError(std::string("level_zero device '") + dp.name + "' has no compute command queue group");
+    return makeError(std::string("level_zero device '") + dp.name +
+                     "' has no compute command queue group");
 
   uint32_t nExt = 0;
-  CGRAPH_ZE_CHECK("zeDriverGetExtensionProperties", ze.zeDriverGetExtensionProperties(f.driver, &nExt, nullptr));
+  CGRAPH_ZE_CHECK("zeDriverGetExtensionProperties",
+                  ze.zeDriverGetExtensionProperties(f.driver, &nExt, nullptr));
   std::vector<ze_driver_extension_properties_t> exts(nExt);
   if (nExt)
     CGRAPH_ZE_CHECK("zeDriverGetExtensionProperties",
                     ze.zeDriverGetExtensionProperties(f.driver, &nExt, exts.data()));
   for (uint32_t i = 0; i < nExt; ++i) {
     const char *name = exts[i].name;
-    if (!std::strcmp(name, ZE_GLOBAL_OFFSET_EXP_NAME)) props.globalOffset = ze.zeKernelSetGlobalOffsetExp != nullptr;
+    if (!std::strcmp(name, ZE_GLOBAL_OFFSET_EXP_NAME))
+      props.globalOffset = ze.zeKernelSetGlobalOffsetExp != nullptr;
     // The mutable command list extension's name; its types are not in API 1.4's headers.
     if (!std::strcmp(name, "ZE_experimental_mutable_command_list")) props.mutableCommandList = true;
   }
@@ -173,16 +183,16 @@ Expected<std::pair<rt::DeviceInfo, DeviceProps>> describeDevice(const ZeDriverTa
   info.vendor = vendorName(dp.vendorId);
   info.driverVersion = "Level Zero API " + std::to_string(ZE_MAJOR_VERSION(apiVersion)) + "." +
                        std::to_string(ZE_MINOR_VERSION(apiVersion)) + " / driver " +
-                       std::to_string(drp.driverVersion) + " / device 0x" +
-                       [&] {
+                       std::to_string(drp.driverVersion) + " / device 0x" + [&] {
                          char b[16];
                          std::snprintf(b, sizeof b, "%04x", dp.deviceId);
                          return std::string(b);
                        }();
   // Regular command lists per binding set; a driver's mutable command lists are noted
   // but not used (API 1.4's headers do not declare them).
-  info.replay = props.mutableCommandList ? "command-list (driver reports mutable command lists; not used)"
-                                         : "command-list";
+  info.replay = props.mutableCommandList
+                    ? "command-list (driver reports mutable command lists; not used)"
+                    : "command-list";
   info.update = "re-record";
   rt::Capabilities &c = info.caps;
   c.nativeCommandBuffer = true; // regular command lists, recorded once per binding set
@@ -197,13 +207,16 @@ Expected<std::pair<rt::DeviceInfo, DeviceProps>> describeDevice(const ZeDriverTa
   c.hostPointerBuffers = false;
   c.kernelForms = {FormKind::SpirV};
   c.computeUnits = dp.numSlices * dp.numSubslicesPerSlice * dp.numEUsPerSubslice;
-  for (const auto &m : mem) c.globalMemoryBytes += m.totalSize;
+  for (const auto &m : mem)
+    c.globalMemoryBytes += m.totalSize;
   c.maxWorkGroupSize = cp.maxTotalGroupSize;
   c.nonUniformWorkGroups = false;
   return std::make_pair(std::move(info), props);
 }
 
-std::unique_ptr<rt::Backend> makeLevelZeroBackend() { return makeLevelZeroBackend({}); }
+std::unique_ptr<rt::Backend> makeLevelZeroBackend() {
+  return makeLevelZeroBackend({});
+}
 
 std::unique_ptr<rt::Backend> makeLevelZeroBackend(const LevelZeroBackendOptions &opts) {
   return std::make_unique<LevelZeroBackend>(opts);

@@ -33,13 +33,15 @@ bool nativeFill(const FillOp &f, uint64_t maxPattern) {
 Recording::~Recording() {
   for (Segment &s : segments)
     if (s.list) ze->zeCommandListDestroy(s.list);
-  for (ze_event_handle_t e : events) ze->zeEventDestroy(e);
+  for (ze_event_handle_t e : events)
+    ze->zeEventDestroy(e);
   if (pool) ze->zeEventPoolDestroy(pool);
 }
 
-LevelZeroExecutable::LevelZeroExecutable(LevelZeroDevice &device, Graph flattened, rt::ExecMode mode,
-                                         const rt::FinalizeOptions &opts)
-    : rt::Executable(device, std::move(flattened), mode), dev_(&device), ze_(&device.ze()), host_(opts.host) {}
+LevelZeroExecutable::LevelZeroExecutable(LevelZeroDevice &device, Graph flattened,
+                                         rt::ExecMode mode, const rt::FinalizeOptions &opts)
+    : rt::Executable(device, std::move(flattened), mode), dev_(&device), ze_(&device.ze()),
+      host_(opts.host) {}
 
 LevelZeroExecutable::~LevelZeroExecutable() {
   if (previous_) (void)previous_->wait(); // its failure was reported through its event
@@ -70,7 +72,8 @@ Error LevelZeroExecutable::prepare(const rt::FinalizeOptions &opts) {
     const Partition &part = graph_.partitions[p];
     const bool host = part.nodes.size() == 1 && graph_.nodes[part.nodes[0]].kind == NodeKind::Host;
     parts_.push_back({part.nodes, host});
-    for (uint32_t n : part.nodes) partOf[n] = p;
+    for (uint32_t n : part.nodes)
+      partOf[n] = p;
   }
   partPreds_.assign(graph_.nodes.size(), {});
   hasPartSucc_.assign(graph_.nodes.size(), 0);
@@ -85,7 +88,8 @@ Error LevelZeroExecutable::prepare(const rt::FinalizeOptions &opts) {
   bool anyHost = false;
   for (const Node &n : graph_.nodes) {
     if (n.kind == NodeKind::Kernel) used[n.kernel] = true;
-    for (uint32_t k : n.alternatives) used[k] = true;
+    for (uint32_t k : n.alternatives)
+      used[k] = true;
     if (n.kind == NodeKind::Host) anyHost = true;
   }
   kernels_.assign(graph_.kernels.size(), nullptr);
@@ -114,14 +118,17 @@ Error LevelZeroExecutable::prepare(const rt::FinalizeOptions &opts) {
   fillSources_.resize(graph_.nodes.size());
   for (uint32_t n = 0; n < graph_.nodes.size(); ++n) {
     const Node &node = graph_.nodes[n];
-    if (node.kind != NodeKind::Fill || nativeFill(node.fill, dev_->props().maxFillPatternSize)) continue;
+    if (node.kind != NodeKind::Fill || nativeFill(node.fill, dev_->props().maxFillPatternSize))
+      continue;
     const FillOp &f = node.fill;
     if (f.pattern.empty() || f.bytes == 0) continue;
     std::vector<uint8_t> bytes(size_t(f.bytes));
-    for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = f.pattern[i % f.pattern.size()];
+    for (size_t i = 0; i < bytes.size(); ++i)
+      bytes[i] = f.pattern[i % f.pattern.size()];
     auto b = dev_->allocate(f.bytes, 64);
     if (!b) return b.error().withContext(nodeLabel(n) + ": fill source");
-    CGRAPH_RETURN_IF_ERROR(dev_->write(**b, 0, bytes.data(), bytes.size()).withContext(nodeLabel(n)));
+    CGRAPH_RETURN_IF_ERROR(
+        dev_->write(**b, 0, bytes.data(), bytes.size()).withContext(nodeLabel(n)));
     fillSources_[n] = std::move(*b);
   }
   if (anyHost) {
@@ -132,7 +139,8 @@ Error LevelZeroExecutable::prepare(const rt::FinalizeOptions &opts) {
   auto owned = allocateOwnedSlots(host_, 64);
   if (!owned) return owned.error();
   owned_.resize(owned->size());
-  for (size_t i = 0; i < owned->size(); ++i) owned_[i].reset(static_cast<LevelZeroBuffer *>((*owned)[i].release()));
+  for (size_t i = 0; i < owned->size(); ++i)
+    owned_[i].reset(static_cast<LevelZeroBuffer *>((*owned)[i].release()));
   return Error::success();
 }
 
@@ -152,7 +160,8 @@ void LevelZeroExecutable::resolve(const std::vector<ResolvedSlot> &slots) {
   }
 }
 
-Error LevelZeroExecutable::setKernel(uint32_t n, const std::vector<uint64_t> &params, ze_group_count_t &groups) {
+Error LevelZeroExecutable::setKernel(uint32_t n, const std::vector<uint64_t> &params,
+                                     ze_group_count_t &groups) {
   const Node &node = graph_.nodes[n];
   const Kernel &kern = graph_.kernels[node.kernel];
   ze_kernel_handle_t k = kernels_[node.kernel];
@@ -168,8 +177,8 @@ Error LevelZeroExecutable::setKernel(uint32_t n, const std::vector<uint64_t> &pa
       const SlotMem &m = mems_[a.index];
       if (!m.ptr) return makeError(where + ": arg " + std::to_string(i) + ": slot is unbound");
       if (m.length && a.value >= m.length)
-        return makeError(where + ": arg " + std::to_string(i) + ": offset " + std::to_string(a.value) +
-                         " is past the bound range");
+        return makeError(where + ": arg " + std::to_string(i) + ": offset " +
+                         std::to_string(a.value) + " is past the bound range");
       void *p = m.ptr + a.value;
       rc = ze_->zeKernelSetArgumentValue(k, i, sizeof(void *), &p);
       break;
@@ -184,8 +193,8 @@ Error LevelZeroExecutable::setKernel(uint32_t n, const std::vector<uint64_t> &pa
                                              ? graph_.params[a.index].type
                                              : a.type);
       if (size > 8)
-        return makeError(where + ": arg " + std::to_string(i) + ": by-value argument of " + std::to_string(size) +
-                         " bytes is wider than a scalar");
+        return makeError(where + ": arg " + std::to_string(i) + ": by-value argument of " +
+                         std::to_string(size) + " bytes is wider than a scalar");
       rc = ze_->zeKernelSetArgumentValue(k, i, size, &bits);
       break;
     }
@@ -196,7 +205,8 @@ Error LevelZeroExecutable::setKernel(uint32_t n, const std::vector<uint64_t> &pa
       return makeError(where + ": arg " + std::to_string(i) + ": string argument for a kernel");
     }
     if (rc != ZE_RESULT_SUCCESS)
-      return zeError("zeKernelSetArgumentValue", rc).withContext(where + ": arg " + std::to_string(i));
+      return zeError("zeKernelSetArgumentValue", rc)
+          .withContext(where + ": arg " + std::to_string(i));
   }
   // Sizes: Level Zero launches whole groups (group size x group count).
   auto val = [&](const Dim &d) { return d.param != kNone ? params[d.param] : d.value; };
@@ -213,23 +223,29 @@ Error LevelZeroExecutable::setKernel(uint32_t n, const std::vector<uint64_t> &pa
                        " exceeds Level Zero's 32-bit range");
   if (!node.range.hasLocal()) {
     if (kern.reqdLocal[0] != 0) {
-      for (uint32_t d = 0; d < 3; ++d) local[d] = kern.reqdLocal[d] ? kern.reqdLocal[d] : 1;
+      for (uint32_t d = 0; d < 3; ++d)
+        local[d] = kern.reqdLocal[d] ? kern.reqdLocal[d] : 1;
     } else {
       uint32_t s[3] = {1, 1, 1};
-      ze_result_t rc = ze_->zeKernelSuggestGroupSize(k, uint32_t(global[0]), uint32_t(global[1]), uint32_t(global[2]),
-                                                     &s[0], &s[1], &s[2]);
-      if (rc != ZE_RESULT_SUCCESS) return zeError("zeKernelSuggestGroupSize", rc).withContext(where);
-      for (uint32_t d = 0; d < 3; ++d) local[d] = s[d];
+      ze_result_t rc = ze_->zeKernelSuggestGroupSize(k, uint32_t(global[0]), uint32_t(global[1]),
+                                                     uint32_t(global[2]), &s[0], &s[1], &s[2]);
+      if (rc != ZE_RESULT_SUCCESS)
+        return zeError("zeKernelSuggestGroupSize", rc).withContext(where);
+      for (uint32_t d = 0; d < 3; ++d)
+        local[d] = s[d];
     }
   } else {
-    for (uint32_t d = dims; d < 3; ++d) local[d] = 1;
+    for (uint32_t d = dims; d < 3; ++d)
+      local[d] = 1;
   }
   for (uint32_t d = 0; d < 3; ++d) {
     if (local[d] == 0 || global[d] % local[d] != 0)
-      return makeError(where + ": group size " + std::to_string(local[d]) + " does not divide global size " +
-                       std::to_string(global[d]) + " in dimension " + std::to_string(d));
+      return makeError(where + ": group size " + std::to_string(local[d]) +
+                       " does not divide global size " + std::to_string(global[d]) +
+                       " in dimension " + std::to_string(d));
   }
-  ze_result_t rc = ze_->zeKernelSetGroupSize(k, uint32_t(local[0]), uint32_t(local[1]), uint32_t(local[2]));
+  ze_result_t rc =
+      ze_->zeKernelSetGroupSize(k, uint32_t(local[0]), uint32_t(local[1]), uint32_t(local[2]));
   if (rc != ZE_RESULT_SUCCESS) return zeError("zeKernelSetGroupSize", rc).withContext(where);
   groups.groupCountX = uint32_t(global[0] / local[0]);
   groups.groupCountY = uint32_t(global[1] / local[1]);
@@ -239,17 +255,21 @@ Error LevelZeroExecutable::setKernel(uint32_t n, const std::vector<uint64_t> &pa
   const bool anyOffset = offset[0] || offset[1] || offset[2];
   if (anyOffset || offsetSet_[node.kernel]) {
     if (!dev_->props().globalOffset)
-      return makeError(where + ": a global offset needs the " + std::string(ZE_GLOBAL_OFFSET_EXP_NAME) +
+      return makeError(where + ": a global offset needs the " +
+                       std::string(ZE_GLOBAL_OFFSET_EXP_NAME) +
                        " extension, which this driver does not report");
-    rc = ze_->zeKernelSetGlobalOffsetExp(k, uint32_t(offset[0]), uint32_t(offset[1]), uint32_t(offset[2]));
-    if (rc != ZE_RESULT_SUCCESS) return zeError("zeKernelSetGlobalOffsetExp", rc).withContext(where);
+    rc = ze_->zeKernelSetGlobalOffsetExp(k, uint32_t(offset[0]), uint32_t(offset[1]),
+                                         uint32_t(offset[2]));
+    if (rc != ZE_RESULT_SUCCESS)
+      return zeError("zeKernelSetGlobalOffsetExp", rc).withContext(where);
     offsetSet_[node.kernel] = anyOffset;
   }
   return Error::success();
 }
 
-Error LevelZeroExecutable::appendNode(ze_command_list_handle_t list, uint32_t n, const std::vector<uint64_t> &params,
-                                      ze_event_handle_t signal, const std::vector<ze_event_handle_t> &waits) {
+Error LevelZeroExecutable::appendNode(ze_command_list_handle_t list, uint32_t n,
+                                      const std::vector<uint64_t> &params, ze_event_handle_t signal,
+                                      const std::vector<ze_event_handle_t> &waits) {
   const Node &node = graph_.nodes[n];
   const uint32_t nWait = uint32_t(waits.size());
   ze_event_handle_t *w = waits.empty() ? nullptr : const_cast<ze_event_handle_t *>(waits.data());
@@ -260,29 +280,35 @@ Error LevelZeroExecutable::appendNode(ze_command_list_handle_t list, uint32_t n,
     ze_group_count_t groups{};
     CGRAPH_RETURN_IF_ERROR(setKernel(n, params, groups));
     call = "zeCommandListAppendLaunchKernel";
-    rc = ze_->zeCommandListAppendLaunchKernel(list, kernels_[node.kernel], &groups, signal, nWait, w);
+    rc = ze_->zeCommandListAppendLaunchKernel(list, kernels_[node.kernel], &groups, signal, nWait,
+                                              w);
     break;
   }
   case NodeKind::Copy: {
     const CopyOp &c = node.copy;
     call = "zeCommandListAppendMemoryCopy";
     rc = ze_->zeCommandListAppendMemoryCopy(list, mems_[c.dstSlot].ptr + c.dstOffset,
-                                            mems_[c.srcSlot].ptr + c.srcOffset, size_t(c.bytes), signal, nWait, w);
+                                            mems_[c.srcSlot].ptr + c.srcOffset, size_t(c.bytes),
+                                            signal, nWait, w);
     break;
   }
   case NodeKind::CopyRect: {
     const CopyOp &c = node.copy;
-    const uint64_t vals[] = {c.region[0],    c.region[1],    c.region[2],    c.srcRowPitch,
+    const uint64_t vals[] = {c.region[0],     c.region[1],   c.region[2],    c.srcRowPitch,
                              c.srcSlicePitch, c.dstRowPitch, c.dstSlicePitch};
     for (uint64_t v : vals)
-      if (v > UINT32_MAX) return makeError(nodeLabel(n) + ": rectangular copy sizes exceed Level Zero's 32-bit range");
+      if (v > UINT32_MAX)
+        return makeError(nodeLabel(n) +
+                         ": rectangular copy sizes exceed Level Zero's 32-bit range");
     // Origins stay zero: the slot offsets are folded into the base pointers.
-    ze_copy_region_t src{0, 0, 0, uint32_t(c.region[0]), uint32_t(c.region[1]), uint32_t(c.region[2])};
+    ze_copy_region_t src{
+        0, 0, 0, uint32_t(c.region[0]), uint32_t(c.region[1]), uint32_t(c.region[2])};
     ze_copy_region_t dst = src;
     call = "zeCommandListAppendMemoryCopyRegion";
     rc = ze_->zeCommandListAppendMemoryCopyRegion(
-        list, mems_[c.dstSlot].ptr + c.dstOffset, &dst, uint32_t(c.dstRowPitch), uint32_t(c.dstSlicePitch),
-        mems_[c.srcSlot].ptr + c.srcOffset, &src, uint32_t(c.srcRowPitch), uint32_t(c.srcSlicePitch), signal, nWait, w);
+        list, mems_[c.dstSlot].ptr + c.dstOffset, &dst, uint32_t(c.dstRowPitch),
+        uint32_t(c.dstSlicePitch), mems_[c.srcSlot].ptr + c.srcOffset, &src,
+        uint32_t(c.srcRowPitch), uint32_t(c.srcSlicePitch), signal, nWait, w);
     break;
   }
   case NodeKind::Fill: {
@@ -290,12 +316,13 @@ Error LevelZeroExecutable::appendNode(ze_command_list_handle_t list, uint32_t n,
     char *dst = mems_[f.slot].ptr + f.offset;
     if (fillSources_[n]) {
       call = "zeCommandListAppendMemoryCopy";
-      rc = ze_->zeCommandListAppendMemoryCopy(list, dst, static_cast<LevelZeroBuffer &>(*fillSources_[n]).ptr(),
-                                              size_t(f.bytes), signal, nWait, w);
+      rc = ze_->zeCommandListAppendMemoryCopy(
+          list, dst, static_cast<LevelZeroBuffer &>(*fillSources_[n]).ptr(), size_t(f.bytes),
+          signal, nWait, w);
     } else {
       call = "zeCommandListAppendMemoryFill";
-      rc = ze_->zeCommandListAppendMemoryFill(list, dst, f.pattern.data(), f.pattern.size(), size_t(f.bytes), signal,
-                                              nWait, w);
+      rc = ze_->zeCommandListAppendMemoryFill(list, dst, f.pattern.data(), f.pattern.size(),
+                                              size_t(f.bytes), signal, nWait, w);
     }
     break;
   }
@@ -315,14 +342,16 @@ Error LevelZeroExecutable::record(Recording &rec, const std::vector<uint64_t> &p
   for (const PartPlan &plan : parts_)
     if (!plan.host)
       for (uint32_t n : plan.nodes)
-        if (hasPartSucc_[n] && nodeEnabled(n) && graph_.nodes[n].kind != NodeKind::Barrier) ++nEvents;
+        if (hasPartSucc_[n] && nodeEnabled(n) && graph_.nodes[n].kind != NodeKind::Barrier)
+          ++nEvents;
   if (nEvents) {
     ze_event_pool_desc_t pd{};
     pd.stype = ZE_STRUCTURE_TYPE_EVENT_POOL_DESC;
     pd.flags = 0; // device-only events: the host never waits for them
     pd.count = nEvents;
     ze_device_handle_t dev = props.device;
-    CGRAPH_ZE_CHECK("zeEventPoolCreate", ze_->zeEventPoolCreate(dev_->context(), &pd, 1, &dev, &rec.pool));
+    CGRAPH_ZE_CHECK("zeEventPoolCreate",
+                    ze_->zeEventPoolCreate(dev_->context(), &pd, 1, &dev, &rec.pool));
   }
   std::vector<std::vector<ze_event_handle_t>> done(graph_.nodes.size());
   ze_command_list_handle_t list = nullptr;
@@ -332,9 +361,11 @@ Error LevelZeroExecutable::record(Recording &rec, const std::vector<uint64_t> &p
     if (!signalled.empty()) {
       // Every command has run (barrier), then the list's events are reset so that the
       // next execution of the list starts with none signalled.
-      CGRAPH_ZE_CHECK("zeCommandListAppendBarrier", ze_->zeCommandListAppendBarrier(list, nullptr, 0, nullptr));
+      CGRAPH_ZE_CHECK("zeCommandListAppendBarrier",
+                      ze_->zeCommandListAppendBarrier(list, nullptr, 0, nullptr));
       for (ze_event_handle_t e : signalled)
-        CGRAPH_ZE_CHECK("zeCommandListAppendEventReset", ze_->zeCommandListAppendEventReset(list, e));
+        CGRAPH_ZE_CHECK("zeCommandListAppendEventReset",
+                        ze_->zeCommandListAppendEventReset(list, e));
     }
     signalled.clear();
     CGRAPH_ZE_CHECK("zeCommandListClose", ze_->zeCommandListClose(list));
@@ -355,12 +386,14 @@ Error LevelZeroExecutable::record(Recording &rec, const std::vector<uint64_t> &p
       ld.commandQueueGroupOrdinal = props.computeOrdinal;
       ld.flags = 0;
       Recording::Segment s;
-      CGRAPH_ZE_CHECK("zeCommandListCreate", ze_->zeCommandListCreate(dev_->context(), props.device, &ld, &s.list));
+      CGRAPH_ZE_CHECK("zeCommandListCreate",
+                      ze_->zeCommandListCreate(dev_->context(), props.device, &ld, &s.list));
       rec.segments.push_back(s);
       list = s.list;
     } else {
       // Partitions run in index order: everything recorded so far completes first.
-      CGRAPH_ZE_CHECK("zeCommandListAppendBarrier", ze_->zeCommandListAppendBarrier(list, nullptr, 0, nullptr));
+      CGRAPH_ZE_CHECK("zeCommandListAppendBarrier",
+                      ze_->zeCommandListAppendBarrier(list, nullptr, 0, nullptr));
     }
     for (uint32_t n : plan.nodes) {
       // The predecessors' events, once each, in edge order (deterministic lists).
@@ -400,7 +433,8 @@ Expected<Recording *> LevelZeroExecutable::findOrRecord(const std::vector<uint64
     appendBits(key, m.offset);
     appendBits(key, m.length);
   }
-  for (uint64_t p : params) appendBits(key, p);
+  for (uint64_t p : params)
+    appendBits(key, p);
   ++tick_;
   for (auto &r : recordings_)
     if (r->key == key) {
@@ -415,8 +449,9 @@ Expected<Recording *> LevelZeroExecutable::findOrRecord(const std::vector<uint64
   const size_t limit = std::max<size_t>(1, dev_->options().maxRecordings);
   if (recordings_.size() >= limit) {
     // No submission is in flight (a submission starts after the previous one ended).
-    auto oldest = std::min_element(recordings_.begin(), recordings_.end(),
-                                   [](const auto &a, const auto &b) { return a->lastTick < b->lastTick; });
+    auto oldest =
+        std::min_element(recordings_.begin(), recordings_.end(),
+                         [](const auto &a, const auto &b) { return a->lastTick < b->lastTick; });
     recordings_.erase(oldest);
   }
   recordings_.push_back(std::move(rec));

@@ -19,7 +19,9 @@ LevelZeroBuffer::~LevelZeroBuffer() {
   if (ptr_) device_->ze().zeMemFree(device_->context(), ptr_);
 }
 
-const rt::Device *LevelZeroBuffer::device() const { return device_; }
+const rt::Device *LevelZeroBuffer::device() const {
+  return device_;
+}
 
 Module::~Module() {
   if (module) ze->zeModuleDestroy(module);
@@ -36,9 +38,9 @@ LevelZeroDevice::~LevelZeroDevice() {
   if (context_) ze_->zeContextDestroy(context_);
 }
 
-Expected<std::unique_ptr<LevelZeroDevice>> LevelZeroDevice::open(const ZeDriverTable &ze, rt::DeviceInfo info,
-                                                                 DeviceProps props,
-                                                                 const LevelZeroBackendOptions &opts) {
+Expected<std::unique_ptr<LevelZeroDevice>>
+LevelZeroDevice::open(const ZeDriverTable &ze, rt::DeviceInfo info, DeviceProps props,
+                      const LevelZeroBackendOptions &opts) {
   std::unique_ptr<LevelZeroDevice> d(new LevelZeroDevice(ze, std::move(info), props, opts));
   const std::string where = "level_zero device '" + d->info_.name + "'";
   ze_context_desc_t cd{};
@@ -59,41 +61,49 @@ Expected<std::unique_ptr<LevelZeroDevice>> LevelZeroDevice::open(const ZeDriverT
   ze_command_queue_desc_t id = qd;
   id.mode = ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS;
   rc = ze.zeCommandListCreateImmediate(d->context_, props.device, &id, &d->immediate_);
-  if (rc != ZE_RESULT_SUCCESS) return zeError("zeCommandListCreateImmediate", rc).withContext(where);
+  if (rc != ZE_RESULT_SUCCESS)
+    return zeError("zeCommandListCreateImmediate", rc).withContext(where);
   return d;
 }
 
-Expected<std::unique_ptr<rt::Buffer>> LevelZeroDevice::allocate(uint64_t bytes, uint32_t alignment) {
+Expected<std::unique_ptr<rt::Buffer>> LevelZeroDevice::allocate(uint64_t bytes,
+                                                                uint32_t alignment) {
   if (bytes == 0) return makeError("level_zero: cannot allocate a 0-byte buffer");
   if (alignment == 0 || (alignment & (alignment - 1)) != 0)
-    return makeError("level_zero: alignment " + std::to_string(alignment) + " is not a power of two");
+    return makeError("level_zero: alignment " + std::to_string(alignment) +
+                     " is not a power of two");
   ze_device_mem_alloc_desc_t md{};
   md.stype = ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC;
   md.ordinal = 0;
   void *ptr = nullptr;
-  ze_result_t rc = ze_->zeMemAllocDevice(context_, &md, size_t(bytes), std::max<size_t>(alignment, 64),
-                                         props_.device, &ptr);
+  ze_result_t rc = ze_->zeMemAllocDevice(context_, &md, size_t(bytes),
+                                         std::max<size_t>(alignment, 64), props_.device, &ptr);
   if (rc != ZE_RESULT_SUCCESS)
-    return zeError("zeMemAllocDevice", rc).withContext("level_zero: allocating " + std::to_string(bytes) + " bytes");
+    return zeError("zeMemAllocDevice", rc)
+        .withContext("level_zero: allocating " + std::to_string(bytes) + " bytes");
   return std::unique_ptr<rt::Buffer>(new LevelZeroBuffer(*this, ptr, bytes));
 }
 
 static Error checkRange(const char *what, const rt::Buffer &b, uint64_t offset, uint64_t bytes) {
   if (offset > b.size() || bytes > b.size() - offset)
     return makeError(std::string("level_zero: ") + what + " of [" + std::to_string(offset) + ", +" +
-                     std::to_string(bytes) + ") is outside the " + std::to_string(b.size()) + "-byte buffer");
+                     std::to_string(bytes) + ") is outside the " + std::to_string(b.size()) +
+                     "-byte buffer");
   return Error::success();
 }
 
 Error LevelZeroDevice::copyLocked(void *dst, const void *src, uint64_t bytes, const char *what) {
-  ze_result_t rc = ze_->zeCommandListAppendMemoryCopy(immediate_, dst, src, size_t(bytes), nullptr, 0, nullptr);
-  if (rc != ZE_RESULT_SUCCESS) return zeError("zeCommandListAppendMemoryCopy", rc).withContext(what);
+  ze_result_t rc =
+      ze_->zeCommandListAppendMemoryCopy(immediate_, dst, src, size_t(bytes), nullptr, 0, nullptr);
+  if (rc != ZE_RESULT_SUCCESS)
+    return zeError("zeCommandListAppendMemoryCopy", rc).withContext(what);
   return Error::success();
 }
 
 Error LevelZeroDevice::write(rt::Buffer &dst, uint64_t offset, const void *src, uint64_t bytes) {
   auto *b = dynamic_cast<LevelZeroBuffer *>(&dst);
-  if (!b || b->device() != this) return makeError("level_zero: write to a buffer of another device");
+  if (!b || b->device() != this)
+    return makeError("level_zero: write to a buffer of another device");
   CGRAPH_RETURN_IF_ERROR(checkRange("write", dst, offset, bytes));
   if (bytes == 0) return Error::success();
   std::lock_guard<std::mutex> lock(immediateMutex_);
@@ -102,7 +112,8 @@ Error LevelZeroDevice::write(rt::Buffer &dst, uint64_t offset, const void *src, 
 
 Error LevelZeroDevice::read(rt::Buffer &src, uint64_t offset, void *dst, uint64_t bytes) {
   auto *b = dynamic_cast<LevelZeroBuffer *>(&src);
-  if (!b || b->device() != this) return makeError("level_zero: read from a buffer of another device");
+  if (!b || b->device() != this)
+    return makeError("level_zero: read from a buffer of another device");
   CGRAPH_RETURN_IF_ERROR(checkRange("read", src, offset, bytes));
   if (bytes == 0) return Error::success();
   std::lock_guard<std::mutex> lock(immediateMutex_);
@@ -117,7 +128,8 @@ Expected<std::shared_ptr<Module>> LevelZeroDevice::buildModule(const KernelModul
       spv = &f;
       break;
     }
-  if (!spv) return makeError(where + ": no SPIR-V form (the level_zero backend builds SPIR-V only)");
+  if (!spv)
+    return makeError(where + ": no SPIR-V form (the level_zero backend builds SPIR-V only)");
   // Never hand the driver an unvalidated module (docs/architecture.md decision 2).
   CGRAPH_RETURN_IF_ERROR(validateSpirv(spv->bytes.data(), spv->bytes.size(), m.name));
   ze_module_desc_t md{};
@@ -137,7 +149,8 @@ Expected<std::shared_ptr<Module>> LevelZeroDevice::buildModule(const KernelModul
     if (ze_->zeModuleBuildLogGetString(log, &n, nullptr) == ZE_RESULT_SUCCESS && n > 1) {
       text.resize(n);
       if (ze_->zeModuleBuildLogGetString(log, &n, text.data()) != ZE_RESULT_SUCCESS) text.clear();
-      while (!text.empty() && (text.back() == '\0' || text.back() == '\n')) text.pop_back();
+      while (!text.empty() && (text.back() == '\0' || text.back() == '\n'))
+        text.pop_back();
     }
     ze_->zeModuleBuildLogDestroy(log);
   }
@@ -149,8 +162,8 @@ Expected<std::shared_ptr<Module>> LevelZeroDevice::buildModule(const KernelModul
   return mod;
 }
 
-Expected<std::unique_ptr<rt::Executable>> LevelZeroDevice::finalize(const Graph &graph,
-                                                                    const rt::FinalizeOptions &opts) {
+Expected<std::unique_ptr<rt::Executable>>
+LevelZeroDevice::finalize(const Graph &graph, const rt::FinalizeOptions &opts) {
   CGRAPH_RETURN_IF_ERROR(firstError(validateGraph(graph, ValidateOptions{false, true, true})));
   Expected<Graph> flat = flattenSubgraphs(graph);
   if (!flat) return flat.error();

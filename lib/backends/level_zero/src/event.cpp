@@ -4,7 +4,8 @@
 
 namespace cgraph::level_zero {
 
-LevelZeroEvent::LevelZeroEvent(const ZeDriverTable &ze, ze_fence_handle_t fence, std::vector<rt::NodeTiming> timings)
+LevelZeroEvent::LevelZeroEvent(const ZeDriverTable &ze, ze_fence_handle_t fence,
+                               std::vector<rt::NodeTiming> timings)
     : ze_(&ze), fence_(fence), timings_(std::move(timings)) {}
 
 LevelZeroEvent::~LevelZeroEvent() {
@@ -27,7 +28,8 @@ Error LevelZeroEvent::wait() {
   if (fence_) {
     ze_result_t rc = ze_->zeFenceHostSynchronize(fence_, UINT64_MAX);
     if (rc != ZE_RESULT_SUCCESS)
-      result_ = zeError("zeFenceHostSynchronize", rc).withContext("level_zero: the submission failed on the device");
+      result_ = zeError("zeFenceHostSynchronize", rc)
+                    .withContext("level_zero: the submission failed on the device");
   }
   return result_;
 }

@@ -38,7 +38,8 @@ public:
   uint64_t recordingsMade() const { return recordingsMade_; }
 
 protected:
-  Expected<rt::EventPtr> submit(const std::vector<ResolvedSlot> &slots, const std::vector<uint64_t> &params,
+  Expected<rt::EventPtr> submit(const std::vector<ResolvedSlot> &slots,
+                                const std::vector<uint64_t> &params,
                                 const rt::SubmitOptions &opts) override;
   Error applyUpdate(const std::vector<uint32_t> &nodes) override;
 

@@ -13,19 +13,20 @@
 namespace cgraph::level_zero {
 
 // Evaluates `expr` once; on failure returns zeError(call, rc) from the caller.
-#define CGRAPH_ZE_CHECK(call, expr)                                                          \
-  do {                                                                                      \
-    ze_result_t cgraphZeRc_ = (expr);                                                       \
-    if (cgraphZeRc_ != ZE_RESULT_SUCCESS) return ::cgraph::level_zero::zeError((call), cgraphZeRc_); \
+#define CGRAPH_ZE_CHECK(call, expr)                                                                \
+  do {                                                                                             \
+    ze_result_t cgraphZeRc_ = (expr);                                                              \
+    if (cgraphZeRc_ != ZE_RESULT_SUCCESS)                                                          \
+      return ::cgraph::level_zero::zeError((call), cgraphZeRc_);                                   \
   } while (0)
 
 // What the backend needs to know about a device beyond rt::DeviceInfo.
 struct DeviceProps {
   ze_driver_handle_t driver = nullptr;
   ze_device_handle_t device = nullptr;
-  uint32_t computeOrdinal = 0;          // command queue group with compute
-  uint64_t maxFillPatternSize = 0;      // of that group
-  uint64_t timerResolutionNs = 1;       // kernel timestamp tick, ns (DEVICE_PROPERTIES)
+  uint32_t computeOrdinal = 0;     // command queue group with compute
+  uint64_t maxFillPatternSize = 0; // of that group
+  uint64_t timerResolutionNs = 1;  // kernel timestamp tick, ns (DEVICE_PROPERTIES)
   uint32_t kernelTimestampValidBits = 64;
   bool globalOffset = false;            // ZE_experimental_global_offset + entry point
   bool mutableCommandList = false;      // reported by the driver (not used: see the README)
@@ -39,7 +40,8 @@ struct Found {
 };
 // zeInit + enumeration; "no Level Zero device (...)" when there is none.
 Expected<std::vector<Found>> enumerateDevices(const ZeDriverTable &ze);
-Expected<std::pair<rt::DeviceInfo, DeviceProps>> describeDevice(const ZeDriverTable &ze, const Found &f);
+Expected<std::pair<rt::DeviceInfo, DeviceProps>> describeDevice(const ZeDriverTable &ze,
+                                                                const Found &f);
 
 class LevelZeroDevice;
 
@@ -70,8 +72,9 @@ struct Module {
 
 class LevelZeroDevice final : public rt::Device {
 public:
-  static Expected<std::unique_ptr<LevelZeroDevice>> open(const ZeDriverTable &ze, rt::DeviceInfo info,
-                                                         DeviceProps props, const LevelZeroBackendOptions &opts);
+  static Expected<std::unique_ptr<LevelZeroDevice>> open(const ZeDriverTable &ze,
+                                                         rt::DeviceInfo info, DeviceProps props,
+                                                         const LevelZeroBackendOptions &opts);
   ~LevelZeroDevice() override;
 
   const rt::DeviceInfo &info() const override { return info_; }
@@ -115,7 +118,8 @@ private:
 // profiling, or the failure of work done before the fence.
 class LevelZeroEvent final : public rt::Event {
 public:
-  LevelZeroEvent(const ZeDriverTable &ze, ze_fence_handle_t fence, std::vector<rt::NodeTiming> timings);
+  LevelZeroEvent(const ZeDriverTable &ze, ze_fence_handle_t fence,
+                 std::vector<rt::NodeTiming> timings);
   ~LevelZeroEvent() override;
   Error wait() override;
   bool isComplete() const override;

@@ -21,23 +21,27 @@ Error LevelZeroExecutable::runHost(uint32_t n, const std::vector<uint64_t> &para
     const SlotMem &m = mems_[a.index];
     staged.emplace_back(a.index, std::vector<uint8_t>(size_t(m.length)));
     std::vector<uint8_t> &host = staged.back().second;
-    if (m.length) CGRAPH_RETURN_IF_ERROR(dev_->copyLocked(host.data(), m.ptr, m.length, nodeLabel(n).c_str()));
+    if (m.length)
+      CGRAPH_RETURN_IF_ERROR(dev_->copyLocked(host.data(), m.ptr, m.length, nodeLabel(n).c_str()));
     spans[a.index] = {host.data(), m.length};
   }
   CGRAPH_RETURN_IF_ERROR(hostTasks_->run(n, spans, params));
   for (auto &[slot, host] : staged)
     if (!host.empty())
-      CGRAPH_RETURN_IF_ERROR(dev_->copyLocked(mems_[slot].ptr, host.data(), host.size(), nodeLabel(n).c_str()));
+      CGRAPH_RETURN_IF_ERROR(
+          dev_->copyLocked(mems_[slot].ptr, host.data(), host.size(), nodeLabel(n).c_str()));
   return Error::success();
 }
 
-Expected<rt::EventPtr> LevelZeroExecutable::submitEager(const std::vector<uint64_t> &params, bool profile,
-                                                        const std::function<Error(uint32_t)> &afterNode) {
+Expected<rt::EventPtr>
+LevelZeroExecutable::submitEager(const std::vector<uint64_t> &params, bool profile,
+                                 const std::function<Error(uint32_t)> &afterNode) {
   // Per-node kernel timestamps: a host-visible timestamp pool, one event per kernel node.
   ze_event_pool_handle_t pool = nullptr;
   std::vector<std::pair<uint32_t, ze_event_handle_t>> profiled;
   auto release = [&] {
-    for (auto &p : profiled) ze_->zeEventDestroy(p.second);
+    for (auto &p : profiled)
+      ze_->zeEventDestroy(p.second);
     if (pool) ze_->zeEventPoolDestroy(pool);
   };
   if (profile) {
@@ -50,7 +54,8 @@ Expected<rt::EventPtr> LevelZeroExecutable::submitEager(const std::vector<uint64
       pd.flags = ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP | ZE_EVENT_POOL_FLAG_HOST_VISIBLE;
       pd.count = nKernels;
       ze_device_handle_t dev = dev_->props().device;
-      CGRAPH_ZE_CHECK("zeEventPoolCreate", ze_->zeEventPoolCreate(dev_->context(), &pd, 1, &dev, &pool));
+      CGRAPH_ZE_CHECK("zeEventPoolCreate",
+                      ze_->zeEventPoolCreate(dev_->context(), &pd, 1, &dev, &pool));
     }
   }
   auto fail = [&](Error e) -> Expected<rt::EventPtr> {
@@ -71,7 +76,8 @@ Expected<rt::EventPtr> LevelZeroExecutable::submitEager(const std::vector<uint64
           ed.signal = ZE_EVENT_SCOPE_FLAG_HOST;
           ed.wait = ZE_EVENT_SCOPE_FLAG_HOST;
           ze_result_t rc = ze_->zeEventCreate(pool, &ed, &ev);
-          if (rc != ZE_RESULT_SUCCESS) return fail(zeError("zeEventCreate", rc).withContext(nodeLabel(n)));
+          if (rc != ZE_RESULT_SUCCESS)
+            return fail(zeError("zeEventCreate", rc).withContext(nodeLabel(n)));
           profiled.push_back({n, ev});
         }
         // The immediate list is synchronous: the append returns when the node is done.
@@ -87,14 +93,16 @@ Expected<rt::EventPtr> LevelZeroExecutable::submitEager(const std::vector<uint64
     // Device ticks of the kernels' start and end (global timestamps), relative to the
     // first kernel's start; the counter wraps at kernelTimestampValidBits.
     const DeviceProps &props = dev_->props();
-    const uint64_t mask = props.kernelTimestampValidBits >= 64 ? ~uint64_t(0)
-                                                               : (uint64_t(1) << props.kernelTimestampValidBits) - 1;
+    const uint64_t mask = props.kernelTimestampValidBits >= 64
+                              ? ~uint64_t(0)
+                              : (uint64_t(1) << props.kernelTimestampValidBits) - 1;
     std::vector<ze_kernel_timestamp_result_t> raw(profiled.size());
     uint64_t base = ~uint64_t(0);
     for (size_t i = 0; i < profiled.size(); ++i) {
       ze_result_t rc = ze_->zeEventQueryKernelTimestamp(profiled[i].second, &raw[i]);
       if (rc != ZE_RESULT_SUCCESS)
-        return fail(zeError("zeEventQueryKernelTimestamp", rc).withContext(nodeLabel(profiled[i].first)));
+        return fail(
+            zeError("zeEventQueryKernelTimestamp", rc).withContext(nodeLabel(profiled[i].first)));
       base = std::min(base, raw[i].global.kernelStart & mask);
     }
     for (size_t i = 0; i < profiled.size(); ++i) {
@@ -142,18 +150,21 @@ Expected<rt::EventPtr> LevelZeroExecutable::submitReplay(const std::vector<uint6
       ze_->zeFenceDestroy(fence);
       return zeError("zeCommandQueueExecuteCommandLists", rc);
     }
-    return rt::EventPtr(std::make_shared<LevelZeroEvent>(*ze_, fence, std::vector<rt::NodeTiming>{}));
+    return rt::EventPtr(
+        std::make_shared<LevelZeroEvent>(*ze_, fence, std::vector<rt::NodeTiming>{}));
   }
   // Empty, or a host task last: everything is done.
-  return rt::EventPtr(std::make_shared<LevelZeroEvent>(*ze_, nullptr, std::vector<rt::NodeTiming>{}));
+  return rt::EventPtr(
+      std::make_shared<LevelZeroEvent>(*ze_, nullptr, std::vector<rt::NodeTiming>{}));
 }
 
 Expected<rt::EventPtr> LevelZeroExecutable::submit(const std::vector<ResolvedSlot> &slots,
                                                    const std::vector<uint64_t> &params,
                                                    const rt::SubmitOptions &opts) {
   if (mode_ == rt::ExecMode::Replay && opts.profile)
-    return makeError("level_zero: per-node profiling is not available when replaying command lists; "
-                     "profile in eager mode (kernel timestamps)");
+    return makeError(
+        "level_zero: per-node profiling is not available when replaying command lists; "
+        "profile in eager mode (kernel timestamps)");
   // The submission's wait list is handled outside the recorded lists (the SYCL graph
   // design): prior submissions this one must follow are waited for on the host, and so
   // is this executable's previous submission, whose recorded events and kernel state
@@ -166,8 +177,9 @@ Expected<rt::EventPtr> LevelZeroExecutable::submit(const std::vector<ResolvedSlo
     previous_.reset();
   }
   resolve(slots);
-  Expected<rt::EventPtr> ev = mode_ == rt::ExecMode::Eager ? submitEager(params, opts.profile, opts.afterNode)
-                                                           : submitReplay(params);
+  Expected<rt::EventPtr> ev = mode_ == rt::ExecMode::Eager
+                                  ? submitEager(params, opts.profile, opts.afterNode)
+                                  : submitReplay(params);
   if (ev) previous_ = *ev;
   return ev;
 }
