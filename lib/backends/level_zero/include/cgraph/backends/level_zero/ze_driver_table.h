@@ -26,30 +26,24 @@
 namespace cgraph::level_zero {
 
 // Entry points every driver must have (the table is refused if one is missing).
-#define CGRAPH_ZE_FUNCTIONS(X)                                                                     \
-  X(zeInit)                                                                                        \
-  X(zeDriverGet) X(zeDriverGetProperties) X(zeDriverGetApiVersion) X(                              \
-      zeDriverGetExtensionProperties) X(zeDeviceGet) X(zeDeviceGetProperties)                      \
-      X(zeDeviceGetComputeProperties) X(zeDeviceGetModuleProperties) X(                            \
-          zeDeviceGetMemoryProperties) X(zeDeviceGetCommandQueueGroupProperties)                   \
-          X(zeContextCreate) X(zeContextDestroy) X(zeCommandQueueCreate) X(zeCommandQueueDestroy)  \
-              X(zeCommandQueueExecuteCommandLists) X(zeCommandQueueSynchronize) X(                 \
-                  zeCommandListCreate) X(zeCommandListCreateImmediate) X(zeCommandListDestroy)     \
-                  X(zeCommandListClose) X(zeCommandListAppendBarrier)                              \
-                      X(zeCommandListAppendMemoryCopy) X(zeCommandListAppendMemoryFill) X(         \
-                          zeCommandListAppendMemoryCopyRegion) X(zeCommandListAppendLaunchKernel)  \
-                          X(zeCommandListAppendEventReset) X(zeEventPoolCreate)                    \
-                              X(zeEventPoolDestroy) X(zeEventCreate) X(zeEventDestroy)             \
-                                  X(zeEventQueryKernelTimestamp) X(zeFenceCreate)                  \
-                                      X(zeFenceDestroy) X(zeFenceHostSynchronize)                  \
-                                          X(zeFenceQueryStatus) X(zeMemAllocDevice) X(zeMemFree)   \
-                                              X(zeModuleCreate) X(zeModuleDestroy)                 \
-                                                  X(zeModuleBuildLogDestroy)                       \
-                                                      X(zeModuleBuildLogGetString)                 \
-                                                          X(zeKernelCreate) X(zeKernelDestroy)     \
-                                                              X(zeKernelSetGroupSize)              \
-                                                                  X(zeKernelSuggestGroupSize)      \
-                                                                      X(zeKernelSetArgumentValue)
+// clang-format off
+#define CGRAPH_ZE_FUNCTIONS(X)                                                                      \
+  X(zeInit) X(zeDriverGet) X(zeDriverGetProperties) X(zeDriverGetApiVersion)                        \
+  X(zeDriverGetExtensionProperties) X(zeDeviceGet) X(zeDeviceGetProperties)                         \
+  X(zeDeviceGetComputeProperties) X(zeDeviceGetModuleProperties) X(zeDeviceGetMemoryProperties)     \
+  X(zeDeviceGetCommandQueueGroupProperties) X(zeContextCreate) X(zeContextDestroy)                  \
+  X(zeCommandQueueCreate) X(zeCommandQueueDestroy) X(zeCommandQueueExecuteCommandLists)             \
+  X(zeCommandQueueSynchronize) X(zeCommandListCreate) X(zeCommandListCreateImmediate)               \
+  X(zeCommandListDestroy) X(zeCommandListClose) X(zeCommandListAppendBarrier)                       \
+  X(zeCommandListAppendMemoryCopy) X(zeCommandListAppendMemoryFill)                                 \
+  X(zeCommandListAppendMemoryCopyRegion) X(zeCommandListAppendLaunchKernel)                         \
+  X(zeCommandListAppendEventReset) X(zeEventPoolCreate) X(zeEventPoolDestroy) X(zeEventCreate)      \
+  X(zeEventDestroy) X(zeEventQueryKernelTimestamp) X(zeFenceCreate) X(zeFenceDestroy)               \
+  X(zeFenceHostSynchronize) X(zeFenceQueryStatus) X(zeMemAllocDevice) X(zeMemFree)                  \
+  X(zeModuleCreate) X(zeModuleDestroy) X(zeModuleBuildLogDestroy) X(zeModuleBuildLogGetString)      \
+  X(zeKernelCreate) X(zeKernelDestroy) X(zeKernelSetGroupSize) X(zeKernelSuggestGroupSize)          \
+  X(zeKernelSetArgumentValue)
+// clang-format on
 
 // Extension entry points: null when the loader lacks them; used only where the driver
 // also reports the extension.
