@@ -14,7 +14,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <map>
 
 using namespace cgraph;
@@ -308,7 +310,11 @@ TEST_CASE("level_zero: a chain is recorded once and executed per submission", "[
   exe.reset();
   A.reset();
   O.reset();
-  CHECK(fake::liveObjects() == Lines{"ctx#0", "queue#0", "list#0"});
+  // What the device holds: its context, queue, immediate list and cached module.
+  CHECK(fake::liveObjects() == Lines{"ctx#0", "queue#0", "list#0", "module#0"});
+  f.backend.reset();
+  CHECK(fake::liveObjects().empty());
+  CHECK(fake::violations().empty());
 }
 
 TEST_CASE("level_zero: binding sets and parameters", "[level_zero]") {
@@ -596,8 +602,8 @@ TEST_CASE("level_zero: what replay refuses and how errors read", "[level_zero]")
           "node 'off': zeCommandListAppendLaunchKernel: ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY");
     exe.reset();
     A.reset();
-    CHECK(fake::liveObjects() ==
-          Lines{"ctx#0", "queue#0", "list#0"}); // the failed recording was released
+    // The failed recording was released; the device keeps its cached module.
+    CHECK(fake::liveObjects() == Lines{"ctx#0", "queue#0", "list#0", "module#0"});
   }
   SECTION("allocation failure") {
     fake::FakeConfig cfg;
@@ -754,4 +760,48 @@ TEST_CASE("level_zero: conditional nodes run as runtime-driven stages", "[level_
                                            5, 0, 0, 0, 5, 0, 0, 0, 5, 0, 0, 0, 5, 0, 0, 0,
                                            5, 0, 0, 0, 5, 0, 0, 0, 5, 0, 0, 0, 5, 0, 0, 0});
   CHECK(fake::violations().empty());
+}
+
+TEST_CASE("level_zero: native binaries in the kernel cache", "[level_zero][cache]") {
+  // A cache directory of its own (the variable is read when a device first caches).
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "cgraph-l0-cache-test";
+  std::filesystem::remove_all(dir);
+  const char *old = std::getenv("CGRAPH_CACHE_DIR");
+  const std::string saved = old ? old : "";
+  setenv("CGRAPH_CACHE_DIR", dir.c_str(), 1);
+  GraphBuilder b("cached");
+  auto k = addKernels(b);
+  uint32_t a = b.addSlot(slot("a", 1024));
+  b.addKernelNode("s", k["scale"], range1(256),
+                  {Arg::slot(a), Arg::scalar(ScalarType::F32, f32(2))});
+  Graph g = b.take();
+  const size_t spv = g.modules[0].forms[0].bytes.size();
+  {
+    Fixture f;
+    fake::clearCalls();
+    auto e1 = f.finalize(g);
+    auto e2 = f.finalize(g); // the memory tier: no driver call
+    CHECK(fake::calls({"zeModuleCreate"}) ==
+          Lines{"zeModuleCreate(spirv, " + std::to_string(spv) + " bytes)"});
+  }
+  {
+    Fixture f; // a new device (a new process, as far as the cache can tell)
+    fake::clearCalls();
+    auto e1 = f.finalize(g);
+    CHECK(fake::calls({"zeModuleCreate"}) ==
+          Lines{"zeModuleCreate(native, " + std::to_string(spv + 8) + " bytes)"});
+    rt::FinalizeOptions fo;
+    fo.useCache = false;
+    fake::clearCalls();
+    auto e2 = f.dev->finalize(g, fo);
+    REQUIRE(e2);
+    CHECK(fake::calls({"zeModuleCreate"}) ==
+          Lines{"zeModuleCreate(spirv, " + std::to_string(spv) + " bytes)"});
+    CHECK(fake::violations().empty());
+  }
+  if (old)
+    setenv("CGRAPH_CACHE_DIR", saved.c_str(), 1);
+  else
+    unsetenv("CGRAPH_CACHE_DIR");
+  std::filesystem::remove_all(dir);
 }

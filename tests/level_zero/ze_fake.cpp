@@ -99,7 +99,11 @@ struct Fence : Obj {
 struct Module : Obj {
   Module() : Obj(Kind::Module) {}
   std::vector<Kernel> kernels;
+  std::vector<uint8_t> spirv;
 };
+
+// The fake's "native binary": a tag, then the SPIR-V it was built from.
+const char kNativeTag[8] = {'F', 'A', 'K', 'E', 'Z', 'E', '1', 0};
 
 struct KernelObj : Obj {
   KernelObj() : Obj(Kind::Kernel) {}
@@ -950,12 +954,24 @@ ze_result_t fModuleCreate(ze_context_handle_t c, ze_device_handle_t d, const ze_
     l = make<Log>(Kind::Log);
     *log = reinterpret_cast<ze_module_build_log_handle_t>(l);
   }
-  if (desc->format != ZE_MODULE_FORMAT_IL_SPIRV) {
-    violation(std::string(call) + ": not SPIR-V");
+  if (desc->format != ZE_MODULE_FORMAT_IL_SPIRV && desc->format != ZE_MODULE_FORMAT_NATIVE) {
+    violation(std::string(call) + ": unknown module format");
     return ZE_RESULT_ERROR_INVALID_ENUMERATION;
   }
   if (!desc->pInputModule || !desc->inputSize) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-  if (Error e = validateSpirv(desc->pInputModule, desc->inputSize, "fake-driver")) {
+  const uint8_t *spv = desc->pInputModule;
+  size_t spvSize = desc->inputSize;
+  if (desc->format == ZE_MODULE_FORMAT_NATIVE) {
+    // Only this driver's own binaries (zeModuleGetNativeBinary) load; anything else is
+    // refused as a real driver refuses a foreign binary (not a misuse).
+    if (spvSize <= sizeof kNativeTag || std::memcmp(spv, kNativeTag, sizeof kNativeTag) != 0) {
+      if (l) l->text = "not a native binary of this device";
+      return ZE_RESULT_ERROR_INVALID_NATIVE_BINARY;
+    }
+    spv += sizeof kNativeTag;
+    spvSize -= sizeof kNativeTag;
+  }
+  if (Error e = validateSpirv(spv, spvSize, "fake-driver")) {
     violation(std::string(call) + ": invalid SPIR-V reached the driver: " + e.message());
     if (l) l->text = e.message();
     return ZE_RESULT_ERROR_INVALID_NATIVE_BINARY;
@@ -964,11 +980,26 @@ ze_result_t fModuleCreate(ze_context_handle_t c, ze_device_handle_t d, const ze_
     if (l) l->text = st().cfg.buildLog;
     return ZE_RESULT_ERROR_MODULE_BUILD_FAILURE;
   }
-  auto ks = reflectKernels(desc->pInputModule, desc->inputSize);
+  auto ks = reflectKernels(spv, spvSize);
   if (!ks) return ZE_RESULT_ERROR_INVALID_NATIVE_BINARY;
   Module *m = make<Module>(Kind::Module);
   m->kernels = std::move(*ks);
+  m->spirv.assign(spv, spv + spvSize);
   *out = reinterpret_cast<ze_module_handle_t>(m);
+  return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t fModuleGetNativeBinary(ze_module_handle_t h, size_t *size, uint8_t *out) {
+  LOCK;
+  Module *m = get<Module>(h, Kind::Module, "zeModuleGetNativeBinary");
+  if (!m || !size) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  const size_t n = sizeof kNativeTag + m->spirv.size();
+  if (out) {
+    if (*size < n) return ZE_RESULT_ERROR_INVALID_SIZE;
+    std::memcpy(out, kNativeTag, sizeof kNativeTag);
+    std::memcpy(out + sizeof kNativeTag, m->spirv.data(), m->spirv.size());
+  }
+  *size = n;
   return ZE_RESULT_SUCCESS;
 }
 
@@ -1196,6 +1227,7 @@ const ZeDriverTable &install(const FakeConfig &config) {
   t.zeModuleDestroy = fModuleDestroy;
   t.zeModuleBuildLogDestroy = fModuleBuildLogDestroy;
   t.zeModuleBuildLogGetString = fModuleBuildLogGetString;
+  t.zeModuleGetNativeBinary = fModuleGetNativeBinary;
   t.zeKernelCreate = fKernelCreate;
   t.zeKernelDestroy = fKernelDestroy;
   t.zeKernelSetGroupSize = fKernelSetGroupSize;

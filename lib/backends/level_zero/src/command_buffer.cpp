@@ -94,13 +94,13 @@ Error LevelZeroExecutable::prepare(const rt::FinalizeOptions &opts) {
   }
   kernels_.assign(graph_.kernels.size(), nullptr);
   offsetSet_.assign(graph_.kernels.size(), 0);
-  std::vector<std::shared_ptr<Module>> byModule(graph_.modules.size());
+  std::vector<std::shared_ptr<const Module>> byModule(graph_.modules.size());
   for (size_t k = 0; k < graph_.kernels.size(); ++k) {
     if (!used[k]) continue;
     const Kernel &kern = graph_.kernels[k];
     auto &mod = byModule[kern.module];
     if (!mod) {
-      auto m = dev_->buildModule(graph_.modules[kern.module]);
+      auto m = dev_->buildModule(graph_.modules[kern.module], opts.useCache);
       if (!m) return m.error();
       mod = *m;
       modules_.push_back(mod);

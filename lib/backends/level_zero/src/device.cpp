@@ -3,7 +3,6 @@
 
 #include "cgraph/graph/flatten.h"
 #include "cgraph/graph/validate.h"
-#include "cgraph/kernel/spirv.h"
 #include "cgraph/runtime/staged.h"
 
 namespace cgraph::level_zero {
@@ -32,6 +31,7 @@ LevelZeroDevice::LevelZeroDevice(const ZeDriverTable &ze, rt::DeviceInfo info, D
     : ze_(&ze), info_(std::move(info)), props_(props), opts_(opts) {}
 
 LevelZeroDevice::~LevelZeroDevice() {
+  modules_.reset(); // cached modules are destroyed before their context
   if (queue_) ze_->zeCommandQueueSynchronize(queue_, UINT64_MAX);
   if (immediate_) ze_->zeCommandListDestroy(immediate_);
   if (queue_) ze_->zeCommandQueueDestroy(queue_);
@@ -118,48 +118,6 @@ Error LevelZeroDevice::read(rt::Buffer &src, uint64_t offset, void *dst, uint64_
   if (bytes == 0) return Error::success();
   std::lock_guard<std::mutex> lock(immediateMutex_);
   return copyLocked(dst, static_cast<const char *>(b->ptr()) + offset, bytes, "level_zero: read");
-}
-
-Expected<std::shared_ptr<Module>> LevelZeroDevice::buildModule(const KernelModule &m) {
-  const std::string where = "module '" + m.name + "'";
-  const KernelForm *spv = nullptr;
-  for (const KernelForm &f : m.forms)
-    if (f.kind == FormKind::SpirV) {
-      spv = &f;
-      break;
-    }
-  if (!spv)
-    return makeError(where + ": no SPIR-V form (the level_zero backend builds SPIR-V only)");
-  // Never hand the driver an unvalidated module (docs/architecture.md decision 2).
-  CGRAPH_RETURN_IF_ERROR(validateSpirv(spv->bytes.data(), spv->bytes.size(), m.name));
-  ze_module_desc_t md{};
-  md.stype = ZE_STRUCTURE_TYPE_MODULE_DESC;
-  md.format = ZE_MODULE_FORMAT_IL_SPIRV;
-  md.inputSize = spv->bytes.size();
-  md.pInputModule = spv->bytes.data();
-  md.pBuildFlags = "";
-  md.pConstants = nullptr;
-  auto mod = std::make_shared<Module>();
-  mod->ze = ze_;
-  ze_module_build_log_handle_t log = nullptr;
-  ze_result_t rc = ze_->zeModuleCreate(context_, props_.device, &md, &mod->module, &log);
-  std::string text;
-  if (log) {
-    size_t n = 0;
-    if (ze_->zeModuleBuildLogGetString(log, &n, nullptr) == ZE_RESULT_SUCCESS && n > 1) {
-      text.resize(n);
-      if (ze_->zeModuleBuildLogGetString(log, &n, text.data()) != ZE_RESULT_SUCCESS) text.clear();
-      while (!text.empty() && (text.back() == '\0' || text.back() == '\n'))
-        text.pop_back();
-    }
-    ze_->zeModuleBuildLogDestroy(log);
-  }
-  if (rc != ZE_RESULT_SUCCESS) {
-    mod->module = nullptr;
-    Error e = zeError("zeModuleCreate", rc).withContext(where);
-    return text.empty() ? e : makeError(e.message() + ": " + text);
-  }
-  return mod;
 }
 
 Expected<std::unique_ptr<rt::Executable>>

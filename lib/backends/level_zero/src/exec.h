@@ -78,7 +78,7 @@ private:
   std::vector<PartPlan> parts_;
   std::vector<std::vector<uint32_t>> partPreds_; // predecessors inside the same partition
   std::vector<uint8_t> hasPartSucc_;             // a successor inside the same partition
-  std::vector<std::shared_ptr<Module>> modules_;
+  std::vector<std::shared_ptr<const Module>> modules_;
   std::vector<ze_kernel_handle_t> kernels_; // per graph kernel; null when no node uses it
   std::vector<uint8_t> offsetSet_;          // per graph kernel: a non-zero global offset is set
   std::vector<std::unique_ptr<LevelZeroBuffer>> owned_; // runtime-initialized slots

@@ -4,6 +4,8 @@
 #include "cgraph/backends/level_zero/level_zero_backend.h"
 #include "cgraph/backends/level_zero/ze_driver_table.h"
 
+#include "cgraph/cache/kernel_cache.h"
+
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -96,9 +98,12 @@ public:
   // Host <-> device copies through the immediate list; the caller holds the mutex.
   Error copyLocked(void *dst, const void *src, uint64_t bytes, const char *what);
 
-  // Validates `m`'s SPIR-V form (lib/kernel) and builds it with zeModuleCreate; a build
-  // failure returns the driver's build log.
-  Expected<std::shared_ptr<Module>> buildModule(const KernelModule &m);
+  // kernel_compiler.cpp: validates `m`'s SPIR-V form (lib/kernel), then the module
+  // through lib/cache's KernelCache when `useCache` (memory, then the device's native
+  // binary on disk, else zeModuleCreate from the SPIR-V, whose native binary is kept);
+  // a build failure returns the driver's build log. A cached binary the driver refuses
+  // is a miss and a rebuild.
+  Expected<std::shared_ptr<const Module>> buildModule(const KernelModule &m, bool useCache);
 
 private:
   LevelZeroDevice(const ZeDriverTable &ze, rt::DeviceInfo info, DeviceProps props,
@@ -111,6 +116,11 @@ private:
   ze_command_queue_handle_t queue_ = nullptr;
   ze_command_list_handle_t immediate_ = nullptr;
   std::mutex immediateMutex_;
+  using ModuleCache = cache::KernelCache<Module>;
+  Expected<std::shared_ptr<Module>> createModule(const KernelModule &m, ze_module_format_t format,
+                                                 const uint8_t *bytes, size_t size);
+  std::once_flag cacheOnce_;
+  std::unique_ptr<ModuleCache> modules_; // created on first cached build (reads the environment)
 };
 
 // A submission's completion (event.cpp): a fence of the last execution on the queue

@@ -12,7 +12,8 @@
 //
 // Kernels: the SPIR-V form only, the native input of zeModuleCreate (no lowering);
 // every module is validated with lib/kernel's validateSpirv before it is handed to the
-// driver, and a build failure returns the driver's build log.
+// driver, and a build failure returns the driver's build log. The device's native
+// binaries are kept in lib/cache's kernel cache (FinalizeOptions::useCache).
 //
 // Replay (ExecMode::Replay, DeviceInfo::replay = "command-list"): regular command lists
 // recorded once per binding set (buffers, offsets, parameter values) and closed, then

@@ -41,6 +41,7 @@ namespace cgraph::level_zero {
   X(zeEventDestroy) X(zeEventQueryKernelTimestamp) X(zeFenceCreate) X(zeFenceDestroy)               \
   X(zeFenceHostSynchronize) X(zeFenceQueryStatus) X(zeMemAllocDevice) X(zeMemFree)                  \
   X(zeModuleCreate) X(zeModuleDestroy) X(zeModuleBuildLogDestroy) X(zeModuleBuildLogGetString)      \
+  X(zeModuleGetNativeBinary)                                                                        \
   X(zeKernelCreate) X(zeKernelDestroy) X(zeKernelSetGroupSize) X(zeKernelSuggestGroupSize)          \
   X(zeKernelSetArgumentValue)
 // clang-format on
