@@ -766,9 +766,21 @@ TEST_CASE("level_zero: native binaries in the kernel cache", "[level_zero][cache
   // A cache directory of its own (the variable is read when a device first caches).
   const std::filesystem::path dir = std::filesystem::temp_directory_path() / "cgraph-l0-cache-test";
   std::filesystem::remove_all(dir);
-  const char *old = std::getenv("CGRAPH_CACHE_DIR");
-  const std::string saved = old ? old : "";
+  auto saveEnv = [](const char *name) -> std::pair<bool, std::string> {
+    const char *v = std::getenv(name);
+    return {v != nullptr, v ? v : ""};
+  };
+  auto restoreEnv = [](const char *name, const std::pair<bool, std::string> &v) {
+    if (v.first)
+      setenv(name, v.second.c_str(), 1);
+    else
+      unsetenv(name);
+  };
+  const auto savedDir = saveEnv("CGRAPH_CACHE_DIR"), savedOn = saveEnv("CGRAPH_CACHE_PERSISTENT"),
+             savedMin = saveEnv("CGRAPH_CACHE_MIN_ITEM_SIZE");
   setenv("CGRAPH_CACHE_DIR", dir.c_str(), 1);
+  setenv("CGRAPH_CACHE_PERSISTENT", "on", 1);
+  unsetenv("CGRAPH_CACHE_MIN_ITEM_SIZE");
   GraphBuilder b("cached");
   auto k = addKernels(b);
   uint32_t a = b.addSlot(slot("a", 1024));
@@ -799,9 +811,8 @@ TEST_CASE("level_zero: native binaries in the kernel cache", "[level_zero][cache
           Lines{"zeModuleCreate(spirv, " + std::to_string(spv) + " bytes)"});
     CHECK(fake::violations().empty());
   }
-  if (old)
-    setenv("CGRAPH_CACHE_DIR", saved.c_str(), 1);
-  else
-    unsetenv("CGRAPH_CACHE_DIR");
+  restoreEnv("CGRAPH_CACHE_DIR", savedDir);
+  restoreEnv("CGRAPH_CACHE_PERSISTENT", savedOn);
+  restoreEnv("CGRAPH_CACHE_MIN_ITEM_SIZE", savedMin);
   std::filesystem::remove_all(dir);
 }
