@@ -14,6 +14,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -75,9 +76,10 @@ uint64_t f32(float f) {
 
 // A backend on a freshly installed fake, and its device 0.
 struct Fixture {
-  explicit Fixture(const fake::FakeConfig &cfg = {}) {
+  explicit Fixture(const fake::FakeConfig &cfg = {}, size_t maxRecordings = 8) {
     level_zero::LevelZeroBackendOptions o;
     o.driverTable = &fake::install(cfg);
+    o.maxRecordings = maxRecordings;
     backend = level_zero::makeLevelZeroBackend(o);
     auto d = backend->device(0);
     INFO((d ? std::string() : d.error().message()));
@@ -815,4 +817,37 @@ TEST_CASE("level_zero: native binaries in the kernel cache", "[level_zero][cache
   restoreEnv("CGRAPH_CACHE_PERSISTENT", savedOn);
   restoreEnv("CGRAPH_CACHE_MIN_ITEM_SIZE", savedMin);
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("level_zero: recordings are kept per binding set, oldest dropped first", "[level_zero]") {
+  Fixture f({}, 2);
+  GraphBuilder b("lru");
+  auto k = addKernels(b);
+  uint32_t a = b.addSlot(slot("a", 256));
+  b.addKernelNode("s", k["scale"], range1(64),
+                  {Arg::slot(a), Arg::scalar(ScalarType::F32, f32(2))});
+  auto exe = f.finalize(b.take());
+  std::vector<std::unique_ptr<rt::Buffer>> bufs;
+  for (int i = 0; i < 3; ++i)
+    bufs.push_back(f.buffer(256));
+  auto with = [&](int i) {
+    rt::BindingTable t;
+    t.slots = {{bufs[size_t(i)].get()}};
+    f.run(*exe, t);
+  };
+  with(0);
+  with(1);
+  with(0); // kept
+  CHECK(level_zero::recordingsMade(*exe) == 2);
+  with(2); // drops the least recently used: buffer 1's
+  CHECK(level_zero::recordingsMade(*exe) == 3);
+  with(0); // still kept
+  CHECK(level_zero::recordingsMade(*exe) == 3);
+  with(1); // recorded again
+  CHECK(level_zero::recordingsMade(*exe) == 4);
+  // Two recordings alive (one list each), plus the device's immediate list.
+  auto live = fake::liveObjects();
+  CHECK(std::count_if(live.begin(), live.end(),
+                      [](const std::string &o) { return o.rfind("list#", 0) == 0; }) == 3);
+  CHECK(fake::violations().empty());
 }
