@@ -851,3 +851,36 @@ TEST_CASE("level_zero: recordings are kept per binding set, oldest dropped first
                       [](const std::string &o) { return o.rfind("list#", 0) == 0; }) == 3);
   CHECK(fake::violations().empty());
 }
+
+TEST_CASE("level_zero: a failure after a list was executed drains the queue first",
+          "[level_zero]") {
+  fake::FakeConfig cfg;
+  cfg.failCall = "zeFenceCreate";
+  Fixture f(cfg);
+  GraphBuilder b("drain");
+  uint32_t a = b.addSlot(slot("a", 64));
+  uint32_t n0 = b.addFill("f1", fillOp(a, 0, 64, {1}));
+  HostOp h;
+  h.op = "print";
+  uint32_t n1 = b.addHost("show", h, {Arg::slot(a)});
+  uint32_t n2 = b.addFill("f2", fillOp(a, 0, 64, {2}));
+  b.addEdge(n0, n1);
+  b.addEdge(n1, n2);
+  auto exe = f.finalize(b.take());
+  auto A = f.buffer(64);
+  rt::BindingTable t;
+  t.slots = {{A.get()}};
+  fake::clearCalls();
+  auto ev = exe->enqueue(t, {});
+  REQUIRE_FALSE(ev);
+  CHECK(ev.error().message() == "zeFenceCreate: ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY");
+  CHECK(fake::calls({"zeCommandQueue", "zeFenceCreate"}) ==
+        Lines{"zeCommandQueueExecuteCommandLists([list#1], null)",
+              "zeCommandQueueSynchronize(queue#0)",
+              "zeFenceCreate -> injected ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY",
+              "zeCommandQueueSynchronize(queue#0)"});
+  // The next submission runs normally.
+  f.run(*exe, t);
+  CHECK(f.read(*A) == std::vector<uint8_t>(64, 2));
+  CHECK(fake::violations().empty());
+}

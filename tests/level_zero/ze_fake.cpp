@@ -860,6 +860,7 @@ ze_result_t fEventQueryKernelTimestamp(ze_event_handle_t h, ze_kernel_timestamp_
 ze_result_t fFenceCreate(ze_command_queue_handle_t q, const ze_fence_desc_t *desc,
                          ze_fence_handle_t *out) {
   LOCK;
+  INJECT("zeFenceCreate");
   const char *call = "zeFenceCreate";
   if (!get(q, Kind::Queue, call) || !desc || !out) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   if (!stypeOk(desc->stype, ZE_STRUCTURE_TYPE_FENCE_DESC, call))

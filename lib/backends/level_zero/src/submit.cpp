@@ -126,29 +126,39 @@ Expected<rt::EventPtr> LevelZeroExecutable::submitReplay(const std::vector<uint6
   Recording &rec = **recOr;
   ze_command_queue_handle_t q = dev_->queue();
   const size_t nSeg = rec.segments.size();
+  // A failure after a list was executed drains the queue first: no later submission
+  // (or dropped recording) may touch a list that is still running.
+  bool executed = false;
+  auto fail = [&](Error e) -> Expected<rt::EventPtr> {
+    if (executed) (void)ze_->zeCommandQueueSynchronize(q, UINT64_MAX);
+    return e;
+  };
   for (size_t i = 0; i < nSeg; ++i) {
     const Recording::Segment &s = rec.segments[i];
     if (!s.list) {
       // The task reads what the lists before it wrote: drain the queue first.
-      CGRAPH_ZE_CHECK("zeCommandQueueSynchronize", ze_->zeCommandQueueSynchronize(q, UINT64_MAX));
-      CGRAPH_RETURN_IF_ERROR(runHost(s.hostNode, params));
+      ze_result_t rc = ze_->zeCommandQueueSynchronize(q, UINT64_MAX);
+      if (rc != ZE_RESULT_SUCCESS) return fail(zeError("zeCommandQueueSynchronize", rc));
+      if (Error e = runHost(s.hostNode, params)) return fail(std::move(e));
       continue;
     }
     ze_command_list_handle_t list = s.list;
     if (i + 1 < nSeg) {
-      CGRAPH_ZE_CHECK("zeCommandQueueExecuteCommandLists",
-                      ze_->zeCommandQueueExecuteCommandLists(q, 1, &list, nullptr));
+      ze_result_t rc = ze_->zeCommandQueueExecuteCommandLists(q, 1, &list, nullptr);
+      if (rc != ZE_RESULT_SUCCESS) return fail(zeError("zeCommandQueueExecuteCommandLists", rc));
+      executed = true;
       continue;
     }
     // The last list: its fence is the submission's completion.
     ze_fence_desc_t fd{};
     fd.stype = ZE_STRUCTURE_TYPE_FENCE_DESC;
     ze_fence_handle_t fence = nullptr;
-    CGRAPH_ZE_CHECK("zeFenceCreate", ze_->zeFenceCreate(q, &fd, &fence));
-    ze_result_t rc = ze_->zeCommandQueueExecuteCommandLists(q, 1, &list, fence);
+    ze_result_t rc = ze_->zeFenceCreate(q, &fd, &fence);
+    if (rc != ZE_RESULT_SUCCESS) return fail(zeError("zeFenceCreate", rc));
+    rc = ze_->zeCommandQueueExecuteCommandLists(q, 1, &list, fence);
     if (rc != ZE_RESULT_SUCCESS) {
       ze_->zeFenceDestroy(fence);
-      return zeError("zeCommandQueueExecuteCommandLists", rc);
+      return fail(zeError("zeCommandQueueExecuteCommandLists", rc));
     }
     return rt::EventPtr(
         std::make_shared<LevelZeroEvent>(*ze_, fence, std::vector<rt::NodeTiming>{}));
