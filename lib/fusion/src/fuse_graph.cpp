@@ -50,23 +50,161 @@ bool sameDims(const Dim *a, const Dim *b, uint32_t dims) {
   return true;
 }
 
-// Empty when two nd-ranges are the same; else the rule that differs.
-std::string rangeDifference(const Graph &g, const NDRange &a, const NDRange &b) {
-  if (a.dims != b.dims)
-    return "dimensions differ: " + std::to_string(a.dims) + " vs " + std::to_string(b.dims);
-  // Different 1-D literal global sizes are remapped (smaller ranges run guarded);
-  // anything else that differs is refused.
-  bool remappable = a.dims == 1 && a.global[0].param == kNone && b.global[0].param == kNone;
-  if (!sameDims(a.global, b.global, a.dims) && !remappable)
-    return "global sizes differ: " + dimText(g, a.global, a.dims) + " vs " +
-           dimText(g, b.global, b.dims) +
-           " (work-item remapping covers 1-dimensional literal sizes only)";
-  if (!sameDims(a.local, b.local, a.dims))
-    return "local sizes differ: " + dimText(g, a.local, a.dims) + " vs " +
-           dimText(g, b.local, b.dims);
-  if (!sameDims(a.offset, b.offset, a.dims))
-    return "global offsets differ: " + dimText(g, a.offset, a.dims) + " vs " +
-           dimText(g, b.offset, b.dims);
+bool literalRange(const NDRange &r) {
+  for (uint32_t d = 0; d < 3; ++d)
+    if (r.global[d].param != kNone || r.local[d].param != kNone || r.offset[d].param != kNone)
+      return false;
+  return true;
+}
+
+detail::Range toRange(const NDRange &r) {
+  detail::Range x;
+  x.dims = r.dims;
+  for (uint32_t d = 0; d < r.dims && d < 3; ++d) {
+    x.global[d] = r.global[d].value;
+    x.local[d] = r.hasLocal() ? r.local[d].value : 0;
+    x.offset[d] = r.offset[d].value;
+  }
+  return x;
+}
+
+std::string rangeText(const detail::Range &r, const uint64_t *v) {
+  std::string s;
+  for (uint32_t d = 0; d < r.dims; ++d)
+    s += (d ? "x" : "") + std::to_string(v[d]);
+  return s;
+}
+
+bool sameVec(const detail::Range &a, const uint64_t *x, const detail::Range &b, const uint64_t *y) {
+  if (a.dims != b.dims) return false;
+  for (uint32_t d = 0; d < a.dims; ++d)
+    if (x[d] != y[d]) return false;
+  return true;
+}
+
+// The nd-range rules of work-item remapping (see detail::Remap). Empty when the nodes
+// of `grp` may run in one fused range, which goes to `fused` with each node's mode in
+// `remap`; else the rule that refuses them.
+std::string planRanges(const Graph &g, const std::vector<uint32_t> &grp, detail::Range &fused,
+                       std::vector<detail::Remap> &remap, bool &literal) {
+  remap.assign(grp.size(), detail::Remap::Same);
+  literal = true;
+  for (uint32_t n : grp)
+    literal = literal && literalRange(g.nodes[n].range);
+  const NDRange &r0 = g.nodes[grp[0]].range;
+  if (!literal) {
+    // a size from a graph parameter: only identical ranges fuse
+    for (size_t i = 1; i < grp.size(); ++i) {
+      const NDRange &r = g.nodes[grp[i]].range;
+      if (r.dims != r0.dims)
+        return "dimensions differ: " + std::to_string(r0.dims) + " vs " + std::to_string(r.dims) +
+               " (work-item remapping needs literal sizes)";
+      if (!sameDims(r0.global, r.global, r0.dims))
+        return "global sizes differ: " + dimText(g, r0.global, r0.dims) + " vs " +
+               dimText(g, r.global, r.dims) + " (work-item remapping needs literal sizes)";
+      if (!sameDims(r0.local, r.local, r0.dims))
+        return "local sizes differ: " + dimText(g, r0.local, r0.dims) + " vs " +
+               dimText(g, r.local, r.dims);
+      if (!sameDims(r0.offset, r.offset, r0.dims))
+        return "global offsets differ: " + dimText(g, r0.offset, r0.dims) + " vs " +
+               dimText(g, r.offset, r.dims);
+    }
+    fused = toRange(r0);
+    return {};
+  }
+  std::vector<detail::Range> rs;
+  for (uint32_t n : grp)
+    rs.push_back(toRange(g.nodes[n].range));
+  // rule: every local size given is the same one
+  int withLocal = -1;
+  for (size_t i = 0; i < rs.size(); ++i) {
+    if (!rs[i].hasLocal()) continue;
+    if (withLocal < 0) {
+      withLocal = int(i);
+      continue;
+    }
+    const detail::Range &a = rs[size_t(withLocal)];
+    if (!sameVec(a, a.local, rs[i], rs[i].local))
+      return "local sizes differ: " + rangeText(a, a.local) + " vs " + rangeText(rs[i], rs[i].local);
+  }
+  // rule: every offset is the same (unused dimensions count as 0)
+  for (size_t i = 1; i < rs.size(); ++i)
+    for (uint32_t d = 0; d < 3; ++d)
+      if (rs[i].offset[d] != rs[0].offset[d])
+        return "global offsets differ: " + rangeText(rs[0], rs[0].offset) + " vs " +
+               rangeText(rs[i], rs[i].offset);
+  // the fused range: the node with the most work-items (never more than the largest)
+  size_t big = 0;
+  for (size_t i = 1; i < rs.size(); ++i)
+    if (rs[i].total() > rs[big].total()) big = i;
+  fused = rs[big];
+  if (withLocal >= 0 && !fused.hasLocal()) {
+    // the largest node leaves the local size to the runtime: take the one given
+    const detail::Range &l = rs[size_t(withLocal)];
+    if (l.dims != fused.dims)
+      return "'" + g.nodes[grp[size_t(withLocal)]].name + "' has a local size (" +
+                              rangeText(l, l.local) + ") and " + std::to_string(l.dims) +
+                              " dimensions, the fused range " + std::to_string(fused.dims) +
+                              ": its work-groups would change";
+    for (uint32_t d = 0; d < fused.dims; ++d)
+      if (fused.global[d] % l.local[d])
+        return "the fused global size " + rangeText(fused, fused.global) +
+               " is not a multiple of the local size " + rangeText(l, l.local) + " of '" +
+               g.nodes[grp[size_t(withLocal)]].name + "'";
+    for (uint32_t d = 0; d < 3; ++d)
+      fused.local[d] = l.local[d];
+  }
+  for (size_t i = 0; i < rs.size(); ++i) {
+    const detail::Range &r = rs[i];
+    const std::string &name = g.nodes[grp[i]].name;
+    bool sameDimsCount = r.dims == fused.dims, within = sameDimsCount, equal = sameDimsCount;
+    for (uint32_t d = 0; sameDimsCount && d < r.dims; ++d) {
+      within = within && r.global[d] <= fused.global[d];
+      equal = equal && r.global[d] == fused.global[d];
+    }
+    if (equal) {
+      remap[i] = detail::Remap::Same;
+    } else if (within) {
+      remap[i] = detail::Remap::Guard;
+    } else {
+      remap[i] = detail::Remap::Linear;
+      std::string what = "global " + rangeText(r, r.global) + " in " +
+                         rangeText(fused, fused.global);
+      if (r.hasLocal())
+        return "'" + name + "' has a local size (" + rangeText(r, r.local) +
+               ") and its work-items would be remapped (" + what +
+               "): its work-groups would change";
+      for (uint32_t d = 0; d < 3; ++d)
+        if (fused.offset[d])
+          return "global offsets are not 0 and the work-items of '" + name +
+                 "' would be remapped (" + what + ")";
+    }
+  }
+  return {};
+}
+
+// The cost model of --auto. A chain does not take a kernel whose work-item count is
+// below 1/kIdleRatio of the largest in the chain (or the other way round): the fused
+// range is the largest, so most of its work-items would only test the guard of the
+// small kernel (and the big kernel's inner loops would branch around it), for the gain
+// of one launch. A fused kernel keeping more than kPrivateLimit bytes of private
+// arrays per work-item is not used (registers spill; GPUs run fewer work-items).
+constexpr uint64_t kIdleRatio = 16;
+constexpr uint64_t kPrivateLimit = 4096;
+
+std::string costWhyNot(const Graph &g, const std::vector<uint32_t> &grp) {
+  uint64_t most = 0;
+  for (uint32_t n : grp) {
+    if (!literalRange(g.nodes[n].range)) return {};
+    most = std::max(most, toRange(g.nodes[n].range).total());
+  }
+  for (uint32_t n : grp) {
+    uint64_t t = toRange(g.nodes[n].range).total();
+    if (t * kIdleRatio < most)
+      return "cost: '" + g.nodes[n].name + "' runs " + std::to_string(t) + " work-items, the fused " +
+             "range " + std::to_string(most) + ": most work-items would idle through it (limit 1/" +
+             std::to_string(kIdleRatio) + ")";
+  }
   return {};
 }
 
@@ -105,8 +243,11 @@ std::string whyNot(const Graph &g, const Adjacency &adj, const std::vector<uint3
     if (g.nodes[n].kind != NodeKind::Kernel)
       return "'" + g.nodes[n].name + "' is a " + nodeKindName(g.nodes[n].kind) +
              " node, not a kernel";
-  for (size_t i = 1; i < grp.size(); ++i) {
-    std::string d = rangeDifference(g, g.nodes[grp[0]].range, g.nodes[grp[i]].range);
+  {
+    detail::Range fused;
+    std::vector<detail::Remap> remap;
+    bool literal;
+    std::string d = planRanges(g, grp, fused, remap, literal);
     if (!d.empty()) return d;
   }
   std::vector<int> pos(g.nodes.size(), -1);
@@ -221,18 +362,17 @@ Planned plan(const Graph &g, const std::vector<uint32_t> &grp, const FuseOptions
   req.fusedName = pl.nodeName;
   for (const KernelModule &m : g.modules)
     req.modules.push_back(&m);
-  req.oneDim = g.nodes[grp[0]].range.dims == 1;
-  for (uint32_t n : grp)
-    req.fusedGlobal = std::max(req.fusedGlobal, g.nodes[n].range.global[0].value);
-  req.localSize =
-      g.nodes[grp[0]].range.local[0].param == kNone ? g.nodes[grp[0]].range.local[0].value : 0;
+  std::vector<detail::Remap> remap;
+  (void)planRanges(g, grp, req.fused, remap, req.literal); // whyNot checked it
   req.internalize = o.internalize;
   req.constants = o.constants;
   req.keepIR = o.keepIR;
   req.noBarriers = gr && gr->noBarriers;
   req.noAlias = o.noAlias;
-  for (const Slot &s : g.slots)
+  for (const Slot &s : g.slots) {
     req.slotNames.push_back(s.name);
+    req.slotBytes.push_back(s.size);
+  }
   std::vector<bool> outside = usedOutside(g, grp);
   std::map<std::tuple<int, uint64_t, uint64_t, uint32_t>, uint32_t> shared;
   std::set<std::string> names;
@@ -251,7 +391,8 @@ Planned plan(const Graph &g, const std::vector<uint32_t> &grp, const FuseOptions
     in.node = node.name;
     in.module = k.module;
     in.kernel = k.name;
-    in.globalSize = node.range.global[0].value;
+    in.range = req.literal ? toRange(node.range) : req.fused;
+    in.remap = i < remap.size() ? remap[i] : detail::Remap::Same;
     for (uint32_t p = 0; p < node.args.size(); ++p) {
       const Arg &a = node.args[p];
       const KernelParam &kp = k.params[p];
@@ -267,10 +408,13 @@ Planned plan(const Graph &g, const std::vector<uint32_t> &grp, const FuseOptions
         name = g.slots[a.index].name + (a.value ? "_" + std::to_string(a.value) : "");
         fp.slotKey = int32_t(a.index);
         fp.internalCandidate = !outside[a.index] && g.slots[a.index].init == SlotInit::Transient;
-        if (gr && gr->internalizeListed)
-          fp.internalCandidate =
-              fp.internalCandidate && std::find(gr->internalize.begin(), gr->internalize.end(),
-                                                g.slots[a.index].name) != gr->internalize.end();
+        if (gr && gr->internalizeListed) {
+          auto it = std::find(gr->internalize.begin(), gr->internalize.end(), g.slots[a.index].name);
+          fp.internalCandidate = fp.internalCandidate && it != gr->internalize.end();
+          size_t at = size_t(it - gr->internalize.begin());
+          if (it != gr->internalize.end() && at < gr->internalizeTo.size())
+            fp.memory = gr->internalizeTo[at];
+        }
         break;
       case ArgKind::Param: {
         key = {1, a.index, 0, 0};
@@ -396,6 +540,13 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
     }
     for (const std::string &r : res->remarks)
       rep.remarks.push_back({Remark::Note, gname, r});
+    if (automatic && res->privateBytes > kPrivateLimit) {
+      rep.remarks.push_back({Remark::Refused, gname,
+                             "cost: the fused kernel keeps " + std::to_string(res->privateBytes) +
+                                 " bytes of private arrays per work-item, over the limit of " +
+                                 std::to_string(kPrivateLimit)});
+      return 0;
+    }
     pl.res = std::move(*res);
     for (uint32_t n : grp)
       taken[n] = true;
@@ -478,6 +629,7 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
           std::vector<uint32_t> next = chain;
           next.push_back(s);
           why = whyNot(g, adj, next);
+          if (why.empty()) why = costWhyNot(g, next);
         }
         if (!why.empty()) {
           if (chain.size() > 1 || g.nodes[s].kind == NodeKind::Kernel || true)
@@ -572,8 +724,20 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
       fused.kind = NodeKind::Kernel;
       fused.kernel = uint32_t(g.kernels.size());
       fused.range = g.nodes[pl.grp.front()].range;
-      fused.range.global[0].value =
-          pl.req.fusedGlobal ? pl.req.fusedGlobal : fused.range.global[0].value;
+      if (pl.req.literal) {
+        // the range of the node with the most work-items, with the group's local size
+        const detail::Range &r = pl.req.fused;
+        for (uint32_t m : pl.grp) {
+          detail::Range x = toRange(g.nodes[m].range);
+          if (sameVec(x, x.global, r, r.global)) {
+            fused.range = g.nodes[m].range;
+            break;
+          }
+        }
+        if (r.hasLocal() && !fused.range.hasLocal())
+          for (uint32_t d = 0; d < r.dims; ++d)
+            fused.range.local[d].value = r.local[d];
+      }
       g.kernels.push_back(std::move(k));
       FusedGroup fg;
       fg.node = pl.nodeName;
@@ -582,9 +746,18 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
         fg.from.push_back(g.nodes[m].name);
       for (size_t p = 0; p < pl.req.params.size(); ++p)
         if (pl.res.kept[p]) fused.args.push_back(pl.paramArgs[p]);
+      uint64_t savedTraffic = 0;
       for (uint32_t p : pl.res.internalized) {
         fg.internalized.push_back(g.slots[pl.req.params[p].slotKey].name);
         dropSlots.push_back(uint32_t(pl.req.params[p].slotKey));
+        savedTraffic += 2 * g.slots[pl.req.params[p].slotKey].size;
+      }
+      for (auto &[p, bytes] : pl.res.localized) {
+        // the slot leaves the graph; the fused node passes a __local tile instead
+        fg.localized.push_back(g.slots[pl.req.params[p].slotKey].name);
+        dropSlots.push_back(uint32_t(pl.req.params[p].slotKey));
+        savedTraffic += 2 * g.slots[pl.req.params[p].slotKey].size;
+        pl.paramArgs[p] = Arg::localMem(bytes);
       }
       std::string bakedParams;
       for (uint32_t p : pl.res.baked) {
@@ -611,12 +784,24 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
           s += (s.empty() ? "" : ",") + x;
         g.metadata.push_back({"fused." + pl.nodeName + ".private", s});
       }
+      if (!fg.localized.empty()) {
+        std::string s;
+        for (const std::string &x : fg.localized)
+          s += (s.empty() ? "" : ",") + x;
+        g.metadata.push_back({"fused." + pl.nodeName + ".local", s});
+      }
+      rep.remarks.push_back(
+          {Remark::Note, join(g, pl.grp),
+           "cost: " + std::to_string(fg.from.size() - 1) + " fewer launches, about " +
+               std::to_string(savedTraffic) + " bytes less global memory traffic per run, " +
+               std::to_string(pl.res.privateBytes) + " bytes of private arrays per work-item"});
       rep.remarks.push_back({Remark::Fused, join(g, pl.grp),
                              "fused into '" + pl.nodeName + "' (" + std::to_string(fg.from.size()) +
                                  " kernels, " + std::to_string(fused.args.size()) + " arguments, " +
                                  std::to_string(fg.elided) + " elided, " +
                                  std::to_string(fg.constants.size()) + " constant, " +
-                                 std::to_string(fg.internalized.size()) + " internalized, " +
+                                 std::to_string(fg.internalized.size() + fg.localized.size()) +
+                                 " internalized, " +
                                  (fg.barriers ? "barriers between kernels" : "no barriers") + ")"});
       rep.fused.push_back(std::move(fg));
       fusedNode[f] = uint32_t(nodes.size());

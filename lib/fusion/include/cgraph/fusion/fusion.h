@@ -53,13 +53,20 @@
 namespace cgraph {
 namespace fusion {
 
+// Where an intermediate slot is promoted: private memory (one value per work-item; every
+// access at the work-item's own index), local memory (one tile per work-group; every
+// access inside the work-group's tile), or whichever is legal (private first).
+enum class Memory : uint8_t { Any, Private, Local };
+
 // One explicitly requested group (`--fuse a,b,c` or one entry of a `--plan` file).
 struct GroupRequest {
   std::vector<std::string> nodes; // node names in execution order (a chain)
-  // When set, only the slots in `internalize` may be promoted to private memory, and
-  // each one that cannot be gets a remark; otherwise every legal one is promoted.
+  // When set, only the slots in `internalize` may be promoted, and each one that cannot
+  // be gets a remark; otherwise every legal one is promoted. `internalizeTo` (parallel
+  // to `internalize`, Memory::Any where shorter) says where each may go.
   bool internalizeListed = false;
   std::vector<std::string> internalize;
+  std::vector<Memory> internalizeTo;
   // Graph parameters whose value is baked into the fused kernel (name, value text:
   // "2.5", "-3", "0x10"; typed by the parameter). The parameter stays in the graph.
   std::vector<std::pair<std::string, std::string>> constants;
@@ -96,6 +103,7 @@ struct FusedGroup {
   std::string kernel;                    // name of the fused kernel
   std::vector<std::string> from;         // the nodes it replaces, in order
   std::vector<std::string> internalized; // slots promoted to private memory
+  std::vector<std::string> localized;    // slots promoted to local memory (a __local tile)
   std::vector<std::string> constants;    // "kernel.param=value" baked in
   unsigned elided = 0;                   // arguments passed once instead of several times
   bool barriers = true;                  // barriers between the kernels kept
