@@ -201,7 +201,8 @@ std::string costWhyNot(const Graph &g, const std::vector<uint32_t> &grp) {
   for (uint32_t n : grp) {
     uint64_t t = toRange(g.nodes[n].range).total();
     if (t * kIdleRatio < most)
-      return "cost: '" + g.nodes[n].name + "' runs " + std::to_string(t) + " work-items, the fused " +
+      return "cost: '" + g.nodes[n].name + "' runs " + std::to_string(t) +
+             (t == 1 ? " work-item" : " work-items") + ", the fused " +
              "range " + std::to_string(most) + ": most work-items would idle through it (limit 1/" +
              std::to_string(kIdleRatio) + ")";
   }
@@ -744,8 +745,6 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
       fg.kernel = pl.nodeName;
       for (uint32_t m : pl.grp)
         fg.from.push_back(g.nodes[m].name);
-      for (size_t p = 0; p < pl.req.params.size(); ++p)
-        if (pl.res.kept[p]) fused.args.push_back(pl.paramArgs[p]);
       uint64_t savedTraffic = 0;
       for (uint32_t p : pl.res.internalized) {
         fg.internalized.push_back(g.slots[pl.req.params[p].slotKey].name);
@@ -759,6 +758,8 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
         savedTraffic += 2 * g.slots[pl.req.params[p].slotKey].size;
         pl.paramArgs[p] = Arg::localMem(bytes);
       }
+      for (size_t p = 0; p < pl.req.params.size(); ++p)
+        if (pl.res.kept[p]) fused.args.push_back(pl.paramArgs[p]);
       std::string bakedParams;
       for (uint32_t p : pl.res.baked) {
         fg.constants.push_back(pl.req.params[p].name);

@@ -1006,6 +1006,7 @@ Expected<IrResult> buildFusedKernel(const IrRequest &req) {
   // kernel's new __local parameter in step 7)
   std::map<size_t, llvm::Argument *> localArg; // FusedParam -> placeholder
   std::vector<std::unique_ptr<llvm::Argument>> placeholders;
+  uint64_t localUsed = 0; // bytes of the tiles so far
   auto sameGlobal = [](const Range &a, const Range &b) {
     if (a.dims != b.dims) return false;
     for (uint32_t d = 0; d < a.dims; ++d)
@@ -1028,9 +1029,11 @@ Expected<IrResult> buildFusedKernel(const IrRequest &req) {
                               " have different global sizes: cannot internalize");
         continue;
       }
+      std::string privateWhy; // said only when local memory does not take the slot either
       if (fp.memory != Memory::Local) {
         if (!su.own) {
-          res.remarks.push_back(su.other + ": cannot internalize to private memory");
+          privateWhy = su.other + ": cannot internalize to private memory";
+          if (fp.memory == Memory::Private) res.remarks.push_back(privateWhy);
         } else {
           Access acc;
           std::vector<llvm::GetElementPtrInst *> roots;
@@ -1066,12 +1069,16 @@ Expected<IrResult> buildFusedKernel(const IrRequest &req) {
         if (fp.memory == Memory::Private) continue;
       }
       // local memory
+      auto refuseLocal = [&](const std::string &why) {
+        if (!privateWhy.empty() && fp.memory == Memory::Any) res.remarks.push_back(privateWhy);
+        res.remarks.push_back(why);
+      };
       if (!su.group) {
-        res.remarks.push_back(su.outside);
+        refuseLocal(su.outside);
         continue;
       }
       if (!fusedSize) {
-        res.remarks.push_back("the kernels using " + sname +
+        refuseLocal("the kernels using " + sname +
                               " run on part of the fused range: cannot internalize to local memory");
         continue;
       }
@@ -1080,14 +1087,14 @@ Expected<IrResult> buildFusedKernel(const IrRequest &req) {
       tile.groups = (req.fused.global[0] + tile.local - 1) / tile.local;
       uint64_t bytes = su.tileLocal * su.tileElem;
       if (!bytes) {
-        res.remarks.push_back(sname + ": no access to tile: cannot internalize to local memory");
+        refuseLocal(sname + ": no access to tile: cannot internalize to local memory");
         continue;
       }
-      if (bytes > kLocalLimit) {
-        res.remarks.push_back(sname + " needs " + std::to_string(bytes) +
-                              " bytes of local memory per work-group, more than the " +
-                              std::to_string(kLocalLimit) +
-                              " every OpenCL device has: cannot internalize to local memory");
+      if (localUsed + bytes > kLocalLimit) {
+        refuseLocal(sname + " needs " + std::to_string(bytes) +
+                    " bytes of local memory per work-group, " + std::to_string(localUsed + bytes) +
+                    " in all, more than the " + std::to_string(kLocalLimit) +
+                    " every OpenCL device has: cannot internalize to local memory");
         continue;
       }
       Access acc;
@@ -1097,7 +1104,7 @@ Expected<IrResult> buildFusedKernel(const IrRequest &req) {
       for (llvm::GetElementPtrInst *g : roots)
         sameElem = sameElem && dl.getTypeAllocSize(g->getSourceElementType()) == su.tileElem;
       if (!acc.group || roots.empty() || !sameElem) {
-        res.remarks.push_back(sname + " is accessed outside the work-group's tile in the fused "
+        refuseLocal(sname + " is accessed outside the work-group's tile in the fused "
                                       "kernel: cannot internalize to local memory");
         continue;
       }
@@ -1117,6 +1124,7 @@ Expected<IrResult> buildFusedKernel(const IrRequest &req) {
           llvm::RecursivelyDeleteTriviallyDeadInstructions(inst);
       if (!fused->getArg(p)->use_empty())
         return makeError("internal error: slot '" + sname + "' still used after internalization");
+      localUsed += bytes;
       localArg[p] = ph.get();
       placeholders.push_back(std::move(ph));
       res.localized.push_back({uint32_t(p), bytes});
