@@ -13,24 +13,35 @@
 // barrier separates kernels unless every slot shared between kernels of the group is
 // only accessed at the work-item's own index; an intermediate slot used only inside
 // the group (transient, not used by any other node) with only own-index accesses
-// becomes one private variable per work-item and leaves the graph. The fused module is
-// lightly optimized only (the LLVM 14 translator can emit invalid SPIR-V from
+// becomes one private variable per work-item and leaves the graph; one whose accesses
+// all stay inside the work-item's work-group tile (1-D range with a local size T,
+// offset 0: index = T * group id + e, e proven in [0, T) by a small linear/range
+// analysis of the IR) becomes a __local tile of T elements (a new __local parameter, the
+// node passing a LocalMem argument; accesses at index % T; barriers kept). The fused
+// module is lightly optimized only (the LLVM 14 translator can emit invalid SPIR-V from
 // optimized IR), translated back to SPIR-V and validated with SPIRV-Tools. Parameters
 // of distinct slots are marked noalias (FuseOptions::noAlias), sound only because the
 // runtime refuses bindings where a written slot overlaps another.
 //
-// nd-ranges: the same range fuses as is. Different 1-D literal global sizes (same
-// local size and offset) are remapped: the fused range is the largest, a kernel with a
-// smaller one runs guarded by `get_global_id(0) < its size` and sees its own
-// get_global_size(0)/get_num_groups(0); a kernel with a barrier, a size from a graph
-// parameter, differing local sizes or dimensions are refused, naming the rule. Local
-// memory internalization is not implemented.
+// nd-ranges (work-item remapping): every local size given is the same, every offset is
+// the same, sizes are literal unless all ranges are identical. The fused range is the
+// node with the most work-items (with the group's local size). A kernel with the same
+// dimensions and no larger global sizes runs guarded (get_global_id(d) < its size) and
+// keeps its ids, its get_global_size/get_num_groups answering its own range; any other
+// shape (more or fewer dimensions, a larger size in one dimension) is remapped from the
+// fused range's global linear id: its global ids are recomputed in its own shape, it
+// sees one work-group spanning its range, and it must have no local size (offsets 0). A
+// kernel running on part of the fused range must not use barriers or group functions.
+// Refusals name the rule ("local sizes differ: 64 vs 128").
 //
 // --auto (FuseOptions::autoFuse): chains of kernel nodes in execution order, each
-// extended while the group stays legal; one analysis pass cuts a chain where a kernel
-// would access a slot another kernel of the part writes at another work-item's index
-// (a work-group barrier cannot order work-groups), and each part of two or more is
-// fused.
+// extended while the group stays legal and the cost model agrees (a kernel with fewer
+// than 1/16 of the largest kernel's work-items ends the chain); one analysis pass cuts
+// a chain where a kernel would access a slot another kernel of the part writes at
+// another work-item's index outside its work-group tile (a work-group barrier cannot
+// order work-groups), and each part of two or more is fused unless its kernel keeps
+// more than 4096 bytes of private arrays per work-item. Remarks starting "cost:" report
+// the model's decisions and, per fused group, the launches and traffic it saves.
 //
 // A group that cannot be fused is left as it was and gets a Remark saying why; the
 // output graph is still valid. Order, partitions and slot usage are recomputed
