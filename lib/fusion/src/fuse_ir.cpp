@@ -25,7 +25,9 @@
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Transforms/IPO/GlobalDCE.h>
 #include <llvm/Transforms/Scalar/ADCE.h>
+#include <llvm/Transforms/Scalar/DeadStoreElimination.h>
 #include <llvm/Transforms/Scalar/EarlyCSE.h>
+#include <llvm/Transforms/Scalar/GVN.h>
 #include <llvm/Transforms/Scalar/SROA.h>
 #include <llvm/Transforms/Scalar/SimplifyCFG.h>
 #include <llvm/Transforms/Utils/Cloning.h>
@@ -589,7 +591,10 @@ Error remapWorkItems(llvm::Function &f, const Instance &in, const Range &fused) 
   return Error();
 }
 
-void runCleanup(llvm::Function &f) {
+// `memory`: also forward loads and drop dead stores using alias analysis (the noalias
+// parameters): EarlyCSE with MemorySSA, GVN, DSE. Run on the final fused kernel, where a
+// slot written by one kernel and read by the next no longer goes through memory.
+void runCleanup(llvm::Function &f, bool memory = false) {
   llvm::PassBuilder pb;
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
@@ -602,7 +607,11 @@ void runCleanup(llvm::Function &f) {
   pb.crossRegisterProxies(lam, fam, cam, mam);
   llvm::FunctionPassManager fpm;
   fpm.addPass(llvm::SROAPass());
-  fpm.addPass(llvm::EarlyCSEPass());
+  fpm.addPass(llvm::EarlyCSEPass(memory));
+  if (memory) {
+    fpm.addPass(llvm::GVNPass());
+    fpm.addPass(llvm::DSEPass());
+  }
   fpm.addPass(llvm::SimplifyCFGPass());
   fpm.addPass(llvm::ADCEPass());
   fpm.run(f, fam);
@@ -1205,6 +1214,10 @@ Expected<IrResult> buildFusedKernel(const IrRequest &req) {
       break;
     }
   fused->eraseFromParent();
+  // Only for barrier-free kernels: forwarding a value across a barrier makes it live
+  // across the barrier, which the cpu backend's barrier cut got wrong in one case (the
+  // local.json group: a loop's result used after the next barrier).
+  if (req.noAlias && !res.barriers && !req.hasLocalMem) runCleanup(*nf, true);
   runGlobalDCE(*dst);
   // the cost model's private memory: arrays the cleanup left on the stack
   for (llvm::Instruction &i : llvm::instructions(*nf))
