@@ -21,8 +21,10 @@ fuse ichain "$D/ichain.json" --fuse i1,i2,i3,i4
 fuse local "$D/local.json" --fuse a,b,c
 fuse ranges "$D/ranges.json" --fuse a1,a2
 fuse tile "$D/tile.json" --auto
-fuse ndrange "$D/ndrange.json" --fuse a1,a2 --fuse b1,b2 --fuse c1,c2
+fuse ndrange "$D/ndrange.json" --fuse a1,a2 --fuse b1,b2 --fuse c1,c2 --fuse f1,f2
 fuse chain1000 "$E/chain1000/graph.json" --auto
 fuse mlp "$E/mlp/graph.json" --auto
+fuse stencil "$E/stencil/graph.json" --fuse sweep.0,residual.0
+fuse image "$E/image/graph.json" --auto
 # shellcheck disable=SC2086
 "$check" $files

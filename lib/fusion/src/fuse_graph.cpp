@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <set>
 #include <tuple>
@@ -85,8 +86,13 @@ bool sameVec(const detail::Range &a, const uint64_t *x, const detail::Range &b, 
 // The nd-range rules of work-item remapping (see detail::Remap). Empty when the nodes
 // of `grp` may run in one fused range, which goes to `fused` with each node's mode in
 // `remap`; else the rule that refuses them.
+// `groupFree(node)`: the node's kernel does not depend on its work-groups, so its local
+// size does not count.
+using GroupFree = std::function<bool(uint32_t)>;
+
 std::string planRanges(const Graph &g, const std::vector<uint32_t> &grp, detail::Range &fused,
-                       std::vector<detail::Remap> &remap, bool &literal) {
+                       std::vector<detail::Remap> &remap, bool &literal,
+                       const GroupFree &groupFree) {
   remap.assign(grp.size(), detail::Remap::Same);
   literal = true;
   for (uint32_t n : grp)
@@ -115,10 +121,19 @@ std::string planRanges(const Graph &g, const std::vector<uint32_t> &grp, detail:
   std::vector<detail::Range> rs;
   for (uint32_t n : grp)
     rs.push_back(toRange(g.nodes[n].range));
-  // rule: every local size given is the same one
+  // rule: every local size given (by a kernel that depends on its work-groups) is the
+  // same one
+  // (only where no kernel of the group does: mixing work-group kernels with linearly
+  // remapped ones is left out, see README)
+  bool allFree = true;
+  for (uint32_t n : grp)
+    allFree = allFree && groupFree(n);
+  std::vector<bool> hasLocal(rs.size());
+  for (size_t i = 0; i < rs.size(); ++i)
+    hasLocal[i] = rs[i].hasLocal() && !allFree;
   int withLocal = -1;
   for (size_t i = 0; i < rs.size(); ++i) {
-    if (!rs[i].hasLocal()) continue;
+    if (!hasLocal[i]) continue;
     if (withLocal < 0) {
       withLocal = int(i);
       continue;
@@ -138,8 +153,10 @@ std::string planRanges(const Graph &g, const std::vector<uint32_t> &grp, detail:
   for (size_t i = 1; i < rs.size(); ++i)
     if (rs[i].total() > rs[big].total()) big = i;
   fused = rs[big];
-  if (withLocal >= 0 && !fused.hasLocal()) {
-    // the largest node leaves the local size to the runtime: take the one given
+  if (withLocal >= 0 && !sameVec(fused, fused.local, rs[size_t(withLocal)],
+                                 rs[size_t(withLocal)].local)) {
+    // the largest node leaves the local size to the runtime (or does not depend on its
+    // work-groups): take the one given
     const detail::Range &l = rs[size_t(withLocal)];
     if (l.dims != fused.dims)
       return "'" + g.nodes[grp[size_t(withLocal)]].name + "' has a local size (" +
@@ -170,7 +187,7 @@ std::string planRanges(const Graph &g, const std::vector<uint32_t> &grp, detail:
       remap[i] = detail::Remap::Linear;
       std::string what = "global " + rangeText(r, r.global) + " in " +
                          rangeText(fused, fused.global);
-      if (r.hasLocal())
+      if (hasLocal[i])
         return "'" + name + "' has a local size (" + rangeText(r, r.local) +
                ") and its work-items would be remapped (" + what +
                "): its work-groups would change";
@@ -238,7 +255,8 @@ std::vector<bool> reach(const std::vector<std::vector<uint32_t>> &adj,
 }
 
 // Empty when `grp` (node indices in the requested order) may be fused; else why not.
-std::string whyNot(const Graph &g, const Adjacency &adj, const std::vector<uint32_t> &grp) {
+std::string whyNot(const Graph &g, const Adjacency &adj, const std::vector<uint32_t> &grp,
+                   const GroupFree &groupFree) {
   if (grp.size() < 2) return "a group needs at least two nodes";
   for (uint32_t n : grp)
     if (g.nodes[n].kind != NodeKind::Kernel)
@@ -248,7 +266,7 @@ std::string whyNot(const Graph &g, const Adjacency &adj, const std::vector<uint3
     detail::Range fused;
     std::vector<detail::Remap> remap;
     bool literal;
-    std::string d = planRanges(g, grp, fused, remap, literal);
+    std::string d = planRanges(g, grp, fused, remap, literal, groupFree);
     if (!d.empty()) return d;
   }
   std::vector<int> pos(g.nodes.size(), -1);
@@ -348,7 +366,7 @@ Expected<uint64_t> constantBits(const Param &p, const std::string &text) {
 
 Planned plan(const Graph &g, const std::vector<uint32_t> &grp, const FuseOptions &o,
              const std::set<std::string> &takenNames, unsigned serial, const GroupRequest *gr,
-             const std::map<uint32_t, uint64_t> &constants) {
+             const std::map<uint32_t, uint64_t> &constants, const GroupFree &groupFree) {
   Planned pl;
   pl.grp = grp;
   std::string base =
@@ -364,7 +382,7 @@ Planned plan(const Graph &g, const std::vector<uint32_t> &grp, const FuseOptions
   for (const KernelModule &m : g.modules)
     req.modules.push_back(&m);
   std::vector<detail::Remap> remap;
-  (void)planRanges(g, grp, req.fused, remap, req.literal); // whyNot checked it
+  (void)planRanges(g, grp, req.fused, remap, req.literal, groupFree); // whyNot checked it
   req.internalize = o.internalize;
   req.constants = o.constants;
   req.keepIR = o.keepIR;
@@ -512,6 +530,19 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
   Expected<std::vector<uint32_t>> order = executionOrder(g);
   if (!order) return order.error();
   Adjacency adj(g);
+  std::map<uint32_t, std::map<std::string, bool>> groupUse; // per module, read on first use
+  GroupFree groupFree = [&](uint32_t n) {
+    const Node &node = g.nodes[n];
+    if (node.kind != NodeKind::Kernel || node.kernel >= g.kernels.size()) return false;
+    const Kernel &k = g.kernels[node.kernel];
+    auto it = groupUse.find(k.module);
+    if (it == groupUse.end()) {
+      Expected<std::map<std::string, bool>> use = detail::workGroupUse(g.modules[k.module]);
+      it = groupUse.emplace(k.module, use ? *use : std::map<std::string, bool>()).first;
+    }
+    auto f = it->second.find(k.name);
+    return f != it->second.end() && !f->second;
+  };
   std::vector<bool> taken(g.nodes.size(), false);
   std::vector<Planned> done;
   std::set<std::string> newNames;
@@ -521,7 +552,7 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
   auto attempt = [&](const std::vector<uint32_t> &grp, bool automatic, const GroupRequest *gr,
                      const std::map<uint32_t, uint64_t> &constants) -> uint32_t {
     std::string gname = join(g, grp);
-    Planned pl = plan(g, grp, o, newNames, unsigned(done.size()), gr, constants);
+    Planned pl = plan(g, grp, o, newNames, unsigned(done.size()), gr, constants, groupFree);
     Expected<IrResult> res = detail::buildFusedKernel(pl.req);
     if (!res) {
       rep.remarks.push_back(
@@ -597,7 +628,7 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
         rep.remarks.push_back(
             {Remark::Note, gname, sname + " is used outside the group: cannot internalize"});
     }
-    std::string why = whyNot(g, adj, grp);
+    std::string why = whyNot(g, adj, grp, groupFree);
     if (!why.empty()) {
       rep.remarks.push_back({Remark::Refused, gname, why});
       continue;
@@ -629,7 +660,7 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
         else {
           std::vector<uint32_t> next = chain;
           next.push_back(s);
-          why = whyNot(g, adj, next);
+          why = whyNot(g, adj, next, groupFree);
           if (why.empty()) why = costWhyNot(g, next);
         }
         if (!why.empty()) {
@@ -645,7 +676,7 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
       // cut the chain where a kernel would read another work-item's results, then fuse
       // each part of two or more kernels
       Expected<std::vector<detail::Cut>> cuts =
-          detail::chainCuts(plan(g, chain, o, newNames, 0, nullptr, {}).req);
+          detail::chainCuts(plan(g, chain, o, newNames, 0, nullptr, {}, groupFree).req);
       if (!cuts) {
         rep.remarks.push_back({Remark::Refused, join(g, chain),
                                "cannot analyse the chain: " + cuts.error().message()});
@@ -668,7 +699,7 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
         // the parts run in chain order; each is a legal group (a piece of a legal chain)
         chain = part;
         if (chain.size() >= 2 && parts.size() > 1) {
-          std::string why = whyNot(g, adj, chain);
+          std::string why = whyNot(g, adj, chain, groupFree);
           if (!why.empty()) {
             rep.remarks.push_back({Remark::Refused, join(g, chain), why});
             continue;
@@ -735,7 +766,7 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
             break;
           }
         }
-        if (r.hasLocal() && !fused.range.hasLocal())
+        if (r.hasLocal())
           for (uint32_t d = 0; d < r.dims; ++d)
             fused.range.local[d].value = r.local[d];
       }

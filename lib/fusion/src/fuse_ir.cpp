@@ -128,6 +128,92 @@ bool isGlobalId0(llvm::Value *v) {
   return false;
 }
 
+// The shape an own-index access is proven against: `index` = the work-item's global
+// linear id in this range, gid(0) + G0 * gid(1) + G0 * G1 * gid(2) (offsets 0 for
+// dims > 1). dims 0: nothing is own. One dimension needs no sizes (gid(0) itself).
+struct OwnShape {
+  uint32_t dims = 0;
+  uint64_t global[3] = {1, 1, 1};
+};
+
+struct Affine {
+  int64_t k[3] = {0, 0, 0};
+  int64_t c = 0;
+};
+
+std::optional<Affine> affine(llvm::Value *v, const OwnShape &s, int depth = 0) {
+  if (depth > 24 || !v->getType()->isIntegerTy()) return std::nullopt;
+  Affine a;
+  if (auto *c = llvm::dyn_cast<llvm::ConstantInt>(v)) {
+    if (c->getBitWidth() > 64) return std::nullopt;
+    a.c = c->getSExtValue();
+    return a;
+  }
+  if (auto *c = llvm::dyn_cast<llvm::CastInst>(v)) {
+    // value-preserving for indices (as the one-dimensional rule assumes)
+    if (!c->getOperand(0)->getType()->isIntegerTy()) return std::nullopt;
+    return affine(c->getOperand(0), s, depth + 1);
+  }
+  unsigned d = 0;
+  switch (builtinOf(v, &d)) {
+  case Wi::GlobalId:
+    if (d < s.dims) a.k[d] = 1;
+    return a;
+  case Wi::GlobalSize:
+    a.c = int64_t(d < s.dims ? s.global[d] : 1);
+    return a;
+  case Wi::None:
+    break;
+  default:
+    return std::nullopt;
+  }
+  auto *bo = llvm::dyn_cast<llvm::BinaryOperator>(v);
+  if (!bo) return std::nullopt;
+  std::optional<Affine> x = affine(bo->getOperand(0), s, depth + 1);
+  std::optional<Affine> y = x ? affine(bo->getOperand(1), s, depth + 1) : std::nullopt;
+  if (!y) return std::nullopt;
+  auto constant = [](const Affine &q) { return !q.k[0] && !q.k[1] && !q.k[2]; };
+  switch (bo->getOpcode()) {
+  case llvm::Instruction::Add:
+  case llvm::Instruction::Sub: {
+    int64_t sign = bo->getOpcode() == llvm::Instruction::Add ? 1 : -1;
+    for (int i = 0; i < 3; ++i)
+      x->k[i] += sign * y->k[i];
+    x->c += sign * y->c;
+    return x;
+  }
+  case llvm::Instruction::Mul:
+    if (!constant(*y)) std::swap(x, y);
+    if (!constant(*y)) return std::nullopt;
+    for (int i = 0; i < 3; ++i)
+      x->k[i] *= y->c;
+    x->c *= y->c;
+    return x;
+  case llvm::Instruction::Shl:
+    if (!constant(*y) || y->c < 0 || y->c > 40) return std::nullopt;
+    for (int i = 0; i < 3; ++i)
+      x->k[i] <<= y->c;
+    x->c <<= y->c;
+    return x;
+  default:
+    return std::nullopt;
+  }
+}
+
+// True when `idx` is the work-item's global linear id in `s`.
+bool isOwnIndex(llvm::Value *idx, const OwnShape &s) {
+  if (s.dims == 0) return false;
+  if (s.dims == 1) return isGlobalId0(idx);
+  std::optional<Affine> a = affine(idx, s);
+  if (!a || a->c != 0) return false;
+  int64_t stride = 1;
+  for (uint32_t d = 0; d < 3; ++d) {
+    if (a->k[d] != (d < s.dims ? stride : 0)) return false;
+    if (d < s.dims) stride *= int64_t(s.global[d]);
+  }
+  return true;
+}
+
 // ---- work-group tile analysis -------------------------------------------------------
 // An index as a * get_group_id(0) + b * get_local_id(0) + r with r in a range, in a
 // 1-D range of `groups` work-groups of `local` work-items, global offset 0. An access
@@ -291,6 +377,7 @@ struct Access {
   bool own = true;          // every access is at base + get_global_id(0) * elemsize
   bool group = true;        // every access stays in the work-group's tile (TileShape)
   uint64_t tileElem = 0;    // element size of the tile accesses
+  uint64_t ownElem = 0;     // element size of the own-index accesses
   std::string firstOther;   // "reads" / "writes" for the first access that is not own
   std::string firstOutside; // the same for the first access outside the tile
 };
@@ -299,7 +386,7 @@ struct Access {
 // base + gid * elemsize (Own), base + an index inside the work-group's tile (Tile),
 // or something else. `roots` collects the base's indexing GEPs (Own or Tile).
 void walkPointer(llvm::Value *ptr, int state, uint64_t elemSize, const llvm::DataLayout &dl,
-                 bool oneDim, const TileShape &tile, Access &acc,
+                 const OwnShape &ownShape, const TileShape &tile, Access &acc,
                  std::vector<llvm::GetElementPtrInst *> *roots) {
   enum { Base = 0, Own = 1, Tile = 2, Other = 3 };
   auto notOwn = [&](const char *what) {
@@ -344,7 +431,7 @@ void walkPointer(llvm::Value *ptr, int state, uint64_t elemSize, const llvm::Dat
       else
         sized(st->getValueOperand()->getType(), "writes");
     } else if (llvm::isa<llvm::BitCastInst>(u) || llvm::isa<llvm::AddrSpaceCastInst>(u)) {
-      walkPointer(u, state, elemSize, dl, oneDim, tile, acc, roots);
+      walkPointer(u, state, elemSize, dl, ownShape, tile, acc, roots);
     } else if (auto *gep = llvm::dyn_cast<llvm::GetElementPtrInst>(u)) {
       if (gep->getPointerOperand() != ptr) {
         acc.read = acc.write = true;
@@ -352,21 +439,25 @@ void walkPointer(llvm::Value *ptr, int state, uint64_t elemSize, const llvm::Dat
         continue;
       }
       if (gep->hasAllZeroIndices()) {
-        walkPointer(u, state, elemSize, dl, oneDim, tile, acc, roots);
+        walkPointer(u, state, elemSize, dl, ownShape, tile, acc, roots);
       } else if (state == Base && gep->getNumIndices() == 1 &&
-                 ((oneDim && isGlobalId0(gep->getOperand(1))) || inTile(gep->getOperand(1), tile))) {
+                 (isOwnIndex(gep->getOperand(1), ownShape) || inTile(gep->getOperand(1), tile))) {
         uint64_t size = dl.getTypeAllocSize(gep->getSourceElementType());
         if (roots) roots->push_back(gep);
-        bool own = oneDim && isGlobalId0(gep->getOperand(1));
+        bool own = isOwnIndex(gep->getOperand(1), ownShape);
+        if (own) {
+          if (acc.ownElem && acc.ownElem != size) outside("reads");
+          acc.ownElem = size;
+        }
         if (tile.local) {
           if (acc.tileElem && acc.tileElem != size) outside("reads");
           acc.tileElem = size;
         } else if (!own) {
           outside("reads");
         }
-        walkPointer(u, own ? Own : Tile, size, dl, oneDim, tile, acc, roots);
+        walkPointer(u, own ? Own : Tile, size, dl, ownShape, tile, acc, roots);
       } else {
-        walkPointer(u, Other, 0, dl, oneDim, tile, acc, roots);
+        walkPointer(u, Other, 0, dl, ownShape, tile, acc, roots);
       }
     } else if (llvm::isa<llvm::ICmpInst>(u)) {
       // comparing addresses reads no memory (but an own-index address compared
@@ -678,7 +769,34 @@ namespace {
 // Step 1 of the pipeline: every module the group uses read and linked into `dst`,
 // kernels made internal functions, the used ones cleaned. Step 2: how each instance
 // accesses each pointer parameter (per function, dimension count and tile shape).
-using AccessMap = std::map<std::tuple<llvm::Function *, bool, uint64_t, uint64_t>, std::vector<Access>>;
+// Key: function, instance (-1: shared by every instance with this shape), own shape
+// (dims, sizes), tile shape (local, groups).
+using AccessKey = std::tuple<llvm::Function *, int, uint32_t, uint64_t, uint64_t, uint64_t, uint64_t,
+                             uint64_t>;
+using AccessMap = std::map<AccessKey, std::vector<Access>>;
+
+// The shape own-index accesses of an instance are proven against: its own range, where
+// its global linear id is the fused range's (Same, Linear, or Guard differing only in
+// the last dimension), offsets 0 beyond one dimension. Sizes from graph parameters: one
+// dimension only.
+OwnShape ownOf(const IrRequest &req, const Instance &in) {
+  OwnShape s;
+  const Range &r = in.range;
+  if (r.dims == 1) {
+    s.dims = 1;
+    return s;
+  }
+  if (!req.literal) return s;
+  for (uint32_t d = 0; d < r.dims; ++d)
+    if (r.offset[d]) return s;
+  if (in.remap == Remap::Guard)
+    for (uint32_t d = 0; d + 1 < r.dims; ++d)
+      if (r.global[d] != req.fused.global[d]) return s;
+  s.dims = r.dims;
+  for (uint32_t d = 0; d < r.dims; ++d)
+    s.global[d] = r.global[d];
+  return s;
+}
 
 // The tile shape an instance's accesses are analysed against: the fused range's local
 // size when the instance keeps its work-groups (not Linear), 1-D, offset 0.
@@ -749,14 +867,33 @@ Error prepare(const IrRequest &req, llvm::LLVMContext &ctx, llvm::Module *dst,
     llvm::Function *f = callee[i];
     if (cleaned.insert(f).second) runCleanup(*f);
     TileShape t = tileOf(req, req.insts[i]);
-    bool oneDim = req.insts[i].range.dims == 1;
-    auto key = std::make_tuple(f, oneDim, t.local, t.groups);
+    OwnShape own = ownOf(req, req.insts[i]);
+    // a multi-dimensional kernel's index usually involves a literal argument (a row
+    // length): analysed on a copy with the literals baked in, per instance
+    std::vector<std::pair<unsigned, llvm::Constant *>> literals;
+    if (own.dims > 1)
+      for (unsigned p = 0; p < f->arg_size(); ++p) {
+        const FusedParam &fp = req.params[req.insts[i].bind[p]];
+        if (!fp.constCandidate || f->hasParamAttribute(p, llvm::Attribute::ByVal)) continue;
+        if (llvm::Constant *c = literal(f->getArg(p)->getType(), fp.bits)) literals.push_back({p, c});
+      }
+    AccessKey key{f, literals.empty() ? -1 : int(i), own.dims, own.global[0], own.global[1],
+                  own.global[2], t.local, t.groups};
     auto it = analysis.find(key);
     if (it == analysis.end()) {
+      llvm::Function *subject = f;
+      if (!literals.empty()) {
+        llvm::ValueToValueMapTy vmap;
+        subject = llvm::CloneFunction(f, vmap);
+        for (auto &[p, c] : literals)
+          subject->getArg(p)->replaceAllUsesWith(c);
+        runCleanup(*subject);
+      }
       std::vector<Access> acc(f->arg_size());
       for (unsigned p = 0; p < f->arg_size(); ++p)
         if (f->getArg(p)->getType()->isPointerTy())
-          walkPointer(f->getArg(p), 0, 0, dl, oneDim, t, acc[p], nullptr);
+          walkPointer(subject->getArg(p), 0, 0, dl, own, t, acc[p], nullptr);
+      if (subject != f) subject->eraseFromParent();
       it = analysis.emplace(key, std::move(acc)).first;
     }
     accessOf[i] = &it->second;
@@ -772,6 +909,7 @@ struct SlotUse {
   bool group = true;          // every access inside the work-item's work-group tile
   uint64_t tileElem = 0;      // element size of the tile accesses
   uint64_t tileLocal = 0;     // the tile's work-items (0: some user has no tile shape)
+  uint64_t ownElem = 0;       // element size of the own-index accesses
   std::set<uint32_t> params;  // fused params bound to it (offsets)
   std::string other;          // "k2 reads tmp at another work-item's index"
   std::string outside;        // "k2 reads tmp outside its work-group"
@@ -779,9 +917,10 @@ struct SlotUse {
 
 std::string whyNotOwn(const IrRequest &req, uint32_t i, const Access &a, const std::string &slot) {
   return req.insts[i].node + " " + a.firstOther + " " + slot +
-         (req.insts[i].range.dims == 1 ? " at another work-item's index"
-                                       : " in a multi-dimensional nd-range (own-index accesses "
-                                         "are proven in one dimension only)");
+         (ownOf(req, req.insts[i]).dims ? " at another work-item's index"
+                                         : " in a multi-dimensional nd-range with offsets, sizes "
+                                           "from parameters or a remapped row length (own-index "
+                                           "accesses are not proven there)");
 }
 
 // Adds instance i's accesses to `slots`.
@@ -802,6 +941,13 @@ void addUses(const IrRequest &req, uint32_t i, const std::vector<Access> &acc,
     if (!acc[p].own && su.own) {
       su.own = false;
       su.other = whyNotOwn(req, i, acc[p], slot);
+    }
+    if (acc[p].own && su.own && acc[p].ownElem) {
+      if (su.ownElem && su.ownElem != acc[p].ownElem) {
+        su.own = false;
+        su.other = req.insts[i].node + " accesses " + slot + " with another element size";
+      }
+      su.ownElem = acc[p].ownElem;
     }
     bool group = acc[p].group && t.local;
     if (group && su.group && (firstUse || su.tileLocal == t.local)) {
@@ -844,6 +990,65 @@ std::string hazardOf(const IrRequest &req, int32_t key, SlotUse &su) {
 }
 
 } // namespace
+
+namespace {
+
+bool dependsOnGroups(llvm::Function &f, std::map<llvm::Function *, bool> &memo, int depth = 0) {
+  auto it = memo.find(&f);
+  if (it != memo.end()) return it->second;
+  memo[&f] = true; // recursion: assume the worst
+  bool uses = depth > 16;
+  for (llvm::Argument &a : f.args())
+    if (a.getType()->isPointerTy() && a.getType()->getPointerAddressSpace() == 3) uses = true;
+  for (llvm::Instruction &i : llvm::instructions(f)) {
+    if (uses) break;
+    auto *cb = llvm::dyn_cast<llvm::CallBase>(&i);
+    if (!cb) continue;
+    llvm::Function *c = cb->getCalledFunction();
+    if (!c) {
+      uses = true;
+      break;
+    }
+    llvm::StringRef n = c->getName();
+    switch (builtinKind(n)) {
+    case Wi::LocalId:
+    case Wi::LocalSize:
+    case Wi::EnqueuedLocalSize:
+    case Wi::GroupId:
+    case Wi::NumGroups:
+    case Wi::LocalLinearId:
+      uses = true;
+      break;
+    default:
+      break;
+    }
+    if (n.contains("barrier") || n.contains("work_group") || n.contains("sub_group") ||
+        n.contains("mem_fence"))
+      uses = true;
+    if (!uses && !c->isDeclaration()) uses = dependsOnGroups(*c, memo, depth + 1);
+  }
+  for (llvm::GlobalVariable &gv : f.getParent()->globals())
+    if (gv.getAddressSpace() == 3) uses = true; // program-scope __local variables
+  memo[&f] = uses;
+  return uses;
+}
+
+} // namespace
+
+Expected<std::map<std::string, bool>> workGroupUse(const KernelModule &km) {
+  if (km.forms.empty() || km.forms[0].kind != FormKind::SpirV)
+    return makeError("module '" + km.name + "' has no SPIR-V form");
+  llvm::LLVMContext ctx;
+  const std::vector<uint8_t> &spv = km.forms[0].bytes;
+  Expected<std::unique_ptr<llvm::Module>> m = spirvToLLVM(ctx, spv.data(), spv.size());
+  if (!m) return m.error().withContext("module '" + km.name + "'");
+  std::map<std::string, bool> out;
+  std::map<llvm::Function *, bool> memo;
+  for (llvm::Function &f : **m)
+    if (f.getCallingConv() == llvm::CallingConv::SPIR_KERNEL && !f.isDeclaration())
+      out[f.getName().str()] = dependsOnGroups(f, memo);
+  return out;
+}
 
 Expected<std::vector<Cut>> chainCuts(const IrRequest &req) {
   llvm::LLVMContext ctx;
@@ -893,7 +1098,7 @@ Expected<IrResult> buildFusedKernel(const IrRequest &req) {
   std::map<int32_t, SlotUse> slots;
   for (uint32_t i = 0; i < req.insts.size(); ++i)
     addUses(req, i, *accessOf[i], slots);
-  bool barriersNeeded = req.hasLocalMem || req.fused.dims != 1;
+  bool barriersNeeded = req.hasLocalMem;
   for (auto &[key, su] : slots) {
     std::string h = hazardOf(req, key, su);
     bool shared = su.insts.size() > 1 && su.written;
@@ -1046,7 +1251,13 @@ Expected<IrResult> buildFusedKernel(const IrRequest &req) {
         } else {
           Access acc;
           std::vector<llvm::GetElementPtrInst *> roots;
-          walkPointer(fused->getArg(p), 0, 0, dl, req.fused.dims == 1, TileShape(), acc, &roots);
+          OwnShape fusedShape;
+          fusedShape.dims = req.literal || req.fused.dims == 1 ? req.fused.dims : 0;
+          for (uint32_t d = 0; d < 3; ++d)
+            fusedShape.global[d] = req.fused.global[d];
+          for (uint32_t d = 0; d < 3; ++d)
+            if (req.fused.offset[d] && req.fused.dims > 1) fusedShape.dims = 0;
+          walkPointer(fused->getArg(p), 0, 0, dl, fusedShape, TileShape(), acc, &roots);
           if (!acc.own) { // the fused body should agree with the kernels' analysis
             res.remarks.push_back(sname + " is accessed at another work-item's index in the "
                                           "fused kernel: cannot internalize");
@@ -1108,7 +1319,9 @@ Expected<IrResult> buildFusedKernel(const IrRequest &req) {
       }
       Access acc;
       std::vector<llvm::GetElementPtrInst *> roots;
-      walkPointer(fused->getArg(p), 0, 0, dl, true, tile, acc, &roots);
+      OwnShape oneDim;
+      oneDim.dims = 1;
+      walkPointer(fused->getArg(p), 0, 0, dl, oneDim, tile, acc, &roots);
       bool sameElem = true;
       for (llvm::GetElementPtrInst *g : roots)
         sameElem = sameElem && dl.getTypeAllocSize(g->getSourceElementType()) == su.tileElem;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -100,6 +101,12 @@ struct IrResult {
 };
 
 Expected<IrResult> buildFusedKernel(const IrRequest &req);
+
+// For each kernel of `module`: whether what it computes may depend on its work-groups
+// (it asks for local ids or sizes, group ids or counts, uses barriers, group functions,
+// __local memory or an indirect call). A kernel that does not may be given any local
+// size, so the nd-range rules ignore the local size its node gives.
+Expected<std::map<std::string, bool>> workGroupUse(const KernelModule &module);
 
 // Where an automatic chain must be cut so that no part has a kernel accessing a slot
 // another kernel of the part writes at another work-item's index (or at another

@@ -26,6 +26,11 @@ __kernel void use1(__global float *y, __global const float *t) {
   size_t i = get_global_id(0);
   y[i] = t[i] * 0.5f + (float)get_global_size(0);
 }
+// Depends on its work-group (local id): its local size counts.
+__kernel void use1l(__global float *y, __global const float *t) {
+  size_t i = get_global_id(0);
+  y[i] = t[i] * 0.5f + (float)get_local_id(0);
+}
 // A work-group reduction (barrier): must not be remapped.
 __kernel void gsum2(__global float *y, __global const float *t, __local float *s) {
   size_t l = get_local_id(1) * get_local_size(0) + get_local_id(0);
