@@ -23,7 +23,12 @@
 // of distinct slots are marked noalias (FuseOptions::noAlias), sound only because the
 // runtime refuses bindings where a written slot overlaps another.
 //
-// nd-ranges (work-item remapping): every local size given is the same, every offset is
+// Own-index accesses are proven at the global linear id in each kernel's own shape
+// (gid(0) + G0 * gid(1) + ..., literal arguments baked in for the analysis); barrier-free
+// fused kernels are cleaned with alias analysis (EarlyCSE with MemorySSA, GVN, DSE).
+//
+// nd-ranges (work-item remapping): every local size given is the same (a local size does
+// not count where no kernel of the group uses its work-groups), every offset is
 // the same, sizes are literal unless all ranges are identical. The fused range is the
 // node with the most work-items (with the group's local size). A kernel with the same
 // dimensions and no larger global sizes runs guarded (get_global_id(d) < its size) and
