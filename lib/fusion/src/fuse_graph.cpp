@@ -160,9 +160,9 @@ std::string planRanges(const Graph &g, const std::vector<uint32_t> &grp, detail:
     const detail::Range &l = rs[size_t(withLocal)];
     if (l.dims != fused.dims)
       return "'" + g.nodes[grp[size_t(withLocal)]].name + "' has a local size (" +
-                              rangeText(l, l.local) + ") and " + std::to_string(l.dims) +
-                              " dimensions, the fused range " + std::to_string(fused.dims) +
-                              ": its work-groups would change";
+             rangeText(l, l.local) + ") in a " + std::to_string(l.dims) +
+             "-dimensional range, the fused range is " + std::to_string(fused.dims) +
+             "-dimensional: its work-groups would change";
     for (uint32_t d = 0; d < fused.dims; ++d)
       if (fused.global[d] % l.local[d])
         return "the fused global size " + rangeText(fused, fused.global) +
