@@ -870,8 +870,10 @@ Error prepare(const IrRequest &req, llvm::LLVMContext &ctx, llvm::Module *dst,
     OwnShape own = ownOf(req, req.insts[i]);
     // a multi-dimensional kernel's index usually involves a literal argument (a row
     // length): analysed on a copy with the literals baked in, per instance
+    // (only where the fused kernel bakes them in too: a literal left as a parameter can
+    // be updated after fusion)
     std::vector<std::pair<unsigned, llvm::Constant *>> literals;
-    if (own.dims > 1)
+    if (own.dims > 1 && req.constants)
       for (unsigned p = 0; p < f->arg_size(); ++p) {
         const FusedParam &fp = req.params[req.insts[i].bind[p]];
         if (!fp.constCandidate || f->hasParamAttribute(p, llvm::Attribute::ByVal)) continue;
