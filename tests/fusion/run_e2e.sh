@@ -9,6 +9,8 @@
 set -eu
 cgc=$1; cgfuse=$2; cgrun=$3; work=$4; json=$5; fopts=$6; inputs=$7; slots=$8; ulp=$9
 backends=${10:-cpu}
+# CGRAPH_FUSION_BACKENDS="cuda" (for example) runs the same comparisons on other devices.
+backends=${CGRAPH_FUSION_BACKENDS:-$backends}
 mode=${11:-}
 mkdir -p "$work"
 "$cgc" "$json" -o "$work/in.cgf" -q
