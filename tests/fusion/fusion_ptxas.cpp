@@ -27,8 +27,8 @@ int runPtxas(const std::string &ptxas, const std::string &arch, const fs::path &
   fs::path out = in, err = in;
   out.replace_extension("." + arch + ".cubin");
   err.replace_extension("." + arch + ".log");
-  std::string cmd = "'" + ptxas + "' -arch=" + arch + " -o '" + out.string() + "' '" +
-                    in.string() + "' > '" + err.string() + "' 2>&1";
+  std::string cmd = "'" + ptxas + "' -arch=" + arch + " -o '" + out.string() + "' '" + in.string() +
+                    "' > '" + err.string() + "' 2>&1";
   int rc = std::system(cmd.c_str());
   std::ifstream f(err);
   std::stringstream ss;
@@ -67,9 +67,9 @@ int main(int argc, char **argv) {
           ++failures;
           continue;
         }
-        fs::path out = fs::path(argv[a]).parent_path() /
-                       (fs::path(argv[a]).stem().string() + "." + m.name + ".sm" +
-                        std::to_string(sm) + ".ptx");
+        fs::path out =
+            fs::path(argv[a]).parent_path() / (fs::path(argv[a]).stem().string() + "." + m.name +
+                                               ".sm" + std::to_string(sm) + ".ptx");
         std::ofstream(out) << ptx->ptx;
         std::vector<std::string> archs = {"sm_90"};
         if (sm == 80) archs.insert(archs.begin(), "sm_80");

@@ -72,7 +72,8 @@ Error readPlan(const std::string &path, fusion::FuseOptions &opts) {
           fusion::Memory to = fusion::Memory::Any;
           for (auto e = n.begin(); e != n.end(); ++e) {
             if (e.key() == "slot") continue;
-            if (e.key() != "to") return makeError(where + ": internalize: unknown key '" + e.key() + "'");
+            if (e.key() != "to")
+              return makeError(where + ": internalize: unknown key '" + e.key() + "'");
             std::string t = e.value().is_string() ? e.value().get<std::string>() : "";
             if (t == "private")
               to = fusion::Memory::Private;

@@ -140,7 +140,8 @@ std::string planRanges(const Graph &g, const std::vector<uint32_t> &grp, detail:
     }
     const detail::Range &a = rs[size_t(withLocal)];
     if (!sameVec(a, a.local, rs[i], rs[i].local))
-      return "local sizes differ: " + rangeText(a, a.local) + " vs " + rangeText(rs[i], rs[i].local);
+      return "local sizes differ: " + rangeText(a, a.local) + " vs " +
+             rangeText(rs[i], rs[i].local);
   }
   // rule: every offset is the same (unused dimensions count as 0)
   for (size_t i = 1; i < rs.size(); ++i)
@@ -153,8 +154,8 @@ std::string planRanges(const Graph &g, const std::vector<uint32_t> &grp, detail:
   for (size_t i = 1; i < rs.size(); ++i)
     if (rs[i].total() > rs[big].total()) big = i;
   fused = rs[big];
-  if (withLocal >= 0 && !sameVec(fused, fused.local, rs[size_t(withLocal)],
-                                 rs[size_t(withLocal)].local)) {
+  if (withLocal >= 0 &&
+      !sameVec(fused, fused.local, rs[size_t(withLocal)], rs[size_t(withLocal)].local)) {
     // the largest node leaves the local size to the runtime (or does not depend on its
     // work-groups): take the one given
     const detail::Range &l = rs[size_t(withLocal)];
@@ -185,8 +186,8 @@ std::string planRanges(const Graph &g, const std::vector<uint32_t> &grp, detail:
       remap[i] = detail::Remap::Guard;
     } else {
       remap[i] = detail::Remap::Linear;
-      std::string what = "global " + rangeText(r, r.global) + " in " +
-                         rangeText(fused, fused.global);
+      std::string what =
+          "global " + rangeText(r, r.global) + " in " + rangeText(fused, fused.global);
       if (hasLocal[i])
         return "'" + name + "' has a local size (" + rangeText(r, r.local) +
                ") and its work-items would be remapped (" + what +
@@ -219,8 +220,8 @@ std::string costWhyNot(const Graph &g, const std::vector<uint32_t> &grp) {
     uint64_t t = toRange(g.nodes[n].range).total();
     if (t * kIdleRatio < most)
       return "cost: '" + g.nodes[n].name + "' runs " + std::to_string(t) +
-             (t == 1 ? " work-item" : " work-items") + ", the fused " +
-             "range " + std::to_string(most) + ": most work-items would idle through it (limit 1/" +
+             (t == 1 ? " work-item" : " work-items") + ", the fused " + "range " +
+             std::to_string(most) + ": most work-items would idle through it (limit 1/" +
              std::to_string(kIdleRatio) + ")";
   }
   return {};
@@ -428,7 +429,8 @@ Planned plan(const Graph &g, const std::vector<uint32_t> &grp, const FuseOptions
         fp.slotKey = int32_t(a.index);
         fp.internalCandidate = !outside[a.index] && g.slots[a.index].init == SlotInit::Transient;
         if (gr && gr->internalizeListed) {
-          auto it = std::find(gr->internalize.begin(), gr->internalize.end(), g.slots[a.index].name);
+          auto it =
+              std::find(gr->internalize.begin(), gr->internalize.end(), g.slots[a.index].name);
           fp.internalCandidate = fp.internalCandidate && it != gr->internalize.end();
           size_t at = size_t(it - gr->internalize.begin());
           if (it != gr->internalize.end() && at < gr->internalizeTo.size())
@@ -827,14 +829,13 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
            "cost: " + std::to_string(fg.from.size() - 1) + " fewer launches, about " +
                std::to_string(savedTraffic) + " bytes less global memory traffic per run, " +
                std::to_string(pl.res.privateBytes) + " bytes of private arrays per work-item"});
-      rep.remarks.push_back({Remark::Fused, join(g, pl.grp),
-                             "fused into '" + pl.nodeName + "' (" + std::to_string(fg.from.size()) +
-                                 " kernels, " + std::to_string(fused.args.size()) + " arguments, " +
-                                 std::to_string(fg.elided) + " elided, " +
-                                 std::to_string(fg.constants.size()) + " constant, " +
-                                 std::to_string(fg.internalized.size() + fg.localized.size()) +
-                                 " internalized, " +
-                                 (fg.barriers ? "barriers between kernels" : "no barriers") + ")"});
+      rep.remarks.push_back(
+          {Remark::Fused, join(g, pl.grp),
+           "fused into '" + pl.nodeName + "' (" + std::to_string(fg.from.size()) + " kernels, " +
+               std::to_string(fused.args.size()) + " arguments, " + std::to_string(fg.elided) +
+               " elided, " + std::to_string(fg.constants.size()) + " constant, " +
+               std::to_string(fg.internalized.size() + fg.localized.size()) + " internalized, " +
+               (fg.barriers ? "barriers between kernels" : "no barriers") + ")"});
       rep.fused.push_back(std::move(fg));
       fusedNode[f] = uint32_t(nodes.size());
       nodes.push_back(std::move(fused));

@@ -229,7 +229,9 @@ struct TileShape {
   uint64_t groups = 0; // work-groups in dimension 0
 };
 
-llvm::ConstantRange point(int64_t v) { return llvm::ConstantRange(llvm::APInt(64, uint64_t(v), true)); }
+llvm::ConstantRange point(int64_t v) {
+  return llvm::ConstantRange(llvm::APInt(64, uint64_t(v), true));
+}
 
 llvm::ConstantRange span(uint64_t lo, uint64_t hiInclusive) {
   return llvm::ConstantRange(llvm::APInt(64, lo), llvm::APInt(64, hiInclusive + 1));
@@ -282,8 +284,7 @@ std::optional<Lin> linear(llvm::Value *v, const TileShape &t, int depth = 0) {
   case Wi::NumGroups:
     return dim == 0 ? std::optional<Lin>(pure(point(int64_t(t.groups)))) : std::nullopt;
   case Wi::GlobalSize:
-    return dim == 0 ? std::optional<Lin>(pure(point(int64_t(t.groups * t.local))))
-                    : std::nullopt;
+    return dim == 0 ? std::optional<Lin>(pure(point(int64_t(t.groups * t.local)))) : std::nullopt;
   case Wi::None:
     break;
   default:
@@ -368,8 +369,7 @@ bool inTile(llvm::Value *idx, const TileShape &t) {
   rest.a = 0;
   llvm::ConstantRange w = whole(rest, t);
   return !w.isFullSet() && !w.isWrappedSet() && !w.isEmptySet() &&
-         w.getSignedMin().getSExtValue() >= 0 &&
-         w.getSignedMax().getSExtValue() < int64_t(t.local);
+         w.getSignedMin().getSExtValue() >= 0 && w.getSignedMax().getSExtValue() < int64_t(t.local);
 }
 
 struct Access {
@@ -516,7 +516,8 @@ llvm::FunctionCallee builtinDecl(llvm::Module &m, const char *name, bool withDim
   llvm::Type *ret = i32 ? llvm::Type::getInt32Ty(ctx) : llvm::Type::getInt64Ty(ctx);
   std::vector<llvm::Type *> params;
   if (withDim) params.push_back(llvm::Type::getInt32Ty(ctx));
-  llvm::FunctionCallee fc = m.getOrInsertFunction(name, llvm::FunctionType::get(ret, params, false));
+  llvm::FunctionCallee fc =
+      m.getOrInsertFunction(name, llvm::FunctionType::get(ret, params, false));
   if (auto *f = llvm::dyn_cast<llvm::Function>(fc.getCallee())) {
     f->setCallingConv(llvm::CallingConv::SPIR_FUNC);
     f->addFnAttr(llvm::Attribute::NoUnwind);
@@ -526,7 +527,8 @@ llvm::FunctionCallee builtinDecl(llvm::Module &m, const char *name, bool withDim
 }
 
 llvm::Value *callGlobalId(llvm::IRBuilder<> &b, llvm::Module &m, unsigned d) {
-  llvm::CallInst *c = b.CreateCall(builtinDecl(m, "_Z13get_global_idj", true, false), {b.getInt32(d)});
+  llvm::CallInst *c =
+      b.CreateCall(builtinDecl(m, "_Z13get_global_idj", true, false), {b.getInt32(d)});
   c->setCallingConv(llvm::CallingConv::SPIR_FUNC);
   return c;
 }
@@ -543,7 +545,8 @@ llvm::Value *linearId(llvm::IRBuilder<> &b, llvm::Module &m, const Range &fused)
 }
 
 // The condition under which instance `in` runs in the fused range (nullptr: always).
-llvm::Value *guardFor(llvm::IRBuilder<> &b, llvm::Module &m, const Instance &in, const Range &fused) {
+llvm::Value *guardFor(llvm::IRBuilder<> &b, llvm::Module &m, const Instance &in,
+                      const Range &fused) {
   llvm::Value *cond = nullptr;
   auto both = [&](llvm::Value *c) { cond = cond ? b.CreateAnd(cond, c) : c; };
   if (in.remap == Remap::Guard) {
@@ -591,8 +594,9 @@ Error remapWorkItems(llvm::Function &f, const Instance &in, const Range &fused) 
     if (!c) return makeError(node + " makes an indirect call: cannot remap its work-items");
     llvm::StringRef name = c->getName();
     if (name.contains("barrier") || name.contains("work_group_") || name.contains("sub_group"))
-      return makeError(node + " has a barrier: it cannot run on fewer work-items than the fused "
-                              "range (global sizes " +
+      return makeError(node +
+                       " has a barrier: it cannot run on fewer work-items than the fused "
+                       "range (global sizes " +
                        shapeText(in.range, in.range.global) + " vs " +
                        shapeText(fused, fused.global) + ")");
     Wi k = builtinKind(name);
@@ -636,8 +640,8 @@ Error remapWorkItems(llvm::Function &f, const Instance &in, const Range &fused) 
         if (fused.hasLocal()) {
           v = b.getInt64((gs + fused.local[d] - 1) / fused.local[d]);
         } else {
-          llvm::CallInst *ls = b.CreateCall(builtinDecl(m, "_Z14get_local_sizej", true, false),
-                                            {b.getInt32(d)});
+          llvm::CallInst *ls =
+              b.CreateCall(builtinDecl(m, "_Z14get_local_sizej", true, false), {b.getInt32(d)});
           ls->setCallingConv(llvm::CallingConv::SPIR_FUNC);
           v = b.CreateUDiv(b.CreateAdd(b.getInt64(gs - 1), ls), ls);
         }
@@ -771,8 +775,8 @@ namespace {
 // accesses each pointer parameter (per function, dimension count and tile shape).
 // Key: function, instance (-1: shared by every instance with this shape), own shape
 // (dims, sizes), tile shape (local, groups).
-using AccessKey = std::tuple<llvm::Function *, int, uint32_t, uint64_t, uint64_t, uint64_t, uint64_t,
-                             uint64_t>;
+using AccessKey =
+    std::tuple<llvm::Function *, int, uint32_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t>;
 using AccessMap = std::map<AccessKey, std::vector<Access>>;
 
 // The shape own-index accesses of an instance are proven against: its own range, where
@@ -877,10 +881,17 @@ Error prepare(const IrRequest &req, llvm::LLVMContext &ctx, llvm::Module *dst,
       for (unsigned p = 0; p < f->arg_size(); ++p) {
         const FusedParam &fp = req.params[req.insts[i].bind[p]];
         if (!fp.constCandidate || f->hasParamAttribute(p, llvm::Attribute::ByVal)) continue;
-        if (llvm::Constant *c = literal(f->getArg(p)->getType(), fp.bits)) literals.push_back({p, c});
+        if (llvm::Constant *c = literal(f->getArg(p)->getType(), fp.bits))
+          literals.push_back({p, c});
       }
-    AccessKey key{f, literals.empty() ? -1 : int(i), own.dims, own.global[0], own.global[1],
-                  own.global[2], t.local, t.groups};
+    AccessKey key{f,
+                  literals.empty() ? -1 : int(i),
+                  own.dims,
+                  own.global[0],
+                  own.global[1],
+                  own.global[2],
+                  t.local,
+                  t.groups};
     auto it = analysis.find(key);
     if (it == analysis.end()) {
       llvm::Function *subject = f;
@@ -907,22 +918,22 @@ Error prepare(const IrRequest &req, llvm::LLVMContext &ctx, llvm::Module *dst,
 struct SlotUse {
   std::vector<uint32_t> insts; // instances touching it
   bool written = false;
-  bool own = true;            // every access at the work-item's own index
-  bool group = true;          // every access inside the work-item's work-group tile
-  uint64_t tileElem = 0;      // element size of the tile accesses
-  uint64_t tileLocal = 0;     // the tile's work-items (0: some user has no tile shape)
-  uint64_t ownElem = 0;       // element size of the own-index accesses
-  std::set<uint32_t> params;  // fused params bound to it (offsets)
-  std::string other;          // "k2 reads tmp at another work-item's index"
-  std::string outside;        // "k2 reads tmp outside its work-group"
+  bool own = true;           // every access at the work-item's own index
+  bool group = true;         // every access inside the work-item's work-group tile
+  uint64_t tileElem = 0;     // element size of the tile accesses
+  uint64_t tileLocal = 0;    // the tile's work-items (0: some user has no tile shape)
+  uint64_t ownElem = 0;      // element size of the own-index accesses
+  std::set<uint32_t> params; // fused params bound to it (offsets)
+  std::string other;         // "k2 reads tmp at another work-item's index"
+  std::string outside;       // "k2 reads tmp outside its work-group"
 };
 
 std::string whyNotOwn(const IrRequest &req, uint32_t i, const Access &a, const std::string &slot) {
   return req.insts[i].node + " " + a.firstOther + " " + slot +
          (ownOf(req, req.insts[i]).dims ? " at another work-item's index"
-                                         : " in a multi-dimensional nd-range with offsets, sizes "
-                                           "from parameters or a remapped row length (own-index "
-                                           "accesses are not proven there)");
+                                        : " in a multi-dimensional nd-range with offsets, sizes "
+                                          "from parameters or a remapped row length (own-index "
+                                          "accesses are not proven there)");
 }
 
 // Adds instance i's accesses to `slots`.
@@ -1179,7 +1190,8 @@ Expected<IrResult> buildFusedKernel(const IrRequest &req) {
         b.CreateBr(cont);
         b.SetInsertPoint(cont);
       }
-      std::string g = shapeText(in.range, in.range.global), fg = shapeText(req.fused, req.fused.global);
+      std::string g = shapeText(in.range, in.range.global),
+                  fg = shapeText(req.fused, req.fused.global);
       if (in.remap == Remap::Guard)
         res.remarks.push_back("remapped " + in.node + ": global size " + g + " of " + fg +
                               ", the other work-items skip it");
@@ -1301,7 +1313,7 @@ Expected<IrResult> buildFusedKernel(const IrRequest &req) {
       }
       if (!fusedSize) {
         refuseLocal("the kernels using " + sname +
-                              " run on part of the fused range: cannot internalize to local memory");
+                    " run on part of the fused range: cannot internalize to local memory");
         continue;
       }
       TileShape tile;
@@ -1329,7 +1341,7 @@ Expected<IrResult> buildFusedKernel(const IrRequest &req) {
         sameElem = sameElem && dl.getTypeAllocSize(g->getSourceElementType()) == su.tileElem;
       if (!acc.group || roots.empty() || !sameElem) {
         refuseLocal(sname + " is accessed outside the work-group's tile in the fused "
-                                      "kernel: cannot internalize to local memory");
+                            "kernel: cannot internalize to local memory");
         continue;
       }
       llvm::Type *elem = roots.front()->getSourceElementType();
@@ -1337,8 +1349,10 @@ Expected<IrResult> buildFusedKernel(const IrRequest &req) {
       for (llvm::GetElementPtrInst *g : roots) {
         llvm::IRBuilder<> gb(g);
         llvm::Value *idx = g->getOperand(1);
-        llvm::Value *inTileIdx = gb.CreateURem(idx, llvm::ConstantInt::get(idx->getType(), tile.local));
-        llvm::Value *base = gb.CreatePointerCast(ph.get(), g->getSourceElementType()->getPointerTo(3));
+        llvm::Value *inTileIdx =
+            gb.CreateURem(idx, llvm::ConstantInt::get(idx->getType(), tile.local));
+        llvm::Value *base =
+            gb.CreatePointerCast(ph.get(), g->getSourceElementType()->getPointerTo(3));
         llvm::Value *np = gb.CreateGEP(g->getSourceElementType(), base, inTileIdx);
         rewriteToPrivate(g, np);
         g->eraseFromParent();

@@ -89,8 +89,8 @@ struct IrResult {
   // FusedParam indices promoted to local memory and the bytes of their per-work-group
   // tile: each stays a parameter of the fused kernel, now a __local pointer.
   std::vector<std::pair<uint32_t, uint64_t>> localized;
-  uint64_t privateBytes = 0; // private arrays left in the fused kernel after cleanup
-  std::vector<uint32_t> baked;        // FusedParam indices baked in as constants
+  uint64_t privateBytes = 0;   // private arrays left in the fused kernel after cleanup
+  std::vector<uint32_t> baked; // FusedParam indices baked in as constants
   bool barriers = true;
   std::vector<std::string> remarks; // notes (internalization refusals, hazards)
   std::string hazard;               // non-empty: a kernel accesses a slot another kernel of the
