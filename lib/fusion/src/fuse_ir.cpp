@@ -1249,7 +1249,11 @@ Expected<IrResult> buildFusedKernel(const IrRequest &req) {
       const std::string &sname = req.slotNames[fp.slotKey];
       bool sameSize = true, fusedSize = true;
       for (uint32_t i : su.insts) {
-        sameSize = sameSize && sameGlobal(req.insts[i].range, req.insts[su.insts[0]].range);
+        // the same work-items (a linearly remapped kernel of as many work-items counts:
+        // own-index accesses are at the same global linear id)
+        sameSize = sameSize && (sameGlobal(req.insts[i].range, req.insts[su.insts[0]].range) ||
+                                (req.literal && req.insts[i].range.total() ==
+                                                    req.insts[su.insts[0]].range.total()));
         fusedSize = fusedSize && req.insts[i].remap == Remap::Same;
       }
       if (!sameSize) {
