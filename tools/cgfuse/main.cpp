@@ -133,8 +133,8 @@ int run(int argc, char **argv) {
                        std::string("cgfuse ") + CGRAPH_VERSION + " (cgraph, .cgf 1.0, LLVM 14)");
   std::string input, output, printIR, planFile;
   std::vector<std::string> groups;
-  bool autoFuse = false, remarks = false, json = false, noConstants = false, noInternalize = false,
-       noRestrict = false;
+  bool autoFuse = false, autoLinear = false, remarks = false, json = false, noConstants = false,
+       noInternalize = false, noRestrict = false;
   app.add_option("input", input, ".cgf file")->required();
   app.add_option("-o", output, "output .cgf file")->required();
   app.add_option("--fuse", groups, "fuse the named kernel nodes, in this order (repeatable)")
@@ -145,6 +145,9 @@ int run(int argc, char **argv) {
          "JSON plan: groups with per-slot internalization requests, constant parameters, barriers")
       ->type_name("FILE");
   app.add_flag("--auto", autoFuse, "find and fuse chains of kernel nodes");
+  app.add_flag("--auto-linear", autoLinear,
+               "let --auto take kernels of another shape than the fused range (linear "
+               "work-item remapping)");
   app.add_flag("--remarks", remarks, "print what was fused and why the rest was not (stderr)");
   app.add_flag("--json", json, "print a JSON report on stdout");
   app.add_flag("--no-constants", noConstants, "keep literal scalar arguments as parameters");
@@ -167,6 +170,7 @@ int run(int argc, char **argv) {
   for (const std::string &g : groups)
     opts.groups.push_back(fusion::GroupRequest(splitList(g)));
   opts.autoFuse = autoFuse;
+  opts.autoLinear = autoLinear;
   if (!planFile.empty())
     if (Error e = readPlan(planFile, opts)) {
       std::cerr << "cgfuse: error: " << e.message() << "\n";

@@ -664,6 +664,19 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
           next.push_back(s);
           why = whyNot(g, adj, next, groupFree);
           if (why.empty()) why = costWhyNot(g, next);
+          if (why.empty() && !o.autoLinear) {
+            detail::Range fr;
+            std::vector<detail::Remap> remap;
+            bool literal = true;
+            (void)planRanges(g, next, fr, remap, literal, groupFree);
+            for (size_t i = 0; i < next.size() && why.empty(); ++i)
+              if (remap[i] == detail::Remap::Linear) {
+                detail::Range r = toRange(g.nodes[next[i]].range);
+                why = "cost: '" + g.nodes[next[i]].name + "' would be remapped linearly (global " +
+                      rangeText(r, r.global) + " in " + rangeText(fr, fr.global) +
+                      "), which --auto leaves out unless asked (--auto-linear)";
+              }
+          }
         }
         if (!why.empty()) {
           if (chain.size() > 1 || g.nodes[s].kind == NodeKind::Kernel || true)

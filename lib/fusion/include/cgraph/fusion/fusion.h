@@ -41,7 +41,8 @@
 //
 // --auto (FuseOptions::autoFuse): chains of kernel nodes in execution order, each
 // extended while the group stays legal and the cost model agrees (a kernel with fewer
-// than 1/16 of the largest kernel's work-items ends the chain); one analysis pass cuts
+// than 1/16 of the largest kernel's work-items ends the chain, and so does one needing
+// linear remapping unless FuseOptions::autoLinear); one analysis pass cuts
 // a chain where a kernel would access a slot another kernel of the part writes at
 // another work-item's index outside its work-group tile (a work-group barrier cannot
 // order work-groups), and each part of two or more is fused unless its kernel keeps
@@ -97,6 +98,10 @@ struct FuseOptions {
   std::vector<GroupRequest> groups;
   // Find chains automatically (after the explicit groups).
   bool autoFuse = false;
+  // Let automatic chains take kernels that need linear work-item remapping (another
+  // shape than the fused range's). Off by default: in the stencil example such a fused
+  // kernel ran slower than the two kernels on the cpu backend.
+  bool autoLinear = false;
   // Bake literal scalar arguments into the fused kernel.
   bool constants = true;
   // Promote intermediate slots to private memory where legal.
