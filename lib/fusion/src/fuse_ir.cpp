@@ -990,8 +990,10 @@ void addUses(const IrRequest &req, uint32_t i, const std::vector<Access> &acc,
 // accessed by another, not only at the work-items' own indices nor inside their
 // work-group's tile, or at two offsets. Empty when none.
 std::string hazardOf(const IrRequest &req, int32_t key, SlotUse &su) {
-  if (su.params.size() > 1 && su.written && su.own) {
-    su.own = false; // two offsets into one written slot: addresses may overlap
+  if (su.params.size() > 1 && su.written && (su.own || su.group)) {
+    // two offsets into one written slot: addresses may overlap (and tiles are relative
+    // to each parameter's own base)
+    su.own = false;
     su.group = false;
     su.other = req.insts[su.insts.front()].node + " accesses " + req.slotNames[key] +
                " at two offsets (the addresses may overlap)";
