@@ -98,7 +98,7 @@ Executable::Executable(Device &device, Graph flattened, ExecMode mode)
         if (transferIndex_.empty()) transferIndex_.assign(graph_.nodes.size(), kNone);
         if (transferIndex_[fe.node] == kNone) {
           transferIndex_[fe.node] = uint32_t(transferParams_.size());
-          transferParams_.push_back({kNone, kNone, kNone});
+          transferParams_.push_back({kNone, kNone, kNone, fe.node});
         }
         // Slot 0: source offset (fill: offset), 1: destination offset, 2: bytes.
         const uint16_t f = uint16_t(fe.field);
@@ -347,7 +347,7 @@ Executable::Transfer Executable::transfer(uint32_t node,
     t.bytes = n.copy.bytes;
   }
   if (transferIndex_.empty() || transferIndex_[node] == kNone) return t;
-  const std::array<uint32_t, 3> &x = transferParams_[transferIndex_[node]];
+  const std::array<uint32_t, 4> &x = transferParams_[transferIndex_[node]];
   if (x[0] != kNone) t.srcOffset = params[x[0]];
   if (x[1] != kNone) t.dstOffset = params[x[1]];
   if (x[2] != kNone) t.bytes = params[x[2]];
@@ -366,10 +366,9 @@ Error Executable::checkTransfers() {
     if (scratchSlots_[slot].buffer) return scratchSlots_[slot].length;
     return ownedSlotBytes(graph_.slots[slot], needs_[slot].minSize);
   };
-  for (uint32_t n = 0; n < transferIndex_.size(); ++n) {
-    if (transferIndex_[n] == kNone) continue;
+  for (const std::array<uint32_t, 4> &x : transferParams_) { // O(copy/fill nodes with expressions)
+    const uint32_t n = x[3];
     const Node &node = graph_.nodes[n];
-    const std::array<uint32_t, 3> &x = transferParams_[transferIndex_[n]];
     const Transfer t = transfer(n, scratchParams_);
     const bool fill = node.kind == NodeKind::Fill;
     // "dst offset 96 (= $i * 32)": the field's value and, when stored, its expression.
