@@ -513,17 +513,18 @@ private:
                            " has embedded data of a fixed size; its size cannot be an expression");
       } else {
         if (e.node >= g.nodes.size())
-          return makeError(w + ": node " + std::to_string(e.node) + " points past the node table (" +
-                           std::to_string(g.nodes.size()) + " nodes)");
+          return makeError(w + ": node " + std::to_string(e.node) +
+                           " points past the node table (" + std::to_string(g.nodes.size()) +
+                           " nodes)");
         const Node &n = g.nodes[e.node];
-        const NodeKind need = isTransferField(e.field) ? (field < 24 ? NodeKind::Copy : NodeKind::Fill)
-                              : e.field == ExprField::ScalarArg && n.kind == NodeKind::Host
-                                  ? NodeKind::Host
-                                  : NodeKind::Kernel;
+        const NodeKind need =
+            isTransferField(e.field) ? (field < 24 ? NodeKind::Copy : NodeKind::Fill)
+            : e.field == ExprField::ScalarArg && n.kind == NodeKind::Host ? NodeKind::Host
+                                                                          : NodeKind::Kernel;
         if (n.kind != need)
-          return makeError(w + ": node " + std::to_string(e.node) + " is a " + nodeKindName(n.kind) +
-                           " node; " + exprFieldName(e.field, e.arg) + " needs a " +
-                           nodeKindName(need) + " node");
+          return makeError(w + ": node " + std::to_string(e.node) + " is a " +
+                           nodeKindName(n.kind) + " node; " + exprFieldName(e.field, e.arg) +
+                           " needs a " + nodeKindName(need) + " node");
         if (need != NodeKind::Kernel && noFlag) return needsFlag();
         if (field <= 8 && field % 3 >= n.range.dims)
           return makeError(w + ": " + exprFieldName(e.field, e.arg) + " of a " +
@@ -535,8 +536,8 @@ private:
             return makeError(w + ": arg " + std::to_string(e.arg) + " but the node has " +
                              std::to_string(n.args.size()) + " arguments");
           const Arg &a = n.args[e.arg];
-          if (a.kind != ArgKind::Scalar || a.type == ScalarType::F16 ||
-              a.type == ScalarType::F32 || a.type == ScalarType::F64)
+          if (a.kind != ArgKind::Scalar || a.type == ScalarType::F16 || a.type == ScalarType::F32 ||
+              a.type == ScalarType::F64)
             return makeError(w + ": arg " + std::to_string(e.arg) + " is not an integer scalar");
         }
       }

@@ -383,11 +383,12 @@ private:
     uint8_t *h = out.data();
     std::memcpy(h, kMagic, sizeof kMagic);
     st16(h + hdr::kMajor, hasExprs_ || hasConds_ ? kCgfExprMajorVersion : kCgfMajorVersion);
-    st16(h + hdr::kMinor, hasTransferExprs_                        ? kCgfTransferExprMinorVersion
+    st16(h + hdr::kMinor, hasTransferExprs_                   ? kCgfTransferExprMinorVersion
                           : hasAlts_ || hasConds_ || hasPlac_ ? kCgfAlternativesMinorVersion
                                                               : kCgfMinorVersion);
     st32(h + hdr::kEndian, kEndianMarker);
-    st32(h + hdr::kFlags, (hasExprs_ ? kHeaderFlagExprs : 0) | (hasConds_ ? kHeaderFlagConditionals : 0) |
+    st32(h + hdr::kFlags, (hasExprs_ ? kHeaderFlagExprs : 0) |
+                              (hasConds_ ? kHeaderFlagConditionals : 0) |
                               (hasTransferExprs_ ? kHeaderFlagTransferExprs : 0));
     st32(h + hdr::kSectionCount, nsec);
     st64(h + hdr::kFileSize, pos);

@@ -22,7 +22,8 @@ rt::Device &cpuDevice() {
   return *dev;
 }
 
-std::map<std::string, uint32_t> addKernels(GraphBuilder &b, const std::string &file) {
+std::map<std::string, uint32_t> addKernels(GraphBuilder &b, const std::string &file,
+                                           const std::vector<std::string> &clangArgs) {
   // CGRAPH_TEST_SOURCE_DIR: the source tree when it is not where the build saw it (the
   // GPU bundle, scripts/gpu-bundle.sh).
   const char *env = std::getenv("CGRAPH_TEST_SOURCE_DIR");
@@ -30,7 +31,9 @@ std::map<std::string, uint32_t> addKernels(GraphBuilder &b, const std::string &f
   REQUIRE(in.good());
   std::stringstream ss;
   ss << in.rdbuf();
-  auto res = compileOpenCL(ss.str(), file, CompileOptions{});
+  CompileOptions opts;
+  opts.extraArgs = clangArgs;
+  auto res = compileOpenCL(ss.str(), file, opts);
   INFO((res ? std::string() : res.error().message()));
   REQUIRE(res.ok());
   auto kernels = reflectKernels(res->spirv.data(), res->spirv.size());
@@ -115,9 +118,10 @@ int64_t ulpDiff(double a, double b) {
 namespace cgtest {
 
 std::vector<std::vector<uint8_t>> runOne(const std::string &file, const std::string &kernel,
-                                         const NDRange &range, const std::vector<KArg> &args) {
+                                         const NDRange &range, const std::vector<KArg> &args,
+                                         const std::vector<std::string> &clangArgs) {
   GraphBuilder b(kernel);
-  auto k = addKernels(b, file);
+  auto k = addKernels(b, file, clangArgs);
   REQUIRE(k.count(kernel));
   std::vector<Arg> nodeArgs;
   std::vector<uint32_t> slotOf(args.size(), kNone);

@@ -20,8 +20,10 @@ using namespace cgraph;
 rt::Device &cpuDevice();
 
 // Adds the module compiled from tests/cpu/kernels/<file> and its kernels; returns the
-// kernel indices by name. Fails the test on a compile error.
-std::map<std::string, uint32_t> addKernels(GraphBuilder &b, const std::string &file);
+// kernel indices by name. `clangArgs`: extra clang -cc1 arguments (e.g. "-O2" for the
+// optimized IR shapes that -O0 does not give). Fails the test on a compile error.
+std::map<std::string, uint32_t> addKernels(GraphBuilder &b, const std::string &file,
+                                           const std::vector<std::string> &clangArgs = {});
 
 uint32_t addSlot(GraphBuilder &b, const std::string &name, uint64_t bytes);
 
@@ -74,7 +76,8 @@ inline KArg localMem(uint64_t bytes) { KArg a; a.kind = KArg::Local; a.arg = Arg
 
 // Returns the final contents of every buffer argument (empty vectors for the others).
 std::vector<std::vector<uint8_t>> runOne(const std::string &file, const std::string &kernel,
-                                         const NDRange &range, const std::vector<KArg> &args);
+                                         const NDRange &range, const std::vector<KArg> &args,
+                                         const std::vector<std::string> &clangArgs = {});
 template <typename T> std::vector<T> as(const std::vector<uint8_t> &b) {
   std::vector<T> v(b.size() / sizeof(T));
   std::memcpy(v.data(), b.data(), v.size() * sizeof(T));

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <numeric>
 #include <random>
+#include <string>
 
 using namespace cgtest;
 
@@ -86,6 +87,71 @@ TEST_CASE("cpu barriers: a large private array live across a barrier", "[cpu][ba
       want += in[g] + int((size_t(i) + g) % 8192);
     REQUIRE(out[g] == want);
   }
+}
+
+namespace {
+
+// References for the kernels of barrier_phis.cl, one work-group `v` (its inputs, made
+// its outputs) at a time.
+void refPhiKernel(const std::string &kernel, std::vector<uint32_t> &v, uint32_t trips) {
+  const size_t n = v.size();
+  std::vector<uint32_t> x = v, t(n);
+  if (kernel == "loop_result") {
+    uint32_t s = 0;
+    for (size_t k = 0; k < n; ++k)
+      s += x[k] * uint32_t(k + 1);
+    for (size_t l = 0; l < n; ++l)
+      v[l] = s * 3u + (s ^ uint32_t((l + 1) % n));
+  } else if (kernel == "cond_across") {
+    for (size_t l = 0; l < n; ++l)
+      v[l] = (l % 3 == 0 ? x[l] * 2u : x[l] ^ 0x55u) + x[(l + 1) % n];
+  } else {
+    const bool counter = kernel == "loop_counter";
+    for (uint32_t it = 0; it < trips; ++it) {
+      for (size_t l = 0; l < n; ++l)
+        t[l] = counter ? x[l] + it : x[l];
+      for (size_t l = 0; l < n; ++l)
+        v[l] = ((l & 1) ? x[l] * 3u : x[l] + (counter ? 1u : it)) + t[(l + 1) % n];
+      x = v;
+    }
+  }
+}
+
+} // namespace
+
+// A phi (a loop's result or counter, a conditional operator's value) used after a
+// barrier: the cut must carry it like any other value live across the barrier. At -O0
+// only the cond_* kernels have such phis; at -O2 the loop_* ones have those of the fused
+// graphs that showed the bugs (a NaN; "Instruction does not dominate all uses").
+// Without the fix: cond_across -O0 and loop_result -O2 gave wrong results, cond_loop and
+// loop_counter invalid IR (checked with one kernel per module; here the four share one,
+// so an invalid one fails every section of its -O level).
+TEST_CASE("cpu barriers: phis used after a barrier at -O0 and -O2", "[cpu][barrier]") {
+  for (const char *opt : {"-O0", "-O2"})
+    for (const std::string kernel : {"loop_result", "loop_counter", "cond_across", "cond_loop"})
+      DYNAMIC_SECTION(kernel << " " << opt) {
+        for (size_t wg : {1u, 3u, 16u, 64u}) {
+          const size_t groups = 5, n = wg * groups;
+          const uint32_t trips = 4;
+          std::vector<uint32_t> in(n);
+          for (size_t i = 0; i < n; ++i)
+            in[i] = uint32_t(i * 2654435761u >> 7);
+          std::vector<KArg> args{buf(in), zeros(n * 4),
+                                 localMem(wg * 4 * (kernel == "cond_loop" ? 2 : 1))};
+          if (kernel == "loop_counter" || kernel == "cond_loop")
+            args.push_back(scalar(ScalarType::U32, trips));
+          auto out =
+              as<uint32_t>(runOne("barrier_phis.cl", kernel, range1D(n, wg), args, {opt})[1]);
+          for (size_t g = 0; g < groups; ++g) {
+            std::vector<uint32_t> want(in.begin() + g * wg, in.begin() + (g + 1) * wg);
+            refPhiKernel(kernel, want, trips);
+            for (size_t l = 0; l < wg; ++l) {
+              INFO(kernel << " " << opt << " wg " << wg << " item " << g * wg + l);
+              REQUIRE(out[g * wg + l] == want[l]);
+            }
+          }
+        }
+      }
 }
 
 namespace {

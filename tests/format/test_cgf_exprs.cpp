@@ -213,7 +213,7 @@ TEST_CASE("copy, fill, host task and slot size expressions round-trip as 2.2", "
   INFO((bytes ? std::string() : bytes.error().message()));
   REQUIRE(bytes.ok());
   CHECK(ld32(bytes->data() + 8) == 0x00020002u); // major 2, minor 2
-  CHECK(ld32(bytes->data() + 16) == 5); // flags: expressions, copy/fill/host/slot ones
+  CHECK(ld32(bytes->data() + 16) == 5);          // flags: expressions, copy/fill/host/slot ones
   auto back = readCgf(bytes->data(), bytes->size());
   INFO((back ? std::string() : back.error().message()));
   REQUIRE(back.ok());
@@ -265,8 +265,10 @@ TEST_CASE("malformed copy, fill, host and slot size expressions are refused", "[
   CHECK(broken([](std::vector<uint8_t> &f) { st32(field(f, "XPRS", 10, 8), 99); }) ==
         "expressions[10]: slot 99 points past the slot table (6 slots)");
   CHECK(broken([](std::vector<uint8_t> &f) { st32(field(f, "XPRS", 10, 8), 1); }) ==
-        "expressions[10]: slot 1 has embedded data of a fixed size; its size cannot be an expression");
-  CHECK(broken([](std::vector<uint8_t> &f) { st32(field(f, "XPRS", 9, 8), 4); }) ==
-        "expressions[10]: not sorted by (node, field, arg) after expressions[9] (or a field has two "
-        "expressions)");
+        "expressions[10]: slot 1 has embedded data of a fixed size; its size cannot be an "
+        "expression");
+  CHECK(
+      broken([](std::vector<uint8_t> &f) { st32(field(f, "XPRS", 9, 8), 4); }) ==
+      "expressions[10]: not sorted by (node, field, arg) after expressions[9] (or a field has two "
+      "expressions)");
 }

@@ -78,6 +78,25 @@ int main(int argc, char **argv) {
   addExpr(ExprField::Offset1, 0, "max($n % 7, ceil_div($n, 3))");
   addExpr(ExprField::ScalarArg, 4, "-($n / 2) * 3 + min($n, 9)");
   put(dir, "exprs.cgf", must(withExprs));
+  // Format 2.2: copy (node 1) and fill (node 3) fields and a slot size (slot 4).
+  auto addAt = [&](Graph &g, uint32_t node, ExprField f, uint32_t arg, const char *text) {
+    auto p = expr::parse(text);
+    auto mp = p ? expr::remapVariables(*p, {0}) : Expected<expr::Program>(p.error());
+    if (!mp) std::abort();
+    FieldExpr e;
+    e.node = node;
+    e.field = f;
+    e.arg = arg;
+    e.code = expr::encode(*mp);
+    g.exprs.push_back(e);
+  };
+  Graph transfer = withExprs;
+  addAt(transfer, 1, ExprField::CopySrcOffset, 0, "$n * 4");
+  addAt(transfer, 1, ExprField::CopyBytes, 0, "min($n, 64) * 4");
+  addAt(transfer, 3, ExprField::FillOffset, 0, "$n * 8");
+  addAt(transfer, 3, ExprField::FillBytes, 0, "align_up($n, 8)");
+  addAt(transfer, kNone, ExprField::SlotSize, 4, "$n * $n * 4");
+  put(dir, "exprs_transfer.cgf", must(transfer));
   // Broken seeds: truncated, bad checksum, dangling edge.
   put(dir, "broken_truncated.cgf", std::vector<uint8_t>(fullBytes.begin(), fullBytes.begin() + fullBytes.size() / 2));
   auto bad = fullBytes;

@@ -318,9 +318,9 @@ TEST_CASE("copy and fill expression fields widen the accesses", "[graph][hazards
   GraphBuilder b;
   setup(b);
   b.addParam(Param{"n", ScalarType::I32, 4});
-  b.addFill("f1", fillOp(0, 0, 16, {0}));     // a[0, 16)
-  b.addFill("f2", fillOp(0, 512, 16, {0}));   // a[512, 528): offset is "$n * 128"
-  b.addCopy("c", copyOp(1, 64, 0, 256, 16));  // b[64, ..) -> a[256, ..): bytes is "$n * 4"
+  b.addFill("f1", fillOp(0, 0, 16, {0}));    // a[0, 16)
+  b.addFill("f2", fillOp(0, 512, 16, {0}));  // a[512, 528): offset is "$n * 128"
+  b.addCopy("c", copyOp(1, 64, 0, 256, 16)); // b[64, ..) -> a[256, ..): bytes is "$n * 4"
   Graph &g = b.graph();
   auto add = [&](uint32_t node, ExprField f) {
     FieldExpr e;
@@ -341,10 +341,10 @@ TEST_CASE("copy and fill expression fields widen the accesses", "[graph][hazards
   CHECK((c[1].slot == 0 && c[1].offset == 256 && c[1].size == kUnknownSize));
   // f1 and f2 were disjoint at the placeholders; with the expression they are ordered.
   auto edges = inferHazardEdges(g);
-  CHECK(std::find_if(edges.begin(), edges.end(), [](const Edge &e) { return e.from == 0 && e.to == 1; }) !=
-        edges.end());
-  CHECK(std::find_if(edges.begin(), edges.end(), [](const Edge &e) { return e.from == 1 && e.to == 2; }) !=
-        edges.end());
+  CHECK(std::find_if(edges.begin(), edges.end(),
+                     [](const Edge &e) { return e.from == 0 && e.to == 1; }) != edges.end());
+  CHECK(std::find_if(edges.begin(), edges.end(),
+                     [](const Edge &e) { return e.from == 1 && e.to == 2; }) != edges.end());
   // Requirements: a widened access asks only for its offset.
   CHECK(slotRequirements(g)[0].minSize == 1024); // the declared size
 }

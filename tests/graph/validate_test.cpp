@@ -284,6 +284,28 @@ TEST_CASE("validate: copies and fills", "[graph][validate]") {
     c.dstOffset = 1 << 20;
     CHECK(msgs(g).empty());
   }
+  SECTION("copy and fill fields that are expressions are checked per submission") {
+    // .cgf 2.2: the placeholders may lie outside the slot; the runtime checks the values.
+    auto expr = [&](uint32_t node, ExprField field) {
+      FieldExpr e;
+      e.node = node;
+      e.field = field;
+      e.code = {1, 0}; // param 0
+      return e;
+    };
+    c.bytes = 300;
+    f.bytes = 3;
+    g.exprs = {expr(0, ExprField::FillBytes), expr(2, ExprField::CopyBytes)};
+    INFO(join(msgs(g)));
+    CHECK(msgs(g).empty());
+    // A slot whose size is an expression: literal accesses are checked per submission too.
+    g.exprs = {expr(0, ExprField::FillBytes)};
+    EXPECT_DIAG(g, "error: node 'c': copy reads bytes [0, 300) of slot 't' which has 256 bytes");
+    FieldExpr size = expr(kNone, ExprField::SlotSize);
+    size.arg = 2; // 't'
+    g.exprs.push_back(size);
+    CHECK(msgs(g).empty());
+  }
   SECTION("copy overlap") {
     c = copyOp(0, 0, 0, 100, 200);
     EXPECT_DIAG(g, "error: node 'c': copy source and destination overlap in slot 'a'");

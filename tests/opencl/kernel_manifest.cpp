@@ -550,6 +550,60 @@ void refUniformMix(const ManifestCase &c, std::vector<std::vector<uint8_t>> &b) 
   }
 }
 
+// barrier_phis.cl: phis used after a barrier; one work-group of n items at a time.
+template <class F> void perGroup(const ManifestCase &c, std::vector<std::vector<uint8_t>> &b, F f) {
+  const uint32_t *in = view<uint32_t>(b[0]);
+  uint32_t *out = view<uint32_t>(b[1]);
+  const uint64_t n = c.local[0];
+  for (uint64_t g = 0; g < c.global[0] / n; ++g) {
+    std::vector<uint32_t> v(in + g * n, in + (g + 1) * n);
+    f(v);
+    std::copy(v.begin(), v.end(), out + g * n);
+  }
+}
+
+void refLoopResult(const ManifestCase &c, std::vector<std::vector<uint8_t>> &b) {
+  perGroup(c, b, [](std::vector<uint32_t> &v) {
+    const size_t n = v.size();
+    uint32_t s = 0;
+    for (size_t k = 0; k < n; ++k) s += v[k] * uint32_t(k + 1);
+    for (size_t l = 0; l < n; ++l) v[l] = s * 3u + (s ^ uint32_t((l + 1) % n));
+  });
+}
+
+void refLoopCounter(const ManifestCase &c, std::vector<std::vector<uint8_t>> &b) {
+  const uint32_t trips = scalarArg<uint32_t>(c, 3);
+  perGroup(c, b, [&](std::vector<uint32_t> &acc) {
+    const size_t n = acc.size();
+    std::vector<uint32_t> tile(n), next(n);
+    for (uint32_t it = 0; it < trips; ++it) {
+      for (size_t l = 0; l < n; ++l) tile[l] = acc[l] + it;
+      for (size_t l = 0; l < n; ++l) next[l] = ((l & 1) ? acc[l] * 3u : acc[l] + 1u) + tile[(l + 1) % n];
+      acc = next;
+    }
+  });
+}
+
+void refCondAcross(const ManifestCase &c, std::vector<std::vector<uint8_t>> &b) {
+  perGroup(c, b, [](std::vector<uint32_t> &v) {
+    const size_t n = v.size();
+    std::vector<uint32_t> x = v;
+    for (size_t l = 0; l < n; ++l) v[l] = (l % 3 == 0 ? x[l] * 2u : x[l] ^ 0x55u) + x[(l + 1) % n];
+  });
+}
+
+void refCondLoop(const ManifestCase &c, std::vector<std::vector<uint8_t>> &b) {
+  const uint32_t trips = scalarArg<uint32_t>(c, 3);
+  perGroup(c, b, [&](std::vector<uint32_t> &acc) {
+    const size_t n = acc.size();
+    std::vector<uint32_t> next(n);
+    for (uint32_t it = 0; it < trips; ++it) {
+      for (size_t l = 0; l < n; ++l) next[l] = ((l & 1) ? acc[l] * 3u : acc[l] + it) + acc[(l + 1) % n];
+      acc = next;
+    }
+  });
+}
+
 void refTranspose(const ManifestCase &c, std::vector<std::vector<uint8_t>> &b) {
   const float *in = view<float>(b[0]);
   float *out = view<float>(b[1]);
@@ -907,6 +961,10 @@ const NamedReference kReferences[] = {
     {"barriers.cl:reduce_arg", refReduceArg},
     {"barriers.cl:transpose", refTranspose},
     {"barriers.cl:uniform_mix", refUniformMix},
+    {"barrier_phis.cl:loop_result", refLoopResult},
+    {"barrier_phis.cl:loop_counter", refLoopCounter},
+    {"barrier_phis.cl:cond_across", refCondAcross},
+    {"barrier_phis.cl:cond_loop", refCondLoop},
     {"vload.cl:vload_float", refVloadFloat},
     {"vload.cl:vload_int_offsets", refVloadIntOffsets},
     {"vload.cl:vload_local", refVloadLocal},

@@ -431,8 +431,10 @@ TEST_CASE("copy, fill, host task and slot size expressions run alike on every ba
   nodes.push_back(b.addFill("fillZ", fillOp(sDst, 5)));
   HostOp print;
   print.op = "print";
-  nodes.push_back(b.addHost("show", print, {Arg::slot(sDst), Arg::string("u32"), Arg::scalar(ScalarType::U32, 1)}));
-  for (size_t i = 0; i + 1 < nodes.size(); ++i) b.addEdge(nodes[i], nodes[i + 1]);
+  nodes.push_back(b.addHost(
+      "show", print, {Arg::slot(sDst), Arg::string("u32"), Arg::scalar(ScalarType::U32, 1)}));
+  for (size_t i = 0; i + 1 < nodes.size(); ++i)
+    b.addEdge(nodes[i], nodes[i + 1]);
   Graph g = b.take();
   auto add = [&](uint32_t node, ExprField f, uint32_t arg, const char *text) {
     auto p = expr::parse(text);
@@ -482,7 +484,8 @@ TEST_CASE("copy, fill, host task and slot size expressions run alike on every ba
       REQUIRE(exe);
       auto src = alloc(*dev, 1024), dst = alloc(*dev, 1024);
       std::vector<uint32_t> srcValues(256);
-      for (uint32_t i = 0; i < 256; ++i) srcValues[i] = 100 + i;
+      for (uint32_t i = 0; i < 256; ++i)
+        srcValues[i] = 100 + i;
       writeAll(*dev, *src, srcValues);
       rt::BindingTable t;
       t.slots.resize(g.slots.size());
@@ -506,11 +509,13 @@ TEST_CASE("copy, fill, host task and slot size expressions run alike on every ba
           want[n + i] = 100 + i;
           want[2 * n + i] = 7;
         }
-        for (int i = 0; i < n - 8; ++i) want[3 * n + i] = 5;
+        for (int i = 0; i < n - 8; ++i)
+          want[3 * n + i] = 5;
         CHECK(readAll<uint32_t>(*dev, *dst) == want);
         // print(dst, u32, $n + 1): n + 1 values after "print dst:".
         std::string line = "print dst:";
-        for (int i = 0; i <= n; ++i) line += " " + std::to_string(want[i]);
+        for (int i = 0; i <= n; ++i)
+          line += " " + std::to_string(want[i]);
         REQUIRE(lines.size() == 1);
         CHECK(lines[0] == line + " ... (256 x u32)");
       }

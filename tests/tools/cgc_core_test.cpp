@@ -396,10 +396,10 @@ TEST_CASE("expressions over parameters are stored per field", "[cgc][expr]") {
   "nodes": [{ "name": "x", "kernel": "ku", "global": [4], "args": ["a", 1, 2, "$n * 2"] }]
 })J");
   CHECK_FALSE(bad.ok);
-  CHECK(
-      bad.diags.find("arg 3 ('f'): expressions over parameters ('$n') are stored only in nd-ranges, "
-                     "integer kernel and host task arguments, copy and fill offsets and sizes, and "
-                     "slot sizes") != std::string::npos);
+  CHECK(bad.diags.find(
+            "arg 3 ('f'): expressions over parameters ('$n') are stored only in nd-ranges, "
+            "integer kernel and host task arguments, copy and fill offsets and sizes, and "
+            "slot sizes") != std::string::npos);
 }
 
 TEST_CASE("copy, fill, host task and slot size expressions are stored (2.2)", "[cgc][expr]") {
@@ -497,9 +497,11 @@ TEST_CASE("expression errors point into the string", "[cgc][expr]") {
             ": error: 'bytes' of node 'f.1' is 0 ('16 - $k * 16'); it must be positive\n");
   // Slot sizes: parameters are known there too (stored, .cgf 2.2); repeat variables are
   // not, and a slot with embedded data keeps a fixed size.
-  CHECK(err("", R"([{ "name": "a", "count": "$n * 4", "type": "f32", "init": { "data": [1] } }])") ==
-        ":2:35: error: slot 'a': embedded 'data' has a fixed size, so the slot's size cannot depend on "
-        "parameters (use 'fill', 'file' or 'transient', or an external slot)\n");
+  CHECK(
+      err("", R"([{ "name": "a", "count": "$n * 4", "type": "f32", "init": { "data": [1] } }])") ==
+      ":2:35: error: slot 'a': embedded 'data' has a fixed size, so the slot's size cannot depend "
+      "on "
+      "parameters (use 'fill', 'file' or 'transient', or an external slot)\n");
   CHECK(err("", R"([{ "name": "a", "bytes": "$k" }])") ==
         ":2:36: error: slot 'bytes' of 'a': unknown name '$k' (not a repeat variable or parameter) "
         "(did you mean 'n'?)\n");

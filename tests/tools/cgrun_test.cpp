@@ -580,17 +580,22 @@ TEST_CASE("cgrun runs copy, fill, host and slot size expressions at several n",
         want[n + i] = 100 + i;
       }
       if (n > 1) want[2 * n - 1] = 9; // the fill is 0 bytes at n = 1
-      const std::string in = "s" + std::to_string(n) + ".npy", ex = "w" + std::to_string(n) + ".npy";
-      REQUIRE_FALSE(rt::writeNpyFile((dir / in).string(), ScalarType::U32, src.data(), src.size() * 4));
-      REQUIRE_FALSE(rt::writeNpyFile((dir / ex).string(), ScalarType::U32, want.data(), want.size() * 4));
-      Result r = cgrun(std::string("t.cgf --backend ") + backend + " --param n=" + std::to_string(n) +
-                           " --input src=" + in + " --check dst=@" + ex,
-                       dir);
+      const std::string in = "s" + std::to_string(n) + ".npy",
+                        ex = "w" + std::to_string(n) + ".npy";
+      REQUIRE_FALSE(
+          rt::writeNpyFile((dir / in).string(), ScalarType::U32, src.data(), src.size() * 4));
+      REQUIRE_FALSE(
+          rt::writeNpyFile((dir / ex).string(), ScalarType::U32, want.data(), want.size() * 4));
+      Result r =
+          cgrun(std::string("t.cgf --backend ") + backend + " --param n=" + std::to_string(n) +
+                    " --input src=" + in + " --check dst=@" + ex,
+                dir);
       INFO(r.out << r.err);
       CHECK(r.code == 0);
       CHECK(r.out.find("check dst: ok") != std::string::npos);
       std::string line = "print dst:";
-      for (int i = 0; i <= n && i < 2 * n; ++i) line += " " + std::to_string(want[i]);
+      for (int i = 0; i <= n && i < 2 * n; ++i)
+        line += " " + std::to_string(want[i]);
       CHECK(r.out.find(line) != std::string::npos);
     }
   }
@@ -600,8 +605,9 @@ TEST_CASE("cgrun runs copy, fill, host and slot size expressions at several n",
   CHECK(wrong.err.find("file has 12 bytes of data, slot 'src' has 16") != std::string::npos);
   Result zero = cgrun("t.cgf --param n=0 --zeros src", dir);
   CHECK(zero.code != 0);
-  CHECK(zero.err.find("cgrun: error: node 'z': offset = $n * 8 - 4 is -4; it must not be negative") !=
-        std::string::npos);
+  CHECK(
+      zero.err.find("cgrun: error: node 'z': offset = $n * 8 - 4 is -4; it must not be negative") !=
+      std::string::npos);
   // bench: buffers for the largest n, a replay that changes shape (and slot sizes) every run.
   Result bench = cgrun("bench t.cgf --zeros src --param n=3 --param n=50 --param n=9 --warmup 1 "
                        "--repetitions 3 --json",
@@ -615,6 +621,55 @@ TEST_CASE("cgrun runs copy, fill, host and slot size expressions at several n",
   CHECK(runs.count("resize/replay/total"));
   CHECK(runs.count("resize/replay-reshape/total"));
   CHECK(runs.count("resize/eager/total"));
+}
+
+// The same fields in a runtime-driven graph (an `if` node: stages and a body executable)
+// and in a graph placed on two devices (segments): every part sees this run's sizes.
+TEST_CASE("copy, fill and slot size expressions in staged and multi-device graphs",
+          "[tools][cgrun][cgc][expr]") {
+  const fs::path dir = scratch("expr_staged");
+  const std::string desc = R"J({
+  "name": "staged",
+  "params": [{ "name": "n", "type": "i32", "default": 4 }],
+  "slots": [{ "name": "flag", "count": 1, "type": "u32", "init": { "fill": 1, "type": "u32" } },
+            { "name": "a", "count": "$n", "type": "u32", "external": true },
+            { "name": "t", "count": "$n", "type": "u32", "init": "transient" }],
+  "nodes": [
+    { "name": "f", "fill": { "dst": "t", "value": 3, "type": "u32", "bytes": "$n * 4" } },
+    { "name": "c", DEVICE"copy": { "src": "t", "dst": "a", "bytes": "$n * 4" } },
+    { "name": "cond", "if": "flag", "body": [
+      { "name": "g", "fill": { "dst": { "slot": "a", "offset": "$n * 4 - 4" }, "value": 5, "type": "u32", "bytes": 4 } }
+    ] },
+    { "name": "p", "host": "print", "args": ["a", { "string": "u32" }] }
+  ]
+})J";
+  std::string one = desc, two = desc;
+  one.replace(one.find("DEVICE"), 6, "");
+  two.replace(two.find("DEVICE"), 6, "\"device\": 1, ");
+  std::ofstream(dir / "one.json") << one;
+  std::ofstream(dir / "two.json") << two;
+  for (const char *name : {"one", "two"}) {
+    tooltest::Result c = tooltest::runTool(
+        CGC_PATH, std::string(name) + ".json -o " + name + ".cgf", dir, dir / "cgc_std");
+    INFO(c.out << c.err);
+    REQUIRE(c.code == 0);
+  }
+  std::vector<std::string> runs{"one.cgf", "one.cgf --backend cpu --backend cpu"};
+#ifdef CGRUN_TEST_OPENCL
+  runs.push_back("one.cgf --backend opencl");
+  runs.push_back("two.cgf --backend cpu --backend opencl");
+#endif
+  for (const std::string &run : runs)
+    for (int n : {3, 9}) {
+      INFO(run << ", n = " << n);
+      Result r = cgrun(run + " --param n=" + std::to_string(n) + " --zeros a", dir);
+      INFO(r.out << r.err);
+      CHECK(r.code == 0);
+      std::string line = "print a:";
+      for (int i = 0; i < n; ++i)
+        line += i + 1 < n ? " 3" : " 5";
+      CHECK(r.out.find(line + " (" + std::to_string(n) + " x u32)") != std::string::npos);
+    }
 }
 
 TEST_CASE("cgrun --set, --disable and --update-from update the executable", "[tools][cgrun][update]") {

@@ -161,7 +161,8 @@ Graph DescriptionReader::readGraph(const JValue &root, const std::string &file, 
   if (const JValue *v = root.find("slots")) readSlots(c, *v);
   if (const JValue *v = root.find("nodes")) readNodes(c, *v);
   resolveEdges(c);
-  for (FieldExpr &fe : c.slotExprs) c.g().exprs.push_back(std::move(fe));
+  for (FieldExpr &fe : c.slotExprs)
+    c.g().exprs.push_back(std::move(fe));
   Graph g = c.builder.take();
   if (opts_.validate) validate(c, g);
   return g;
@@ -221,17 +222,21 @@ void DescriptionReader::readSlots(GraphCtx &c, const JValue &list) {
     // program * `scale`); the slot keeps its size at the parameters' defaults (>= 1).
     auto readSize = [&](const JValue &v, const char *key, uint64_t scale) -> uint64_t {
       const std::string what = std::string("slot '") + key + "' of '" + slot.name + "'";
-      if (!v.isString() || !isExpressionText(v.text, false)) return toU64(f, v, std::string("slot '") + key + "'");
+      if (!v.isString() || !isExpressionText(v.text, false))
+        return toU64(f, v, std::string("slot '") + key + "'");
       std::vector<uint8_t> code;
       std::optional<int64_t> atDefaults;
       std::optional<int64_t> value = foldOrStore(c, v, what, &code, &atDefaults);
       if (value) {
         if (*value < 1)
-          failAt(f, v, what + " is " + std::to_string(*value) + " ('" + v.text + "'); it must be positive");
+          failAt(f, v,
+                 what + " is " + std::to_string(*value) + " ('" + v.text +
+                     "'); it must be positive");
         return uint64_t(*value);
       }
       if (scale != 1) {
-        Expected<expr::Program> prog = expr::decode(code.data(), code.size(), uint32_t(c.g().params.size()));
+        Expected<expr::Program> prog =
+            expr::decode(code.data(), code.size(), uint32_t(c.g().params.size()));
         if (!prog) failAt(f, v, what + ": " + prog.error().message());
         prog->code.push_back(expr::Instr{expr::Op::Lit, int64_t(scale)});
         prog->code.push_back(expr::Instr{expr::Op::Mul, 0});
@@ -346,10 +351,11 @@ void DescriptionReader::readSlots(GraphCtx &c, const JValue &list) {
     }
     if (!sized) failAt(f, s, "slot '" + slot.name + "' needs a size: 'bytes', or 'count' and 'type'");
     if (sizeExpr && slot.init == SlotInit::Data)
-      failAt(f, *sizeExpr,
-             "slot '" + slot.name +
-                 "': embedded 'data' has a fixed size, so the slot's size cannot depend on parameters "
-                 "(use 'fill', 'file' or 'transient', or an external slot)");
+      failAt(
+          f, *sizeExpr,
+          "slot '" + slot.name +
+              "': embedded 'data' has a fixed size, so the slot's size cannot depend on parameters "
+              "(use 'fill', 'file' or 'transient', or an external slot)");
     c.slotByName[slot.name] = uint32_t(c.g().slots.size());
     c.map.slots.push_back(s.pos);
     c.builder.addSlot(std::move(slot));

@@ -165,10 +165,10 @@ uint64_t DescriptionReader::readTransferUInt(GraphCtx &c, const JValue &v, const
            label + " is " + std::to_string(*value) + " ('" + v.text + "'); it must be positive");
   if (*value < 0)
     failAt(c.file, v,
-           label + " is " + std::to_string(*value) + " ('" + v.text + "'); it must not be negative");
+           label + " is " + std::to_string(*value) + " ('" + v.text +
+               "'); it must not be negative");
   return uint64_t(*value);
 }
-
 
 uint64_t DescriptionReader::readUInt(GraphCtx &c, const JValue &v, const std::string &what,
                                      bool positive, const std::string &context) {

@@ -100,10 +100,11 @@ Arg DescriptionReader::readArg(GraphCtx &c, const JValue &v, const KernelParam *
     std::vector<uint8_t> code;
     std::optional<int64_t> atDefaults;
     const bool isInt = t != ScalarType::F16 && t != ScalarType::F32 && t != ScalarType::F64;
-    std::optional<int64_t> folded = foldOrStore(c, sv, label, !isInt ? nullptr : &code, &atDefaults);
+    std::optional<int64_t> folded =
+        foldOrStore(c, sv, label, !isInt ? nullptr : &code, &atDefaults);
     if (!folded) {
-      // Stored (.cgf 2.0; 2.2 for a host task): the argument keeps its value at the parameters' defaults
-      // when that fits its type, else 0; the runtime evaluates it per submission.
+      // Stored (.cgf 2.0; 2.2 for a host task): the argument keeps its value at the parameters'
+      // defaults when that fits its type, else 0; the runtime evaluates it per submission.
       FieldExpr fe;
       fe.field = ExprField::ScalarArg;
       fe.arg = uint32_t(index);
@@ -339,10 +340,12 @@ void DescriptionReader::readCopyNode(GraphCtx &c, const JValue &spec, Node &node
     checkKeys(f, spec, {"src", "dst", "bytes"}, "copy");
   const std::string ofNode = " of node '" + node.name + "'";
   // Offsets and size of a plain copy may be expressions over parameters (.cgf 2.2).
-  auto src = rect ? readSlotRef(c, require(f, spec, "src", what), ofNode)
-                  : readTransferRef(c, require(f, spec, "src", what), ofNode, ExprField::CopySrcOffset);
-  auto dst = rect ? readSlotRef(c, require(f, spec, "dst", what), ofNode)
-                  : readTransferRef(c, require(f, spec, "dst", what), ofNode, ExprField::CopyDstOffset);
+  auto src =
+      rect ? readSlotRef(c, require(f, spec, "src", what), ofNode)
+           : readTransferRef(c, require(f, spec, "src", what), ofNode, ExprField::CopySrcOffset);
+  auto dst =
+      rect ? readSlotRef(c, require(f, spec, "dst", what), ofNode)
+           : readTransferRef(c, require(f, spec, "dst", what), ofNode, ExprField::CopyDstOffset);
   CopyOp &op = node.copy;
   op.srcSlot = src.first;
   op.srcOffset = src.second;
@@ -354,7 +357,9 @@ void DescriptionReader::readCopyNode(GraphCtx &c, const JValue &spec, Node &node
     } else {
       uint64_t size = c.g().slots[op.srcSlot].size;
       if (c.slotSizeIsExpr(op.srcSlot) || !c.pendingExprs.empty())
-        failAt(f, spec, what + " needs 'bytes' (the source slot's size or the offset depends on parameters)");
+        failAt(f, spec,
+               what +
+                   " needs 'bytes' (the source slot's size or the offset depends on parameters)");
       if (size == 0 || op.srcOffset > size)
         failAt(f, spec, what + " needs 'bytes' (the source slot's size is unknown)");
       op.bytes = size - op.srcOffset;
@@ -413,7 +418,8 @@ void DescriptionReader::readFillNode(GraphCtx &c, const JValue &spec, Node &node
   } else {
     uint64_t size = c.g().slots[op.slot].size;
     if (c.slotSizeIsExpr(op.slot) || !c.pendingExprs.empty())
-      failAt(f, spec, what + " needs 'bytes' (the slot's size or the offset depends on parameters)");
+      failAt(f, spec,
+             what + " needs 'bytes' (the slot's size or the offset depends on parameters)");
     if (size == 0 || op.offset > size)
       failAt(f, spec, what + " needs 'bytes' (the slot's size is unknown)");
     op.bytes = size - op.offset;

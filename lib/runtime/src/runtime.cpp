@@ -49,9 +49,10 @@ Executable::Executable(Device &device, Graph flattened, ExecMode mode)
       names.push_back(p.name);
     for (size_t e = 0; e < graph_.exprs.size() && exprError_.empty(); ++e) {
       const FieldExpr &fe = graph_.exprs[e];
-      const std::string where = (fe.field == ExprField::SlotSize ? slotLabel(graph_, fe.arg)
-                                                                  : detail::nodeLabel(graph_, fe.node)) +
-                                ": " + exprFieldName(fe.field, fe.arg);
+      const std::string where =
+          (fe.field == ExprField::SlotSize ? slotLabel(graph_, fe.arg)
+                                           : detail::nodeLabel(graph_, fe.node)) +
+          ": " + exprFieldName(fe.field, fe.arg);
       auto prog = expr::decode(fe.code.data(), fe.code.size(), nParams);
       if (!prog) {
         exprError_ = where + ": " + prog.error().message();
@@ -97,7 +98,7 @@ Executable::Executable(Device &device, Graph flattened, ExecMode mode)
         if (transferIndex_.empty()) transferIndex_.assign(graph_.nodes.size(), kNone);
         if (transferIndex_[fe.node] == kNone) {
           transferIndex_[fe.node] = uint32_t(transferParams_.size());
-          transferParams_.push_back({kNone, kNone, kNone});
+          transferParams_.push_back({kNone, kNone, kNone, fe.node});
         }
         // Slot 0: source offset (fill: offset), 1: destination offset, 2: bytes.
         const uint16_t f = uint16_t(fe.field);
@@ -333,7 +334,8 @@ Error Executable::evaluateExprs() {
   return Error::success();
 }
 
-Executable::Transfer Executable::transfer(uint32_t node, const std::vector<uint64_t> &params) const {
+Executable::Transfer Executable::transfer(uint32_t node,
+                                          const std::vector<uint64_t> &params) const {
   const Node &n = graph_.nodes[node];
   Transfer t;
   if (n.kind == NodeKind::Fill) {
@@ -345,7 +347,7 @@ Executable::Transfer Executable::transfer(uint32_t node, const std::vector<uint6
     t.bytes = n.copy.bytes;
   }
   if (transferIndex_.empty() || transferIndex_[node] == kNone) return t;
-  const std::array<uint32_t, 3> &x = transferParams_[transferIndex_[node]];
+  const std::array<uint32_t, 4> &x = transferParams_[transferIndex_[node]];
   if (x[0] != kNone) t.srcOffset = params[x[0]];
   if (x[1] != kNone) t.dstOffset = params[x[1]];
   if (x[2] != kNone) t.bytes = params[x[2]];
@@ -364,10 +366,9 @@ Error Executable::checkTransfers() {
     if (scratchSlots_[slot].buffer) return scratchSlots_[slot].length;
     return ownedSlotBytes(graph_.slots[slot], needs_[slot].minSize);
   };
-  for (uint32_t n = 0; n < transferIndex_.size(); ++n) {
-    if (transferIndex_[n] == kNone) continue;
+  for (const std::array<uint32_t, 4> &x : transferParams_) { // O(copy/fill nodes with expressions)
+    const uint32_t n = x[3];
     const Node &node = graph_.nodes[n];
-    const std::array<uint32_t, 3> &x = transferParams_[transferIndex_[n]];
     const Transfer t = transfer(n, scratchParams_);
     const bool fill = node.kind == NodeKind::Fill;
     // "dst offset 96 (= $i * 32)": the field's value and, when stored, its expression.
@@ -413,7 +414,8 @@ Error Executable::ensureGrown(uint32_t slot, uint64_t bytes) {
   const uint64_t alloc = ownedSlotBytes(s, needs_[slot].minSize);
   const uint32_t align = std::max<uint32_t>(s.alignment ? s.alignment : 1, ownedAlignment_);
   Expected<std::unique_ptr<Buffer>> buf = device_->allocate(alloc, align);
-  if (!buf) return buf.error().withContext(where + ": growing to " + std::to_string(alloc) + " bytes");
+  if (!buf)
+    return buf.error().withContext(where + ": growing to " + std::to_string(alloc) + " bytes");
   if (void *p = (*buf)->hostPointer()) {
     CGRAPH_RETURN_IF_ERROR(initializeSlot(s, ownedPolicy_, p, bytes));
     if (alloc > bytes) std::memset(static_cast<char *>(p) + bytes, 0, size_t(alloc - bytes));
@@ -464,7 +466,8 @@ Expected<EventPtr> Executable::enqueue(const BindingTable &bindings, const Param
       needBytes = scratchParams_[nParams + e];
       if (need.minSize > needBytes)
         return makeError(slotLabel(graph_, j) + ": size = " + exprCode_[e].text + " is " +
-                         std::to_string(needBytes) + " bytes in this submission, but its nodes need at least " +
+                         std::to_string(needBytes) +
+                         " bytes in this submission, but its nodes need at least " +
                          std::to_string(need.minSize));
     }
     const Binding *b = i < bindings.slots.size() ? &bindings.slots[i] : nullptr;
@@ -500,10 +503,11 @@ Expected<EventPtr> Executable::enqueue(const BindingTable &bindings, const Param
                        std::to_string(b->offset) + "+" + std::to_string(b->length) +
                        ") exceeds its " + std::to_string(bufSize) + "-byte buffer");
     if (length < needBytes)
-      return makeError(slotLabel(graph_, j) + ": bound range is " + std::to_string(length) +
-                       " bytes, the graph needs at least " + std::to_string(needBytes) +
-                       (sized ? " (size = " + exprCode_[slotSizeExpr_[j]].text + " in this submission)"
-                              : std::string()));
+      return makeError(
+          slotLabel(graph_, j) + ": bound range is " + std::to_string(length) +
+          " bytes, the graph needs at least " + std::to_string(needBytes) +
+          (sized ? " (size = " + exprCode_[slotSizeExpr_[j]].text + " in this submission)"
+                 : std::string()));
     if (need.alignment > 1 && b->offset % need.alignment != 0)
       return makeError(slotLabel(graph_, j) + ": offset " + std::to_string(b->offset) +
                        " is not a multiple of the slot's alignment " +
@@ -528,7 +532,8 @@ Executable::allocateOwnedSlots(const HostPolicy &policy, uint32_t minAlignment) 
   std::vector<uint64_t> minSizes(needs_.size());
   for (size_t i = 0; i < needs_.size(); ++i)
     minSizes[i] = needs_[i].minSize;
-  if (slotSizeExpr_.empty()) return rt::allocateOwnedSlots(*device_, graph_, minSizes, policy, minAlignment);
+  if (slotSizeExpr_.empty())
+    return rt::allocateOwnedSlots(*device_, graph_, minSizes, policy, minAlignment);
   // Slots whose size is an expression are allocated per submission (ensureGrown); for
   // the backend they are bound slots.
   Graph slotsOnly;

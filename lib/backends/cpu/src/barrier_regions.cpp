@@ -224,28 +224,32 @@ bool splitAtBarriers(Function &body, Function &barrier, unsigned numParams, Barr
     }
   }
 
-  // 3. reg2mem outside setup
+  // 3. reg2mem outside setup. Phis first: each becomes a load at the top of its block,
+  // which is then an ordinary value and, like any other, demoted below when it is used
+  // in another block. (A phi's own uses must not be left out: the region functions get
+  // new entry points, so a block that dominated a use in the body need not dominate it,
+  // or even be reachable, in a region that starts between them, e.g. a loop result
+  // used after a barrier that follows the loop.)
   {
     std::vector<PHINode *> phis;
+    for (BasicBlock &bb : body)
+      if (&bb != setup)
+        for (PHINode &p : bb.phis())
+          phis.push_back(&p);
+    for (PHINode *p : phis)
+      DemotePHIToStack(p, setupBr);
     std::vector<Instruction *> crossing;
     for (BasicBlock &bb : body) {
       if (&bb == setup) continue;
-      for (Instruction &i : bb) {
-        if (auto *p = dyn_cast<PHINode>(&i)) {
-          phis.push_back(p);
-          continue;
-        }
+      for (Instruction &i : bb)
         for (User *u : i.users())
-          if (cast<Instruction>(u)->getParent() != &bb || isa<PHINode>(u)) {
+          if (cast<Instruction>(u)->getParent() != &bb) {
             crossing.push_back(&i);
             break;
           }
-      }
     }
     for (Instruction *i : crossing)
       DemoteRegToStack(*i, false, setupBr);
-    for (PHINode *p : phis)
-      DemotePHIToStack(p, setupBr);
   }
 
   // 4. liveness of the simple allocas at the barrier blocks

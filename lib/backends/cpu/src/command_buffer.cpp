@@ -313,7 +313,8 @@ public:
     case NodeKind::Copy: {
       const CopyOp &c = node.copy;
       const Transfer t = transfer(p.node, sub.params); // fields may be expressions
-      if (t.bytes) std::memmove(sub.base[c.dstSlot] + t.dstOffset, sub.base[c.srcSlot] + t.srcOffset, t.bytes);
+      if (t.bytes)
+        std::memmove(sub.base[c.dstSlot] + t.dstOffset, sub.base[c.srcSlot] + t.srcOffset, t.bytes);
       return Error::success();
     }
     case NodeKind::CopyRect: {

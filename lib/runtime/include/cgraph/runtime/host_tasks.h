@@ -11,7 +11,9 @@
 //                                     wrapping 64-bit for integers)
 //   print(slot, ["type"], [count])     prints `print <slot>: <v0> <v1> ...` (first count
 //                                     elements, default 16; count is a Scalar or Param
-//                                     arg, or a decimal String)
+//                                     arg, an expression over parameters (.cgf 2.2, read
+//                                     as a Param past the graph's params, typed by the
+//                                     Arg), or a decimal String)
 //   write_file(slot, "path", ["type"]) writes the slot's bytes; a .npy path gets a 1-D
 //                                     array of `type` (default u8)
 //   read_file(slot, "path")           fills the slot from a raw file or a .npy payload;

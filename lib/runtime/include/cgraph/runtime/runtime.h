@@ -320,10 +320,10 @@ private:
   };
   std::vector<ExprSlot> exprCode_;
   // Copy/fill fields that are expressions: per node, kNone or an index into
-  // transferParams_ ({source offset or kNone, destination/fill offset, bytes}: indices
-  // into the submit() params). Empty when the graph has none.
+  // transferParams_ ({source offset, destination/fill offset, bytes: indices into the
+  // submit() params or kNone; the node}). Empty when the graph has none.
   std::vector<uint32_t> transferIndex_;
-  std::vector<std::array<uint32_t, 3>> transferParams_;
+  std::vector<std::array<uint32_t, 4>> transferParams_;
   // Per slot: kNone or the expression (index into graph().exprs) giving its size.
   std::vector<uint32_t> slotSizeExpr_;
   // Runtime-owned slots of expression size: the largest size seen so far (ensureGrown).
