@@ -110,14 +110,35 @@ TEST_CASE("cgrun --list-devices", "[tools][cgrun]") {
   REQUIRE(r.code == 0);
   CHECK(r.out.find("cpu: 1 device") != std::string::npos);
   CHECK(r.out.find("  cpu:0  ") != std::string::npos);
-  // cuda is compiled in (and unavailable without a driver); hip is not.
+  // hip is compiled in (where libamdhip64-dev's headers were found) and unavailable
+  // without the runtime: no AMD GPU or ROCm exists here.
+#ifdef CGRUN_TEST_HIP
+  // Without the runtime library, or with it (libamdhip64-dev brings it) and no GPU.
+  CHECK((r.out.find("hip: unavailable: libamdhip64.so not found") != std::string::npos ||
+         r.out.find("hip: unavailable: no HIP device (libamdhip64.so") != std::string::npos));
+#else
   CHECK(r.out.find("hip: not compiled into this cgrun") != std::string::npos);
+#endif
   r = cgrun("--list-devices --json", dir);
   REQUIRE(r.code == 0);
   json j = json::parse(r.out);
   CHECK(j["backends"][0]["backend"] == "cpu");
   CHECK(j["backends"][0]["available"] == true);
   CHECK(j["backends"][0]["devices"][0].contains("capabilities"));
+  bool hipListed = false;
+  for (const json &b : j["backends"]) {
+    if (b["backend"] != "hip") continue;
+    hipListed = true;
+    CHECK(b["available"] == false);
+#ifdef CGRUN_TEST_HIP
+    CHECK(b["compiled_in"] == true);
+    const std::string reason = b["reason"];
+    CHECK((reason.find("libamdhip64.so not found") == 0 || reason.find("no HIP device (libamdhip64.so") == 0));
+#else
+    CHECK(b["compiled_in"] == false);
+#endif
+  }
+  CHECK(hipListed);
   // The opencl backend names its replay strategy per device (lib/backends/opencl rule).
   for (const json &b : j["backends"]) {
     if (b["backend"] != "opencl" || b["available"] != true) continue;

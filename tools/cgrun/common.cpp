@@ -10,6 +10,9 @@
 #ifdef CGRUN_HAVE_CUDA
 #include "cgraph/backends/cuda/cuda_backend.h"
 #endif
+#ifdef CGRUN_HAVE_HIP
+#include "cgraph/backends/hip/hip_backend.h"
+#endif
 
 #include <unistd.h>
 
@@ -41,6 +44,9 @@ std::unique_ptr<rt::Registry> makeRegistry() {
 #endif
 #ifdef CGRUN_HAVE_CUDA
   r->add(cuda::makeCudaBackend());
+#endif
+#ifdef CGRUN_HAVE_HIP
+  r->add(hip::makeHipBackend());
 #endif
   return r;
 }
