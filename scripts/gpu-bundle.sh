@@ -13,7 +13,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${1:-$root/build-gpu}"
 out="${2:-$build/cgraph-gpu.tar.xz}"
-targets="cgrun cgc test_cuda_backend test_cuda_ptxas"
+targets="cgrun cgc cgfuse test_cuda_backend test_cuda_ptxas"
 [ -f "$root/benchmarks/cuda/CMakeLists.txt" ] && targets="$targets bench_cuda"
 # cpu next to PoCL on the GPU machine's 16 cores (bench_nodes), and the cpu suite there:
 # only with CGRAPH_GPU_BUNDLE_CPU=1 (they add about 5 MB; the device tool carries 64 MiB).
@@ -24,7 +24,7 @@ grep -q "CGRAPH_CUDA_INCLUDE:PATH=.*include" "$build/CMakeCache.txt" ||
 
 stage="$(mktemp -d)/cgraph-gpu"
 mkdir -p "$stage/bin" "$stage/lib" "$stage/share/clc" "$stage/cgf"
-bins=("$build/tools/cgrun/cgrun" "$build/tools/cgc/cgc" "$build/tests/cuda/test_cuda_backend"
+bins=("$build/tools/cgrun/cgrun" "$build/tools/cgc/cgc" "$build/tools/cgfuse/cgfuse" "$build/tests/cuda/test_cuda_backend"
       "$build/tests/cuda/test_cuda_ptxas")
 [ -x "$build/benchmarks/cuda/bench_cuda" ] && bins+=("$build/benchmarks/cuda/bench_cuda")
 if [ "${CGRAPH_GPU_BUNDLE_CPU:-0}" = 1 ]; then
@@ -52,9 +52,11 @@ cp "$resdir/include/opencl-c.h" "$resdir/include/opencl-c-base.h" "$stage/lib/cl
 # as .cgf files (compiled here: cgc needs nothing there, but saves the time).
 mkdir -p "$stage/src"
 cp -r "$root/examples" "$stage/src/"
-cp "$root/benchmarks/cuda/handwritten.cu" "$root/benchmarks/cuda/torch_chain.py" "$stage/src/"
-mkdir -p "$stage/src/tests"
+cp "$root/benchmarks/cuda/handwritten.cu" "$root/benchmarks/cuda/torch_chain.py" "$root/benchmarks/cuda/torch_chain4.py" "$stage/src/"
+cp "$root/benchmarks/cuda/fusion_gpu.sh" "$stage/"
+mkdir -p "$stage/src/tests/fusion"
 cp -r "$root/tests/cpu" "$root/tests/opencl" "$stage/src/tests/"
+cp -r "$root/tests/fusion/data" "$stage/src/tests/fusion/"
 for g in "$root"/examples/*/graph.json; do
   ex="$(basename "$(dirname "$g")")"
   "$build/tools/cgc/cgc" "$g" -o "$stage/cgf/$ex.cgf" --keep-source

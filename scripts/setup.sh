@@ -11,6 +11,7 @@ PACKAGES=(
   libtbb-dev libboost-context-dev
   pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo
   lld-14 libamdhip64-dev
+  libze-dev
 )
 
 missing=()

@@ -223,12 +223,25 @@ void qualityBench(rt::Device &d) {
     const char *name;
     double bytes;
   };
-  for (int which = 0; which < 3; ++which) {
+  for (int which = 0; which < 5; ++which) {
     GraphBuilder b("quality");
     auto k = addKernels(b);
     std::string name;
     double bytes = 0;
-    if (which < 2) {
+    if (which >= 3) {
+      // A copy node: between binding-table slots it runs as the table-reading copy
+      // kernel (rebinds for free); between runtime-owned slots as a memcpy node (DMA).
+      Slot ys = ext("y", n * 4), xs = ext("x", n * 4);
+      if (which == 4) ys.init = xs.init = SlotInit::Transient;
+      uint32_t y = b.addSlot(ys), x = b.addSlot(xs);
+      CopyOp c;
+      c.srcSlot = x;
+      c.dstSlot = y;
+      c.bytes = n * 4;
+      b.addCopy("copy", c);
+      name = which == 3 ? "quality_copy_node_table_slots_64M" : "quality_copy_node_owned_slots_64M";
+      bytes = 8.0 * n;
+    } else if (which < 2) {
       uint32_t y = b.addSlot(ext("y", n * 4)), x = b.addSlot(ext("x", n * 4));
       if (which == 0)
         b.addKernelNode("axpy", k["axpy"], range1D(n, 256), {Arg::slot(y), Arg::slot(x), Arg::scalar(ScalarType::F32, f32(0.5f))});

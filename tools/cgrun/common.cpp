@@ -13,6 +13,9 @@
 #ifdef CGRUN_HAVE_HIP
 #include "cgraph/backends/hip/hip_backend.h"
 #endif
+#ifdef CGRUN_HAVE_LEVEL_ZERO
+#include "cgraph/backends/level_zero/level_zero_backend.h"
+#endif
 
 #include <unistd.h>
 
@@ -47,6 +50,9 @@ std::unique_ptr<rt::Registry> makeRegistry() {
 #endif
 #ifdef CGRUN_HAVE_HIP
   r->add(hip::makeHipBackend());
+#endif
+#ifdef CGRUN_HAVE_LEVEL_ZERO
+  r->add(level_zero::makeLevelZeroBackend());
 #endif
   return r;
 }

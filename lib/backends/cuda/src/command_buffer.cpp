@@ -308,7 +308,7 @@ Expected<CUgraphNode> CudaExecutable::addGraphNode(CUgraph g, uint32_t p, const 
     CUresult rc = api_->cuGraphConditionalHandleCreate(&c.handle, g, ctx, 0, CU_GRAPH_COND_ASSIGN_DEFAULT);
     if (rc != CUDA_SUCCESS) return cuError(*api_, "cuGraphConditionalHandleCreate", rc).withContext(what);
     c.pre.vals[3] = c.handle;
-    c.post.vals[3] = c.handle;
+    if (c.op.kind == CondKind::While) c.post.vals[3] = c.handle; // `if` has no end-of-trip kernel
     CUgraphNode pre = nullptr;
     CUDA_KERNEL_NODE_PARAMS kp = kernelParams(c.pre);
     rc = api_->cuGraphAddKernelNode(&pre, g, deps.data(), deps.size(), &kp);

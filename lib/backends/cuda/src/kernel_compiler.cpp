@@ -6,6 +6,8 @@
 // a cubin form) and its bytes.
 #include "internal.h"
 
+#include "cgraph/backends/gpu_common/launch_plan.h"
+
 #include "cgraph/cache/kernel_cache.h"
 #include "cgraph/cache/key.h"
 #include "cgraph/kernel/opencl_compiler.h"
@@ -152,22 +154,8 @@ Expected<std::shared_ptr<const LoadedModule>> CudaDevice::loadModule(const Kerne
   return *mod;
 }
 
-// The table-ABI fill and copy kernels that copies and fills touching binding-table
-// slots run as (so they rebind through the table like every kernel), and the fill
-// kernel for patterns cuMemset* cannot express. Byte-wise: correct for any alignment.
-static const char *kBuiltinSource = R"CL(
-__kernel void cgraph_fill(__global uchar *dst, ulong bytes, __global const uchar *pattern, ulong psize) {
-  ulong i = get_global_id(0);
-  if (i < bytes) dst[i] = pattern[i % psize];
-}
-__kernel void cgraph_copy(__global uchar *dst, __global const uchar *src, ulong width, ulong height,
-                          ulong depth, ulong srcRow, ulong srcSlice, ulong dstRow, ulong dstSlice) {
-  ulong i = get_global_id(0);
-  if (i >= width * height * depth) return;
-  ulong x = i % width, y = (i / width) % height, z = i / (width * height);
-  dst[z * dstSlice + y * dstRow + x] = src[z * srcSlice + y * srcRow + x];
-}
-)CL";
+// The table-ABI fill and copy kernels: gpu_common's builtinKernelSource (launch_plan.h).
+static const char *const kBuiltinSource = gpu::builtinKernelSource();
 
 Expected<std::shared_ptr<const LoadedModule>> CudaDevice::builtinModule() {
   {

@@ -2,6 +2,7 @@
 // completion events.
 #include "internal.h"
 
+#include "cgraph/backends/gpu_common/launch_plan.h"
 #include "cgraph/cache/key.h"
 #include "cgraph/graph/flatten.h"
 #include "cgraph/graph/validate.h"
@@ -190,27 +191,13 @@ Expected<std::shared_ptr<const LoadedModule>> HipDevice::loadModule(const Kernel
   return *mod;
 }
 
-// The table-ABI fill and copy kernels (the cuda backend's, byte-wise).
-static const char *kBuiltinSource = R"CL(
-__kernel void cgraph_fill(__global uchar *dst, ulong bytes, __global const uchar *pattern, ulong psize) {
-  ulong i = get_global_id(0);
-  if (i < bytes) dst[i] = pattern[i % psize];
-}
-__kernel void cgraph_copy(__global uchar *dst, __global const uchar *src, ulong width, ulong height,
-                          ulong depth, ulong srcRow, ulong srcSlice, ulong dstRow, ulong dstSlice) {
-  ulong i = get_global_id(0);
-  if (i >= width * height * depth) return;
-  ulong x = i % width, y = (i / width) % height, z = i / (width * height);
-  dst[z * dstSlice + y * dstRow + x] = src[z * srcSlice + y * srcRow + x];
-}
-)CL";
 
 Expected<std::shared_ptr<const LoadedModule>> HipDevice::builtinModule() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (builtins_) return builtins_;
   }
-  auto r = compileOpenCL(kBuiltinSource, "cgraph_hip_builtins.cl", CompileOptions{});
+  auto r = compileOpenCL(gpu::builtinKernelSource(), "cgraph_hip_builtins.cl", CompileOptions{});
   if (!r) return r.error().withContext("hip builtin kernels");
   KernelModule m;
   m.name = "cgraph_hip_builtins.cl";

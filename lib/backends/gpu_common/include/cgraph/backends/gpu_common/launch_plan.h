@@ -107,12 +107,19 @@ Error planKernelArgs(const Node &node, const Kernel &kern, uint64_t table, uint3
   return Error::success();
 }
 
+// The builtin kernels (builtinKernelSource) loop with a grid stride: one work-item per
+// 16 bytes, at most 1024 groups of 256 (plenty to fill an H100; larger copies take more
+// steps per work-item).
+template <class L> void stridedGrid(uint64_t bytes, L &l) {
+  l.block[0] = 256;
+  l.grid[0] = unsigned(std::min<uint64_t>(1024, std::max<uint64_t>(1, (bytes / 16 + 255) / 256)));
+}
+
 // The builtin fill kernel's arguments (cgraph_fill: dst, bytes, pattern, psize) with
-// the pattern in table entry `patIndex`; grid of 256-thread blocks over the bytes.
+// the pattern in table entry `patIndex`.
 template <class L> void planFillLaunch(const FillOp &f, uint64_t table, uint64_t patIndex, L &l) {
   l.vals = {table, f.offset, f.slot, f.bytes, kLiteral, 0, patIndex, f.pattern.size(), kLiteral, 0, 0, 0, 1};
-  l.block[0] = 256;
-  l.grid[0] = unsigned(std::max<uint64_t>(1, (f.bytes + 255) / 256));
+  stridedGrid(f.bytes, l);
 }
 
 // The builtin copy kernel's arguments (cgraph_copy: dst, src, w, h, d, pitches).
@@ -130,9 +137,15 @@ template <class L> void planCopyLaunch(const Node &node, uint64_t table, L &l) {
   }
   l.vals = {table, c.dstOffset, c.dstSlot, c.srcOffset, c.srcSlot, w, kLiteral, h, kLiteral, d, kLiteral,
             sr, kLiteral, ss, kLiteral, dr, kLiteral, ds, kLiteral, 0, 0, 0, 1};
-  l.block[0] = 256;
-  l.grid[0] = unsigned(std::max<uint64_t>(1, (w * h * d + 255) / 256));
+  stridedGrid(w * h * d, l);
 }
+
+// OpenCL C of the table-ABI fill and copy kernels (cgraph_fill, cgraph_copy) that copies
+// and fills touching binding-table slots run as (so they rebind through the table like
+// every kernel), and fills whose pattern a driver memset cannot express. Grid-stride
+// loops; contiguous copies and fills move 16 bytes per step where the addresses and
+// size allow, else bytes.
+const char *builtinKernelSource();
 
 // A copy as a driver 3D memcpy between device addresses (pitched, no arrays).
 struct Copy3D {

@@ -1,0 +1,461 @@
+// The executable graph: preparation (modules, kernels, owned slots) and the recordings,
+// regular command lists kept per binding set.
+//
+// Why recordings per binding set: a recorded launch captures its arguments (device
+// pointers, scalars) and group counts when it is appended, and loader 1.8's headers
+// have no mutable command list extension to change them afterwards, so a new binding
+// table or parameter value needs a new recording (docs/architecture.md decision 5). The
+// last few are kept so that alternating tables (double buffering) replay without
+// re-recording. Stored parameter expressions arrive as extra parameter values, so each
+// distinct shape gets its own recording, kept the same way.
+#include "exec.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace cgraph::level_zero {
+
+namespace {
+
+void appendBits(std::string &key, uint64_t v) {
+  char b[8];
+  std::memcpy(b, &v, 8);
+  key.append(b, 8);
+}
+
+bool nativeFill(const FillOp &f, uint64_t maxPattern) {
+  const size_t n = f.pattern.size();
+  return n != 0 && (n & (n - 1)) == 0 && n <= maxPattern;
+}
+
+} // namespace
+
+Recording::~Recording() {
+  for (Segment &s : segments)
+    if (s.list) ze->zeCommandListDestroy(s.list);
+  for (ze_event_handle_t e : events)
+    ze->zeEventDestroy(e);
+  if (pool) ze->zeEventPoolDestroy(pool);
+}
+
+LevelZeroExecutable::LevelZeroExecutable(LevelZeroDevice &device, Graph flattened,
+                                         rt::ExecMode mode, const rt::FinalizeOptions &opts)
+    : rt::Executable(device, std::move(flattened), mode), dev_(&device), ze_(&device.ze()),
+      host_(opts.host) {}
+
+LevelZeroExecutable::~LevelZeroExecutable() {
+  if (previous_) (void)previous_->wait(); // its failure was reported through its event
+  recordings_.clear();
+  for (ze_kernel_handle_t k : kernels_)
+    if (k) ze_->zeKernelDestroy(k);
+  kernels_.clear();
+  modules_.clear();
+}
+
+Error LevelZeroExecutable::applyUpdate(const std::vector<uint32_t> &) {
+  // Every recording captured the old values: drop them all; the next submission
+  // records the updated graph. The eager path reads graph() per node.
+  recordings_.clear();
+  return Error::success();
+}
+
+std::string LevelZeroExecutable::nodeLabel(uint32_t n) const {
+  const Node &node = graph_.nodes[n];
+  return node.name.empty() ? "node #" + std::to_string(n) : "node '" + node.name + "'";
+}
+
+Error LevelZeroExecutable::prepare(const rt::FinalizeOptions &opts) {
+  // The plan is the graph's stored partitions (flattenSubgraphs checked or computed
+  // them), in index order; host partitions hold one host task.
+  std::vector<uint32_t> partOf(graph_.nodes.size(), 0);
+  for (uint32_t p = 0; p < graph_.partitions.size(); ++p) {
+    const Partition &part = graph_.partitions[p];
+    const bool host = part.nodes.size() == 1 && graph_.nodes[part.nodes[0]].kind == NodeKind::Host;
+    parts_.push_back({part.nodes, host});
+    for (uint32_t n : part.nodes)
+      partOf[n] = p;
+  }
+  partPreds_.assign(graph_.nodes.size(), {});
+  hasPartSucc_.assign(graph_.nodes.size(), 0);
+  for (const Edge &e : graph_.edges)
+    if (partOf[e.from] == partOf[e.to]) {
+      partPreds_[e.to].push_back(e.from);
+      hasPartSucc_[e.from] = 1;
+    }
+  // Modules (validated SPIR-V) and one kernel handle per graph kernel a node launches
+  // or may launch after an update.
+  std::vector<bool> used(graph_.kernels.size(), false);
+  bool anyHost = false;
+  for (const Node &n : graph_.nodes) {
+    if (n.kind == NodeKind::Kernel) used[n.kernel] = true;
+    for (uint32_t k : n.alternatives)
+      used[k] = true;
+    if (n.kind == NodeKind::Host) anyHost = true;
+  }
+  kernels_.assign(graph_.kernels.size(), nullptr);
+  offsetSet_.assign(graph_.kernels.size(), 0);
+  std::vector<std::shared_ptr<const Module>> byModule(graph_.modules.size());
+  for (size_t k = 0; k < graph_.kernels.size(); ++k) {
+    if (!used[k]) continue;
+    const Kernel &kern = graph_.kernels[k];
+    auto &mod = byModule[kern.module];
+    if (!mod) {
+      auto m = dev_->buildModule(graph_.modules[kern.module], opts.useCache);
+      if (!m) return m.error();
+      mod = *m;
+      modules_.push_back(mod);
+    }
+    ze_kernel_desc_t kd{};
+    kd.stype = ZE_STRUCTURE_TYPE_KERNEL_DESC;
+    kd.pKernelName = kern.name.c_str();
+    ze_result_t rc = ze_->zeKernelCreate(mod->module, &kd, &kernels_[k]);
+    if (rc != ZE_RESULT_SUCCESS) {
+      kernels_[k] = nullptr;
+      return zeError("zeKernelCreate", rc).withContext("kernel '" + kern.name + "'");
+    }
+  }
+  // Fills the device cannot do natively: copied from a buffer holding the result.
+  fillSources_.resize(graph_.nodes.size());
+  for (uint32_t n = 0; n < graph_.nodes.size(); ++n) {
+    const Node &node = graph_.nodes[n];
+    if (node.kind != NodeKind::Fill || nativeFill(node.fill, dev_->props().maxFillPatternSize))
+      continue;
+    const FillOp &f = node.fill;
+    if (f.pattern.empty() || f.bytes == 0) continue;
+    std::vector<uint8_t> bytes(size_t(f.bytes));
+    for (size_t i = 0; i < bytes.size(); ++i)
+      bytes[i] = f.pattern[i % f.pattern.size()];
+    auto b = dev_->allocate(f.bytes, 64);
+    if (!b) return b.error().withContext(nodeLabel(n) + ": fill source");
+    CGRAPH_RETURN_IF_ERROR(
+        dev_->write(**b, 0, bytes.data(), bytes.size()).withContext(nodeLabel(n)));
+    fillSources_[n] = std::move(*b);
+  }
+  if (anyHost) {
+    auto h = rt::HostTasks::prepare(graph_, opts.host);
+    if (!h) return h.error();
+    hostTasks_ = std::move(*h);
+  }
+  auto owned = allocateOwnedSlots(host_, 64);
+  if (!owned) return owned.error();
+  owned_.resize(owned->size());
+  for (size_t i = 0; i < owned->size(); ++i)
+    owned_[i].reset(static_cast<LevelZeroBuffer *>((*owned)[i].release()));
+  return Error::success();
+}
+
+void LevelZeroExecutable::resolve(const std::vector<ResolvedSlot> &slots) {
+  mems_.resize(graph_.slots.size());
+  for (size_t i = 0; i < graph_.slots.size(); ++i) {
+    SlotMem &m = mems_[i];
+    const ResolvedSlot &r = slots[i];
+    if (r.buffer) {
+      auto *b = static_cast<LevelZeroBuffer *>(r.buffer); // the runtime checked the owner
+      m = {static_cast<char *>(b->ptr()) + r.offset, r.offset, r.length, b->id()};
+    } else if (owned_[i]) {
+      m = {static_cast<char *>(owned_[i]->ptr()), 0, owned_[i]->size(), owned_[i]->id()};
+    } else {
+      m = {};
+    }
+  }
+}
+
+Error LevelZeroExecutable::setKernel(uint32_t n, const std::vector<uint64_t> &params,
+                                     ze_group_count_t &groups) {
+  const Node &node = graph_.nodes[n];
+  const Kernel &kern = graph_.kernels[node.kernel];
+  ze_kernel_handle_t k = kernels_[node.kernel];
+  const std::string where = nodeLabel(n);
+  // Arguments: device pointers (the slot's bound address + the argument's offset),
+  // scalar bits, __local sizes.
+  for (uint32_t i = 0; i < node.args.size(); ++i) {
+    const Arg &a = node.args[i];
+    const uint32_t psize = i < kern.params.size() ? kern.params[i].size : 0;
+    ze_result_t rc = ZE_RESULT_SUCCESS;
+    switch (a.kind) {
+    case ArgKind::Slot: {
+      const SlotMem &m = mems_[a.index];
+      if (!m.ptr) return makeError(where + ": arg " + std::to_string(i) + ": slot is unbound");
+      if (m.length && a.value >= m.length)
+        return makeError(where + ": arg " + std::to_string(i) + ": offset " +
+                         std::to_string(a.value) + " is past the bound range");
+      void *p = m.ptr + a.value;
+      rc = ze_->zeKernelSetArgumentValue(k, i, sizeof(void *), &p);
+      break;
+    }
+    case ArgKind::Scalar:
+    case ArgKind::Param: {
+      uint64_t bits = a.kind == ArgKind::Scalar ? a.value : params[a.index];
+      // A Param index past graph_.params is a stored expression (its Arg keeps the
+      // argument's own type).
+      uint32_t size = psize ? psize
+                            : scalarSize(a.kind == ArgKind::Param && a.index < graph_.params.size()
+                                             ? graph_.params[a.index].type
+                                             : a.type);
+      if (size > 8)
+        return makeError(where + ": arg " + std::to_string(i) + ": by-value argument of " +
+                         std::to_string(size) + " bytes is wider than a scalar");
+      rc = ze_->zeKernelSetArgumentValue(k, i, size, &bits);
+      break;
+    }
+    case ArgKind::LocalMem:
+      rc = ze_->zeKernelSetArgumentValue(k, i, size_t(a.value), nullptr);
+      break;
+    case ArgKind::String:
+      return makeError(where + ": arg " + std::to_string(i) + ": string argument for a kernel");
+    }
+    if (rc != ZE_RESULT_SUCCESS)
+      return zeError("zeKernelSetArgumentValue", rc)
+          .withContext(where + ": arg " + std::to_string(i));
+  }
+  // Sizes: Level Zero launches whole groups (group size x group count).
+  auto val = [&](const Dim &d) { return d.param != kNone ? params[d.param] : d.value; };
+  uint64_t global[3] = {1, 1, 1}, local[3] = {1, 1, 1}, offset[3] = {0, 0, 0};
+  const uint32_t dims = node.range.dims;
+  for (uint32_t d = 0; d < dims; ++d) {
+    global[d] = val(node.range.global[d]);
+    local[d] = val(node.range.local[d]);
+    offset[d] = val(node.range.offset[d]);
+  }
+  for (uint32_t d = 0; d < 3; ++d)
+    if (global[d] > UINT32_MAX || offset[d] > UINT32_MAX)
+      return makeError(where + ": global size or offset in dimension " + std::to_string(d) +
+                       " exceeds Level Zero's 32-bit range");
+  if (!node.range.hasLocal()) {
+    if (kern.reqdLocal[0] != 0) {
+      for (uint32_t d = 0; d < 3; ++d)
+        local[d] = kern.reqdLocal[d] ? kern.reqdLocal[d] : 1;
+    } else {
+      uint32_t s[3] = {1, 1, 1};
+      ze_result_t rc = ze_->zeKernelSuggestGroupSize(k, uint32_t(global[0]), uint32_t(global[1]),
+                                                     uint32_t(global[2]), &s[0], &s[1], &s[2]);
+      if (rc != ZE_RESULT_SUCCESS)
+        return zeError("zeKernelSuggestGroupSize", rc).withContext(where);
+      for (uint32_t d = 0; d < 3; ++d)
+        local[d] = s[d];
+    }
+  } else {
+    for (uint32_t d = dims; d < 3; ++d)
+      local[d] = 1;
+  }
+  for (uint32_t d = 0; d < 3; ++d) {
+    if (local[d] == 0 || global[d] % local[d] != 0)
+      return makeError(where + ": group size " + std::to_string(local[d]) +
+                       " does not divide global size " + std::to_string(global[d]) +
+                       " in dimension " + std::to_string(d));
+  }
+  ze_result_t rc =
+      ze_->zeKernelSetGroupSize(k, uint32_t(local[0]), uint32_t(local[1]), uint32_t(local[2]));
+  if (rc != ZE_RESULT_SUCCESS) return zeError("zeKernelSetGroupSize", rc).withContext(where);
+  groups.groupCountX = uint32_t(global[0] / local[0]);
+  groups.groupCountY = uint32_t(global[1] / local[1]);
+  groups.groupCountZ = uint32_t(global[2] / local[2]);
+  // A global offset is kernel state: set it where asked, and back to zero for the next
+  // launch of the same kernel without one.
+  const bool anyOffset = offset[0] || offset[1] || offset[2];
+  if (anyOffset || offsetSet_[node.kernel]) {
+    if (!dev_->props().globalOffset)
+      return makeError(where + ": a global offset needs the " +
+                       std::string(ZE_GLOBAL_OFFSET_EXP_NAME) +
+                       " extension, which this driver does not report");
+    rc = ze_->zeKernelSetGlobalOffsetExp(k, uint32_t(offset[0]), uint32_t(offset[1]),
+                                         uint32_t(offset[2]));
+    if (rc != ZE_RESULT_SUCCESS)
+      return zeError("zeKernelSetGlobalOffsetExp", rc).withContext(where);
+    offsetSet_[node.kernel] = anyOffset;
+  }
+  return Error::success();
+}
+
+Error LevelZeroExecutable::appendNode(ze_command_list_handle_t list, uint32_t n,
+                                      const std::vector<uint64_t> &params, ze_event_handle_t signal,
+                                      const std::vector<ze_event_handle_t> &waits) {
+  const Node &node = graph_.nodes[n];
+  const uint32_t nWait = uint32_t(waits.size());
+  ze_event_handle_t *w = waits.empty() ? nullptr : const_cast<ze_event_handle_t *>(waits.data());
+  ze_result_t rc = ZE_RESULT_SUCCESS;
+  const char *call = "";
+  switch (node.kind) {
+  case NodeKind::Kernel: {
+    ze_group_count_t groups{};
+    CGRAPH_RETURN_IF_ERROR(setKernel(n, params, groups));
+    call = "zeCommandListAppendLaunchKernel";
+    rc = ze_->zeCommandListAppendLaunchKernel(list, kernels_[node.kernel], &groups, signal, nWait,
+                                              w);
+    break;
+  }
+  case NodeKind::Copy: {
+    const CopyOp &c = node.copy;
+    call = "zeCommandListAppendMemoryCopy";
+    rc = ze_->zeCommandListAppendMemoryCopy(list, mems_[c.dstSlot].ptr + c.dstOffset,
+                                            mems_[c.srcSlot].ptr + c.srcOffset, size_t(c.bytes),
+                                            signal, nWait, w);
+    break;
+  }
+  case NodeKind::CopyRect: {
+    const CopyOp &c = node.copy;
+    const uint64_t vals[] = {c.region[0],     c.region[1],   c.region[2],    c.srcRowPitch,
+                             c.srcSlicePitch, c.dstRowPitch, c.dstSlicePitch};
+    for (uint64_t v : vals)
+      if (v > UINT32_MAX)
+        return makeError(nodeLabel(n) +
+                         ": rectangular copy sizes exceed Level Zero's 32-bit range");
+    // Origins stay zero: the slot offsets are folded into the base pointers.
+    ze_copy_region_t src{
+        0, 0, 0, uint32_t(c.region[0]), uint32_t(c.region[1]), uint32_t(c.region[2])};
+    ze_copy_region_t dst = src;
+    call = "zeCommandListAppendMemoryCopyRegion";
+    rc = ze_->zeCommandListAppendMemoryCopyRegion(
+        list, mems_[c.dstSlot].ptr + c.dstOffset, &dst, uint32_t(c.dstRowPitch),
+        uint32_t(c.dstSlicePitch), mems_[c.srcSlot].ptr + c.srcOffset, &src,
+        uint32_t(c.srcRowPitch), uint32_t(c.srcSlicePitch), signal, nWait, w);
+    break;
+  }
+  case NodeKind::Fill: {
+    const FillOp &f = node.fill;
+    char *dst = mems_[f.slot].ptr + f.offset;
+    if (fillSources_[n]) {
+      call = "zeCommandListAppendMemoryCopy";
+      rc = ze_->zeCommandListAppendMemoryCopy(
+          list, dst, static_cast<LevelZeroBuffer &>(*fillSources_[n]).ptr(), size_t(f.bytes),
+          signal, nWait, w);
+    } else {
+      call = "zeCommandListAppendMemoryFill";
+      rc = ze_->zeCommandListAppendMemoryFill(list, dst, f.pattern.data(), f.pattern.size(),
+                                              size_t(f.bytes), signal, nWait, w);
+    }
+    break;
+  }
+  default:
+    return makeError(nodeLabel(n) + ": a " + std::string(nodeKindName(node.kind)) +
+                     " node cannot be appended to a command list");
+  }
+  if (rc != ZE_RESULT_SUCCESS) return zeError(call, rc).withContext(nodeLabel(n));
+  return Error::success();
+}
+
+Error LevelZeroExecutable::record(Recording &rec, const std::vector<uint64_t> &params) {
+  const DeviceProps &props = dev_->props();
+  // Events carry the graph's edges inside a partition: one per recorded command that a
+  // later command of its partition waits for.
+  uint32_t nEvents = 0;
+  for (const PartPlan &plan : parts_)
+    if (!plan.host)
+      for (uint32_t n : plan.nodes)
+        if (hasPartSucc_[n] && nodeEnabled(n) && graph_.nodes[n].kind != NodeKind::Barrier)
+          ++nEvents;
+  if (nEvents) {
+    ze_event_pool_desc_t pd{};
+    pd.stype = ZE_STRUCTURE_TYPE_EVENT_POOL_DESC;
+    pd.flags = 0; // device-only events: the host never waits for them
+    pd.count = nEvents;
+    ze_device_handle_t dev = props.device;
+    CGRAPH_ZE_CHECK("zeEventPoolCreate",
+                    ze_->zeEventPoolCreate(dev_->context(), &pd, 1, &dev, &rec.pool));
+  }
+  std::vector<std::vector<ze_event_handle_t>> done(graph_.nodes.size());
+  ze_command_list_handle_t list = nullptr;
+  std::vector<ze_event_handle_t> signalled; // in the open list
+  auto closeList = [&]() -> Error {
+    if (!list) return Error::success();
+    if (!signalled.empty()) {
+      // Every command has run (barrier), then the list's events are reset so that the
+      // next execution of the list starts with none signalled.
+      CGRAPH_ZE_CHECK("zeCommandListAppendBarrier",
+                      ze_->zeCommandListAppendBarrier(list, nullptr, 0, nullptr));
+      for (ze_event_handle_t e : signalled)
+        CGRAPH_ZE_CHECK("zeCommandListAppendEventReset",
+                        ze_->zeCommandListAppendEventReset(list, e));
+    }
+    signalled.clear();
+    CGRAPH_ZE_CHECK("zeCommandListClose", ze_->zeCommandListClose(list));
+    list = nullptr;
+    return Error::success();
+  };
+  for (const PartPlan &plan : parts_) {
+    if (plan.host) {
+      CGRAPH_RETURN_IF_ERROR(closeList());
+      Recording::Segment s;
+      s.hostNode = plan.nodes[0];
+      rec.segments.push_back(s);
+      continue;
+    }
+    if (!list) {
+      ze_command_list_desc_t ld{};
+      ld.stype = ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC;
+      ld.commandQueueGroupOrdinal = props.computeOrdinal;
+      ld.flags = 0;
+      Recording::Segment s;
+      CGRAPH_ZE_CHECK("zeCommandListCreate",
+                      ze_->zeCommandListCreate(dev_->context(), props.device, &ld, &s.list));
+      rec.segments.push_back(s);
+      list = s.list;
+    } else {
+      // Partitions run in index order: everything recorded so far completes first.
+      CGRAPH_ZE_CHECK("zeCommandListAppendBarrier",
+                      ze_->zeCommandListAppendBarrier(list, nullptr, 0, nullptr));
+    }
+    for (uint32_t n : plan.nodes) {
+      // The predecessors' events, once each, in edge order (deterministic lists).
+      std::vector<ze_event_handle_t> deps;
+      for (uint32_t p : partPreds_[n])
+        for (ze_event_handle_t e : done[p])
+          if (std::find(deps.begin(), deps.end(), e) == deps.end()) deps.push_back(e);
+      if (graph_.nodes[n].kind == NodeKind::Barrier || !nodeEnabled(n)) {
+        done[n] = std::move(deps); // successors wait for what it waited for
+        continue;
+      }
+      ze_event_handle_t signal = nullptr;
+      if (hasPartSucc_[n]) {
+        ze_event_desc_t ed{};
+        ed.stype = ZE_STRUCTURE_TYPE_EVENT_DESC;
+        ed.index = uint32_t(rec.events.size());
+        ed.signal = ZE_EVENT_SCOPE_FLAG_DEVICE; // results visible to the waiting command
+        ed.wait = ZE_EVENT_SCOPE_FLAG_DEVICE;
+        CGRAPH_ZE_CHECK("zeEventCreate", ze_->zeEventCreate(rec.pool, &ed, &signal));
+        rec.events.push_back(signal);
+        signalled.push_back(signal);
+        done[n].assign(1, signal);
+      }
+      CGRAPH_RETURN_IF_ERROR(appendNode(list, n, params, signal, deps));
+    }
+  }
+  return closeList();
+}
+
+Expected<Recording *> LevelZeroExecutable::findOrRecord(const std::vector<uint64_t> &params) {
+  // The binding set: buffer identity, offset and length of every slot, and every
+  // parameter value (arguments and group counts are captured by the recorded commands).
+  std::string key;
+  key.reserve(mems_.size() * 24 + params.size() * 8);
+  for (const SlotMem &m : mems_) {
+    appendBits(key, m.id);
+    appendBits(key, m.offset);
+    appendBits(key, m.length);
+  }
+  for (uint64_t p : params)
+    appendBits(key, p);
+  ++tick_;
+  for (auto &r : recordings_)
+    if (r->key == key) {
+      r->lastTick = tick_;
+      return r.get();
+    }
+  auto rec = std::make_unique<Recording>(*ze_);
+  rec->key = std::move(key);
+  rec->lastTick = tick_;
+  CGRAPH_RETURN_IF_ERROR(record(*rec, params));
+  ++recordingsMade_;
+  const size_t limit = std::max<size_t>(1, dev_->options().maxRecordings);
+  if (recordings_.size() >= limit) {
+    // No submission is in flight (a submission starts after the previous one ended).
+    auto oldest =
+        std::min_element(recordings_.begin(), recordings_.end(),
+                         [](const auto &a, const auto &b) { return a->lastTick < b->lastTick; });
+    recordings_.erase(oldest);
+  }
+  recordings_.push_back(std::move(rec));
+  return recordings_.back().get();
+}
+
+} // namespace cgraph::level_zero

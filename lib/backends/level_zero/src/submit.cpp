@@ -1,0 +1,209 @@
+// Submission paths: eager (node by node on the synchronous immediate list, arguments
+// set per node) and replay (the recorded command lists for the binding set, executed on
+// the compute queue with a fence; host tasks between them, runtime-driven).
+#include "exec.h"
+
+#include <algorithm>
+
+namespace cgraph::level_zero {
+
+Error LevelZeroExecutable::runHost(uint32_t n, const std::vector<uint64_t> &params) {
+  if (!nodeEnabled(n)) return Error::success();
+  // Device memory is not host accessible: the task's slots are staged through host
+  // memory (copied out, the task run, copied back).
+  const Node &node = graph_.nodes[n];
+  std::vector<rt::HostSpan> spans(graph_.slots.size());
+  std::vector<std::pair<uint32_t, std::vector<uint8_t>>> staged;
+  staged.reserve(node.args.size());
+  std::lock_guard<std::mutex> lock(dev_->immediateMutex());
+  for (const Arg &a : node.args) {
+    if (a.kind != ArgKind::Slot || spans[a.index].data) continue;
+    const SlotMem &m = mems_[a.index];
+    staged.emplace_back(a.index, std::vector<uint8_t>(size_t(m.length)));
+    std::vector<uint8_t> &host = staged.back().second;
+    if (m.length)
+      CGRAPH_RETURN_IF_ERROR(dev_->copyLocked(host.data(), m.ptr, m.length, nodeLabel(n).c_str()));
+    spans[a.index] = {host.data(), m.length};
+  }
+  CGRAPH_RETURN_IF_ERROR(hostTasks_->run(n, spans, params));
+  for (auto &[slot, host] : staged)
+    if (!host.empty())
+      CGRAPH_RETURN_IF_ERROR(
+          dev_->copyLocked(mems_[slot].ptr, host.data(), host.size(), nodeLabel(n).c_str()));
+  return Error::success();
+}
+
+Expected<rt::EventPtr>
+LevelZeroExecutable::submitEager(const std::vector<uint64_t> &params, bool profile,
+                                 const std::function<Error(uint32_t)> &afterNode) {
+  // Per-node kernel timestamps: a host-visible timestamp pool, one event per kernel node.
+  ze_event_pool_handle_t pool = nullptr;
+  std::vector<std::pair<uint32_t, ze_event_handle_t>> profiled;
+  auto release = [&] {
+    for (auto &p : profiled)
+      ze_->zeEventDestroy(p.second);
+    if (pool) ze_->zeEventPoolDestroy(pool);
+  };
+  if (profile) {
+    uint32_t nKernels = 0;
+    for (uint32_t n = 0; n < graph_.nodes.size(); ++n)
+      if (graph_.nodes[n].kind == NodeKind::Kernel && nodeEnabled(n)) ++nKernels;
+    if (nKernels) {
+      ze_event_pool_desc_t pd{};
+      pd.stype = ZE_STRUCTURE_TYPE_EVENT_POOL_DESC;
+      pd.flags = ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP | ZE_EVENT_POOL_FLAG_HOST_VISIBLE;
+      pd.count = nKernels;
+      ze_device_handle_t dev = dev_->props().device;
+      CGRAPH_ZE_CHECK("zeEventPoolCreate",
+                      ze_->zeEventPoolCreate(dev_->context(), &pd, 1, &dev, &pool));
+    }
+  }
+  auto fail = [&](Error e) -> Expected<rt::EventPtr> {
+    release();
+    return e;
+  };
+  for (const PartPlan &plan : parts_) {
+    for (uint32_t n : plan.nodes) {
+      const Node &node = graph_.nodes[n];
+      if (plan.host) {
+        if (Error e = runHost(n, params)) return fail(std::move(e));
+      } else if (node.kind != NodeKind::Barrier && nodeEnabled(n)) {
+        ze_event_handle_t ev = nullptr;
+        if (pool && node.kind == NodeKind::Kernel) {
+          ze_event_desc_t ed{};
+          ed.stype = ZE_STRUCTURE_TYPE_EVENT_DESC;
+          ed.index = uint32_t(profiled.size());
+          ed.signal = ZE_EVENT_SCOPE_FLAG_HOST;
+          ed.wait = ZE_EVENT_SCOPE_FLAG_HOST;
+          ze_result_t rc = ze_->zeEventCreate(pool, &ed, &ev);
+          if (rc != ZE_RESULT_SUCCESS)
+            return fail(zeError("zeEventCreate", rc).withContext(nodeLabel(n)));
+          profiled.push_back({n, ev});
+        }
+        // The immediate list is synchronous: the append returns when the node is done.
+        std::lock_guard<std::mutex> lock(dev_->immediateMutex());
+        if (Error e = appendNode(dev_->immediate(), n, params, ev, {})) return fail(std::move(e));
+      }
+      if (afterNode)
+        if (Error e = afterNode(n)) return fail(std::move(e));
+    }
+  }
+  std::vector<rt::NodeTiming> timings;
+  if (!profiled.empty()) {
+    // Device ticks of the kernels' start and end (global timestamps), relative to the
+    // first kernel's start; the counter wraps at kernelTimestampValidBits.
+    const DeviceProps &props = dev_->props();
+    const uint64_t mask = props.kernelTimestampValidBits >= 64
+                              ? ~uint64_t(0)
+                              : (uint64_t(1) << props.kernelTimestampValidBits) - 1;
+    std::vector<ze_kernel_timestamp_result_t> raw(profiled.size());
+    uint64_t base = ~uint64_t(0);
+    for (size_t i = 0; i < profiled.size(); ++i) {
+      ze_result_t rc = ze_->zeEventQueryKernelTimestamp(profiled[i].second, &raw[i]);
+      if (rc != ZE_RESULT_SUCCESS)
+        return fail(
+            zeError("zeEventQueryKernelTimestamp", rc).withContext(nodeLabel(profiled[i].first)));
+      base = std::min(base, raw[i].global.kernelStart & mask);
+    }
+    for (size_t i = 0; i < profiled.size(); ++i) {
+      const uint64_t start = raw[i].global.kernelStart & mask, end = raw[i].global.kernelEnd & mask;
+      const uint64_t duration = (end - start) & mask;
+      rt::NodeTiming t;
+      t.node = profiled[i].first;
+      t.startNs = ((start - base) & mask) * props.timerResolutionNs;
+      t.endNs = t.startNs + duration * props.timerResolutionNs;
+      timings.push_back(t);
+    }
+  }
+  release();
+  // Everything ran synchronously: the event is already complete.
+  return rt::EventPtr(std::make_shared<LevelZeroEvent>(*ze_, nullptr, std::move(timings)));
+}
+
+Expected<rt::EventPtr> LevelZeroExecutable::submitReplay(const std::vector<uint64_t> &params) {
+  Expected<Recording *> recOr = findOrRecord(params);
+  if (!recOr) return recOr.error();
+  Recording &rec = **recOr;
+  ze_command_queue_handle_t q = dev_->queue();
+  const size_t nSeg = rec.segments.size();
+  // A failure after a list was executed drains the queue first: no later submission
+  // (or dropped recording) may touch a list that is still running.
+  bool executed = false;
+  auto fail = [&](Error e) -> Expected<rt::EventPtr> {
+    if (executed) (void)ze_->zeCommandQueueSynchronize(q, UINT64_MAX);
+    return e;
+  };
+  for (size_t i = 0; i < nSeg; ++i) {
+    const Recording::Segment &s = rec.segments[i];
+    if (!s.list) {
+      // The task reads what the lists before it wrote: drain the queue first.
+      ze_result_t rc = ze_->zeCommandQueueSynchronize(q, UINT64_MAX);
+      if (rc != ZE_RESULT_SUCCESS) return fail(zeError("zeCommandQueueSynchronize", rc));
+      if (Error e = runHost(s.hostNode, params)) return fail(std::move(e));
+      continue;
+    }
+    ze_command_list_handle_t list = s.list;
+    if (i + 1 < nSeg) {
+      ze_result_t rc = ze_->zeCommandQueueExecuteCommandLists(q, 1, &list, nullptr);
+      if (rc != ZE_RESULT_SUCCESS) return fail(zeError("zeCommandQueueExecuteCommandLists", rc));
+      executed = true;
+      continue;
+    }
+    // The last list: its fence is the submission's completion.
+    ze_fence_desc_t fd{};
+    fd.stype = ZE_STRUCTURE_TYPE_FENCE_DESC;
+    ze_fence_handle_t fence = nullptr;
+    ze_result_t rc = ze_->zeFenceCreate(q, &fd, &fence);
+    if (rc != ZE_RESULT_SUCCESS) return fail(zeError("zeFenceCreate", rc));
+    rc = ze_->zeCommandQueueExecuteCommandLists(q, 1, &list, fence);
+    if (rc != ZE_RESULT_SUCCESS) {
+      ze_->zeFenceDestroy(fence);
+      return fail(zeError("zeCommandQueueExecuteCommandLists", rc));
+    }
+    return rt::EventPtr(
+        std::make_shared<LevelZeroEvent>(*ze_, fence, std::vector<rt::NodeTiming>{}));
+  }
+  // Empty, or a host task last: everything is done.
+  return rt::EventPtr(
+      std::make_shared<LevelZeroEvent>(*ze_, nullptr, std::vector<rt::NodeTiming>{}));
+}
+
+Expected<rt::EventPtr> LevelZeroExecutable::submit(const std::vector<ResolvedSlot> &slots,
+                                                   const std::vector<uint64_t> &params,
+                                                   const rt::SubmitOptions &opts) {
+  if (mode_ == rt::ExecMode::Replay && opts.profile)
+    return makeError(
+        "level_zero: per-node profiling is not available when replaying command lists; "
+        "profile in eager mode (kernel timestamps)");
+  // The submission's wait list is handled outside the recorded lists (the SYCL graph
+  // design): prior submissions this one must follow are waited for on the host, and so
+  // is this executable's previous submission, whose recorded events and kernel state
+  // this one reuses.
+  for (const rt::EventPtr &e : opts.waitFor)
+    if (e) CGRAPH_RETURN_IF_ERROR(e->wait().withContext("waiting for a prior submission"));
+  if (previous_) {
+    Error e = previous_->wait();
+    (void)e; // reported through its own event
+    previous_.reset();
+  }
+  resolve(slots);
+  Expected<rt::EventPtr> ev = mode_ == rt::ExecMode::Eager
+                                  ? submitEager(params, opts.profile, opts.afterNode)
+                                  : submitReplay(params);
+  if (ev) previous_ = *ev;
+  return ev;
+}
+
+Expected<std::unique_ptr<rt::Executable>> makeExecutable(LevelZeroDevice &device, Graph flattened,
+                                                         const rt::FinalizeOptions &opts) {
+  auto exe = std::make_unique<LevelZeroExecutable>(device, std::move(flattened), opts.mode, opts);
+  CGRAPH_RETURN_IF_ERROR(exe->prepare(opts));
+  return std::unique_ptr<rt::Executable>(std::move(exe));
+}
+
+uint64_t recordingsMade(const rt::Executable &exe) {
+  auto *e = dynamic_cast<const LevelZeroExecutable *>(&exe);
+  return e ? e->recordingsMade() : 0;
+}
+
+} // namespace cgraph::level_zero
