@@ -401,7 +401,19 @@ TEST_CASE("cgrun reports bad inputs with one error line", "[tools][cgrun]") {
   fails("saxpy.cgf --param a=x", 1, "cgrun: error: --param a=x: param 'a': 'x' is not a valid f32");
   fails("saxpy.cgf --fill y=abc", 1, "cgrun: error: --fill y=abc: 'abc' is not a valid f32");
   fails("saxpy.cgf --check y=@short.npy", 1, "cgrun: error: --check y=@short.npy: file has 400 bytes");
+  fails("saxpy.cgf --backend nosuch", 1, "cgrun: error: device 'nosuch': no backend 'nosuch'");
+#ifdef CGRUN_TEST_HIP
+  {
+    // Compiled in, no device here: the probe's reason.
+    Result r = s.run("saxpy.cgf --backend hip");
+    INFO(r.err);
+    CHECK(r.code == 1);
+    CHECK((r.err.find("cgrun: error: device 'hip': no HIP device (libamdhip64.so") == 0 ||
+           r.err.find("cgrun: error: device 'hip': libamdhip64.so not found") == 0));
+  }
+#else
   fails("saxpy.cgf --backend hip", 1, "cgrun: error: device 'hip': no backend 'hip'");
+#endif
   fails("saxpy.cgf --no-such-flag", 2, "cgrun: error: The following argument was not expected: --no-such-flag");
   fails("saxpy.cgf -n 0", 2, "cgrun: error: --iterations must be at least 1");
   Result r = s.run("saxpy.cgf --random x:7 --zeros y");

@@ -4,6 +4,7 @@
 #include "exec.h"
 
 #include "cgraph/backends/gpu_common/launch_plan.h"
+#include "cgraph/backends/gpu_common/replay_steps.h"
 
 #include "cgraph/graph/flatten.h"
 #include "cgraph/graph/order.h"
@@ -166,28 +167,15 @@ Error CudaExecutable::prepare(const rt::FinalizeOptions &opts) {
   auto owned = allocateOwnedSlots(opts.host, 16);
   if (!owned) return owned.error();
   owned_ = std::move(*owned);
-  nSlots_ = uint32_t(graph_.slots.size());
-  // Parameters, then one int64 per stored expression (the runtime evaluates them per
-  // submission; graph() reads them as parameters graph().params.size() + e).
-  nParams_ = uint32_t(graph_.params.size() + graph_.exprs.size());
-  table_.assign(nSlots_ + nParams_, 0);
-  slotLength_.assign(nSlots_, 0);
-  for (uint32_t s = 0; s < nSlots_; ++s)
-    if (slotOwned(s)) {
-      table_[s] = static_cast<CudaBuffer *>(owned_[s].get())->ptr();
-      slotLength_[s] = owned_[s]->size();
-    }
-  for (uint32_t p = 0; p < graph_.params.size(); ++p) table_[nSlots_ + p] = graph_.params[p].defaultBits;
-  // Until the first submission an expression holds the placeholder cgc stored.
-  for (size_t e = 0; e < graph_.exprs.size(); ++e) {
-    const FieldExpr &fe = graph_.exprs[e];
-    const Node &node = graph_.nodes[fe.node];
-    const uint16_t f = uint16_t(fe.field);
-    uint64_t v = 0;
-    if (f <= 8) v = (f < 3 ? node.range.global : f < 6 ? node.range.local : node.range.offset)[f % 3].value;
-    else if (fe.arg < node.args.size()) v = node.args[fe.arg].value;
-    table_[nSlots_ + graph_.params.size() + e] = v;
-  }
+  gpu::initTable(
+      graph_,
+      [&](uint32_t s, uint64_t *address, uint64_t *bytes) {
+        if (!slotOwned(s)) return false;
+        *address = static_cast<CudaBuffer *>(owned_[s].get())->ptr();
+        *bytes = owned_[s]->size();
+        return true;
+      },
+      table_, slotLength_, nSlots_, nParams_);
   // One table entry per fill pattern, the fills of conditional bodies included.
   std::function<uint64_t(const Graph &, int)> countFills = [&](const Graph &g, int depth) -> uint64_t {
     uint64_t c = 0;
@@ -387,24 +375,21 @@ Expected<CUgraphNode> CudaExecutable::addGraphNode(CUgraph g, uint32_t p, const 
 
 Error CudaExecutable::buildGraphs() {
   graphNodes_.assign(graph_.nodes.size(), GraphNodeRef{});
-  for (uint32_t pi = 0; pi < parts_.size(); ++pi) {
-    PartGraph &pg = parts_[pi];
-    if (pg.host || pg.nodes.empty()) continue;
-    CGRAPH_CU_CHECK(*api_, "cuGraphCreate", api_->cuGraphCreate(&pg.graph, 0));
-    std::vector<CUgraphNode> gnode(graph_.nodes.size(), nullptr);
-    for (uint32_t n : pg.nodes) {
-      std::vector<CUgraphNode> deps;
-      for (uint32_t p : preds_[n])
-        if (gnode[p]) deps.push_back(gnode[p]);
-      auto gn = addGraphNode(pg.graph, n, deps, pi);
-      if (!gn) return gn.error();
-      gnode[n] = *gn;
-    }
-    CGRAPH_CU_CHECK(*api_, "cuGraphInstantiate", api_->cuGraphInstantiate(&pg.exec, pg.graph, 0));
-    CGRAPH_CU_CHECK(*api_, "cuGraphUpload", api_->cuGraphUpload(pg.exec, dev_->stream()));
-    ++dev_->counters().graphsInstantiated;
-  }
-  return Error::success();
+  return gpu::buildPartitionGraphs<CUgraphNode>(
+      graph_.nodes.size(), preds_, parts_,
+      [&](PartGraph &pg) -> Error {
+        CGRAPH_CU_CHECK(*api_, "cuGraphCreate", api_->cuGraphCreate(&pg.graph, 0));
+        return Error::success();
+      },
+      [&](CUgraph g, uint32_t n, const std::vector<CUgraphNode> &deps, uint32_t pi) {
+        return addGraphNode(g, n, deps, pi);
+      },
+      [&](PartGraph &pg) -> Error {
+        CGRAPH_CU_CHECK(*api_, "cuGraphInstantiate", api_->cuGraphInstantiate(&pg.exec, pg.graph, 0));
+        CGRAPH_CU_CHECK(*api_, "cuGraphUpload", api_->cuGraphUpload(pg.exec, dev_->stream()));
+        ++dev_->counters().graphsInstantiated;
+        return Error::success();
+      });
 }
 
 // ---- conditional nodes ---------------------------------------------------------------

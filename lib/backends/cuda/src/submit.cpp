@@ -2,6 +2,8 @@
 // partitions' CUDA graphs (replay) or the nodes one by one on the stream (eager).
 #include "exec.h"
 
+#include "cgraph/backends/gpu_common/replay_steps.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -67,25 +69,16 @@ Error CudaExecutable::uploadTable(const std::vector<uint64_t> &) {
 // Nd-ranges that depend on parameters: recomputed, and the graph node updated, only for
 // the nodes whose launch changed.
 Error CudaExecutable::updateParamRanges(const std::vector<uint64_t> &params) {
-  if (rangesResolved_ && params == rangeParams_) return Error::success();
-  rangesResolved_ = true;
-  rangeParams_ = params;
-  for (PartGraph &pg : parts_)
-    for (auto &kn : pg.kernelNodes) {
-      NodePlan &p = plans_[kn.first];
-      if (!p.paramRange) continue;
-      Launch before = p.launch;
-      CGRAPH_RETURN_IF_ERROR(rangeOf(kn.first, params, p.launch));
-      if (std::memcmp(before.grid, p.launch.grid, sizeof(before.grid)) == 0 &&
-          std::memcmp(before.block, p.launch.block, sizeof(before.block)) == 0 && before.vals == p.launch.vals)
-        continue;
-      CUDA_KERNEL_NODE_PARAMS kp = launchParams(p.launch);
-      CUresult rc = api_->cuGraphExecKernelNodeSetParams(pg.exec, kn.second, &kp);
-      if (rc != CUDA_SUCCESS)
-        return cuError(*api_, "cuGraphExecKernelNodeSetParams", rc).withContext(nodeLabel(kn.first));
-      ++dev_->counters().nodeUpdates;
-    }
-  return Error::success();
+  return gpu::updateParamRanges(
+      params, rangeParams_, rangesResolved_, parts_, plans_,
+      [&](uint32_t n, const std::vector<uint64_t> &ps, Launch &l) { return rangeOf(n, ps, l); },
+      [&](PartGraph &pg, CUgraphNode node, uint32_t n, Launch &l) -> Error {
+        CUDA_KERNEL_NODE_PARAMS kp = launchParams(l);
+        CUresult rc = api_->cuGraphExecKernelNodeSetParams(pg.exec, node, &kp);
+        if (rc != CUDA_SUCCESS) return cuError(*api_, "cuGraphExecKernelNodeSetParams", rc).withContext(nodeLabel(n));
+        ++dev_->counters().nodeUpdates;
+        return Error::success();
+      });
 }
 
 Error CudaExecutable::runHost(uint32_t n, const std::vector<uint64_t> &params) {

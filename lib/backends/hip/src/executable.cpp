@@ -10,6 +10,7 @@
 #include "internal.h"
 
 #include "cgraph/backends/gpu_common/launch_plan.h"
+#include "cgraph/backends/gpu_common/replay_steps.h"
 #include "cgraph/graph/order.h"
 #include "cgraph/runtime/host_tasks.h"
 
@@ -225,25 +226,15 @@ Error HipExecutable::prepare(const rt::FinalizeOptions &opts) {
   auto owned = allocateOwnedSlots(opts.host, 16);
   if (!owned) return owned.error();
   owned_ = std::move(*owned);
-  nSlots_ = uint32_t(graph_.slots.size());
-  nParams_ = uint32_t(graph_.params.size() + graph_.exprs.size());
-  table_.assign(nSlots_ + nParams_, 0);
-  slotLength_.assign(nSlots_, 0);
-  for (uint32_t s = 0; s < nSlots_; ++s)
-    if (slotOwned(s)) {
-      table_[s] = static_cast<HipBuffer *>(owned_[s].get())->address();
-      slotLength_[s] = owned_[s]->size();
-    }
-  for (uint32_t p = 0; p < graph_.params.size(); ++p) table_[nSlots_ + p] = graph_.params[p].defaultBits;
-  for (size_t e = 0; e < graph_.exprs.size(); ++e) { // placeholders until the first submission
-    const FieldExpr &fe = graph_.exprs[e];
-    const Node &node = graph_.nodes[fe.node];
-    const uint16_t f = uint16_t(fe.field);
-    uint64_t v = 0;
-    if (f <= 8) v = (f < 3 ? node.range.global : f < 6 ? node.range.local : node.range.offset)[f % 3].value;
-    else if (fe.arg < node.args.size()) v = node.args[fe.arg].value;
-    table_[nSlots_ + graph_.params.size() + e] = v;
-  }
+  gpu::initTable(
+      graph_,
+      [&](uint32_t s, uint64_t *address, uint64_t *bytes) {
+        if (!slotOwned(s)) return false;
+        *address = static_cast<HipBuffer *>(owned_[s].get())->address();
+        *bytes = owned_[s]->size();
+        return true;
+      },
+      table_, slotLength_, nSlots_, nParams_);
   uint64_t fills = 0;
   for (const Node &node : graph_.nodes) fills += node.kind == NodeKind::Fill;
   auto tb = dev_->allocate(8 * std::max<uint64_t>(1, table_.size() + fills), 16);
@@ -324,25 +315,23 @@ Expected<hipGraphNode_t> HipExecutable::addGraphNode(hipGraph_t g, uint32_t n,
 }
 
 Error HipExecutable::buildGraphs() {
-  for (uint32_t pi = 0; pi < parts_.size(); ++pi) {
-    PartGraph &pg = parts_[pi];
-    if (pg.host || pg.nodes.empty()) continue;
-    CGRAPH_HIP_CHECK(*api_, "hipGraphCreate", api_->hipGraphCreate(&pg.graph, 0));
-    std::vector<hipGraphNode_t> gnode(graph_.nodes.size(), nullptr);
-    for (uint32_t n : pg.nodes) {
-      std::vector<hipGraphNode_t> deps;
-      for (uint32_t p : preds_[n])
-        if (gnode[p]) deps.push_back(gnode[p]);
-      auto gn = addGraphNode(pg.graph, n, deps, pi);
-      if (!gn) return gn.error();
-      gnode[n] = *gn;
-    }
-    char log[1024] = {0};
-    hipError_t rc = api_->hipGraphInstantiate(&pg.exec, pg.graph, nullptr, log, sizeof(log) - 1);
-    if (rc != hipSuccess) return hipError(*api_, "hipGraphInstantiate", rc).withContext(log[0] ? log : "partition");
-    ++dev_->counters().graphsInstantiated;
-  }
-  return Error::success();
+  return gpu::buildPartitionGraphs<hipGraphNode_t>(
+      graph_.nodes.size(), preds_, parts_,
+      [&](PartGraph &pg) -> Error {
+        CGRAPH_HIP_CHECK(*api_, "hipGraphCreate", api_->hipGraphCreate(&pg.graph, 0));
+        return Error::success();
+      },
+      [&](hipGraph_t g, uint32_t n, const std::vector<hipGraphNode_t> &deps, uint32_t pi) {
+        return addGraphNode(g, n, deps, pi);
+      },
+      [&](PartGraph &pg) -> Error {
+        char log[1024] = {0};
+        hipError_t rc = api_->hipGraphInstantiate(&pg.exec, pg.graph, nullptr, log, sizeof(log) - 1);
+        if (rc != hipSuccess)
+          return hipError(*api_, "hipGraphInstantiate", rc).withContext(log[0] ? log : "partition");
+        ++dev_->counters().graphsInstantiated;
+        return Error::success();
+      });
 }
 
 // One upload when the table differs from what the device holds, from pinned memory that
@@ -370,27 +359,20 @@ Error HipExecutable::uploadTable() {
 // Nd-ranges that read parameters: recomputed; only the nodes whose launch changed are
 // set again on the instantiated graph.
 Error HipExecutable::updateParamRanges(const std::vector<uint64_t> &params) {
-  if (rangesResolved_ && params == rangeParams_) return Error::success();
-  rangesResolved_ = true;
-  rangeParams_ = params;
-  for (PartGraph &pg : parts_)
-    for (auto &kn : pg.kernelNodes) {
-      NodePlan &p = plans_[kn.first];
-      if (!p.paramRange) continue;
-      const Node &node = graph_.nodes[kn.first];
-      Launch before = p.launch;
-      CGRAPH_RETURN_IF_ERROR(
-          gpu::planRange(node, graph_.kernels[node.kernel], params, nodeLabel(kn.first), "HIP", p.launch));
-      if (std::memcmp(before.grid, p.launch.grid, sizeof(before.grid)) == 0 &&
-          std::memcmp(before.block, p.launch.block, sizeof(before.block)) == 0 && before.vals == p.launch.vals)
-        continue;
-      hipKernelNodeParams kp = kernelParams(p.launch);
-      hipError_t rc = api_->hipGraphExecKernelNodeSetParams(pg.exec, kn.second, &kp);
-      if (rc != hipSuccess)
-        return hipError(*api_, "hipGraphExecKernelNodeSetParams", rc).withContext(nodeLabel(kn.first));
-      ++dev_->counters().nodeUpdates;
-    }
-  return Error::success();
+  return gpu::updateParamRanges(
+      params, rangeParams_, rangesResolved_, parts_, plans_,
+      [&](uint32_t n, const std::vector<uint64_t> &ps, Launch &l) {
+        const Node &node = graph_.nodes[n];
+        return gpu::planRange(node, graph_.kernels[node.kernel], ps, nodeLabel(n), "HIP", l);
+      },
+      [&](PartGraph &pg, hipGraphNode_t node, uint32_t n, Launch &l) -> Error {
+        hipKernelNodeParams kp = kernelParams(l);
+        hipError_t rc = api_->hipGraphExecKernelNodeSetParams(pg.exec, node, &kp);
+        if (rc != hipSuccess)
+          return hipError(*api_, "hipGraphExecKernelNodeSetParams", rc).withContext(nodeLabel(n));
+        ++dev_->counters().nodeUpdates;
+        return Error::success();
+      });
 }
 
 Error HipExecutable::runHost(uint32_t n, const std::vector<uint64_t> &params) {
