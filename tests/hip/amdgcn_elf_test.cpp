@@ -45,12 +45,14 @@ std::vector<std::string> graphDefines(const fs::path &cl) {
   if (!fs::is_regular_file(graph, ec)) return out;
   const std::string text = readText(graph);
   std::smatch m;
-  if (!std::regex_search(text, m, std::regex("\"file\"\\s*:\\s*\"kernels/" + cl.filename().string() +
-                                             "\"\\s*,\\s*\"defines\"\\s*:\\s*\\{([^}]*)\\}")))
+  if (!std::regex_search(text, m,
+                         std::regex("\"file\"\\s*:\\s*\"kernels/" + cl.filename().string() +
+                                    "\"\\s*,\\s*\"defines\"\\s*:\\s*\\{([^}]*)\\}")))
     return out;
   const std::string body = m[1].str();
   std::regex kv("\"([A-Za-z_][A-Za-z0-9_]*)\"\\s*:\\s*\"?([^\",]*)\"?");
-  for (auto it = std::sregex_iterator(body.begin(), body.end(), kv); it != std::sregex_iterator(); ++it)
+  for (auto it = std::sregex_iterator(body.begin(), body.end(), kv); it != std::sregex_iterator();
+       ++it)
     out.push_back((*it)[1].str() + "=" + (*it)[2].str());
   return out;
 }
@@ -70,16 +72,22 @@ std::vector<std::string> checkReadobj(const std::string &out, const Target &t,
   need("Class: 64-bit", "ELF64 class");
   need("Type: SharedObject", "ET_DYN type (a loadable code object)");
   need("Machine: EM_AMDGPU", "EM_AMDGPU machine");
-  need(std::string("EF_AMDGPU_MACH_AMDGCN_") + t.mach + " \\(0x", std::string("e_flags mach ") + t.mach);
+  need(std::string("EF_AMDGPU_MACH_AMDGCN_") + t.mach + " \\(0x",
+       std::string("e_flags mach ") + t.mach);
   need("OS/ABI: AMDGPU_HSA", "AMDGPU_HSA OS/ABI");
   need("NT_AMDGPU_METADATA", "NT_AMDGPU_METADATA note");
   need("amdhsa.version", "amdhsa.version in the metadata");
-  need(std::string("amdhsa.target:\\s+amdgcn-amd-amdhsa--") + t.gfx, std::string("amdhsa.target ") + t.gfx);
+  need(std::string("amdhsa.target:\\s+amdgcn-amd-amdhsa--") + t.gfx,
+       std::string("amdhsa.target ") + t.gfx);
   for (const std::string &k : kernels) {
     // Symbols: `Name: k (` ... `Type: Function`, and `Name: k.kd (` ... `Type: Object`.
-    need("Name: " + k + " \\([0-9]+\\)\\s+Value: 0x[0-9A-Fa-f]+\\s+Size: [1-9][0-9]*\\s+Binding: Global [^\\n]*\\s+Type: Function ",
+    need("Name: " + k +
+             " \\([0-9]+\\)\\s+Value: 0x[0-9A-Fa-f]+\\s+Size: [1-9][0-9]*\\s+Binding: Global "
+             "[^\\n]*\\s+Type: Function ",
          "global function symbol " + k);
-    need("Name: " + k + "\\.kd \\([0-9]+\\)\\s+Value: 0x[0-9A-Fa-f]+\\s+Size: 64\\s+Binding: Global [^\\n]*\\s+Type: Object ",
+    need("Name: " + k +
+             "\\.kd \\([0-9]+\\)\\s+Value: 0x[0-9A-Fa-f]+\\s+Size: 64\\s+Binding: Global "
+             "[^\\n]*\\s+Type: Object ",
          "64-byte kernel descriptor symbol " + k + ".kd");
     need("\\.name:\\s+" + k + "\\s", "metadata .name " + k);
     need("\\.symbol:\\s+" + k + "\\.kd\\s", "metadata .symbol " + k + ".kd");
@@ -87,7 +95,9 @@ std::vector<std::string> checkReadobj(const std::string &out, const Target &t,
   // Exactly as many kernels in the metadata as the module has.
   size_t n = 0;
   const std::regex sym("\\.symbol:\\s+\\S+\\.kd");
-  for (auto it = std::sregex_iterator(out.begin(), out.end(), sym); it != std::sregex_iterator(); ++it) ++n;
+  for (auto it = std::sregex_iterator(out.begin(), out.end(), sym); it != std::sregex_iterator();
+       ++it)
+    ++n;
   if (n != kernels.size())
     bad.push_back("metadata lists " + std::to_string(n) + " kernels, the module has " +
                   std::to_string(kernels.size()));
@@ -123,10 +133,13 @@ int main() {
   // CGRAPH_TEST_FILTER=substring: only matching files (debugging one kernel file).
   if (const char *filter = std::getenv("CGRAPH_TEST_FILTER"))
     files.erase(std::remove_if(files.begin(), files.end(),
-                               [&](const fs::path &p) { return p.string().find(filter) == std::string::npos; }),
+                               [&](const fs::path &p) {
+                                 return p.string().find(filter) == std::string::npos;
+                               }),
                 files.end());
   const char *envOut = std::getenv("CGRAPH_TEST_OUT_DIR");
-  const fs::path tmp = envOut ? fs::path(envOut) : fs::path(CGRAPH_BINARY_DIR) / "tests/hip/amdgcn-out";
+  const fs::path tmp =
+      envOut ? fs::path(envOut) : fs::path(CGRAPH_BINARY_DIR) / "tests/hip/amdgcn-out";
   fs::create_directories(tmp, ec);
   const Target targets[] = {{"gfx90a", "GFX90A"}, {"gfx908", "GFX908"}, {"gfx1030", "GFX1030"}};
   int failures = 0, checked = 0;
@@ -137,12 +150,14 @@ int main() {
     co.defines = graphDefines(f);
     auto spv = compileOpenCL(readText(f), f.filename().string(), co);
     if (!spv) {
-      std::printf("FAIL %s: OpenCL C -> SPIR-V: %s\n", f.string().c_str(), spv.error().message().c_str());
+      std::printf("FAIL %s: OpenCL C -> SPIR-V: %s\n", f.string().c_str(),
+                  spv.error().message().c_str());
       ++failures;
       continue;
     }
     for (const Target &t : targets) {
-      auto mod = hip::lowerSpirvToAmdgcn(spv->spirv.data(), spv->spirv.size(), f.filename().string(), t.gfx);
+      auto mod = hip::lowerSpirvToAmdgcn(spv->spirv.data(), spv->spirv.size(),
+                                         f.filename().string(), t.gfx);
       if (!mod) {
         std::printf("FAIL %s (%s): %s\n", f.string().c_str(), t.gfx, mod.error().message().c_str());
         ++failures;
@@ -153,13 +168,15 @@ int main() {
       const fs::path co = tmp / (rel + "_" + t.gfx + ".co");
       const fs::path log = tmp / (rel + "_" + t.gfx + ".readobj");
       std::ofstream(co, std::ios::binary)
-          .write(reinterpret_cast<const char *>(mod->codeObject.data()), std::streamsize(mod->codeObject.size()));
-      const std::string cmd = "'" + readobj + "' --file-headers --notes --symbols '" + co.string() + "' > '" +
-                              log.string() + "' 2>&1";
+          .write(reinterpret_cast<const char *>(mod->codeObject.data()),
+                 std::streamsize(mod->codeObject.size()));
+      const std::string cmd = "'" + readobj + "' --file-headers --notes --symbols '" + co.string() +
+                              "' > '" + log.string() + "' 2>&1";
       const int rc = std::system(cmd.c_str());
       const std::string out = readText(log);
       if (!WIFEXITED(rc) || WEXITSTATUS(rc) != 0) {
-        std::printf("FAIL %s (%s): llvm-readobj failed:\n%s\n", f.string().c_str(), t.gfx, out.c_str());
+        std::printf("FAIL %s (%s): llvm-readobj failed:\n%s\n", f.string().c_str(), t.gfx,
+                    out.c_str());
         ++failures;
         continue;
       }
@@ -171,20 +188,22 @@ int main() {
       std::vector<std::string> bad = checkReadobj(out, t, mod->kernels);
       if (!bad.empty()) {
         std::printf("FAIL %s (%s, %s):", f.string().c_str(), t.gfx, log.string().c_str());
-        for (const std::string &b : bad) std::printf(" [%s]", b.c_str());
+        for (const std::string &b : bad)
+          std::printf(" [%s]", b.c_str());
         std::printf("\n");
         ++failures;
         continue;
       }
       ++checked;
       kernelsChecked += mod->kernels.size();
-      std::printf("ok   %s (%s): %zu kernel(s), %zu-byte code object\n", f.filename().string().c_str(), t.gfx,
-                  mod->kernels.size(), mod->codeObject.size());
+      std::printf("ok   %s (%s): %zu kernel(s), %zu-byte code object\n",
+                  f.filename().string().c_str(), t.gfx, mod->kernels.size(),
+                  mod->codeObject.size());
       std::fflush(stdout);
     }
   }
-  std::printf("%zu files, %d code objects checked (%zu kernels), %d failures\n", files.size(), checked,
-              kernelsChecked, failures);
+  std::printf("%zu files, %d code objects checked (%zu kernels), %d failures\n", files.size(),
+              checked, kernelsChecked, failures);
   if (files.size() < 15 && !std::getenv("CGRAPH_TEST_FILTER")) {
     std::printf("FAIL: expected at least 15 kernel files\n");
     return 1;

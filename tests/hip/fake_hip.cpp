@@ -22,9 +22,13 @@ State &state() {
   return s;
 }
 
-uintptr_t handle() { return state().nextHandle += 0x10; }
+uintptr_t handle() {
+  return state().nextHandle += 0x10;
+}
 
-void call(const char *name) { state().rec.calls.push_back(name); }
+void call(const char *name) {
+  state().rec.calls.push_back(name);
+}
 
 hipError_t violation(const std::string &what) {
   state().rec.violations.push_back(what);
@@ -158,14 +162,19 @@ hipError_t fModuleLoadData(hipModule_t *m, const void *image) {
   call("hipModuleLoadData");
   const uint8_t *b = static_cast<const uint8_t *>(image);
   // ELF64, little-endian, ET_DYN (3), EM_AMDGPU (224).
-  if (!b || std::memcmp(b, "\x7f" "ELF", 4) != 0 || b[4] != 2 || b[5] != 1)
+  if (!b ||
+      std::memcmp(b,
+                  "\x7f"
+                  "ELF",
+                  4) != 0 ||
+      b[4] != 2 || b[5] != 1)
     return violation("hipModuleLoadData: not an ELF64 little-endian image");
   uint16_t type = 0, machine = 0;
   std::memcpy(&type, b + 16, 2);
   std::memcpy(&machine, b + 18, 2);
   if (type != 3 || machine != 224)
-    return violation("hipModuleLoadData: not an AMDGPU shared object (e_type " + std::to_string(type) +
-                     ", e_machine " + std::to_string(machine) + ")");
+    return violation("hipModuleLoadData: not an AMDGPU shared object (e_type " +
+                     std::to_string(type) + ", e_machine " + std::to_string(machine) + ")");
   // The size: the section header table ends the file (ld.lld's layout).
   uint64_t shoff = 0;
   uint16_t shentsize = 0, shnum = 0;
@@ -179,7 +188,9 @@ hipError_t fModuleLoadData(hipModule_t *m, const void *image) {
 }
 hipError_t fModuleUnload(hipModule_t m) {
   call("hipModuleUnload");
-  return state().modules.erase(reinterpret_cast<uintptr_t>(m)) ? hipSuccess : violation("hipModuleUnload: unknown");
+  return state().modules.erase(reinterpret_cast<uintptr_t>(m))
+             ? hipSuccess
+             : violation("hipModuleUnload: unknown");
 }
 hipError_t fModuleGetFunction(hipFunction_t *f, hipModule_t m, const char *name) {
   call("hipModuleGetFunction");
@@ -190,9 +201,11 @@ hipError_t fModuleGetFunction(hipFunction_t *f, hipModule_t m, const char *name)
   const std::vector<uint8_t> &img = it->second;
   bool found = false;
   for (size_t i = 0; i + kd.size() < img.size() && !found; ++i)
-    found = (i == 0 || img[i - 1] == 0) && std::memcmp(img.data() + i, kd.c_str(), kd.size() + 1) == 0;
+    found =
+        (i == 0 || img[i - 1] == 0) && std::memcmp(img.data() + i, kd.c_str(), kd.size() + 1) == 0;
   if (!found) {
-    state().rec.violations.push_back(std::string("hipModuleGetFunction: no ") + kd + " in the code object");
+    state().rec.violations.push_back(std::string("hipModuleGetFunction: no ") + kd +
+                                     " in the code object");
     return hipErrorNotFound;
   }
   const uintptr_t h = handle();
@@ -200,20 +213,24 @@ hipError_t fModuleGetFunction(hipFunction_t *f, hipModule_t m, const char *name)
   *f = reinterpret_cast<hipFunction_t>(h);
   return hipSuccess;
 }
-hipError_t checkLaunch(const char *what, const void *func, dim3 grid, dim3 block, void **params, void **extra) {
+hipError_t checkLaunch(const char *what, const void *func, dim3 grid, dim3 block, void **params,
+                       void **extra) {
   if (!state().rec.functions.count(reinterpret_cast<uintptr_t>(func)))
     return violation(std::string(what) + ": unknown function");
   if (uint64_t(block.x) * block.y * block.z > 1024 || block.x == 0 || block.y == 0 || block.z == 0)
     return violation(std::string(what) + ": work-group of more than 1024 (or 0) work-items");
-  if (grid.x == 0 || grid.y == 0 || grid.z == 0) return violation(std::string(what) + ": empty grid");
-  if (!params || extra) return violation(std::string(what) + ": kernelParams must be given, extra not");
+  if (grid.x == 0 || grid.y == 0 || grid.z == 0)
+    return violation(std::string(what) + ": empty grid");
+  if (!params || extra)
+    return violation(std::string(what) + ": kernelParams must be given, extra not");
   return hipSuccess;
 }
-hipError_t fModuleLaunchKernel(hipFunction_t f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
-                               unsigned int by, unsigned int bz, unsigned int smem, hipStream_t, void **params,
-                               void **extra) {
+hipError_t fModuleLaunchKernel(hipFunction_t f, unsigned int gx, unsigned int gy, unsigned int gz,
+                               unsigned int bx, unsigned int by, unsigned int bz, unsigned int smem,
+                               hipStream_t, void **params, void **extra) {
   call("hipModuleLaunchKernel");
-  if (hipError_t rc = checkLaunch("hipModuleLaunchKernel", f, dim3(gx, gy, gz), dim3(bx, by, bz), params, extra))
+  if (hipError_t rc = checkLaunch("hipModuleLaunchKernel", f, dim3(gx, gy, gz), dim3(bx, by, bz),
+                                  params, extra))
     return rc;
   hipKernelNodeParams kp{};
   kp.func = f;
@@ -234,14 +251,17 @@ hipError_t fGraphCreate(hipGraph_t *g, unsigned int flags) {
 }
 hipError_t fGraphDestroy(hipGraph_t g) {
   call("hipGraphDestroy");
-  return state().rec.graphNodes.count(reinterpret_cast<uintptr_t>(g)) ? hipSuccess : violation("hipGraphDestroy: unknown");
+  return state().rec.graphNodes.count(reinterpret_cast<uintptr_t>(g))
+             ? hipSuccess
+             : violation("hipGraphDestroy: unknown");
 }
-hipError_t addNode(const char *what, hipGraphNode_t *out, hipGraph_t g, const hipGraphNode_t *deps, size_t n,
-                   GraphNodeRec rec) {
+hipError_t addNode(const char *what, hipGraphNode_t *out, hipGraph_t g, const hipGraphNode_t *deps,
+                   size_t n, GraphNodeRec rec) {
   const uintptr_t gh = reinterpret_cast<uintptr_t>(g);
   auto git = state().rec.graphNodes.find(gh);
   if (git == state().rec.graphNodes.end()) return violation(std::string(what) + ": unknown graph");
-  if (n > 0 && !deps) return violation(std::string(what) + ": numDependencies without pDependencies");
+  if (n > 0 && !deps)
+    return violation(std::string(what) + ": numDependencies without pDependencies");
   rec.graph = gh;
   for (size_t i = 0; i < n; ++i) {
     const uintptr_t d = reinterpret_cast<uintptr_t>(deps[i]);
@@ -256,11 +276,12 @@ hipError_t addNode(const char *what, hipGraphNode_t *out, hipGraph_t g, const hi
   *out = reinterpret_cast<hipGraphNode_t>(h);
   return hipSuccess;
 }
-hipError_t fGraphAddKernelNode(hipGraphNode_t *out, hipGraph_t g, const hipGraphNode_t *deps, size_t n,
-                               const hipKernelNodeParams *p) {
+hipError_t fGraphAddKernelNode(hipGraphNode_t *out, hipGraph_t g, const hipGraphNode_t *deps,
+                               size_t n, const hipKernelNodeParams *p) {
   call("hipGraphAddKernelNode");
   if (!p) return violation("hipGraphAddKernelNode: no parameters");
-  if (hipError_t rc = checkLaunch("hipGraphAddKernelNode", p->func, p->gridDim, p->blockDim, p->kernelParams, p->extra))
+  if (hipError_t rc = checkLaunch("hipGraphAddKernelNode", p->func, p->gridDim, p->blockDim,
+                                  p->kernelParams, p->extra))
     return rc;
   GraphNodeRec r;
   r.kind = GraphNodeRec::Kernel;
@@ -268,13 +289,14 @@ hipError_t fGraphAddKernelNode(hipGraphNode_t *out, hipGraph_t g, const hipGraph
   r.function = state().rec.functions[reinterpret_cast<uintptr_t>(p->func)];
   return addNode("hipGraphAddKernelNode", out, g, deps, n, r);
 }
-hipError_t fGraphAddMemcpyNode(hipGraphNode_t *out, hipGraph_t g, const hipGraphNode_t *deps, size_t n,
-                               const hipMemcpy3DParms *p) {
+hipError_t fGraphAddMemcpyNode(hipGraphNode_t *out, hipGraph_t g, const hipGraphNode_t *deps,
+                               size_t n, const hipMemcpy3DParms *p) {
   call("hipGraphAddMemcpyNode");
   if (!p || p->kind != hipMemcpyDeviceToDevice || p->srcArray || p->dstArray)
     return violation("hipGraphAddMemcpyNode: expected a device-to-device pitched copy");
-  const uint64_t span = p->extent.width + uint64_t(p->srcPtr.pitch) * (p->srcPtr.ysize * (p->extent.depth - 1) +
-                                                                       (p->extent.height - 1));
+  const uint64_t span =
+      p->extent.width + uint64_t(p->srcPtr.pitch) *
+                            (p->srcPtr.ysize * (p->extent.depth - 1) + (p->extent.height - 1));
   if (!deviceRange(p->srcPtr.ptr, span) || !deviceRange(p->dstPtr.ptr, p->extent.width))
     return violation("hipGraphAddMemcpyNode: addresses outside every allocation");
   GraphNodeRec r;
@@ -282,8 +304,8 @@ hipError_t fGraphAddMemcpyNode(hipGraphNode_t *out, hipGraph_t g, const hipGraph
   r.memcpy = *p;
   return addNode("hipGraphAddMemcpyNode", out, g, deps, n, r);
 }
-hipError_t fGraphAddMemsetNode(hipGraphNode_t *out, hipGraph_t g, const hipGraphNode_t *deps, size_t n,
-                               const hipMemsetParams *p) {
+hipError_t fGraphAddMemsetNode(hipGraphNode_t *out, hipGraph_t g, const hipGraphNode_t *deps,
+                               size_t n, const hipMemsetParams *p) {
   call("hipGraphAddMemsetNode");
   if (!p || (p->elementSize != 1 && p->elementSize != 2 && p->elementSize != 4) || p->height != 1)
     return violation("hipGraphAddMemsetNode: element size 1, 2 or 4 and one row expected");
@@ -294,13 +316,15 @@ hipError_t fGraphAddMemsetNode(hipGraphNode_t *out, hipGraph_t g, const hipGraph
   r.memset = *p;
   return addNode("hipGraphAddMemsetNode", out, g, deps, n, r);
 }
-hipError_t fGraphAddEmptyNode(hipGraphNode_t *out, hipGraph_t g, const hipGraphNode_t *deps, size_t n) {
+hipError_t fGraphAddEmptyNode(hipGraphNode_t *out, hipGraph_t g, const hipGraphNode_t *deps,
+                              size_t n) {
   call("hipGraphAddEmptyNode");
   return addNode("hipGraphAddEmptyNode", out, g, deps, n, GraphNodeRec{});
 }
 hipError_t fGraphInstantiate(hipGraphExec_t *e, hipGraph_t g, hipGraphNode_t *, char *, size_t) {
   call("hipGraphInstantiate");
-  if (!state().rec.graphNodes.count(reinterpret_cast<uintptr_t>(g))) return violation("hipGraphInstantiate: unknown graph");
+  if (!state().rec.graphNodes.count(reinterpret_cast<uintptr_t>(g)))
+    return violation("hipGraphInstantiate: unknown graph");
   const uintptr_t h = handle();
   state().rec.execs[h] = reinterpret_cast<uintptr_t>(g);
   *e = reinterpret_cast<hipGraphExec_t>(h);
@@ -308,23 +332,29 @@ hipError_t fGraphInstantiate(hipGraphExec_t *e, hipGraph_t g, hipGraphNode_t *, 
 }
 hipError_t fGraphLaunch(hipGraphExec_t e, hipStream_t) {
   call("hipGraphLaunch");
-  if (!state().rec.execs.count(reinterpret_cast<uintptr_t>(e))) return violation("hipGraphLaunch: unknown exec");
+  if (!state().rec.execs.count(reinterpret_cast<uintptr_t>(e)))
+    return violation("hipGraphLaunch: unknown exec");
   state().rec.graphLaunches.push_back(reinterpret_cast<uintptr_t>(e));
   return hipSuccess;
 }
 hipError_t fGraphExecDestroy(hipGraphExec_t e) {
   call("hipGraphExecDestroy");
-  return state().rec.execs.erase(reinterpret_cast<uintptr_t>(e)) ? hipSuccess : violation("hipGraphExecDestroy: unknown");
+  return state().rec.execs.erase(reinterpret_cast<uintptr_t>(e))
+             ? hipSuccess
+             : violation("hipGraphExecDestroy: unknown");
 }
-hipError_t fGraphExecKernelNodeSetParams(hipGraphExec_t e, hipGraphNode_t node, const hipKernelNodeParams *p) {
+hipError_t fGraphExecKernelNodeSetParams(hipGraphExec_t e, hipGraphNode_t node,
+                                         const hipKernelNodeParams *p) {
   call("hipGraphExecKernelNodeSetParams");
   auto ex = state().rec.execs.find(reinterpret_cast<uintptr_t>(e));
-  if (ex == state().rec.execs.end()) return violation("hipGraphExecKernelNodeSetParams: unknown exec");
+  if (ex == state().rec.execs.end())
+    return violation("hipGraphExecKernelNodeSetParams: unknown exec");
   auto it = state().rec.nodes.find(reinterpret_cast<uintptr_t>(node));
-  if (it == state().rec.nodes.end() || it->second.graph != ex->second || it->second.kind != GraphNodeRec::Kernel)
+  if (it == state().rec.nodes.end() || it->second.graph != ex->second ||
+      it->second.kind != GraphNodeRec::Kernel)
     return violation("hipGraphExecKernelNodeSetParams: not a kernel node of the exec's graph");
-  if (hipError_t rc = checkLaunch("hipGraphExecKernelNodeSetParams", p->func, p->gridDim, p->blockDim, p->kernelParams,
-                                  p->extra))
+  if (hipError_t rc = checkLaunch("hipGraphExecKernelNodeSetParams", p->func, p->gridDim,
+                                  p->blockDim, p->kernelParams, p->extra))
     return rc;
   state().rec.execUpdates.push_back({reinterpret_cast<uintptr_t>(node), *p});
   return hipSuccess;
@@ -338,7 +368,9 @@ hipError_t fEventCreateWithFlags(hipEvent_t *e, unsigned) {
 }
 hipError_t fEventDestroy(hipEvent_t e) {
   call("hipEventDestroy");
-  return state().events.erase(reinterpret_cast<uintptr_t>(e)) ? hipSuccess : violation("hipEventDestroy: unknown");
+  return state().events.erase(reinterpret_cast<uintptr_t>(e))
+             ? hipSuccess
+             : violation("hipEventDestroy: unknown");
 }
 hipError_t fEventRecord(hipEvent_t e, hipStream_t) {
   call("hipEventRecord");
@@ -350,7 +382,8 @@ hipError_t fEventRecord(hipEvent_t e, hipStream_t) {
 hipError_t fEventSynchronize(hipEvent_t e) {
   call("hipEventSynchronize");
   auto it = state().events.find(reinterpret_cast<uintptr_t>(e));
-  if (it == state().events.end() || it->second == 0) return violation("hipEventSynchronize: event never recorded");
+  if (it == state().events.end() || it->second == 0)
+    return violation("hipEventSynchronize: event never recorded");
   return hipSuccess;
 }
 hipError_t fEventQuery(hipEvent_t) {
@@ -362,8 +395,12 @@ hipError_t fEventElapsedTime(float *ms, hipEvent_t, hipEvent_t) {
   *ms = 0;
   return hipSuccess;
 }
-const char *fGetErrorName(hipError_t rc) { return rc == hipErrorInvalidValue ? "hipErrorInvalidValue" : "hipError"; }
-const char *fGetErrorString(hipError_t) { return "fake"; }
+const char *fGetErrorName(hipError_t rc) {
+  return rc == hipErrorInvalidValue ? "hipErrorInvalidValue" : "hipError";
+}
+const char *fGetErrorString(hipError_t) {
+  return "fake";
+}
 
 HipApi makeApi() {
   HipApi a;
@@ -415,9 +452,13 @@ HipApi makeApi() {
 
 } // namespace
 
-size_t Recorder::count(const std::string &c) const { return size_t(std::count(calls.begin(), calls.end(), c)); }
+size_t Recorder::count(const std::string &c) const {
+  return size_t(std::count(calls.begin(), calls.end(), c));
+}
 
-Recorder &recorder() { return state().rec; }
+Recorder &recorder() {
+  return state().rec;
+}
 
 void reset() {
   // The call log only: handles (memory, modules, graphs) of live objects stay valid.
@@ -435,6 +476,8 @@ const HipApi &api() {
   return a;
 }
 
-const uint8_t *deviceBytes(uint64_t address) { return deviceRange(reinterpret_cast<void *>(uintptr_t(address)), 1); }
+const uint8_t *deviceBytes(uint64_t address) {
+  return deviceRange(reinterpret_cast<void *>(uintptr_t(address)), 1);
+}
 
 } // namespace cgraph::hip::fake

@@ -30,24 +30,26 @@ namespace cgraph::hip::fake {
 struct GraphNodeRec {
   enum Kind { Kernel, Memcpy, Memset, Empty } kind = Empty;
   uintptr_t graph = 0;
-  std::vector<uintptr_t> deps;     // graph nodes it depends on
-  hipKernelNodeParams kernel{};    // Kernel (kernelParams points into the executable)
-  std::string function;            // Kernel: the function's name
-  hipMemcpy3DParms memcpy{};       // Memcpy
-  hipMemsetParams memset{};        // Memset
+  std::vector<uintptr_t> deps;  // graph nodes it depends on
+  hipKernelNodeParams kernel{}; // Kernel (kernelParams points into the executable)
+  std::string function;         // Kernel: the function's name
+  hipMemcpy3DParms memcpy{};    // Memcpy
+  hipMemsetParams memset{};     // Memset
 };
 
 struct Recorder {
-  std::vector<std::string> calls;      // entry point names, in call order
-  std::vector<std::string> violations; // argument checks that failed
-  std::map<uintptr_t, std::vector<uint8_t>> memory; // device allocations by base address
-  std::map<uintptr_t, GraphNodeRec> nodes;           // by graph node handle
+  std::vector<std::string> calls;                         // entry point names, in call order
+  std::vector<std::string> violations;                    // argument checks that failed
+  std::map<uintptr_t, std::vector<uint8_t>> memory;       // device allocations by base address
+  std::map<uintptr_t, GraphNodeRec> nodes;                // by graph node handle
   std::map<uintptr_t, std::vector<uintptr_t>> graphNodes; // graph -> its nodes in add order
-  std::map<uintptr_t, uintptr_t> execs;              // exec -> graph
-  std::map<uintptr_t, std::string> functions;        // function handle -> kernel name
-  std::vector<std::pair<uintptr_t, hipKernelNodeParams>> execUpdates; // hipGraphExecKernelNodeSetParams (node, params)
-  std::vector<uintptr_t> graphLaunches;              // exec per hipGraphLaunch
-  std::vector<std::pair<std::string, hipKernelNodeParams>> eagerLaunches; // hipModuleLaunchKernel (name, params)
+  std::map<uintptr_t, uintptr_t> execs;                   // exec -> graph
+  std::map<uintptr_t, std::string> functions;             // function handle -> kernel name
+  std::vector<std::pair<uintptr_t, hipKernelNodeParams>>
+      execUpdates;                      // hipGraphExecKernelNodeSetParams (node, params)
+  std::vector<uintptr_t> graphLaunches; // exec per hipGraphLaunch
+  std::vector<std::pair<std::string, hipKernelNodeParams>>
+      eagerLaunches;                                 // hipModuleLaunchKernel (name, params)
   std::vector<std::pair<uintptr_t, size_t>> uploads; // hipMemcpyHtoDAsync (dst, bytes)
   size_t count(const std::string &call) const;
 };

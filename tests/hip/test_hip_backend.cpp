@@ -85,7 +85,8 @@ Graph mixedGraph() {
   fo.bytes = 4096;
   fo.pattern = {1, 0, 0, 0};
   chain.push_back(b.addFill("fill-t", fo));
-  chain.push_back(b.addKernelNode("addk", k["addk"], range1D(1024), {Arg::slot(x), Arg::slot(t), Arg::param(pk)}));
+  chain.push_back(b.addKernelNode("addk", k["addk"], range1D(1024),
+                                  {Arg::slot(x), Arg::slot(t), Arg::param(pk)}));
   CopyOp c;
   c.srcSlot = x;
   c.dstSlot = a;
@@ -95,13 +96,16 @@ Graph mixedGraph() {
   NDRange off = range1D(64, 32);
   off.offset[0].value = 16;
   chain.push_back(b.addKernelNode("mark", k["mark"], off, {Arg::slot(a), Arg::param(pk)}));
-  chain.push_back(b.addKernelNode("lsum", k["lsum"], range1D(256, 64), {Arg::slot(x), Arg::localMem(64 * 4)}));
+  chain.push_back(
+      b.addKernelNode("lsum", k["lsum"], range1D(256, 64), {Arg::slot(x), Arg::localMem(64 * 4)}));
   chain.push_back(b.addKernelNode("fract", k["fractk"], range1D(1024), {Arg::slot(f)}));
-  for (size_t i = 1; i < chain.size(); ++i) b.addEdge(chain[i - 1], chain[i]);
+  for (size_t i = 1; i < chain.size(); ++i)
+    b.addEdge(chain[i - 1], chain[i]);
   return b.take();
 }
 
-std::vector<Bytes> runOn(rt::Device &d, const Graph &g, rt::ExecMode mode, const std::vector<uint64_t> &params) {
+std::vector<Bytes> runOn(rt::Device &d, const Graph &g, rt::ExecMode mode,
+                         const std::vector<uint64_t> &params) {
   rt::FinalizeOptions fo;
   fo.mode = mode;
   auto exe = d.finalize(g, fo);
@@ -115,7 +119,8 @@ std::vector<Bytes> runOn(rt::Device &d, const Graph &g, rt::ExecMode mode, const
     for (size_t s = 0; s < g.slots.size(); ++s) {
       if (g.slots[s].init != SlotInit::External) continue;
       Bytes in(g.slots[s].size);
-      for (size_t i = 0; i < in.size(); ++i) in[i] = uint8_t((i * 7 + s * 13 + pv) & 0x3F);
+      for (size_t i = 0; i < in.size(); ++i)
+        in[i] = uint8_t((i * 7 + s * 13 + pv) & 0x3F);
       auto b = d.allocate(in.size(), 64);
       REQUIRE(b);
       bufs[s] = std::move(*b);
@@ -163,6 +168,7 @@ int main(int argc, char **argv) {
     std::printf("SKIPPED: no HIP device: %s\n", p.reason.c_str());
     return 77;
   }
-  std::printf("hip device: %s (%s)\n", p.devices[0].name.c_str(), p.devices[0].driverVersion.c_str());
+  std::printf("hip device: %s (%s)\n", p.devices[0].name.c_str(),
+              p.devices[0].driverVersion.c_str());
   return Catch::Session().run(argc, argv);
 }

@@ -66,13 +66,15 @@ rt::Device &fakeDevice() {
 // The kernel node's wrapper arguments (table ABI): `n` cells.
 std::vector<uint64_t> cells(const hipKernelNodeParams &p, size_t n) {
   std::vector<uint64_t> v(n);
-  for (size_t i = 0; i < n; ++i) v[i] = *static_cast<const uint64_t *>(p.kernelParams[i]);
+  for (size_t i = 0; i < n; ++i)
+    v[i] = *static_cast<const uint64_t *>(p.kernelParams[i]);
   return v;
 }
 
 std::vector<const fake::GraphNodeRec *> nodesOf(uintptr_t graph) {
   std::vector<const fake::GraphNodeRec *> out;
-  for (uintptr_t h : fake::recorder().graphNodes.at(graph)) out.push_back(&fake::recorder().nodes.at(h));
+  for (uintptr_t h : fake::recorder().graphNodes.at(graph))
+    out.push_back(&fake::recorder().nodes.at(h));
   return out;
 }
 
@@ -102,12 +104,14 @@ TEST_CASE("hip: no AMD GPU here, and the real runtime's probe says why", "[hip]"
   CHECK_FALSE(p.available);
   INFO(p.reason);
   // No library, or libamdhip64 (libamdhip64-dev brings it) without a GPU.
-  CHECK((p.reason.find("libamdhip64.so not found") == 0 || p.reason.find("no HIP device (libamdhip64.so") == 0));
+  CHECK((p.reason.find("libamdhip64.so not found") == 0 ||
+         p.reason.find("no HIP device (libamdhip64.so") == 0));
   auto d = backend->device(0);
   CHECK_FALSE(d);
 }
 
-TEST_CASE("hip: one hipGraph per partition, table-ABI kernel nodes, memcpy/memset nodes, edges", "[hip][fake]") {
+TEST_CASE("hip: one hipGraph per partition, table-ABI kernel nodes, memcpy/memset nodes, edges",
+          "[hip][fake]") {
   rt::Device &dev = fakeDevice();
   GraphBuilder b("fake-graph");
   auto k = addSource(b);
@@ -129,9 +133,11 @@ TEST_CASE("hip: one hipGraph per partition, table-ABI kernel nodes, memcpy/memse
   c.dstSlot = u;
   c.bytes = 1024;
   const uint32_t nCopy = b.addCopy("copy-t-u", c); // owned -> owned: memcpy node
-  const uint32_t nScale = b.addKernelNode("scale", k["scale"], range1D(1024, 64),
-                                          {Arg::slot(y, 0), Arg::slot(x, 16), Arg::scalar(ScalarType::F32, 0x40000000)});
-  const uint32_t nAdd = b.addKernelNode("addp", k["addp"], range1D(1024), {Arg::slot(y), Arg::param(pv)});
+  const uint32_t nScale = b.addKernelNode(
+      "scale", k["scale"], range1D(1024, 64),
+      {Arg::slot(y, 0), Arg::slot(x, 16), Arg::scalar(ScalarType::F32, 0x40000000)});
+  const uint32_t nAdd =
+      b.addKernelNode("addp", k["addp"], range1D(1024), {Arg::slot(y), Arg::param(pv)});
   CopyOp ce;
   ce.srcSlot = u;
   ce.dstSlot = x; // external: the builtin copy kernel (rebinds through the table)
@@ -140,7 +146,8 @@ TEST_CASE("hip: one hipGraph per partition, table-ABI kernel nodes, memcpy/memse
   HostOp h;
   h.op = "checksum";
   const uint32_t nHost = b.addHost("checksum", h, {Arg::slot(x)});
-  const uint32_t nAfter = b.addKernelNode("addp-after", k["addp"], range1D(256), {Arg::slot(x), Arg::scalar(ScalarType::U32, 1)});
+  const uint32_t nAfter = b.addKernelNode("addp-after", k["addp"], range1D(256),
+                                          {Arg::slot(x), Arg::scalar(ScalarType::U32, 1)});
   b.addEdge(nFill, nCopy);
   b.addEdge(nCopy, nCopyExt);
   b.addEdge(nScale, nAdd);
@@ -168,7 +175,8 @@ TEST_CASE("hip: one hipGraph per partition, table-ABI kernel nodes, memcpy/memse
   size_t devParts = 0;
   for (const Partition &p : computePartitions(g, *order)) {
     bool host = false;
-    for (uint32_t n : p.nodes) host |= g.nodes[n].kind == NodeKind::Host;
+    for (uint32_t n : p.nodes)
+      host |= g.nodes[n].kind == NodeKind::Host;
     devParts += !host;
   }
   CHECK(devParts == 2);
@@ -222,7 +230,8 @@ TEST_CASE("hip: one hipGraph per partition, table-ABI kernel nodes, memcpy/memse
   // The table was uploaded once at finalize: slots first (owned slots hold their
   // allocation, external ones are unbound yet), then the parameter default.
   size_t finalizeUploads = 0;
-  for (auto &up : rec.uploads) finalizeUploads += up.first == tableAddr;
+  for (auto &up : rec.uploads)
+    finalizeUploads += up.first == tableAddr;
   CHECK(finalizeUploads == 1);
   const uint64_t *table = reinterpret_cast<const uint64_t *>(fake::deviceBytes(tableAddr));
   REQUIRE(table);
@@ -238,9 +247,9 @@ TEST_CASE("hip: one hipGraph per partition, table-ABI kernel nodes, memcpy/memse
   CHECK(reinterpret_cast<uint64_t>(memcpyNode->memcpy.srcPtr.ptr) == table[t]);
   CHECK(reinterpret_cast<uint64_t>(memcpyNode->memcpy.dstPtr.ptr) == table[u]);
   CHECK(sv[1] == 0);
-  CHECK(sv[2] == y);  // slot y, offset 0
+  CHECK(sv[2] == y); // slot y, offset 0
   CHECK(sv[3] == 16);
-  CHECK(sv[4] == x);  // slot x, offset 16
+  CHECK(sv[4] == x); // slot x, offset 16
   CHECK(sv[5] == 0x40000000);
   CHECK(sv[6] == gpu::kLiteral); // literal scalar 2.0f
   CHECK(sv[7] == 0);
@@ -277,7 +286,8 @@ TEST_CASE("hip: one hipGraph per partition, table-ABI kernel nodes, memcpy/memse
   };
   auto tableUploads = [&]() {
     size_t n = 0;
-    for (auto &up : rec.uploads) n += up.first == tableAddr;
+    for (auto &up : rec.uploads)
+      n += up.first == tableAddr;
     return n;
   };
   submitOnce(bt, {});
@@ -318,8 +328,10 @@ TEST_CASE("hip: a parameter-dependent nd-range updates only its node", "[hip][fa
   const uint32_t pn = b.addParam(n);
   NDRange r = range1D(256, 64);
   r.global[0].param = pn;
-  const uint32_t a = b.addKernelNode("ranged", k["addp"], r, {Arg::slot(d), Arg::scalar(ScalarType::U32, 1)});
-  const uint32_t c = b.addKernelNode("fixed", k["addp"], range1D(128, 64), {Arg::slot(d), Arg::scalar(ScalarType::U32, 2)});
+  const uint32_t a =
+      b.addKernelNode("ranged", k["addp"], r, {Arg::slot(d), Arg::scalar(ScalarType::U32, 1)});
+  const uint32_t c = b.addKernelNode("fixed", k["addp"], range1D(128, 64),
+                                     {Arg::slot(d), Arg::scalar(ScalarType::U32, 2)});
   b.addEdge(a, c);
   Graph g = b.take();
   fake::reset();
@@ -370,8 +382,10 @@ TEST_CASE("hip: eager mode launches each node on the stream, no graphs", "[hip][
   GraphBuilder b("eager");
   auto k = addSource(b);
   const uint32_t d = b.addSlot(slot("d", 4096));
-  const uint32_t a = b.addKernelNode("one", k["addp"], range1D(1024), {Arg::slot(d), Arg::scalar(ScalarType::U32, 1)});
-  const uint32_t c = b.addKernelNode("two", k["addp"], range1D(512, 128), {Arg::slot(d, 64), Arg::scalar(ScalarType::U32, 2)});
+  const uint32_t a = b.addKernelNode("one", k["addp"], range1D(1024),
+                                     {Arg::slot(d), Arg::scalar(ScalarType::U32, 1)});
+  const uint32_t c = b.addKernelNode("two", k["addp"], range1D(512, 128),
+                                     {Arg::slot(d, 64), Arg::scalar(ScalarType::U32, 2)});
   b.addEdge(a, c);
   Graph g = b.take();
   fake::reset();

@@ -124,7 +124,8 @@ void replaceWorkItemCalls(Module &m, Function *w) {
       if (auto *c = dyn_cast<CallInst>(&inst))
         if (Function *f = c->getCalledFunction()) {
           StringRef n = f->getName();
-          if (n == "_Z13get_global_idj" || n == "_Z17get_global_offsetj" || n == "_Z12get_work_dimv")
+          if (n == "_Z13get_global_idj" || n == "_Z17get_global_offsetj" ||
+              n == "_Z12get_work_dimv")
             calls.push_back(c);
         }
   for (CallInst *c : calls) {
@@ -135,10 +136,10 @@ void replaceWorkItemCalls(Module &m, Function *w) {
       v = dim;
     } else {
       Value *d = c->getArgOperand(0);
-      Value *o = b.CreateSelect(b.CreateICmpEQ(d, b.getInt32(0)), off[0],
-                                b.CreateSelect(b.CreateICmpEQ(d, b.getInt32(1)), off[1],
-                                               b.CreateSelect(b.CreateICmpEQ(d, b.getInt32(2)), off[2],
-                                                              b.getInt64(0))));
+      Value *o = b.CreateSelect(
+          b.CreateICmpEQ(d, b.getInt32(0)), off[0],
+          b.CreateSelect(b.CreateICmpEQ(d, b.getInt32(1)), off[1],
+                         b.CreateSelect(b.CreateICmpEQ(d, b.getInt32(2)), off[2], b.getInt64(0))));
       if (n == "_Z17get_global_offsetj") {
         v = o;
       } else {
@@ -147,9 +148,10 @@ void replaceWorkItemCalls(Module &m, Function *w) {
           r->setCallingConv(CallingConv::C);
           return r;
         };
-        v = b.CreateAdd(b.CreateAdd(b.CreateMul(call("_Z12get_group_idj"), call("_Z14get_local_sizej")),
-                                    call("_Z12get_local_idj")),
-                        o);
+        v = b.CreateAdd(
+            b.CreateAdd(b.CreateMul(call("_Z12get_group_idj"), call("_Z14get_local_sizej")),
+                        call("_Z12get_local_idj")),
+            o);
       }
     }
     if (v->getType() != c->getType()) v = b.CreateZExtOrTrunc(v, c->getType());
@@ -203,46 +205,59 @@ void unparkFlatCasts(Module &m) {
 std::string builtinSupplementIR(const std::vector<std::string> &atomics64ForSpaces) {
   std::string s;
   std::vector<const char *> aspaces;
-  for (const std::string &a : atomics64ForSpaces) aspaces.push_back(a.c_str());
+  for (const std::string &a : atomics64ForSpaces)
+    aspaces.push_back(a.c_str());
   const std::pair<const char *, const char *> types[] = {{"l", "min"}, {"m", "umin"}};
   for (const char *as : aspaces) {
     for (const auto &t : types) {
       const bool u = t.first[0] == 'm';
       const std::string ptr = std::string("i64 addrspace(") + as + ")*";
       const std::string q = std::string("PU3AS") + as + "V" + t.first;
-      const std::pair<const char *, const char *> ops[] = {
-          {"atom_add", "add"}, {"atom_sub", "sub"}, {"atom_xchg", "xchg"}, {"atom_and", "and"},
-          {"atom_or", "or"}, {"atom_xor", "xor"}, {"atom_min", u ? "umin" : "min"},
-          {"atom_max", u ? "umax" : "max"}};
+      const std::pair<const char *, const char *> ops[] = {{"atom_add", "add"},
+                                                           {"atom_sub", "sub"},
+                                                           {"atom_xchg", "xchg"},
+                                                           {"atom_and", "and"},
+                                                           {"atom_or", "or"},
+                                                           {"atom_xor", "xor"},
+                                                           {"atom_min", u ? "umin" : "min"},
+                                                           {"atom_max", u ? "umax" : "max"}};
       for (const auto &op : ops) {
-        std::string name = std::string("_Z") + std::to_string(std::strlen(op.first)) + op.first + q + t.first;
+        std::string name =
+            std::string("_Z") + std::to_string(std::strlen(op.first)) + op.first + q + t.first;
         s += "define linkonce_odr i64 @" + name + "(" + ptr + " %p, i64 %v) {\n  %r = atomicrmw " +
              op.second + " " + ptr + " %p, i64 %v seq_cst\n  ret i64 %r\n}\n";
       }
       for (const auto &op : {std::make_pair("atom_inc", "add"), std::make_pair("atom_dec", "sub")})
         s += std::string("define linkonce_odr i64 @_Z8") + op.first + q + "(" + ptr +
-             " %p) {\n  %r = atomicrmw " + op.second + " " + ptr + " %p, i64 1 seq_cst\n  ret i64 %r\n}\n";
+             " %p) {\n  %r = atomicrmw " + op.second + " " + ptr +
+             " %p, i64 1 seq_cst\n  ret i64 %r\n}\n";
       s += "define linkonce_odr i64 @_Z12atom_cmpxchg" + q + t.first + t.first + "(" + ptr +
            " %p, i64 %c, i64 %v) {\n  %x = cmpxchg " + ptr +
-           " %p, i64 %c, i64 %v seq_cst seq_cst\n  %r = extractvalue { i64, i1 } %x, 0\n  ret i64 %r\n}\n";
+           " %p, i64 %c, i64 %v seq_cst seq_cst\n  %r = extractvalue { i64, i1 } %x, 0\n  ret i64 "
+           "%r\n}\n";
     }
   }
   // mad_hi(a, b, c) = mul_hi(a, b) + c for the scalar integer types.
-  const struct { const char *m; int bits; bool sign; } ints[] = {
-      {"c", 8, true}, {"h", 8, false}, {"s", 16, true}, {"t", 16, false},
-      {"i", 32, true}, {"j", 32, false}, {"l", 64, true}, {"m", 64, false}};
+  const struct {
+    const char *m;
+    int bits;
+    bool sign;
+  } ints[] = {{"c", 8, true},  {"h", 8, false},  {"s", 16, true}, {"t", 16, false},
+              {"i", 32, true}, {"j", 32, false}, {"l", 64, true}, {"m", 64, false}};
   for (const auto &t : ints) {
     const std::string ty = "i" + std::to_string(t.bits), wide = "i" + std::to_string(2 * t.bits);
     const char *ext = t.sign ? "sext" : "zext";
     s += "define linkonce_odr " + ty + " @_Z6mad_hi" + t.m + t.m + t.m + "(" + ty + " %a, " + ty +
-         " %b, " + ty + " %c) {\n  %wa = " + ext + " " + ty + " %a to " + wide + "\n  %wb = " + ext +
-         " " + ty + " %b to " + wide + "\n  %p = mul " + wide + " %wa, %wb\n  %h = lshr " + wide +
-         " %p, " + std::to_string(t.bits) + "\n  %t = trunc " + wide + " %h to " + ty +
-         "\n  %r = add " + ty + " %t, %c\n  ret " + ty + " %r\n}\n";
+         " %b, " + ty + " %c) {\n  %wa = " + ext + " " + ty + " %a to " + wide +
+         "\n  %wb = " + ext + " " + ty + " %b to " + wide + "\n  %p = mul " + wide +
+         " %wa, %wb\n  %h = lshr " + wide + " %p, " + std::to_string(t.bits) + "\n  %t = trunc " +
+         wide + " %h to " + ty + "\n  %r = add " + ty + " %t, %c\n  ret " + ty + " %r\n}\n";
   }
   // recip and divide: what native_/half_recip and _divide become (see preciseForNative).
-  s += "define linkonce_odr float @_Z5recipf(float %x) {\n  %r = fdiv float 1.0, %x\n  ret float %r\n}\n";
-  s += "define linkonce_odr float @_Z6divideff(float %a, float %b) {\n  %r = fdiv float %a, %b\n  ret float %r\n}\n";
+  s += "define linkonce_odr float @_Z5recipf(float %x) {\n  %r = fdiv float 1.0, %x\n  ret float "
+       "%r\n}\n";
+  s += "define linkonce_odr float @_Z6divideff(float %a, float %b) {\n  %r = fdiv float %a, %b\n  "
+       "ret float %r\n}\n";
   return s;
 }
 
@@ -253,7 +268,8 @@ std::string findLibclc(const char *file) {
   ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
   if (n > 0) {
     exe[n] = 0;
-    dirs.push_back((std::filesystem::path(exe).parent_path().parent_path() / "share" / "clc").string());
+    dirs.push_back(
+        (std::filesystem::path(exe).parent_path().parent_path() / "share" / "clc").string());
   }
   dirs.push_back("/usr/lib/clc");
   for (const std::string &d : dirs) {
@@ -312,7 +328,8 @@ Expected<LoweredModule> lowerToTableAbi(LLVMContext &ctx, const uint8_t *spirv, 
     pm.add(createGlobalDCEPass());
     pm.run(*m);
   }
-  for (const std::string &w : wrappers) replaceWorkItemCalls(*m, m->getFunction(w));
+  for (const std::string &w : wrappers)
+    replaceWorkItemCalls(*m, m->getFunction(w));
   parkFlatCasts(*m);
 
   // 4. textual address-space remap, then parse back.
@@ -325,7 +342,9 @@ Expected<LoweredModule> lowerToTableAbi(LLVMContext &ctx, const uint8_t *spirv, 
   text = target.remapText(text);
   SMDiagnostic diag;
   std::unique_ptr<Module> g = parseAssemblyString(text, diag, ctx);
-  if (!g) return makeError(where + ": address-space remap produced invalid IR: " + errText(diag, diagName));
+  if (!g)
+    return makeError(where +
+                     ": address-space remap produced invalid IR: " + errText(diag, diagName));
   unparkFlatCasts(*g);
   if (target.afterParse)
     if (Error e = target.afterParse(*g)) return e.withContext(where);
@@ -334,7 +353,8 @@ Expected<LoweredModule> lowerToTableAbi(LLVMContext &ctx, const uint8_t *spirv, 
   {
     SMDiagnostic sd;
     std::unique_ptr<Module> sup = parseAssemblyString(target.supplementIR, sd, ctx);
-    if (!sup) return makeError(where + ": the builtin supplement does not parse: " + errText(sd, diagName));
+    if (!sup)
+      return makeError(where + ": the builtin supplement does not parse: " + errText(sd, diagName));
     sup->setTargetTriple(g->getTargetTriple());
     sup->setDataLayout(g->getDataLayout());
     if (Linker::linkModules(*g, std::move(sup), Linker::LinkOnlyNeeded))
@@ -342,8 +362,9 @@ Expected<LoweredModule> lowerToTableAbi(LLVMContext &ctx, const uint8_t *spirv, 
   }
   const std::string clc = findLibclc(target.libclcFile.c_str());
   if (clc.empty())
-    return makeError(where + ": libclc's " + target.libclcFile + " not found (set CGRAPH_LIBCLC_DIR "
-                             "or install libclc-14)");
+    return makeError(where + ": libclc's " + target.libclcFile +
+                     " not found (set CGRAPH_LIBCLC_DIR "
+                     "or install libclc-14)");
   auto buf = MemoryBuffer::getFile(clc);
   if (!buf) return makeError(where + ": cannot read '" + clc + "': " + buf.getError().message());
   auto lib = parseBitcodeFile((*buf)->getMemBufferRef(), ctx);
@@ -369,7 +390,8 @@ Expected<LoweredModule> lowerToTableAbi(LLVMContext &ctx, const uint8_t *spirv, 
   }
   if (!unresolved.empty()) {
     std::string list;
-    for (size_t i = 0; i < unresolved.size() && i < 8; ++i) list += (i ? ", " : "") + unresolved[i];
+    for (size_t i = 0; i < unresolved.size() && i < 8; ++i)
+      list += (i ? ", " : "") + unresolved[i];
     return makeError(where + ": builtins missing from libclc: " + list);
   }
   for (GlobalVariable &gv : g->globals())

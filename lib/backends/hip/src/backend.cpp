@@ -50,7 +50,8 @@ public:
     auto n = deviceCount(**api);
     if (!n) return n.error();
     if (int(index) >= *n)
-      return makeError("hip device " + std::to_string(index) + " does not exist (" + std::to_string(*n) + " found)");
+      return makeError("hip device " + std::to_string(index) + " does not exist (" +
+                       std::to_string(*n) + " found)");
     auto dev = HipDevice::open(**api, int(index), opts_);
     if (!dev) return dev.error();
     if (devices_.size() <= index) devices_.resize(index + 1);
@@ -75,7 +76,8 @@ std::unique_ptr<rt::Backend> makeHipBackend(const HipBackendOptions &opts) {
   return std::make_unique<HipBackend>(nullptr, opts);
 }
 
-std::unique_ptr<rt::Backend> makeHipBackendWithApi(const HipApi &api, const HipBackendOptions &opts) {
+std::unique_ptr<rt::Backend> makeHipBackendWithApi(const HipApi &api,
+                                                   const HipBackendOptions &opts) {
   return std::make_unique<HipBackend>(&api, opts);
 }
 

@@ -20,8 +20,9 @@ Expected<rt::DeviceInfo> describeHipDevice(const HipApi &api, int ordinal) {
   info.vendor = "AMD";
   const std::string arch = prop.gcnArchName;
   const std::string gfx = amdgcnTargetFor(arch);
-  info.driverVersion = "HIP runtime " + std::to_string(api.runtimeVersion) + ", " + arch + ", code object " +
-                       (gfx.empty() ? std::string("none (LLVM 14 does not know this processor)") : gfx);
+  info.driverVersion =
+      "HIP runtime " + std::to_string(api.runtimeVersion) + ", " + arch + ", code object " +
+      (gfx.empty() ? std::string("none (LLVM 14 does not know this processor)") : gfx);
   info.update = "";
   info.replay = "hip-graph; conditional nodes runtime-driven (HIP 5.2 has none)";
   rt::Capabilities &c = info.caps;
@@ -46,7 +47,9 @@ HipBuffer::~HipBuffer() {
   if (ptr_ && !device_->makeCurrent()) (void)device_->api().hipFree(ptr_);
 }
 
-const rt::Device *HipBuffer::device() const { return device_; }
+const rt::Device *HipBuffer::device() const {
+  return device_;
+}
 
 LoadedModule::~LoadedModule() {
   if (module && api->hipSetDevice(device) == hipSuccess) (void)api->hipModuleUnload(module);
@@ -55,11 +58,13 @@ LoadedModule::~LoadedModule() {
 Expected<hipFunction_t> LoadedModule::function(const std::string &name) const {
   hipFunction_t f = nullptr;
   hipError_t rc = api->hipModuleGetFunction(&f, module, name.c_str());
-  if (rc != hipSuccess) return hipError(*api, "hipModuleGetFunction", rc).withContext("kernel '" + name + "'");
+  if (rc != hipSuccess)
+    return hipError(*api, "hipModuleGetFunction", rc).withContext("kernel '" + name + "'");
   return f;
 }
 
-Expected<std::unique_ptr<HipDevice>> HipDevice::open(const HipApi &api, int ordinal, const HipBackendOptions &opts) {
+Expected<std::unique_ptr<HipDevice>> HipDevice::open(const HipApi &api, int ordinal,
+                                                     const HipBackendOptions &opts) {
   std::unique_ptr<HipDevice> d(new HipDevice(api, opts));
   auto info = describeHipDevice(api, ordinal);
   if (!info) return info.error();
@@ -67,15 +72,19 @@ Expected<std::unique_ptr<HipDevice>> HipDevice::open(const HipApi &api, int ordi
   d->ordinal_ = ordinal;
   const std::string where = "hip device " + std::to_string(ordinal) + " '" + d->info_.name + "'";
   hipDeviceProp_t prop{};
-  CGRAPH_RETURN_IF_ERROR(([&]() -> Error {
-    CGRAPH_HIP_CHECK(api, "hipGetDeviceProperties", api.hipGetDeviceProperties(&prop, ordinal));
-    CGRAPH_HIP_CHECK(api, "hipSetDevice", api.hipSetDevice(ordinal));
-    CGRAPH_HIP_CHECK(api, "hipStreamCreateWithFlags", api.hipStreamCreateWithFlags(&d->stream_, hipStreamNonBlocking));
-    return Error::success();
-  }()).withContext(where));
+  CGRAPH_RETURN_IF_ERROR(
+      ([&]() -> Error {
+        CGRAPH_HIP_CHECK(api, "hipGetDeviceProperties", api.hipGetDeviceProperties(&prop, ordinal));
+        CGRAPH_HIP_CHECK(api, "hipSetDevice", api.hipSetDevice(ordinal));
+        CGRAPH_HIP_CHECK(api, "hipStreamCreateWithFlags",
+                         api.hipStreamCreateWithFlags(&d->stream_, hipStreamNonBlocking));
+        return Error::success();
+      }())
+          .withContext(where));
   d->gfx_ = amdgcnTargetFor(prop.gcnArchName);
   if (d->gfx_.empty())
-    return makeError(where + ": LLVM 14's amdgcn target does not know '" + std::string(prop.gcnArchName) + "'");
+    return makeError(where + ": LLVM 14's amdgcn target does not know '" +
+                     std::string(prop.gcnArchName) + "'");
   return d;
 }
 
@@ -97,19 +106,22 @@ Expected<std::unique_ptr<rt::Buffer>> HipDevice::allocate(uint64_t bytes, uint32
   if (bytes == 0) return makeError("hip: cannot allocate a 0-byte buffer");
   // hipMalloc returns 256-byte aligned memory.
   if (alignment > 256 || (alignment & (alignment - 1)) != 0)
-    return makeError("hip: alignment " + std::to_string(alignment) + " is not a power of two up to 256");
+    return makeError("hip: alignment " + std::to_string(alignment) +
+                     " is not a power of two up to 256");
   CGRAPH_RETURN_IF_ERROR(makeCurrent());
   void *p = nullptr;
   hipError_t rc = api_->hipMalloc(&p, bytes);
   if (rc != hipSuccess)
-    return hipError(*api_, "hipMalloc", rc).withContext("hip: allocating " + std::to_string(bytes) + " bytes");
+    return hipError(*api_, "hipMalloc", rc)
+        .withContext("hip: allocating " + std::to_string(bytes) + " bytes");
   return std::unique_ptr<rt::Buffer>(new HipBuffer(*this, p, bytes));
 }
 
 static Error checkRange(const char *what, const rt::Buffer &b, uint64_t offset, uint64_t bytes) {
   if (offset > b.size() || bytes > b.size() - offset)
-    return makeError(std::string("hip: ") + what + " of [" + std::to_string(offset) + ", +" + std::to_string(bytes) +
-                     ") is outside the " + std::to_string(b.size()) + "-byte buffer");
+    return makeError(std::string("hip: ") + what + " of [" + std::to_string(offset) + ", +" +
+                     std::to_string(bytes) + ") is outside the " + std::to_string(b.size()) +
+                     "-byte buffer");
   return Error::success();
 }
 
@@ -121,8 +133,8 @@ Error HipDevice::write(rt::Buffer &dst, uint64_t offset, const void *src, uint64
   if (bytes == 0) return Error::success();
   CGRAPH_RETURN_IF_ERROR(makeCurrent());
   CGRAPH_HIP_CHECK(*api_, "hipMemcpyHtoDAsync",
-                   api_->hipMemcpyHtoDAsync(static_cast<char *>(b->ptr()) + offset, const_cast<void *>(src), bytes,
-                                            stream_));
+                   api_->hipMemcpyHtoDAsync(static_cast<char *>(b->ptr()) + offset,
+                                            const_cast<void *>(src), bytes, stream_));
   CGRAPH_HIP_CHECK(*api_, "hipStreamSynchronize", api_->hipStreamSynchronize(stream_));
   return Error::success();
 }
@@ -133,13 +145,15 @@ Error HipDevice::read(rt::Buffer &src, uint64_t offset, void *dst, uint64_t byte
   CGRAPH_RETURN_IF_ERROR(checkRange("read", src, offset, bytes));
   if (bytes == 0) return Error::success();
   CGRAPH_RETURN_IF_ERROR(makeCurrent());
-  CGRAPH_HIP_CHECK(*api_, "hipMemcpyDtoHAsync",
-                   api_->hipMemcpyDtoHAsync(dst, static_cast<char *>(b->ptr()) + offset, bytes, stream_));
+  CGRAPH_HIP_CHECK(
+      *api_, "hipMemcpyDtoHAsync",
+      api_->hipMemcpyDtoHAsync(dst, static_cast<char *>(b->ptr()) + offset, bytes, stream_));
   CGRAPH_HIP_CHECK(*api_, "hipStreamSynchronize", api_->hipStreamSynchronize(stream_));
   return Error::success();
 }
 
-Expected<std::unique_ptr<rt::Executable>> HipDevice::finalize(const Graph &graph, const rt::FinalizeOptions &opts) {
+Expected<std::unique_ptr<rt::Executable>> HipDevice::finalize(const Graph &graph,
+                                                              const rt::FinalizeOptions &opts) {
   CGRAPH_RETURN_IF_ERROR(firstError(validateGraph(graph, ValidateOptions{false, true, true})));
   Expected<Graph> flat = flattenSubgraphs(graph);
   if (!flat) return flat.error();
@@ -149,7 +163,8 @@ Expected<std::unique_ptr<rt::Executable>> HipDevice::finalize(const Graph &graph
   return makeExecutable(*this, std::move(*flat), opts);
 }
 
-Expected<std::shared_ptr<const LoadedModule>> HipDevice::moduleFromImage(const std::vector<uint8_t> &image) const {
+Expected<std::shared_ptr<const LoadedModule>>
+HipDevice::moduleFromImage(const std::vector<uint8_t> &image) const {
   auto lm = std::make_shared<LoadedModule>();
   lm->api = api_;
   lm->device = ordinal_;
@@ -157,9 +172,11 @@ Expected<std::shared_ptr<const LoadedModule>> HipDevice::moduleFromImage(const s
   return std::shared_ptr<const LoadedModule>(std::move(lm));
 }
 
-Expected<std::shared_ptr<const LoadedModule>> HipDevice::loadModule(const KernelModule &m, bool useCache) {
+Expected<std::shared_ptr<const LoadedModule>> HipDevice::loadModule(const KernelModule &m,
+                                                                    bool useCache) {
   const std::string where = "module '" + m.name + "'";
-  if (m.forms.empty() || m.forms[0].kind != FormKind::SpirV) return makeError(where + ": forms[0] is not SPIR-V");
+  if (m.forms.empty() || m.forms[0].kind != FormKind::SpirV)
+    return makeError(where + ": forms[0] is not SPIR-V");
   const std::vector<uint8_t> &spirv = m.forms[0].bytes;
   std::lock_guard<std::mutex> lock(mutex_);
   using Cache = cache::KernelCache<LoadedModule>;
@@ -190,7 +207,6 @@ Expected<std::shared_ptr<const LoadedModule>> HipDevice::loadModule(const Kernel
   if (!mod) return mod.error().withContext(where);
   return *mod;
 }
-
 
 Expected<std::shared_ptr<const LoadedModule>> HipDevice::builtinModule() {
   {
@@ -227,6 +243,8 @@ Error HipEvent::wait() {
   return result_;
 }
 
-bool HipEvent::isComplete() const { return dev_->api().hipEventQuery(done_) != hipErrorNotReady; }
+bool HipEvent::isComplete() const {
+  return dev_->api().hipEventQuery(done_) != hipErrorNotReady;
+}
 
 } // namespace cgraph::hip

@@ -29,7 +29,8 @@ struct Launch {
   unsigned smem = 0;
   void bind() {
     ptrs.resize(vals.size());
-    for (size_t i = 0; i < vals.size(); ++i) ptrs[i] = &vals[i];
+    for (size_t i = 0; i < vals.size(); ++i)
+      ptrs[i] = &vals[i];
   }
 };
 
@@ -47,8 +48,10 @@ hipKernelNodeParams kernelParams(Launch &l) {
 hipMemcpy3DParms memcpyParams(const gpu::Copy3D &c) {
   hipMemcpy3DParms m;
   std::memset(&m, 0, sizeof(m));
-  m.srcPtr = make_hipPitchedPtr(reinterpret_cast<void *>(uintptr_t(c.src)), c.srcPitch, c.width, c.srcHeight);
-  m.dstPtr = make_hipPitchedPtr(reinterpret_cast<void *>(uintptr_t(c.dst)), c.dstPitch, c.width, c.dstHeight);
+  m.srcPtr = make_hipPitchedPtr(reinterpret_cast<void *>(uintptr_t(c.src)), c.srcPitch, c.width,
+                                c.srcHeight);
+  m.dstPtr = make_hipPitchedPtr(reinterpret_cast<void *>(uintptr_t(c.dst)), c.dstPitch, c.width,
+                                c.dstHeight);
   m.extent = make_hipExtent(c.width, c.height, c.depth);
   m.kind = hipMemcpyDeviceToDevice;
   return m;
@@ -83,12 +86,14 @@ struct PartGraph {
 class HipExecutable final : public rt::Executable {
 public:
   HipExecutable(HipDevice &device, Graph flattened, const rt::FinalizeOptions &opts)
-      : rt::Executable(device, std::move(flattened), opts.mode), dev_(&device), api_(&device.api()) {}
+      : rt::Executable(device, std::move(flattened), opts.mode), dev_(&device),
+        api_(&device.api()) {}
   ~HipExecutable() override;
   Error prepare(const rt::FinalizeOptions &opts);
 
 protected:
-  Expected<rt::EventPtr> submit(const std::vector<ResolvedSlot> &slots, const std::vector<uint64_t> &params,
+  Expected<rt::EventPtr> submit(const std::vector<ResolvedSlot> &slots,
+                                const std::vector<uint64_t> &params,
                                 const rt::SubmitOptions &opts) override;
 
 private:
@@ -101,8 +106,8 @@ private:
   uint64_t slotBase(uint32_t s) const { return s < table_.size() ? table_[s] : 0; }
   Expected<hipFunction_t> kernelFunction(uint32_t k, bool useCache);
   Error planCopyOrFill(uint32_t n);
-  Expected<hipGraphNode_t> addGraphNode(hipGraph_t g, uint32_t n, const std::vector<hipGraphNode_t> &deps,
-                                        uint32_t part);
+  Expected<hipGraphNode_t> addGraphNode(hipGraph_t g, uint32_t n,
+                                        const std::vector<hipGraphNode_t> &deps, uint32_t part);
   Error buildGraphs();
   Error uploadTable();
   Error updateParamRanges(const std::vector<uint64_t> &params);
@@ -123,7 +128,7 @@ private:
   std::unique_ptr<rt::Buffer> tableBuf_;
   std::vector<std::unique_ptr<rt::Buffer>> patterns_;
   std::vector<uint64_t> table_, uploaded_, slotLength_, rangeParams_;
-  void *staging_ = nullptr;        // pinned host copy of the table being uploaded
+  void *staging_ = nullptr;          // pinned host copy of the table being uploaded
   hipEvent_t stagingDone_ = nullptr; // recorded after the upload that reads staging_
   bool stagingPending_ = false;
   bool rangesResolved_ = false;
@@ -166,10 +171,12 @@ Error HipExecutable::planCopyOrFill(uint32_t n) {
     if (!fn) return fn.error().withContext(nodeLabel(n));
     const uint64_t patIndex = nSlots_ + nParams_ + patterns_.size();
     if (8 * (table_.size() + 1) > tableBuf_->size())
-      return makeError(nodeLabel(n) + ": no room for the fill pattern in the slot table (internal error)");
+      return makeError(nodeLabel(n) +
+                       ": no room for the fill pattern in the slot table (internal error)");
     auto pb = dev_->allocate(std::max<size_t>(1, f.pattern.size()), 16);
     if (!pb) return pb.error().withContext(nodeLabel(n));
-    if (!f.pattern.empty()) CGRAPH_RETURN_IF_ERROR(dev_->write(**pb, 0, f.pattern.data(), f.pattern.size()));
+    if (!f.pattern.empty())
+      CGRAPH_RETURN_IF_ERROR(dev_->write(**pb, 0, f.pattern.data(), f.pattern.size()));
     table_.push_back(static_cast<HipBuffer *>(pb->get())->address());
     patterns_.push_back(std::move(*pb));
     p.launch.fn = *fn;
@@ -207,7 +214,8 @@ Error HipExecutable::prepare(const rt::FinalizeOptions &opts) {
   for (uint32_t n = 0; n < nn; ++n) {
     const Node &node = graph_.nodes[n];
     anyHost |= node.kind == NodeKind::Host;
-    anyCopy |= node.kind == NodeKind::Copy || node.kind == NodeKind::CopyRect || node.kind == NodeKind::Fill;
+    anyCopy |= node.kind == NodeKind::Copy || node.kind == NodeKind::CopyRect ||
+               node.kind == NodeKind::Fill;
     if (node.kind != NodeKind::Kernel) continue;
     auto f = kernelFunction(node.kernel, opts.useCache);
     if (!f) return f.error().withContext(nodeLabel(n));
@@ -236,7 +244,8 @@ Error HipExecutable::prepare(const rt::FinalizeOptions &opts) {
       },
       table_, slotLength_, nSlots_, nParams_);
   uint64_t fills = 0;
-  for (const Node &node : graph_.nodes) fills += node.kind == NodeKind::Fill;
+  for (const Node &node : graph_.nodes)
+    fills += node.kind == NodeKind::Fill;
   auto tb = dev_->allocate(8 * std::max<uint64_t>(1, table_.size() + fills), 16);
   if (!tb) return tb.error().withContext("slot table");
   tableBuf_ = std::move(*tb);
@@ -254,24 +263,33 @@ Error HipExecutable::prepare(const rt::FinalizeOptions &opts) {
         p.paramRange |= node.range.global[d].param != kNone || node.range.local[d].param != kNone ||
                         node.range.offset[d].param != kNone;
       const Kernel &kern = graph_.kernels[node.kernel];
-      CGRAPH_RETURN_IF_ERROR(gpu::planKernelArgs(node, kern, tableAddress(), nSlots_, nodeLabel(n), 64 * 1024, p.launch));
+      CGRAPH_RETURN_IF_ERROR(gpu::planKernelArgs(node, kern, tableAddress(), nSlots_, nodeLabel(n),
+                                                 64 * 1024, p.launch));
       // A range from parameters is computed again before the first launch (submit).
-      if (Error e = gpu::planRange(node, kern, rangeParams_, nodeLabel(n), "HIP", p.launch); e && !p.paramRange)
+      if (Error e = gpu::planRange(node, kern, rangeParams_, nodeLabel(n), "HIP", p.launch);
+          e && !p.paramRange)
         return e;
       p.launch.bind();
       break;
     }
     case NodeKind::Copy:
     case NodeKind::CopyRect:
-    case NodeKind::Fill: CGRAPH_RETURN_IF_ERROR(planCopyOrFill(n)); break;
-    case NodeKind::Host: p.kind = NodePlan::Host; break;
-    default: p.kind = NodePlan::Nop; break;
+    case NodeKind::Fill:
+      CGRAPH_RETURN_IF_ERROR(planCopyOrFill(n));
+      break;
+    case NodeKind::Host:
+      p.kind = NodePlan::Host;
+      break;
+    default:
+      p.kind = NodePlan::Nop;
+      break;
     }
   }
   for (const Partition &part : partitions) {
     PartGraph pg;
     pg.nodes = part.nodes;
-    for (uint32_t n : part.nodes) pg.host |= graph_.nodes[n].kind == NodeKind::Host;
+    for (uint32_t n : part.nodes)
+      pg.host |= graph_.nodes[n].kind == NodeKind::Host;
     parts_.push_back(std::move(pg));
   }
   CGRAPH_RETURN_IF_ERROR(uploadTable());
@@ -282,7 +300,8 @@ Error HipExecutable::prepare(const rt::FinalizeOptions &opts) {
 // Copies and fills of runtime-owned slots become memcpy/memset nodes where the runtime
 // can express them; the rest are the builtin table-reading kernels.
 Expected<hipGraphNode_t> HipExecutable::addGraphNode(hipGraph_t g, uint32_t n,
-                                                     const std::vector<hipGraphNode_t> &deps, uint32_t part) {
+                                                     const std::vector<hipGraphNode_t> &deps,
+                                                     uint32_t part) {
   const Node &node = graph_.nodes[n];
   NodePlan &plan = plans_[n];
   hipGraphNode_t gn = nullptr;
@@ -305,7 +324,8 @@ Expected<hipGraphNode_t> HipExecutable::addGraphNode(hipGraph_t g, uint32_t n,
     hipKernelNodeParams kp = kernelParams(plan.launch);
     call = "hipGraphAddKernelNode";
     rc = api_->hipGraphAddKernelNode(&gn, g, deps.data(), deps.size(), &kp);
-    if (rc == hipSuccess && node.kind == NodeKind::Kernel) parts_[part].kernelNodes.push_back({n, gn});
+    if (rc == hipSuccess && node.kind == NodeKind::Kernel)
+      parts_[part].kernelNodes.push_back({n, gn});
   } else {
     call = "hipGraphAddEmptyNode";
     rc = api_->hipGraphAddEmptyNode(&gn, g, deps.data(), deps.size());
@@ -326,7 +346,8 @@ Error HipExecutable::buildGraphs() {
       },
       [&](PartGraph &pg) -> Error {
         char log[1024] = {0};
-        hipError_t rc = api_->hipGraphInstantiate(&pg.exec, pg.graph, nullptr, log, sizeof(log) - 1);
+        hipError_t rc =
+            api_->hipGraphInstantiate(&pg.exec, pg.graph, nullptr, log, sizeof(log) - 1);
         if (rc != hipSuccess)
           return hipError(*api_, "hipGraphInstantiate", rc).withContext(log[0] ? log : "partition");
         ++dev_->counters().graphsInstantiated;
@@ -340,15 +361,17 @@ Error HipExecutable::uploadTable() {
   if (table_ == uploaded_) return Error::success();
   const size_t bytes = table_.size() * 8;
   if (!staging_) {
-    CGRAPH_HIP_CHECK(*api_, "hipHostMalloc", api_->hipHostMalloc(&staging_, std::max<size_t>(8, bytes), 0));
+    CGRAPH_HIP_CHECK(*api_, "hipHostMalloc",
+                     api_->hipHostMalloc(&staging_, std::max<size_t>(8, bytes), 0));
     CGRAPH_HIP_CHECK(*api_, "hipEventCreateWithFlags",
                      api_->hipEventCreateWithFlags(&stagingDone_, hipEventDisableTiming));
   }
-  if (stagingPending_) CGRAPH_HIP_CHECK(*api_, "hipEventSynchronize", api_->hipEventSynchronize(stagingDone_));
+  if (stagingPending_)
+    CGRAPH_HIP_CHECK(*api_, "hipEventSynchronize", api_->hipEventSynchronize(stagingDone_));
   std::memcpy(staging_, table_.data(), bytes);
   CGRAPH_HIP_CHECK(*api_, "hipMemcpyHtoDAsync",
-                   api_->hipMemcpyHtoDAsync(static_cast<HipBuffer *>(tableBuf_.get())->ptr(), staging_, bytes,
-                                            dev_->stream()));
+                   api_->hipMemcpyHtoDAsync(static_cast<HipBuffer *>(tableBuf_.get())->ptr(),
+                                            staging_, bytes, dev_->stream()));
   CGRAPH_HIP_CHECK(*api_, "hipEventRecord", api_->hipEventRecord(stagingDone_, dev_->stream()));
   stagingPending_ = true;
   uploaded_ = table_;
@@ -376,30 +399,23 @@ Error HipExecutable::updateParamRanges(const std::vector<uint64_t> &params) {
 }
 
 Error HipExecutable::runHost(uint32_t n, const std::vector<uint64_t> &params) {
-  // Host tasks see host memory: the node's slots are copied out, the task runs, and
-  // they are copied back. The stream is drained first so the task sees earlier work.
   hipStream_t s = dev_->stream();
-  CGRAPH_HIP_CHECK(*api_, "hipStreamSynchronize", api_->hipStreamSynchronize(s));
-  const Node &node = graph_.nodes[n];
-  std::vector<rt::HostSpan> spans(graph_.slots.size());
-  std::vector<std::vector<uint8_t>> copies(graph_.slots.size());
   auto dev = [&](uint32_t slot) { return reinterpret_cast<void *>(uintptr_t(slotBase(slot))); };
-  for (const Arg &a : node.args) {
-    if (a.kind != ArgKind::Slot || a.index >= nSlots_ || spans[a.index].data) continue;
-    std::vector<uint8_t> &c = copies[a.index];
-    c.resize(slotLength_[a.index]);
-    if (!c.empty())
-      CGRAPH_HIP_CHECK(*api_, "hipMemcpyDtoHAsync", api_->hipMemcpyDtoHAsync(c.data(), dev(a.index), c.size(), s));
-    spans[a.index] = {c.data(), c.size()};
-  }
-  CGRAPH_HIP_CHECK(*api_, "hipStreamSynchronize", api_->hipStreamSynchronize(s));
-  CGRAPH_RETURN_IF_ERROR(hostTasks_->run(n, spans, params));
-  for (size_t i = 0; i < copies.size(); ++i)
-    if (!copies[i].empty())
-      CGRAPH_HIP_CHECK(*api_, "hipMemcpyHtoDAsync",
-                       api_->hipMemcpyHtoDAsync(dev(uint32_t(i)), copies[i].data(), copies[i].size(), s));
-  CGRAPH_HIP_CHECK(*api_, "hipStreamSynchronize", api_->hipStreamSynchronize(s));
-  return Error::success();
+  return gpu::runHostTask(
+      graph_, n, nSlots_, slotLength_, *hostTasks_, params,
+      [&]() -> Error {
+        CGRAPH_HIP_CHECK(*api_, "hipStreamSynchronize", api_->hipStreamSynchronize(s));
+        return Error::success();
+      },
+      [&](void *dst, uint32_t slot, size_t bytes) -> Error {
+        CGRAPH_HIP_CHECK(*api_, "hipMemcpyDtoHAsync", api_->hipMemcpyDtoHAsync(dst, dev(slot), bytes, s));
+        return Error::success();
+      },
+      [&](uint32_t slot, const void *src, size_t bytes) -> Error {
+        CGRAPH_HIP_CHECK(*api_, "hipMemcpyHtoDAsync",
+                         api_->hipMemcpyHtoDAsync(dev(slot), const_cast<void *>(src), bytes, s));
+        return Error::success();
+      });
 }
 
 Error HipExecutable::runNodeEager(uint32_t n, const std::vector<uint64_t> &params) {
@@ -412,7 +428,8 @@ Error HipExecutable::runNodeEager(uint32_t n, const std::vector<uint64_t> &param
   if (node.kind == NodeKind::Host) return runHost(n, params).withContext(nodeLabel(n));
   if (p.kind != NodePlan::Kernel) return Error::success();
   if (node.kind == NodeKind::Kernel && p.paramRange)
-    CGRAPH_RETURN_IF_ERROR(gpu::planRange(node, graph_.kernels[node.kernel], params, nodeLabel(n), "HIP", p.launch));
+    CGRAPH_RETURN_IF_ERROR(
+        gpu::planRange(node, graph_.kernels[node.kernel], params, nodeLabel(n), "HIP", p.launch));
   gpu::Copy3D c3;
   gpu::Memset ms;
   if ((node.kind == NodeKind::Copy || node.kind == NodeKind::CopyRect) &&
@@ -420,7 +437,8 @@ Error HipExecutable::runNodeEager(uint32_t n, const std::vector<uint64_t> &param
     hipMemcpy3DParms m = memcpyParams(c3);
     call = "hipMemcpy3DAsync";
     rc = api_->hipMemcpy3DAsync(&m, s);
-  } else if (node.kind == NodeKind::Fill && gpu::memsetFor(node.fill, slotBase(node.fill.slot), ms)) {
+  } else if (node.kind == NodeKind::Fill &&
+             gpu::memsetFor(node.fill, slotBase(node.fill.slot), ms)) {
     hipDeviceptr_t dst = reinterpret_cast<hipDeviceptr_t>(uintptr_t(ms.dst));
     if (ms.elementSize == 1) {
       call = "hipMemsetD8Async";
@@ -435,14 +453,15 @@ Error HipExecutable::runNodeEager(uint32_t n, const std::vector<uint64_t> &param
   } else {
     Launch &l = p.launch;
     call = "hipModuleLaunchKernel";
-    rc = api_->hipModuleLaunchKernel(l.fn, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2], l.smem,
-                                     s, l.ptrs.data(), nullptr);
+    rc = api_->hipModuleLaunchKernel(l.fn, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1],
+                                     l.block[2], l.smem, s, l.ptrs.data(), nullptr);
   }
   if (rc != hipSuccess) return hipError(*api_, call, rc).withContext(nodeLabel(n));
   return Error::success();
 }
 
-Expected<rt::EventPtr> HipExecutable::submit(const std::vector<ResolvedSlot> &slots, const std::vector<uint64_t> &params,
+Expected<rt::EventPtr> HipExecutable::submit(const std::vector<ResolvedSlot> &slots,
+                                             const std::vector<uint64_t> &params,
                                              const rt::SubmitOptions &opts) {
   if (opts.profile) return makeError("hip: per-node timestamps are not supported");
   for (const rt::EventPtr &e : opts.waitFor) {
@@ -453,18 +472,21 @@ Expected<rt::EventPtr> HipExecutable::submit(const std::vector<ResolvedSlot> &sl
   for (uint32_t s = 0; s < nSlots_ && s < slots.size(); ++s) {
     const ResolvedSlot &r = slots[s];
     if (r.buffer) {
-      table_[s] = static_cast<HipBuffer *>(r.buffer)->address() + r.offset; // the runtime checked the owner
+      table_[s] =
+          static_cast<HipBuffer *>(r.buffer)->address() + r.offset; // the runtime checked the owner
       slotLength_[s] = r.length;
     }
   }
-  for (uint32_t p = 0; p < nParams_ && p < params.size(); ++p) table_[nSlots_ + p] = params[p];
+  for (uint32_t p = 0; p < nParams_ && p < params.size(); ++p)
+    table_[nSlots_ + p] = params[p];
   CGRAPH_RETURN_IF_ERROR(uploadTable());
   hipStream_t s = dev_->stream();
   if (mode_ == rt::ExecMode::Replay) {
     CGRAPH_RETURN_IF_ERROR(updateParamRanges(params));
     for (PartGraph &pg : parts_) {
       if (pg.host) {
-        for (uint32_t n : pg.nodes) CGRAPH_RETURN_IF_ERROR(runNodeEager(n, params));
+        for (uint32_t n : pg.nodes)
+          CGRAPH_RETURN_IF_ERROR(runNodeEager(n, params));
       } else if (pg.exec) {
         CGRAPH_HIP_CHECK(*api_, "hipGraphLaunch", api_->hipGraphLaunch(pg.exec, s));
       }
@@ -475,13 +497,15 @@ Expected<rt::EventPtr> HipExecutable::submit(const std::vector<ResolvedSlot> &sl
         CGRAPH_RETURN_IF_ERROR(runNodeEager(n, params));
         if (opts.afterNode) {
           hipError_t rc = api_->hipStreamSynchronize(s);
-          if (rc != hipSuccess) return hipError(*api_, "hipStreamSynchronize", rc).withContext(nodeLabel(n));
+          if (rc != hipSuccess)
+            return hipError(*api_, "hipStreamSynchronize", rc).withContext(nodeLabel(n));
           CGRAPH_RETURN_IF_ERROR(opts.afterNode(n));
         }
       }
   }
   hipEvent_t done = nullptr;
-  CGRAPH_HIP_CHECK(*api_, "hipEventCreateWithFlags", api_->hipEventCreateWithFlags(&done, hipEventDisableTiming));
+  CGRAPH_HIP_CHECK(*api_, "hipEventCreateWithFlags",
+                   api_->hipEventCreateWithFlags(&done, hipEventDisableTiming));
   if (hipError_t rc = api_->hipEventRecord(done, s); rc != hipSuccess) {
     (void)api_->hipEventDestroy(done);
     return hipError(*api_, "hipEventRecord", rc);

@@ -23,15 +23,16 @@ Expected<const HipApi *> load() {
   static HipApi api;
   api.library = found;
   std::string missing;
-#define CGRAPH_HIP_LOAD(name)                                                            \
-  api.name = reinterpret_cast<decltype(api.name)>(dlsym(h, #name));                      \
+#define CGRAPH_HIP_LOAD(name)                                                                      \
+  api.name = reinterpret_cast<decltype(api.name)>(dlsym(h, #name));                                \
   if (!api.name && missing.empty()) missing = #name;
   CGRAPH_HIP_FUNCTIONS(CGRAPH_HIP_LOAD)
   CGRAPH_HIP_LOAD(hipMalloc)
   CGRAPH_HIP_LOAD(hipHostMalloc)
   CGRAPH_HIP_LOAD(hipEventRecord)
 #undef CGRAPH_HIP_LOAD
-  if (!missing.empty()) return makeError(std::string(found) + " has no " + missing + " (HIP 5.2 or newer needed)");
+  if (!missing.empty())
+    return makeError(std::string(found) + " has no " + missing + " (HIP 5.2 or newer needed)");
   hipError_t rc = api.hipInit(0);
   // Without an AMD GPU (no /dev/kfd) HIP 5.2's hipInit fails with hipErrorInvalidDevice
   // or hipErrorNoDevice: that is "no device", not a broken runtime.

@@ -21,18 +21,22 @@ class Backend;
 namespace cgraph::hip {
 
 // Entry points with one prototype in the header (decltype(&::name) is their type).
-#define CGRAPH_HIP_FUNCTIONS(X)                                                           \
-  X(hipInit) X(hipDriverGetVersion) X(hipRuntimeGetVersion) X(hipGetDeviceCount)          \
-  X(hipGetDeviceProperties) X(hipDeviceGetAttribute) X(hipSetDevice)                      \
-  X(hipStreamCreateWithFlags) X(hipStreamDestroy) X(hipStreamSynchronize) X(hipFree)      \
-  X(hipHostFree) X(hipMemcpyHtoDAsync) X(hipMemcpyDtoHAsync) X(hipMemcpy3DAsync)          \
-  X(hipMemsetD8Async) X(hipMemsetD16Async) X(hipMemsetD32Async) X(hipModuleLoadData)      \
-  X(hipModuleUnload) X(hipModuleGetFunction) X(hipModuleLaunchKernel) X(hipGraphCreate)   \
-  X(hipGraphDestroy) X(hipGraphAddKernelNode) X(hipGraphAddMemcpyNode)                    \
-  X(hipGraphAddMemsetNode) X(hipGraphAddEmptyNode) X(hipGraphInstantiate)                 \
-  X(hipGraphLaunch) X(hipGraphExecDestroy) X(hipGraphExecKernelNodeSetParams)             \
-  X(hipEventCreateWithFlags) X(hipEventDestroy) X(hipEventSynchronize) X(hipEventQuery)   \
-  X(hipEventElapsedTime) X(hipGetErrorName) X(hipGetErrorString)
+#define CGRAPH_HIP_FUNCTIONS(X)                                                                    \
+  X(hipInit)                                                                                       \
+  X(hipDriverGetVersion) X(hipRuntimeGetVersion) X(hipGetDeviceCount) X(hipGetDeviceProperties)    \
+      X(hipDeviceGetAttribute) X(hipSetDevice) X(hipStreamCreateWithFlags) X(hipStreamDestroy)     \
+          X(hipStreamSynchronize) X(hipFree) X(hipHostFree) X(hipMemcpyHtoDAsync)                  \
+              X(hipMemcpyDtoHAsync) X(hipMemcpy3DAsync) X(hipMemsetD8Async) X(hipMemsetD16Async)   \
+                  X(hipMemsetD32Async) X(hipModuleLoadData) X(hipModuleUnload)                     \
+                      X(hipModuleGetFunction) X(hipModuleLaunchKernel) X(hipGraphCreate)           \
+                          X(hipGraphDestroy) X(hipGraphAddKernelNode) X(hipGraphAddMemcpyNode)     \
+                              X(hipGraphAddMemsetNode) X(hipGraphAddEmptyNode)                     \
+                                  X(hipGraphInstantiate) X(hipGraphLaunch) X(hipGraphExecDestroy)  \
+                                      X(hipGraphExecKernelNodeSetParams)                           \
+                                          X(hipEventCreateWithFlags) X(hipEventDestroy)            \
+                                              X(hipEventSynchronize) X(hipEventQuery)              \
+                                                  X(hipEventElapsedTime) X(hipGetErrorName)        \
+                                                      X(hipGetErrorString)
 
 // hipMalloc, hipHostMalloc (C++ template overloads) and hipEventRecord (a default
 // argument in C++) are named by their C prototypes.
@@ -61,14 +65,15 @@ Expected<const HipApi *> loadHipApi();
 Error hipError(const HipApi &api, const char *call, hipError_t rc);
 
 // Evaluates `expr` once; on failure returns hipError(api, call, rc) from the caller.
-#define CGRAPH_HIP_CHECK(api, call, expr)                                                 \
-  do {                                                                                   \
-    hipError_t cgraphHipRc_ = (expr);                                                    \
-    if (cgraphHipRc_ != hipSuccess) return ::cgraph::hip::hipError((api), (call), cgraphHipRc_); \
+#define CGRAPH_HIP_CHECK(api, call, expr)                                                          \
+  do {                                                                                             \
+    hipError_t cgraphHipRc_ = (expr);                                                              \
+    if (cgraphHipRc_ != hipSuccess) return ::cgraph::hip::hipError((api), (call), cgraphHipRc_);   \
   } while (0)
 
 struct HipBackendOptions;
 // The backend over a given table (tests: the recording fake). `api` must outlive it.
-std::unique_ptr<rt::Backend> makeHipBackendWithApi(const HipApi &api, const HipBackendOptions &opts);
+std::unique_ptr<rt::Backend> makeHipBackendWithApi(const HipApi &api,
+                                                   const HipBackendOptions &opts);
 
 } // namespace cgraph::hip

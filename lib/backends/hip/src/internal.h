@@ -19,7 +19,8 @@ class HipDevice;
 
 class HipBuffer final : public rt::Buffer {
 public:
-  HipBuffer(HipDevice &device, void *ptr, uint64_t size) : device_(&device), ptr_(ptr), size_(size) {}
+  HipBuffer(HipDevice &device, void *ptr, uint64_t size)
+      : device_(&device), ptr_(ptr), size_(size) {}
   ~HipBuffer() override;
   uint64_t size() const override { return size_; }
   const rt::Device *device() const override;
@@ -47,14 +48,16 @@ struct AtomicCounters {
 
 class HipDevice final : public rt::Device {
 public:
-  static Expected<std::unique_ptr<HipDevice>> open(const HipApi &api, int ordinal, const HipBackendOptions &opts);
+  static Expected<std::unique_ptr<HipDevice>> open(const HipApi &api, int ordinal,
+                                                   const HipBackendOptions &opts);
   ~HipDevice() override;
 
   const rt::DeviceInfo &info() const override { return info_; }
   Expected<std::unique_ptr<rt::Buffer>> allocate(uint64_t bytes, uint32_t alignment) override;
   Error write(rt::Buffer &dst, uint64_t offset, const void *src, uint64_t bytes) override;
   Error read(rt::Buffer &src, uint64_t offset, void *dst, uint64_t bytes) override;
-  Expected<std::unique_ptr<rt::Executable>> finalize(const Graph &graph, const rt::FinalizeOptions &opts) override;
+  Expected<std::unique_ptr<rt::Executable>> finalize(const Graph &graph,
+                                                     const rt::FinalizeOptions &opts) override;
 
   const HipApi &api() const { return *api_; }
   hipStream_t stream() const { return stream_; }
@@ -68,7 +71,8 @@ public:
 
 private:
   HipDevice(const HipApi &api, const HipBackendOptions &opts) : api_(&api), opts_(opts) {}
-  Expected<std::shared_ptr<const LoadedModule>> moduleFromImage(const std::vector<uint8_t> &image) const;
+  Expected<std::shared_ptr<const LoadedModule>>
+  moduleFromImage(const std::vector<uint8_t> &image) const;
   const HipApi *api_;
   HipBackendOptions opts_;
   rt::DeviceInfo info_;

@@ -5,7 +5,8 @@
 // names: constant U3AS2 -> U3AS4, generic U3AS4 parked as U3ASG until the caller's
 // space is known), the after-parse step (allocas into space 5, InferAddressSpaces,
 // builtins with private/generic pointer parameters renamed to the variant of the
-// pointer's space; lifetime markers on flat pointers dropped), the kernel attributes, codegen to an ELF object and ld.lld.
+// pointer's space; lifetime markers on flat pointers dropped), the kernel attributes, codegen to an
+// ELF object and ld.lld.
 #include "cgraph/backends/hip/amdgcn.h"
 
 #include <llvm/IR/IRBuilder.h>
@@ -71,7 +72,8 @@ std::string remapAddressSpaces(const std::string &in) {
   std::regex intrinsic("@llvm\\.[A-Za-z0-9_.]+");
   std::string out;
   size_t last = 0;
-  for (auto it = std::sregex_iterator(s.begin(), s.end(), intrinsic); it != std::sregex_iterator(); ++it) {
+  for (auto it = std::sregex_iterator(s.begin(), s.end(), intrinsic); it != std::sregex_iterator();
+       ++it) {
     out.append(s, last, size_t(it->position()) - last);
     std::string name = std::regex_replace(it->str(), std::regex("\\.p4"), ".p0");
     out += std::regex_replace(name, std::regex("\\.p2"), ".p4");
@@ -108,7 +110,8 @@ std::vector<size_t> pointerMarks(const std::string &name) {
   std::vector<size_t> out;
   if (name.compare(0, 2, "_Z") != 0) return out;
   size_t i = 2, n = 0;
-  while (i < name.size() && std::isdigit(static_cast<unsigned char>(name[i]))) n = n * 10 + size_t(name[i++] - '0');
+  while (i < name.size() && std::isdigit(static_cast<unsigned char>(name[i])))
+    n = n * 10 + size_t(name[i++] - '0');
   for (i += n; i < name.size(); ++i)
     if (name[i] == 'P') out.push_back(i + 1);
   return out;
@@ -127,7 +130,8 @@ Error specializePointerBuiltins(Module &m) {
       for (Instruction &inst : bb)
         if (auto *c = dyn_cast<CallInst>(&inst))
           if (Function *callee = c->getCalledFunction())
-            if (callee->isDeclaration() && !callee->isIntrinsic() && callee->getName().startswith("_Z"))
+            if (callee->isDeclaration() && !callee->isIntrinsic() &&
+                callee->getName().startswith("_Z"))
               for (Value *a : c->args())
                 if (auto *pt = dyn_cast<PointerType>(a->getType()))
                   if (pt->getAddressSpace() == 0) {
@@ -155,7 +159,8 @@ Error specializePointerBuiltins(Module &m) {
         continue;
       }
       Value *base = args[i];
-      while (auto *bc = dyn_cast<BitCastInst>(base)) base = bc->getOperand(0);
+      while (auto *bc = dyn_cast<BitCastInst>(base))
+        base = bc->getOperand(0);
       unsigned as = 0;
       if (auto *cast = dyn_cast<AddrSpaceCastInst>(base)) {
         as = cast->getSrcAddressSpace();
@@ -167,7 +172,8 @@ Error specializePointerBuiltins(Module &m) {
         }
       }
       if (as == 0)
-        return makeError("builtin '" + name + "' is called with a generic pointer whose address space "
+        return makeError("builtin '" + name +
+                         "' is called with a generic pointer whose address space "
                          "cannot be inferred (libclc's amdgcn build has no generic variant)");
       const std::string q = "U3AS" + std::to_string(as);
       if (newName.compare(at, 5, kGenericMark) == 0) {
@@ -182,7 +188,8 @@ Error specializePointerBuiltins(Module &m) {
       types.push_back(want);
     }
     if (newName == name) continue;
-    FunctionCallee nf = m.getOrInsertFunction(newName, FunctionType::get(c->getType(), types, false));
+    FunctionCallee nf =
+        m.getOrInsertFunction(newName, FunctionType::get(c->getType(), types, false));
     IRBuilder<> b(c);
     CallInst *nc = b.CreateCall(nf, args);
     nc->setCallingConv(c->getCallingConv());
@@ -234,10 +241,12 @@ Error afterParse(Module &m) {
     for (BasicBlock &bb : f)
       for (Instruction &inst : bb)
         if (auto *ii = dyn_cast<IntrinsicInst>(&inst))
-          if ((ii->getIntrinsicID() == Intrinsic::lifetime_start || ii->getIntrinsicID() == Intrinsic::lifetime_end) &&
+          if ((ii->getIntrinsicID() == Intrinsic::lifetime_start ||
+               ii->getIntrinsicID() == Intrinsic::lifetime_end) &&
               ii->getArgOperand(1)->getType()->getPointerAddressSpace() != 5)
             markers.push_back(ii);
-  for (IntrinsicInst *ii : markers) ii->eraseFromParent();
+  for (IntrinsicInst *ii : markers)
+    ii->eraseFromParent();
   return specializePointerBuiltins(m);
 }
 
@@ -246,7 +255,8 @@ Expected<std::unique_ptr<TargetMachine>> amdgcnMachine(const std::string &gfx) {
   std::string err;
   const Target *t = TargetRegistry::lookupTarget(kTriple, err);
   if (!t) return makeError("amdgcn target not available in LLVM: " + err);
-  if (!amdgcnTargetKnown(gfx)) return makeError("LLVM 14's amdgcn target does not know '" + gfx + "'");
+  if (!amdgcnTargetKnown(gfx))
+    return makeError("LLVM 14's amdgcn target does not know '" + gfx + "'");
   TargetOptions to;
   std::unique_ptr<TargetMachine> tm(
       t->createTargetMachine(kTriple, gfx, "", to, Reloc::PIC_, None, CodeGenOpt::Aggressive));
@@ -282,7 +292,8 @@ std::string lldPath() {
   if (const char *e = std::getenv("CGRAPH_LLD")) candidates.push_back(e);
   if (*CGRAPH_LLD) candidates.push_back(CGRAPH_LLD);
   for (const char *dir : {"/usr/bin", "/usr/lib/llvm-14/bin"})
-    for (const char *n : {"ld.lld-14", "ld.lld"}) candidates.push_back(std::string(dir) + "/" + n);
+    for (const char *n : {"ld.lld-14", "ld.lld"})
+      candidates.push_back(std::string(dir) + "/" + n);
   for (const std::string &c : candidates) {
     std::error_code ec;
     if (!c.empty() && fs::is_regular_file(c, ec) && access(c.c_str(), X_OK) == 0) return c;
@@ -290,10 +301,13 @@ std::string lldPath() {
   return {};
 }
 
-std::string amdgcnLoweringVersion() { return "cgraph-hip-lowering-1;llvm-14;amdgcn-amdhsa;cov4;ld.lld"; }
+std::string amdgcnLoweringVersion() {
+  return "cgraph-hip-lowering-1;llvm-14;amdgcn-amdhsa;cov4;ld.lld";
+}
 
 Expected<std::vector<uint8_t>> lowerSpirvToAmdgcnObject(const uint8_t *spirv, size_t size,
-                                                        const std::string &name, const std::string &gfx,
+                                                        const std::string &name,
+                                                        const std::string &gfx,
                                                         std::vector<std::string> *kernels) {
   const std::string where = "module '" + name + "'";
   auto tmOr = amdgcnMachine(gfx);
@@ -329,8 +343,8 @@ Expected<std::vector<uint8_t>> lowerSpirvToAmdgcnObject(const uint8_t *spirv, si
   return std::vector<uint8_t>(obj.begin(), obj.end());
 }
 
-Expected<AmdgcnModule> lowerSpirvToAmdgcn(const uint8_t *spirv, size_t size, const std::string &name,
-                                          const std::string &gfx) {
+Expected<AmdgcnModule> lowerSpirvToAmdgcn(const uint8_t *spirv, size_t size,
+                                          const std::string &name, const std::string &gfx) {
   const std::string where = "module '" + name + "'";
   AmdgcnModule out;
   out.gfx = gfx;
@@ -340,7 +354,8 @@ Expected<AmdgcnModule> lowerSpirvToAmdgcn(const uint8_t *spirv, size_t size, con
   if (lld.empty())
     return makeError(where + ": ld.lld not found (install lld-14 or set CGRAPH_LLD)");
   std::string tmpl = (fs::temp_directory_path() / "cgraph-hip-XXXXXX").string();
-  if (!mkdtemp(tmpl.data())) return makeError(where + ": cannot create a temporary folder for ld.lld");
+  if (!mkdtemp(tmpl.data()))
+    return makeError(where + ": cannot create a temporary folder for ld.lld");
   const fs::path dir = tmpl;
   struct Cleanup {
     fs::path d;
@@ -354,8 +369,9 @@ Expected<AmdgcnModule> lowerSpirvToAmdgcn(const uint8_t *spirv, size_t size, con
     f.write(reinterpret_cast<const char *>(obj->data()), std::streamsize(obj->size()));
     if (!f) return makeError(where + ": cannot write the object for ld.lld");
   }
-  const std::string cmd = "'" + lld + "' -shared --no-undefined -o '" + (dir / "k.co").string() + "' '" +
-                          (dir / "k.o").string() + "' > '" + (dir / "log").string() + "' 2>&1";
+  const std::string cmd = "'" + lld + "' -shared --no-undefined -o '" + (dir / "k.co").string() +
+                          "' '" + (dir / "k.o").string() + "' > '" + (dir / "log").string() +
+                          "' 2>&1";
   const int rc = std::system(cmd.c_str());
   if (!WIFEXITED(rc) || WEXITSTATUS(rc) != 0)
     return makeError(where + ": " + lld + " failed: " + readAll(dir / "log"));

@@ -14,8 +14,8 @@
 #include "cgraph/model.h"
 
 #include <algorithm>
-#include <cstring>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -38,33 +38,41 @@ Error planRange(const Node &node, const Kernel &kern, const std::vector<uint64_t
   auto val = [&](const Dim &d) { return d.param != kNone ? params[d.param] : d.value; };
   uint64_t global[3] = {1, 1, 1}, local[3] = {1, 1, 1};
   const uint32_t dims = std::max<uint32_t>(1, std::min<uint32_t>(3, node.range.dims));
-  for (uint32_t d = 0; d < dims; ++d) global[d] = val(node.range.global[d]);
+  for (uint32_t d = 0; d < dims; ++d)
+    global[d] = val(node.range.global[d]);
   if (node.range.hasLocal()) {
-    for (uint32_t d = 0; d < dims; ++d) local[d] = val(node.range.local[d]);
+    for (uint32_t d = 0; d < dims; ++d)
+      local[d] = val(node.range.local[d]);
   } else if (kern.reqdLocal[0] != 0) {
-    for (uint32_t d = 0; d < dims; ++d) local[d] = kern.reqdLocal[d] ? kern.reqdLocal[d] : 1;
+    for (uint32_t d = 0; d < dims; ++d)
+      local[d] = kern.reqdLocal[d] ? kern.reqdLocal[d] : 1;
   } else {
     local[0] = divisorUpTo(global[0], 256);
-    if (dims > 1) local[1] = divisorUpTo(global[1], std::max<uint64_t>(1, 256 / local[0] >= 16 ? 256 / local[0] : 1));
+    if (dims > 1)
+      local[1] =
+          divisorUpTo(global[1], std::max<uint64_t>(1, 256 / local[0] >= 16 ? 256 / local[0] : 1));
   }
   uint64_t threads = 1;
   for (uint32_t d = 0; d < 3; ++d) {
     if (global[d] == 0) return makeError(label + ": global size " + std::to_string(d) + " is 0");
     if (local[d] == 0 || global[d] % local[d] != 0)
       return makeError(label + ": global size " + std::to_string(global[d]) + " in dimension " +
-                       std::to_string(d) + " is not a multiple of the work-group size " + std::to_string(local[d]));
+                       std::to_string(d) + " is not a multiple of the work-group size " +
+                       std::to_string(local[d]));
     threads *= local[d];
     l.block[d] = unsigned(local[d]);
     const uint64_t g = global[d] / local[d];
     if (g > (d == 0 ? 0x7FFFFFFFull : 65535ull))
-      return makeError(label + ": " + std::to_string(g) + " work-groups in dimension " + std::to_string(d) +
-                       " exceed the " + api + " grid limit");
+      return makeError(label + ": " + std::to_string(g) + " work-groups in dimension " +
+                       std::to_string(d) + " exceed the " + api + " grid limit");
     l.grid[d] = unsigned(g);
   }
   if (threads > 1024)
-    return makeError(label + ": work-group of " + std::to_string(threads) + " work-items exceeds 1024");
+    return makeError(label + ": work-group of " + std::to_string(threads) +
+                     " work-items exceeds 1024");
   const size_t base = 1 + 2 * kern.params.size();
-  for (uint32_t d = 0; d < 3; ++d) l.vals[base + d] = d < dims ? val(node.range.offset[d]) : 0;
+  for (uint32_t d = 0; d < 3; ++d)
+    l.vals[base + d] = d < dims ? val(node.range.offset[d]) : 0;
   l.vals[base + 3] = dims;
   return Error::success();
 }
@@ -77,8 +85,8 @@ template <class L>
 Error planKernelArgs(const Node &node, const Kernel &kern, uint64_t table, uint32_t nSlots,
                      const std::string &label, uint64_t maxSmem, L &l) {
   if (node.args.size() != kern.params.size())
-    return makeError(label + ": " + std::to_string(node.args.size()) + " arguments for kernel '" + kern.name +
-                     "' of " + std::to_string(kern.params.size()) + " parameters");
+    return makeError(label + ": " + std::to_string(node.args.size()) + " arguments for kernel '" +
+                     kern.name + "' of " + std::to_string(kern.params.size()) + " parameters");
   l.vals.assign(1 + 2 * kern.params.size() + 4, 0);
   l.vals[0] = table;
   uint64_t smem = 0;
@@ -87,9 +95,18 @@ Error planKernelArgs(const Node &node, const Kernel &kern, uint64_t table, uint3
     uint64_t &av = l.vals[1 + 2 * i];
     uint64_t &mv = l.vals[2 + 2 * i];
     switch (a.kind) {
-    case ArgKind::Slot: av = a.value; mv = a.index; break;
-    case ArgKind::Scalar: av = a.value; mv = kLiteral; break;
-    case ArgKind::Param: av = 0; mv = nSlots + a.index; break;
+    case ArgKind::Slot:
+      av = a.value;
+      mv = a.index;
+      break;
+    case ArgKind::Scalar:
+      av = a.value;
+      mv = kLiteral;
+      break;
+    case ArgKind::Param:
+      av = 0;
+      mv = nSlots + a.index;
+      break;
     case ArgKind::LocalMem:
       smem = (smem + 15) & ~uint64_t(15);
       av = smem;
@@ -118,7 +135,8 @@ template <class L> void stridedGrid(uint64_t bytes, L &l) {
 // The builtin fill kernel's arguments (cgraph_fill: dst, bytes, pattern, psize) with
 // the pattern in table entry `patIndex`.
 template <class L> void planFillLaunch(const FillOp &f, uint64_t table, uint64_t patIndex, L &l) {
-  l.vals = {table, f.offset, f.slot, f.bytes, kLiteral, 0, patIndex, f.pattern.size(), kLiteral, 0, 0, 0, 1};
+  l.vals = {table,    f.offset, f.slot, f.bytes, kLiteral, 0, patIndex, f.pattern.size(),
+            kLiteral, 0,        0,      0,       1};
   stridedGrid(f.bytes, l);
 }
 
@@ -135,8 +153,9 @@ template <class L> void planCopyLaunch(const Node &node, uint64_t table, L &l) {
     dr = c.dstRowPitch ? c.dstRowPitch : w;
     ds = c.dstSlicePitch ? c.dstSlicePitch : dr * h;
   }
-  l.vals = {table, c.dstOffset, c.dstSlot, c.srcOffset, c.srcSlot, w, kLiteral, h, kLiteral, d, kLiteral,
-            sr, kLiteral, ss, kLiteral, dr, kLiteral, ds, kLiteral, 0, 0, 0, 1};
+  l.vals = {table,    c.dstOffset, c.dstSlot, c.srcOffset, c.srcSlot, w,  kLiteral, h,
+            kLiteral, d,           kLiteral,  sr,          kLiteral,  ss, kLiteral, dr,
+            kLiteral, ds,          kLiteral,  0,           0,         0,  1};
   stridedGrid(w * h * d, l);
 }
 
@@ -149,7 +168,7 @@ const char *builtinKernelSource();
 
 // A copy as a driver 3D memcpy between device addresses (pitched, no arrays).
 struct Copy3D {
-  uint64_t src = 0, dst = 0;           // first byte
+  uint64_t src = 0, dst = 0;                 // first byte
   uint64_t width = 0, height = 1, depth = 1; // bytes, rows, slices
   uint64_t srcPitch = 0, dstPitch = 0;       // bytes per row
   uint64_t srcHeight = 1, dstHeight = 1;     // rows per slice
@@ -166,9 +185,11 @@ inline bool copy3DFor(const Node &node, uint64_t srcBase, uint64_t dstBase, Copy
     m.srcPitch = m.dstPitch = c.bytes;
     return c.bytes > 0;
   }
-  const uint64_t w = c.region[0], h = std::max<uint64_t>(1, c.region[1]), d = std::max<uint64_t>(1, c.region[2]);
+  const uint64_t w = c.region[0], h = std::max<uint64_t>(1, c.region[1]),
+                 d = std::max<uint64_t>(1, c.region[2]);
   const uint64_t sr = c.srcRowPitch ? c.srcRowPitch : w, dr = c.dstRowPitch ? c.dstRowPitch : w;
-  const uint64_t ss = c.srcSlicePitch ? c.srcSlicePitch : sr * h, ds = c.dstSlicePitch ? c.dstSlicePitch : dr * h;
+  const uint64_t ss = c.srcSlicePitch ? c.srcSlicePitch : sr * h,
+                 ds = c.dstSlicePitch ? c.dstSlicePitch : dr * h;
   if (w == 0 || (d > 1 && (ss % sr != 0 || ds % dr != 0))) return false;
   m.width = w;
   m.height = h;

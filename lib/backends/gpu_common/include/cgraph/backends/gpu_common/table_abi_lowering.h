@@ -60,8 +60,8 @@ struct TableAbiTarget {
   std::function<std::string(const std::string &)> remapText;
   // Optional: runs right after the remapped text is parsed (and casts unparked).
   std::function<Error(llvm::Module &)> afterParse;
-  std::string supplementIR;  // builtins libclc lacks, in the target's address spaces
-  std::string libclcFile;    // file name searched by findLibclc
+  std::string supplementIR; // builtins libclc lacks, in the target's address spaces
+  std::string libclcFile;   // file name searched by findLibclc
   // Optional: declarations that may stay unresolved after linking (intrinsic-like).
   std::function<bool(const std::string &)> allowUnresolved;
   // Makes a wrapper a kernel entry (calling convention, annotations, attributes).

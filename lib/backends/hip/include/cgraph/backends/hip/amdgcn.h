@@ -48,12 +48,13 @@ bool amdgcnTargetKnown(const std::string &gfx);
 std::string amdgcnTargetFor(const std::string &arch);
 
 // Lowers a SPIR-V module to a code object for `gfx`.
-Expected<AmdgcnModule> lowerSpirvToAmdgcn(const uint8_t *spirv, size_t size, const std::string &name,
-                                          const std::string &gfx);
+Expected<AmdgcnModule> lowerSpirvToAmdgcn(const uint8_t *spirv, size_t size,
+                                          const std::string &name, const std::string &gfx);
 
 // The relocatable object before linking (for tests and diagnostics).
 Expected<std::vector<uint8_t>> lowerSpirvToAmdgcnObject(const uint8_t *spirv, size_t size,
-                                                        const std::string &name, const std::string &gfx,
+                                                        const std::string &name,
+                                                        const std::string &gfx,
                                                         std::vector<std::string> *kernels);
 
 // The linker: $CGRAPH_LLD, else the ld.lld found at configure time, else ld.lld-14 or
