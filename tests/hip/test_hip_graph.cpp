@@ -14,7 +14,11 @@
 
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdlib>
+#include <filesystem>
 #include <cstring>
 #include <map>
 
@@ -413,4 +417,38 @@ TEST_CASE("hip: eager mode launches each node on the stream, no graphs", "[hip][
   CHECK(v[1] == 64); // slot offset
   CHECK(v[2] == 0);  // slot index
   CHECK(rec.count("hipGraphLaunch") == 0);
+}
+
+TEST_CASE("hip: code objects come from the persistent cache on a warm start", "[hip][fake][cache]") {
+  // A fresh cache folder, so the first run is cold whatever ran before.
+  const std::string dir = std::string(CGRAPH_BINARY_DIR) + "/tests/hip/cache-" + std::to_string(getpid());
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+  const char *old = std::getenv("CGRAPH_CACHE_DIR");
+  const std::string saved = old ? old : "";
+  setenv("CGRAPH_CACHE_DIR", dir.c_str(), 1);
+  GraphBuilder b("cached");
+  auto k = addSource(b);
+  const uint32_t d = b.addSlot(slot("d", 4096));
+  b.addKernelNode("one", k["addp"], range1D(1024), {Arg::slot(d), Arg::scalar(ScalarType::U32, 1)});
+  Graph g = b.take();
+  uint64_t lowered[2] = {0, 0};
+  for (int run = 0; run < 2; ++run) {
+    // A new backend each time: a new device with an empty memory tier.
+    auto backend = hip::makeHipBackendWithApi(fake::api(), hip::HipBackendOptions{true});
+    auto dev = backend->device(0);
+    REQUIRE(dev);
+    rt::FinalizeOptions fo;
+    fo.mode = rt::ExecMode::Replay;
+    auto exe = (*dev)->finalize(g, fo);
+    INFO((exe ? std::string() : exe.error().message()));
+    REQUIRE(exe);
+    lowered[run] = hip::counters(**dev).lowerings;
+    CHECK(fake::recorder().violations.empty());
+  }
+  CHECK(lowered[0] == 1); // cold: lowered and linked once
+  CHECK(lowered[1] == 0); // warm: the stored code object, no lowering
+  if (old) setenv("CGRAPH_CACHE_DIR", saved.c_str(), 1);
+  else unsetenv("CGRAPH_CACHE_DIR");
+  std::filesystem::remove_all(dir, ec);
 }
