@@ -53,10 +53,10 @@ cp "$resdir/include/opencl-c.h" "$resdir/include/opencl-c-base.h" "$stage/lib/cl
 mkdir -p "$stage/src"
 cp -r "$root/examples" "$stage/src/"
 cp "$root/benchmarks/cuda/handwritten.cu" "$root/benchmarks/cuda/torch_chain.py" "$root/benchmarks/cuda/torch_chain4.py" "$stage/src/"
-cp "$root/benchmarks/cuda/fusion_gpu.sh" "$stage/"
+cp "$root/benchmarks/cuda/fusion_gpu.sh" "$root/benchmarks/cuda/fusion_e2e_gpu.sh" "$stage/"
 mkdir -p "$stage/src/tests/fusion"
 cp -r "$root/tests/cpu" "$root/tests/opencl" "$stage/src/tests/"
-cp -r "$root/tests/fusion/data" "$stage/src/tests/fusion/"
+cp -r "$root/tests/fusion/data" "$root/tests/fusion/run_e2e.sh" "$stage/src/tests/fusion/"
 for g in "$root"/examples/*/graph.json; do
   ex="$(basename "$(dirname "$g")")"
   "$build/tools/cgc/cgc" "$g" -o "$stage/cgf/$ex.cgf" --keep-source

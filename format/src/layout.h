@@ -22,7 +22,11 @@ constexpr uint32_t kMaxFillPattern = 128;
 // Header flags of 2.x files: required features; a reader refuses bits it does not know.
 constexpr uint32_t kHeaderFlagExprs = 1u << 0;        // the XPRS section holds expressions
 constexpr uint32_t kHeaderFlagConditionals = 1u << 1; // conditional nodes (COND, 2.1)
-constexpr uint32_t kKnownHeaderFlags = kHeaderFlagExprs | kHeaderFlagConditionals;
+// Expressions in copy/fill offsets and sizes, host task arguments or slot sizes (2.2):
+// a 2.0/2.1 reader would refuse their XPRS records with a less helpful message.
+constexpr uint32_t kHeaderFlagTransferExprs = 1u << 2;
+constexpr uint32_t kKnownHeaderFlags =
+    kHeaderFlagExprs | kHeaderFlagConditionals | kHeaderFlagTransferExprs;
 
 // Header field offsets.
 namespace hdr {

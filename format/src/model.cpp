@@ -102,8 +102,16 @@ std::string exprFieldName(ExprField f, uint32_t arg) {
     static const char *kinds[3] = {"global", "local", "offset"};
     return std::string(kinds[v / 3]) + "[" + std::to_string(v % 3) + "]";
   }
-  if (f == ExprField::ScalarArg) return "arg " + std::to_string(arg);
-  return "?";
+  switch (f) {
+  case ExprField::ScalarArg: return "arg " + std::to_string(arg);
+  case ExprField::CopySrcOffset: return "src offset";
+  case ExprField::CopyDstOffset: return "dst offset";
+  case ExprField::CopyBytes:
+  case ExprField::FillBytes: return "bytes";
+  case ExprField::FillOffset: return "offset";
+  case ExprField::SlotSize: return "size";
+  default: return "?";
+  }
 }
 
 } // namespace cgraph

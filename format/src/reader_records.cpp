@@ -491,28 +491,54 @@ private:
       e.node = ld32(r);
       const uint16_t field = ld16(r + 4);
       e.arg = ld32(r + 8);
-      if (e.node >= g.nodes.size())
-        return makeError(w + ": node " + std::to_string(e.node) + " points past the node table (" +
-                         std::to_string(g.nodes.size()) + " nodes)");
-      const Node &n = g.nodes[e.node];
-      if (field > kExprFieldMax || (field > 8 && field != uint16_t(ExprField::ScalarArg)))
-        return makeError(w + ": unknown field " + std::to_string(field));
+      const bool known = field <= 8 || field == uint16_t(ExprField::ScalarArg) ||
+                         isTransferField(static_cast<ExprField>(field)) ||
+                         field == uint16_t(ExprField::SlotSize);
+      if (!known) return makeError(w + ": unknown field " + std::to_string(field));
       e.field = static_cast<ExprField>(field);
-      if (n.kind != NodeKind::Kernel)
-        return makeError(w + ": node " + std::to_string(e.node) + " is a " + nodeKindName(n.kind) +
-                         " node; " + exprFieldName(e.field, e.arg) + " needs a kernel node");
-      if (field <= 8 && field % 3 >= n.range.dims)
-        return makeError(w + ": " + exprFieldName(e.field, e.arg) + " of a " +
-                         std::to_string(n.range.dims) + "-dimensional range");
-      if (field <= 8 && e.arg != 0) return makeError(w + ": arg must be 0 for a range field");
-      if (e.field == ExprField::ScalarArg) {
-        if (e.arg >= n.args.size())
-          return makeError(w + ": arg " + std::to_string(e.arg) + " but the node has " +
-                           std::to_string(n.args.size()) + " arguments");
-        const Arg &a = n.args[e.arg];
-        if (a.kind != ArgKind::Scalar || a.type == ScalarType::F16 || a.type == ScalarType::F32 ||
-            a.type == ScalarType::F64)
-          return makeError(w + ": arg " + std::to_string(e.arg) + " is not an integer scalar");
+      const bool noFlag = !(im_.flags & kHeaderFlagTransferExprs);
+      auto needsFlag = [&] {
+        return makeError(w + ": " + exprFieldName(e.field, e.arg) +
+                         " expressions need header flag bit 2 (format 2.2)");
+      };
+      if (e.field == ExprField::SlotSize) {
+        if (noFlag) return needsFlag();
+        if (e.node != kNone) return makeError(w + ": a slot size record must have node 0xFFFFFFFF");
+        if (e.arg >= g.slots.size())
+          return makeError(w + ": slot " + std::to_string(e.arg) + " points past the slot table (" +
+                           std::to_string(g.slots.size()) + " slots)");
+        const SlotInit init = g.slots[e.arg].init;
+        if (init == SlotInit::Data)
+          return makeError(w + ": slot " + std::to_string(e.arg) +
+                           " has embedded data of a fixed size; its size cannot be an expression");
+      } else {
+        if (e.node >= g.nodes.size())
+          return makeError(w + ": node " + std::to_string(e.node) + " points past the node table (" +
+                           std::to_string(g.nodes.size()) + " nodes)");
+        const Node &n = g.nodes[e.node];
+        const NodeKind need = isTransferField(e.field) ? (field < 24 ? NodeKind::Copy : NodeKind::Fill)
+                              : e.field == ExprField::ScalarArg && n.kind == NodeKind::Host
+                                  ? NodeKind::Host
+                                  : NodeKind::Kernel;
+        if (n.kind != need)
+          return makeError(w + ": node " + std::to_string(e.node) + " is a " + nodeKindName(n.kind) +
+                           " node; " + exprFieldName(e.field, e.arg) + " needs a " +
+                           nodeKindName(need) + " node");
+        if (need != NodeKind::Kernel && noFlag) return needsFlag();
+        if (field <= 8 && field % 3 >= n.range.dims)
+          return makeError(w + ": " + exprFieldName(e.field, e.arg) + " of a " +
+                           std::to_string(n.range.dims) + "-dimensional range");
+        if (e.field != ExprField::ScalarArg && e.arg != 0)
+          return makeError(w + ": arg must be 0 for a range, copy or fill field");
+        if (e.field == ExprField::ScalarArg) {
+          if (e.arg >= n.args.size())
+            return makeError(w + ": arg " + std::to_string(e.arg) + " but the node has " +
+                             std::to_string(n.args.size()) + " arguments");
+          const Arg &a = n.args[e.arg];
+          if (a.kind != ArgKind::Scalar || a.type == ScalarType::F16 ||
+              a.type == ScalarType::F32 || a.type == ScalarType::F64)
+            return makeError(w + ": arg " + std::to_string(e.arg) + " is not an integer scalar");
+        }
       }
       if (i > 0) {
         const FieldExpr &p = g.exprs[i - 1];

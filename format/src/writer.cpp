@@ -174,6 +174,11 @@ public:
       str(r + 12, std::string(e->code.begin(), e->code.end()));
     }
     hasExprs_ = !xs.empty();
+    for (const FieldExpr *e : xs)
+      if (isTransferField(e->field) || e->field == ExprField::SlotSize ||
+          (e->field == ExprField::ScalarArg && e->node < g.nodes.size() &&
+           g.nodes[e->node].kind == NodeKind::Host))
+        hasTransferExprs_ = true;
     // Device placement (minor version 1): nodes not on device 0, in node order.
     for (uint32_t n = 0; n < g.nodes.size(); ++n)
       if (g.nodes[n].device != 0) {
@@ -378,9 +383,12 @@ private:
     uint8_t *h = out.data();
     std::memcpy(h, kMagic, sizeof kMagic);
     st16(h + hdr::kMajor, hasExprs_ || hasConds_ ? kCgfExprMajorVersion : kCgfMajorVersion);
-    st16(h + hdr::kMinor, hasAlts_ || hasConds_ || hasPlac_ ? kCgfAlternativesMinorVersion : kCgfMinorVersion);
+    st16(h + hdr::kMinor, hasTransferExprs_                        ? kCgfTransferExprMinorVersion
+                          : hasAlts_ || hasConds_ || hasPlac_ ? kCgfAlternativesMinorVersion
+                                                              : kCgfMinorVersion);
     st32(h + hdr::kEndian, kEndianMarker);
-    st32(h + hdr::kFlags, (hasExprs_ ? kHeaderFlagExprs : 0) | (hasConds_ ? kHeaderFlagConditionals : 0));
+    st32(h + hdr::kFlags, (hasExprs_ ? kHeaderFlagExprs : 0) | (hasConds_ ? kHeaderFlagConditionals : 0) |
+                              (hasTransferExprs_ ? kHeaderFlagTransferExprs : 0));
     st32(h + hdr::kSectionCount, nsec);
     st64(h + hdr::kFileSize, pos);
     st64(h + hdr::kTableOffset, tableOff);
@@ -410,6 +418,7 @@ private:
   uint32_t count_[kSectionIdCount] = {};
   bool tooBig_ = false;
   bool hasExprs_ = false;
+  bool hasTransferExprs_ = false;
   bool hasAlts_ = false;
   bool hasConds_ = false;
   bool hasPlac_ = false;

@@ -435,6 +435,76 @@ void luN(const std::string &backend) {
   }
 }
 
+// ---- examples/mlp/mlp_batch.json: the MLP block for any batch size (.cgf 2.2) -------
+// Slot sizes, nd-ranges, arguments and a copy depend on $batch; one file runs at every
+// batch size, each checked against a double-precision C++ reference.
+void mlpBatch(const std::string &backend) {
+  const int D = 512, F = 2048, C = 256;
+  fs::path w = scratch("mlp_batch-" + backend);
+  compile(sourceDir() / "examples/mlp/mlp_batch.json", w);
+  Lcg rng(5);
+  auto rnd = [&](size_t count, float scale) {
+    std::vector<float> v(count);
+    for (float &x : v) x = rng.next(-scale, scale);
+    return v;
+  };
+  const std::vector<float> w1 = rnd(size_t(D) * F, 0.05f), b1 = rnd(F, 0.1f), w2 = rnd(size_t(F) * D, 0.03f),
+                           b2 = rnd(D, 0.1f), wc = rnd(size_t(D) * C, 0.1f), bc = rnd(C, 0.1f);
+  writeBin(w / "w1.bin", w1);
+  writeBin(w / "b1.bin", b1);
+  writeBin(w / "w2.bin", w2);
+  writeBin(w / "b2.bin", b2);
+  writeBin(w / "wc.bin", wc);
+  writeBin(w / "bc.bin", bc);
+  for (int M : {37, 1, 64}) {
+    INFO("batch = " << M);
+    const std::vector<float> x = rnd(size_t(M) * D, 1.0f);
+    writeBin(w / "x.bin", x); // exactly batch x 512 floats: the slot's size in this run
+    run(backend, w,
+        "--param batch=" + std::to_string(M) +
+            " --input x=x.bin --input w1=w1.bin --input b1=b1.bin --input w2=w2.bin --input b2=b2.bin "
+            "--input wc=wc.bin --input bc=bc.bin --output probs=probs.bin --output logits_out=logits.bin");
+    std::vector<double> h(size_t(M) * F), y(size_t(M) * D), z(size_t(M) * D), logits(size_t(M) * C),
+        probs(size_t(M) * C);
+    for (int r = 0; r < M; ++r)
+      for (int c = 0; c < F; ++c) {
+        double acc = 0;
+        for (int k = 0; k < D; ++k) acc += double(x[size_t(r) * D + k]) * w1[size_t(k) * F + c];
+        const double v = acc + b1[c];
+        h[size_t(r) * F + c] = 0.5 * v * (1 + std::tanh(0.7978845608 * (v + 0.044715 * v * v * v)));
+      }
+    for (int r = 0; r < M; ++r)
+      for (int c = 0; c < D; ++c) {
+        double acc = 0;
+        for (int k = 0; k < F; ++k) acc += h[size_t(r) * F + k] * w2[size_t(k) * D + c];
+        y[size_t(r) * D + c] = acc + b2[c] + x[size_t(r) * D + c];
+      }
+    for (int r = 0; r < M; ++r) {
+      double mean = 0, var = 0;
+      for (int c = 0; c < D; ++c) mean += y[size_t(r) * D + c];
+      mean /= D;
+      for (int c = 0; c < D; ++c) var += (y[size_t(r) * D + c] - mean) * (y[size_t(r) * D + c] - mean);
+      const double rstd = 1 / std::sqrt(var / D + 1e-5);
+      for (int c = 0; c < D; ++c) z[size_t(r) * D + c] = (y[size_t(r) * D + c] - mean) * rstd;
+    }
+    for (int r = 0; r < M; ++r) {
+      double mx = -INFINITY, sum = 0;
+      for (int c = 0; c < C; ++c) {
+        double acc = 0;
+        for (int k = 0; k < D; ++k) acc += z[size_t(r) * D + k] * wc[size_t(k) * C + c];
+        logits[size_t(r) * C + c] = acc + bc[c];
+        mx = std::max(mx, logits[size_t(r) * C + c]);
+      }
+      for (int c = 0; c < C; ++c) sum += std::exp(logits[size_t(r) * C + c] - mx);
+      for (int c = 0; c < C; ++c) probs[size_t(r) * C + c] = std::exp(logits[size_t(r) * C + c] - mx) / sum;
+    }
+    // The outputs have batch rows: a file of exactly that size.
+    REQUIRE(fs::file_size(w / "probs.bin") == size_t(M) * C * 4);
+    requireClose(readBin<float>(w / "logits.bin", logits.size()), logits, 2e-3, 2e-3, "logits");
+    requireClose(readBin<float>(w / "probs.bin", probs.size()), probs, 1e-6, 2e-3, "probs");
+  }
+}
+
 // ---- barrier and subgraph nodes (tests/examples/data/barrier_subgraph) ---------------
 void barrierSubgraph(const std::string &backend) {
   const size_t n = 4096;
@@ -516,6 +586,13 @@ EXAMPLE_ON_BOTH("jacobi-converge")
 
 TEST_CASE("examples/lu/lu_n.json runs at several n on cpu", "[cpu][example][expr]") { luN("cpu"); }
 TEST_CASE("examples/lu/lu_n.json runs at several n on opencl", "[opencl][example][expr]") { luN("opencl"); }
+
+TEST_CASE("examples/mlp/mlp_batch.json runs at several batch sizes on cpu", "[cpu][example][expr]") {
+  mlpBatch("cpu");
+}
+TEST_CASE("examples/mlp/mlp_batch.json runs at several batch sizes on opencl", "[opencl][example][expr]") {
+  mlpBatch("opencl");
+}
 
 TEST_CASE("barrier and subgraph nodes execute on cpu", "[cpu][barrier][subgraph]") { barrierSubgraph("cpu"); }
 TEST_CASE("barrier and subgraph nodes execute on opencl", "[opencl][barrier][subgraph]") {

@@ -6,6 +6,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 using namespace cgraph;
 using namespace cgraph::test;
 
@@ -307,6 +309,44 @@ TEST_CASE("hazard inference ignores out-of-range slots", "[graph][hazards]") {
   b.addFill("bad2", fillOp(77, 0, 4, {0}));
   b.addFill("ok", fillOp(0, 0, 4, {0}));
   CHECK(inferHazardEdges(b.graph()).empty());
+}
+
+// Copy/fill fields that are stored parameter expressions (.cgf 2.2) are known only per
+// submission: the accesses run from the offset (0 when it is an expression) to the end
+// of the slot, so edges inferred from the placeholder values hold for every value.
+TEST_CASE("copy and fill expression fields widen the accesses", "[graph][hazards][expr]") {
+  GraphBuilder b;
+  setup(b);
+  b.addParam(Param{"n", ScalarType::I32, 4});
+  b.addFill("f1", fillOp(0, 0, 16, {0}));     // a[0, 16)
+  b.addFill("f2", fillOp(0, 512, 16, {0}));   // a[512, 528): offset is "$n * 128"
+  b.addCopy("c", copyOp(1, 64, 0, 256, 16));  // b[64, ..) -> a[256, ..): bytes is "$n * 4"
+  Graph &g = b.graph();
+  auto add = [&](uint32_t node, ExprField f) {
+    FieldExpr e;
+    e.node = node;
+    e.field = f;
+    e.code = {1, 0}; // $n
+    g.exprs.push_back(e);
+  };
+  add(1, ExprField::FillOffset);
+  add(2, ExprField::CopyBytes);
+  auto f2 = nodeAccesses(g, 1).accesses;
+  REQUIRE(f2.size() == 1);
+  CHECK(f2[0].offset == 0);
+  CHECK(f2[0].size == kUnknownSize);
+  auto c = nodeAccesses(g, 2).accesses;
+  REQUIRE(c.size() == 2);
+  CHECK((c[0].slot == 1 && c[0].offset == 64 && c[0].size == kUnknownSize));
+  CHECK((c[1].slot == 0 && c[1].offset == 256 && c[1].size == kUnknownSize));
+  // f1 and f2 were disjoint at the placeholders; with the expression they are ordered.
+  auto edges = inferHazardEdges(g);
+  CHECK(std::find_if(edges.begin(), edges.end(), [](const Edge &e) { return e.from == 0 && e.to == 1; }) !=
+        edges.end());
+  CHECK(std::find_if(edges.begin(), edges.end(), [](const Edge &e) { return e.from == 1 && e.to == 2; }) !=
+        edges.end());
+  // Requirements: a widened access asks only for its offset.
+  CHECK(slotRequirements(g)[0].minSize == 1024); // the declared size
 }
 
 TEST_CASE("slot requirements accumulate size and usage", "[graph][hazards]") {

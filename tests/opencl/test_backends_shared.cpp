@@ -7,9 +7,12 @@
 
 #include "cgraph/backends/cpu/cpu_backend.h"
 #include "cgraph/expr.h"
+#include "cgraph/format/reader.h"
+#include "cgraph/format/writer.h"
 #include "cgraph/graph/order.h"
 #include "cgraph/runtime/npy.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -386,6 +389,150 @@ TEST_CASE("stored expressions run alike on every backend", "[opencl][cpu][expr]"
       REQUIRE_FALSE(ev);
       CHECK(ev.error().message() == "node 'inc': global[0] = $n * 2 is 0; it must be at least 1");
       CHECK(readAll<uint32_t>(*dev, *buf) == std::vector<uint32_t>(256, 0));
+    }
+  }
+}
+
+// Copy and fill offsets and sizes, a host task's integer argument and slot sizes as
+// expressions over `$n` (.cgf 2.2): evaluated per submission on both backends, in
+// replay and eager, from one file; a runtime-owned slot of expression size grows when
+// a submission needs more (Fill init: the pattern over the new size) and is reused when
+// it needs less; a 0-byte fill does nothing; ranges past a slot's size for this
+// submission and too-small bindings are refused before anything runs.
+TEST_CASE("copy, fill, host task and slot size expressions run alike on every backend",
+          "[opencl][cpu][expr]") {
+  GraphBuilder b("transfer_exprs");
+  b.addParam(Param{"n", ScalarType::I32, 4});
+  const uint32_t sSrc = b.addSlot(externalSlot("src", 16));
+  const uint32_t sDst = b.addSlot(externalSlot("dst", 1024));
+  const uint32_t sTmp = b.addSlot(ownedSlot("tmp", 32, SlotInit::Transient));
+  Slot pat = ownedSlot("pat", 16, SlotInit::Fill);
+  pat.data = {7, 0, 0, 0};
+  const uint32_t sPat = b.addSlot(pat);
+  auto fillOp = [](uint32_t slot, uint32_t value) {
+    FillOp f;
+    f.slot = slot;
+    f.bytes = 4;
+    f.pattern = {uint8_t(value), 0, 0, 0};
+    return f;
+  };
+  auto copyOp = [](uint32_t src, uint32_t dst) {
+    CopyOp c;
+    c.srcSlot = src;
+    c.dstSlot = dst;
+    c.bytes = 4;
+    return c;
+  };
+  std::vector<uint32_t> nodes;
+  nodes.push_back(b.addCopy("copyA", copyOp(sSrc, sTmp)));
+  nodes.push_back(b.addFill("fillB", fillOp(sTmp, 9)));
+  nodes.push_back(b.addCopy("copyC", copyOp(sTmp, sDst)));
+  nodes.push_back(b.addCopy("copyD", copyOp(sPat, sDst)));
+  nodes.push_back(b.addFill("fillZ", fillOp(sDst, 5)));
+  HostOp print;
+  print.op = "print";
+  nodes.push_back(b.addHost("show", print, {Arg::slot(sDst), Arg::string("u32"), Arg::scalar(ScalarType::U32, 1)}));
+  for (size_t i = 0; i + 1 < nodes.size(); ++i) b.addEdge(nodes[i], nodes[i + 1]);
+  Graph g = b.take();
+  auto add = [&](uint32_t node, ExprField f, uint32_t arg, const char *text) {
+    auto p = expr::parse(text);
+    REQUIRE(p);
+    auto m = expr::remapVariables(*p, {0});
+    REQUIRE(m);
+    FieldExpr e;
+    e.node = node;
+    e.field = f;
+    e.arg = arg;
+    e.code = expr::encode(*m);
+    g.exprs.push_back(e);
+  };
+  add(nodes[0], ExprField::CopyDstOffset, 0, "$n * 4");
+  add(nodes[0], ExprField::CopyBytes, 0, "$n * 4");
+  add(nodes[1], ExprField::FillBytes, 0, "$n * 4");
+  add(nodes[2], ExprField::CopyBytes, 0, "$n * 8");
+  add(nodes[3], ExprField::CopyDstOffset, 0, "$n * 8");
+  add(nodes[3], ExprField::CopyBytes, 0, "$n * 4");
+  add(nodes[4], ExprField::FillOffset, 0, "$n * 12");
+  add(nodes[4], ExprField::FillBytes, 0, "max($n - 8, 0) * 4");
+  add(nodes[5], ExprField::ScalarArg, 2, "$n + 1");
+  add(kNone, ExprField::SlotSize, sSrc, "$n * 4");
+  add(kNone, ExprField::SlotSize, sTmp, "$n * 8");
+  add(kNone, ExprField::SlotSize, sPat, "$n * 4");
+  REQUIRE(!finalizeForFile(g));
+  // Through the file, as cgrun gets it: 2.2 with flag bit 2.
+  auto bytes = writeCgf(g);
+  REQUIRE(bytes);
+  CHECK((*bytes)[8] == 2);
+  CHECK((*bytes)[10] == 2);
+  auto back = readCgf(bytes->data(), bytes->size());
+  INFO((back ? std::string() : back.error().message()));
+  REQUIRE(back);
+  g = std::move(*back);
+
+  Backends be;
+  for (rt::Device *dev : be.devices()) {
+    for (rt::ExecMode mode : {rt::ExecMode::Replay, rt::ExecMode::Eager}) {
+      INFO(dev->info().backend << (mode == rt::ExecMode::Replay ? " replay" : " eager"));
+      std::vector<std::string> lines;
+      rt::FinalizeOptions fo;
+      fo.mode = mode;
+      fo.host.output = [&](const std::string &line) { lines.push_back(line); };
+      auto exe = dev->finalize(g, fo);
+      INFO((exe ? std::string() : exe.error().message()));
+      REQUIRE(exe);
+      auto src = alloc(*dev, 1024), dst = alloc(*dev, 1024);
+      std::vector<uint32_t> srcValues(256);
+      for (uint32_t i = 0; i < 256; ++i) srcValues[i] = 100 + i;
+      writeAll(*dev, *src, srcValues);
+      rt::BindingTable t;
+      t.slots.resize(g.slots.size());
+      t.slots[sSrc].buffer = src.get();
+      t.slots[sDst].buffer = dst.get();
+      for (int n : {4, 16, 2, 16, 40, 9}) {
+        INFO("n = " << n);
+        writeAll(*dev, *dst, std::vector<uint32_t>(256, 1));
+        lines.clear();
+        rt::ParamValues pv;
+        pv.bits.assign(1, uint64_t(n));
+        auto ev = (*exe)->enqueue(t, pv);
+        INFO((ev ? std::string() : ev.error().message()));
+        REQUIRE(ev);
+        Error e = (*ev)->wait();
+        INFO(e.message());
+        REQUIRE(!e);
+        std::vector<uint32_t> want(256, 1);
+        for (int i = 0; i < n; ++i) {
+          want[i] = 9;
+          want[n + i] = 100 + i;
+          want[2 * n + i] = 7;
+        }
+        for (int i = 0; i < n - 8; ++i) want[3 * n + i] = 5;
+        CHECK(readAll<uint32_t>(*dev, *dst) == want);
+        // print(dst, u32, $n + 1): n + 1 values after "print dst:".
+        std::string line = "print dst:";
+        for (int i = 0; i <= n; ++i) line += " " + std::to_string(want[i]);
+        REQUIRE(lines.size() == 1);
+        CHECK(lines[0] == line + " ... (256 x u32)");
+      }
+      // Refused before anything runs, naming the node or slot and the field.
+      writeAll(*dev, *dst, std::vector<uint32_t>(256, 1));
+      auto refused = [&](int n) {
+        rt::ParamValues pv;
+        pv.bits.assign(1, uint64_t(n));
+        auto ev = (*exe)->enqueue(t, pv);
+        REQUIRE_FALSE(ev);
+        return ev.error().message();
+      };
+      CHECK(refused(100) == "node 'copyD': dst offset 800 (= $n * 8) + bytes 400 (= $n * 4) is "
+                            "past the end of slot 'dst' (1024 bytes in this submission)");
+      CHECK(refused(0) == "slot 'src': size = $n * 4 is 0; it must be at least 1");
+      CHECK(refused(-3) == "node 'copyA': dst offset = $n * 4 is -12; it must not be negative");
+      auto small = alloc(*dev, 32);
+      t.slots[sSrc].buffer = small.get();
+      CHECK(refused(16) == "slot 'src': bound range is 32 bytes, the graph needs at least 64 "
+                           "(size = $n * 4 in this submission)");
+      t.slots[sSrc].buffer = src.get();
+      CHECK(readAll<uint32_t>(*dev, *dst) == std::vector<uint32_t>(256, 1));
     }
   }
 }

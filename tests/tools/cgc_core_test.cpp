@@ -397,8 +397,62 @@ TEST_CASE("expressions over parameters are stored per field", "[cgc][expr]") {
 })J");
   CHECK_FALSE(bad.ok);
   CHECK(
-      bad.diags.find("arg 3 ('f'): expressions over parameters ('$n') are stored only in nd-ranges "
-                     "and integer kernel arguments") != std::string::npos);
+      bad.diags.find("arg 3 ('f'): expressions over parameters ('$n') are stored only in nd-ranges, "
+                     "integer kernel and host task arguments, copy and fill offsets and sizes, and "
+                     "slot sizes") != std::string::npos);
+}
+
+TEST_CASE("copy, fill, host task and slot size expressions are stored (2.2)", "[cgc][expr]") {
+  fs::path dir = tempDir("core_expr_transfer");
+  LoadResult r = load(dir / "g.json", R"J({
+  "params": [{ "name": "n", "type": "u32", "default": 8 }],
+  "slots": [{ "name": "a", "count": "$n * $n", "type": "f32" }, { "name": "b", "bytes": 4096 },
+            { "name": "t", "bytes": "max($n - 9, 0)", "init": "transient" },
+            { "name": "f", "count": "$n", "type": "u32", "init": { "fill": 7, "type": "u32" } }],
+  "nodes": [
+    { "name": "c", "copy": { "src": { "slot": "a", "offset": "$n * 4" }, "dst": { "slot": "b", "offset": 16 },
+                             "bytes": "($n - 1) * 4" } },
+    { "name": "z", "fill": { "dst": { "slot": "b", "offset": "$n * 8" }, "value": 0, "type": "u32", "bytes": "$n * 4" } },
+    { "name": "p", "host": "print", "args": ["b", { "string": "u32" }, "$n + 1"] }
+  ]
+})J");
+  INFO(r.diags);
+  REQUIRE(r.ok);
+  const Graph &g = r.graph;
+  auto program = [&](const FieldExpr &e) {
+    auto p = expr::decode(e.code.data(), e.code.size(), uint32_t(g.params.size()));
+    REQUIRE(p);
+    expr::Program q = *p;
+    q.names = {"n"};
+    return q.toString();
+  };
+  // Node fields in node order, then the slot sizes (node kNone).
+  REQUIRE(g.exprs.size() == 8);
+  const uint32_t c = g.findNode("c"), z = g.findNode("z"), p = g.findNode("p");
+  CHECK((g.exprs[0].node == c && g.exprs[0].field == ExprField::CopySrcOffset));
+  CHECK(program(g.exprs[0]) == "$n * 4");
+  CHECK((g.exprs[1].node == c && g.exprs[1].field == ExprField::CopyBytes));
+  CHECK(program(g.exprs[1]) == "($n - 1) * 4");
+  CHECK(g.nodes[c].copy.srcOffset == 32); // the values at the defaults
+  CHECK(g.nodes[c].copy.dstOffset == 16); // literal: not stored
+  CHECK(g.nodes[c].copy.bytes == 28);
+  CHECK((g.exprs[2].node == z && g.exprs[2].field == ExprField::FillOffset));
+  CHECK((g.exprs[3].node == z && g.exprs[3].field == ExprField::FillBytes));
+  CHECK(g.nodes[z].fill.offset == 64);
+  CHECK((g.exprs[4].node == p && g.exprs[4].field == ExprField::ScalarArg && g.exprs[4].arg == 2));
+  CHECK(g.nodes[p].args[2].kind == ArgKind::Scalar);
+  CHECK(g.nodes[p].args[2].value == 9);
+  for (uint32_t i = 5; i < 8; ++i) {
+    CHECK(g.exprs[i].node == kNone);
+    CHECK(g.exprs[i].field == ExprField::SlotSize);
+  }
+  CHECK(g.exprs[5].arg == g.findSlot("a"));
+  CHECK(program(g.exprs[5]) == "$n * $n * 4"); // count * element size
+  CHECK(g.slots[g.findSlot("a")].size == 256);
+  CHECK(g.exprs[6].arg == g.findSlot("t"));
+  CHECK(g.slots[g.findSlot("t")].size == 1); // 0 at the defaults: the smallest valid size
+  CHECK(g.exprs[7].arg == g.findSlot("f"));
+  CHECK(program(g.exprs[7]) == "$n * 4");
 }
 
 TEST_CASE("expression errors point into the string", "[cgc][expr]") {
@@ -433,16 +487,19 @@ TEST_CASE("expression errors point into the string", "[cgc][expr]") {
         at(0) + "'bytes' of node 'f.0': align_up to a non-positive alignment 0\n");
   CHECK(err(fill("9223372036854775807 + $k + 1")) ==
         at(25) + "'bytes' of node 'f.0': integer overflow in 9223372036854775807 + 1\n");
-  CHECK(err(fill("8 * $n")) ==
-        at(4) + "'bytes' of node 'f.0': expressions over parameters ('$n') are stored only in "
-                "nd-ranges and integer kernel arguments\n");
+  // A fill size over a parameter is stored (.cgf 2.2), not an error.
+  CHECK(load(dir / "g.json", "{\"params\": [{\"name\": \"n\", \"type\": \"u32\"}],\n"
+                             "\"slots\": [{ \"name\": \"a\", \"bytes\": 256 }],\n\"nodes\": [" +
+                                 fill("8 * $n") + "]}")
+            .ok);
   CHECK(err(fill("16 - $k * 16")) ==
         ":3:" + std::to_string(q) +
             ": error: 'bytes' of node 'f.1' is 0 ('16 - $k * 16'); it must be positive\n");
-  // Slot sizes: parameters are known there too; repeat variables are not.
-  CHECK(err("", R"([{ "name": "a", "count": "$n * 4", "type": "f32" }])") ==
-        ":2:36: error: slot 'count' of 'a': expressions over parameters ('$n') are stored only in "
-        "nd-ranges and integer kernel arguments\n");
+  // Slot sizes: parameters are known there too (stored, .cgf 2.2); repeat variables are
+  // not, and a slot with embedded data keeps a fixed size.
+  CHECK(err("", R"([{ "name": "a", "count": "$n * 4", "type": "f32", "init": { "data": [1] } }])") ==
+        ":2:35: error: slot 'a': embedded 'data' has a fixed size, so the slot's size cannot depend on "
+        "parameters (use 'fill', 'file' or 'transient', or an external slot)\n");
   CHECK(err("", R"([{ "name": "a", "bytes": "$k" }])") ==
         ":2:36: error: slot 'bytes' of 'a': unknown name '$k' (not a repeat variable or parameter) "
         "(did you mean 'n'?)\n");

@@ -567,6 +567,88 @@ TEST_CASE("cgc stores expressions over parameters; cgrun runs one LU file at sev
         std::string::npos);
 }
 
+// Issue 12, stage 3: slot sizes, copy and fill offsets and sizes and a host task
+// argument that depend on `$n` (.cgf 2.2). cgrun sizes its buffers, inputs and outputs
+// for the run's parameters; bench binds for the largest shape and cycles through them.
+TEST_CASE("cgrun runs copy, fill, host and slot size expressions at several n",
+          "[tools][cgrun][cgc][expr]") {
+  const fs::path dir = scratch("expr_transfer");
+  std::ofstream(dir / "t.json") << R"J({
+  "name": "resize",
+  "params": [{ "name": "n", "type": "i32", "default": 4 }],
+  "slots": [{ "name": "src", "count": "$n", "type": "u32", "external": true },
+            { "name": "dst", "count": "$n * 2", "type": "u32", "external": true },
+            { "name": "pat", "count": "$n", "type": "u32", "init": { "fill": 7, "type": "u32" } }],
+  "nodes": [
+    { "name": "c", "copy": { "src": "src", "dst": { "slot": "dst", "offset": "$n * 4" }, "bytes": "$n * 4" } },
+    { "name": "f", "copy": { "src": "pat", "dst": "dst", "bytes": "$n * 4" } },
+    { "name": "z", "fill": { "dst": { "slot": "dst", "offset": "$n * 8 - 4" }, "value": 9, "type": "u32",
+                             "bytes": "min($n - 1, 1) * 4" } },
+    { "name": "p", "host": "print", "args": ["dst", { "string": "u32" }, "$n + 1"] }
+  ]
+})J";
+  tooltest::Result c = tooltest::runTool(CGC_PATH, "t.json -o t.cgf", dir, dir / "cgc_std");
+  INFO(c.out << c.err);
+  REQUIRE(c.code == 0);
+  {
+    std::ifstream f(dir / "t.cgf", std::ios::binary);
+    char h[20] = {};
+    f.read(h, 20);
+    CHECK(h[8] == 2);  // major 2
+    CHECK(h[10] == 2); // minor 2
+    CHECK(h[16] == 5); // flags: expressions, and copy/fill/host/slot ones
+  }
+  std::vector<const char *> backends{"cpu"};
+#ifdef CGRUN_TEST_OPENCL
+  backends.push_back("opencl");
+#endif
+  for (const char *backend : backends) {
+    for (int n : {3, 17, 1}) {
+      INFO(backend << ", n = " << n);
+      std::vector<uint32_t> src(n), want(2 * n);
+      for (int i = 0; i < n; ++i) {
+        src[i] = 100 + i;
+        want[i] = 7;
+        want[n + i] = 100 + i;
+      }
+      if (n > 1) want[2 * n - 1] = 9; // the fill is 0 bytes at n = 1
+      const std::string in = "s" + std::to_string(n) + ".npy", ex = "w" + std::to_string(n) + ".npy";
+      REQUIRE_FALSE(rt::writeNpyFile((dir / in).string(), ScalarType::U32, src.data(), src.size() * 4));
+      REQUIRE_FALSE(rt::writeNpyFile((dir / ex).string(), ScalarType::U32, want.data(), want.size() * 4));
+      Result r = cgrun(std::string("t.cgf --backend ") + backend + " --param n=" + std::to_string(n) +
+                           " --input src=" + in + " --check dst=@" + ex,
+                       dir);
+      INFO(r.out << r.err);
+      CHECK(r.code == 0);
+      CHECK(r.out.find("check dst: ok") != std::string::npos);
+      std::string line = "print dst:";
+      for (int i = 0; i <= n && i < 2 * n; ++i) line += " " + std::to_string(want[i]);
+      CHECK(r.out.find(line) != std::string::npos);
+    }
+  }
+  // An input of the default size does not fit n = 3: sized for the run.
+  Result wrong = cgrun("t.cgf --param n=4 --input src=s3.npy", dir);
+  CHECK(wrong.code != 0);
+  CHECK(wrong.err.find("file has 12 bytes of data, slot 'src' has 16") != std::string::npos);
+  Result zero = cgrun("t.cgf --param n=0 --zeros src", dir);
+  CHECK(zero.code != 0);
+  CHECK(zero.err.find("cgrun: error: node 'z': offset = $n * 8 - 4 is -4; it must not be negative") !=
+        std::string::npos);
+  // bench: buffers for the largest n, a replay that changes shape (and slot sizes) every run.
+  Result bench = cgrun("bench t.cgf --zeros src --param n=3 --param n=50 --param n=9 --warmup 1 "
+                       "--repetitions 3 --json",
+                       dir);
+  INFO(bench.err);
+  REQUIRE(bench.code == 0);
+  json bj = json::parse(bench.out);
+  std::set<std::string> runs;
+  for (const json &x : bj["benchmarks"])
+    runs.insert(x["run_name"].get<std::string>());
+  CHECK(runs.count("resize/replay/total"));
+  CHECK(runs.count("resize/replay-reshape/total"));
+  CHECK(runs.count("resize/eager/total"));
+}
+
 TEST_CASE("cgrun --set, --disable and --update-from update the executable", "[tools][cgrun][update]") {
   Saxpy s("update");
   // x = 1, y = 2, a = 2: y = 4, t = y * 0.5 = 2 per element (checksum sum=2048).

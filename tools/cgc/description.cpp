@@ -1,6 +1,8 @@
 // Top level of a graph description: file loading, kernels, slots, params, metadata,
 // edges and validation. Nodes and repeat blocks: description_nodes.cpp.
 #include "reader.h"
+
+#include "cgraph/graph/expr.h"
 #include "values.h"
 
 #include "cgraph/graph/hazards.h"
@@ -159,6 +161,7 @@ Graph DescriptionReader::readGraph(const JValue &root, const std::string &file, 
   if (const JValue *v = root.find("slots")) readSlots(c, *v);
   if (const JValue *v = root.find("nodes")) readNodes(c, *v);
   resolveEdges(c);
+  for (FieldExpr &fe : c.slotExprs) c.g().exprs.push_back(std::move(fe));
   Graph g = c.builder.take();
   if (opts_.validate) validate(c, g);
   return g;
@@ -212,15 +215,46 @@ void DescriptionReader::readSlots(GraphCtx &c, const JValue &list) {
       failAt(f, nameV, "duplicate slot name '" + slot.name + "'");
     }
     bool sized = false;
+    const uint32_t slotIndex = uint32_t(c.g().slots.size());
+    const JValue *sizeExpr = nullptr; // 'bytes' or 'count' as an expression over parameters
+    // A size that is an expression over parameters is stored (.cgf 2.2, `bytes` =
+    // program * `scale`); the slot keeps its size at the parameters' defaults (>= 1).
+    auto readSize = [&](const JValue &v, const char *key, uint64_t scale) -> uint64_t {
+      const std::string what = std::string("slot '") + key + "' of '" + slot.name + "'";
+      if (!v.isString() || !isExpressionText(v.text, false)) return toU64(f, v, std::string("slot '") + key + "'");
+      std::vector<uint8_t> code;
+      std::optional<int64_t> atDefaults;
+      std::optional<int64_t> value = foldOrStore(c, v, what, &code, &atDefaults);
+      if (value) {
+        if (*value < 1)
+          failAt(f, v, what + " is " + std::to_string(*value) + " ('" + v.text + "'); it must be positive");
+        return uint64_t(*value);
+      }
+      if (scale != 1) {
+        Expected<expr::Program> prog = expr::decode(code.data(), code.size(), uint32_t(c.g().params.size()));
+        if (!prog) failAt(f, v, what + ": " + prog.error().message());
+        prog->code.push_back(expr::Instr{expr::Op::Lit, int64_t(scale)});
+        prog->code.push_back(expr::Instr{expr::Op::Mul, 0});
+        code = expr::encode(*prog);
+      }
+      FieldExpr fe;
+      fe.node = kNone;
+      fe.field = ExprField::SlotSize;
+      fe.arg = slotIndex;
+      fe.code = std::move(code);
+      c.slotExprs.push_back(std::move(fe));
+      sizeExpr = &v;
+      return uint64_t(atDefaults && *atDefaults >= 1 ? *atDefaults : 1);
+    };
     if (const JValue *b = s.find("bytes")) {
       if (s.find("count")) failAt(f, *s.find("count"), "slot '" + slot.name + "': give 'bytes' or 'count', not both");
-      slot.size = readUInt(c, *b, "slot 'bytes'", true, " of '" + slot.name + "'");
+      slot.size = readSize(*b, "bytes", 1);
       sized = true;
     } else if (const JValue *n = s.find("count")) {
       const JValue *t = s.find("type");
       if (!t) failAt(f, *n, "slot '" + slot.name + "': 'count' needs an element 'type'");
-      uint64_t count = readUInt(c, *n, "slot 'count'", true, " of '" + slot.name + "'");
       uint64_t es = scalarSize(toType(f, *t));
+      uint64_t count = readSize(*n, "count", es);
       if (count > ~uint64_t(0) / es) failAt(f, *n, "slot '" + slot.name + "': count * element size overflows 64 bits");
       slot.size = count * es;
       sized = true;
@@ -311,6 +345,11 @@ void DescriptionReader::readSlots(GraphCtx &c, const JValue &list) {
       }
     }
     if (!sized) failAt(f, s, "slot '" + slot.name + "' needs a size: 'bytes', or 'count' and 'type'");
+    if (sizeExpr && slot.init == SlotInit::Data)
+      failAt(f, *sizeExpr,
+             "slot '" + slot.name +
+                 "': embedded 'data' has a fixed size, so the slot's size cannot depend on parameters "
+                 "(use 'fill', 'file' or 'transient', or an external slot)");
     c.slotByName[slot.name] = uint32_t(c.g().slots.size());
     c.map.slots.push_back(s.pos);
     c.builder.addSlot(std::move(slot));

@@ -140,8 +140,35 @@ std::optional<int64_t> DescriptionReader::foldOrStore(GraphCtx &c, const JValue 
     }
   failAt(f, stringPos(v, at),
          what + ": expressions over parameters (" + list +
-             ") are stored only in nd-ranges and integer kernel arguments");
+             ") are stored only in nd-ranges, integer kernel and host task arguments, copy and "
+             "fill offsets and sizes, and slot sizes");
 }
+
+uint64_t DescriptionReader::readTransferUInt(GraphCtx &c, const JValue &v, const std::string &what,
+                                             const std::string &context, ExprField field) {
+  if (!v.isString() || !isExpressionText(v.text, false)) return toU64(c.file, v, what);
+  const bool positive = field == ExprField::CopyBytes || field == ExprField::FillBytes;
+  const std::string label = what + context;
+  std::vector<uint8_t> code;
+  std::optional<int64_t> atDefaults;
+  std::optional<int64_t> value = foldOrStore(c, v, label, &code, &atDefaults);
+  if (!value) {
+    // Stored (.cgf 2.2): evaluated and range-checked per submission.
+    FieldExpr fe;
+    fe.field = field;
+    fe.code = std::move(code);
+    c.pendingExprs.push_back(std::move(fe));
+    return uint64_t(atDefaults && *atDefaults >= 0 ? *atDefaults : 0);
+  }
+  if (*value < 1 && positive)
+    failAt(c.file, v,
+           label + " is " + std::to_string(*value) + " ('" + v.text + "'); it must be positive");
+  if (*value < 0)
+    failAt(c.file, v,
+           label + " is " + std::to_string(*value) + " ('" + v.text + "'); it must not be negative");
+  return uint64_t(*value);
+}
+
 
 uint64_t DescriptionReader::readUInt(GraphCtx &c, const JValue &v, const std::string &what,
                                      bool positive, const std::string &context) {

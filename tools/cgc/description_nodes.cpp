@@ -66,6 +66,15 @@ std::pair<uint32_t, uint64_t> DescriptionReader::readSlotRef(GraphCtx &c, const 
   return {resolveSlot(c, *v.find("slot")), off};
 }
 
+std::pair<uint32_t, uint64_t> DescriptionReader::readTransferRef(GraphCtx &c, const JValue &v,
+                                                                 const std::string &context,
+                                                                 ExprField field) {
+  if (!v.isObject() || !v.find("slot") || !v.find("offset")) return readSlotRef(c, v, context);
+  checkKeys(c.file, v, {"slot", "offset"}, "slot reference");
+  const uint64_t off = readTransferUInt(c, *v.find("offset"), "'offset'", context, field);
+  return {resolveSlot(c, *v.find("slot")), off};
+}
+
 // ---- arguments and ranges ----------------------------------------------------------------
 
 Arg DescriptionReader::readArg(GraphCtx &c, const JValue &v, const KernelParam *param, bool host,
@@ -91,10 +100,9 @@ Arg DescriptionReader::readArg(GraphCtx &c, const JValue &v, const KernelParam *
     std::vector<uint8_t> code;
     std::optional<int64_t> atDefaults;
     const bool isInt = t != ScalarType::F16 && t != ScalarType::F32 && t != ScalarType::F64;
-    std::optional<int64_t> folded =
-        foldOrStore(c, sv, label, host || !isInt ? nullptr : &code, &atDefaults);
+    std::optional<int64_t> folded = foldOrStore(c, sv, label, !isInt ? nullptr : &code, &atDefaults);
     if (!folded) {
-      // Stored (.cgf 2.0): the argument keeps its value at the parameters' defaults
+      // Stored (.cgf 2.0; 2.2 for a host task): the argument keeps its value at the parameters' defaults
       // when that fits its type, else 0; the runtime evaluates it per submission.
       FieldExpr fe;
       fe.field = ExprField::ScalarArg;
@@ -330,8 +338,11 @@ void DescriptionReader::readCopyNode(GraphCtx &c, const JValue &spec, Node &node
   else
     checkKeys(f, spec, {"src", "dst", "bytes"}, "copy");
   const std::string ofNode = " of node '" + node.name + "'";
-  auto src = readSlotRef(c, require(f, spec, "src", what), ofNode);
-  auto dst = readSlotRef(c, require(f, spec, "dst", what), ofNode);
+  // Offsets and size of a plain copy may be expressions over parameters (.cgf 2.2).
+  auto src = rect ? readSlotRef(c, require(f, spec, "src", what), ofNode)
+                  : readTransferRef(c, require(f, spec, "src", what), ofNode, ExprField::CopySrcOffset);
+  auto dst = rect ? readSlotRef(c, require(f, spec, "dst", what), ofNode)
+                  : readTransferRef(c, require(f, spec, "dst", what), ofNode, ExprField::CopyDstOffset);
   CopyOp &op = node.copy;
   op.srcSlot = src.first;
   op.srcOffset = src.second;
@@ -339,9 +350,11 @@ void DescriptionReader::readCopyNode(GraphCtx &c, const JValue &spec, Node &node
   op.dstOffset = dst.second;
   if (!rect) {
     if (const JValue *b = spec.find("bytes")) {
-      op.bytes = readUInt(c, *b, "'bytes'", true, ofNode);
+      op.bytes = readTransferUInt(c, *b, "'bytes'", ofNode, ExprField::CopyBytes);
     } else {
       uint64_t size = c.g().slots[op.srcSlot].size;
+      if (c.slotSizeIsExpr(op.srcSlot) || !c.pendingExprs.empty())
+        failAt(f, spec, what + " needs 'bytes' (the source slot's size or the offset depends on parameters)");
       if (size == 0 || op.srcOffset > size)
         failAt(f, spec, what + " needs 'bytes' (the source slot's size is unknown)");
       op.bytes = size - op.srcOffset;
@@ -375,7 +388,7 @@ void DescriptionReader::readFillNode(GraphCtx &c, const JValue &spec, Node &node
   expectKind(f, spec, JValue::Kind::Object, "'fill'");
   checkKeys(f, spec, {"dst", "bytes", "value", "type"}, "fill");
   const std::string ofNode = " of node '" + node.name + "'";
-  auto dst = readSlotRef(c, require(f, spec, "dst", what), ofNode);
+  auto dst = readTransferRef(c, require(f, spec, "dst", what), ofNode, ExprField::FillOffset);
   FillOp &op = node.fill;
   op.slot = dst.first;
   op.offset = dst.second;
@@ -396,9 +409,11 @@ void DescriptionReader::readFillNode(GraphCtx &c, const JValue &spec, Node &node
     if (op.pattern.size() > 128) failAt(f, *x, what + ": pattern longer than 128 bytes");
   }
   if (const JValue *b = spec.find("bytes")) {
-    op.bytes = readUInt(c, *b, "'bytes'", true, ofNode);
+    op.bytes = readTransferUInt(c, *b, "'bytes'", ofNode, ExprField::FillBytes);
   } else {
     uint64_t size = c.g().slots[op.slot].size;
+    if (c.slotSizeIsExpr(op.slot) || !c.pendingExprs.empty())
+      failAt(f, spec, what + " needs 'bytes' (the slot's size or the offset depends on parameters)");
     if (size == 0 || op.offset > size)
       failAt(f, spec, what + " needs 'bytes' (the slot's size is unknown)");
     op.bytes = size - op.offset;
@@ -547,10 +562,12 @@ void DescriptionReader::readConditionalNode(GraphCtx &c, const JValue &n, Node &
   Graph &bg = bc.g();
   bg.name = node.name;
   bg.slots = c.g().slots;
-  for (Slot &s : bg.slots) {
+  for (uint32_t k = 0; k < bg.slots.size(); ++k) {
+    Slot &s = bg.slots[k];
     s.init = SlotInit::External; // every body slot is the enclosing graph's
     s.data.clear();
     s.path.clear();
+    if (c.slotSizeIsExpr(k)) s.size = 0; // its size is known per submission: unsized here
   }
   bg.params = c.g().params;
   bg.modules = c.g().modules;

@@ -85,6 +85,14 @@ private:
     std::vector<PendingEdge> pending;
     // Stored expressions of the node being read (node index set when it is added).
     std::vector<FieldExpr> pendingExprs;
+    // Slot sizes that are expressions over parameters (.cgf 2.2), appended to the
+    // graph's expressions after its nodes (node kNone sorts last).
+    std::vector<FieldExpr> slotExprs;
+    bool slotSizeIsExpr(uint32_t slot) const {
+      for (const FieldExpr &fe : slotExprs)
+        if (fe.arg == slot) return true;
+      return false;
+    }
     std::map<std::string, uint32_t> nodeByName;
     std::map<std::string, uint32_t> slotByName;
     std::vector<Pos> paramPos;
@@ -143,6 +151,15 @@ private:
   // `context` (" of node 'c.3'") is appended to `what` in the expression messages.
   uint64_t readUInt(GraphCtx &c, const JValue &v, const std::string &what, bool positive,
                     const std::string &context = "");
+  // A copy or fill offset (>= 0) or size (a constant >= 1; a stored expression may be 0
+  // in a submission: the node then does nothing): a number or an expression as readUInt, but an
+  // expression over parameters is stored (c.pendingExprs, field `field`) and the field
+  // keeps its value at the parameters' defaults (0 when that is negative or fails).
+  uint64_t readTransferUInt(GraphCtx &c, const JValue &v, const std::string &what,
+                            const std::string &context, ExprField field);
+  // readSlotRef for copy and fill nodes: the offset may be a stored expression (`field`).
+  std::pair<uint32_t, uint64_t> readTransferRef(GraphCtx &c, const JValue &v,
+                                                const std::string &context, ExprField field);
   // A string that is exactly "$name" with a repeat variable, a parameter or an
   // identifier as name: it keeps its meaning from before expressions (a reference, or
   // an "unknown parameter" error).

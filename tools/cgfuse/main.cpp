@@ -30,7 +30,8 @@ std::vector<std::string> splitList(const std::string &s) {
 }
 
 // Reads a --plan file: {"auto": bool, "groups": [{"nodes": [...], "internalize":
-// [...], "constants": {"param": value}, "barriers": bool}]}. Unknown keys are errors.
+// [name or {"slot": name, "to": "private"|"local"|"any"}, ...], "constants": {"param":
+// value}, "barriers": bool}]}. Unknown keys are errors.
 Error readPlan(const std::string &path, fusion::FuseOptions &opts) {
   std::ifstream in(path);
   if (!in) return makeError(path + ": cannot open the plan file");
@@ -53,19 +54,46 @@ Error readPlan(const std::string &path, fusion::FuseOptions &opts) {
     for (auto it = gj.begin(); it != gj.end(); ++it) {
       const std::string &k = it.key();
       const nlohmann::json &v = it.value();
-      if (k == "nodes" || k == "internalize") {
+      if (k == "internalize") {
+        // names, or {"slot": name, "to": "private" | "local" | "any"}
+        if (!v.is_array())
+          return makeError(where + ": 'internalize' must be an array of slot names or "
+                                   "{\"slot\": name, \"to\": \"private\"|\"local\"} objects");
+        gr.internalizeListed = true;
+        for (const nlohmann::json &n : v) {
+          if (n.is_string()) {
+            gr.internalize.push_back(n.get<std::string>());
+            gr.internalizeTo.push_back(fusion::Memory::Any);
+            continue;
+          }
+          if (!n.is_object() || !n.contains("slot") || !n["slot"].is_string())
+            return makeError(where + ": an 'internalize' entry must be a slot name or an object "
+                                     "with a 'slot' name");
+          fusion::Memory to = fusion::Memory::Any;
+          for (auto e = n.begin(); e != n.end(); ++e) {
+            if (e.key() == "slot") continue;
+            if (e.key() != "to")
+              return makeError(where + ": internalize: unknown key '" + e.key() + "'");
+            std::string t = e.value().is_string() ? e.value().get<std::string>() : "";
+            if (t == "private")
+              to = fusion::Memory::Private;
+            else if (t == "local")
+              to = fusion::Memory::Local;
+            else if (t != "any")
+              return makeError(where + ": internalize: 'to' must be \"private\", \"local\" or "
+                                       "\"any\"");
+          }
+          gr.internalize.push_back(n["slot"].get<std::string>());
+          gr.internalizeTo.push_back(to);
+        }
+      } else if (k == "nodes") {
         if (!v.is_array()) return makeError(where + ": '" + k + "' must be an array of names");
         std::vector<std::string> names;
         for (const nlohmann::json &n : v) {
           if (!n.is_string()) return makeError(where + ": '" + k + "' must be an array of names");
           names.push_back(n.get<std::string>());
         }
-        if (k == "nodes")
-          gr.nodes = names;
-        else {
-          gr.internalizeListed = true;
-          gr.internalize = names;
-        }
+        gr.nodes = names;
       } else if (k == "constants") {
         if (!v.is_object())
           return makeError(where + ": 'constants' must map parameter names to values");
@@ -105,8 +133,8 @@ int run(int argc, char **argv) {
                        std::string("cgfuse ") + CGRAPH_VERSION + " (cgraph, .cgf 1.0, LLVM 14)");
   std::string input, output, printIR, planFile;
   std::vector<std::string> groups;
-  bool autoFuse = false, remarks = false, json = false, noConstants = false, noInternalize = false,
-       noRestrict = false;
+  bool autoFuse = false, autoLinear = false, remarks = false, json = false, noConstants = false,
+       noInternalize = false, noRestrict = false;
   app.add_option("input", input, ".cgf file")->required();
   app.add_option("-o", output, "output .cgf file")->required();
   app.add_option("--fuse", groups, "fuse the named kernel nodes, in this order (repeatable)")
@@ -117,6 +145,9 @@ int run(int argc, char **argv) {
          "JSON plan: groups with per-slot internalization requests, constant parameters, barriers")
       ->type_name("FILE");
   app.add_flag("--auto", autoFuse, "find and fuse chains of kernel nodes");
+  app.add_flag("--auto-linear", autoLinear,
+               "let --auto take kernels of another shape than the fused range (linear "
+               "work-item remapping)");
   app.add_flag("--remarks", remarks, "print what was fused and why the rest was not (stderr)");
   app.add_flag("--json", json, "print a JSON report on stdout");
   app.add_flag("--no-constants", noConstants, "keep literal scalar arguments as parameters");
@@ -139,6 +170,7 @@ int run(int argc, char **argv) {
   for (const std::string &g : groups)
     opts.groups.push_back(fusion::GroupRequest(splitList(g)));
   opts.autoFuse = autoFuse;
+  opts.autoLinear = autoLinear;
   if (!planFile.empty())
     if (Error e = readPlan(planFile, opts)) {
       std::cerr << "cgfuse: error: " << e.message() << "\n";
@@ -193,6 +225,7 @@ int run(int argc, char **argv) {
                             {"kernel", f.kernel},
                             {"from", f.from},
                             {"internalized", f.internalized},
+                            {"local", f.localized},
                             {"constants", f.constants},
                             {"elided", f.elided},
                             {"barriers", f.barriers}});

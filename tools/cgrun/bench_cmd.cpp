@@ -94,11 +94,13 @@ Expected<std::vector<rt::ParamValues>> paramShapes(const Graph &g, const CommonO
 int benchCommand(const CommonOptions &o, const BenchOptions &b) {
   Expected<Graph> graph = loadGraph(o.file);
   if (!graph) return fail(graph.error());
+  auto shapes = paramShapes(*graph, o);
+  if (!shapes) return fail(shapes.error());
+  // Slot sizes that depend on parameters: buffers for the largest shape.
+  sizeSlotsForParams(*graph, *shapes);
   const Graph &g = *graph;
   auto specs = parseInputs(g, o);
   if (!specs) return fail(specs.error());
-  auto shapes = paramShapes(g, o);
-  if (!shapes) return fail(shapes.error());
   const rt::ParamValues *params = &shapes->front();
   auto registry = makeRegistry();
   const std::string spec = deviceSpec(o.backends.empty() ? "" : o.backends[0], o.device);

@@ -1,6 +1,8 @@
 // Shared cgrun plumbing: registry, graph loading, slot sizes and types, buffers.
 #include "common.h"
 
+#include "cgraph/expr.h"
+
 #include "cgraph/backends/cpu/cpu_backend.h"
 #include "cgraph/format/reader.h"
 #include "cgraph/graph/hazards.h"
@@ -19,6 +21,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 
@@ -105,6 +108,27 @@ std::vector<uint64_t> slotBytes(const Graph &g) {
   for (size_t i = 0; i < g.slots.size(); ++i)
     out[i] = std::max(g.slots[i].size, i < reqs.size() ? reqs[i].minSize : 0);
   return out;
+}
+
+void sizeSlotsForParams(Graph &g, const std::vector<rt::ParamValues> &paramSets) {
+  for (const FieldExpr &fe : g.exprs) {
+    if (fe.field != ExprField::SlotSize || fe.arg >= g.slots.size()) continue;
+    auto prog = expr::decode(fe.code.data(), fe.code.size(), uint32_t(g.params.size()));
+    if (!prog) continue;
+    bool any = false;
+    uint64_t most = 0;
+    for (const rt::ParamValues &pv : paramSets) {
+      std::vector<int64_t> values(g.params.size());
+      for (size_t p = 0; p < g.params.size(); ++p)
+        values[p] = expr::integerValue(g.params[p].type,
+                                       p < pv.bits.size() ? pv.bits[p] : g.params[p].defaultBits);
+      Expected<int64_t> v = expr::evaluate(*prog, values);
+      if (!v || *v < 1) continue;
+      most = std::max(most, uint64_t(*v));
+      any = true;
+    }
+    if (any) g.slots[fe.arg].size = most;
+  }
 }
 
 namespace {

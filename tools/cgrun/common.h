@@ -68,6 +68,11 @@ rt::HostPolicy hostPolicy(const CommonOptions &o);
 
 // Bytes a binding of slot s needs (declared size or accumulated requirement).
 std::vector<uint64_t> slotBytes(const Graph &g);
+// Slots whose size is an expression over parameters (.cgf 2.2): sets each one's
+// Slot::size to its largest value over `paramSets`, so that the buffers cgrun binds,
+// the inputs it expects and the outputs it writes have this run's size. A set that
+// does not evaluate (the runtime reports why at enqueue) is skipped.
+void sizeSlotsForParams(Graph &g, const std::vector<rt::ParamValues> &paramSets);
 // The element type of a slot, from the kernel parameters it is bound to (float* -> f32);
 // f32 when unknown and the size is a multiple of 4, else u8.
 ScalarType slotType(const Graph &g, uint32_t slot);

@@ -368,6 +368,9 @@ int compareCommand(const CommonOptions &o, const CompareOptions &c) {
 
   Expected<Graph> graph = loadGraph(o.file);
   if (!graph) return fail(graph.error());
+  auto params = parseParams(*graph, o);
+  if (!params) return fail(params.error());
+  sizeSlotsForParams(*graph, {*params}); // slot sizes that depend on parameters
   Setup s;
   s.o = &o;
   s.c = &c;
@@ -376,8 +379,6 @@ int compareCommand(const CommonOptions &o, const CompareOptions &c) {
   s.bytes = slotBytes(g);
   auto inputs = parseInputs(g, o);
   if (!inputs) return fail(inputs.error());
-  auto params = parseParams(g, o);
-  if (!params) return fail(params.error());
   s.params = std::move(*params);
   auto registry = makeRegistry();
   s.policy = hostPolicy(o);

@@ -78,6 +78,9 @@ int runCommand(const CommonOptions &o, uint32_t iterations, const std::vector<st
                const std::vector<std::string> &checks, const std::string &tracePath) {
   Expected<Graph> graph = loadGraph(o.file);
   if (!graph) return fail(graph.error());
+  Expected<rt::ParamValues> params = parseParams(*graph, o);
+  if (!params) return fail(params.error());
+  sizeSlotsForParams(*graph, {*params}); // slot sizes that depend on parameters
   const Graph &g = *graph;
   const std::vector<uint64_t> bytes = slotBytes(g);
 
@@ -87,8 +90,6 @@ int runCommand(const CommonOptions &o, uint32_t iterations, const std::vector<st
     if (!s) return fail(s.error());
     specs = std::move(*s);
   }
-  Expected<rt::ParamValues> params = parseParams(g, o);
-  if (!params) return fail(params.error());
   std::vector<OutputSpec> outs;
   std::vector<CheckSpec> chks;
   std::vector<bool> wanted(g.slots.size(), false);

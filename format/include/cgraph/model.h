@@ -268,16 +268,29 @@ enum class ExprField : uint16_t {
   Offset0 = 6,
   Offset1 = 7,
   Offset2 = 8,    // Kernel: range.offset[d]
-  ScalarArg = 16, // Kernel: args[arg] (kind Scalar, integer type)
+  ScalarArg = 16, // Kernel or Host: args[arg] (kind Scalar, integer type)
+  // The fields below (and ScalarArg of a Host node) need header flag bit 2 (.cgf 2.2).
+  CopySrcOffset = 20, // Copy: copy.srcOffset
+  CopyDstOffset = 21, // Copy: copy.dstOffset
+  CopyBytes = 22,     // Copy: copy.bytes
+  FillOffset = 24,    // Fill: fill.offset
+  FillBytes = 25,     // Fill: fill.bytes
+  SlotSize = 32,      // node = kNone, arg = the slot: slots[arg].size
 };
-constexpr uint16_t kExprFieldMax = 16;
-// "global[0]", "local[2]", "arg 3"; "?" for an unknown field.
+constexpr uint16_t kExprFieldMax = 32;
+// "global[0]", "local[2]", "arg 3", "src offset", "dst offset", "bytes", "offset",
+// "size"; "?" for an unknown field.
 std::string exprFieldName(ExprField f, uint32_t arg);
+// Whether `f` is a field of a copy or fill node (CopySrcOffset..FillBytes).
+inline bool isTransferField(ExprField f) {
+  const uint16_t v = static_cast<uint16_t>(f);
+  return v >= 20 && v <= 25 && v != 23;
+}
 
 struct FieldExpr {
-  uint32_t node = kNone; // index into Graph::nodes
+  uint32_t node = kNone; // index into Graph::nodes; kNone for SlotSize
   ExprField field = ExprField::Global0;
-  uint32_t arg = 0; // ScalarArg: the argument index; otherwise 0
+  uint32_t arg = 0; // ScalarArg: the argument index; SlotSize: the slot; otherwise 0
   // The program in cgraph/expr.h's serialized form (`encode`); variable i is
   // Graph::params[i] (which must be integer typed).
   std::vector<uint8_t> code;
@@ -295,7 +308,8 @@ struct Graph {
   std::vector<Partition> partitions;  // empty = not computed
   std::vector<Graph> subgraphs;
   std::vector<std::pair<std::string, std::string>> metadata;
-  // Stored parameter expressions, sorted by (node, field, arg), at most one per field.
+  // Stored parameter expressions, sorted by (node, field, arg), at most one per field
+  // (slot sizes, node kNone, last).
   std::vector<FieldExpr> exprs;
 
   uint32_t findSlot(const std::string &n) const;

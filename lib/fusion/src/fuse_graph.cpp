@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <set>
 #include <tuple>
@@ -50,23 +51,179 @@ bool sameDims(const Dim *a, const Dim *b, uint32_t dims) {
   return true;
 }
 
-// Empty when two nd-ranges are the same; else the rule that differs.
-std::string rangeDifference(const Graph &g, const NDRange &a, const NDRange &b) {
-  if (a.dims != b.dims)
-    return "dimensions differ: " + std::to_string(a.dims) + " vs " + std::to_string(b.dims);
-  // Different 1-D literal global sizes are remapped (smaller ranges run guarded);
-  // anything else that differs is refused.
-  bool remappable = a.dims == 1 && a.global[0].param == kNone && b.global[0].param == kNone;
-  if (!sameDims(a.global, b.global, a.dims) && !remappable)
-    return "global sizes differ: " + dimText(g, a.global, a.dims) + " vs " +
-           dimText(g, b.global, b.dims) +
-           " (work-item remapping covers 1-dimensional literal sizes only)";
-  if (!sameDims(a.local, b.local, a.dims))
-    return "local sizes differ: " + dimText(g, a.local, a.dims) + " vs " +
-           dimText(g, b.local, b.dims);
-  if (!sameDims(a.offset, b.offset, a.dims))
-    return "global offsets differ: " + dimText(g, a.offset, a.dims) + " vs " +
-           dimText(g, b.offset, b.dims);
+bool literalRange(const NDRange &r) {
+  for (uint32_t d = 0; d < 3; ++d)
+    if (r.global[d].param != kNone || r.local[d].param != kNone || r.offset[d].param != kNone)
+      return false;
+  return true;
+}
+
+detail::Range toRange(const NDRange &r) {
+  detail::Range x;
+  x.dims = r.dims;
+  for (uint32_t d = 0; d < r.dims && d < 3; ++d) {
+    x.global[d] = r.global[d].value;
+    x.local[d] = r.hasLocal() ? r.local[d].value : 0;
+    x.offset[d] = r.offset[d].value;
+  }
+  return x;
+}
+
+std::string rangeText(const detail::Range &r, const uint64_t *v) {
+  std::string s;
+  for (uint32_t d = 0; d < r.dims; ++d)
+    s += (d ? "x" : "") + std::to_string(v[d]);
+  return s;
+}
+
+bool sameVec(const detail::Range &a, const uint64_t *x, const detail::Range &b, const uint64_t *y) {
+  if (a.dims != b.dims) return false;
+  for (uint32_t d = 0; d < a.dims; ++d)
+    if (x[d] != y[d]) return false;
+  return true;
+}
+
+// The nd-range rules of work-item remapping (see detail::Remap). Empty when the nodes
+// of `grp` may run in one fused range, which goes to `fused` with each node's mode in
+// `remap`; else the rule that refuses them.
+// `groupFree(node)`: the node's kernel does not depend on its work-groups, so its local
+// size does not count.
+using GroupFree = std::function<bool(uint32_t)>;
+
+std::string planRanges(const Graph &g, const std::vector<uint32_t> &grp, detail::Range &fused,
+                       std::vector<detail::Remap> &remap, bool &literal,
+                       const GroupFree &groupFree) {
+  remap.assign(grp.size(), detail::Remap::Same);
+  literal = true;
+  for (uint32_t n : grp)
+    literal = literal && literalRange(g.nodes[n].range);
+  const NDRange &r0 = g.nodes[grp[0]].range;
+  if (!literal) {
+    // a size from a graph parameter: only identical ranges fuse
+    for (size_t i = 1; i < grp.size(); ++i) {
+      const NDRange &r = g.nodes[grp[i]].range;
+      if (r.dims != r0.dims)
+        return "dimensions differ: " + std::to_string(r0.dims) + " vs " + std::to_string(r.dims) +
+               " (work-item remapping needs literal sizes)";
+      if (!sameDims(r0.global, r.global, r0.dims))
+        return "global sizes differ: " + dimText(g, r0.global, r0.dims) + " vs " +
+               dimText(g, r.global, r.dims) + " (work-item remapping needs literal sizes)";
+      if (!sameDims(r0.local, r.local, r0.dims))
+        return "local sizes differ: " + dimText(g, r0.local, r0.dims) + " vs " +
+               dimText(g, r.local, r.dims);
+      if (!sameDims(r0.offset, r.offset, r0.dims))
+        return "global offsets differ: " + dimText(g, r0.offset, r0.dims) + " vs " +
+               dimText(g, r.offset, r.dims);
+    }
+    fused = toRange(r0);
+    return {};
+  }
+  std::vector<detail::Range> rs;
+  for (uint32_t n : grp)
+    rs.push_back(toRange(g.nodes[n].range));
+  // rule: every local size given (by a kernel that depends on its work-groups) is the
+  // same one
+  // (only where no kernel of the group does: mixing work-group kernels with linearly
+  // remapped ones is left out, see README)
+  bool allFree = true;
+  for (uint32_t n : grp)
+    allFree = allFree && groupFree(n);
+  std::vector<bool> hasLocal(rs.size());
+  for (size_t i = 0; i < rs.size(); ++i)
+    hasLocal[i] = rs[i].hasLocal() && !allFree;
+  int withLocal = -1;
+  for (size_t i = 0; i < rs.size(); ++i) {
+    if (!hasLocal[i]) continue;
+    if (withLocal < 0) {
+      withLocal = int(i);
+      continue;
+    }
+    const detail::Range &a = rs[size_t(withLocal)];
+    if (!sameVec(a, a.local, rs[i], rs[i].local))
+      return "local sizes differ: " + rangeText(a, a.local) + " vs " +
+             rangeText(rs[i], rs[i].local);
+  }
+  // rule: every offset is the same (unused dimensions count as 0)
+  for (size_t i = 1; i < rs.size(); ++i)
+    for (uint32_t d = 0; d < 3; ++d)
+      if (rs[i].offset[d] != rs[0].offset[d])
+        return "global offsets differ: " + rangeText(rs[0], rs[0].offset) + " vs " +
+               rangeText(rs[i], rs[i].offset);
+  // the fused range: the node with the most work-items (never more than the largest)
+  size_t big = 0;
+  for (size_t i = 1; i < rs.size(); ++i)
+    if (rs[i].total() > rs[big].total()) big = i;
+  fused = rs[big];
+  if (withLocal >= 0 &&
+      !sameVec(fused, fused.local, rs[size_t(withLocal)], rs[size_t(withLocal)].local)) {
+    // the largest node leaves the local size to the runtime (or does not depend on its
+    // work-groups): take the one given
+    const detail::Range &l = rs[size_t(withLocal)];
+    if (l.dims != fused.dims)
+      return "'" + g.nodes[grp[size_t(withLocal)]].name + "' has a local size (" +
+             rangeText(l, l.local) + ") in a " + std::to_string(l.dims) +
+             "-dimensional range, the fused range is " + std::to_string(fused.dims) +
+             "-dimensional: its work-groups would change";
+    for (uint32_t d = 0; d < fused.dims; ++d)
+      if (fused.global[d] % l.local[d])
+        return "the fused global size " + rangeText(fused, fused.global) +
+               " is not a multiple of the local size " + rangeText(l, l.local) + " of '" +
+               g.nodes[grp[size_t(withLocal)]].name + "'";
+    for (uint32_t d = 0; d < 3; ++d)
+      fused.local[d] = l.local[d];
+  }
+  for (size_t i = 0; i < rs.size(); ++i) {
+    const detail::Range &r = rs[i];
+    const std::string &name = g.nodes[grp[i]].name;
+    bool sameDimsCount = r.dims == fused.dims, within = sameDimsCount, equal = sameDimsCount;
+    for (uint32_t d = 0; sameDimsCount && d < r.dims; ++d) {
+      within = within && r.global[d] <= fused.global[d];
+      equal = equal && r.global[d] == fused.global[d];
+    }
+    if (equal) {
+      remap[i] = detail::Remap::Same;
+    } else if (within) {
+      remap[i] = detail::Remap::Guard;
+    } else {
+      remap[i] = detail::Remap::Linear;
+      std::string what =
+          "global " + rangeText(r, r.global) + " in " + rangeText(fused, fused.global);
+      if (hasLocal[i])
+        return "'" + name + "' has a local size (" + rangeText(r, r.local) +
+               ") and its work-items would be remapped (" + what +
+               "): its work-groups would change";
+      for (uint32_t d = 0; d < 3; ++d)
+        if (fused.offset[d])
+          return "global offsets are not 0 and the work-items of '" + name +
+                 "' would be remapped (" + what + ")";
+    }
+  }
+  return {};
+}
+
+// The cost model of --auto. A chain does not take a kernel whose work-item count is
+// below 1/kIdleRatio of the largest in the chain (or the other way round): the fused
+// range is the largest, so most of its work-items would only test the guard of the
+// small kernel (and the big kernel's inner loops would branch around it), for the gain
+// of one launch. A fused kernel keeping more than kPrivateLimit bytes of private
+// arrays per work-item is not used (registers spill; GPUs run fewer work-items).
+constexpr uint64_t kIdleRatio = 16;
+constexpr uint64_t kPrivateLimit = 4096;
+
+std::string costWhyNot(const Graph &g, const std::vector<uint32_t> &grp) {
+  uint64_t most = 0;
+  for (uint32_t n : grp) {
+    if (!literalRange(g.nodes[n].range)) return {};
+    most = std::max(most, toRange(g.nodes[n].range).total());
+  }
+  for (uint32_t n : grp) {
+    uint64_t t = toRange(g.nodes[n].range).total();
+    if (t * kIdleRatio < most)
+      return "cost: '" + g.nodes[n].name + "' runs " + std::to_string(t) +
+             (t == 1 ? " work-item" : " work-items") + ", the fused " + "range " +
+             std::to_string(most) + ": most work-items would idle through it (limit 1/" +
+             std::to_string(kIdleRatio) + ")";
+  }
   return {};
 }
 
@@ -99,14 +256,18 @@ std::vector<bool> reach(const std::vector<std::vector<uint32_t>> &adj,
 }
 
 // Empty when `grp` (node indices in the requested order) may be fused; else why not.
-std::string whyNot(const Graph &g, const Adjacency &adj, const std::vector<uint32_t> &grp) {
+std::string whyNot(const Graph &g, const Adjacency &adj, const std::vector<uint32_t> &grp,
+                   const GroupFree &groupFree) {
   if (grp.size() < 2) return "a group needs at least two nodes";
   for (uint32_t n : grp)
     if (g.nodes[n].kind != NodeKind::Kernel)
       return "'" + g.nodes[n].name + "' is a " + nodeKindName(g.nodes[n].kind) +
              " node, not a kernel";
-  for (size_t i = 1; i < grp.size(); ++i) {
-    std::string d = rangeDifference(g, g.nodes[grp[0]].range, g.nodes[grp[i]].range);
+  {
+    detail::Range fused;
+    std::vector<detail::Remap> remap;
+    bool literal;
+    std::string d = planRanges(g, grp, fused, remap, literal, groupFree);
     if (!d.empty()) return d;
   }
   std::vector<int> pos(g.nodes.size(), -1);
@@ -206,7 +367,7 @@ Expected<uint64_t> constantBits(const Param &p, const std::string &text) {
 
 Planned plan(const Graph &g, const std::vector<uint32_t> &grp, const FuseOptions &o,
              const std::set<std::string> &takenNames, unsigned serial, const GroupRequest *gr,
-             const std::map<uint32_t, uint64_t> &constants) {
+             const std::map<uint32_t, uint64_t> &constants, const GroupFree &groupFree) {
   Planned pl;
   pl.grp = grp;
   std::string base =
@@ -221,18 +382,17 @@ Planned plan(const Graph &g, const std::vector<uint32_t> &grp, const FuseOptions
   req.fusedName = pl.nodeName;
   for (const KernelModule &m : g.modules)
     req.modules.push_back(&m);
-  req.oneDim = g.nodes[grp[0]].range.dims == 1;
-  for (uint32_t n : grp)
-    req.fusedGlobal = std::max(req.fusedGlobal, g.nodes[n].range.global[0].value);
-  req.localSize =
-      g.nodes[grp[0]].range.local[0].param == kNone ? g.nodes[grp[0]].range.local[0].value : 0;
+  std::vector<detail::Remap> remap;
+  (void)planRanges(g, grp, req.fused, remap, req.literal, groupFree); // whyNot checked it
   req.internalize = o.internalize;
   req.constants = o.constants;
   req.keepIR = o.keepIR;
   req.noBarriers = gr && gr->noBarriers;
   req.noAlias = o.noAlias;
-  for (const Slot &s : g.slots)
+  for (const Slot &s : g.slots) {
     req.slotNames.push_back(s.name);
+    req.slotBytes.push_back(s.size);
+  }
   std::vector<bool> outside = usedOutside(g, grp);
   std::map<std::tuple<int, uint64_t, uint64_t, uint32_t>, uint32_t> shared;
   std::set<std::string> names;
@@ -251,7 +411,8 @@ Planned plan(const Graph &g, const std::vector<uint32_t> &grp, const FuseOptions
     in.node = node.name;
     in.module = k.module;
     in.kernel = k.name;
-    in.globalSize = node.range.global[0].value;
+    in.range = req.literal ? toRange(node.range) : req.fused;
+    in.remap = i < remap.size() ? remap[i] : detail::Remap::Same;
     for (uint32_t p = 0; p < node.args.size(); ++p) {
       const Arg &a = node.args[p];
       const KernelParam &kp = k.params[p];
@@ -267,10 +428,14 @@ Planned plan(const Graph &g, const std::vector<uint32_t> &grp, const FuseOptions
         name = g.slots[a.index].name + (a.value ? "_" + std::to_string(a.value) : "");
         fp.slotKey = int32_t(a.index);
         fp.internalCandidate = !outside[a.index] && g.slots[a.index].init == SlotInit::Transient;
-        if (gr && gr->internalizeListed)
-          fp.internalCandidate =
-              fp.internalCandidate && std::find(gr->internalize.begin(), gr->internalize.end(),
-                                                g.slots[a.index].name) != gr->internalize.end();
+        if (gr && gr->internalizeListed) {
+          auto it =
+              std::find(gr->internalize.begin(), gr->internalize.end(), g.slots[a.index].name);
+          fp.internalCandidate = fp.internalCandidate && it != gr->internalize.end();
+          size_t at = size_t(it - gr->internalize.begin());
+          if (it != gr->internalize.end() && at < gr->internalizeTo.size())
+            fp.memory = gr->internalizeTo[at];
+        }
         break;
       case ArgKind::Param: {
         key = {1, a.index, 0, 0};
@@ -367,6 +532,19 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
   Expected<std::vector<uint32_t>> order = executionOrder(g);
   if (!order) return order.error();
   Adjacency adj(g);
+  std::map<uint32_t, std::map<std::string, bool>> groupUse; // per module, read on first use
+  GroupFree groupFree = [&](uint32_t n) {
+    const Node &node = g.nodes[n];
+    if (node.kind != NodeKind::Kernel || node.kernel >= g.kernels.size()) return false;
+    const Kernel &k = g.kernels[node.kernel];
+    auto it = groupUse.find(k.module);
+    if (it == groupUse.end()) {
+      Expected<std::map<std::string, bool>> use = detail::workGroupUse(g.modules[k.module]);
+      it = groupUse.emplace(k.module, use ? *use : std::map<std::string, bool>()).first;
+    }
+    auto f = it->second.find(k.name);
+    return f != it->second.end() && !f->second;
+  };
   std::vector<bool> taken(g.nodes.size(), false);
   std::vector<Planned> done;
   std::set<std::string> newNames;
@@ -376,7 +554,7 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
   auto attempt = [&](const std::vector<uint32_t> &grp, bool automatic, const GroupRequest *gr,
                      const std::map<uint32_t, uint64_t> &constants) -> uint32_t {
     std::string gname = join(g, grp);
-    Planned pl = plan(g, grp, o, newNames, unsigned(done.size()), gr, constants);
+    Planned pl = plan(g, grp, o, newNames, unsigned(done.size()), gr, constants, groupFree);
     Expected<IrResult> res = detail::buildFusedKernel(pl.req);
     if (!res) {
       rep.remarks.push_back(
@@ -396,6 +574,13 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
     }
     for (const std::string &r : res->remarks)
       rep.remarks.push_back({Remark::Note, gname, r});
+    if (automatic && res->privateBytes > kPrivateLimit) {
+      rep.remarks.push_back({Remark::Refused, gname,
+                             "cost: the fused kernel keeps " + std::to_string(res->privateBytes) +
+                                 " bytes of private arrays per work-item, over the limit of " +
+                                 std::to_string(kPrivateLimit)});
+      return 0;
+    }
     pl.res = std::move(*res);
     for (uint32_t n : grp)
       taken[n] = true;
@@ -445,7 +630,7 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
         rep.remarks.push_back(
             {Remark::Note, gname, sname + " is used outside the group: cannot internalize"});
     }
-    std::string why = whyNot(g, adj, grp);
+    std::string why = whyNot(g, adj, grp, groupFree);
     if (!why.empty()) {
       rep.remarks.push_back({Remark::Refused, gname, why});
       continue;
@@ -477,7 +662,21 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
         else {
           std::vector<uint32_t> next = chain;
           next.push_back(s);
-          why = whyNot(g, adj, next);
+          why = whyNot(g, adj, next, groupFree);
+          if (why.empty()) why = costWhyNot(g, next);
+          if (why.empty() && !o.autoLinear) {
+            detail::Range fr;
+            std::vector<detail::Remap> remap;
+            bool literal = true;
+            (void)planRanges(g, next, fr, remap, literal, groupFree);
+            for (size_t i = 0; i < next.size() && why.empty(); ++i)
+              if (remap[i] == detail::Remap::Linear) {
+                detail::Range r = toRange(g.nodes[next[i]].range);
+                why = "cost: '" + g.nodes[next[i]].name + "' would be remapped linearly (global " +
+                      rangeText(r, r.global) + " in " + rangeText(fr, fr.global) +
+                      "), which --auto leaves out unless asked (--auto-linear)";
+              }
+          }
         }
         if (!why.empty()) {
           if (chain.size() > 1 || g.nodes[s].kind == NodeKind::Kernel || true)
@@ -492,7 +691,7 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
       // cut the chain where a kernel would read another work-item's results, then fuse
       // each part of two or more kernels
       Expected<std::vector<detail::Cut>> cuts =
-          detail::chainCuts(plan(g, chain, o, newNames, 0, nullptr, {}).req);
+          detail::chainCuts(plan(g, chain, o, newNames, 0, nullptr, {}, groupFree).req);
       if (!cuts) {
         rep.remarks.push_back({Remark::Refused, join(g, chain),
                                "cannot analyse the chain: " + cuts.error().message()});
@@ -515,7 +714,7 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
         // the parts run in chain order; each is a legal group (a piece of a legal chain)
         chain = part;
         if (chain.size() >= 2 && parts.size() > 1) {
-          std::string why = whyNot(g, adj, chain);
+          std::string why = whyNot(g, adj, chain, groupFree);
           if (!why.empty()) {
             rep.remarks.push_back({Remark::Refused, join(g, chain), why});
             continue;
@@ -572,20 +771,41 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
       fused.kind = NodeKind::Kernel;
       fused.kernel = uint32_t(g.kernels.size());
       fused.range = g.nodes[pl.grp.front()].range;
-      fused.range.global[0].value =
-          pl.req.fusedGlobal ? pl.req.fusedGlobal : fused.range.global[0].value;
+      if (pl.req.literal) {
+        // the range of the node with the most work-items, with the group's local size
+        const detail::Range &r = pl.req.fused;
+        for (uint32_t m : pl.grp) {
+          detail::Range x = toRange(g.nodes[m].range);
+          if (sameVec(x, x.global, r, r.global)) {
+            fused.range = g.nodes[m].range;
+            break;
+          }
+        }
+        if (r.hasLocal())
+          for (uint32_t d = 0; d < r.dims; ++d)
+            fused.range.local[d].value = r.local[d];
+      }
       g.kernels.push_back(std::move(k));
       FusedGroup fg;
       fg.node = pl.nodeName;
       fg.kernel = pl.nodeName;
       for (uint32_t m : pl.grp)
         fg.from.push_back(g.nodes[m].name);
-      for (size_t p = 0; p < pl.req.params.size(); ++p)
-        if (pl.res.kept[p]) fused.args.push_back(pl.paramArgs[p]);
+      uint64_t savedTraffic = 0;
       for (uint32_t p : pl.res.internalized) {
         fg.internalized.push_back(g.slots[pl.req.params[p].slotKey].name);
         dropSlots.push_back(uint32_t(pl.req.params[p].slotKey));
+        savedTraffic += 2 * g.slots[pl.req.params[p].slotKey].size;
       }
+      for (auto &[p, bytes] : pl.res.localized) {
+        // the slot leaves the graph; the fused node passes a __local tile instead
+        fg.localized.push_back(g.slots[pl.req.params[p].slotKey].name);
+        dropSlots.push_back(uint32_t(pl.req.params[p].slotKey));
+        savedTraffic += 2 * g.slots[pl.req.params[p].slotKey].size;
+        pl.paramArgs[p] = Arg::localMem(bytes);
+      }
+      for (size_t p = 0; p < pl.req.params.size(); ++p)
+        if (pl.res.kept[p]) fused.args.push_back(pl.paramArgs[p]);
       std::string bakedParams;
       for (uint32_t p : pl.res.baked) {
         fg.constants.push_back(pl.req.params[p].name);
@@ -611,13 +831,24 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
           s += (s.empty() ? "" : ",") + x;
         g.metadata.push_back({"fused." + pl.nodeName + ".private", s});
       }
-      rep.remarks.push_back({Remark::Fused, join(g, pl.grp),
-                             "fused into '" + pl.nodeName + "' (" + std::to_string(fg.from.size()) +
-                                 " kernels, " + std::to_string(fused.args.size()) + " arguments, " +
-                                 std::to_string(fg.elided) + " elided, " +
-                                 std::to_string(fg.constants.size()) + " constant, " +
-                                 std::to_string(fg.internalized.size()) + " internalized, " +
-                                 (fg.barriers ? "barriers between kernels" : "no barriers") + ")"});
+      if (!fg.localized.empty()) {
+        std::string s;
+        for (const std::string &x : fg.localized)
+          s += (s.empty() ? "" : ",") + x;
+        g.metadata.push_back({"fused." + pl.nodeName + ".local", s});
+      }
+      rep.remarks.push_back(
+          {Remark::Note, join(g, pl.grp),
+           "cost: " + std::to_string(fg.from.size() - 1) + " fewer launches, about " +
+               std::to_string(savedTraffic) + " bytes less global memory traffic per run, " +
+               std::to_string(pl.res.privateBytes) + " bytes of private arrays per work-item"});
+      rep.remarks.push_back(
+          {Remark::Fused, join(g, pl.grp),
+           "fused into '" + pl.nodeName + "' (" + std::to_string(fg.from.size()) + " kernels, " +
+               std::to_string(fused.args.size()) + " arguments, " + std::to_string(fg.elided) +
+               " elided, " + std::to_string(fg.constants.size()) + " constant, " +
+               std::to_string(fg.internalized.size() + fg.localized.size()) + " internalized, " +
+               (fg.barriers ? "barriers between kernels" : "no barriers") + ")"});
       rep.fused.push_back(std::move(fg));
       fusedNode[f] = uint32_t(nodes.size());
       nodes.push_back(std::move(fused));

@@ -4,11 +4,14 @@
 #include "internal.h"
 
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
 #include <LLVMSPIRVLib.h>
 #include <llvm/ADT/STLExtras.h>
+#include <llvm/ADT/StringSwitch.h>
+#include <llvm/IR/ConstantRange.h>
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/InstIterator.h>
@@ -22,7 +25,9 @@
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Transforms/IPO/GlobalDCE.h>
 #include <llvm/Transforms/Scalar/ADCE.h>
+#include <llvm/Transforms/Scalar/DeadStoreElimination.h>
 #include <llvm/Transforms/Scalar/EarlyCSE.h>
+#include <llvm/Transforms/Scalar/GVN.h>
 #include <llvm/Transforms/Scalar/SROA.h>
 #include <llvm/Transforms/Scalar/SimplifyCFG.h>
 #include <llvm/Transforms/Utils/Cloning.h>
@@ -36,6 +41,77 @@ namespace fusion {
 namespace detail {
 namespace {
 
+// ---- work-item builtins ---------------------------------------------------------
+// The OpenCL C builtins the SPIR-V reader emits for the work-item built-in variables
+// (the translator builds get_global_id's <3 x i64> from calls with constant dimensions).
+enum class Wi {
+  None,
+  GlobalId,
+  GlobalSize,
+  LocalId,
+  LocalSize,
+  EnqueuedLocalSize,
+  GroupId,
+  NumGroups,
+  Offset,
+  WorkDim,
+  GlobalLinearId,
+  LocalLinearId
+};
+
+Wi builtinKind(llvm::StringRef n) {
+  return llvm::StringSwitch<Wi>(n)
+      .Case("_Z13get_global_idj", Wi::GlobalId)
+      .Case("_Z15get_global_sizej", Wi::GlobalSize)
+      .Case("_Z12get_local_idj", Wi::LocalId)
+      .Case("_Z14get_local_sizej", Wi::LocalSize)
+      .Case("_Z23get_enqueued_local_sizej", Wi::EnqueuedLocalSize)
+      .Case("_Z12get_group_idj", Wi::GroupId)
+      .Case("_Z14get_num_groupsj", Wi::NumGroups)
+      .Case("_Z17get_global_offsetj", Wi::Offset)
+      .Case("_Z12get_work_dimv", Wi::WorkDim)
+      .Case("_Z20get_global_linear_idv", Wi::GlobalLinearId)
+      .Case("_Z19get_local_linear_idv", Wi::LocalLinearId)
+      .Default(Wi::None);
+}
+
+// The builtin call `v` is (through the translator's insertelement/extractelement
+// vectors), with its constant dimension; Wi::None otherwise.
+Wi builtinOf(llvm::Value *v, unsigned *dim) {
+  for (int depth = 0; depth < 8; ++depth) {
+    if (auto *ee = llvm::dyn_cast<llvm::ExtractElementInst>(v)) {
+      auto *idx = llvm::dyn_cast<llvm::ConstantInt>(ee->getIndexOperand());
+      if (!idx) return Wi::None;
+      llvm::Value *vec = ee->getVectorOperand();
+      bool found = false;
+      while (auto *ie = llvm::dyn_cast<llvm::InsertElementInst>(vec)) {
+        auto *i2 = llvm::dyn_cast<llvm::ConstantInt>(ie->getOperand(2));
+        if (!i2) return Wi::None;
+        if (i2->getZExtValue() == idx->getZExtValue()) {
+          v = ie->getOperand(1);
+          found = true;
+          break;
+        }
+        vec = ie->getOperand(0);
+      }
+      if (!found) return Wi::None;
+      continue;
+    }
+    auto *call = llvm::dyn_cast<llvm::CallInst>(v);
+    if (!call || !call->getCalledFunction()) return Wi::None;
+    Wi k = builtinKind(call->getCalledFunction()->getName());
+    if (k == Wi::None) return k;
+    *dim = 0;
+    if (call->arg_size() == 1) {
+      auto *d = llvm::dyn_cast<llvm::ConstantInt>(call->getArgOperand(0));
+      if (!d) return Wi::None;
+      *dim = unsigned(d->getZExtValue());
+    }
+    return k;
+  }
+  return Wi::None;
+}
+
 // ---- own-index analysis ---------------------------------------------------------
 // True when `v` is get_global_id(0), possibly truncated/extended (an `int i =
 // get_global_id(0)` index) or taken out of the <3 x i64> the translator builds.
@@ -46,91 +122,351 @@ bool isGlobalId0(llvm::Value *v) {
       v = c->getOperand(0);
       continue;
     }
-    if (auto *ee = llvm::dyn_cast<llvm::ExtractElementInst>(v)) {
-      auto *idx = llvm::dyn_cast<llvm::ConstantInt>(ee->getIndexOperand());
-      if (!idx) return false;
-      llvm::Value *vec = ee->getVectorOperand();
-      bool found = false;
-      while (auto *ie = llvm::dyn_cast<llvm::InsertElementInst>(vec)) {
-        auto *i2 = llvm::dyn_cast<llvm::ConstantInt>(ie->getOperand(2));
-        if (!i2) return false;
-        if (i2->getZExtValue() == idx->getZExtValue()) {
-          v = ie->getOperand(1);
-          found = true;
-          break;
-        }
-        vec = ie->getOperand(0);
-      }
-      if (!found) return false;
-      continue;
-    }
-    if (auto *call = llvm::dyn_cast<llvm::CallInst>(v)) {
-      llvm::Function *f = call->getCalledFunction();
-      if (!f || f->getName() != "_Z13get_global_idj" || call->arg_size() != 1) return false;
-      auto *d = llvm::dyn_cast<llvm::ConstantInt>(call->getArgOperand(0));
-      return d && d->isZero();
-    }
-    return false;
+    unsigned d = 0;
+    return builtinOf(v, &d) == Wi::GlobalId && d == 0;
   }
   return false;
 }
 
-struct Access {
-  bool read = false, write = false;
-  bool own = true;        // every access is at base + get_global_id(0) * elemsize
-  std::string firstOther; // "reads" / "writes" for the first access that is not
+// The shape an own-index access is proven against: `index` = the work-item's global
+// linear id in this range, gid(0) + G0 * gid(1) + G0 * G1 * gid(2) (offsets 0 for
+// dims > 1). dims 0: nothing is own. One dimension needs no sizes (gid(0) itself).
+struct OwnShape {
+  uint32_t dims = 0;
+  uint64_t global[3] = {1, 1, 1};
 };
 
-// Walks every use of a kernel's pointer parameter. State: the pointer is the base, or
-// base + gid * elemsize (Own, with the element size), or something else.
+struct Affine {
+  int64_t k[3] = {0, 0, 0};
+  int64_t c = 0;
+};
+
+std::optional<Affine> affine(llvm::Value *v, const OwnShape &s, int depth = 0) {
+  if (depth > 24 || !v->getType()->isIntegerTy()) return std::nullopt;
+  Affine a;
+  if (auto *c = llvm::dyn_cast<llvm::ConstantInt>(v)) {
+    if (c->getBitWidth() > 64) return std::nullopt;
+    a.c = c->getSExtValue();
+    return a;
+  }
+  if (auto *c = llvm::dyn_cast<llvm::CastInst>(v)) {
+    // value-preserving for indices (as the one-dimensional rule assumes)
+    if (!c->getOperand(0)->getType()->isIntegerTy()) return std::nullopt;
+    return affine(c->getOperand(0), s, depth + 1);
+  }
+  unsigned d = 0;
+  switch (builtinOf(v, &d)) {
+  case Wi::GlobalId:
+    if (d < s.dims) a.k[d] = 1;
+    return a;
+  case Wi::GlobalSize:
+    a.c = int64_t(d < s.dims ? s.global[d] : 1);
+    return a;
+  case Wi::None:
+    break;
+  default:
+    return std::nullopt;
+  }
+  auto *bo = llvm::dyn_cast<llvm::BinaryOperator>(v);
+  if (!bo) return std::nullopt;
+  std::optional<Affine> x = affine(bo->getOperand(0), s, depth + 1);
+  std::optional<Affine> y = x ? affine(bo->getOperand(1), s, depth + 1) : std::nullopt;
+  if (!y) return std::nullopt;
+  auto constant = [](const Affine &q) { return !q.k[0] && !q.k[1] && !q.k[2]; };
+  switch (bo->getOpcode()) {
+  case llvm::Instruction::Add:
+  case llvm::Instruction::Sub: {
+    int64_t sign = bo->getOpcode() == llvm::Instruction::Add ? 1 : -1;
+    for (int i = 0; i < 3; ++i)
+      x->k[i] += sign * y->k[i];
+    x->c += sign * y->c;
+    return x;
+  }
+  case llvm::Instruction::Mul:
+    if (!constant(*y)) std::swap(x, y);
+    if (!constant(*y)) return std::nullopt;
+    for (int i = 0; i < 3; ++i)
+      x->k[i] *= y->c;
+    x->c *= y->c;
+    return x;
+  case llvm::Instruction::Shl:
+    if (!constant(*y) || y->c < 0 || y->c > 40) return std::nullopt;
+    for (int i = 0; i < 3; ++i)
+      x->k[i] <<= y->c;
+    x->c <<= y->c;
+    return x;
+  default:
+    return std::nullopt;
+  }
+}
+
+// True when `idx` is the work-item's global linear id in `s`.
+bool isOwnIndex(llvm::Value *idx, const OwnShape &s) {
+  if (s.dims == 0) return false;
+  if (s.dims == 1) return isGlobalId0(idx);
+  std::optional<Affine> a = affine(idx, s);
+  if (!a || a->c != 0) return false;
+  int64_t stride = 1;
+  for (uint32_t d = 0; d < 3; ++d) {
+    if (a->k[d] != (d < s.dims ? stride : 0)) return false;
+    if (d < s.dims) stride *= int64_t(s.global[d]);
+  }
+  return true;
+}
+
+// ---- work-group tile analysis -------------------------------------------------------
+// An index as a * get_group_id(0) + b * get_local_id(0) + r with r in a range, in a
+// 1-D range of `groups` work-groups of `local` work-items, global offset 0. An access
+// stays inside its work-group's tile of `local` elements when a == local and
+// b * [0, local) + r lies in [0, local): then index % local is its place in the tile.
+struct Lin {
+  int64_t a = 0, b = 0;
+  llvm::ConstantRange r{64, true};
+};
+
+struct TileShape {
+  uint64_t local = 0;  // T: work-items per group (0: unknown, no tile analysis)
+  uint64_t groups = 0; // work-groups in dimension 0
+};
+
+llvm::ConstantRange point(int64_t v) {
+  return llvm::ConstantRange(llvm::APInt(64, uint64_t(v), true));
+}
+
+llvm::ConstantRange span(uint64_t lo, uint64_t hiInclusive) {
+  return llvm::ConstantRange(llvm::APInt(64, lo), llvm::APInt(64, hiInclusive + 1));
+}
+
+// Every value `x` can take (wrapping arithmetic gives the full set: nothing proven).
+llvm::ConstantRange whole(const Lin &x, const TileShape &t) {
+  llvm::ConstantRange v = x.r;
+  if (x.a) v = v.add(span(0, t.groups - 1).multiply(point(x.a)));
+  if (x.b) v = v.add(span(0, t.local - 1).multiply(point(x.b)));
+  return v;
+}
+
+std::optional<Lin> linear(llvm::Value *v, const TileShape &t, int depth = 0) {
+  if (depth > 24 || !v->getType()->isIntegerTy() || v->getType()->getIntegerBitWidth() > 64)
+    return std::nullopt;
+  auto pure = [&](const llvm::ConstantRange &r) {
+    Lin l;
+    l.r = r;
+    return l;
+  };
+  if (auto *c = llvm::dyn_cast<llvm::ConstantInt>(v)) return pure(point(c->getSExtValue()));
+  unsigned dim = 0;
+  switch (builtinOf(v, &dim)) {
+  case Wi::GlobalId: {
+    if (dim != 0) return std::nullopt;
+    Lin l;
+    l.a = int64_t(t.local);
+    l.b = 1;
+    l.r = point(0);
+    return l;
+  }
+  case Wi::LocalId: {
+    if (dim != 0) return std::nullopt;
+    Lin l;
+    l.b = 1;
+    l.r = point(0);
+    return l;
+  }
+  case Wi::GroupId: {
+    if (dim != 0) return std::nullopt;
+    Lin l;
+    l.a = 1;
+    l.r = point(0);
+    return l;
+  }
+  case Wi::LocalSize:
+  case Wi::EnqueuedLocalSize:
+    return dim == 0 ? std::optional<Lin>(pure(point(int64_t(t.local)))) : std::nullopt;
+  case Wi::NumGroups:
+    return dim == 0 ? std::optional<Lin>(pure(point(int64_t(t.groups)))) : std::nullopt;
+  case Wi::GlobalSize:
+    return dim == 0 ? std::optional<Lin>(pure(point(int64_t(t.groups * t.local)))) : std::nullopt;
+  case Wi::None:
+    break;
+  default:
+    return std::nullopt;
+  }
+  if (auto *c = llvm::dyn_cast<llvm::CastInst>(v)) {
+    if (!c->getOperand(0)->getType()->isIntegerTy()) return std::nullopt;
+    std::optional<Lin> x = linear(c->getOperand(0), t, depth + 1);
+    if (!x) return std::nullopt;
+    // a cast keeps the value when every value it can take fits the destination type
+    // (signed) and, for zext, is not negative
+    llvm::ConstantRange w = whole(*x, t);
+    unsigned bits = c->getType()->getIntegerBitWidth();
+    unsigned srcBits = c->getOperand(0)->getType()->getIntegerBitWidth();
+    unsigned narrow = std::min(bits, srcBits);
+    if (w.isFullSet() || w.isWrappedSet() || w.getSignedMin().getSExtValue() < 0 ||
+        (narrow < 64 && w.getSignedMax().getSExtValue() >= (int64_t(1) << (narrow - 1))))
+      return std::nullopt;
+    return x;
+  }
+  auto *bo = llvm::dyn_cast<llvm::BinaryOperator>(v);
+  if (auto *sel = llvm::dyn_cast<llvm::SelectInst>(v)) {
+    std::optional<Lin> x = linear(sel->getTrueValue(), t, depth + 1);
+    std::optional<Lin> y = x ? linear(sel->getFalseValue(), t, depth + 1) : std::nullopt;
+    if (!y) return std::nullopt;
+    if (x->a == y->a && x->b == y->b) {
+      x->r = x->r.unionWith(y->r);
+      return x;
+    }
+    return pure(whole(*x, t).unionWith(whole(*y, t)));
+  }
+  if (!bo) return std::nullopt;
+  std::optional<Lin> x = linear(bo->getOperand(0), t, depth + 1);
+  std::optional<Lin> y = x ? linear(bo->getOperand(1), t, depth + 1) : std::nullopt;
+  if (!y) return std::nullopt;
+  auto constant = [](const Lin &l, int64_t *c) {
+    if (l.a || l.b || !l.r.isSingleElement()) return false;
+    *c = l.r.getSingleElement()->getSExtValue();
+    return true;
+  };
+  int64_t c = 0;
+  switch (bo->getOpcode()) {
+  case llvm::Instruction::Add:
+    x->a += y->a;
+    x->b += y->b;
+    x->r = x->r.add(y->r);
+    return x;
+  case llvm::Instruction::Sub:
+    x->a -= y->a;
+    x->b -= y->b;
+    x->r = x->r.sub(y->r);
+    return x;
+  case llvm::Instruction::Mul:
+    if (constant(*y, &c) || (constant(*x, &c) && (std::swap(x, y), true))) {
+      x->a *= c;
+      x->b *= c;
+      x->r = x->r.multiply(point(c));
+      return x;
+    }
+    return pure(whole(*x, t).multiply(whole(*y, t)));
+  case llvm::Instruction::Shl:
+    if (constant(*y, &c) && c >= 0 && c < 32) {
+      x->a <<= c;
+      x->b <<= c;
+      x->r = x->r.multiply(point(int64_t(1) << c));
+      return x;
+    }
+    return std::nullopt;
+  default: {
+    llvm::ConstantRange r = whole(*x, t).binaryOp(bo->getOpcode(), whole(*y, t));
+    return pure(r);
+  }
+  }
+}
+
+// True when `idx` (a GEP index) stays inside the work-item's work-group tile.
+bool inTile(llvm::Value *idx, const TileShape &t) {
+  if (!t.local || !t.groups) return false;
+  std::optional<Lin> l = linear(idx, t);
+  if (!l || l->a != int64_t(t.local)) return false;
+  Lin rest = *l;
+  rest.a = 0;
+  llvm::ConstantRange w = whole(rest, t);
+  return !w.isFullSet() && !w.isWrappedSet() && !w.isEmptySet() &&
+         w.getSignedMin().getSExtValue() >= 0 && w.getSignedMax().getSExtValue() < int64_t(t.local);
+}
+
+struct Access {
+  bool read = false, write = false;
+  bool own = true;          // every access is at base + get_global_id(0) * elemsize
+  bool group = true;        // every access stays in the work-group's tile (TileShape)
+  uint64_t tileElem = 0;    // element size of the tile accesses
+  uint64_t ownElem = 0;     // element size of the own-index accesses
+  std::string firstOther;   // "reads" / "writes" for the first access that is not own
+  std::string firstOutside; // the same for the first access outside the tile
+};
+
+// Walks every use of a kernel's pointer parameter. State: the pointer is the base,
+// base + gid * elemsize (Own), base + an index inside the work-group's tile (Tile),
+// or something else. `roots` collects the base's indexing GEPs (Own or Tile).
 void walkPointer(llvm::Value *ptr, int state, uint64_t elemSize, const llvm::DataLayout &dl,
-                 bool oneDim, Access &acc, std::vector<llvm::GetElementPtrInst *> *ownRoots) {
-  enum { Base = 0, Own = 1, Other = 2 };
+                 const OwnShape &ownShape, const TileShape &tile, Access &acc,
+                 std::vector<llvm::GetElementPtrInst *> *roots) {
+  enum { Base = 0, Own = 1, Tile = 2, Other = 3 };
   auto notOwn = [&](const char *what) {
     if (acc.own && acc.firstOther.empty()) acc.firstOther = what;
     acc.own = false;
   };
+  auto outside = [&](const char *what) {
+    notOwn(what);
+    if (acc.group && acc.firstOutside.empty()) acc.firstOutside = what;
+    acc.group = false;
+  };
+  auto sized = [&](llvm::Type *t, const char *what) {
+    bool fits = dl.getTypeStoreSize(t) == elemSize;
+    if (state == Own && fits) return;
+    if (state == Tile && fits) {
+      notOwn(what);
+      return;
+    }
+    if (state == Own || state == Tile) {
+      // a wider or narrower access at an own/tile address
+      outside(what);
+      return;
+    }
+    outside(what);
+  };
   for (llvm::User *u : ptr->users()) {
     if (auto *ld = llvm::dyn_cast<llvm::LoadInst>(u)) {
       acc.read = true;
-      if (state != Own || dl.getTypeStoreSize(ld->getType()) != elemSize || ld->isVolatile())
-        notOwn("reads");
+      if (ld->isVolatile())
+        outside("reads");
+      else
+        sized(ld->getType(), "reads");
     } else if (auto *st = llvm::dyn_cast<llvm::StoreInst>(u)) {
       if (st->getValueOperand() == ptr) { // the pointer itself escapes
         acc.read = acc.write = true;
-        notOwn("passes");
+        outside("passes");
         continue;
       }
       acc.write = true;
-      if (state != Own || dl.getTypeStoreSize(st->getValueOperand()->getType()) != elemSize ||
-          st->isVolatile())
-        notOwn("writes");
+      if (st->isVolatile())
+        outside("writes");
+      else
+        sized(st->getValueOperand()->getType(), "writes");
     } else if (llvm::isa<llvm::BitCastInst>(u) || llvm::isa<llvm::AddrSpaceCastInst>(u)) {
-      walkPointer(u, state, elemSize, dl, oneDim, acc, ownRoots);
+      walkPointer(u, state, elemSize, dl, ownShape, tile, acc, roots);
     } else if (auto *gep = llvm::dyn_cast<llvm::GetElementPtrInst>(u)) {
       if (gep->getPointerOperand() != ptr) {
         acc.read = acc.write = true;
-        notOwn("passes");
+        outside("passes");
         continue;
       }
       if (gep->hasAllZeroIndices()) {
-        walkPointer(u, state, elemSize, dl, oneDim, acc, ownRoots);
-      } else if (state == Base && oneDim && gep->getNumIndices() == 1 &&
-                 isGlobalId0(gep->getOperand(1))) {
+        walkPointer(u, state, elemSize, dl, ownShape, tile, acc, roots);
+      } else if (state == Base && gep->getNumIndices() == 1 &&
+                 (isOwnIndex(gep->getOperand(1), ownShape) || inTile(gep->getOperand(1), tile))) {
         uint64_t size = dl.getTypeAllocSize(gep->getSourceElementType());
-        if (ownRoots) ownRoots->push_back(gep);
-        walkPointer(u, Own, size, dl, oneDim, acc, ownRoots);
+        if (roots) roots->push_back(gep);
+        bool own = isOwnIndex(gep->getOperand(1), ownShape);
+        if (own) {
+          if (acc.ownElem && acc.ownElem != size) outside("reads");
+          acc.ownElem = size;
+        }
+        if (tile.local) {
+          if (acc.tileElem && acc.tileElem != size) outside("reads");
+          acc.tileElem = size;
+        } else if (!own) {
+          outside("reads");
+        }
+        walkPointer(u, own ? Own : Tile, size, dl, ownShape, tile, acc, roots);
       } else {
-        walkPointer(u, Other, 0, dl, oneDim, acc, ownRoots);
+        walkPointer(u, Other, 0, dl, ownShape, tile, acc, roots);
       }
     } else if (llvm::isa<llvm::ICmpInst>(u)) {
       // comparing addresses reads no memory (but an own-index address compared
       // would not survive promotion to a private variable)
-      if (state == Own) notOwn("compares");
+      if (state == Own || state == Tile) outside("compares");
     } else {
       // calls, atomics, phis, selects, ptrtoint: anything may happen
       acc.read = acc.write = true;
-      notOwn(llvm::isa<llvm::CallBase>(u) ? "passes" : "reads");
+      outside(llvm::isa<llvm::CallBase>(u) ? "passes" : "reads");
     }
   }
 }
@@ -139,18 +475,19 @@ void walkPointer(llvm::Value *ptr, int state, uint64_t elemSize, const llvm::Dat
 // Replaces every access through `oldPtr` (an own-index address or a cast of it) with
 // the same access through `newPtr` (the work-item's private variable).
 void rewriteToPrivate(llvm::Value *oldPtr, llvm::Value *newPtr) {
+  const unsigned as = newPtr->getType()->getPointerAddressSpace();
   for (llvm::User *u : llvm::make_early_inc_range(oldPtr->users())) {
     auto *inst = llvm::cast<llvm::Instruction>(u);
     llvm::IRBuilder<> b(inst);
     if (auto *ld = llvm::dyn_cast<llvm::LoadInst>(inst)) {
-      llvm::Value *p = b.CreatePointerCast(newPtr, ld->getType()->getPointerTo(0));
+      llvm::Value *p = b.CreatePointerCast(newPtr, ld->getType()->getPointerTo(as));
       llvm::LoadInst *nl = b.CreateAlignedLoad(ld->getType(), p, ld->getAlign());
       nl->takeName(ld);
       ld->replaceAllUsesWith(nl);
       ld->eraseFromParent();
     } else if (auto *st = llvm::dyn_cast<llvm::StoreInst>(inst)) {
       llvm::Value *v = st->getValueOperand();
-      llvm::Value *p = b.CreatePointerCast(newPtr, v->getType()->getPointerTo(0));
+      llvm::Value *p = b.CreatePointerCast(newPtr, v->getType()->getPointerTo(as));
       b.CreateAlignedStore(v, p, st->getAlign());
       st->eraseFromParent();
     } else {
@@ -160,64 +497,199 @@ void rewriteToPrivate(llvm::Value *oldPtr, llvm::Value *newPtr) {
       llvm::Type *elem = pt->isOpaque() ? b.getInt8Ty() : pt->getNonOpaquePointerElementType();
       if (auto *gep = llvm::dyn_cast<llvm::GetElementPtrInst>(inst))
         elem = gep->getResultElementType();
-      llvm::Value *np = b.CreatePointerCast(newPtr, elem->getPointerTo(0));
+      llvm::Value *np = b.CreatePointerCast(newPtr, elem->getPointerTo(as));
       rewriteToPrivate(inst, np);
       inst->eraseFromParent();
     }
   }
 }
 
-// Calls in `f` and the functions it calls (depth-limited) to a builtin whose name
-// contains `what`.
-bool callsBuiltin(llvm::Function &f, const char *what, int depth = 0) {
-  if (depth > 8) return true;
-  for (llvm::Instruction &i : llvm::instructions(f))
-    if (auto *cb = llvm::dyn_cast<llvm::CallBase>(&i)) {
-      llvm::Function *c = cb->getCalledFunction();
-      if (!c) return true; // indirect: assume the worst
-      if (c->getName().contains(what)) return true;
-      if (!c->isDeclaration() && callsBuiltin(*c, what, depth + 1)) return true;
-    }
-  return false;
+std::string shapeText(const Range &r, const uint64_t *v) {
+  std::string s;
+  for (uint32_t d = 0; d < r.dims; ++d)
+    s += (d ? "x" : "") + std::to_string(v[d]);
+  return s;
 }
 
-// In `f` (a clone for one instance), get_global_size(0) answers `global` and
-// get_num_groups(0) answers `global / local`. Fails when `f` calls helpers that
-// might ask (they are shared with other instances) or get_num_groups without a local size.
-Error remapSizes(llvm::Function &f, uint64_t global, uint64_t local, const std::string &node) {
-  for (llvm::Instruction &i : llvm::make_early_inc_range(llvm::instructions(f))) {
-    auto *call = llvm::dyn_cast<llvm::CallInst>(&i);
-    if (!call || !call->getCalledFunction()) continue;
-    llvm::Function *c = call->getCalledFunction();
-    llvm::StringRef name = c->getName();
-    if (!c->isDeclaration()) {
-      if (callsBuiltin(*c, "get_global_size") || callsBuiltin(*c, "get_num_groups"))
-        return makeError(
-            node + " asks its range size inside a helper function: cannot remap its work-items");
-      continue;
-    }
-    bool gsize = name == "_Z15get_global_sizej", ngroups = name == "_Z14get_num_groupsj";
-    if (!gsize && !ngroups) continue;
-    auto *d = llvm::dyn_cast<llvm::ConstantInt>(call->getArgOperand(0));
-    if (!d)
-      return makeError(node +
-                       " asks its range size in a computed dimension: cannot remap its work-items");
-    if (!d->isZero()) continue;
-    uint64_t v = global;
-    if (ngroups) {
-      if (local == 0)
-        return makeError(
-            node +
-            " calls get_num_groups and the range has no local size: cannot remap its work-items");
-      v = global / local;
-    }
-    call->replaceAllUsesWith(llvm::ConstantInt::get(call->getType(), v));
-    call->eraseFromParent();
+llvm::FunctionCallee builtinDecl(llvm::Module &m, const char *name, bool withDim, bool i32) {
+  llvm::LLVMContext &ctx = m.getContext();
+  llvm::Type *ret = i32 ? llvm::Type::getInt32Ty(ctx) : llvm::Type::getInt64Ty(ctx);
+  std::vector<llvm::Type *> params;
+  if (withDim) params.push_back(llvm::Type::getInt32Ty(ctx));
+  llvm::FunctionCallee fc =
+      m.getOrInsertFunction(name, llvm::FunctionType::get(ret, params, false));
+  if (auto *f = llvm::dyn_cast<llvm::Function>(fc.getCallee())) {
+    f->setCallingConv(llvm::CallingConv::SPIR_FUNC);
+    f->addFnAttr(llvm::Attribute::NoUnwind);
+    f->addFnAttr(llvm::Attribute::ReadNone);
   }
+  return fc;
+}
+
+llvm::Value *callGlobalId(llvm::IRBuilder<> &b, llvm::Module &m, unsigned d) {
+  llvm::CallInst *c =
+      b.CreateCall(builtinDecl(m, "_Z13get_global_idj", true, false), {b.getInt32(d)});
+  c->setCallingConv(llvm::CallingConv::SPIR_FUNC);
+  return c;
+}
+
+// The fused range's global linear id (offsets are 0 wherever Linear remapping is used).
+llvm::Value *linearId(llvm::IRBuilder<> &b, llvm::Module &m, const Range &fused) {
+  llvm::Value *l = callGlobalId(b, m, 0);
+  uint64_t stride = fused.global[0];
+  for (unsigned d = 1; d < fused.dims; ++d) {
+    l = b.CreateAdd(l, b.CreateMul(callGlobalId(b, m, d), b.getInt64(stride)));
+    stride *= fused.global[d];
+  }
+  return l;
+}
+
+// The condition under which instance `in` runs in the fused range (nullptr: always).
+llvm::Value *guardFor(llvm::IRBuilder<> &b, llvm::Module &m, const Instance &in,
+                      const Range &fused) {
+  llvm::Value *cond = nullptr;
+  auto both = [&](llvm::Value *c) { cond = cond ? b.CreateAnd(cond, c) : c; };
+  if (in.remap == Remap::Guard) {
+    for (unsigned d = 0; d < in.range.dims; ++d)
+      if (in.range.global[d] < fused.global[d])
+        both(b.CreateICmpULT(callGlobalId(b, m, d),
+                             b.getInt64(in.range.offset[d] + in.range.global[d])));
+  } else if (in.remap == Remap::Linear && in.range.total() < fused.total()) {
+    both(b.CreateICmpULT(linearId(b, m, fused), b.getInt64(in.range.total())));
+  }
+  return cond;
+}
+
+// Inlines every call to a defined function in `f` (a clone for one instance), so that
+// helpers asking for work-item builtins are rewritten with it.
+Error inlineAll(llvm::Function &f, const std::string &node) {
+  for (int round = 0; round < 16; ++round) {
+    std::vector<llvm::CallInst *> calls;
+    for (llvm::Instruction &i : llvm::instructions(f))
+      if (auto *c = llvm::dyn_cast<llvm::CallInst>(&i))
+        if (c->getCalledFunction() && !c->getCalledFunction()->isDeclaration()) calls.push_back(c);
+    if (calls.empty()) return Error();
+    for (llvm::CallInst *c : calls) {
+      llvm::InlineFunctionInfo ifi;
+      if (!llvm::InlineFunction(*c, ifi).isSuccess())
+        return makeError(node + " calls a function that cannot be inlined: cannot remap its "
+                                "work-items");
+    }
+  }
+  return makeError(node + " nests helper calls too deeply: cannot remap its work-items");
+}
+
+// In `f` (a clone for instance `in`), the work-item builtins answer the instance's own
+// nd-range inside the fused one (see Remap). Fails, naming the reason, for what cannot
+// be remapped: barriers and group functions (not every work-item of a work-group runs
+// the instance), builtins asked in a computed dimension.
+Error remapWorkItems(llvm::Function &f, const Instance &in, const Range &fused) {
+  const std::string &node = in.node;
+  CGRAPH_RETURN_IF_ERROR(inlineAll(f, node));
+  std::vector<std::pair<llvm::CallInst *, Wi>> calls;
+  for (llvm::Instruction &i : llvm::instructions(f)) {
+    auto *call = llvm::dyn_cast<llvm::CallInst>(&i);
+    if (!call) continue;
+    llvm::Function *c = call->getCalledFunction();
+    if (!c) return makeError(node + " makes an indirect call: cannot remap its work-items");
+    llvm::StringRef name = c->getName();
+    if (name.contains("barrier") || name.contains("work_group_") || name.contains("sub_group"))
+      return makeError(node +
+                       " has a barrier: it cannot run on fewer work-items than the fused "
+                       "range (global sizes " +
+                       shapeText(in.range, in.range.global) + " vs " +
+                       shapeText(fused, fused.global) + ")");
+    Wi k = builtinKind(name);
+    if (k == Wi::None) continue;
+    if (call->arg_size() == 1 && !llvm::isa<llvm::ConstantInt>(call->getArgOperand(0)))
+      return makeError(node + " asks for a work-item value in a computed dimension: cannot remap "
+                              "its work-items");
+    calls.push_back({call, k});
+  }
+  llvm::Module &m = *f.getParent();
+  llvm::IRBuilder<> b(&*f.getEntryBlock().getFirstInsertionPt());
+  const Range &r = in.range;
+  // Linear: the instance's global ids from the fused range's linear id
+  llvm::Value *lin = nullptr;
+  llvm::Value *ids[3] = {nullptr, nullptr, nullptr};
+  if (in.remap == Remap::Linear) {
+    lin = linearId(b, m, fused);
+    llvm::Value *rest = lin;
+    for (unsigned d = 0; d < r.dims; ++d) {
+      if (d + 1 == r.dims) {
+        ids[d] = rest;
+      } else {
+        ids[d] = b.CreateURem(rest, b.getInt64(r.global[d]));
+        rest = b.CreateUDiv(rest, b.getInt64(r.global[d]));
+      }
+    }
+  }
+  for (auto &[call, k] : calls) {
+    unsigned d = 0;
+    if (call->arg_size() == 1)
+      d = unsigned(llvm::cast<llvm::ConstantInt>(call->getArgOperand(0))->getZExtValue());
+    bool inDims = d < r.dims;
+    uint64_t gs = inDims ? r.global[d] : 1;
+    llvm::Value *v = nullptr;
+    if (in.remap == Remap::Guard) {
+      // work-item and work-group ids stay; sizes answer the instance's range
+      if (!inDims || r.global[d] == fused.global[d]) continue;
+      if (k == Wi::GlobalSize) {
+        v = b.getInt64(gs);
+      } else if (k == Wi::NumGroups) {
+        if (fused.hasLocal()) {
+          v = b.getInt64((gs + fused.local[d] - 1) / fused.local[d]);
+        } else {
+          llvm::CallInst *ls =
+              b.CreateCall(builtinDecl(m, "_Z14get_local_sizej", true, false), {b.getInt32(d)});
+          ls->setCallingConv(llvm::CallingConv::SPIR_FUNC);
+          v = b.CreateUDiv(b.CreateAdd(b.getInt64(gs - 1), ls), ls);
+        }
+      } else {
+        continue;
+      }
+    } else {
+      // Linear: one work-group spanning the instance's range
+      switch (k) {
+      case Wi::GlobalId:
+      case Wi::LocalId:
+        v = inDims ? ids[d] : b.getInt64(0);
+        break;
+      case Wi::GlobalSize:
+      case Wi::LocalSize:
+      case Wi::EnqueuedLocalSize:
+        v = b.getInt64(gs);
+        break;
+      case Wi::GroupId:
+      case Wi::Offset:
+        v = b.getInt64(0);
+        break;
+      case Wi::NumGroups:
+        v = b.getInt64(1);
+        break;
+      case Wi::WorkDim:
+        v = b.getInt32(r.dims);
+        break;
+      case Wi::GlobalLinearId:
+      case Wi::LocalLinearId:
+        v = lin;
+        break;
+      case Wi::None:
+        continue;
+      }
+    }
+    if (v->getType() != call->getType()) v = b.CreateZExtOrTrunc(v, call->getType());
+    call->replaceAllUsesWith(v);
+  }
+  for (auto &[call, k] : calls)
+    if (call->use_empty()) call->eraseFromParent();
   return Error();
 }
 
-void runCleanup(llvm::Function &f) {
+// `memory`: also forward loads and drop dead stores using alias analysis (the noalias
+// parameters): EarlyCSE with MemorySSA, GVN, DSE. Run on the final fused kernel, where a
+// slot written by one kernel and read by the next no longer goes through memory.
+void runCleanup(llvm::Function &f, bool memory = false) {
   llvm::PassBuilder pb;
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
@@ -230,7 +702,11 @@ void runCleanup(llvm::Function &f) {
   pb.crossRegisterProxies(lam, fam, cam, mam);
   llvm::FunctionPassManager fpm;
   fpm.addPass(llvm::SROAPass());
-  fpm.addPass(llvm::EarlyCSEPass());
+  fpm.addPass(llvm::EarlyCSEPass(memory));
+  if (memory) {
+    fpm.addPass(llvm::GVNPass());
+    fpm.addPass(llvm::DSEPass());
+  }
   fpm.addPass(llvm::SimplifyCFGPass());
   fpm.addPass(llvm::ADCEPass());
   fpm.run(f, fam);
@@ -294,11 +770,53 @@ const char *kArgMDKinds[] = {"kernel_arg_addr_space", "kernel_arg_access_qual", 
 
 namespace {
 
-// Steps 1 and 2 of the pipeline: every module the group uses read and linked into
-// `dst`, kernels made internal functions, the used ones cleaned and analysed.
+// Step 1 of the pipeline: every module the group uses read and linked into `dst`,
+// kernels made internal functions, the used ones cleaned. Step 2: how each instance
+// accesses each pointer parameter (per function, dimension count and tile shape).
+// Key: function, instance (-1: shared by every instance with this shape), own shape
+// (dims, sizes), tile shape (local, groups).
+using AccessKey =
+    std::tuple<llvm::Function *, int, uint32_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t>;
+using AccessMap = std::map<AccessKey, std::vector<Access>>;
+
+// The shape own-index accesses of an instance are proven against: its own range, where
+// its global linear id is the fused range's (Same, Linear, or Guard differing only in
+// the last dimension), offsets 0 beyond one dimension. Sizes from graph parameters: one
+// dimension only.
+OwnShape ownOf(const IrRequest &req, const Instance &in) {
+  OwnShape s;
+  const Range &r = in.range;
+  if (r.dims == 1) {
+    s.dims = 1;
+    return s;
+  }
+  if (!req.literal) return s;
+  for (uint32_t d = 0; d < r.dims; ++d)
+    if (r.offset[d]) return s;
+  if (in.remap == Remap::Guard)
+    for (uint32_t d = 0; d + 1 < r.dims; ++d)
+      if (r.global[d] != req.fused.global[d]) return s;
+  s.dims = r.dims;
+  for (uint32_t d = 0; d < r.dims; ++d)
+    s.global[d] = r.global[d];
+  return s;
+}
+
+// The tile shape an instance's accesses are analysed against: the fused range's local
+// size when the instance keeps its work-groups (not Linear), 1-D, offset 0.
+TileShape tileOf(const IrRequest &req, const Instance &in) {
+  TileShape t;
+  if (!req.literal || in.remap == Remap::Linear || req.fused.dims != 1 || !req.fused.hasLocal() ||
+      req.fused.offset[0] != 0 || in.range.dims != 1)
+    return t;
+  t.local = req.fused.local[0];
+  t.groups = (in.range.global[0] + t.local - 1) / t.local;
+  return t;
+}
+
 Error prepare(const IrRequest &req, llvm::LLVMContext &ctx, llvm::Module *dst,
-              std::vector<llvm::Function *> &callee,
-              std::map<llvm::Function *, std::vector<Access>> &analysis) {
+              std::vector<llvm::Function *> &callee, AccessMap &analysis,
+              std::vector<const std::vector<Access> *> &accessOf) {
   // ---- 1. read and link every module the group uses
   std::set<uint32_t> used;
   for (const Instance &in : req.insts)
@@ -347,139 +865,262 @@ Error prepare(const IrRequest &req, llvm::LLVMContext &ctx, llvm::Module *dst,
       if (auto *cb = llvm::dyn_cast<llvm::CallBase>(u))
         cb->setCallingConv(llvm::CallingConv::SPIR_FUNC);
   }
-  for (llvm::Function *f : callee) {
-    if (analysis.count(f)) continue;
-    runCleanup(*f);
-    std::vector<Access> acc(f->arg_size());
-    for (unsigned p = 0; p < f->arg_size(); ++p)
-      if (f->getArg(p)->getType()->isPointerTy())
-        walkPointer(f->getArg(p), 0, 0, dl, req.oneDim, acc[p], nullptr);
-    analysis[f] = std::move(acc);
+  std::set<llvm::Function *> cleaned;
+  accessOf.assign(req.insts.size(), nullptr);
+  for (size_t i = 0; i < req.insts.size(); ++i) {
+    llvm::Function *f = callee[i];
+    if (cleaned.insert(f).second) runCleanup(*f);
+    TileShape t = tileOf(req, req.insts[i]);
+    OwnShape own = ownOf(req, req.insts[i]);
+    // a multi-dimensional kernel's index usually involves a literal argument (a row
+    // length): analysed on a copy with the literals baked in, per instance
+    // (only where the fused kernel bakes them in too: a literal left as a parameter can
+    // be updated after fusion)
+    std::vector<std::pair<unsigned, llvm::Constant *>> literals;
+    if (own.dims > 1 && req.constants)
+      for (unsigned p = 0; p < f->arg_size(); ++p) {
+        const FusedParam &fp = req.params[req.insts[i].bind[p]];
+        if (!fp.constCandidate || f->hasParamAttribute(p, llvm::Attribute::ByVal)) continue;
+        if (llvm::Constant *c = literal(f->getArg(p)->getType(), fp.bits))
+          literals.push_back({p, c});
+      }
+    AccessKey key{f,
+                  literals.empty() ? -1 : int(i),
+                  own.dims,
+                  own.global[0],
+                  own.global[1],
+                  own.global[2],
+                  t.local,
+                  t.groups};
+    auto it = analysis.find(key);
+    if (it == analysis.end()) {
+      llvm::Function *subject = f;
+      if (!literals.empty()) {
+        llvm::ValueToValueMapTy vmap;
+        subject = llvm::CloneFunction(f, vmap);
+        for (auto &[p, c] : literals)
+          subject->getArg(p)->replaceAllUsesWith(c);
+        runCleanup(*subject);
+      }
+      std::vector<Access> acc(f->arg_size());
+      for (unsigned p = 0; p < f->arg_size(); ++p)
+        if (f->getArg(p)->getType()->isPointerTy())
+          walkPointer(subject->getArg(p), 0, 0, dl, own, t, acc[p], nullptr);
+      if (subject != f) subject->eraseFromParent();
+      it = analysis.emplace(key, std::move(acc)).first;
+    }
+    accessOf[i] = &it->second;
   }
   return Error();
 }
 
+// How the instances of a group (or of a part of a chain) use one slot.
+struct SlotUse {
+  std::vector<uint32_t> insts; // instances touching it
+  bool written = false;
+  bool own = true;           // every access at the work-item's own index
+  bool group = true;         // every access inside the work-item's work-group tile
+  uint64_t tileElem = 0;     // element size of the tile accesses
+  uint64_t tileLocal = 0;    // the tile's work-items (0: some user has no tile shape)
+  uint64_t ownElem = 0;      // element size of the own-index accesses
+  std::set<uint32_t> params; // fused params bound to it (offsets)
+  std::string other;         // "k2 reads tmp at another work-item's index"
+  std::string outside;       // "k2 reads tmp outside its work-group"
+};
+
+std::string whyNotOwn(const IrRequest &req, uint32_t i, const Access &a, const std::string &slot) {
+  return req.insts[i].node + " " + a.firstOther + " " + slot +
+         (ownOf(req, req.insts[i]).dims ? " at another work-item's index"
+                                        : " in a multi-dimensional nd-range with offsets, sizes "
+                                          "from parameters or a remapped row length (own-index "
+                                          "accesses are not proven there)");
+}
+
+// Adds instance i's accesses to `slots`.
+void addUses(const IrRequest &req, uint32_t i, const std::vector<Access> &acc,
+             std::map<int32_t, SlotUse> &slots) {
+  TileShape t = tileOf(req, req.insts[i]);
+  for (size_t p = 0; p < req.insts[i].bind.size(); ++p) {
+    uint32_t fp = req.insts[i].bind[p];
+    int32_t key = req.params[fp].slotKey;
+    if (key < 0) continue;
+    SlotUse &su = slots[key];
+    su.params.insert(fp);
+    if (!acc[p].read && !acc[p].write) continue;
+    const std::string &slot = req.slotNames[key];
+    bool firstUse = su.insts.empty();
+    if (su.insts.empty() || su.insts.back() != i) su.insts.push_back(i);
+    su.written = su.written || acc[p].write;
+    if (!acc[p].own && su.own) {
+      su.own = false;
+      su.other = whyNotOwn(req, i, acc[p], slot);
+    }
+    if (acc[p].own && su.own && acc[p].ownElem) {
+      if (su.ownElem && su.ownElem != acc[p].ownElem) {
+        su.own = false;
+        su.other = req.insts[i].node + " accesses " + slot + " with another element size";
+      }
+      su.ownElem = acc[p].ownElem;
+    }
+    bool group = acc[p].group && t.local;
+    if (group && su.group && (firstUse || su.tileLocal == t.local)) {
+      su.tileLocal = t.local;
+      if (acc[p].tileElem) {
+        if (su.tileElem && su.tileElem != acc[p].tileElem) {
+          su.group = false;
+          su.outside = req.insts[i].node + " accesses " + slot +
+                       " with another element size: cannot internalize to local memory";
+        }
+        su.tileElem = acc[p].tileElem;
+      }
+    } else if (su.group) {
+      su.group = false;
+      su.tileLocal = 0;
+      if (!t.local)
+        su.outside = "no local size: cannot internalize " + slot + " to local memory";
+      else
+        su.outside = req.insts[i].node + " " +
+                     (acc[p].firstOutside.empty() ? std::string("accesses") : acc[p].firstOutside) +
+                     " " + slot + " outside its work-group: cannot internalize to local memory";
+    }
+  }
+}
+
+// A slot whose accesses a work-group barrier cannot order: written by one instance and
+// accessed by another, not only at the work-items' own indices nor inside their
+// work-group's tile, or at two offsets. Empty when none.
+std::string hazardOf(const IrRequest &req, int32_t key, SlotUse &su) {
+  if (su.params.size() > 1 && su.written && (su.own || su.group)) {
+    // two offsets into one written slot: addresses may overlap (and tiles are relative
+    // to each parameter's own base)
+    su.own = false;
+    su.group = false;
+    su.other = req.insts[su.insts.front()].node + " accesses " + req.slotNames[key] +
+               " at two offsets (the addresses may overlap)";
+    su.outside = su.other + ": cannot internalize to local memory";
+  }
+  bool shared = su.insts.size() > 1 && su.written;
+  if (shared && !su.own && !su.group) return su.other;
+  return {};
+}
+
 } // namespace
+
+namespace {
+
+bool dependsOnGroups(llvm::Function &f, std::map<llvm::Function *, bool> &memo, int depth = 0) {
+  auto it = memo.find(&f);
+  if (it != memo.end()) return it->second;
+  memo[&f] = true; // recursion: assume the worst
+  bool uses = depth > 16;
+  for (llvm::Argument &a : f.args())
+    if (a.getType()->isPointerTy() && a.getType()->getPointerAddressSpace() == 3) uses = true;
+  for (llvm::Instruction &i : llvm::instructions(f)) {
+    if (uses) break;
+    auto *cb = llvm::dyn_cast<llvm::CallBase>(&i);
+    if (!cb) continue;
+    llvm::Function *c = cb->getCalledFunction();
+    if (!c) {
+      uses = true;
+      break;
+    }
+    llvm::StringRef n = c->getName();
+    switch (builtinKind(n)) {
+    case Wi::LocalId:
+    case Wi::LocalSize:
+    case Wi::EnqueuedLocalSize:
+    case Wi::GroupId:
+    case Wi::NumGroups:
+    case Wi::LocalLinearId:
+      uses = true;
+      break;
+    default:
+      break;
+    }
+    if (n.contains("barrier") || n.contains("work_group") || n.contains("sub_group") ||
+        n.contains("mem_fence"))
+      uses = true;
+    if (!uses && !c->isDeclaration()) uses = dependsOnGroups(*c, memo, depth + 1);
+  }
+  for (llvm::GlobalVariable &gv : f.getParent()->globals())
+    if (gv.getAddressSpace() == 3) uses = true; // program-scope __local variables
+  memo[&f] = uses;
+  return uses;
+}
+
+} // namespace
+
+Expected<std::map<std::string, bool>> workGroupUse(const KernelModule &km) {
+  if (km.forms.empty() || km.forms[0].kind != FormKind::SpirV)
+    return makeError("module '" + km.name + "' has no SPIR-V form");
+  llvm::LLVMContext ctx;
+  const std::vector<uint8_t> &spv = km.forms[0].bytes;
+  Expected<std::unique_ptr<llvm::Module>> m = spirvToLLVM(ctx, spv.data(), spv.size());
+  if (!m) return m.error().withContext("module '" + km.name + "'");
+  std::map<std::string, bool> out;
+  std::map<llvm::Function *, bool> memo;
+  for (llvm::Function &f : **m)
+    if (f.getCallingConv() == llvm::CallingConv::SPIR_KERNEL && !f.isDeclaration())
+      out[f.getName().str()] = dependsOnGroups(f, memo);
+  return out;
+}
 
 Expected<std::vector<Cut>> chainCuts(const IrRequest &req) {
   llvm::LLVMContext ctx;
   auto dst = std::make_unique<llvm::Module>(req.fusedName, ctx);
   std::vector<llvm::Function *> callee;
-  std::map<llvm::Function *, std::vector<Access>> analysis;
-  CGRAPH_RETURN_IF_ERROR(prepare(req, ctx, dst.get(), callee, analysis));
-  struct State {
-    uint32_t touchers = 0;
-    bool written = false, own = true;
-    std::set<uint32_t> params;
-    std::string other;
-  };
+  AccessMap analysis;
+  std::vector<const std::vector<Access> *> accessOf;
+  CGRAPH_RETURN_IF_ERROR(prepare(req, ctx, dst.get(), callee, analysis, accessOf));
   std::vector<Cut> cuts;
-  std::map<int32_t, State> seg;
+  std::map<int32_t, SlotUse> seg;
+  uint32_t segStart = 0;
   for (uint32_t i = 0; i < req.insts.size(); ++i) {
-    const std::vector<Access> &acc = analysis[callee[i]];
-    // this instance's use of each slot
-    std::map<int32_t, State> mine;
-    for (size_t p = 0; p < req.insts[i].bind.size(); ++p) {
-      uint32_t fp = req.insts[i].bind[p];
-      int32_t key = req.params[fp].slotKey;
-      if (key < 0) continue;
-      State &m = mine[key];
-      m.params.insert(fp);
-      if (!acc[p].read && !acc[p].write) continue;
-      m.touchers = 1;
-      m.written = m.written || acc[p].write;
-      if (!acc[p].own && m.own) {
-        m.own = false;
-        m.other = req.insts[i].node + " " + acc[p].firstOther + " " + req.slotNames[key] +
-                  (req.oneDim ? " at another work-item's index"
-                              : " in a multi-dimensional nd-range (own-index accesses are proven "
-                                "in one dimension only)");
-      }
-    }
+    std::map<int32_t, SlotUse> with = seg;
+    addUses(req, i, *accessOf[i], with);
     std::string reason;
-    for (auto &[key, m] : mine) {
-      auto it = seg.find(key);
-      if (it == seg.end()) continue;
-      const State &o = it->second;
-      std::set<uint32_t> params = o.params;
-      params.insert(m.params.begin(), m.params.end());
-      bool written = o.written || m.written, own = o.own && m.own && params.size() == 1;
-      if (o.touchers + m.touchers >= 2 && written && !own) {
-        reason = !o.own   ? o.other
-                 : !m.own ? m.other
-                          : req.insts[i].node + " accesses " + req.slotNames[key] +
-                                " at another offset (the addresses may overlap)";
-        break;
-      }
+    for (auto &[key, su] : with) {
+      reason = hazardOf(req, key, su);
+      if (!reason.empty()) break;
     }
-    if (!reason.empty() && i > 0) {
+    if (!reason.empty() && i > segStart) {
       cuts.push_back({i, reason});
       seg.clear();
+      segStart = i;
+      addUses(req, i, *accessOf[i], seg);
+      continue;
     }
-    for (auto &[key, m] : mine) {
-      State &o = seg[key];
-      if (o.own && !m.own) o.other = m.other;
-      o.touchers += m.touchers;
-      o.written = o.written || m.written;
-      o.own = o.own && m.own;
-      o.params.insert(m.params.begin(), m.params.end());
-    }
+    seg = std::move(with);
   }
   return cuts;
 }
+
+// Local memory every OpenCL device has (CL_DEVICE_LOCAL_MEM_SIZE >= 32 KiB): a tile
+// larger than this is not internalized.
+constexpr uint64_t kLocalLimit = 32768;
 
 Expected<IrResult> buildFusedKernel(const IrRequest &req) {
   IrResult res;
   llvm::LLVMContext ctx;
   auto dst = std::make_unique<llvm::Module>(req.fusedName, ctx);
   std::vector<llvm::Function *> callee;
-  std::map<llvm::Function *, std::vector<Access>> analysis;
-  CGRAPH_RETURN_IF_ERROR(prepare(req, ctx, dst.get(), callee, analysis));
+  AccessMap analysis;
+  std::vector<const std::vector<Access> *> accessOf;
+  CGRAPH_RETURN_IF_ERROR(prepare(req, ctx, dst.get(), callee, analysis, accessOf));
   const llvm::DataLayout &dl = dst->getDataLayout();
 
-  // ---- 3. per slot: who reads and writes, and is every access own-index
-  struct SlotUse {
-    std::vector<uint32_t> insts; // instances touching it
-    bool written = false;
-    bool own = true;
-    std::set<uint32_t> params; // fused params bound to it (offsets)
-    std::string other;         // "k2 reads tmp" for the first non-own access
-  };
+  // ---- 3. per slot: who reads and writes, own-index or inside the work-group tile
   std::map<int32_t, SlotUse> slots;
-  for (size_t i = 0; i < req.insts.size(); ++i) {
-    const std::vector<Access> &acc = analysis[callee[i]];
-    for (size_t p = 0; p < req.insts[i].bind.size(); ++p) {
-      uint32_t fp = req.insts[i].bind[p];
-      int32_t key = req.params[fp].slotKey;
-      if (key < 0) continue;
-      SlotUse &su = slots[key];
-      su.params.insert(fp);
-      if (!acc[p].read && !acc[p].write) continue;
-      if (su.insts.empty() || su.insts.back() != i) su.insts.push_back(uint32_t(i));
-      su.written = su.written || acc[p].write;
-      if (!acc[p].own && su.own) {
-        su.own = false;
-        su.other = req.insts[i].node + " " + acc[p].firstOther + " " + req.slotNames[key] +
-                   (req.oneDim ? " at another work-item's index"
-                               : " in a multi-dimensional nd-range (own-index accesses are proven "
-                                 "in one dimension only)");
-      }
-    }
-  }
-  bool barriersNeeded = req.hasLocalMem || !req.oneDim;
+  for (uint32_t i = 0; i < req.insts.size(); ++i)
+    addUses(req, i, *accessOf[i], slots);
+  bool barriersNeeded = req.hasLocalMem;
   for (auto &[key, su] : slots) {
+    std::string h = hazardOf(req, key, su);
     bool shared = su.insts.size() > 1 && su.written;
-    if (su.params.size() > 1 && su.written && su.own) {
-      su.own = false; // two offsets into one written slot: addresses may overlap
-      su.other = req.insts[su.insts.front()].node + " accesses " + req.slotNames[key] +
-                 " at two offsets (the addresses may overlap)";
-    }
-    if (shared && !su.own) {
-      barriersNeeded = true;
-      if (res.hazard.empty() && !req.noBarriers) {
-        res.hazard = su.other;
-        res.hazardSplit = su.insts[1];
-      }
+    if (shared && !su.own) barriersNeeded = true;
+    if (!h.empty() && res.hazard.empty() && !req.noBarriers) {
+      res.hazard = h;
+      res.hazardSplit = su.insts[1];
     }
   }
   res.barriers = req.insts.size() > 1 && barriersNeeded && !req.noBarriers;
@@ -529,37 +1170,39 @@ Expected<IrResult> buildFusedKernel(const IrRequest &req) {
       }
       args.push_back(v);
     }
-    uint64_t g = req.insts[i].globalSize;
-    if (req.fusedGlobal && g && g < req.fusedGlobal) {
-      // work-item remapping: this kernel's range is smaller than the fused one
-      if (callsBuiltin(*f, "barrier"))
-        return makeError(req.insts[i].node +
-                         " has a barrier: it cannot run on fewer work-items than the "
-                         "fused range (global sizes " +
-                         std::to_string(g) + " vs " + std::to_string(req.fusedGlobal) + ")");
+    const Instance &in = req.insts[i];
+    if (req.literal && in.remap != Remap::Same) {
+      // work-item remapping: this kernel's range is not the fused one
       llvm::ValueToValueMapTy vmap;
       llvm::Function *clone = llvm::CloneFunction(f, vmap);
-      clone->setName(f->getName() + ".range" + std::to_string(g));
-      CGRAPH_RETURN_IF_ERROR(remapSizes(*clone, g, req.localSize, req.insts[i].node));
-      llvm::FunctionCallee gidFn = dst->getOrInsertFunction(
-          "_Z13get_global_idj", llvm::FunctionType::get(b.getInt64Ty(), {b.getInt32Ty()}, false));
-      if (auto *gf = llvm::dyn_cast<llvm::Function>(gidFn.getCallee()))
-        gf->setCallingConv(llvm::CallingConv::SPIR_FUNC);
-      llvm::CallInst *gid = b.CreateCall(gidFn, {b.getInt32(0)});
-      gid->setCallingConv(llvm::CallingConv::SPIR_FUNC);
-      llvm::Value *in = b.CreateICmpULT(gid, b.getInt64(g));
-      llvm::BasicBlock *run = llvm::BasicBlock::Create(ctx, "range" + std::to_string(i), fused);
-      llvm::BasicBlock *cont = llvm::BasicBlock::Create(ctx, "after" + std::to_string(i), fused);
-      b.CreateCondBr(in, run, cont);
-      b.SetInsertPoint(run);
+      clone->setName(f->getName() + ".remap" + std::to_string(i));
+      CGRAPH_RETURN_IF_ERROR(remapWorkItems(*clone, in, req.fused));
+      llvm::Value *cond = guardFor(b, *dst, in, req.fused);
+      llvm::BasicBlock *cont = nullptr;
+      if (cond) {
+        llvm::BasicBlock *run = llvm::BasicBlock::Create(ctx, "range" + std::to_string(i), fused);
+        cont = llvm::BasicBlock::Create(ctx, "after" + std::to_string(i), fused);
+        b.CreateCondBr(cond, run, cont);
+        b.SetInsertPoint(run);
+      }
       llvm::CallInst *c = b.CreateCall(clone, args);
       c->setCallingConv(llvm::CallingConv::SPIR_FUNC);
       calls.push_back(c);
-      b.CreateBr(cont);
-      b.SetInsertPoint(cont);
-      res.remarks.push_back("remapped " + req.insts[i].node + ": global size " + std::to_string(g) +
-                            " of " + std::to_string(req.fusedGlobal) +
-                            ", the other work-items skip it");
+      if (cont) {
+        b.CreateBr(cont);
+        b.SetInsertPoint(cont);
+      }
+      std::string g = shapeText(in.range, in.range.global),
+                  fg = shapeText(req.fused, req.fused.global);
+      if (in.remap == Remap::Guard)
+        res.remarks.push_back("remapped " + in.node + ": global size " + g + " of " + fg +
+                              ", the other work-items skip it");
+      else
+        res.remarks.push_back(
+            "remapped " + in.node + ": global size " + g + " from the linear id of " + fg +
+            (in.range.total() < req.fused.total()
+                 ? ", the work-items from " + std::to_string(in.range.total()) + " on skip it"
+                 : std::string()));
       continue;
     }
     llvm::CallInst *c = b.CreateCall(f, args);
@@ -587,60 +1230,151 @@ Expected<IrResult> buildFusedKernel(const IrRequest &req) {
   }
   runCleanup(*fused);
 
-  // ---- 6. private internalization
+  // ---- 6. internalization: private memory where every access is at the work-item's
+  // own index, else local memory where every access stays in the work-group's tile
+  // (accesses rewritten to index % tile against a placeholder that becomes the fused
+  // kernel's new __local parameter in step 7)
+  std::map<size_t, llvm::Argument *> localArg; // FusedParam -> placeholder
+  std::vector<std::unique_ptr<llvm::Argument>> placeholders;
+  uint64_t localUsed = 0; // bytes of the tiles so far
+  auto sameGlobal = [](const Range &a, const Range &b) {
+    if (a.dims != b.dims) return false;
+    for (uint32_t d = 0; d < a.dims; ++d)
+      if (a.global[d] != b.global[d]) return false;
+    return true;
+  };
   if (req.internalize) {
     for (size_t p = 0; p < req.params.size(); ++p) {
       const FusedParam &fp = req.params[p];
       if (!fp.internalCandidate || fp.slotKey < 0) continue;
       const SlotUse &su = slots[fp.slotKey];
       const std::string &sname = req.slotNames[fp.slotKey];
-      bool sameSize = true;
-      for (uint32_t i : su.insts)
-        sameSize = sameSize && req.insts[i].globalSize == req.insts[su.insts[0]].globalSize;
+      bool sameSize = true, fusedSize = true;
+      for (uint32_t i : su.insts) {
+        // the same work-items (a linearly remapped kernel of as many work-items counts:
+        // own-index accesses are at the same global linear id)
+        sameSize = sameSize && (sameGlobal(req.insts[i].range, req.insts[su.insts[0]].range) ||
+                                (req.literal && req.insts[i].range.total() ==
+                                                    req.insts[su.insts[0]].range.total()));
+        fusedSize = fusedSize && req.insts[i].remap == Remap::Same;
+      }
       if (!sameSize) {
         res.remarks.push_back("the kernels using " + sname +
                               " have different global sizes: cannot internalize");
         continue;
       }
-      if (!su.own) {
-        res.remarks.push_back(su.other + ": cannot internalize");
+      std::string privateWhy; // said only when local memory does not take the slot either
+      if (fp.memory != Memory::Local) {
+        if (!su.own) {
+          privateWhy = su.other + ": cannot internalize to private memory";
+          if (fp.memory == Memory::Private) res.remarks.push_back(privateWhy);
+        } else {
+          Access acc;
+          std::vector<llvm::GetElementPtrInst *> roots;
+          OwnShape fusedShape;
+          fusedShape.dims = req.literal || req.fused.dims == 1 ? req.fused.dims : 0;
+          for (uint32_t d = 0; d < 3; ++d)
+            fusedShape.global[d] = req.fused.global[d];
+          for (uint32_t d = 0; d < 3; ++d)
+            if (req.fused.offset[d] && req.fused.dims > 1) fusedShape.dims = 0;
+          walkPointer(fused->getArg(p), 0, 0, dl, fusedShape, TileShape(), acc, &roots);
+          if (!acc.own) { // the fused body should agree with the kernels' analysis
+            res.remarks.push_back(sname + " is accessed at another work-item's index in the "
+                                          "fused kernel: cannot internalize");
+            continue;
+          }
+          res.kept[p] = false;
+          res.internalized.push_back(uint32_t(p));
+          if (roots.empty()) continue; // never accessed: the argument simply goes
+          llvm::Type *elem = roots.front()->getSourceElementType();
+          llvm::IRBuilder<> eb(&*fused->getEntryBlock().getFirstInsertionPt());
+          llvm::AllocaInst *var = eb.CreateAlloca(elem, nullptr, sname + ".private");
+          for (llvm::GetElementPtrInst *g : roots) {
+            llvm::IRBuilder<> gb(g);
+            llvm::Value *np = gb.CreatePointerCast(var, g->getResultElementType()->getPointerTo(0));
+            rewriteToPrivate(g, np);
+            g->eraseFromParent();
+          }
+          // what is left of the parameter (casts of the base) is dead
+          for (llvm::User *u : llvm::make_early_inc_range(fused->getArg(p)->users()))
+            if (auto *inst = llvm::dyn_cast<llvm::Instruction>(u))
+              llvm::RecursivelyDeleteTriviallyDeadInstructions(inst);
+          if (!fused->getArg(p)->use_empty())
+            return makeError("internal error: slot '" + sname +
+                             "' still used after internalization");
+          res.remarks.push_back("internalized " + sname + " as a private " +
+                                std::to_string(dl.getTypeAllocSize(elem)) + "-byte variable");
+          continue;
+        }
+        if (fp.memory == Memory::Private) continue;
+      }
+      // local memory
+      auto refuseLocal = [&](const std::string &why) {
+        if (!privateWhy.empty() && fp.memory == Memory::Any) res.remarks.push_back(privateWhy);
+        res.remarks.push_back(why);
+      };
+      if (!su.group) {
+        refuseLocal(su.outside);
+        continue;
+      }
+      if (!fusedSize) {
+        refuseLocal("the kernels using " + sname +
+                    " run on part of the fused range: cannot internalize to local memory");
+        continue;
+      }
+      TileShape tile;
+      tile.local = su.tileLocal;
+      tile.groups = (req.fused.global[0] + tile.local - 1) / tile.local;
+      uint64_t bytes = su.tileLocal * su.tileElem;
+      if (!bytes) {
+        refuseLocal(sname + ": no access to tile: cannot internalize to local memory");
+        continue;
+      }
+      if (localUsed + bytes > kLocalLimit) {
+        refuseLocal(sname + " needs " + std::to_string(bytes) +
+                    " bytes of local memory per work-group, " + std::to_string(localUsed + bytes) +
+                    " in all, more than the " + std::to_string(kLocalLimit) +
+                    " every OpenCL device has: cannot internalize to local memory");
         continue;
       }
       Access acc;
       std::vector<llvm::GetElementPtrInst *> roots;
-      walkPointer(fused->getArg(p), 0, 0, dl, req.oneDim, acc, &roots);
-      if (!acc.own) { // the fused body should agree with the kernels' analysis
-        res.remarks.push_back(sname + " is accessed at another work-item's index in the fused "
-                                      "kernel: cannot internalize");
-        continue;
-      }
-      if (roots.empty()) {
-        // never accessed: nothing to promote, the argument simply goes
-        res.kept[p] = false;
-        res.internalized.push_back(uint32_t(p));
+      OwnShape oneDim;
+      oneDim.dims = 1;
+      walkPointer(fused->getArg(p), 0, 0, dl, oneDim, tile, acc, &roots);
+      bool sameElem = true;
+      for (llvm::GetElementPtrInst *g : roots)
+        sameElem = sameElem && dl.getTypeAllocSize(g->getSourceElementType()) == su.tileElem;
+      if (!acc.group || roots.empty() || !sameElem) {
+        refuseLocal(sname + " is accessed outside the work-group's tile in the fused "
+                            "kernel: cannot internalize to local memory");
         continue;
       }
       llvm::Type *elem = roots.front()->getSourceElementType();
-      llvm::IRBuilder<> eb(&*fused->getEntryBlock().getFirstInsertionPt());
-      llvm::AllocaInst *var = eb.CreateAlloca(elem, nullptr, sname + ".private");
+      auto ph = std::make_unique<llvm::Argument>(elem->getPointerTo(3), sname + ".local");
       for (llvm::GetElementPtrInst *g : roots) {
         llvm::IRBuilder<> gb(g);
-        llvm::Value *np = gb.CreatePointerCast(var, g->getResultElementType()->getPointerTo(0));
+        llvm::Value *idx = g->getOperand(1);
+        llvm::Value *inTileIdx =
+            gb.CreateURem(idx, llvm::ConstantInt::get(idx->getType(), tile.local));
+        llvm::Value *base =
+            gb.CreatePointerCast(ph.get(), g->getSourceElementType()->getPointerTo(3));
+        llvm::Value *np = gb.CreateGEP(g->getSourceElementType(), base, inTileIdx);
         rewriteToPrivate(g, np);
         g->eraseFromParent();
       }
-      // what is left of the parameter (casts of the base) is dead
       for (llvm::User *u : llvm::make_early_inc_range(fused->getArg(p)->users()))
         if (auto *inst = llvm::dyn_cast<llvm::Instruction>(u))
           llvm::RecursivelyDeleteTriviallyDeadInstructions(inst);
-      if (!fused->getArg(p)->use_empty()) {
-        res.remarks.push_back(sname + ": uses remain after promotion: cannot internalize");
+      if (!fused->getArg(p)->use_empty())
         return makeError("internal error: slot '" + sname + "' still used after internalization");
-      }
-      res.kept[p] = false;
-      res.internalized.push_back(uint32_t(p));
-      res.remarks.push_back("internalized " + sname + " as a private " +
-                            std::to_string(dl.getTypeAllocSize(elem)) + "-byte variable");
+      localUsed += bytes;
+      localArg[p] = ph.get();
+      placeholders.push_back(std::move(ph));
+      res.localized.push_back({uint32_t(p), bytes});
+      res.remarks.push_back("internalized " + sname + " as a " + std::to_string(bytes) +
+                            "-byte local tile per work-group (" + std::to_string(tile.local) +
+                            " elements of " + std::to_string(su.tileElem) + " bytes)");
     }
     runCleanup(*fused);
   }
@@ -650,7 +1384,7 @@ Expected<IrResult> buildFusedKernel(const IrRequest &req) {
   std::vector<unsigned> keptIdx;
   for (size_t p = 0; p < req.params.size(); ++p)
     if (res.kept[p]) {
-      keptTypes.push_back(ptypes[p]);
+      keptTypes.push_back(localArg.count(p) ? localArg[p]->getType() : ptypes[p]);
       keptIdx.push_back(unsigned(p));
     }
   llvm::Function *nf =
@@ -664,8 +1398,29 @@ Expected<IrResult> buildFusedKernel(const IrRequest &req) {
   for (size_t k = 0; k < keptIdx.size(); ++k) {
     unsigned p = keptIdx[k];
     llvm::Argument *oldArg = fused->getArg(p), *newArg = nf->getArg(k);
-    oldArg->replaceAllUsesWith(newArg);
     newArg->setName(req.params[p].name);
+    auto local = localArg.find(p);
+    if (local != localArg.end()) {
+      // the slot promoted to local memory: a __local pointer, no attributes of the slot's
+      local->second->replaceAllUsesWith(newArg);
+      llvm::Function *rep = callee[req.params[p].inst];
+      for (size_t m = 0; m < std::size(kArgMDKinds); ++m) {
+        llvm::MDNode *n = rep->getMetadata(kArgMDKinds[m]);
+        if (!n || req.params[p].param >= n->getNumOperands()) continue;
+        llvm::StringRef kind = kArgMDKinds[m];
+        if (kind == "kernel_arg_addr_space")
+          md[m].push_back(llvm::ConstantAsMetadata::get(llvm::ConstantInt::get(b.getInt32Ty(), 3)));
+        else if (kind == "kernel_arg_access_qual")
+          md[m].push_back(llvm::MDString::get(ctx, "none"));
+        else if (kind == "kernel_arg_type_qual")
+          md[m].push_back(llvm::MDString::get(ctx, ""));
+        else
+          md[m].push_back(n->getOperand(req.params[p].param).get());
+      }
+      names.push_back(llvm::MDString::get(ctx, req.params[p].name));
+      continue;
+    }
+    oldArg->replaceAllUsesWith(newArg);
     nf->addParamAttrs(k, llvm::AttrBuilder(ctx, fused->getAttributes().getParamAttrs(p)));
     // noalias on the parameter of a slot that has exactly one parameter (one offset):
     // sound only because the runtime refuses bindings where a written slot overlaps
@@ -694,7 +1449,16 @@ Expected<IrResult> buildFusedKernel(const IrRequest &req) {
       break;
     }
   fused->eraseFromParent();
+  // Only for barrier-free kernels: forwarding a value across a barrier makes it live
+  // across the barrier, which the cpu backend's barrier cut got wrong in one case (the
+  // local.json group: a loop's result used after the next barrier).
+  if (req.noAlias && !res.barriers && !req.hasLocalMem) runCleanup(*nf, true);
   runGlobalDCE(*dst);
+  // the cost model's private memory: arrays the cleanup left on the stack
+  for (llvm::Instruction &i : llvm::instructions(*nf))
+    if (auto *a = llvm::dyn_cast<llvm::AllocaInst>(&i))
+      if (auto *n = llvm::dyn_cast<llvm::ConstantInt>(a->getArraySize()))
+        res.privateBytes += dl.getTypeAllocSize(a->getAllocatedType()) * n->getZExtValue();
 
   std::string verifyText;
   llvm::raw_string_ostream vs(verifyText);

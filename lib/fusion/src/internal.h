@@ -4,10 +4,12 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "cgraph/error.h"
+#include "cgraph/fusion/fusion.h"
 #include "cgraph/model.h"
 
 namespace cgraph {
@@ -15,6 +17,31 @@ namespace fusion {
 namespace detail {
 
 // One parameter of the fused entry point before constants and internalization.
+// A literal nd-range (every dimension a number; 0 local = the runtime chooses).
+struct Range {
+  uint32_t dims = 1;
+  uint64_t global[3] = {1, 1, 1};
+  uint64_t local[3] = {0, 0, 0};
+  uint64_t offset[3] = {0, 0, 0};
+  bool hasLocal() const { return local[0] != 0; }
+  uint64_t total() const { return global[0] * global[1] * global[2]; }
+};
+
+// How an instance's work-items are placed in the fused range (fuse_graph.cpp decides,
+// naming the rule when it refuses; fuse_ir.cpp rewrites the builtins):
+//   Same:   the instance's range is the fused one.
+//   Guard:  same dimensions, local size and offset, each global size at most the fused
+//           one: the instance runs where get_global_id(d) < offset + its size in every
+//           dimension that differs and sees its own get_global_size/get_num_groups;
+//           work-item and work-group ids are unchanged.
+//   Linear: no local size, offsets 0: the instance's work-item i is the fused range's
+//           work-item with global linear id i (guarded by i < its work-item count);
+//           get_global_id is recomputed from that linear id in the instance's own
+//           shape, get_global_size/get_work_dim answer its range, and it sees one
+//           work-group spanning its range (get_local_size = global size, local id =
+//           global id, group id 0, one group), which is why it must not use barriers.
+enum class Remap : uint8_t { Same, Guard, Linear };
+
 struct FusedParam {
   uint32_t inst = 0;              // representative kernel instance (index into IrRequest::insts)
   uint32_t param = 0;             // its parameter index
@@ -22,6 +49,7 @@ struct FusedParam {
   bool constCandidate = false;    // a literal: bake it in when the IR type allows
   uint64_t bits = 0;              // the literal's bits
   bool internalCandidate = false; // a slot the graph side found private to the group
+  Memory memory = Memory::Any;    // with internalCandidate: where the plan asks for it
   int32_t slotKey = -1;           // slot index (for access analysis), -1 = not a slot
 };
 
@@ -30,7 +58,8 @@ struct Instance {
   uint32_t module = 0;
   std::string kernel;         // kernel function name in the module
   std::vector<uint32_t> bind; // per kernel parameter: fused param index
-  uint64_t globalSize = 0;    // 1-D global size of this node (remapping)
+  Range range;                // this node's nd-range (literal; see IrRequest::literal)
+  Remap remap = Remap::Same;  // how its work-items map into IrRequest::fused
 };
 
 struct IrRequest {
@@ -39,16 +68,15 @@ struct IrRequest {
   std::vector<Instance> insts;
   std::vector<FusedParam> params;
   std::vector<std::string> slotNames; // by slotKey
-  bool oneDim = true;                 // nd-range has one dimension: get_global_id(0) is unique
+  std::vector<uint64_t> slotBytes;    // by slotKey
   bool hasLocalMem = false;           // some kernel gets a __local argument: keep barriers
   bool noBarriers = false;            // the plan asserts no work-item reads another's results
-  bool noAlias = true;
-  // Work-item remapping (1-D): the fused range's global size and the common local size
-  // (0 = runtime chooses). Instances with a smaller global size run guarded by
-  // get_global_id(0) < their size, with get_global_size(0) (and get_num_groups(0))
-  // answering their own range.
-  uint64_t fusedGlobal = 0;
-  uint64_t localSize = 0; // mark single-parameter slots noalias (see fuse_ir.cpp)
+  bool noAlias = true;                // mark single-parameter slots noalias (see fuse_ir.cpp)
+  // The fused node's nd-range. `literal` false: some size is a graph parameter, every
+  // instance has the same range and nothing is remapped (the ranges then hold only the
+  // dimension count).
+  Range fused;
+  bool literal = true;
   bool internalize = true;
   bool constants = true;
   bool keepIR = false;
@@ -58,7 +86,11 @@ struct IrResult {
   std::vector<uint8_t> spirv;
   std::vector<bool> kept;             // per FusedParam: still a parameter of the fused kernel
   std::vector<uint32_t> internalized; // FusedParam indices promoted to private memory
-  std::vector<uint32_t> baked;        // FusedParam indices baked in as constants
+  // FusedParam indices promoted to local memory and the bytes of their per-work-group
+  // tile: each stays a parameter of the fused kernel, now a __local pointer.
+  std::vector<std::pair<uint32_t, uint64_t>> localized;
+  uint64_t privateBytes = 0;   // private arrays left in the fused kernel after cleanup
+  std::vector<uint32_t> baked; // FusedParam indices baked in as constants
   bool barriers = true;
   std::vector<std::string> remarks; // notes (internalization refusals, hazards)
   std::string hazard;               // non-empty: a kernel accesses a slot another kernel of the
@@ -69,6 +101,12 @@ struct IrResult {
 };
 
 Expected<IrResult> buildFusedKernel(const IrRequest &req);
+
+// For each kernel of `module`: whether what it computes may depend on its work-groups
+// (it asks for local ids or sizes, group ids or counts, uses barriers, group functions,
+// __local memory or an indirect call). A kernel that does not may be given any local
+// size, so the nd-range rules ignore the local size its node gives.
+Expected<std::map<std::string, bool>> workGroupUse(const KernelModule &module);
 
 // Where an automatic chain must be cut so that no part has a kernel accessing a slot
 // another kernel of the part writes at another work-item's index (or at another

@@ -151,6 +151,8 @@ Expected<Graph> flattenRec(const Graph &g, int depth) {
     // The child's stored expressions: its nodes move to base + c, its parameters to the
     // parent's of the same name.
     for (const FieldExpr &e : child.exprs) {
+      // A child slot is one of the parent's slots: its size is the parent's.
+      if (e.field == ExprField::SlotSize) continue;
       auto prog = expr::decode(e.code.data(), e.code.size(), uint32_t(child.params.size()));
       if (!prog) return prog.error().withContext(where + ": expression of node #" + s(e.node));
       auto mapped = expr::remapVariables(*prog, paramMap);
@@ -191,6 +193,10 @@ Expected<Graph> flattenRec(const Graph &g, int depth) {
     parentOrder = std::move(*o);
   }
   for (const FieldExpr &e : g.exprs) {
+    if (e.field == ExprField::SlotSize) { // slots keep their indices
+      out.exprs.push_back(e);
+      continue;
+    }
     if (e.node >= n || g.nodes[e.node].kind == NodeKind::Subgraph)
       return makeError("expression of node #" + s(e.node) + ": not a kernel node");
     FieldExpr x = e;

@@ -76,6 +76,21 @@ bool overlaps(uint64_t aBegin, uint64_t aEnd, uint64_t bBegin, uint64_t bEnd) {
   return aBegin < bEnd && bBegin < aEnd;
 }
 
+// Bit f set: field f (< 32) of node `node` is a stored parameter expression (Graph::exprs
+// is sorted by node). Copy and fill fields that are expressions have no known value
+// before a submission, so their accesses are widened below.
+uint32_t exprFieldMask(const Graph &g, uint32_t node) {
+  if (g.exprs.empty()) return 0;
+  uint32_t mask = 0;
+  auto it = std::lower_bound(g.exprs.begin(), g.exprs.end(), node,
+                             [](const FieldExpr &e, uint32_t n) { return e.node < n; });
+  for (; it != g.exprs.end() && it->node == node; ++it)
+    if (uint16_t(it->field) < 32) mask |= 1u << uint16_t(it->field);
+  return mask;
+}
+
+bool has(uint32_t mask, ExprField f) { return (mask >> uint16_t(f)) & 1u; }
+
 } // namespace
 
 AccessInfo nodeAccesses(const Graph &g, uint32_t node) {
@@ -95,13 +110,28 @@ AccessInfo nodeAccesses(const Graph &g, uint32_t node) {
       srcSize = rectExtent(c.region, c.srcRowPitch, c.srcSlicePitch);
       dstSize = rectExtent(c.region, c.dstRowPitch, c.dstSlicePitch);
     }
-    out.accesses.push_back(SlotAccess{c.srcSlot, c.srcOffset, srcSize, true, false});
-    out.accesses.push_back(SlotAccess{c.dstSlot, c.dstOffset, dstSize, false, true});
+    SlotAccess src{c.srcSlot, c.srcOffset, srcSize, true, false};
+    SlotAccess dst{c.dstSlot, c.dstOffset, dstSize, false, true};
+    if (const uint32_t m = n.kind == NodeKind::Copy ? exprFieldMask(g, node) : 0) {
+      // Offsets or size known only per submission: from the offset (or the start) to
+      // the end of the slot.
+      if (has(m, ExprField::CopySrcOffset)) src.offset = 0;
+      if (has(m, ExprField::CopyDstOffset)) dst.offset = 0;
+      if (m & ((1u << 20) | (1u << 21) | (1u << 22))) src.size = dst.size = kUnknownSize;
+    }
+    out.accesses.push_back(src);
+    out.accesses.push_back(dst);
     break;
   }
-  case NodeKind::Fill:
-    out.accesses.push_back(SlotAccess{n.fill.slot, n.fill.offset, n.fill.bytes, false, true});
+  case NodeKind::Fill: {
+    SlotAccess a{n.fill.slot, n.fill.offset, n.fill.bytes, false, true};
+    if (const uint32_t m = exprFieldMask(g, node)) {
+      if (has(m, ExprField::FillOffset)) a.offset = 0;
+      if (m & ((1u << 24) | (1u << 25))) a.size = kUnknownSize;
+    }
+    out.accesses.push_back(a);
     break;
+  }
   case NodeKind::Subgraph:
     addSubgraphAccesses(g, n, out);
     break;

@@ -68,9 +68,20 @@ struct NodeChecker {
 
   std::string pre() const { return c.nodeName(n) + ": "; }
 
+  // Whether slot `slot`'s size is a stored expression (records with node kNone, last).
+  bool slotSizeExpr(uint32_t slot) const {
+    auto it = std::lower_bound(g.exprs.begin(), g.exprs.end(), kNone,
+                               [](const FieldExpr &e, uint32_t node) { return e.node < node; });
+    for (; it != g.exprs.end(); ++it)
+      if (it->field == ExprField::SlotSize && it->arg == slot) return true;
+    return false;
+  }
+
   void checkRange(uint32_t slot, uint64_t offset, uint64_t bytes, const char *verb,
                   const char *what) {
     if (slot >= g.slots.size() || g.slots[slot].size == 0) return;
+    // A size or field known only per submission is checked then (lib/runtime).
+    if (slotSizeExpr(slot)) return;
     uint64_t size = g.slots[slot].size;
     uint64_t end = offset + bytes;
     if (end < offset || end > size)
@@ -97,7 +108,7 @@ struct NodeChecker {
     auto it = std::lower_bound(g.exprs.begin(), g.exprs.end(), n,
                                [](const FieldExpr &e, uint32_t node) { return e.node < node; });
     for (; it != g.exprs.end() && it->node == n; ++it)
-      if (uint16_t(it->field) <= 8) mask |= 1u << uint16_t(it->field);
+      if (uint16_t(it->field) < 32) mask |= 1u << uint16_t(it->field);
     return mask;
   }
 
@@ -265,9 +276,11 @@ struct NodeChecker {
       if (!pitchOk) return;
       srcBytes = rectExtent(op.region, op.srcRowPitch, op.srcSlicePitch);
       dstBytes = rectExtent(op.region, op.dstRowPitch, op.dstSlicePitch);
-    } else if (op.bytes == 0) {
+    } else if (op.bytes == 0 && !exprFields()) {
       c.warning(n, kNone, pre() + "copy of 0 bytes");
     }
+    // Fields that are stored expressions are range-checked per submission (lib/runtime).
+    if (!rect && exprFields()) return;
     if (srcOk) checkRange(op.srcSlot, op.srcOffset, srcBytes, "reads", what);
     if (dstOk) checkRange(op.dstSlot, op.dstOffset, dstBytes, "writes", what);
     if (srcOk && dstOk && op.srcSlot == op.dstSlot && op.srcOffset < op.dstOffset + dstBytes &&
@@ -284,13 +297,15 @@ struct NodeChecker {
       c.error(n, ok ? f.slot : kNone, pre() + "fill pattern has " + s(ps) + " bytes (must be 1..128)");
       return;
     }
-    if (f.bytes % ps != 0)
+    // Fields that are stored expressions are checked per submission (lib/runtime).
+    const uint32_t ex = exprFields();
+    if (f.bytes % ps != 0 && !(ex & (1u << 25)))
       c.error(n, ok ? f.slot : kNone, pre() + "fill of " + s(f.bytes) +
                                    " bytes is not a multiple of the pattern size " + s(ps));
-    if (f.offset % ps != 0)
+    if (f.offset % ps != 0 && !(ex & (1u << 24)))
       c.error(n, ok ? f.slot : kNone, pre() + "fill offset " + s(f.offset) +
                                    " is not a multiple of the pattern size " + s(ps));
-    if (ok) checkRange(f.slot, f.offset, f.bytes, "writes", "fill");
+    if (ok && !ex) checkRange(f.slot, f.offset, f.bytes, "writes", "fill");
   }
 
   void checkSubgraph() {

@@ -93,9 +93,11 @@ Error parseExtras(const Builtin &b, const TaskNode &t, const std::vector<ScalarT
       ScalarType ty = a.type;
       uint64_t bits = a.value;
       if (a.kind == ArgKind::Param) {
-        if (a.index >= paramTypes.size()) return makeError(where + ": param index out of range");
-        ty = paramTypes[a.index];
+        // An index past the graph's params is a stored expression's value (rt::Executable
+        // appends them), typed by the argument itself.
+        if (a.index < paramTypes.size()) ty = paramTypes[a.index];
         if (!params) break; // value known only at run time
+        if (a.index >= params->size()) return makeError(where + ": param index out of range");
         bits = (*params)[a.index];
       }
       const bool isFloat = ty == ScalarType::F16 || ty == ScalarType::F32 || ty == ScalarType::F64;
@@ -192,7 +194,7 @@ Expected<std::unique_ptr<HostTasks>> HostTasks::prepare(const Graph &graph,
         if (a.kind == ArgKind::LocalMem)
           return makeError(t.name + ": arg " + std::to_string(i) + ": local memory is not a host task argument");
         if ((a.kind == ArgKind::Slot && a.index >= graph.slots.size()) ||
-            (a.kind == ArgKind::Param && a.index >= graph.params.size()))
+            (a.kind == ArgKind::Param && a.index >= graph.params.size() + graph.exprs.size()))
           return makeError(t.name + ": arg " + std::to_string(i) + ": index out of range");
       }
       Expected<std::string> lib = resolveAllowedPath(node.host.library, policy);
@@ -269,8 +271,11 @@ Error HostTasks::run(uint32_t node, const std::vector<HostSpan> &slots,
     } else if (t.plugin) {
       if (a.kind == ArgKind::String) strings.push_back(a.text);
       else if (a.kind == ArgKind::Scalar) strings.push_back(formatScalarBits(a.value, a.type));
+      else if (a.kind == ArgKind::Param && a.index >= params.size())
+        return makeError(t.name + ": arg " + std::to_string(i) + ": param index out of range");
       else if (a.kind == ArgKind::Param)
-        strings.push_back(formatScalarBits(params[a.index], im.paramTypes[a.index]));
+        strings.push_back(formatScalarBits(
+            params[a.index], a.index < im.paramTypes.size() ? im.paramTypes[a.index] : a.type));
     }
   }
 

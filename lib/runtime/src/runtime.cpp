@@ -9,7 +9,9 @@
 #include "cgraph/runtime/slot_init.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <string>
 
@@ -47,8 +49,9 @@ Executable::Executable(Device &device, Graph flattened, ExecMode mode)
       names.push_back(p.name);
     for (size_t e = 0; e < graph_.exprs.size() && exprError_.empty(); ++e) {
       const FieldExpr &fe = graph_.exprs[e];
-      const std::string where =
-          detail::nodeLabel(graph_, fe.node) + ": " + exprFieldName(fe.field, fe.arg);
+      const std::string where = (fe.field == ExprField::SlotSize ? slotLabel(graph_, fe.arg)
+                                                                  : detail::nodeLabel(graph_, fe.node)) +
+                                ": " + exprFieldName(fe.field, fe.arg);
       auto prog = expr::decode(fe.code.data(), fe.code.size(), nParams);
       if (!prog) {
         exprError_ = where + ": " + prog.error().message();
@@ -67,11 +70,65 @@ Executable::Executable(Device &device, Graph flattened, ExecMode mode)
       slot.program = std::move(*prog);
       exprStack_.resize(std::max<size_t>(exprStack_.size(), slot.program.maxStack));
       exprCode_.push_back(std::move(slot));
-      if (fe.node >= graph_.nodes.size() || graph_.nodes[fe.node].kind != NodeKind::Kernel) {
-        exprError_ = where + ": not a kernel node";
+      const bool stored = device.info().caps.storedExpressions;
+      if (fe.field == ExprField::SlotSize) {
+        if (fe.arg >= graph_.slots.size() || graph_.slots[fe.arg].init == SlotInit::Data) {
+          exprError_ = where + ": not a slot whose size may vary";
+          break;
+        }
+        if (slotSizeExpr_.empty()) slotSizeExpr_.assign(graph_.slots.size(), kNone);
+        slotSizeExpr_[fe.arg] = uint32_t(e);
+        // Unsized until a submission gives it a size: requirements come from the nodes'
+        // literal accesses only, and backends take the range the runtime resolves.
+        graph_.slots[fe.arg].size = 0;
+        continue;
+      }
+      if (fe.node >= graph_.nodes.size()) {
+        exprError_ = where + ": no such node";
         break;
       }
       Node &node = graph_.nodes[fe.node];
+      if (isTransferField(fe.field)) {
+        const bool copy = uint16_t(fe.field) < 24;
+        if (node.kind != (copy ? NodeKind::Copy : NodeKind::Fill)) {
+          exprError_ = where + ": not a " + (copy ? "copy" : "fill") + " node";
+          break;
+        }
+        if (transferIndex_.empty()) transferIndex_.assign(graph_.nodes.size(), kNone);
+        if (transferIndex_[fe.node] == kNone) {
+          transferIndex_[fe.node] = uint32_t(transferParams_.size());
+          transferParams_.push_back({kNone, kNone, kNone});
+        }
+        // Slot 0: source offset (fill: offset), 1: destination offset, 2: bytes.
+        const uint16_t f = uint16_t(fe.field);
+        const int k = f == 20 ? 0 : f == 21 ? 1 : f == 22 ? 2 : f == 24 ? 1 : 2;
+        transferParams_[transferIndex_[fe.node]][k] = nParams + uint32_t(e);
+        // The placeholder must not count as a requirement or a hazard range.
+        if (f == 20) node.copy.srcOffset = 0;
+        if (f == 21) node.copy.dstOffset = 0;
+        if (f == 22) node.copy.bytes = 0;
+        if (f == 24) node.fill.offset = 0;
+        if (f == 25) node.fill.bytes = 0;
+        continue;
+      }
+      if (fe.field == ExprField::ScalarArg && node.kind == NodeKind::Host) {
+        if (fe.arg < node.args.size() && node.args[fe.arg].kind == ArgKind::Scalar &&
+            !isFloat(node.args[fe.arg].type)) {
+          // Read as parameter params.size() + e, typed by the argument (host_tasks.h).
+          if (stored) {
+            node.args[fe.arg].kind = ArgKind::Param;
+            node.args[fe.arg].index = nParams + uint32_t(e);
+          }
+        } else {
+          exprError_ = where + ": not an integer scalar argument";
+          break;
+        }
+        continue;
+      }
+      if (node.kind != NodeKind::Kernel) {
+        exprError_ = where + ": not a kernel node";
+        break;
+      }
       const uint16_t f = uint16_t(fe.field);
       if (f <= 8) {
         if (f % 3 >= node.range.dims) {
@@ -235,19 +292,26 @@ Error Executable::evaluateExprs() {
     const FieldExpr &fe = graph_.exprs[e];
     const ExprSlot &x = exprCode_[e];
     auto where = [&] {
-      return detail::nodeLabel(graph_, fe.node) + ": " + exprFieldName(fe.field, fe.arg) + " = " +
-             x.text;
+      return (fe.field == ExprField::SlotSize ? slotLabel(graph_, fe.arg)
+                                              : detail::nodeLabel(graph_, fe.node)) +
+             ": " + exprFieldName(fe.field, fe.arg) + " = " + x.text;
     };
     Expected<int64_t> r = expr::evaluateChecked(x.program, exprStack_.data(), paramValue);
     if (!r) return makeError(where() + ": " + r.error().message());
     const int64_t v = *r;
     const uint16_t f = uint16_t(fe.field);
-    if (f < 6 && v < 1)
+    if ((f < 6 || fe.field == ExprField::SlotSize) && v < 1)
       return makeError(where() + " is " + std::to_string(v) + "; it must be at least 1");
-    if (f >= 6 && f <= 8 && v < 0)
+    if (((f >= 6 && f <= 8) || isTransferField(fe.field)) && v < 0)
       return makeError(where() + " is " + std::to_string(v) + "; it must not be negative");
+    if (fe.field == ExprField::FillOffset || fe.field == ExprField::FillBytes) {
+      const size_t ps = graph_.nodes[fe.node].fill.pattern.size();
+      if (ps > 1 && uint64_t(v) % ps != 0)
+        return makeError(where() + " is " + std::to_string(v) +
+                         ", which is not a multiple of the pattern size " + std::to_string(ps));
+    }
     if (fe.field == ExprField::ScalarArg) {
-      const ScalarType t = graph_.nodes[fe.node].args[fe.arg].type;
+      const ScalarType t = graph_.nodes[fe.node].args[fe.arg].type; // kept by the rewrite
       const uint32_t bytes = scalarSize(t);
       const bool isSigned = t == ScalarType::I8 || t == ScalarType::I16 || t == ScalarType::I32 ||
                             t == ScalarType::I64;
@@ -269,6 +333,101 @@ Error Executable::evaluateExprs() {
   return Error::success();
 }
 
+Executable::Transfer Executable::transfer(uint32_t node, const std::vector<uint64_t> &params) const {
+  const Node &n = graph_.nodes[node];
+  Transfer t;
+  if (n.kind == NodeKind::Fill) {
+    t.dstOffset = n.fill.offset;
+    t.bytes = n.fill.bytes;
+  } else {
+    t.srcOffset = n.copy.srcOffset;
+    t.dstOffset = n.copy.dstOffset;
+    t.bytes = n.copy.bytes;
+  }
+  if (transferIndex_.empty() || transferIndex_[node] == kNone) return t;
+  const std::array<uint32_t, 3> &x = transferParams_[transferIndex_[node]];
+  if (x[0] != kNone) t.srcOffset = params[x[0]];
+  if (x[1] != kNone) t.dstOffset = params[x[1]];
+  if (x[2] != kNone) t.bytes = params[x[2]];
+  return t;
+}
+
+// The copy and fill nodes with stored expressions: every range inside its slot's size
+// for this submission, and a copy's source and destination apart within one slot.
+Error Executable::checkTransfers() {
+  if (transferIndex_.empty()) return Error::success();
+  const size_t nParams = graph_.params.size();
+  auto slotBytes = [&](uint32_t slot) -> uint64_t {
+    if (!slotSizeExpr_.empty() && slotSizeExpr_[slot] != kNone)
+      return scratchParams_[nParams + slotSizeExpr_[slot]];
+    if (graph_.slots[slot].size) return graph_.slots[slot].size;
+    if (scratchSlots_[slot].buffer) return scratchSlots_[slot].length;
+    return ownedSlotBytes(graph_.slots[slot], needs_[slot].minSize);
+  };
+  for (uint32_t n = 0; n < transferIndex_.size(); ++n) {
+    if (transferIndex_[n] == kNone) continue;
+    const Node &node = graph_.nodes[n];
+    const std::array<uint32_t, 3> &x = transferParams_[transferIndex_[n]];
+    const Transfer t = transfer(n, scratchParams_);
+    const bool fill = node.kind == NodeKind::Fill;
+    // "dst offset 96 (= $i * 32)": the field's value and, when stored, its expression.
+    auto field = [&](int k, ExprField f, uint64_t v) {
+      std::string out = exprFieldName(f, 0) + " " + std::to_string(v);
+      if (x[k] != kNone) out += " (= " + exprCode_[x[k] - nParams].text + ")";
+      return out;
+    };
+    auto side = [&](int k, ExprField f, uint32_t slot, uint64_t offset) -> Error {
+      const uint64_t size = slotBytes(slot);
+      if (offset <= size && t.bytes <= size - offset) return Error::success();
+      return makeError(detail::nodeLabel(graph_, n) + ": " + field(k, f, offset) + " + " +
+                       field(2, fill ? ExprField::FillBytes : ExprField::CopyBytes, t.bytes) +
+                       " is past the end of " + slotLabel(graph_, slot) + " (" +
+                       std::to_string(size) + " bytes in this submission)");
+    };
+    if (fill) {
+      CGRAPH_RETURN_IF_ERROR(side(1, ExprField::FillOffset, node.fill.slot, t.dstOffset));
+      continue;
+    }
+    CGRAPH_RETURN_IF_ERROR(side(0, ExprField::CopySrcOffset, node.copy.srcSlot, t.srcOffset));
+    CGRAPH_RETURN_IF_ERROR(side(1, ExprField::CopyDstOffset, node.copy.dstSlot, t.dstOffset));
+    if (node.copy.srcSlot == node.copy.dstSlot && t.bytes && t.srcOffset < t.dstOffset + t.bytes &&
+        t.dstOffset < t.srcOffset + t.bytes)
+      return makeError(detail::nodeLabel(graph_, n) + ": " +
+                       field(0, ExprField::CopySrcOffset, t.srcOffset) + " and " +
+                       field(1, ExprField::CopyDstOffset, t.dstOffset) + " with " +
+                       field(2, ExprField::CopyBytes, t.bytes) + " overlap in " +
+                       slotLabel(graph_, node.copy.srcSlot));
+  }
+  return Error::success();
+}
+
+// A runtime-owned slot whose size is an expression: one buffer of the largest size seen
+// so far, allocated and initialized (slot_init.h) again when a submission needs more.
+Error Executable::ensureGrown(uint32_t slot, uint64_t bytes) {
+  if (grown_.size() != graph_.slots.size()) grown_.resize(graph_.slots.size());
+  std::unique_ptr<Buffer> &cur = grown_[slot];
+  if (cur && cur->size() >= bytes) return Error::success();
+  Slot s = graph_.slots[slot];
+  s.size = bytes;
+  const std::string where = slotLabel(graph_, slot);
+  const uint64_t alloc = ownedSlotBytes(s, needs_[slot].minSize);
+  const uint32_t align = std::max<uint32_t>(s.alignment ? s.alignment : 1, ownedAlignment_);
+  Expected<std::unique_ptr<Buffer>> buf = device_->allocate(alloc, align);
+  if (!buf) return buf.error().withContext(where + ": growing to " + std::to_string(alloc) + " bytes");
+  if (void *p = (*buf)->hostPointer()) {
+    CGRAPH_RETURN_IF_ERROR(initializeSlot(s, ownedPolicy_, p, bytes));
+    if (alloc > bytes) std::memset(static_cast<char *>(p) + bytes, 0, size_t(alloc - bytes));
+  } else {
+    std::vector<uint8_t> staging(size_t(alloc), 0);
+    CGRAPH_RETURN_IF_ERROR(initializeSlot(s, ownedPolicy_, staging.data(), bytes));
+    CGRAPH_RETURN_IF_ERROR(device_->write(**buf, 0, staging.data(), alloc).withContext(where));
+  }
+  // A submission in flight may still use the old buffer.
+  if (last_) (void)last_->wait();
+  cur = std::move(*buf);
+  return Error::success();
+}
+
 Expected<EventPtr> Executable::enqueue(const BindingTable &bindings, const ParamValues &params,
                                        const SubmitOptions &opts) {
   const size_t callerSlots = slotMap_.size();
@@ -276,43 +435,7 @@ Expected<EventPtr> Executable::enqueue(const BindingTable &bindings, const Param
     return makeError("binding table has " + std::to_string(bindings.slots.size()) +
                      " entries but the graph has " + std::to_string(callerSlots) + " slots");
 
-  for (ResolvedSlot &r : scratchSlots_)
-    r = ResolvedSlot{};
-  for (size_t i = 0; i < callerSlots; ++i) {
-    const uint32_t j = slotMap_[i];
-    const SlotNeed &need = needs_[j];
-    const Binding *b = i < bindings.slots.size() ? &bindings.slots[i] : nullptr;
-    const bool bound = b && b->buffer;
-    if (!bound) {
-      if (need.external)
-        return makeError(slotLabel(graph_, j) + ": no binding (the slot is external and " +
-                         std::to_string(need.minSize) + " bytes are needed)");
-      continue;
-    }
-    if (!need.external && !bindings.overrideInternal) continue; // runtime-owned, ignored
-    const Device *owner = b->buffer->device();
-    if (owner && owner != device_)
-      return makeError(slotLabel(graph_, j) + ": buffer belongs to device " + deviceLabel(*owner) +
-                       ", not " + deviceLabel(*device_));
-    const uint64_t bufSize = b->buffer->size();
-    if (b->offset > bufSize)
-      return makeError(slotLabel(graph_, j) + ": offset " + std::to_string(b->offset) +
-                       " is past the end of its " + std::to_string(bufSize) + "-byte buffer");
-    uint64_t length = b->length ? b->length : bufSize - b->offset;
-    if (b->length && b->length > bufSize - b->offset)
-      return makeError(slotLabel(graph_, j) + ": bound range [" + std::to_string(b->offset) + ", " +
-                       std::to_string(b->offset) + "+" + std::to_string(b->length) +
-                       ") exceeds its " + std::to_string(bufSize) + "-byte buffer");
-    if (length < need.minSize)
-      return makeError(slotLabel(graph_, j) + ": bound range is " + std::to_string(length) +
-                       " bytes, the graph needs at least " + std::to_string(need.minSize));
-    if (need.alignment > 1 && b->offset % need.alignment != 0)
-      return makeError(slotLabel(graph_, j) + ": offset " + std::to_string(b->offset) +
-                       " is not a multiple of the slot's alignment " +
-                       std::to_string(need.alignment));
-    scratchSlots_[j] = ResolvedSlot{b->buffer, b->offset, length};
-  }
-
+  // Parameters and expressions first: slot sizes may depend on them.
   const size_t nParams = graph_.params.size();
   if (params.bits.empty()) {
     scratchParams_.resize(nParams);
@@ -326,6 +449,70 @@ Expected<EventPtr> Executable::enqueue(const BindingTable &bindings, const Param
   }
   if (!exprError_.empty()) return makeError(exprError_);
   CGRAPH_RETURN_IF_ERROR(evaluateExprs());
+
+  for (ResolvedSlot &r : scratchSlots_)
+    r = ResolvedSlot{};
+  for (size_t i = 0; i < callerSlots; ++i) {
+    const uint32_t j = slotMap_[i];
+    const SlotNeed &need = needs_[j];
+    // A slot whose size is an expression has that size in this submission; the nodes'
+    // literal accesses must fit in it.
+    const bool sized = !slotSizeExpr_.empty() && slotSizeExpr_[j] != kNone;
+    uint64_t needBytes = need.minSize;
+    if (sized) {
+      const uint32_t e = slotSizeExpr_[j];
+      needBytes = scratchParams_[nParams + e];
+      if (need.minSize > needBytes)
+        return makeError(slotLabel(graph_, j) + ": size = " + exprCode_[e].text + " is " +
+                         std::to_string(needBytes) + " bytes in this submission, but its nodes need at least " +
+                         std::to_string(need.minSize));
+    }
+    const Binding *b = i < bindings.slots.size() ? &bindings.slots[i] : nullptr;
+    const bool bound = b && b->buffer;
+    if (!bound) {
+      if (need.external)
+        return makeError(slotLabel(graph_, j) + ": no binding (the slot is external and " +
+                         std::to_string(needBytes) + " bytes are needed)");
+      if (sized) {
+        CGRAPH_RETURN_IF_ERROR(ensureGrown(j, needBytes));
+        scratchSlots_[j] = ResolvedSlot{grown_[j].get(), 0, needBytes};
+      }
+      continue;
+    }
+    if (!need.external && !bindings.overrideInternal) {
+      if (sized) {
+        CGRAPH_RETURN_IF_ERROR(ensureGrown(j, needBytes));
+        scratchSlots_[j] = ResolvedSlot{grown_[j].get(), 0, needBytes};
+      }
+      continue; // runtime-owned, ignored
+    }
+    const Device *owner = b->buffer->device();
+    if (owner && owner != device_)
+      return makeError(slotLabel(graph_, j) + ": buffer belongs to device " + deviceLabel(*owner) +
+                       ", not " + deviceLabel(*device_));
+    const uint64_t bufSize = b->buffer->size();
+    if (b->offset > bufSize)
+      return makeError(slotLabel(graph_, j) + ": offset " + std::to_string(b->offset) +
+                       " is past the end of its " + std::to_string(bufSize) + "-byte buffer");
+    uint64_t length = b->length ? b->length : bufSize - b->offset;
+    if (b->length && b->length > bufSize - b->offset)
+      return makeError(slotLabel(graph_, j) + ": bound range [" + std::to_string(b->offset) + ", " +
+                       std::to_string(b->offset) + "+" + std::to_string(b->length) +
+                       ") exceeds its " + std::to_string(bufSize) + "-byte buffer");
+    if (length < needBytes)
+      return makeError(slotLabel(graph_, j) + ": bound range is " + std::to_string(length) +
+                       " bytes, the graph needs at least " + std::to_string(needBytes) +
+                       (sized ? " (size = " + exprCode_[slotSizeExpr_[j]].text + " in this submission)"
+                              : std::string()));
+    if (need.alignment > 1 && b->offset % need.alignment != 0)
+      return makeError(slotLabel(graph_, j) + ": offset " + std::to_string(b->offset) +
+                       " is not a multiple of the slot's alignment " +
+                       std::to_string(need.alignment));
+    // A sized slot is exactly its size for this submission (host tasks, sub-buffers).
+    scratchSlots_[j] = ResolvedSlot{b->buffer, b->offset, sized ? needBytes : length};
+  }
+
+  CGRAPH_RETURN_IF_ERROR(checkTransfers());
   CGRAPH_RETURN_IF_ERROR(checkOverlaps());
   CGRAPH_RETURN_IF_ERROR(checkRanges(!literalRangesChecked_));
   literalRangesChecked_ = true;
@@ -336,10 +523,19 @@ Expected<EventPtr> Executable::enqueue(const BindingTable &bindings, const Param
 
 Expected<std::vector<std::unique_ptr<Buffer>>>
 Executable::allocateOwnedSlots(const HostPolicy &policy, uint32_t minAlignment) {
+  ownedPolicy_ = policy;
+  ownedAlignment_ = minAlignment;
   std::vector<uint64_t> minSizes(needs_.size());
   for (size_t i = 0; i < needs_.size(); ++i)
     minSizes[i] = needs_[i].minSize;
-  return rt::allocateOwnedSlots(*device_, graph_, minSizes, policy, minAlignment);
+  if (slotSizeExpr_.empty()) return rt::allocateOwnedSlots(*device_, graph_, minSizes, policy, minAlignment);
+  // Slots whose size is an expression are allocated per submission (ensureGrown); for
+  // the backend they are bound slots.
+  Graph slotsOnly;
+  slotsOnly.slots = graph_.slots;
+  for (size_t i = 0; i < slotsOnly.slots.size(); ++i)
+    if (slotSizeExpr_[i] != kNone) slotsOnly.slots[i].init = SlotInit::External;
+  return rt::allocateOwnedSlots(*device_, slotsOnly, minSizes, policy, minAlignment);
 }
 
 // ---- Registry ------------------------------------------------------------------------

@@ -75,12 +75,24 @@ inline Graph stageGraph(const Graph &g, const std::vector<uint32_t> &nodes,
     }
   for (const Edge &e : g.edges)
     if (local[e.from] != kNone && local[e.to] != kNone) s.edges.push_back({local[e.from], local[e.to]});
-  for (const FieldExpr &fe : g.exprs)
-    if (local[fe.node] != kNone) {
+  for (const FieldExpr &fe : g.exprs) {
+    if (fe.field == ExprField::SlotSize) {
+      // The stage's slots are bound by the executable that owns the graph, which
+      // evaluates the size; the stage takes whatever range it is given.
+      uint32_t slot = fe.arg;
+      if (usedSlots) {
+        auto it = std::find(usedSlots->begin(), usedSlots->end(), fe.arg);
+        slot = it == usedSlots->end() ? kNone : uint32_t(it - usedSlots->begin());
+      }
+      if (slot < s.slots.size()) s.slots[slot].size = 0;
+      continue;
+    }
+    if (fe.node < local.size() && local[fe.node] != kNone) {
       FieldExpr x = fe;
       x.node = local[fe.node];
       s.exprs.push_back(std::move(x));
     }
+  }
   std::stable_sort(s.exprs.begin(), s.exprs.end(), [](const FieldExpr &a, const FieldExpr &b) {
     return std::make_tuple(a.node, uint16_t(a.field), a.arg) < std::make_tuple(b.node, uint16_t(b.field), b.arg);
   });

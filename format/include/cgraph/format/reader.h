@@ -36,6 +36,7 @@ constexpr uint16_t kCgfMajorVersion = 1;
 constexpr uint16_t kCgfMinorVersion = 0;
 constexpr uint16_t kCgfAlternativesMinorVersion = 1; // files holding Node::alternatives
 constexpr uint16_t kCgfExprMajorVersion = 2; // files holding Graph::exprs
+constexpr uint16_t kCgfTransferExprMinorVersion = 2; // expressions in copy/fill/host fields, slot sizes (flag bit 2)
 constexpr uint16_t kCgfMaxMajorVersion = 2;
 
 struct ReadOptions {

@@ -312,7 +312,8 @@ public:
     }
     case NodeKind::Copy: {
       const CopyOp &c = node.copy;
-      if (c.bytes) std::memmove(sub.base[c.dstSlot] + c.dstOffset, sub.base[c.srcSlot] + c.srcOffset, c.bytes);
+      const Transfer t = transfer(p.node, sub.params); // fields may be expressions
+      if (t.bytes) std::memmove(sub.base[c.dstSlot] + t.dstOffset, sub.base[c.srcSlot] + t.srcOffset, t.bytes);
       return Error::success();
     }
     case NodeKind::CopyRect: {
@@ -330,7 +331,8 @@ public:
     }
     case NodeKind::Fill: {
       const FillOp &f = node.fill;
-      rt::fillPattern(sub.base[f.slot] + f.offset, f.bytes, f.pattern.data(), f.pattern.size());
+      const Transfer t = transfer(p.node, sub.params);
+      rt::fillPattern(sub.base[f.slot] + t.dstOffset, t.bytes, f.pattern.data(), f.pattern.size());
       return Error::success();
     }
     case NodeKind::Host: {

@@ -131,6 +131,17 @@ Expected<std::unique_ptr<rt::Executable>> CudaDevice::finalize(const Graph &grap
   CGRAPH_RETURN_IF_ERROR(firstError(validateGraph(graph, ValidateOptions{false, true, true})));
   Expected<Graph> flat = flattenSubgraphs(graph);
   if (!flat) return flat.error();
+  // Expressions in copy/fill fields, host task arguments and slot sizes (.cgf 2.2) are
+  // not evaluated by this backend yet (its copies are built at finalize).
+  for (const FieldExpr &fe : flat->exprs)
+    if (isTransferField(fe.field) || fe.field == ExprField::SlotSize ||
+        (fe.field == ExprField::ScalarArg && flat->nodes[fe.node].kind != NodeKind::Kernel))
+      return makeError(
+          (fe.field == ExprField::SlotSize ? "slot '" + flat->slots[fe.arg].name + "'"
+                                           : "node '" + flat->nodes[fe.node].name + "'") +
+          ": " + exprFieldName(fe.field, fe.arg) +
+          " is an expression over parameters; the cuda backend does not evaluate expressions in "
+          "copy, fill and host task fields or slot sizes yet (run it on cpu or opencl)");
   CGRAPH_RETURN_IF_ERROR(makeCurrent());
   // Conditional nodes: CUDA conditional nodes where nativeConditionals allows (exec.h),
   // else runtime-driven stages.

@@ -50,12 +50,17 @@ ResolvedOp OpenCLExecutable::resolveOp(uint32_t n, cl_kernel k,
     break;
   case NodeKind::Copy: {
     const SlotMem &sm = mems_[node.copy.srcSlot], &dm = mems_[node.copy.dstSlot];
+    const Transfer t = transfer(n, params); // fields may be expressions
+    if (t.bytes == 0) { // OpenCL refuses a 0-byte copy; it orders like a barrier
+      op.kind = ResolvedOp::Marker;
+      break;
+    }
     op.kind = ResolvedOp::Copy;
     op.src = sm.mem;
     op.dst = dm.mem;
-    op.srcOffset = size_t(sm.offset + node.copy.srcOffset);
-    op.dstOffset = size_t(dm.offset + node.copy.dstOffset);
-    op.bytes = size_t(node.copy.bytes);
+    op.srcOffset = size_t(sm.offset + t.srcOffset);
+    op.dstOffset = size_t(dm.offset + t.dstOffset);
+    op.bytes = size_t(t.bytes);
     break;
   }
   case NodeKind::CopyRect: {
@@ -77,10 +82,15 @@ ResolvedOp OpenCLExecutable::resolveOp(uint32_t n, cl_kernel k,
   case NodeKind::Fill: {
     const FillOp &f = node.fill;
     const SlotMem &m = mems_[f.slot];
+    const Transfer t = transfer(n, params);
+    if (t.bytes == 0) {
+      op.kind = ResolvedOp::Marker;
+      break;
+    }
     op.kind = ResolvedOp::Fill;
     op.dst = m.mem;
-    op.dstOffset = size_t(m.offset + f.offset);
-    op.bytes = size_t(f.bytes);
+    op.dstOffset = size_t(m.offset + t.dstOffset);
+    op.bytes = size_t(t.bytes);
     op.pattern = f.pattern.data();
     op.patternSize = f.pattern.size();
     break;
@@ -186,6 +196,9 @@ Error OpenCLExecutable::recordNode(cl_command_buffer_khr cb, uint32_t n,
     rc = c.fill(cb, nullptr, op.dst, op.pattern, op.patternSize, op.dstOffset, op.bytes, nWait,
                 wait, &sp, nullptr);
     break;
+  case ResolvedOp::Marker: // a 0-byte copy or fill: successors wait for what it waited for
+    done[n].assign(deps.begin(), deps.end());
+    return Error::success();
   default:
     return Error::success();
   }

@@ -13,24 +13,41 @@
 // barrier separates kernels unless every slot shared between kernels of the group is
 // only accessed at the work-item's own index; an intermediate slot used only inside
 // the group (transient, not used by any other node) with only own-index accesses
-// becomes one private variable per work-item and leaves the graph. The fused module is
-// lightly optimized only (the LLVM 14 translator can emit invalid SPIR-V from
+// becomes one private variable per work-item and leaves the graph; one whose accesses
+// all stay inside the work-item's work-group tile (1-D range with a local size T,
+// offset 0: index = T * group id + e, e proven in [0, T) by a small linear/range
+// analysis of the IR) becomes a __local tile of T elements (a new __local parameter, the
+// node passing a LocalMem argument; accesses at index % T; barriers kept). The fused
+// module is lightly optimized only (the LLVM 14 translator can emit invalid SPIR-V from
 // optimized IR), translated back to SPIR-V and validated with SPIRV-Tools. Parameters
 // of distinct slots are marked noalias (FuseOptions::noAlias), sound only because the
 // runtime refuses bindings where a written slot overlaps another.
 //
-// nd-ranges: the same range fuses as is. Different 1-D literal global sizes (same
-// local size and offset) are remapped: the fused range is the largest, a kernel with a
-// smaller one runs guarded by `get_global_id(0) < its size` and sees its own
-// get_global_size(0)/get_num_groups(0); a kernel with a barrier, a size from a graph
-// parameter, differing local sizes or dimensions are refused, naming the rule. Local
-// memory internalization is not implemented.
+// Own-index accesses are proven at the global linear id in each kernel's own shape
+// (gid(0) + G0 * gid(1) + ..., literal arguments baked in for the analysis); barrier-free
+// fused kernels are cleaned with alias analysis (EarlyCSE with MemorySSA, GVN, DSE).
+//
+// nd-ranges (work-item remapping): every local size given is the same (a local size does
+// not count where no kernel of the group uses its work-groups), every offset is
+// the same, sizes are literal unless all ranges are identical. The fused range is the
+// node with the most work-items (with the group's local size). A kernel with the same
+// dimensions and no larger global sizes runs guarded (get_global_id(d) < its size) and
+// keeps its ids, its get_global_size/get_num_groups answering its own range; any other
+// shape (more or fewer dimensions, a larger size in one dimension) is remapped from the
+// fused range's global linear id: its global ids are recomputed in its own shape, it
+// sees one work-group spanning its range, and it must have no local size (offsets 0). A
+// kernel running on part of the fused range must not use barriers or group functions.
+// Refusals name the rule ("local sizes differ: 64 vs 128").
 //
 // --auto (FuseOptions::autoFuse): chains of kernel nodes in execution order, each
-// extended while the group stays legal; one analysis pass cuts a chain where a kernel
-// would access a slot another kernel of the part writes at another work-item's index
-// (a work-group barrier cannot order work-groups), and each part of two or more is
-// fused.
+// extended while the group stays legal and the cost model agrees (a kernel with fewer
+// than 1/16 of the largest kernel's work-items ends the chain, and so does one needing
+// linear remapping unless FuseOptions::autoLinear); one analysis pass cuts
+// a chain where a kernel would access a slot another kernel of the part writes at
+// another work-item's index outside its work-group tile (a work-group barrier cannot
+// order work-groups), and each part of two or more is fused unless its kernel keeps
+// more than 4096 bytes of private arrays per work-item. Remarks starting "cost:" report
+// the model's decisions and, per fused group, the launches and traffic it saves.
 //
 // A group that cannot be fused is left as it was and gets a Remark saying why; the
 // output graph is still valid. Order, partitions and slot usage are recomputed
@@ -53,13 +70,20 @@
 namespace cgraph {
 namespace fusion {
 
+// Where an intermediate slot is promoted: private memory (one value per work-item; every
+// access at the work-item's own index), local memory (one tile per work-group; every
+// access inside the work-group's tile), or whichever is legal (private first).
+enum class Memory : uint8_t { Any, Private, Local };
+
 // One explicitly requested group (`--fuse a,b,c` or one entry of a `--plan` file).
 struct GroupRequest {
   std::vector<std::string> nodes; // node names in execution order (a chain)
-  // When set, only the slots in `internalize` may be promoted to private memory, and
-  // each one that cannot be gets a remark; otherwise every legal one is promoted.
+  // When set, only the slots in `internalize` may be promoted, and each one that cannot
+  // be gets a remark; otherwise every legal one is promoted. `internalizeTo` (parallel
+  // to `internalize`, Memory::Any where shorter) says where each may go.
   bool internalizeListed = false;
   std::vector<std::string> internalize;
+  std::vector<Memory> internalizeTo;
   // Graph parameters whose value is baked into the fused kernel (name, value text:
   // "2.5", "-3", "0x10"; typed by the parameter). The parameter stays in the graph.
   std::vector<std::pair<std::string, std::string>> constants;
@@ -74,6 +98,10 @@ struct FuseOptions {
   std::vector<GroupRequest> groups;
   // Find chains automatically (after the explicit groups).
   bool autoFuse = false;
+  // Let automatic chains take kernels that need linear work-item remapping (another
+  // shape than the fused range's). Off by default: in the stencil example such a fused
+  // kernel ran slower than the two kernels on the cpu backend.
+  bool autoLinear = false;
   // Bake literal scalar arguments into the fused kernel.
   bool constants = true;
   // Promote intermediate slots to private memory where legal.
@@ -96,6 +124,7 @@ struct FusedGroup {
   std::string kernel;                    // name of the fused kernel
   std::vector<std::string> from;         // the nodes it replaces, in order
   std::vector<std::string> internalized; // slots promoted to private memory
+  std::vector<std::string> localized;    // slots promoted to local memory (a __local tile)
   std::vector<std::string> constants;    // "kernel.param=value" baked in
   unsigned elided = 0;                   // arguments passed once instead of several times
   bool barriers = true;                  // barriers between the kernels kept

@@ -13,6 +13,9 @@
 //   covers its bounding range, with OpenCL pitch defaults: row pitch 0 = width,
 //   slice pitch 0 = row pitch * height).
 // - fill: written, [offset, offset+bytes).
+// - copy/fill fields that are stored parameter expressions (Graph::exprs): an offset
+//   counts as 0 and the extent as unknown (to the end of the slot), so hazards hold for
+//   every parameter value.
 // - host task slot args: read+write, except built-ins "checksum", "print", "write_file",
 //   "compare" (read) and "read_file" (write); extent unknown.
 // - barrier: none. subgraph: the union of its child's accesses, mapped through the

@@ -32,6 +32,7 @@
 #include "cgraph/expr.h"
 #include "cgraph/model.h"
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -223,7 +224,7 @@ public:
   // Capabilities::storedExpressions, graph() has the expression's field rewritten to
   // read parameter graph().params.size() + e (e = index into graph().exprs), and the
   // params vector given to submit() holds the parameter bits followed by one int64
-  // per expression.
+  // per expression. Copy/fill fields and slot sizes (.cgf 2.2): see the end of this file.
   Expected<EventPtr> enqueue(const BindingTable &bindings, const ParamValues &params,
                              const SubmitOptions &opts = {});
 
@@ -270,6 +271,15 @@ protected:
   // requirements). Every backend calls it at finalize; result[i] is null for External.
   Expected<std::vector<std::unique_ptr<Buffer>>> allocateOwnedSlots(const HostPolicy &policy,
                                                                     uint32_t minAlignment = 1);
+  // A copy node's source offset, destination offset and size, or a fill node's offset
+  // (dstOffset) and size, for the submission whose params (as given to submit()) are
+  // `params`: the node's fields, with those that are stored expressions (.cgf 2.2)
+  // evaluated. Backends read copy and fill fields only through this: graph() holds 0
+  // in an expression field. O(1), no allocation; `node` must be a Copy or Fill node.
+  struct Transfer {
+    uint64_t srcOffset = 0, dstOffset = 0, bytes = 0;
+  };
+  Transfer transfer(uint32_t node, const std::vector<uint64_t> &params) const;
   virtual Expected<EventPtr> submit(const std::vector<ResolvedSlot> &slots,
                                     const std::vector<uint64_t> &params,
                                     const SubmitOptions &opts) = 0;
@@ -309,6 +319,19 @@ private:
     std::string text;      // infix with parameter names, for messages
   };
   std::vector<ExprSlot> exprCode_;
+  // Copy/fill fields that are expressions: per node, kNone or an index into
+  // transferParams_ ({source offset or kNone, destination/fill offset, bytes}: indices
+  // into the submit() params). Empty when the graph has none.
+  std::vector<uint32_t> transferIndex_;
+  std::vector<std::array<uint32_t, 3>> transferParams_;
+  // Per slot: kNone or the expression (index into graph().exprs) giving its size.
+  std::vector<uint32_t> slotSizeExpr_;
+  // Runtime-owned slots of expression size: the largest size seen so far (ensureGrown).
+  std::vector<std::unique_ptr<Buffer>> grown_;
+  HostPolicy ownedPolicy_;
+  uint32_t ownedAlignment_ = 1;
+  Error checkTransfers();
+  Error ensureGrown(uint32_t slot, uint64_t bytes);
   std::vector<int64_t> exprStack_;
   std::string exprError_; // set when the graph's expressions cannot be evaluated here
   std::vector<ResolvedSlot> scratchSlots_;
@@ -373,3 +396,17 @@ private:
 };
 
 } // namespace cgraph::rt
+
+// ---- notes ---------------------------------------------------------------------------
+// Executable::enqueue and the .cgf 2.2 expression fields. Kernel nd-ranges and arguments
+// become Dim::param / ArgKind::Param (a host task argument too, keeping its Arg::type);
+// copy and fill fields read 0 in graph() and come to backends through transfer().
+// Per submission they must not be negative, fill fields must be multiples of the
+// pattern, and every such copy or fill must lie inside its slots' sizes for this
+// submission (`node 'c': dst offset 800 (= $n * 8) + bytes 400 (= $n * 4) is past the
+// end of slot 'dst' (1024 bytes in this submission)`); 0 bytes does nothing. A slot
+// whose size is an expression has that size in the submission (at least 1; a binding
+// must hold it, the resolved range is exactly that long, graph() shows it unsized); a
+// runtime-owned one is allocated by enqueue for the largest size seen and
+// re-initialized when it grows (format/SPEC.md 5a): the growth waits for the previous
+// submission and is the only allocation enqueue makes.
