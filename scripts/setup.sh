@@ -10,6 +10,7 @@ PACKAGES=(
   catch2 nlohmann-json3-dev libcli11-dev libzstd-dev libxxhash-dev
   libtbb-dev libboost-context-dev
   pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo
+  lld-14 libamdhip64-dev
   libze-dev
 )
 

@@ -110,14 +110,34 @@ TEST_CASE("cgrun --list-devices", "[tools][cgrun]") {
   REQUIRE(r.code == 0);
   CHECK(r.out.find("cpu: 1 device") != std::string::npos);
   CHECK(r.out.find("  cpu:0  ") != std::string::npos);
-  // cuda is compiled in (and unavailable without a driver); hip is not.
+  // hip is compiled in where libamdhip64-dev's headers were found, and unavailable: no
+  // runtime library, or the runtime (libamdhip64-dev brings it) and no AMD GPU.
+#ifdef CGRUN_TEST_HIP
+  CHECK((r.out.find("hip: unavailable: libamdhip64.so not found") != std::string::npos ||
+         r.out.find("hip: unavailable: no HIP device (libamdhip64.so") != std::string::npos));
+#else
   CHECK(r.out.find("hip: not compiled into this cgrun") != std::string::npos);
+#endif
   r = cgrun("--list-devices --json", dir);
   REQUIRE(r.code == 0);
   json j = json::parse(r.out);
   CHECK(j["backends"][0]["backend"] == "cpu");
   CHECK(j["backends"][0]["available"] == true);
   CHECK(j["backends"][0]["devices"][0].contains("capabilities"));
+  bool hipListed = false;
+  for (const json &b : j["backends"]) {
+    if (b["backend"] != "hip") continue;
+    hipListed = true;
+    CHECK(b["available"] == false);
+#ifdef CGRUN_TEST_HIP
+    CHECK(b["compiled_in"] == true);
+    const std::string reason = b["reason"];
+    CHECK((reason.find("libamdhip64.so not found") == 0 || reason.find("no HIP device (libamdhip64.so") == 0));
+#else
+    CHECK(b["compiled_in"] == false);
+#endif
+  }
+  CHECK(hipListed);
   // The opencl backend names its replay strategy per device (lib/backends/opencl rule).
   for (const json &b : j["backends"]) {
     if (b["backend"] != "opencl" || b["available"] != true) continue;
@@ -381,7 +401,19 @@ TEST_CASE("cgrun reports bad inputs with one error line", "[tools][cgrun]") {
   fails("saxpy.cgf --param a=x", 1, "cgrun: error: --param a=x: param 'a': 'x' is not a valid f32");
   fails("saxpy.cgf --fill y=abc", 1, "cgrun: error: --fill y=abc: 'abc' is not a valid f32");
   fails("saxpy.cgf --check y=@short.npy", 1, "cgrun: error: --check y=@short.npy: file has 400 bytes");
+  fails("saxpy.cgf --backend nosuch", 1, "cgrun: error: device 'nosuch': no backend 'nosuch'");
+#ifdef CGRUN_TEST_HIP
+  {
+    // Compiled in, no device here: the probe's reason.
+    Result r = s.run("saxpy.cgf --backend hip");
+    INFO(r.err);
+    CHECK(r.code == 1);
+    CHECK((r.err.find("cgrun: error: device 'hip': no HIP device (libamdhip64.so") == 0 ||
+           r.err.find("cgrun: error: device 'hip': libamdhip64.so not found") == 0));
+  }
+#else
   fails("saxpy.cgf --backend hip", 1, "cgrun: error: device 'hip': no backend 'hip'");
+#endif
   fails("saxpy.cgf --no-such-flag", 2, "cgrun: error: The following argument was not expected: --no-such-flag");
   fails("saxpy.cgf -n 0", 2, "cgrun: error: --iterations must be at least 1");
   Result r = s.run("saxpy.cgf --random x:7 --zeros y");

@@ -12,6 +12,9 @@
 #ifdef CGRUN_HAVE_CUDA
 #include "cgraph/backends/cuda/cuda_backend.h"
 #endif
+#ifdef CGRUN_HAVE_HIP
+#include "cgraph/backends/hip/hip_backend.h"
+#endif
 #ifdef CGRUN_HAVE_LEVEL_ZERO
 #include "cgraph/backends/level_zero/level_zero_backend.h"
 #endif
@@ -47,6 +50,9 @@ std::unique_ptr<rt::Registry> makeRegistry() {
 #endif
 #ifdef CGRUN_HAVE_CUDA
   r->add(cuda::makeCudaBackend());
+#endif
+#ifdef CGRUN_HAVE_HIP
+  r->add(hip::makeHipBackend());
 #endif
 #ifdef CGRUN_HAVE_LEVEL_ZERO
   r->add(level_zero::makeLevelZeroBackend());

@@ -3,6 +3,9 @@
 // device partition (see exec.h for the table layout).
 #include "exec.h"
 
+#include "cgraph/backends/gpu_common/launch_plan.h"
+#include "cgraph/backends/gpu_common/replay_steps.h"
+
 #include "cgraph/graph/flatten.h"
 #include "cgraph/graph/order.h"
 
@@ -31,14 +34,6 @@ CUDA_KERNEL_NODE_PARAMS kernelParams(Launch &l) {
   return kp;
 }
 
-// Largest divisor of `g` not above `limit` (OpenCL 1.2: the global size is a multiple
-// of the work-group size, so the runtime's choice must divide it).
-uint64_t divisorUpTo(uint64_t g, uint64_t limit) {
-  for (uint64_t d = std::min(g, limit); d > 1; --d)
-    if (g % d == 0) return d;
-  return 1;
-}
-
 } // namespace
 
 CudaExecutable::~CudaExecutable() {
@@ -61,40 +56,7 @@ std::string CudaExecutable::nodeLabel(uint32_t n) const {
 }
 
 Error CudaExecutable::rangeOf(uint32_t n, const std::vector<uint64_t> &params, Launch &l) const {
-  const Node &node = nodeAt(n);
-  const Kernel &kern = kernelAt(n);
-  auto val = [&](const Dim &d) { return d.param != kNone ? params[d.param] : d.value; };
-  uint64_t global[3] = {1, 1, 1}, local[3] = {1, 1, 1};
-  const uint32_t dims = std::max<uint32_t>(1, std::min<uint32_t>(3, node.range.dims));
-  for (uint32_t d = 0; d < dims; ++d) global[d] = val(node.range.global[d]);
-  if (node.range.hasLocal()) {
-    for (uint32_t d = 0; d < dims; ++d) local[d] = val(node.range.local[d]);
-  } else if (kern.reqdLocal[0] != 0) {
-    for (uint32_t d = 0; d < dims; ++d) local[d] = kern.reqdLocal[d] ? kern.reqdLocal[d] : 1;
-  } else {
-    local[0] = divisorUpTo(global[0], 256);
-    if (dims > 1) local[1] = divisorUpTo(global[1], std::max<uint64_t>(1, 256 / local[0] >= 16 ? 256 / local[0] : 1));
-  }
-  uint64_t threads = 1;
-  for (uint32_t d = 0; d < 3; ++d) {
-    if (global[d] == 0) return makeError(nodeLabel(n) + ": global size " + std::to_string(d) + " is 0");
-    if (local[d] == 0 || global[d] % local[d] != 0)
-      return makeError(nodeLabel(n) + ": global size " + std::to_string(global[d]) + " in dimension " +
-                       std::to_string(d) + " is not a multiple of the work-group size " + std::to_string(local[d]));
-    threads *= local[d];
-    l.block[d] = unsigned(local[d]);
-    const uint64_t g = global[d] / local[d];
-    if (g > (d == 0 ? 0x7FFFFFFFull : 65535ull))
-      return makeError(nodeLabel(n) + ": " + std::to_string(g) + " work-groups in dimension " + std::to_string(d) +
-                       " exceed the CUDA grid limit");
-    l.grid[d] = unsigned(g);
-  }
-  if (threads > 1024)
-    return makeError(nodeLabel(n) + ": work-group of " + std::to_string(threads) + " work-items exceeds 1024");
-  const size_t base = 1 + 2 * kern.params.size();
-  for (uint32_t d = 0; d < 3; ++d) l.vals[base + d] = d < dims ? val(node.range.offset[d]) : 0;
-  l.vals[base + 3] = dims;
-  return Error::success();
+  return gpu::planRange(nodeAt(n), kernelAt(n), params, nodeLabel(n), "CUDA", l);
 }
 
 Expected<CUfunction> CudaExecutable::kernelFunction(uint32_t k, bool useCache) {
@@ -116,33 +78,8 @@ Expected<CUfunction> CudaExecutable::kernelFunction(uint32_t k, bool useCache) {
 Error CudaExecutable::planKernel(uint32_t n, const std::vector<uint64_t> &params, Launch &l, bool paramRange) {
   const Node &node = nodeAt(n);
   const Kernel &kern = kernelAt(n);
-  if (node.args.size() != kern.params.size())
-    return makeError(nodeLabel(n) + ": " + std::to_string(node.args.size()) + " arguments for kernel '" + kern.name +
-                     "' of " + std::to_string(kern.params.size()) + " parameters");
-  l.vals.assign(1 + 2 * kern.params.size() + 4, 0);
-  l.vals[0] = static_cast<CudaBuffer *>(tableBuf_.get())->ptr();
-  uint64_t smem = 0;
-  for (size_t i = 0; i < node.args.size(); ++i) {
-    const Arg &a = node.args[i];
-    uint64_t &av = l.vals[1 + 2 * i];
-    uint64_t &mv = l.vals[2 + 2 * i];
-    switch (a.kind) {
-    case ArgKind::Slot: av = a.value; mv = a.index; break;
-    case ArgKind::Scalar: av = a.value; mv = kLiteral; break;
-    case ArgKind::Param: av = 0; mv = nSlots_ + a.index; break;
-    case ArgKind::LocalMem:
-      smem = (smem + 15) & ~uint64_t(15);
-      av = smem;
-      mv = kLiteral;
-      smem += a.value;
-      break;
-    case ArgKind::String:
-      return makeError(nodeLabel(n) + ": arg " + std::to_string(i) + ": string argument for a kernel");
-    }
-  }
-  if (smem > 48 * 1024)
-    return makeError(nodeLabel(n) + ": " + std::to_string(smem) + " bytes of __local arguments exceed 48 KiB");
-  l.smem = unsigned(smem);
+  CGRAPH_RETURN_IF_ERROR(gpu::planKernelArgs(node, kern, static_cast<CudaBuffer *>(tableBuf_.get())->ptr(),
+                                             nSlots_, nodeLabel(n), 48 * 1024, l));
   // A range from parameters is computed again before the first launch (submit); the
   // values at hand (defaults, placeholders) need not give a launchable one.
   if (Error e = rangeOf(n, params, l); e && !paramRange) return e;
@@ -156,12 +93,6 @@ Error CudaExecutable::planCopyOrFill(uint32_t n) {
   const Node &node = nodeAt(n);
   NodePlan &p = plans_[n];
   const uint64_t tbl = static_cast<CudaBuffer *>(tableBuf_.get())->ptr();
-  // The kernels loop (grid stride): one work-item per 16 bytes, at most 1024 groups of
-  // 256 (plenty to fill an H100; larger copies take more steps per work-item).
-  auto grid = [&](uint64_t total) {
-    p.launch.block[0] = 256;
-    p.launch.grid[0] = unsigned(std::min<uint64_t>(1024, std::max<uint64_t>(1, (total / 16 + 255) / 256)));
-  };
   if (node.kind == NodeKind::Fill) {
     const FillOp &f = node.fill;
     auto fn = builtins_->function("cgraph_fill");
@@ -176,26 +107,12 @@ Error CudaExecutable::planCopyOrFill(uint32_t n) {
     table_.push_back(static_cast<CudaBuffer *>(pb->get())->ptr());
     patterns_.push_back(std::move(*pb));
     p.launch.fn = *fn;
-    p.launch.vals = {tbl, f.offset, f.slot, f.bytes, kLiteral, 0, patIndex, f.pattern.size(), kLiteral, 0, 0, 0, 1};
-    grid(f.bytes);
+    gpu::planFillLaunch(f, tbl, patIndex, p.launch);
   } else {
-    const CopyOp &c = node.copy;
     auto fn = builtins_->function("cgraph_copy");
     if (!fn) return fn.error().withContext(nodeLabel(n));
-    uint64_t w = c.bytes, h = 1, d = 1, sr = c.bytes, ss = c.bytes, dr = c.bytes, ds = c.bytes;
-    if (node.kind == NodeKind::CopyRect) {
-      w = c.region[0];
-      h = std::max<uint64_t>(1, c.region[1]);
-      d = std::max<uint64_t>(1, c.region[2]);
-      sr = c.srcRowPitch ? c.srcRowPitch : w;
-      ss = c.srcSlicePitch ? c.srcSlicePitch : sr * h;
-      dr = c.dstRowPitch ? c.dstRowPitch : w;
-      ds = c.dstSlicePitch ? c.dstSlicePitch : dr * h;
-    }
     p.launch.fn = *fn;
-    p.launch.vals = {tbl, c.dstOffset, c.dstSlot, c.srcOffset, c.srcSlot, w, kLiteral, h, kLiteral, d, kLiteral,
-                     sr, kLiteral, ss, kLiteral, dr, kLiteral, ds, kLiteral, 0, 0, 0, 1};
-    grid(w * h * d);
+    gpu::planCopyLaunch(node, tbl, p.launch);
   }
   p.launch.bind();
   return Error::success();
@@ -250,28 +167,15 @@ Error CudaExecutable::prepare(const rt::FinalizeOptions &opts) {
   auto owned = allocateOwnedSlots(opts.host, 16);
   if (!owned) return owned.error();
   owned_ = std::move(*owned);
-  nSlots_ = uint32_t(graph_.slots.size());
-  // Parameters, then one int64 per stored expression (the runtime evaluates them per
-  // submission; graph() reads them as parameters graph().params.size() + e).
-  nParams_ = uint32_t(graph_.params.size() + graph_.exprs.size());
-  table_.assign(nSlots_ + nParams_, 0);
-  slotLength_.assign(nSlots_, 0);
-  for (uint32_t s = 0; s < nSlots_; ++s)
-    if (slotOwned(s)) {
-      table_[s] = static_cast<CudaBuffer *>(owned_[s].get())->ptr();
-      slotLength_[s] = owned_[s]->size();
-    }
-  for (uint32_t p = 0; p < graph_.params.size(); ++p) table_[nSlots_ + p] = graph_.params[p].defaultBits;
-  // Until the first submission an expression holds the placeholder cgc stored.
-  for (size_t e = 0; e < graph_.exprs.size(); ++e) {
-    const FieldExpr &fe = graph_.exprs[e];
-    const Node &node = graph_.nodes[fe.node];
-    const uint16_t f = uint16_t(fe.field);
-    uint64_t v = 0;
-    if (f <= 8) v = (f < 3 ? node.range.global : f < 6 ? node.range.local : node.range.offset)[f % 3].value;
-    else if (fe.arg < node.args.size()) v = node.args[fe.arg].value;
-    table_[nSlots_ + graph_.params.size() + e] = v;
-  }
+  gpu::initTable(
+      graph_,
+      [&](uint32_t s, uint64_t *address, uint64_t *bytes) {
+        if (!slotOwned(s)) return false;
+        *address = static_cast<CudaBuffer *>(owned_[s].get())->ptr();
+        *bytes = owned_[s]->size();
+        return true;
+      },
+      table_, slotLength_, nSlots_, nParams_);
   // One table entry per fill pattern, the fills of conditional bodies included.
   std::function<uint64_t(const Graph &, int)> countFills = [&](const Graph &g, int depth) -> uint64_t {
     uint64_t c = 0;
@@ -347,48 +251,34 @@ Error CudaExecutable::prepare(const rt::FinalizeOptions &opts) {
 // A copy/fill node as a memcpy/memset node: only when every slot it touches is
 // runtime-owned (fixed address) and cuMemcpy3D/cuMemset can express it.
 bool cudaMemcpyFor(const Node &node, CUdeviceptr src, CUdeviceptr dst, CUDA_MEMCPY3D &m) {
-  const CopyOp &c = node.copy;
+  gpu::Copy3D c;
+  const bool ok = gpu::copy3DFor(node, src, dst, c);
   std::memset(&m, 0, sizeof(m));
   m.srcMemoryType = CU_MEMORYTYPE_DEVICE;
   m.dstMemoryType = CU_MEMORYTYPE_DEVICE;
-  m.srcDevice = src + c.srcOffset;
-  m.dstDevice = dst + c.dstOffset;
-  if (node.kind == NodeKind::Copy) {
-    m.WidthInBytes = c.bytes;
-    m.Height = 1;
-    m.Depth = 1;
-    m.srcPitch = m.dstPitch = c.bytes;
-    m.srcHeight = m.dstHeight = 1;
-    return c.bytes > 0;
-  }
-  const uint64_t w = c.region[0], h = std::max<uint64_t>(1, c.region[1]), d = std::max<uint64_t>(1, c.region[2]);
-  const uint64_t sr = c.srcRowPitch ? c.srcRowPitch : w, dr = c.dstRowPitch ? c.dstRowPitch : w;
-  const uint64_t ss = c.srcSlicePitch ? c.srcSlicePitch : sr * h, ds = c.dstSlicePitch ? c.dstSlicePitch : dr * h;
-  if (w == 0 || (d > 1 && (ss % sr != 0 || ds % dr != 0))) return false;
-  m.WidthInBytes = w;
-  m.Height = h;
-  m.Depth = d;
-  m.srcPitch = sr;
-  m.dstPitch = dr;
-  m.srcHeight = d > 1 ? ss / sr : h;
-  m.dstHeight = d > 1 ? ds / dr : h;
+  m.srcDevice = c.src;
+  m.dstDevice = c.dst;
+  if (!ok) return false;
+  m.WidthInBytes = c.width;
+  m.Height = c.height;
+  m.Depth = c.depth;
+  m.srcPitch = c.srcPitch;
+  m.dstPitch = c.dstPitch;
+  m.srcHeight = c.srcHeight;
+  m.dstHeight = c.dstHeight;
   return true;
 }
 
 bool cudaMemsetFor(const FillOp &f, CUdeviceptr base, CUDA_MEMSET_NODE_PARAMS &m) {
-  const size_t p = f.pattern.size();
-  if (p != 1 && p != 2 && p != 4) return false;
-  const CUdeviceptr dst = base + f.offset;
-  if (dst % p != 0 || f.bytes % p != 0 || f.bytes == 0) return false;
+  gpu::Memset g;
+  if (!gpu::memsetFor(f, base, g)) return false;
   std::memset(&m, 0, sizeof(m));
-  m.dst = dst;
-  m.elementSize = unsigned(p);
-  m.width = f.bytes / p;
+  m.dst = g.dst;
+  m.elementSize = g.elementSize;
+  m.width = g.width;
   m.height = 1;
   m.pitch = f.bytes;
-  uint32_t v = 0;
-  std::memcpy(&v, f.pattern.data(), p);
-  m.value = v;
+  m.value = g.value;
   return true;
 }
 
@@ -485,24 +375,21 @@ Expected<CUgraphNode> CudaExecutable::addGraphNode(CUgraph g, uint32_t p, const 
 
 Error CudaExecutable::buildGraphs() {
   graphNodes_.assign(graph_.nodes.size(), GraphNodeRef{});
-  for (uint32_t pi = 0; pi < parts_.size(); ++pi) {
-    PartGraph &pg = parts_[pi];
-    if (pg.host || pg.nodes.empty()) continue;
-    CGRAPH_CU_CHECK(*api_, "cuGraphCreate", api_->cuGraphCreate(&pg.graph, 0));
-    std::vector<CUgraphNode> gnode(graph_.nodes.size(), nullptr);
-    for (uint32_t n : pg.nodes) {
-      std::vector<CUgraphNode> deps;
-      for (uint32_t p : preds_[n])
-        if (gnode[p]) deps.push_back(gnode[p]);
-      auto gn = addGraphNode(pg.graph, n, deps, pi);
-      if (!gn) return gn.error();
-      gnode[n] = *gn;
-    }
-    CGRAPH_CU_CHECK(*api_, "cuGraphInstantiate", api_->cuGraphInstantiate(&pg.exec, pg.graph, 0));
-    CGRAPH_CU_CHECK(*api_, "cuGraphUpload", api_->cuGraphUpload(pg.exec, dev_->stream()));
-    ++dev_->counters().graphsInstantiated;
-  }
-  return Error::success();
+  return gpu::buildPartitionGraphs<CUgraphNode>(
+      graph_.nodes.size(), preds_, parts_,
+      [&](PartGraph &pg) -> Error {
+        CGRAPH_CU_CHECK(*api_, "cuGraphCreate", api_->cuGraphCreate(&pg.graph, 0));
+        return Error::success();
+      },
+      [&](CUgraph g, uint32_t n, const std::vector<CUgraphNode> &deps, uint32_t pi) {
+        return addGraphNode(g, n, deps, pi);
+      },
+      [&](PartGraph &pg) -> Error {
+        CGRAPH_CU_CHECK(*api_, "cuGraphInstantiate", api_->cuGraphInstantiate(&pg.exec, pg.graph, 0));
+        CGRAPH_CU_CHECK(*api_, "cuGraphUpload", api_->cuGraphUpload(pg.exec, dev_->stream()));
+        ++dev_->counters().graphsInstantiated;
+        return Error::success();
+      });
 }
 
 // ---- conditional nodes ---------------------------------------------------------------

@@ -6,6 +6,8 @@
 // a cubin form) and its bytes.
 #include "internal.h"
 
+#include "cgraph/backends/gpu_common/launch_plan.h"
+
 #include "cgraph/cache/kernel_cache.h"
 #include "cgraph/cache/key.h"
 #include "cgraph/kernel/opencl_compiler.h"
@@ -152,41 +154,8 @@ Expected<std::shared_ptr<const LoadedModule>> CudaDevice::loadModule(const Kerne
   return *mod;
 }
 
-// The table-ABI fill and copy kernels that copies and fills touching binding-table
-// slots run as (so they rebind through the table like every kernel), and the fill
-// kernel for patterns cuMemset* cannot express. Grid-stride loops (the launch has at
-// most a few hundred thousand work-items, command_buffer.cpp); contiguous copies and
-// fills move 16 bytes per step where the addresses and size allow, else bytes.
-static const char *kBuiltinSource = R"CL(
-__kernel void cgraph_fill(__global uchar *dst, ulong bytes, __global const uchar *pattern, ulong psize) {
-  const ulong stride = get_global_size(0);
-  ulong i = get_global_id(0);
-  if ((((ulong)dst | bytes) & 15) == 0 && (psize == 1 || psize == 2 || psize == 4 || psize == 8 || psize == 16)) {
-    uchar16 v;
-    for (int k = 0; k < 16; ++k) ((uchar *)&v)[k] = pattern[k % psize];
-    for (; i < bytes / 16; i += stride) ((__global uchar16 *)dst)[i] = v;
-    return;
-  }
-  for (; i < bytes; i += stride) dst[i] = pattern[i % psize];
-}
-__kernel void cgraph_copy(__global uchar *dst, __global const uchar *src, ulong width, ulong height,
-                          ulong depth, ulong srcRow, ulong srcSlice, ulong dstRow, ulong dstSlice) {
-  const ulong stride = get_global_size(0);
-  ulong i = get_global_id(0);
-  if (height == 1 && depth == 1) {
-    if ((((ulong)dst | (ulong)src | width) & 15) == 0) {
-      for (; i < width / 16; i += stride) ((__global uint4 *)dst)[i] = ((__global const uint4 *)src)[i];
-      return;
-    }
-    for (; i < width; i += stride) dst[i] = src[i];
-    return;
-  }
-  for (; i < width * height * depth; i += stride) {
-    ulong x = i % width, y = (i / width) % height, z = i / (width * height);
-    dst[z * dstSlice + y * dstRow + x] = src[z * srcSlice + y * srcRow + x];
-  }
-}
-)CL";
+// The table-ABI fill and copy kernels: gpu_common's builtinKernelSource (launch_plan.h).
+static const char *const kBuiltinSource = gpu::builtinKernelSource();
 
 Expected<std::shared_ptr<const LoadedModule>> CudaDevice::builtinModule() {
   {

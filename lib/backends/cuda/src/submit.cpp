@@ -2,6 +2,8 @@
 // partitions' CUDA graphs (replay) or the nodes one by one on the stream (eager).
 #include "exec.h"
 
+#include "cgraph/backends/gpu_common/replay_steps.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -67,51 +69,34 @@ Error CudaExecutable::uploadTable(const std::vector<uint64_t> &) {
 // Nd-ranges that depend on parameters: recomputed, and the graph node updated, only for
 // the nodes whose launch changed.
 Error CudaExecutable::updateParamRanges(const std::vector<uint64_t> &params) {
-  if (rangesResolved_ && params == rangeParams_) return Error::success();
-  rangesResolved_ = true;
-  rangeParams_ = params;
-  for (PartGraph &pg : parts_)
-    for (auto &kn : pg.kernelNodes) {
-      NodePlan &p = plans_[kn.first];
-      if (!p.paramRange) continue;
-      Launch before = p.launch;
-      CGRAPH_RETURN_IF_ERROR(rangeOf(kn.first, params, p.launch));
-      if (std::memcmp(before.grid, p.launch.grid, sizeof(before.grid)) == 0 &&
-          std::memcmp(before.block, p.launch.block, sizeof(before.block)) == 0 && before.vals == p.launch.vals)
-        continue;
-      CUDA_KERNEL_NODE_PARAMS kp = launchParams(p.launch);
-      CUresult rc = api_->cuGraphExecKernelNodeSetParams(pg.exec, kn.second, &kp);
-      if (rc != CUDA_SUCCESS)
-        return cuError(*api_, "cuGraphExecKernelNodeSetParams", rc).withContext(nodeLabel(kn.first));
-      ++dev_->counters().nodeUpdates;
-    }
-  return Error::success();
+  return gpu::updateParamRanges(
+      params, rangeParams_, rangesResolved_, parts_, plans_,
+      [&](uint32_t n, const std::vector<uint64_t> &ps, Launch &l) { return rangeOf(n, ps, l); },
+      [&](PartGraph &pg, CUgraphNode node, uint32_t n, Launch &l) -> Error {
+        CUDA_KERNEL_NODE_PARAMS kp = launchParams(l);
+        CUresult rc = api_->cuGraphExecKernelNodeSetParams(pg.exec, node, &kp);
+        if (rc != CUDA_SUCCESS) return cuError(*api_, "cuGraphExecKernelNodeSetParams", rc).withContext(nodeLabel(n));
+        ++dev_->counters().nodeUpdates;
+        return Error::success();
+      });
 }
 
 Error CudaExecutable::runHost(uint32_t n, const std::vector<uint64_t> &params) {
-  // Host tasks see host memory: the node's slots are copied out, the task runs, and
-  // they are copied back. The stream is drained first so the task sees earlier work.
   CUstream s = dev_->stream();
-  CGRAPH_CU_CHECK(*api_, "cuStreamSynchronize", api_->cuStreamSynchronize(s));
-  const Node &node = graph_.nodes[n];
-  std::vector<rt::HostSpan> spans(graph_.slots.size());
-  std::vector<std::vector<uint8_t>> copies(graph_.slots.size());
-  for (const Arg &a : node.args) {
-    if (a.kind != ArgKind::Slot || a.index >= nSlots_ || spans[a.index].data) continue;
-    std::vector<uint8_t> &c = copies[a.index];
-    c.resize(slotLength_[a.index]);
-    if (!c.empty())
-      CGRAPH_CU_CHECK(*api_, "cuMemcpyDtoHAsync", api_->cuMemcpyDtoHAsync(c.data(), slotBase(a.index), c.size(), s));
-    spans[a.index] = {c.data(), c.size()};
-  }
-  CGRAPH_CU_CHECK(*api_, "cuStreamSynchronize", api_->cuStreamSynchronize(s));
-  CGRAPH_RETURN_IF_ERROR(hostTasks_->run(n, spans, params));
-  for (size_t i = 0; i < copies.size(); ++i)
-    if (!copies[i].empty())
-      CGRAPH_CU_CHECK(*api_, "cuMemcpyHtoDAsync", api_->cuMemcpyHtoDAsync(slotBase(uint32_t(i)), copies[i].data(),
-                                                                          copies[i].size(), s));
-  CGRAPH_CU_CHECK(*api_, "cuStreamSynchronize", api_->cuStreamSynchronize(s));
-  return Error::success();
+  return gpu::runHostTask(
+      graph_, n, nSlots_, slotLength_, *hostTasks_, params,
+      [&]() -> Error {
+        CGRAPH_CU_CHECK(*api_, "cuStreamSynchronize", api_->cuStreamSynchronize(s));
+        return Error::success();
+      },
+      [&](void *dst, uint32_t slot, size_t bytes) -> Error {
+        CGRAPH_CU_CHECK(*api_, "cuMemcpyDtoHAsync", api_->cuMemcpyDtoHAsync(dst, slotBase(slot), bytes, s));
+        return Error::success();
+      },
+      [&](uint32_t slot, const void *src, size_t bytes) -> Error {
+        CGRAPH_CU_CHECK(*api_, "cuMemcpyHtoDAsync", api_->cuMemcpyHtoDAsync(slotBase(slot), src, bytes, s));
+        return Error::success();
+      });
 }
 
 Error CudaExecutable::runNodeEager(uint32_t n, const std::vector<uint64_t> &params) {

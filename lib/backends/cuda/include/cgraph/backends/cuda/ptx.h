@@ -1,4 +1,5 @@
-// SPIR-V -> PTX lowering for NVIDIA GPUs (LLVM 14 NVPTX + libclc's nvptx64 builtins).
+// SPIR-V -> PTX lowering for NVIDIA GPUs (LLVM 14 NVPTX + libclc's nvptx64 builtins),
+// through the table-ABI lowering shared with the hip backend (gpu_common).
 //
 // The lowered module keeps each kernel's name but not its signature: every kernel
 // becomes a wrapper with the *table ABI* the CUDA backend launches:
@@ -26,6 +27,7 @@
 // libclc bitcode file or an LLVM failure are returned as Error naming the module.
 #pragma once
 
+#include "cgraph/backends/gpu_common/table_abi_lowering.h"
 #include "cgraph/error.h"
 
 #include <cstddef>
@@ -35,7 +37,7 @@
 
 namespace cgraph::cuda {
 
-constexpr uint32_t kLiteral = 0xFFFFFFFFu; // m_i of a scalar given in the launch itself
+using gpu::kLiteral; // m_i of a scalar given in the launch itself (shared with hip)
 
 // Newest NVPTX target LLVM 14 can emit at or below compute capability major.minor
 // (sm_86 at most; 0 when the device is older than sm_35).

@@ -1,0 +1,91 @@
+// The table-ABI lowering shared by the CUDA (nvptx64) and HIP (amdgcn) backends.
+//
+// Every kernel of a SPIR-V module becomes a wrapper with the *table ABI*:
+//
+//   kernel(u64 *table, {u64 a_i, u32 m_i} for each OpenCL parameter i,
+//          u64 offset0, u64 offset1, u64 offset2, u32 workDim)
+//
+// - global/constant buffer parameter: pointer = table[m_i] + a_i (m_i: slot index,
+//   a_i: byte offset); the table is a device-resident array in the global space (1).
+// - scalar parameter: bits = m_i == kLiteral ? a_i : table[m_i], truncated/bit-cast.
+// - __local buffer parameter: a_i is a byte offset into the launch's dynamic shared
+//   memory (`__cgraph_smem`, address space 3 on both targets).
+// - offsets and workDim feed get_global_offset/get_global_id/get_work_dim.
+//
+// The pipeline (lowerToTableAbi): SPIR-V -> spir64 LLVM 14 IR (lib/kernel); C calling
+// convention everywhere; wrappers; everything else inlined; work-item calls that depend
+// on the offsets replaced; casts between the private (0) and generic (4) spaces parked
+// in marker calls; the module printed, its address spaces remapped on the text by the
+// target's remapText, parsed back; the target's afterParse hook (amdgcn: allocas into
+// the private space 5); the builtin supplement and libclc linked (only what is used);
+// everything but the wrappers internalized; markKernel; verified; O3 with the target
+// machine. The caller emits the result (PTX text, an amdgcn object).
+//
+// Ownership: the returned module belongs to the caller and lives in the caller's
+// LLVMContext. Thread-safety: concurrent calls with distinct contexts and target
+// machines are safe. Failure modes: invalid SPIR-V, unsupported parameter kinds
+// (by-value structs, scalars wider than 8 bytes), a missing libclc file, builtins that
+// libclc lacks, an invalid remap: an Error naming the module ("module 'x.cl': ...").
+#pragma once
+
+#include "cgraph/error.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace llvm {
+class Function;
+class LLVMContext;
+class Module;
+class StringRef;
+class TargetMachine;
+} // namespace llvm
+
+namespace cgraph::gpu {
+
+constexpr uint32_t kLiteral = 0xFFFFFFFFu; // m_i of a scalar given in the launch itself
+
+// What differs between the targets. Every std::function member is required unless it
+// says optional.
+struct TableAbiTarget {
+  std::string backend;        // "cuda", "hip": named in errors about parameters
+  std::string triple;         // e.g. "nvptx64-nvidia-cuda", "amdgcn-amd-amdhsa"
+  std::string textDataLayout; // the module's layout while it is printed and parsed back
+  // Step 4: the address-space remap of the printed module (types, mangled names,
+  // intrinsic suffixes); the parser re-checks the result.
+  std::function<std::string(const std::string &)> remapText;
+  // Optional: runs right after the remapped text is parsed (and casts unparked).
+  std::function<Error(llvm::Module &)> afterParse;
+  std::string supplementIR; // builtins libclc lacks, in the target's address spaces
+  std::string libclcFile;   // file name searched by findLibclc
+  // Optional: declarations that may stay unresolved after linking (intrinsic-like).
+  std::function<bool(const std::string &)> allowUnresolved;
+  // Makes a wrapper a kernel entry (calling convention, annotations, attributes).
+  std::function<void(llvm::Module &, llvm::Function &)> markKernel;
+  llvm::TargetMachine *machine = nullptr; // the module gets its data layout; O3 uses it
+  const char *dumpEnv = nullptr; // optional: env var naming a folder for NAME.pre-opt.ll / NAME.ll
+};
+
+struct LoweredModule {
+  std::unique_ptr<llvm::Module> module; // optimized, ready to emit
+  std::vector<std::string> kernels;     // wrapper (entry) names, in module order
+};
+
+Expected<LoweredModule> lowerToTableAbi(llvm::LLVMContext &ctx, const uint8_t *spirv, size_t size,
+                                        const std::string &name, const TableAbiTarget &target);
+
+// Builtins that both libclc builds lack as IR in the target's address spaces: scalar
+// mad_hi, recip and divide (what native_/half_ recip and divide become when a target
+// renames native_ builtins to the precise ones); with `atomics64ForSpaces` non-empty
+// also 64-bit atom_* for those address spaces (libclc's nvptx build lacks them).
+std::string builtinSupplementIR(const std::vector<std::string> &atomics64ForSpaces);
+
+// Path of libclc's FILE: $CGRAPH_LIBCLC_DIR, else <exe>/../share/clc, else /usr/lib/clc.
+// Empty when none exists.
+std::string findLibclc(const char *file);
+
+} // namespace cgraph::gpu

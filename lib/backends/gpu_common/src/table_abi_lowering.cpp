@@ -1,0 +1,441 @@
+// The table-ABI lowering shared by the cuda and hip backends (see the header).
+#include "cgraph/backends/gpu_common/table_abi_lowering.h"
+
+#include "cgraph/kernel/spirv_to_llvm.h"
+
+#include <llvm/AsmParser/Parser.h>
+#include <llvm/Bitcode/BitcodeReader.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Linker/Linker.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/SourceMgr.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/Transforms/IPO.h>
+#include <llvm/Transforms/IPO/AlwaysInliner.h>
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <set>
+
+namespace cgraph::gpu {
+
+namespace {
+
+using namespace llvm;
+
+constexpr const char *kBodyPrefix = "__cgraph_body.";
+constexpr const char *kCastPrefix = "__cgraph_ascast.";
+constexpr const char *kSharedName = "__cgraph_smem";
+
+std::string errText(const SMDiagnostic &d, const std::string &prog) {
+  std::string s;
+  raw_string_ostream os(s);
+  d.print(prog.c_str(), os, false);
+  return os.str();
+}
+
+// Step 2: the wrapper with the table ABI around kernel body `body`.
+Expected<Function *> makeWrapper(Module &m, Function *body, const std::string &name,
+                                 GlobalVariable *smem, const std::string &backend) {
+  LLVMContext &ctx = m.getContext();
+  const DataLayout &dl = m.getDataLayout();
+  Type *i32 = Type::getInt32Ty(ctx), *i64 = Type::getInt64Ty(ctx);
+  Type *tablePtr = PointerType::get(i64, 1);
+  std::vector<Type *> params{tablePtr};
+  for (size_t i = 0; i < body->arg_size(); ++i) {
+    params.push_back(i64);
+    params.push_back(i32);
+  }
+  params.insert(params.end(), {i64, i64, i64, i32});
+  Function *w = Function::Create(FunctionType::get(Type::getVoidTy(ctx), params, false),
+                                 GlobalValue::ExternalLinkage, name, m);
+  w->setCallingConv(CallingConv::C); // PTX_Kernel is set after the textual remap
+  BasicBlock *bb = BasicBlock::Create(ctx, "entry", w);
+  IRBuilder<> b(bb);
+  Argument *table = w->getArg(0);
+  std::vector<Value *> callArgs;
+  for (size_t i = 0; i < body->arg_size(); ++i) {
+    Argument *formal = body->getArg(unsigned(i));
+    Value *a = w->getArg(unsigned(1 + 2 * i));
+    Value *mi = w->getArg(unsigned(2 + 2 * i));
+    Type *t = formal->getType();
+    auto tableAt = [&](Value *idx) {
+      return b.CreateLoad(i64, b.CreateInBoundsGEP(i64, table, b.CreateZExt(idx, i64)));
+    };
+    if (auto *pt = dyn_cast<PointerType>(t)) {
+      if (formal->hasByValAttr())
+        return makeError("kernel '" + name + "': parameter " + std::to_string(i) +
+                         " is a by-value struct, which the " + backend + " backend does not pass");
+      if (pt->getAddressSpace() == 3) {
+        Value *p = b.CreateInBoundsGEP(smem->getValueType(), smem, {b.getInt64(0), a});
+        callArgs.push_back(b.CreatePointerCast(p, t));
+      } else {
+        callArgs.push_back(b.CreateIntToPtr(b.CreateAdd(tableAt(mi), a), t));
+      }
+      continue;
+    }
+    const uint64_t bits = dl.getTypeSizeInBits(t);
+    if (bits == 0 || bits > 64 || !(t->isIntegerTy() || t->isFloatingPointTy() || t->isVectorTy()))
+      return makeError("kernel '" + name + "': parameter " + std::to_string(i) +
+                       " has a type wider than 8 bytes or not a scalar");
+    Value *lit = b.CreateICmpEQ(mi, b.getInt32(kLiteral));
+    // Only load from the table when the value is not a literal: the index is kLiteral then.
+    BasicBlock *cur = b.GetInsertBlock();
+    BasicBlock *load = BasicBlock::Create(ctx, "param", w);
+    BasicBlock *join = BasicBlock::Create(ctx, "arg", w);
+    b.CreateCondBr(lit, join, load);
+    b.SetInsertPoint(load);
+    Value *fromTable = tableAt(mi);
+    b.CreateBr(join);
+    b.SetInsertPoint(join);
+    PHINode *phi = b.CreatePHI(i64, 2);
+    phi->addIncoming(a, cur);
+    phi->addIncoming(fromTable, load);
+    Value *v = b.CreateTrunc(phi, IntegerType::get(ctx, unsigned(bits)));
+    if (v->getType() != t) v = b.CreateBitCast(v, t);
+    callArgs.push_back(v);
+  }
+  CallInst *call = b.CreateCall(body->getFunctionType(), body, callArgs);
+  call->setCallingConv(CallingConv::C);
+  b.CreateRetVoid();
+  return w;
+}
+
+// Step 3: work-item functions that depend on the launch's offset and dimension.
+void replaceWorkItemCalls(Module &m, Function *w) {
+  LLVMContext &ctx = m.getContext();
+  Type *i32 = Type::getInt32Ty(ctx), *i64 = Type::getInt64Ty(ctx);
+  FunctionType *idFn = FunctionType::get(i64, {i32}, false);
+  const unsigned nargs = unsigned(w->arg_size());
+  Value *off[3] = {w->getArg(nargs - 4), w->getArg(nargs - 3), w->getArg(nargs - 2)};
+  Value *dim = w->getArg(nargs - 1);
+  std::vector<CallInst *> calls;
+  for (BasicBlock &bb : *w)
+    for (Instruction &inst : bb)
+      if (auto *c = dyn_cast<CallInst>(&inst))
+        if (Function *f = c->getCalledFunction()) {
+          StringRef n = f->getName();
+          if (n == "_Z13get_global_idj" || n == "_Z17get_global_offsetj" ||
+              n == "_Z12get_work_dimv")
+            calls.push_back(c);
+        }
+  for (CallInst *c : calls) {
+    IRBuilder<> b(c);
+    StringRef n = c->getCalledFunction()->getName();
+    Value *v;
+    if (n == "_Z12get_work_dimv") {
+      v = dim;
+    } else {
+      Value *d = c->getArgOperand(0);
+      Value *o = b.CreateSelect(
+          b.CreateICmpEQ(d, b.getInt32(0)), off[0],
+          b.CreateSelect(b.CreateICmpEQ(d, b.getInt32(1)), off[1],
+                         b.CreateSelect(b.CreateICmpEQ(d, b.getInt32(2)), off[2], b.getInt64(0))));
+      if (n == "_Z17get_global_offsetj") {
+        v = o;
+      } else {
+        auto call = [&](const char *fn) {
+          CallInst *r = b.CreateCall(m.getOrInsertFunction(fn, idFn), {d});
+          r->setCallingConv(CallingConv::C);
+          return r;
+        };
+        v = b.CreateAdd(
+            b.CreateAdd(b.CreateMul(call("_Z12get_group_idj"), call("_Z14get_local_sizej")),
+                        call("_Z12get_local_idj")),
+            o);
+      }
+    }
+    if (v->getType() != c->getType()) v = b.CreateZExtOrTrunc(v, c->getType());
+    c->replaceAllUsesWith(v);
+    c->eraseFromParent();
+  }
+}
+
+// Step 4 (before printing): casts between address spaces 0 and 4 become marker calls.
+void parkFlatCasts(Module &m) {
+  std::vector<AddrSpaceCastInst *> casts;
+  for (Function &f : m)
+    for (BasicBlock &bb : f)
+      for (Instruction &inst : bb)
+        if (auto *c = dyn_cast<AddrSpaceCastInst>(&inst)) {
+          unsigned s = c->getSrcAddressSpace(), d = c->getDestAddressSpace();
+          if ((s == 0 && d == 4) || (s == 4 && d == 0)) casts.push_back(c);
+        }
+  LLVMContext &ctx = m.getContext();
+  for (AddrSpaceCastInst *c : casts) {
+    IRBuilder<> b(c);
+    unsigned s = c->getSrcAddressSpace(), d = c->getDestAddressSpace();
+    Type *src8 = Type::getInt8PtrTy(ctx, s), *dst8 = Type::getInt8PtrTy(ctx, d);
+    FunctionCallee f = m.getOrInsertFunction(std::string(kCastPrefix) + std::to_string(s) + "." +
+                                                 std::to_string(d),
+                                             FunctionType::get(dst8, {src8}, false));
+    Value *r = b.CreateCall(f, {b.CreateBitCast(c->getOperand(0), src8)});
+    c->replaceAllUsesWith(b.CreateBitCast(r, c->getType()));
+    c->eraseFromParent();
+  }
+}
+
+void unparkFlatCasts(Module &m) {
+  std::vector<Function *> markers;
+  for (Function &f : m)
+    if (f.getName().startswith(kCastPrefix)) markers.push_back(&f);
+  for (Function *f : markers) {
+    for (User *u : make_early_inc_range(f->users()))
+      if (auto *c = dyn_cast<CallInst>(u)) {
+        c->replaceAllUsesWith(c->getArgOperand(0));
+        c->eraseFromParent();
+      }
+    if (f->use_empty()) f->eraseFromParent();
+  }
+}
+
+} // namespace
+
+// See the header: 64-bit atom_* (cl_khr_int64_*_atomics) for the given spaces, scalar
+// mad_hi, recip and divide. Linked before libclc.
+std::string builtinSupplementIR(const std::vector<std::string> &atomics64ForSpaces) {
+  std::string s;
+  std::vector<const char *> aspaces;
+  for (const std::string &a : atomics64ForSpaces)
+    aspaces.push_back(a.c_str());
+  const std::pair<const char *, const char *> types[] = {{"l", "min"}, {"m", "umin"}};
+  for (const char *as : aspaces) {
+    for (const auto &t : types) {
+      const bool u = t.first[0] == 'm';
+      const std::string ptr = std::string("i64 addrspace(") + as + ")*";
+      const std::string q = std::string("PU3AS") + as + "V" + t.first;
+      const std::pair<const char *, const char *> ops[] = {{"atom_add", "add"},
+                                                           {"atom_sub", "sub"},
+                                                           {"atom_xchg", "xchg"},
+                                                           {"atom_and", "and"},
+                                                           {"atom_or", "or"},
+                                                           {"atom_xor", "xor"},
+                                                           {"atom_min", u ? "umin" : "min"},
+                                                           {"atom_max", u ? "umax" : "max"}};
+      for (const auto &op : ops) {
+        std::string name =
+            std::string("_Z") + std::to_string(std::strlen(op.first)) + op.first + q + t.first;
+        s += "define linkonce_odr i64 @" + name + "(" + ptr + " %p, i64 %v) {\n  %r = atomicrmw " +
+             op.second + " " + ptr + " %p, i64 %v seq_cst\n  ret i64 %r\n}\n";
+      }
+      for (const auto &op : {std::make_pair("atom_inc", "add"), std::make_pair("atom_dec", "sub")})
+        s += std::string("define linkonce_odr i64 @_Z8") + op.first + q + "(" + ptr +
+             " %p) {\n  %r = atomicrmw " + op.second + " " + ptr +
+             " %p, i64 1 seq_cst\n  ret i64 %r\n}\n";
+      s += "define linkonce_odr i64 @_Z12atom_cmpxchg" + q + t.first + t.first + "(" + ptr +
+           " %p, i64 %c, i64 %v) {\n  %x = cmpxchg " + ptr +
+           " %p, i64 %c, i64 %v seq_cst seq_cst\n  %r = extractvalue { i64, i1 } %x, 0\n  ret i64 "
+           "%r\n}\n";
+    }
+  }
+  // mad_hi(a, b, c) = mul_hi(a, b) + c for the scalar integer types.
+  const struct {
+    const char *m;
+    int bits;
+    bool sign;
+  } ints[] = {{"c", 8, true},  {"h", 8, false},  {"s", 16, true}, {"t", 16, false},
+              {"i", 32, true}, {"j", 32, false}, {"l", 64, true}, {"m", 64, false}};
+  for (const auto &t : ints) {
+    const std::string ty = "i" + std::to_string(t.bits), wide = "i" + std::to_string(2 * t.bits);
+    const char *ext = t.sign ? "sext" : "zext";
+    s += "define linkonce_odr " + ty + " @_Z6mad_hi" + t.m + t.m + t.m + "(" + ty + " %a, " + ty +
+         " %b, " + ty + " %c) {\n  %wa = " + ext + " " + ty + " %a to " + wide +
+         "\n  %wb = " + ext + " " + ty + " %b to " + wide + "\n  %p = mul " + wide +
+         " %wa, %wb\n  %h = lshr " + wide + " %p, " + std::to_string(t.bits) + "\n  %t = trunc " +
+         wide + " %h to " + ty + "\n  %r = add " + ty + " %t, %c\n  ret " + ty + " %r\n}\n";
+  }
+  // recip and divide: what native_/half_recip and _divide become (see preciseForNative).
+  s += "define linkonce_odr float @_Z5recipf(float %x) {\n  %r = fdiv float 1.0, %x\n  ret float "
+       "%r\n}\n";
+  s += "define linkonce_odr float @_Z6divideff(float %a, float %b) {\n  %r = fdiv float %a, %b\n  "
+       "ret float %r\n}\n";
+  return s;
+}
+
+std::string findLibclc(const char *file) {
+  std::vector<std::string> dirs;
+  if (const char *e = std::getenv("CGRAPH_LIBCLC_DIR")) dirs.push_back(e);
+  char exe[4096];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  if (n > 0) {
+    exe[n] = 0;
+    dirs.push_back(
+        (std::filesystem::path(exe).parent_path().parent_path() / "share" / "clc").string());
+  }
+  dirs.push_back("/usr/lib/clc");
+  for (const std::string &d : dirs) {
+    std::error_code ec;
+    std::filesystem::path p = std::filesystem::path(d) / file;
+    if (std::filesystem::is_regular_file(p, ec)) return p.string();
+  }
+  return {};
+}
+
+Expected<LoweredModule> lowerToTableAbi(LLVMContext &ctx, const uint8_t *spirv, size_t size,
+                                        const std::string &name, const TableAbiTarget &target) {
+  const std::string where = "module '" + name + "'";
+  const std::string diagName = target.backend + "-lowering";
+  auto spirOr = spirvToLLVM(ctx, spirv, size);
+  if (!spirOr) return spirOr.error().withContext(where);
+  std::unique_ptr<Module> m = std::move(*spirOr);
+
+  // 1. calling conventions; 2. bodies and wrappers.
+  std::vector<Function *> kernels;
+  for (Function &f : *m) {
+    if (f.getCallingConv() == CallingConv::SPIR_KERNEL) kernels.push_back(&f);
+    f.setCallingConv(CallingConv::C);
+    for (BasicBlock &bb : f)
+      for (Instruction &inst : bb)
+        if (auto *c = dyn_cast<CallBase>(&inst)) c->setCallingConv(CallingConv::C);
+  }
+  if (kernels.empty()) return makeError(where + ": no kernel in the module");
+  m->setTargetTriple(target.triple);
+  m->setDataLayout(target.textDataLayout);
+  auto *smem = new GlobalVariable(*m, ArrayType::get(Type::getInt8Ty(ctx), 0), false,
+                                  GlobalValue::ExternalLinkage, nullptr, kSharedName, nullptr,
+                                  GlobalValue::NotThreadLocal, 3);
+  smem->setAlignment(Align(16));
+  LoweredModule out;
+  std::vector<std::string> wrappers;
+  for (Function *k : kernels) {
+    const std::string kname = k->getName().str();
+    k->setName(kBodyPrefix + kname);
+    auto w = makeWrapper(*m, k, kname, smem, target.backend);
+    if (!w) return w.error().withContext(where);
+    wrappers.push_back(kname);
+    out.kernels.push_back(kname);
+  }
+  std::set<std::string> wrapperSet(wrappers.begin(), wrappers.end());
+  for (Function &f : *m) {
+    if (f.isDeclaration() || wrapperSet.count(f.getName().str())) continue;
+    f.removeFnAttr(Attribute::NoInline);
+    f.removeFnAttr(Attribute::OptimizeNone);
+    f.addFnAttr(Attribute::AlwaysInline);
+    f.setLinkage(GlobalValue::InternalLinkage);
+  }
+  {
+    legacy::PassManager pm;
+    pm.add(createAlwaysInlinerLegacyPass());
+    pm.add(createGlobalDCEPass());
+    pm.run(*m);
+  }
+  for (const std::string &w : wrappers)
+    replaceWorkItemCalls(*m, m->getFunction(w));
+  parkFlatCasts(*m);
+
+  // 4. textual address-space remap, then parse back.
+  std::string text;
+  {
+    raw_string_ostream os(text);
+    m->print(os, nullptr);
+  }
+  m.reset();
+  text = target.remapText(text);
+  SMDiagnostic diag;
+  std::unique_ptr<Module> g = parseAssemblyString(text, diag, ctx);
+  if (!g)
+    return makeError(where +
+                     ": address-space remap produced invalid IR: " + errText(diag, diagName));
+  unparkFlatCasts(*g);
+  if (target.afterParse)
+    if (Error e = target.afterParse(*g)) return e.withContext(where);
+
+  // 5. the supplement, libclc, internalize, optimize.
+  {
+    SMDiagnostic sd;
+    std::unique_ptr<Module> sup = parseAssemblyString(target.supplementIR, sd, ctx);
+    if (!sup)
+      return makeError(where + ": the builtin supplement does not parse: " + errText(sd, diagName));
+    sup->setTargetTriple(g->getTargetTriple());
+    sup->setDataLayout(g->getDataLayout());
+    if (Linker::linkModules(*g, std::move(sup), Linker::LinkOnlyNeeded))
+      return makeError(where + ": linking the builtin supplement failed");
+  }
+  const std::string clc = findLibclc(target.libclcFile.c_str());
+  if (clc.empty())
+    return makeError(where + ": libclc's " + target.libclcFile +
+                     " not found (set CGRAPH_LIBCLC_DIR "
+                     "or install libclc-14)");
+  auto buf = MemoryBuffer::getFile(clc);
+  if (!buf) return makeError(where + ": cannot read '" + clc + "': " + buf.getError().message());
+  auto lib = parseBitcodeFile((*buf)->getMemBufferRef(), ctx);
+  if (!lib) {
+    std::string e;
+    raw_string_ostream os(e);
+    os << lib.takeError();
+    return makeError(where + ": cannot parse '" + clc + "': " + os.str());
+  }
+  (*lib)->setTargetTriple(g->getTargetTriple());
+  (*lib)->setDataLayout(g->getDataLayout());
+  if (Linker::linkModules(*g, std::move(*lib), Linker::LinkOnlyNeeded))
+    return makeError(where + ": linking libclc failed");
+  std::vector<std::string> unresolved;
+  for (Function &f : *g) {
+    if (f.isDeclaration()) {
+      if (!f.isIntrinsic() && !f.use_empty() &&
+          !(target.allowUnresolved && target.allowUnresolved(f.getName().str())))
+        unresolved.push_back(f.getName().str());
+      continue;
+    }
+    if (!wrapperSet.count(f.getName().str())) f.setLinkage(GlobalValue::InternalLinkage);
+  }
+  if (!unresolved.empty()) {
+    std::string list;
+    for (size_t i = 0; i < unresolved.size() && i < 8; ++i)
+      list += (i ? ", " : "") + unresolved[i];
+    return makeError(where + ": builtins missing from libclc: " + list);
+  }
+  for (GlobalVariable &gv : g->globals())
+    if (!gv.isDeclaration()) gv.setLinkage(GlobalValue::InternalLinkage);
+  for (const std::string &w : wrappers) {
+    Function *f = g->getFunction(w);
+    f->setLinkage(GlobalValue::ExternalLinkage);
+    target.markKernel(*g, *f);
+  }
+  {
+    std::string vt;
+    raw_string_ostream vs(vt);
+    if (verifyModule(*g, &vs)) return makeError(where + ": lowered module is invalid: " + vs.str());
+  }
+  TargetMachine &tm = *target.machine;
+  g->setDataLayout(tm.createDataLayout());
+  if (target.dumpEnv)
+    if (const char *dump = std::getenv(target.dumpEnv)) {
+      std::error_code ec;
+      raw_fd_ostream os(std::string(dump) + "/" + name + ".pre-opt.ll", ec);
+      if (!ec) g->print(os, nullptr);
+    }
+  {
+    LoopAnalysisManager lam;
+    FunctionAnalysisManager fam;
+    CGSCCAnalysisManager cam;
+    ModuleAnalysisManager mam;
+    PassBuilder pb(&tm);
+    pb.registerModuleAnalyses(mam);
+    pb.registerCGSCCAnalyses(cam);
+    pb.registerFunctionAnalyses(fam);
+    pb.registerLoopAnalyses(lam);
+    pb.crossRegisterProxies(lam, fam, cam, mam);
+    ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(OptimizationLevel::O3);
+    mpm.run(*g, mam);
+  }
+  if (target.dumpEnv)
+    if (const char *dump = std::getenv(target.dumpEnv)) {
+      std::error_code ec;
+      raw_fd_ostream os(std::string(dump) + "/" + name + ".ll", ec);
+      if (!ec) g->print(os, nullptr);
+    }
+  out.module = std::move(g);
+  return out;
+}
+
+} // namespace cgraph::gpu

@@ -1,0 +1,454 @@
+// The HIP backend's hipGraph construction and submission, through the recording fake of
+// the HIP table (fake_hip.h; no AMD GPU exists here). The graphs are real: OpenCL C
+// compiled to SPIR-V by lib/kernel, lowered to real amdgcn code objects (which the fake
+// checks are AMDGPU ELF shared objects holding each kernel's descriptor).
+#include "fake_hip.h"
+
+#include "cgraph/backends/gpu_common/table_abi_lowering.h"
+#include "cgraph/backends/hip/hip_backend.h"
+#include "cgraph/graph/builder.h"
+#include "cgraph/graph/order.h"
+#include "cgraph/kernel/module_info.h"
+#include "cgraph/kernel/opencl_compiler.h"
+#include "cgraph/kernel/spirv.h"
+
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <cstring>
+#include <map>
+
+using namespace cgraph;
+namespace fake = cgraph::hip::fake;
+
+namespace {
+
+const char *kSource = R"CL(
+__kernel void scale(__global float *d, __global const float *s, float k) {
+  size_t i = get_global_id(0);
+  d[i] = s[i] * k;
+}
+__kernel void addp(__global uint *d, uint v) { d[get_global_id(0)] += v; }
+)CL";
+
+std::map<std::string, uint32_t> addSource(GraphBuilder &b) {
+  auto r = compileOpenCL(kSource, "fake.cl", CompileOptions{});
+  INFO((r ? std::string() : r.error().message()));
+  REQUIRE(r);
+  uint32_t mod = b.addModule(makeKernelModule("fake.cl", *r, nullptr, false));
+  auto ks = reflectKernels(r->spirv.data(), r->spirv.size());
+  REQUIRE(ks);
+  std::map<std::string, uint32_t> out;
+  for (Kernel k : *ks) {
+    k.module = mod;
+    std::string name = k.name;
+    out[name] = b.addKernel(std::move(k));
+  }
+  return out;
+}
+
+Slot slot(std::string name, uint64_t bytes, SlotInit init = SlotInit::External) {
+  Slot s;
+  s.name = std::move(name);
+  s.size = bytes;
+  s.init = init;
+  return s;
+}
+
+rt::Device &fakeDevice() {
+  static auto backend = hip::makeHipBackendWithApi(fake::api(), hip::HipBackendOptions{false});
+  auto d = backend->device(0);
+  INFO((d ? std::string() : d.error().message()));
+  REQUIRE(d);
+  return **d;
+}
+
+// The kernel node's wrapper arguments (table ABI): `n` cells.
+std::vector<uint64_t> cells(const hipKernelNodeParams &p, size_t n) {
+  std::vector<uint64_t> v(n);
+  for (size_t i = 0; i < n; ++i)
+    v[i] = *static_cast<const uint64_t *>(p.kernelParams[i]);
+  return v;
+}
+
+std::vector<const fake::GraphNodeRec *> nodesOf(uintptr_t graph) {
+  std::vector<const fake::GraphNodeRec *> out;
+  for (uintptr_t h : fake::recorder().graphNodes.at(graph))
+    out.push_back(&fake::recorder().nodes.at(h));
+  return out;
+}
+
+uintptr_t handleOf(const fake::GraphNodeRec *r) {
+  for (auto &kv : fake::recorder().nodes)
+    if (&kv.second == r) return kv.first;
+  return 0;
+}
+
+} // namespace
+
+TEST_CASE("hip: probe and device through the table", "[hip][fake]") {
+  auto backend = hip::makeHipBackendWithApi(fake::api(), hip::HipBackendOptions{false});
+  rt::BackendProbe p = backend->probe();
+  REQUIRE(p.available);
+  REQUIRE(p.devices.size() == 1);
+  CHECK(p.devices[0].backend == "hip");
+  CHECK(p.devices[0].name == "cgraph fake MI210");
+  CHECK(p.devices[0].driverVersion.find("code object gfx90a") != std::string::npos);
+  CHECK(p.devices[0].caps.maxWorkGroupSize == 1024);
+  CHECK(fake::recorder().violations.empty());
+}
+
+TEST_CASE("hip: no AMD GPU here, and the real runtime's probe says why", "[hip]") {
+  auto backend = hip::makeHipBackend();
+  rt::BackendProbe p = backend->probe();
+  CHECK_FALSE(p.available);
+  INFO(p.reason);
+  // No library, or libamdhip64 (libamdhip64-dev brings it) without a GPU.
+  CHECK((p.reason.find("libamdhip64.so not found") == 0 ||
+         p.reason.find("no HIP device (libamdhip64.so") == 0));
+  auto d = backend->device(0);
+  CHECK_FALSE(d);
+}
+
+TEST_CASE("hip: one hipGraph per partition, table-ABI kernel nodes, memcpy/memset nodes, edges",
+          "[hip][fake]") {
+  rt::Device &dev = fakeDevice();
+  GraphBuilder b("fake-graph");
+  auto k = addSource(b);
+  const uint32_t x = b.addSlot(slot("x", 4096)), y = b.addSlot(slot("y", 4096));
+  const uint32_t t = b.addSlot(slot("t", 4096, SlotInit::Transient));
+  const uint32_t u = b.addSlot(slot("u", 4096, SlotInit::Transient));
+  Param pk;
+  pk.name = "v";
+  pk.type = ScalarType::U32;
+  pk.defaultBits = 7;
+  const uint32_t pv = b.addParam(pk);
+  FillOp f;
+  f.slot = t;
+  f.bytes = 4096;
+  f.pattern = {1, 2, 3, 4};
+  const uint32_t nFill = b.addFill("fill-t", f); // owned, 4-byte pattern: memset node
+  CopyOp c;
+  c.srcSlot = t;
+  c.dstSlot = u;
+  c.bytes = 1024;
+  const uint32_t nCopy = b.addCopy("copy-t-u", c); // owned -> owned: memcpy node
+  const uint32_t nScale = b.addKernelNode(
+      "scale", k["scale"], range1D(1024, 64),
+      {Arg::slot(y, 0), Arg::slot(x, 16), Arg::scalar(ScalarType::F32, 0x40000000)});
+  const uint32_t nAdd =
+      b.addKernelNode("addp", k["addp"], range1D(1024), {Arg::slot(y), Arg::param(pv)});
+  CopyOp ce;
+  ce.srcSlot = u;
+  ce.dstSlot = x; // external: the builtin copy kernel (rebinds through the table)
+  ce.bytes = 512;
+  const uint32_t nCopyExt = b.addCopy("copy-u-x", ce);
+  HostOp h;
+  h.op = "checksum";
+  const uint32_t nHost = b.addHost("checksum", h, {Arg::slot(x)});
+  const uint32_t nAfter = b.addKernelNode("addp-after", k["addp"], range1D(256),
+                                          {Arg::slot(x), Arg::scalar(ScalarType::U32, 1)});
+  b.addEdge(nFill, nCopy);
+  b.addEdge(nCopy, nCopyExt);
+  b.addEdge(nScale, nAdd);
+  b.addEdge(nAdd, nHost);
+  b.addEdge(nCopyExt, nHost);
+  b.addEdge(nHost, nAfter);
+  Graph g = b.take();
+
+  fake::reset();
+  rt::FinalizeOptions fo;
+  fo.mode = rt::ExecMode::Replay;
+  std::vector<std::string> lines;
+  fo.host.output = [&](const std::string &l) { lines.push_back(l); };
+  auto exe = dev.finalize(g, fo);
+  INFO((exe ? std::string() : exe.error().message()));
+  REQUIRE(exe);
+  const fake::Recorder &rec = fake::recorder();
+  INFO("violations: " << (rec.violations.empty() ? std::string() : rec.violations[0]));
+  CHECK(rec.violations.empty());
+
+  // One graph per device partition (the host task splits them), each instantiated once,
+  // nothing launched at finalize.
+  auto order = executionOrder(g);
+  REQUIRE(order);
+  size_t devParts = 0;
+  for (const Partition &p : computePartitions(g, *order)) {
+    bool host = false;
+    for (uint32_t n : p.nodes)
+      host |= g.nodes[n].kind == NodeKind::Host;
+    devParts += !host;
+  }
+  CHECK(devParts == 2);
+  CHECK(rec.count("hipGraphCreate") == devParts);
+  CHECK(rec.count("hipGraphInstantiate") == devParts);
+  CHECK(rec.count("hipGraphLaunch") == 0);
+  CHECK(hip::counters(dev).graphsInstantiated >= devParts);
+  // Order: every node of a graph is added before that graph is instantiated.
+  {
+    auto firstInst = std::find(rec.calls.begin(), rec.calls.end(), "hipGraphInstantiate");
+    auto firstCreate = std::find(rec.calls.begin(), rec.calls.end(), "hipGraphCreate");
+    REQUIRE(firstCreate < firstInst);
+    for (auto it = firstCreate; it != firstInst; ++it)
+      CHECK((*it == "hipGraphCreate" || it->rfind("hipGraphAdd", 0) == 0));
+  }
+  // Nodes of the first device graph: memset, memcpy, copy kernel, two kernels.
+  std::map<std::string, const fake::GraphNodeRec *> byName;
+  const fake::GraphNodeRec *memsetNode = nullptr, *memcpyNode = nullptr;
+  size_t kernelNodes = 0;
+  for (auto &kv : rec.graphNodes) {
+    for (const fake::GraphNodeRec *r : nodesOf(kv.first)) {
+      if (r->kind == fake::GraphNodeRec::Memset) memsetNode = r;
+      if (r->kind == fake::GraphNodeRec::Memcpy) memcpyNode = r;
+      if (r->kind == fake::GraphNodeRec::Kernel) {
+        ++kernelNodes;
+        byName[r->function + (byName.count(r->function) ? "#2" : "")] = r;
+      }
+    }
+  }
+  CHECK(kernelNodes == 4); // scale, addp, cgraph_copy, addp-after
+  REQUIRE(memsetNode);
+  CHECK(memsetNode->memset.elementSize == 4);
+  CHECK(memsetNode->memset.width == 1024);
+  CHECK(memsetNode->memset.value == 0x04030201u);
+  REQUIRE(memcpyNode);
+  CHECK(memcpyNode->memcpy.extent.width == 1024);
+  // Edges: the memcpy depends on the memset; the copy kernel on the memcpy; addp on scale.
+  REQUIRE(memcpyNode->deps.size() == 1);
+  CHECK(memcpyNode->deps[0] == handleOf(memsetNode));
+  REQUIRE(byName.count("scale"));
+  REQUIRE(byName.count("addp"));
+  REQUIRE(byName.count("cgraph_copy"));
+  CHECK(byName["scale"]->deps.empty());
+  REQUIRE(byName["addp"]->deps.size() == 1);
+  CHECK(byName["addp"]->deps[0] == handleOf(byName["scale"]));
+  REQUIRE(byName["cgraph_copy"]->deps.size() == 1);
+  CHECK(byName["cgraph_copy"]->deps[0] == handleOf(memcpyNode));
+  // Table-ABI arguments: {table, {a, m} per parameter, offsets x3, work_dim}.
+  const hipKernelNodeParams &sp = byName["scale"]->kernel;
+  const uint64_t tableAddr = cells(sp, 1)[0];
+  // The table was uploaded once at finalize: slots first (owned slots hold their
+  // allocation, external ones are unbound yet), then the parameter default.
+  size_t finalizeUploads = 0;
+  for (auto &up : rec.uploads)
+    finalizeUploads += up.first == tableAddr;
+  CHECK(finalizeUploads == 1);
+  const uint64_t *table = reinterpret_cast<const uint64_t *>(fake::deviceBytes(tableAddr));
+  REQUIRE(table);
+  CHECK(table[x] == 0);
+  CHECK(table[t] != 0);
+  CHECK(table[u] != 0);
+  CHECK(table[g.slots.size() + pv] == 7);
+  CHECK(sp.gridDim.x == 16);
+  CHECK(sp.blockDim.x == 64);
+  CHECK(sp.sharedMemBytes == 0);
+  const std::vector<uint64_t> sv = cells(sp, 1 + 2 * 3 + 4);
+  CHECK(reinterpret_cast<uint64_t>(memsetNode->memset.dst) == table[t]);
+  CHECK(reinterpret_cast<uint64_t>(memcpyNode->memcpy.srcPtr.ptr) == table[t]);
+  CHECK(reinterpret_cast<uint64_t>(memcpyNode->memcpy.dstPtr.ptr) == table[u]);
+  CHECK(sv[1] == 0);
+  CHECK(sv[2] == y); // slot y, offset 0
+  CHECK(sv[3] == 16);
+  CHECK(sv[4] == x); // slot x, offset 16
+  CHECK(sv[5] == 0x40000000);
+  CHECK(sv[6] == gpu::kLiteral); // literal scalar 2.0f
+  CHECK(sv[7] == 0);
+  CHECK(sv[10] == 1); // work_dim
+  const std::vector<uint64_t> av = cells(byName["addp"]->kernel, 1 + 2 * 2 + 4);
+  CHECK(av[4] == g.slots.size() + pv); // the parameter's table entry
+  const std::vector<uint64_t> cv = cells(byName["cgraph_copy"]->kernel, 23);
+  CHECK(cv[1] == 0);
+  CHECK(cv[2] == x); // dst slot through the table
+  CHECK(cv[4] == u); // src slot through the table
+  CHECK(cv[5] == 512);
+
+  // Submissions: the table is uploaded only when it changed; every submission launches
+  // each device graph once, with the host task between them.
+  auto bx = dev.allocate(4096, 64), by = dev.allocate(4096, 64), bx2 = dev.allocate(4096, 64);
+  REQUIRE(bx);
+  REQUIRE(by);
+  REQUIRE(bx2);
+  rt::BindingTable bt;
+  bt.slots.resize(g.slots.size());
+  bt.slots[x].buffer = bx->get();
+  bt.slots[y].buffer = by->get();
+  auto submitOnce = [&](const rt::BindingTable &tbl, const rt::ParamValues &pvals) {
+    fake::reset();
+    auto ev = (*exe)->enqueue(tbl, pvals);
+    INFO((ev ? std::string() : ev.error().message()));
+    REQUIRE(ev);
+    REQUIRE_FALSE((*ev)->wait());
+    INFO("violations: " << (rec.violations.empty() ? std::string() : rec.violations[0]));
+    CHECK(rec.violations.empty());
+    CHECK(rec.graphLaunches.size() == devParts);
+    CHECK(rec.count("hipGraphInstantiate") == 0);
+    CHECK(rec.count("hipGraphAddKernelNode") == 0);
+  };
+  auto tableUploads = [&]() {
+    size_t n = 0;
+    for (auto &up : rec.uploads)
+      n += up.first == tableAddr;
+    return n;
+  };
+  submitOnce(bt, {});
+  CHECK(tableUploads() == 1);
+  CHECK(table[x] != 0);
+  CHECK(lines.size() == 1); // the checksum host task ran between the graphs
+  {
+    // The upload comes before the first graph launch.
+    auto up = std::find(rec.calls.begin(), rec.calls.end(), "hipMemcpyHtoDAsync");
+    auto launch = std::find(rec.calls.begin(), rec.calls.end(), "hipGraphLaunch");
+    CHECK(up < launch);
+  }
+  const uint64_t firstX = table[x];
+  submitOnce(bt, {}); // same bindings, same parameters: no upload
+  CHECK(tableUploads() == 0);
+  bt.slots[x].buffer = bx2->get(); // new binding: one upload, no node update
+  submitOnce(bt, {});
+  CHECK(tableUploads() == 1);
+  CHECK(table[x] != firstX);
+  CHECK(rec.count("hipGraphExecKernelNodeSetParams") == 0);
+  rt::ParamValues p9;
+  p9.bits = {9};
+  submitOnce(bt, p9); // new parameter value: one upload (it lives in the table)
+  CHECK(tableUploads() == 1);
+  CHECK(table[g.slots.size() + pv] == 9);
+  CHECK(rec.count("hipGraphExecKernelNodeSetParams") == 0);
+}
+
+TEST_CASE("hip: a parameter-dependent nd-range updates only its node", "[hip][fake]") {
+  rt::Device &dev = fakeDevice();
+  GraphBuilder b("param-range");
+  auto k = addSource(b);
+  const uint32_t d = b.addSlot(slot("d", 1 << 16));
+  Param n;
+  n.name = "n";
+  n.type = ScalarType::U32;
+  n.defaultBits = 256;
+  const uint32_t pn = b.addParam(n);
+  NDRange r = range1D(256, 64);
+  r.global[0].param = pn;
+  const uint32_t a =
+      b.addKernelNode("ranged", k["addp"], r, {Arg::slot(d), Arg::scalar(ScalarType::U32, 1)});
+  const uint32_t c = b.addKernelNode("fixed", k["addp"], range1D(128, 64),
+                                     {Arg::slot(d), Arg::scalar(ScalarType::U32, 2)});
+  b.addEdge(a, c);
+  Graph g = b.take();
+  fake::reset();
+  rt::FinalizeOptions fo;
+  fo.mode = rt::ExecMode::Replay;
+  auto exe = dev.finalize(g, fo);
+  INFO((exe ? std::string() : exe.error().message()));
+  REQUIRE(exe);
+  const fake::Recorder &rec = fake::recorder();
+  CHECK(rec.count("hipGraphInstantiate") == 1);
+  auto buf = dev.allocate(1 << 16, 64);
+  REQUIRE(buf);
+  rt::BindingTable bt;
+  bt.slots.resize(1);
+  bt.slots[0].buffer = buf->get();
+  auto submit = [&](uint64_t value) {
+    fake::reset();
+    rt::ParamValues pv;
+    pv.bits = {value};
+    auto ev = (*exe)->enqueue(bt, pv);
+    INFO((ev ? std::string() : ev.error().message()));
+    REQUIRE(ev);
+    REQUIRE_FALSE((*ev)->wait());
+    CHECK(rec.violations.empty());
+    CHECK(rec.graphLaunches.size() == 1);
+  };
+  const uint64_t before = hip::counters(dev).nodeUpdates;
+  submit(256); // the planned range already: no update
+  CHECK(rec.execUpdates.empty());
+  submit(1024); // 16 work-groups now: one update, of the ranged node only
+  REQUIRE(rec.execUpdates.size() == 1);
+  CHECK(rec.nodes.at(rec.execUpdates[0].first).function == "addp");
+  CHECK(rec.execUpdates[0].second.gridDim.x == 16);
+  CHECK(rec.execUpdates[0].second.blockDim.x == 64);
+  {
+    // The update precedes the launch.
+    auto up = std::find(rec.calls.begin(), rec.calls.end(), "hipGraphExecKernelNodeSetParams");
+    auto launch = std::find(rec.calls.begin(), rec.calls.end(), "hipGraphLaunch");
+    CHECK(up < launch);
+  }
+  submit(1024); // unchanged: no update
+  CHECK(rec.execUpdates.empty());
+  CHECK(hip::counters(dev).nodeUpdates == before + 1);
+}
+
+TEST_CASE("hip: eager mode launches each node on the stream, no graphs", "[hip][fake]") {
+  rt::Device &dev = fakeDevice();
+  GraphBuilder b("eager");
+  auto k = addSource(b);
+  const uint32_t d = b.addSlot(slot("d", 4096));
+  const uint32_t a = b.addKernelNode("one", k["addp"], range1D(1024),
+                                     {Arg::slot(d), Arg::scalar(ScalarType::U32, 1)});
+  const uint32_t c = b.addKernelNode("two", k["addp"], range1D(512, 128),
+                                     {Arg::slot(d, 64), Arg::scalar(ScalarType::U32, 2)});
+  b.addEdge(a, c);
+  Graph g = b.take();
+  fake::reset();
+  rt::FinalizeOptions fo;
+  fo.mode = rt::ExecMode::Eager;
+  auto exe = dev.finalize(g, fo);
+  REQUIRE(exe);
+  const fake::Recorder &rec = fake::recorder();
+  CHECK(rec.count("hipGraphCreate") == 0);
+  auto buf = dev.allocate(4096, 64);
+  REQUIRE(buf);
+  rt::BindingTable bt;
+  bt.slots.resize(1);
+  bt.slots[0].buffer = buf->get();
+  fake::reset();
+  auto ev = (*exe)->enqueue(bt, {});
+  REQUIRE(ev);
+  REQUIRE_FALSE((*ev)->wait());
+  CHECK(rec.violations.empty());
+  REQUIRE(rec.eagerLaunches.size() == 2);
+  CHECK(rec.eagerLaunches[0].second.blockDim.x * rec.eagerLaunches[0].second.gridDim.x == 1024);
+  CHECK(rec.eagerLaunches[1].second.blockDim.x == 128);
+  CHECK(rec.eagerLaunches[1].second.gridDim.x == 4);
+  const std::vector<uint64_t> v = cells(rec.eagerLaunches[1].second, 1 + 2 * 2 + 4);
+  CHECK(v[1] == 64); // slot offset
+  CHECK(v[2] == 0);  // slot index
+  CHECK(rec.count("hipGraphLaunch") == 0);
+}
+
+TEST_CASE("hip: code objects come from the persistent cache on a warm start", "[hip][fake][cache]") {
+  // A fresh cache folder, so the first run is cold whatever ran before.
+  const std::string dir = std::string(CGRAPH_BINARY_DIR) + "/tests/hip/cache-" + std::to_string(getpid());
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+  const char *old = std::getenv("CGRAPH_CACHE_DIR");
+  const std::string saved = old ? old : "";
+  setenv("CGRAPH_CACHE_DIR", dir.c_str(), 1);
+  GraphBuilder b("cached");
+  auto k = addSource(b);
+  const uint32_t d = b.addSlot(slot("d", 4096));
+  b.addKernelNode("one", k["addp"], range1D(1024), {Arg::slot(d), Arg::scalar(ScalarType::U32, 1)});
+  Graph g = b.take();
+  uint64_t lowered[2] = {0, 0};
+  for (int run = 0; run < 2; ++run) {
+    // A new backend each time: a new device with an empty memory tier.
+    auto backend = hip::makeHipBackendWithApi(fake::api(), hip::HipBackendOptions{true});
+    auto dev = backend->device(0);
+    REQUIRE(dev);
+    rt::FinalizeOptions fo;
+    fo.mode = rt::ExecMode::Replay;
+    auto exe = (*dev)->finalize(g, fo);
+    INFO((exe ? std::string() : exe.error().message()));
+    REQUIRE(exe);
+    lowered[run] = hip::counters(**dev).lowerings;
+    CHECK(fake::recorder().violations.empty());
+  }
+  CHECK(lowered[0] == 1); // cold: lowered and linked once
+  CHECK(lowered[1] == 0); // warm: the stored code object, no lowering
+  if (old) setenv("CGRAPH_CACHE_DIR", saved.c_str(), 1);
+  else unsetenv("CGRAPH_CACHE_DIR");
+  std::filesystem::remove_all(dir, ec);
+}
