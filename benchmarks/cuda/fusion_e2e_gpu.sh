@@ -15,7 +15,7 @@ D=src/tests/fusion/data
 E=src/examples
 pass=0
 fail=0
-e2e() { # name json fopts inputs slots ulp [any]
+e2e() { # name json fopts inputs slots ulp [backends any]
   name=$1
   shift
   if CGRAPH_FUSION_BACKENDS=cuda sh src/tests/fusion/run_e2e.sh wrap/cgc wrap/cgfuse wrap/cgrun "work/e2e_$name" "$@" \
@@ -40,7 +40,7 @@ e2e ndrange $D/ndrange.json "--fuse a1,a2 --fuse b1,b2 --fuse c1,c2 --fuse f1,f2
 e2e mlp $E/mlp/graph.json "--auto" \
   "--random x:1 --random w1:2 --random b1:3 --random w2:4 --random b2:5 --random wc:6 --random bc:7" "probs" 4
 e2e chain1000 $E/chain1000/graph.json "--auto" "--random y:11" "y" 4
-e2e saxpy $E/saxpy/graph.json "--auto" "--random y:21" "y" 0 any
+e2e saxpy $E/saxpy/graph.json "--auto" "--random y:21" "y" 0 cuda any
 e2e stencil_linear $E/stencil/graph.json "--auto --auto-linear" "--random f:22" "u0 r" 0
-e2e image $E/image/graph.json "--auto" "--random input:25" "edges crop" 0 any
+e2e image $E/image/graph.json "--auto" "--random input:25" "edges crop" 0 cuda any
 echo "fusion e2e on cuda: $pass passed, $fail failed"
