@@ -367,7 +367,9 @@ Expected<LoweredModule> lowerToTableAbi(LLVMContext &ctx, const uint8_t *spirv, 
                      "or install libclc-14)");
   auto buf = MemoryBuffer::getFile(clc);
   if (!buf) return makeError(where + ": cannot read '" + clc + "': " + buf.getError().message());
-  auto lib = parseBitcodeFile((*buf)->getMemBufferRef(), ctx);
+  // Lazily: the linker materializes only the builtins the kernels reach (a full parse
+  // of the 8 MB library cost about a second per module).
+  auto lib = getOwningLazyBitcodeModule(std::move(*buf), ctx);
   if (!lib) {
     std::string e;
     raw_string_ostream os(e);
