@@ -15,8 +15,12 @@ stamp "ctest (Release)"
 ctest --test-dir "$root/build" --output-on-failure -j 2
 
 if [ "${CGRAPH_SKIP_SANITIZERS:-0}" != 1 ]; then
+  san_flags="-O2 -g1 -DNDEBUG"
   stamp "build + ctest (ASan+UBSan)"
+  # -g1 (line tables only) in the sanitizer builds: reports keep file:line, and the
+  # build is much lighter on CI's 2 cores than with full debug info of LLVM's headers.
   "$root/scripts/build.sh" "$root/build-asan" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_C_FLAGS_RELWITHDEBINFO="$san_flags" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$san_flags" \
     -DCGRAPH_SANITIZE=address,undefined -DCGRAPH_BUILD_BENCHMARKS=OFF
   # The opencl tests are left out here: Debian's PoCL links clang 15 and must be
   # isolated from our clang 14 with RTLD_DEEPBIND, which the sanitizer runtimes refuse
@@ -36,6 +40,7 @@ if [ "${CGRAPH_SKIP_SANITIZERS:-0}" != 1 ]; then
   # its JIT-compiled kernels; cpu_tsan_reports_level_race proves a race is reported.
   CGRAPH_TARGETS="cache_memory_test cache_persistent_test cache_kernel_test cache_tool_test cgcache test_runtime cpu_backend_tests cpu_tsan_level_race" \
   "$root/scripts/build.sh" "$root/build-tsan" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_C_FLAGS_RELWITHDEBINFO="$san_flags" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$san_flags" \
     -DCGRAPH_SANITIZE=thread -DCGRAPH_BUILD_BENCHMARKS=OFF
   TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions="$root/tests/tsan.supp" \
     ctest --test-dir "$root/build-tsan" --output-on-failure -j 2 -L 'cache|cpu|runtime' -LE opencl
