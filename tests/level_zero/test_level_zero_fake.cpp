@@ -148,7 +148,7 @@ TEST_CASE("level_zero: probe through the driver table", "[level_zero]") {
     CHECK(d.caps.nativeCommandBuffer);
     CHECK_FALSE(d.caps.rebindWithoutRerecord);
     CHECK(d.caps.profiling);
-    CHECK_FALSE(d.caps.profilingReplay);
+    CHECK(d.caps.profilingReplay);
     CHECK(d.caps.storedExpressions);
     CHECK(d.caps.nodeUpdate);
     CHECK(d.caps.kernelForms == std::vector<FormKind>{FormKind::SpirV});
@@ -540,6 +540,67 @@ TEST_CASE("level_zero: eager mode, afterNode and kernel timestamps", "[level_zer
   }
 }
 
+TEST_CASE("level_zero: a profiled replay has its own recording with kernel timestamps",
+          "[level_zero]") {
+  Fixture f;
+  GraphBuilder b("prof");
+  auto k = addKernels(b);
+  uint32_t a = b.addSlot(slot("a", 1024));
+  uint32_t n0 = b.addFill("f", fillOp(a, 0, 1024, {1, 0, 0, 0}));
+  uint32_t n1 =
+      b.addKernelNode("k1", k["lsum"], range1(256, 64), {Arg::slot(a), Arg::localMem(256)});
+  uint32_t n2 =
+      b.addKernelNode("k2", k["lsum"], range1(256, 64), {Arg::slot(a), Arg::localMem(256)});
+  b.addEdge(n0, n1);
+  b.addEdge(n1, n2);
+  auto exe = f.finalize(b.take());
+  auto A = f.buffer(1024);
+  rt::BindingTable t;
+  t.slots = {{A.get()}};
+  fake::clearCalls();
+  rt::SubmitOptions so;
+  so.profile = true;
+  for (int round = 0; round < 3; ++round) {
+    INFO("round " << round);
+    auto ev = exe->enqueue(t, {}, so);
+    REQUIRE(ev);
+    REQUIRE_FALSE((*ev)->wait());
+    // The fake's clock: 100 ticks per command, 2 ns per tick.
+    const auto &tm = (*ev)->nodeTimings();
+    REQUIRE(tm.size() == 2);
+    CHECK(tm[0].node == n1);
+    CHECK(tm[0].startNs == 0);
+    CHECK(tm[0].endNs == 200);
+    CHECK(tm[1].node == n2);
+    CHECK(tm[1].startNs == 200);
+    CHECK(tm[1].endNs == 400);
+  }
+  // One recording for the three rounds: a timestamp pool with an event per command that
+  // is waited for or timed, none reset inside the list; the host resets all three after
+  // reading them (the fake reports a second signal without a reset as a violation).
+  Lines pools = fake::calls({"zeEventPoolCreate"});
+  REQUIRE(pools.size() == 1);
+  CHECK(pools[0].rfind("zeEventPoolCreate(3, timestamps)", 0) == 0);
+  CHECK(fake::calls({"zeCommandListAppendEventReset"}).empty());
+  CHECK(fake::calls({"zeEventHostReset"}).size() == 9);
+  CHECK(fake::calls({"zeCommandQueueExecuteCommandLists"}).size() == 3);
+  CHECK(fake::violations().empty());
+
+  SECTION("a plain replay of the same bindings is recorded apart, without timestamps") {
+    fake::clearCalls();
+    auto ev = exe->enqueue(t, {});
+    REQUIRE(ev);
+    REQUIRE_FALSE((*ev)->wait());
+    CHECK((*ev)->nodeTimings().empty());
+    pools = fake::calls({"zeEventPoolCreate"});
+    REQUIRE(pools.size() == 1);
+    CHECK(pools[0].find("timestamps") == std::string::npos);
+    CHECK(fake::calls({"zeEventHostReset"}).empty());
+    CHECK(fake::calls({"zeCommandListAppendEventReset"}).size() == 2);
+    CHECK(fake::violations().empty());
+  }
+}
+
 TEST_CASE("level_zero: what replay refuses and how errors read", "[level_zero]") {
   GraphBuilder b("errs");
   auto k = addKernels(b);
@@ -552,20 +613,6 @@ TEST_CASE("level_zero: what replay refuses and how errors read", "[level_zero]")
   b.addEdge(0, 1);
   Graph g = b.take();
 
-  SECTION("profiling a replay") {
-    Fixture f;
-    auto exe = f.finalize(g);
-    auto A = f.buffer(1024);
-    rt::BindingTable t;
-    t.slots = {{A.get()}};
-    rt::SubmitOptions so;
-    so.profile = true;
-    auto ev = exe->enqueue(t, {}, so);
-    REQUIRE_FALSE(ev);
-    CHECK(ev.error().message() ==
-          "level_zero: per-node profiling is not available when replaying command lists; "
-          "profile in eager mode (kernel timestamps)");
-  }
   SECTION("a global offset through the extension, reset for the next launch") {
     Fixture f;
     auto exe = f.finalize(g);

@@ -840,6 +840,16 @@ ze_result_t fEventDestroy(ze_event_handle_t h) {
   return destroy(h, Kind::Event, "zeEventDestroy");
 }
 
+ze_result_t fEventHostReset(ze_event_handle_t h) {
+  LOCK;
+  const char *call = "zeEventHostReset";
+  Event *e = get<Event>(h, Kind::Event, call);
+  if (!e) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  e->signalled = false;
+  st().calls.push_back(std::string(call) + "(" + name(h) + ")");
+  return ZE_RESULT_SUCCESS;
+}
+
 ze_result_t fEventQueryKernelTimestamp(ze_event_handle_t h, ze_kernel_timestamp_result_t *r) {
   LOCK;
   const char *call = "zeEventQueryKernelTimestamp";
@@ -1217,6 +1227,7 @@ const ZeDriverTable &install(const FakeConfig &config) {
   t.zeEventPoolDestroy = fEventPoolDestroy;
   t.zeEventCreate = fEventCreate;
   t.zeEventDestroy = fEventDestroy;
+  t.zeEventHostReset = fEventHostReset;
   t.zeEventQueryKernelTimestamp = fEventQueryKernelTimestamp;
   t.zeFenceCreate = fFenceCreate;
   t.zeFenceDestroy = fFenceDestroy;

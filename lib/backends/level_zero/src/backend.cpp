@@ -202,8 +202,8 @@ Expected<std::pair<rt::DeviceInfo, DeviceProps>> describeDevice(const ZeDriverTa
   c.nodeUpdate = true;        // recordings are dropped and made again
   c.inOrder = false;          // inside a list, only the graph's edges order commands
   c.concurrentNodes = true;
-  c.profiling = true; // kernel timestamps, eager mode
-  c.profilingReplay = false;
+  c.profiling = true;       // kernel timestamps
+  c.profilingReplay = true; // a profiled recording per binding set (command_buffer.cpp)
   c.hostPointerBuffers = false;
   c.kernelForms = {FormKind::SpirV};
   c.computeUnits = dp.numSlices * dp.numSubslicesPerSlice * dp.numEUsPerSubslice;

@@ -17,12 +17,6 @@ namespace cgraph::level_zero {
 
 namespace {
 
-void appendBits(std::string &key, uint64_t v) {
-  char b[8];
-  std::memcpy(b, &v, 8);
-  key.append(b, 8);
-}
-
 bool nativeFill(const FillOp &f, uint64_t maxPattern) {
   const size_t n = f.pattern.size();
   return n != 0 && (n & (n - 1)) == 0 && n <= maxPattern;
@@ -136,28 +130,14 @@ Error LevelZeroExecutable::prepare(const rt::FinalizeOptions &opts) {
     if (!h) return h.error();
     hostTasks_ = std::move(*h);
   }
-  auto owned = allocateOwnedSlots(host_, 64);
-  if (!owned) return owned.error();
-  owned_.resize(owned->size());
-  for (size_t i = 0; i < owned->size(); ++i)
-    owned_[i].reset(static_cast<LevelZeroBuffer *>((*owned)[i].release()));
-  return Error::success();
+  return allocateOwnedSlotsAs(host_, 64, &owned_);
 }
 
 void LevelZeroExecutable::resolve(const std::vector<ResolvedSlot> &slots) {
   mems_.resize(graph_.slots.size());
-  for (size_t i = 0; i < graph_.slots.size(); ++i) {
-    SlotMem &m = mems_[i];
-    const ResolvedSlot &r = slots[i];
-    if (r.buffer) {
-      auto *b = static_cast<LevelZeroBuffer *>(r.buffer); // the runtime checked the owner
-      m = {static_cast<char *>(b->ptr()) + r.offset, r.offset, r.length, b->id()};
-    } else if (owned_[i]) {
-      m = {static_cast<char *>(owned_[i]->ptr()), 0, owned_[i]->size(), owned_[i]->id()};
-    } else {
-      m = {};
-    }
-  }
+  forEachSlotStorage(slots, owned_, [&](size_t i, LevelZeroBuffer *b, uint64_t offset, uint64_t length) {
+    mems_[i] = b ? SlotMem{static_cast<char *>(b->ptr()) + offset, offset, length, b->id()} : SlotMem{};
+  });
 }
 
 Error LevelZeroExecutable::setKernel(uint32_t n, const std::vector<uint64_t> &params,
@@ -334,20 +314,27 @@ Error LevelZeroExecutable::appendNode(ze_command_list_handle_t list, uint32_t n,
   return Error::success();
 }
 
-Error LevelZeroExecutable::record(Recording &rec, const std::vector<uint64_t> &params) {
+Error LevelZeroExecutable::record(Recording &rec, const std::vector<uint64_t> &params,
+                                  bool profile) {
   const DeviceProps &props = dev_->props();
+  rec.profiled = profile;
   // Events carry the graph's edges inside a partition: one per recorded command that a
-  // later command of its partition waits for.
+  // later command of its partition waits for; profiled, one per kernel node as well.
+  auto needsEvent = [&](uint32_t n) {
+    const NodeKind kind = graph_.nodes[n].kind;
+    return nodeEnabled(n) && kind != NodeKind::Barrier &&
+           (hasPartSucc_[n] || (profile && kind == NodeKind::Kernel));
+  };
   uint32_t nEvents = 0;
   for (const PartPlan &plan : parts_)
     if (!plan.host)
       for (uint32_t n : plan.nodes)
-        if (hasPartSucc_[n] && nodeEnabled(n) && graph_.nodes[n].kind != NodeKind::Barrier)
-          ++nEvents;
+        if (needsEvent(n)) ++nEvents;
   if (nEvents) {
     ze_event_pool_desc_t pd{};
     pd.stype = ZE_STRUCTURE_TYPE_EVENT_POOL_DESC;
-    pd.flags = 0; // device-only events: the host never waits for them
+    // Device-only events unless profiled: then the host reads the kernels' timestamps.
+    pd.flags = profile ? ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP | ZE_EVENT_POOL_FLAG_HOST_VISIBLE : 0;
     pd.count = nEvents;
     ze_device_handle_t dev = props.device;
     CGRAPH_ZE_CHECK("zeEventPoolCreate",
@@ -406,16 +393,18 @@ Error LevelZeroExecutable::record(Recording &rec, const std::vector<uint64_t> &p
         continue;
       }
       ze_event_handle_t signal = nullptr;
-      if (hasPartSucc_[n]) {
+      if (needsEvent(n)) {
         ze_event_desc_t ed{};
         ed.stype = ZE_STRUCTURE_TYPE_EVENT_DESC;
         ed.index = uint32_t(rec.events.size());
-        ed.signal = ZE_EVENT_SCOPE_FLAG_DEVICE; // results visible to the waiting command
-        ed.wait = ZE_EVENT_SCOPE_FLAG_DEVICE;
+        // Results visible to the waiting command; to the host too when profiled.
+        ed.signal = profile ? ZE_EVENT_SCOPE_FLAG_HOST : ZE_EVENT_SCOPE_FLAG_DEVICE;
+        ed.wait = ed.signal;
         CGRAPH_ZE_CHECK("zeEventCreate", ze_->zeEventCreate(rec.pool, &ed, &signal));
         rec.events.push_back(signal);
-        signalled.push_back(signal);
-        done[n].assign(1, signal);
+        if (!profile) signalled.push_back(signal); // profiled: reset by the host
+        if (profile && graph_.nodes[n].kind == NodeKind::Kernel) rec.timed.push_back({n, signal});
+        if (hasPartSucc_[n]) done[n].assign(1, signal);
       }
       CGRAPH_RETURN_IF_ERROR(appendNode(list, n, params, signal, deps));
     }
@@ -423,39 +412,20 @@ Error LevelZeroExecutable::record(Recording &rec, const std::vector<uint64_t> &p
   return closeList();
 }
 
-Expected<Recording *> LevelZeroExecutable::findOrRecord(const std::vector<uint64_t> &params) {
+Expected<Recording *> LevelZeroExecutable::findOrRecord(const std::vector<uint64_t> &params,
+                                                        bool profile) {
   // The binding set: buffer identity, offset and length of every slot, and every
-  // parameter value (arguments and group counts are captured by the recorded commands).
-  std::string key;
-  key.reserve(mems_.size() * 24 + params.size() * 8);
-  for (const SlotMem &m : mems_) {
-    appendBits(key, m.id);
-    appendBits(key, m.offset);
-    appendBits(key, m.length);
-  }
-  for (uint64_t p : params)
-    appendBits(key, p);
-  ++tick_;
-  for (auto &r : recordings_)
-    if (r->key == key) {
-      r->lastTick = tick_;
-      return r.get();
-    }
-  auto rec = std::make_unique<Recording>(*ze_);
-  rec->key = std::move(key);
-  rec->lastTick = tick_;
-  CGRAPH_RETURN_IF_ERROR(record(*rec, params));
-  ++recordingsMade_;
-  const size_t limit = std::max<size_t>(1, dev_->options().maxRecordings);
-  if (recordings_.size() >= limit) {
-    // No submission is in flight (a submission starts after the previous one ended).
-    auto oldest =
-        std::min_element(recordings_.begin(), recordings_.end(),
-                         [](const auto &a, const auto &b) { return a->lastTick < b->lastTick; });
-    recordings_.erase(oldest);
-  }
-  recordings_.push_back(std::move(rec));
-  return recordings_.back().get();
+  // parameter value (arguments and group counts are captured by the recorded commands),
+  // and whether the recording is profiled.
+  // Eviction: no submission is in flight (a submission starts after the previous ended).
+  std::string key = rt::bindingSetKey(mems_, params);
+  rt::appendKeyBits(key, profile ? 1 : 0);
+  return recordings_.findOrMake(std::move(key), dev_->options().maxRecordings,
+                                [&]() -> Expected<std::unique_ptr<Recording>> {
+                                  auto rec = std::make_unique<Recording>(*ze_);
+                                  CGRAPH_RETURN_IF_ERROR(record(*rec, params, profile));
+                                  return rec;
+                                });
 }
 
 } // namespace cgraph::level_zero

@@ -5,13 +5,16 @@
 namespace cgraph::level_zero {
 
 LevelZeroEvent::LevelZeroEvent(const ZeDriverTable &ze, ze_fence_handle_t fence,
-                               std::vector<rt::NodeTiming> timings)
-    : ze_(&ze), fence_(fence), timings_(std::move(timings)) {}
+                               std::vector<rt::NodeTiming> timings, Completion onComplete)
+    : ze_(&ze), fence_(fence), timings_(std::move(timings)), onComplete_(std::move(onComplete)) {}
 
 LevelZeroEvent::~LevelZeroEvent() {
-  if (!fence_) return;
+  if (!fence_) {
+    if (!waited_) (void)wait();
+    return;
+  }
   // A fence must not be destroyed while its execution is pending.
-  if (!waited_) ze_->zeFenceHostSynchronize(fence_, UINT64_MAX);
+  if (!waited_) (void)wait(); // also runs onComplete (a profiled recording's event resets)
   ze_->zeFenceDestroy(fence_);
 }
 
@@ -31,6 +34,12 @@ Error LevelZeroEvent::wait() {
       result_ = zeError("zeFenceHostSynchronize", rc)
                     .withContext("level_zero: the submission failed on the device");
   }
+  if (onComplete_ && !result_) {
+    Expected<std::vector<rt::NodeTiming>> t = onComplete_();
+    if (t) timings_ = std::move(*t);
+    else result_ = t.error();
+  }
+  onComplete_ = nullptr;
   return result_;
 }
 

@@ -5,6 +5,7 @@
 #include "internal.h"
 
 #include "cgraph/runtime/host_tasks.h"
+#include "cgraph/runtime/recording_cache.h"
 
 namespace cgraph::level_zero {
 
@@ -21,11 +22,14 @@ struct Recording {
   Recording(const Recording &) = delete;
   Recording &operator=(const Recording &) = delete;
   const ZeDriverTable *ze;
-  std::string key;
   std::vector<Segment> segments;
   ze_event_pool_handle_t pool = nullptr;
   std::vector<ze_event_handle_t> events;
-  uint64_t lastTick = 0; // LRU
+  // A profiled recording (kernel-timestamp pool): every enabled kernel node signals its
+  // own event, listed here in node order; no event is reset inside the lists: the host
+  // reads the timestamps when the submission completes, then resets every event.
+  bool profiled = false;
+  std::vector<std::pair<uint32_t, ze_event_handle_t>> timed;
 };
 
 class LevelZeroExecutable final : public rt::Executable {
@@ -35,7 +39,7 @@ public:
   ~LevelZeroExecutable() override;
   Error prepare(const rt::FinalizeOptions &opts);
 
-  uint64_t recordingsMade() const { return recordingsMade_; }
+  uint64_t recordingsMade() const { return recordings_.made(); }
 
 protected:
   Expected<rt::EventPtr> submit(const std::vector<ResolvedSlot> &slots,
@@ -64,13 +68,17 @@ private:
   // signals `signal` (either may be empty/null).
   Error appendNode(ze_command_list_handle_t list, uint32_t n, const std::vector<uint64_t> &params,
                    ze_event_handle_t signal, const std::vector<ze_event_handle_t> &waits);
-  Error record(Recording &rec, const std::vector<uint64_t> &params);
-  Expected<Recording *> findOrRecord(const std::vector<uint64_t> &params);
+  Error record(Recording &rec, const std::vector<uint64_t> &params, bool profile);
+  Expected<Recording *> findOrRecord(const std::vector<uint64_t> &params, bool profile);
+  // Per-node times from signalled kernel-timestamp events (node, event), relative to
+  // the earliest start; the counter wraps at the device's kernelTimestampValidBits.
+  Expected<std::vector<rt::NodeTiming>>
+  readTimestamps(const std::vector<std::pair<uint32_t, ze_event_handle_t>> &timed) const;
   // Host task `n`: its slots copied to host memory, the task run, the slots copied back.
   Error runHost(uint32_t n, const std::vector<uint64_t> &params);
   Expected<rt::EventPtr> submitEager(const std::vector<uint64_t> &params, bool profile,
                                      const std::function<Error(uint32_t)> &afterNode);
-  Expected<rt::EventPtr> submitReplay(const std::vector<uint64_t> &params);
+  Expected<rt::EventPtr> submitReplay(const std::vector<uint64_t> &params, bool profile);
 
   LevelZeroDevice *dev_;
   const ZeDriverTable *ze_;
@@ -88,10 +96,8 @@ private:
   std::vector<std::unique_ptr<rt::Buffer>> fillSources_;
   std::unique_ptr<rt::HostTasks> hostTasks_;
   std::vector<SlotMem> mems_; // the current submission's slots
-  std::vector<std::unique_ptr<Recording>> recordings_;
+  rt::RecordingCache<Recording> recordings_;
   rt::EventPtr previous_; // the latest submission: the next one starts after it
-  uint64_t tick_ = 0;
-  uint64_t recordingsMade_ = 0;
 };
 
 } // namespace cgraph::level_zero

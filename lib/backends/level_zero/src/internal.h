@@ -7,6 +7,7 @@
 #include "cgraph/cache/kernel_cache.h"
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -128,8 +129,12 @@ private:
 // profiling, or the failure of work done before the fence.
 class LevelZeroEvent final : public rt::Event {
 public:
+  // `onComplete` (optional) runs once, in the first wait() after the fence signalled
+  // (or at once when there is no fence); it supplies the per-node timings, and its
+  // error becomes the event's.
+  using Completion = std::function<Expected<std::vector<rt::NodeTiming>>()>;
   LevelZeroEvent(const ZeDriverTable &ze, ze_fence_handle_t fence,
-                 std::vector<rt::NodeTiming> timings);
+                 std::vector<rt::NodeTiming> timings, Completion onComplete = {});
   ~LevelZeroEvent() override;
   Error wait() override;
   bool isComplete() const override;
@@ -142,6 +147,7 @@ private:
   bool waited_ = false;
   Error result_;
   std::vector<rt::NodeTiming> timings_;
+  Completion onComplete_;
 };
 
 // Finalizes `flattened` (validated, subgraphs inlined) for `device` (command_buffer.cpp).

@@ -88,42 +88,61 @@ LevelZeroExecutable::submitEager(const std::vector<uint64_t> &params, bool profi
         if (Error e = afterNode(n)) return fail(std::move(e));
     }
   }
-  std::vector<rt::NodeTiming> timings;
-  if (!profiled.empty()) {
-    // Device ticks of the kernels' start and end (global timestamps), relative to the
-    // first kernel's start; the counter wraps at kernelTimestampValidBits.
-    const DeviceProps &props = dev_->props();
-    const uint64_t mask = props.kernelTimestampValidBits >= 64
-                              ? ~uint64_t(0)
-                              : (uint64_t(1) << props.kernelTimestampValidBits) - 1;
-    std::vector<ze_kernel_timestamp_result_t> raw(profiled.size());
-    uint64_t base = ~uint64_t(0);
-    for (size_t i = 0; i < profiled.size(); ++i) {
-      ze_result_t rc = ze_->zeEventQueryKernelTimestamp(profiled[i].second, &raw[i]);
-      if (rc != ZE_RESULT_SUCCESS)
-        return fail(
-            zeError("zeEventQueryKernelTimestamp", rc).withContext(nodeLabel(profiled[i].first)));
-      base = std::min(base, raw[i].global.kernelStart & mask);
-    }
-    for (size_t i = 0; i < profiled.size(); ++i) {
-      const uint64_t start = raw[i].global.kernelStart & mask, end = raw[i].global.kernelEnd & mask;
-      const uint64_t duration = (end - start) & mask;
-      rt::NodeTiming t;
-      t.node = profiled[i].first;
-      t.startNs = ((start - base) & mask) * props.timerResolutionNs;
-      t.endNs = t.startNs + duration * props.timerResolutionNs;
-      timings.push_back(t);
-    }
-  }
+  Expected<std::vector<rt::NodeTiming>> timings = readTimestamps(profiled);
+  if (!timings) return fail(timings.error());
   release();
   // Everything ran synchronously: the event is already complete.
-  return rt::EventPtr(std::make_shared<LevelZeroEvent>(*ze_, nullptr, std::move(timings)));
+  return rt::EventPtr(std::make_shared<LevelZeroEvent>(*ze_, nullptr, std::move(*timings)));
 }
 
-Expected<rt::EventPtr> LevelZeroExecutable::submitReplay(const std::vector<uint64_t> &params) {
-  Expected<Recording *> recOr = findOrRecord(params);
+Expected<std::vector<rt::NodeTiming>> LevelZeroExecutable::readTimestamps(
+    const std::vector<std::pair<uint32_t, ze_event_handle_t>> &timed) const {
+  // Device ticks of the kernels' start and end (global timestamps), relative to the
+  // first kernel's start; the counter wraps at kernelTimestampValidBits.
+  std::vector<rt::NodeTiming> timings;
+  if (timed.empty()) return timings;
+  const DeviceProps &props = dev_->props();
+  const uint64_t mask = props.kernelTimestampValidBits >= 64
+                            ? ~uint64_t(0)
+                            : (uint64_t(1) << props.kernelTimestampValidBits) - 1;
+  std::vector<ze_kernel_timestamp_result_t> raw(timed.size());
+  uint64_t base = ~uint64_t(0);
+  for (size_t i = 0; i < timed.size(); ++i) {
+    ze_result_t rc = ze_->zeEventQueryKernelTimestamp(timed[i].second, &raw[i]);
+    if (rc != ZE_RESULT_SUCCESS)
+      return zeError("zeEventQueryKernelTimestamp", rc).withContext(nodeLabel(timed[i].first));
+    base = std::min(base, raw[i].global.kernelStart & mask);
+  }
+  for (size_t i = 0; i < timed.size(); ++i) {
+    const uint64_t start = raw[i].global.kernelStart & mask, end = raw[i].global.kernelEnd & mask;
+    const uint64_t duration = (end - start) & mask;
+    rt::NodeTiming t;
+    t.node = timed[i].first;
+    t.startNs = ((start - base) & mask) * props.timerResolutionNs;
+    t.endNs = t.startNs + duration * props.timerResolutionNs;
+    timings.push_back(t);
+  }
+  return timings;
+}
+
+Expected<rt::EventPtr> LevelZeroExecutable::submitReplay(const std::vector<uint64_t> &params,
+                                                         bool profile) {
+  Expected<Recording *> recOr = findOrRecord(params, profile);
   if (!recOr) return recOr.error();
   Recording &rec = **recOr;
+  // Profiled: once everything ran, the kernels' timestamps are read, then every event
+  // is reset on the host for the recording's next execution. The next submission (and
+  // the executable's destruction) waits for this one first, so the recording is alive.
+  LevelZeroEvent::Completion complete;
+  if (rec.profiled)
+    complete = [this, &rec]() -> Expected<std::vector<rt::NodeTiming>> {
+      Expected<std::vector<rt::NodeTiming>> t = readTimestamps(rec.timed);
+      for (ze_event_handle_t e : rec.events) {
+        ze_result_t rc = ze_->zeEventHostReset(e);
+        if (rc != ZE_RESULT_SUCCESS && t) t = zeError("zeEventHostReset", rc);
+      }
+      return t;
+    };
   ze_command_queue_handle_t q = dev_->queue();
   const size_t nSeg = rec.segments.size();
   // A failure after a list was executed drains the queue first: no later submission
@@ -131,6 +150,8 @@ Expected<rt::EventPtr> LevelZeroExecutable::submitReplay(const std::vector<uint6
   bool executed = false;
   auto fail = [&](Error e) -> Expected<rt::EventPtr> {
     if (executed) (void)ze_->zeCommandQueueSynchronize(q, UINT64_MAX);
+    if (rec.profiled) // nothing resets them inside the lists
+      for (ze_event_handle_t ev : rec.events) (void)ze_->zeEventHostReset(ev);
     return e;
   };
   for (size_t i = 0; i < nSeg; ++i) {
@@ -160,21 +181,17 @@ Expected<rt::EventPtr> LevelZeroExecutable::submitReplay(const std::vector<uint6
       ze_->zeFenceDestroy(fence);
       return fail(zeError("zeCommandQueueExecuteCommandLists", rc));
     }
-    return rt::EventPtr(
-        std::make_shared<LevelZeroEvent>(*ze_, fence, std::vector<rt::NodeTiming>{}));
+    return rt::EventPtr(std::make_shared<LevelZeroEvent>(*ze_, fence, std::vector<rt::NodeTiming>{},
+                                                         std::move(complete)));
   }
-  // Empty, or a host task last: everything is done.
-  return rt::EventPtr(
-      std::make_shared<LevelZeroEvent>(*ze_, nullptr, std::vector<rt::NodeTiming>{}));
+  // Empty, or a host task last: everything is done (the queue was drained before it).
+  return rt::EventPtr(std::make_shared<LevelZeroEvent>(*ze_, nullptr, std::vector<rt::NodeTiming>{},
+                                                       std::move(complete)));
 }
 
 Expected<rt::EventPtr> LevelZeroExecutable::submit(const std::vector<ResolvedSlot> &slots,
                                                    const std::vector<uint64_t> &params,
                                                    const rt::SubmitOptions &opts) {
-  if (mode_ == rt::ExecMode::Replay && opts.profile)
-    return makeError(
-        "level_zero: per-node profiling is not available when replaying command lists; "
-        "profile in eager mode (kernel timestamps)");
   // The submission's wait list is handled outside the recorded lists (the SYCL graph
   // design): prior submissions this one must follow are waited for on the host, and so
   // is this executable's previous submission, whose recorded events and kernel state
@@ -189,7 +206,7 @@ Expected<rt::EventPtr> LevelZeroExecutable::submit(const std::vector<ResolvedSlo
   resolve(slots);
   Expected<rt::EventPtr> ev = mode_ == rt::ExecMode::Eager
                                   ? submitEager(params, opts.profile, opts.afterNode)
-                                  : submitReplay(params);
+                                  : submitReplay(params, opts.profile);
   if (ev) previous_ = *ev;
   return ev;
 }

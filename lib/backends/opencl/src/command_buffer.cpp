@@ -128,29 +128,13 @@ Error OpenCLExecutable::prepare(const rt::FinalizeOptions &opts) {
   return initOwnedSlots();
 }
 
-Error OpenCLExecutable::initOwnedSlots() {
-  auto owned = allocateOwnedSlots(host_);
-  if (!owned) return owned.error();
-  owned_.resize(owned->size());
-  for (size_t i = 0; i < owned->size(); ++i)
-    owned_[i].reset(static_cast<OpenCLBuffer *>((*owned)[i].release()));
-  return Error::success();
-}
+Error OpenCLExecutable::initOwnedSlots() { return allocateOwnedSlotsAs(host_, 1, &owned_); }
 
 Error OpenCLExecutable::resolve(const std::vector<ResolvedSlot> &slots) {
   mems_.resize(graph_.slots.size());
-  for (size_t i = 0; i < graph_.slots.size(); ++i) {
-    SlotMem &m = mems_[i];
-    const ResolvedSlot &r = slots[i];
-    if (r.buffer) {
-      auto *b = static_cast<OpenCLBuffer *>(r.buffer); // the runtime checked the owner
-      m = {b->mem(), r.offset, r.length, b->id()};
-    } else if (owned_[i]) {
-      m = {owned_[i]->mem(), 0, owned_[i]->size(), owned_[i]->id()};
-    } else {
-      m = {};
-    }
-  }
+  forEachSlotStorage(slots, owned_, [&](size_t i, OpenCLBuffer *b, uint64_t offset, uint64_t length) {
+    mems_[i] = b ? SlotMem{b->mem(), offset, length, b->id()} : SlotMem{};
+  });
   return Error::success();
 }
 

@@ -5,6 +5,7 @@
 #include "internal.h"
 
 #include "cgraph/runtime/host_tasks.h"
+#include "cgraph/runtime/recording_cache.h"
 
 #include <map>
 #include <tuple>
@@ -66,14 +67,12 @@ struct Recording {
   ~Recording();
   const ClApi *api;
   const ClCommandBufferApi *cbApi;
-  std::string key;
   std::vector<Part> parts;
   std::vector<ResolvedOp> ops; // pre-resolved strategy only
   SubBuffers subs;
   std::vector<cl_mem> retained;   // the bound buffers, kept alive while recorded
   std::vector<cl_kernel> kernels; // per kernel node, owned (see findOrRecord)
   cl_event lastUse = nullptr;     // for devices without simultaneous use
-  uint64_t lastTick = 0;          // LRU
 };
 
 class OpenCLExecutable final : public rt::Executable {
@@ -84,7 +83,7 @@ public:
   Error prepare(const rt::FinalizeOptions &opts);
 
   // Counters the tests assert on.
-  uint64_t recordingsMade() const { return recordingsMade_; }
+  uint64_t recordingsMade() const { return recordings_.made(); }
   size_t recordingsHeld() const { return recordings_.size(); }
 
 protected:
@@ -161,9 +160,7 @@ private:
   std::vector<std::unique_ptr<OpenCLBuffer>> owned_; // runtime-initialized slots
   std::unique_ptr<rt::HostTasks> hostTasks_;
   std::vector<SlotMem> mems_; // the current submission's slots
-  std::vector<std::unique_ptr<Recording>> recordings_;
-  uint64_t tick_ = 0;
-  uint64_t recordingsMade_ = 0;
+  rt::RecordingCache<Recording> recordings_;
 };
 
 } // namespace cgraph::opencl

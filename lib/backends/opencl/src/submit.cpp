@@ -14,11 +14,6 @@ namespace {
 // Longest command buffer recorded (see findOrRecord).
 constexpr size_t kCommandsPerBuffer = 256;
 
-void appendBits(std::string &key, uint64_t v) {
-  char b[8];
-  std::memcpy(b, &v, 8);
-  key.append(b, 8);
-}
 
 // Releases a cl_event unless ownership was taken.
 struct EventGuard {
@@ -220,11 +215,11 @@ OpenCLExecutable::recordingKernel(Recording &rec, uint32_t n, const std::vector<
   // PoCL ~5 us more per command buffer command than one.
   const Node &node = graph_.nodes[n];
   std::string argKey;
-  appendBits(argKey, node.kernel);
+  rt::appendKeyBits(argKey, node.kernel);
   for (const Arg &a : node.args) {
-    appendBits(argKey, uint64_t(a.kind) << 32 | uint64_t(a.type));
-    appendBits(argKey, a.index);
-    appendBits(argKey, a.kind == ArgKind::Param ? params[a.index] : a.value);
+    rt::appendKeyBits(argKey, uint64_t(a.kind) << 32 | uint64_t(a.type));
+    rt::appendKeyBits(argKey, a.index);
+    rt::appendKeyBits(argKey, a.kind == ArgKind::Param ? params[a.index] : a.value);
   }
   auto found = shared.find(argKey);
   if (found != shared.end()) return found->second;
@@ -321,45 +316,21 @@ Error OpenCLExecutable::resolveOps(Recording &rec, const std::vector<uint64_t> &
 Expected<Recording *> OpenCLExecutable::findOrRecord(const std::vector<uint64_t> &params) {
   // The binding set: buffer identity, offset and length of every slot, and every
   // parameter value (scalars and nd-ranges are baked into the recorded commands).
-  std::string key;
-  key.reserve(mems_.size() * 24 + params.size() * 8);
-  for (const SlotMem &m : mems_) {
-    appendBits(key, m.id);
-    appendBits(key, m.offset);
-    appendBits(key, m.length);
-  }
-  for (uint64_t p : params)
-    appendBits(key, p);
-  ++tick_;
-  for (auto &r : recordings_)
-    if (r->key == key) {
-      r->lastTick = tick_;
-      return r.get();
-    }
-
-  auto rec =
-      std::make_unique<Recording>(*api_, dev_->commandBufferApi(), dev_->props().baseAddrAlign);
-  rec->key = std::move(key);
-  rec->lastTick = tick_;
-  for (const SlotMem &m : mems_)
-    if (m.mem && api_->clRetainMemObject(m.mem) == CL_SUCCESS) rec->retained.push_back(m.mem);
-  if (dev_->useCommandBuffers()) {
-    CGRAPH_RETURN_IF_ERROR(recordCommandBuffers(*rec, params));
-  } else {
-    CGRAPH_RETURN_IF_ERROR(resolveOps(*rec, params));
-  }
-  ++recordingsMade_;
-  const size_t limit = std::max<size_t>(1, dev_->options().maxRecordings);
-  if (recordings_.size() >= limit) {
-    auto oldest =
-        std::min_element(recordings_.begin(), recordings_.end(),
-                         [](const auto &a, const auto &b) { return a->lastTick < b->lastTick; });
-    // The driver keeps a pending command buffer alive, and a kernel object or buffer
-    // released while an enqueued command uses it stays alive until that command ends.
-    recordings_.erase(oldest);
-  }
-  recordings_.push_back(std::move(rec));
-  return recordings_.back().get();
+  // Eviction: the driver keeps a pending command buffer alive, and a kernel object or
+  // buffer released while an enqueued command uses it stays alive until that command ends.
+  return recordings_.findOrMake(
+      rt::bindingSetKey(mems_, params), dev_->options().maxRecordings,
+      [&]() -> Expected<std::unique_ptr<Recording>> {
+        auto rec = std::make_unique<Recording>(*api_, dev_->commandBufferApi(), dev_->props().baseAddrAlign);
+        for (const SlotMem &m : mems_)
+          if (m.mem && api_->clRetainMemObject(m.mem) == CL_SUCCESS) rec->retained.push_back(m.mem);
+        if (dev_->useCommandBuffers()) {
+          CGRAPH_RETURN_IF_ERROR(recordCommandBuffers(*rec, params));
+        } else {
+          CGRAPH_RETURN_IF_ERROR(resolveOps(*rec, params));
+        }
+        return rec;
+      });
 }
 
 Error OpenCLExecutable::waitOutside(std::vector<cl_event> &wait) {

@@ -271,6 +271,32 @@ protected:
   // requirements). Every backend calls it at finalize; result[i] is null for External.
   Expected<std::vector<std::unique_ptr<Buffer>>> allocateOwnedSlots(const HostPolicy &policy,
                                                                     uint32_t minAlignment = 1);
+  // The same, each buffer typed as the backend's own Buffer subclass B (they all come
+  // from device(), whose allocate() makes only B). Fills *out; on error *out is empty.
+  template <class B>
+  Error allocateOwnedSlotsAs(const HostPolicy &policy, uint32_t minAlignment,
+                             std::vector<std::unique_ptr<B>> *out) {
+    out->clear();
+    auto owned = allocateOwnedSlots(policy, minAlignment);
+    if (!owned) return owned.error();
+    out->resize(owned->size());
+    for (size_t i = 0; i < owned->size(); ++i) (*out)[i].reset(static_cast<B *>((*owned)[i].release()));
+    return Error::success();
+  }
+  // The storage behind every slot for one submission: calls f(i, B *buffer, offset,
+  // length) for slot i, with the bound buffer of slots[i] (submit() checked that it
+  // belongs to this backend) and its range, else the runtime-owned owned[i] whole,
+  // else (no storage: an unused external slot) a null buffer. O(slots), no allocation.
+  template <class B, class F>
+  static void forEachSlotStorage(const std::vector<ResolvedSlot> &slots,
+                                 const std::vector<std::unique_ptr<B>> &owned, F &&f) {
+    for (size_t i = 0; i < slots.size(); ++i) {
+      const ResolvedSlot &r = slots[i];
+      if (r.buffer) f(i, static_cast<B *>(r.buffer), r.offset, r.length);
+      else if (i < owned.size() && owned[i]) f(i, owned[i].get(), uint64_t(0), owned[i]->size());
+      else f(i, static_cast<B *>(nullptr), uint64_t(0), uint64_t(0));
+    }
+  }
   // A copy node's source offset, destination offset and size, or a fill node's offset
   // (dstOffset) and size, for the submission whose params (as given to submit()) are
   // `params`: the node's fields, with those that are stored expressions (.cgf 2.2)

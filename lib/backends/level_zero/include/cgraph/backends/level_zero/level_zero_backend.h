@@ -28,9 +28,11 @@
 // Why not the mutable command list extension: loader 1.8's headers (API 1.4) do not
 // declare it, so a new binding set or parameter value is a new recording; up to
 // `maxRecordings` are kept per executable (oldest dropped first), like the opencl backend.
-// Eager mode appends node by node to a synchronous immediate command list; per-node
-// profiling (kernel timestamps, zeEventQueryKernelTimestamp) is available there; a
-// profiled replay is refused with an Error.
+// Eager mode appends node by node to a synchronous immediate command list. Per-node
+// profiling (kernel timestamps, zeEventQueryKernelTimestamp) works in both modes: a
+// profiled replay runs its own recording per binding set, whose events come from a
+// kernel-timestamp pool (one per kernel node) and are read, then reset, on the host when
+// the submission completes (its event's first wait()).
 //
 // Ownership: the returned Backend owns its Devices; a Device owns its context, queue
 // and immediate list and must outlive every Buffer, Executable and Event made from it.

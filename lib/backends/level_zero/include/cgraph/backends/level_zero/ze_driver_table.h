@@ -38,7 +38,7 @@ namespace cgraph::level_zero {
   X(zeCommandListAppendMemoryCopy) X(zeCommandListAppendMemoryFill)                                 \
   X(zeCommandListAppendMemoryCopyRegion) X(zeCommandListAppendLaunchKernel)                         \
   X(zeCommandListAppendEventReset) X(zeEventPoolCreate) X(zeEventPoolDestroy) X(zeEventCreate)      \
-  X(zeEventDestroy) X(zeEventQueryKernelTimestamp) X(zeFenceCreate) X(zeFenceDestroy)               \
+  X(zeEventDestroy) X(zeEventHostReset) X(zeEventQueryKernelTimestamp) X(zeFenceCreate) X(zeFenceDestroy)               \
   X(zeFenceHostSynchronize) X(zeFenceQueryStatus) X(zeMemAllocDevice) X(zeMemFree)                  \
   X(zeModuleCreate) X(zeModuleDestroy) X(zeModuleBuildLogDestroy) X(zeModuleBuildLogGetString)      \
   X(zeModuleGetNativeBinary)                                                                        \
