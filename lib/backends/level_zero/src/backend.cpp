@@ -1,6 +1,8 @@
 // Discovery: drivers and devices through the driver table (dlopen'ed loader or a fake).
 #include "internal.h"
 
+#include "cgraph/runtime/listed_backend.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -16,63 +18,27 @@ std::string vendorName(uint32_t id) {
   return buf;
 }
 
-class LevelZeroBackend final : public rt::Backend {
+class LevelZeroBackend final : public rt::ListedDeviceBackend<LevelZeroBackend, LevelZeroDevice> {
 public:
   explicit LevelZeroBackend(LevelZeroBackendOptions opts) : opts_(opts) {}
   const char *name() const override { return "level_zero"; }
 
-  rt::BackendProbe probe() override {
-    rt::BackendProbe p;
-    p.backend = "level_zero";
-    Expected<const ZeDriverTable *> ze = table();
-    if (!ze) {
-      p.reason = ze.error().message();
-      return p;
-    }
-    Expected<std::vector<Found>> found = enumerateDevices(**ze);
-    if (!found) {
-      p.reason = found.error().message();
-      return p;
-    }
-    for (const Found &f : *found) {
-      auto d = describeDevice(**ze, f);
-      if (!d) {
-        p.reason = d.error().message();
-        return p;
-      }
-      p.devices.push_back(d->first);
-    }
-    p.available = true;
-    return p;
-  }
-
-  Expected<rt::Device *> device(uint32_t index) override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (index < devices_.size() && devices_[index]) return devices_[index].get();
-    Expected<const ZeDriverTable *> ze = table();
-    if (!ze) return ze.error();
-    Expected<std::vector<Found>> found = enumerateDevices(**ze);
-    if (!found) return found.error();
-    if (index >= found->size())
-      return makeError("level_zero device " + std::to_string(index) + " does not exist (" +
-                       std::to_string(found->size()) + " found)");
-    auto d = describeDevice(**ze, (*found)[index]);
-    if (!d) return d.error();
-    auto dev = LevelZeroDevice::open(**ze, d->first, d->second, opts_);
-    if (!dev) return dev.error();
-    if (devices_.size() <= index) devices_.resize(index + 1);
-    devices_[index] = std::move(*dev);
-    return devices_[index].get();
-  }
-
-private:
-  Expected<const ZeDriverTable *> table() const {
+  // rt::ListedDeviceBackend's driver hooks.
+  Expected<const ZeDriverTable *> loadApi() const {
     if (opts_.driverTable) return opts_.driverTable;
     return loadZeDriverTable();
   }
+  Expected<std::vector<Found>> enumerate(const ZeDriverTable &ze) { return enumerateDevices(ze); }
+  Expected<std::pair<rt::DeviceInfo, DeviceProps>> describe(const ZeDriverTable &ze, const Found &f) {
+    return describeDevice(ze, f);
+  }
+  Expected<std::unique_ptr<LevelZeroDevice>> open(const ZeDriverTable &ze,
+                                                  const std::pair<rt::DeviceInfo, DeviceProps> &d) {
+    return LevelZeroDevice::open(ze, d.first, d.second, opts_);
+  }
+
+private:
   LevelZeroBackendOptions opts_;
-  std::mutex mutex_;
-  std::vector<std::unique_ptr<LevelZeroDevice>> devices_;
 };
 
 } // namespace

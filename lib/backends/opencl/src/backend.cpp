@@ -1,6 +1,8 @@
 // Discovery: platforms and devices through the dlopen'ed ICD loader.
 #include "internal.h"
 
+#include "cgraph/runtime/listed_backend.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -73,60 +75,24 @@ Expected<std::vector<Found>> enumerate(const ClApi &api) {
   return out;
 }
 
-class OpenCLBackend final : public rt::Backend {
+class OpenCLBackend final : public rt::ListedDeviceBackend<OpenCLBackend, OpenCLDevice> {
 public:
   explicit OpenCLBackend(OpenCLBackendOptions opts) : opts_(std::move(opts)) {}
   const char *name() const override { return "opencl"; }
 
-  rt::BackendProbe probe() override {
-    rt::BackendProbe p;
-    p.backend = "opencl";
-    Expected<const ClApi *> api = loadClApi();
-    if (!api) {
-      p.reason = api.error().message();
-      return p;
-    }
-    Expected<std::vector<Found>> found = enumerate(**api);
-    if (!found) {
-      p.reason = found.error().message();
-      return p;
-    }
-    for (const Found &f : *found) {
-      auto d = describeDevice(**api, f.platform, f.device, opts_);
-      if (!d) {
-        p.reason = d.error().message();
-        return p;
-      }
-      p.devices.push_back(d->first);
-    }
-    p.available = true;
-    return p;
+  // rt::ListedDeviceBackend's driver hooks.
+  Expected<const ClApi *> loadApi() { return loadClApi(); }
+  Expected<std::vector<Found>> enumerate(const ClApi &api) { return cgraph::opencl::enumerate(api); }
+  Expected<std::pair<rt::DeviceInfo, DeviceProps>> describe(const ClApi &api, const Found &f) {
+    return describeDevice(api, f.platform, f.device, opts_);
   }
-
-  Expected<rt::Device *> device(uint32_t index) override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (index < devices_.size() && devices_[index]) return devices_[index].get();
-    Expected<const ClApi *> api = loadClApi();
-    if (!api) return api.error();
-    Expected<std::vector<Found>> found = enumerate(**api);
-    if (!found) return found.error();
-    if (index >= found->size())
-      return makeError("opencl device " + std::to_string(index) + " does not exist (" +
-                       std::to_string(found->size()) + " found)");
-    const Found &f = (*found)[index];
-    auto d = describeDevice(**api, f.platform, f.device, opts_);
-    if (!d) return d.error();
-    auto dev = OpenCLDevice::open(**api, d->first, d->second, opts_);
-    if (!dev) return dev.error();
-    if (devices_.size() <= index) devices_.resize(index + 1);
-    devices_[index] = std::move(*dev);
-    return devices_[index].get();
+  Expected<std::unique_ptr<OpenCLDevice>> open(const ClApi &api,
+                                               const std::pair<rt::DeviceInfo, DeviceProps> &d) {
+    return OpenCLDevice::open(api, d.first, d.second, opts_);
   }
 
 private:
   OpenCLBackendOptions opts_;
-  std::mutex mutex_;
-  std::vector<std::unique_ptr<OpenCLDevice>> devices_;
 };
 
 } // namespace
