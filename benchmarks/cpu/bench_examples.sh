@@ -16,3 +16,5 @@ for g in "$src"/examples/*/graph.json; do
 done
 # shellcheck disable=SC2086
 CGRAPH_CACHE_PERSISTENT=0 "$build/benchmarks/cpu/bench_nodes" -n "$iters" $files
+# The kernel test suites' cases (small launches, the test sizes).
+CGRAPH_CACHE_PERSISTENT=0 "$build/benchmarks/cpu/bench_cases" -n "$iters" "$src/tests/cpu/kernels" "$src/tests/opencl/kernels"

@@ -41,3 +41,9 @@ __kernel void math_f64(__global const double *x, __global const double *y, __glo
   o[0] = sqrt(fabs(a)); o[1] = exp(a); o[2] = log(fabs(a) + 1.0); o[3] = pow(fabs(a), b);
   o[4] = sin(a); o[5] = fma(a, b, 1.0); o[6] = fmax(a, b); o[7] = tanh(a);
 }
+
+// tanh over given inputs (test_builtins.cpp: a sweep of floats against std::tanh).
+__kernel void tanh_f32(__global const float *x, __global float *out) {
+  size_t i = get_global_id(0);
+  out[i] = tanh(x[i]);
+}

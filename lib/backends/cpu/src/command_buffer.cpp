@@ -47,6 +47,7 @@ struct PreparedNode {
   std::vector<Patch> patches;
   uint64_t localBytes = 0;
   Launch launch;
+  LaunchPlan plan; // of `launch` (a fixed range: planned at finalize)
   bool rangeFromParams = false;
 };
 
@@ -235,7 +236,9 @@ public:
     return Error::success();
   }
 
-  void resolveLaunch(PreparedNode &p, const NDRange &r, const std::vector<uint64_t> &params) {
+  // `plan`: also plan the launch for runPlanned (replay); eager runs through runKernel.
+  void resolveLaunch(PreparedNode &p, const NDRange &r, const std::vector<uint64_t> &params,
+                     bool plan = true) {
     Launch &l = p.launch;
     l.dims = r.dims;
     for (uint32_t d = 0; d < 3; ++d) {
@@ -248,6 +251,7 @@ public:
     } else {
       chooseLocalSize(*p.kernel, graph_.kernels[graph_.nodes[p.node].kernel], l);
     }
+    if (plan) planLaunch(*p.kernel, p.localBytes, l, p.plan);
   }
 
   Expected<rt::EventPtr> submit(const std::vector<ResolvedSlot> &slots, const std::vector<uint64_t> &params,
@@ -308,7 +312,7 @@ public:
       for (const Patch &pt : p.patches)
         p.args[pt.arg] = pt.param ? sub.params[pt.index] : uint64_t(uintptr_t(sub.base[pt.index] + pt.offset));
       if (p.rangeFromParams) resolveLaunch(p, node.range, sub.params);
-      return runKernel(*p.kernel, p.args.data(), p.localBytes, p.launch);
+      return runPlanned(*p.kernel, p.args.data(), p.plan);
     }
     case NodeKind::Copy: {
       const CopyOp &c = node.copy;
@@ -433,7 +437,7 @@ public:
         PreparedNode p;
         p.node = n;
         p.kernel = k;
-        resolveLaunch(p, node.range, sub.params);
+        resolveLaunch(p, node.range, sub.params, false);
         if (Error e = runKernel(*k, args.data(), local, p.launch)) err = e.withContext(nodeLabel(graph_, n));
       } else {
         err = runNode(nodes_[n], sub).withContext(nodeLabel(graph_, n));

@@ -40,10 +40,11 @@ using WgLoopFn = void (*)(const uint64_t *args, const uint64_t *ctx, char *local
 // fiber; barrier() switches fibers.
 using WiFn = void (*)(const uint64_t *args, const uint64_t *ctx, char *local, uint64_t lx,
                       uint64_t ly, uint64_t lz);
-// `cgk.<name>.info`: u64[6] = {barriers (kNoBarrier, kBarrierRegions, kBarrierFibers),
+// `cgk.<name>.info`: u64[7] = {barriers (kNoBarrier, kBarrierRegions, kBarrierFibers),
 // static __local bytes, parameter count, observes its work-group shape (local ids or
 // sizes, group ids or counts, __local memory), context-array bytes per work-item,
-// the work-item has loops}.
+// the work-item has loops, relative cost of a work-item (1: a few vector instructions;
+// more with unvectorizable slow operations such as a division by a variable)}.
 enum BarrierMode : uint64_t { kNoBarrier = 0, kBarrierRegions = 1, kBarrierFibers = 2 };
 constexpr const char *kWrapperPrefix = "cgk.";
 
@@ -71,6 +72,9 @@ struct JitKernel {
   // global ids, sizes and offsets and has no barrier or __local memory): runKernel then
   // picks the groups by work size, whatever local size the launch names.
   bool groupShape = true;
+  // Relative cost of one work-item (lowering.cpp's itemCost): launches of up to
+  // kInlineItems / itemCost work-items run on the calling thread.
+  uint64_t itemCost = 1;
   uint64_t staticLocalBytes = 0;
   uint32_t numParams = 0;
 };
@@ -113,6 +117,23 @@ struct Launch {
 // Fails (never crashes) when per-thread scratch (local block, fiber stacks) cannot be
 // allocated; groups already run stay run.
 Error runKernel(const JitKernel &k, const uint64_t *args, uint64_t localBytes, const Launch &l);
+// runKernel in two steps: what depends only on the kernel, the launch geometry and the
+// local bytes is planned once (a replay node with a fixed range plans at finalize), the
+// run takes the plan and the argument block. A plan stays valid while `k` lives.
+struct LaunchPlan {
+  Launch l;               // the launch as run (backend-chosen groups where allowed)
+  uint64_t groups[3] = {1, 1, 1};
+  uint64_t total = 0;     // groups
+  uint64_t perGroup = 0;  // work-items per full group
+  uint64_t localBytes = 0;
+  uint64_t privateOffset = 0;
+  uint64_t scratchBytes = 0;
+  bool inlineRun = true;  // on the calling thread
+  uint64_t grain = 1;
+  uint64_t ctx[kCtxFields] = {}; // launch-wide ctx fields; group id and size of group 0
+};
+void planLaunch(const JitKernel &k, uint64_t localBytes, const Launch &launch, LaunchPlan &plan);
+Error runPlanned(const JitKernel &k, const uint64_t *args, const LaunchPlan &plan);
 // One work-group of a kernel with barriers, as work-item fibers (fibers.cpp).
 // Returns false, running nothing, when the fiber stacks cannot be allocated.
 constexpr uint64_t kFiberStackBytes = 64 * 1024;

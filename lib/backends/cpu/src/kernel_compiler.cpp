@@ -7,6 +7,8 @@
 // Each module gets its own JITDylib: kernels of different modules may share names.
 #include "internal.h"
 
+#include <algorithm>
+
 #include "cpu_code_hash.h"
 
 #include "cgraph/cache/kernel_cache.h"
@@ -106,6 +108,7 @@ struct KernelCompiler::Impl {
       k.groupShape = i[3] != 0;
       k.privateBytes = i[4];
       k.heavy = k.barrier || i[5] != 0;
+      k.itemCost = std::max<uint64_t>(i[6], 1);
       auto fn = jit->lookup(*jd, base + (k.fibers ? ".wi" : ".wg"));
       if (!fn)
         return makeError("module '" + moduleName + "': kernel '" + n +

@@ -370,7 +370,58 @@ struct KernelPlan {
   BarrierRegions regions; // barrier kernels cut into regions (empty: fibers)
   bool loops = false;     // the work-item has loops: its cost is not a few instructions
   bool longBody = false;  // loop-free but long: interleave work-items (kIlpCount)
+  uint64_t itemCost = 1;  // relative cost of a loop-free work-item (itemCost())
 };
+
+// A loop-free work-item's cost relative to a few vector-friendly instructions (axpy: 1):
+// 1 plus kSlowOpCost per operation the x loop cannot vectorize and that costs tens of
+// cycles (integer division or remainder by a variable: `i % cols`; a call left to libm).
+// The launcher runs a launch inline on the calling thread up to a number of work-items
+// divided by this (add_bias: 16384 work-items of one `div` each are worth two threads).
+constexpr uint64_t kSlowOpCost = 4;
+uint64_t itemCost(Function &body) {
+  uint64_t slow = 0;
+  for (BasicBlock &bb : body)
+    for (Instruction &i : bb) {
+      if (auto *bo = dyn_cast<BinaryOperator>(&i)) {
+        switch (bo->getOpcode()) {
+        case Instruction::UDiv:
+        case Instruction::SDiv:
+        case Instruction::URem:
+        case Instruction::SRem:
+          if (!isa<Constant>(bo->getOperand(1))) ++slow;
+          break;
+        default:
+          break;
+        }
+      } else if (auto *c = dyn_cast<CallInst>(&i)) {
+        Function *callee = c->getCalledFunction();
+        if (!callee) {
+          ++slow;
+          continue;
+        }
+        switch (callee->getIntrinsicID()) {
+        case Intrinsic::not_intrinsic:
+          if (callee->isDeclaration() && callee->getName() != "cgraph_cpu_barrier") ++slow;
+          break;
+        // Intrinsics the x86 code generator turns into libm calls.
+        case Intrinsic::exp:
+        case Intrinsic::exp2:
+        case Intrinsic::log:
+        case Intrinsic::log2:
+        case Intrinsic::log10:
+        case Intrinsic::sin:
+        case Intrinsic::cos:
+        case Intrinsic::pow:
+          ++slow;
+          break;
+        default:
+          break;
+        }
+      }
+    }
+  return 1 + kSlowOpCost * slow;
+}
 
 // Loads kernel arguments and ctx values at the wrapper's entry, then calls the body.
 std::vector<Value *> loadArgs(IRBuilder<> &b, Function *body, unsigned nParams, Value *args,
@@ -536,10 +587,11 @@ void emitWrappers(Module &m, const KernelPlan &k) {
                         : k.regions.regions.empty() ? kBarrierFibers
                                                     : kBarrierRegions;
   Constant *info = ConstantArray::get(
-      ArrayType::get(i64, 5),
+      ArrayType::get(i64, 7),
       {ConstantInt::get(i64, mode), ConstantInt::get(i64, k.staticLocal),
        ConstantInt::get(i64, k.numParams), ConstantInt::get(i64, k.groupShape ? 1 : 0),
-       ConstantInt::get(i64, k.regions.privateBytes)});
+       ConstantInt::get(i64, k.regions.privateBytes), ConstantInt::get(i64, k.loops ? 1 : 0),
+       ConstantInt::get(i64, k.itemCost)});
   new GlobalVariable(m, info->getType(), true, GlobalValue::ExternalLinkage, info,
                      kWrapperPrefix + k.name + ".info");
 }
@@ -637,8 +689,8 @@ std::string hostCompileOptions() {
   // The builtin library is linked into every object: a changed library must miss.
   static const size_t builtinsHash = std::hash<std::string_view>{}(
       std::string_view(reinterpret_cast<const char *>(kBuiltinsBitcode), kBuiltinsBitcodeSize));
-  // cgraph-cpu-4: `.info` has six fields.
-  std::string s = "cgraph-cpu-4 llvm-14 builtins=" + std::to_string(builtinsHash) +
+  // cgraph-cpu-5: `.info` has seven fields (cgraph-cpu-4 objects had five).
+  std::string s = "cgraph-cpu-5 llvm-14 builtins=" + std::to_string(builtinsHash) +
                   " cpu=" + sys::getHostCPUName().str();
   if (const char *llvmArgs = std::getenv("CGRAPH_CPU_LLVM_ARGS"))
     s += std::string(" llvm-args=") + llvmArgs;
@@ -807,6 +859,7 @@ Expected<std::vector<uint8_t>> lowerToObject(const uint8_t *spirv, size_t size,
       FindFunctionBackedges(*body, backEdges);
       plan.loops = !backEdges.empty();
       plan.longBody = !plan.loops && body->getInstructionCount() >= kLongBody;
+      plan.itemCost = itemCost(*body);
     }
     std::string whyNot;
     if (plan.barrier && !kForceFibers &&

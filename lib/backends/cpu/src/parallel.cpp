@@ -56,6 +56,8 @@ void parallelFor(uint64_t begin, uint64_t end, uint64_t grain, Partition partiti
 
 uint32_t parallelLane() { return tLane; }
 
+uint32_t parallelWorkers() { return uint32_t(kMaxThreads); }
+
 #else
 
 void parallelFor(uint64_t begin, uint64_t end, uint64_t grain, Partition partition, RangeFnRef fn) {
@@ -66,6 +68,11 @@ void parallelFor(uint64_t begin, uint64_t end, uint64_t grain, Partition partiti
     tbb::parallel_for(tbb::blocked_range<uint64_t>(begin, end, grain), body, tbb::static_partitioner());
   else
     tbb::parallel_for(tbb::blocked_range<uint64_t>(begin, end, grain), body);
+}
+
+uint32_t parallelWorkers() {
+  static const uint32_t n = uint32_t(std::max(1, tbb::this_task_arena::max_concurrency()));
+  return n;
 }
 
 uint32_t parallelLane() {

@@ -44,6 +44,9 @@ private:
 
 void parallelFor(uint64_t begin, uint64_t end, uint64_t grain, Partition partition, RangeFnRef fn);
 
+// How many threads parallelFor can run at once (the pool's concurrency, >= 1).
+uint32_t parallelWorkers();
+
 // 0 on a thread that is not one of parallelFor's workers, else 1 + the worker's index
 // (the lane of a node in profiling timings).
 uint32_t parallelLane();

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -48,9 +49,16 @@ namespace {
 // wrapper covers this many (the x loop is the vectorized one).
 constexpr uint64_t kGroupItems = 16384;
 
-// Barrier-free groups: as long as possible in x, then y, then z, up to kGroupItems.
-void chooseFreeGroups(Launch &l) {
-  uint64_t budget = kGroupItems;
+// Groups per worker thread for kernels whose work-items have loops (heavy): enough
+// groups that uneven work-items (gramschmidt's update: the first k + 1 return at once)
+// still spread over the threads.
+constexpr uint64_t kHeavyGroupsPerWorker = 4;
+// ... but no group smaller than this (a multiple of the vector width: the x loop is
+// the vectorized one).
+constexpr uint64_t kHeavyMinGroup = 16;
+
+// Barrier-free groups: as long as possible in x, then y, then z, up to `budget`.
+void chooseFreeGroups(Launch &l, uint64_t budget = kGroupItems) {
   for (uint32_t d = 0; d < 3; ++d) {
     // (Divisions only where needed: a small launch pays for each one.)
     l.local[d] = std::max<uint64_t>(1, std::min(l.global[d], budget));
@@ -61,53 +69,74 @@ void chooseFreeGroups(Launch &l) {
 }
 } // namespace
 
-Error runKernel(const JitKernel &k, const uint64_t *args, uint64_t localBytes,
-                const Launch &launch) {
+void planLaunch(const JitKernel &k, uint64_t localBytes, const Launch &launch, LaunchPlan &p) {
   // A kernel that cannot observe its groups runs with the backend's: a launch with
   // small groups (chain1000's 64) would otherwise pay one wrapper call per group.
-  Launch free;
+  p.l = launch;
   if (!k.barrier && !k.groupShape && localBytes == 0) {
-    free = launch;
-    chooseFreeGroups(free);
+    uint64_t budget = kGroupItems;
+    if (k.heavy) {
+      // Work-items with loops: one group per few work-items would leave threads idle
+      // (gramschmidt's update: 256 work-items of 2 x 256 iterations were one group).
+      const uint64_t items = p.l.global[0] * p.l.global[1] * p.l.global[2];
+      const uint64_t parts = uint64_t(parallelWorkers()) * kHeavyGroupsPerWorker;
+      const uint64_t each = (items + parts - 1) / parts;
+      budget = std::min(kGroupItems,
+                        (std::max(each, kHeavyMinGroup) + kHeavyMinGroup - 1) / kHeavyMinGroup *
+                            kHeavyMinGroup);
+    }
+    chooseFreeGroups(p.l, budget);
   }
-  const Launch &l = (!k.barrier && !k.groupShape && localBytes == 0) ? free : launch;
-  uint64_t groups[3];
+  const Launch &l = p.l;
   for (int d = 0; d < 3; ++d)
-    groups[d] = l.global[d] <= l.local[d] ? uint64_t(l.global[d] != 0)
-                                          : (l.global[d] + l.local[d] - 1) / l.local[d];
-  const uint64_t total = groups[0] * groups[1] * groups[2];
-  const uint64_t perGroup = l.local[0] * l.local[1] * l.local[2];
-  if (total == 0) return Error::success();
+    p.groups[d] = l.global[d] <= l.local[d] ? uint64_t(l.global[d] != 0)
+                                            : (l.global[d] + l.local[d] - 1) / l.local[d];
+  p.total = p.groups[0] * p.groups[1] * p.groups[2];
+  p.perGroup = l.local[0] * l.local[1] * l.local[2];
+  p.localBytes = localBytes;
   // The per-thread block: __local memory, then the region kernels' context arrays.
-  const uint64_t privateOffset = (localBytes + 63) / 64 * 64;
-  const uint64_t scratchBytes =
-      k.privateBytes ? privateOffset + perGroup * k.privateBytes : localBytes;
+  p.privateOffset = (localBytes + 63) / 64 * 64;
+  p.scratchBytes = k.privateBytes ? p.privateOffset + p.perGroup * k.privateBytes : localBytes;
+  // Work-items as the measure of cost holds for straight-line work-items (axpy: a few
+  // ns each). A work-item with loops or barriers (a row of layernorm, a tile of matmul)
+  // can cost microseconds: every group may go to another thread.
+  p.inlineRun = p.total <= 1 || (!k.heavy && p.total * p.perGroup * k.itemCost <= kInlineItems);
+  p.grain = k.heavy ? 1 : std::max<uint64_t>(1, kItemsPerTask / std::max<uint64_t>(p.perGroup, 1));
+  for (int d = 0; d < 3; ++d) {
+    p.ctx[kCtxGroupId + d] = 0;
+    p.ctx[kCtxLocalSize + d] = std::min(l.local[d], l.global[d]);
+    p.ctx[kCtxEnqLocal + d] = l.local[d];
+    p.ctx[kCtxNumGroups + d] = p.groups[d];
+    p.ctx[kCtxGlobalSize + d] = l.global[d];
+    p.ctx[kCtxGlobalOffset + d] = l.offset[d];
+  }
+  p.ctx[kCtxWorkDim] = l.dims;
+  p.ctx[kCtxPrivate] = p.privateOffset;
+}
+
+Error runPlanned(const JitKernel &k, const uint64_t *args, const LaunchPlan &p) {
+  if (p.total == 0) return Error::success();
   // Scratch (local blocks, fiber stacks) is allocated per thread on first use; a failed
   // allocation stops that thread's groups and fails the launch instead of crashing.
   std::atomic<bool> outOfMemory{false};
-
   auto run = [&](uint64_t begin, uint64_t end) {
-    char *local = tScratch.localBlock(scratchBytes);
-    if (!local && scratchBytes) {
+    char *local = tScratch.localBlock(p.scratchBytes);
+    if (!local && p.scratchBytes) {
       outOfMemory.store(true, std::memory_order_relaxed);
       return;
     }
     uint64_t ctx[kCtxFields];
-    for (int d = 0; d < 3; ++d) {
-      ctx[kCtxEnqLocal + d] = l.local[d];
-      ctx[kCtxNumGroups + d] = groups[d];
-      ctx[kCtxGlobalSize + d] = l.global[d];
-      ctx[kCtxGlobalOffset + d] = l.offset[d];
-    }
-    ctx[kCtxWorkDim] = l.dims;
-    ctx[kCtxPrivate] = privateOffset;
+    std::memcpy(ctx, p.ctx, sizeof ctx);
+    const Launch &l = p.l;
     for (uint64_t g = begin; g < end; ++g) {
-      const uint64_t gid[3] = {groups[0] == 1 ? 0 : g % groups[0],
-                               groups[1] == 1 ? 0 : (g / groups[0]) % groups[1],
-                               groups[2] == 1 ? 0 : g / (groups[0] * groups[1])};
-      for (int d = 0; d < 3; ++d) {
-        ctx[kCtxGroupId + d] = gid[d];
-        ctx[kCtxLocalSize + d] = std::min(l.local[d], l.global[d] - gid[d] * l.local[d]);
+      if (p.total > 1) {
+        const uint64_t gid[3] = {p.groups[0] == 1 ? 0 : g % p.groups[0],
+                                 p.groups[1] == 1 ? 0 : (g / p.groups[0]) % p.groups[1],
+                                 p.groups[2] == 1 ? 0 : g / (p.groups[0] * p.groups[1])};
+        for (int d = 0; d < 3; ++d) {
+          ctx[kCtxGroupId + d] = gid[d];
+          ctx[kCtxLocalSize + d] = std::min(l.local[d], l.global[d] - gid[d] * l.local[d]);
+        }
       }
       if (!k.fibers) {
         k.loop(args, ctx, local);
@@ -117,23 +146,28 @@ Error runKernel(const JitKernel &k, const uint64_t *args, uint64_t localBytes,
       }
     }
   };
-  // Work-items as the measure of cost holds for straight-line work-items (axpy: a few
-  // ns each). A work-item with loops or barriers (a row of layernorm, a tile of matmul)
-  // can cost microseconds: every group may go to another thread.
-  if (total == 1 || (!k.heavy && total * perGroup <= kInlineItems)) {
-    run(0, total);
+  if (p.inlineRun) {
+    run(0, p.total);
   } else {
-    const uint64_t grain = k.heavy ? 1 : std::max<uint64_t>(1, kItemsPerTask / perGroup);
-    parallelFor(0, total, grain, Partition::Static, run);
+    // Heavy work-items may cost unequal amounts (early returns, data-dependent loops):
+    // their groups are handed out as threads free up.
+    parallelFor(0, p.total, p.grain, k.heavy ? Partition::Dynamic : Partition::Static, run);
   }
   if (outOfMemory.load(std::memory_order_relaxed))
     return makeError(
-        "cpu: out of memory for work-group scratch (" + std::to_string(perGroup) +
+        "cpu: out of memory for work-group scratch (" + std::to_string(p.perGroup) +
         " work-items per group need " +
-        std::to_string((k.fibers ? perGroup * kFiberStackBytes : perGroup * k.privateBytes) >> 10) +
+        std::to_string((k.fibers ? p.perGroup * kFiberStackBytes : p.perGroup * k.privateBytes) >> 10) +
         (k.fibers ? " KiB of fiber stacks" : " KiB of values live across barriers") + " and " +
-        std::to_string(localBytes) + " bytes of local memory per thread)");
+        std::to_string(p.localBytes) + " bytes of local memory per thread)");
   return Error::success();
+}
+
+Error runKernel(const JitKernel &k, const uint64_t *args, uint64_t localBytes,
+                const Launch &launch) {
+  LaunchPlan plan;
+  planLaunch(k, localBytes, launch, plan);
+  return runPlanned(k, args, plan);
 }
 
 void chooseLocalSize(const JitKernel &k, const Kernel &meta, Launch &l) {
