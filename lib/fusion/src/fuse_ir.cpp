@@ -142,6 +142,49 @@ struct Affine {
   int64_t c = 0;
 };
 
+// `v` without integer casts (value-preserving for indices, as affine() assumes).
+llvm::Value *uncast(llvm::Value *v) {
+  while (auto *c = llvm::dyn_cast<llvm::CastInst>(v)) {
+    if (!c->getType()->isIntegerTy() || !c->getOperand(0)->getType()->isIntegerTy()) break;
+    v = c->getOperand(0);
+  }
+  return v;
+}
+
+// X where `v` is (X / c) * c + X % c (either order, X itself possibly in that form): the
+// linearly remapped work-item ids put back together (gid(1) * G0 + gid(0) with gid(1) =
+// L / G0 and gid(0) = L % G0 is L). nullptr otherwise.
+llvm::Value *divModWhole(llvm::Value *v, int depth = 0) {
+  v = uncast(v);
+  auto *add = llvm::dyn_cast<llvm::BinaryOperator>(v);
+  if (depth > 6 || !add || add->getOpcode() != llvm::Instruction::Add) return nullptr;
+  for (int side = 0; side < 2; ++side) {
+    auto *mul = llvm::dyn_cast<llvm::BinaryOperator>(uncast(add->getOperand(side)));
+    auto *rem = llvm::dyn_cast<llvm::BinaryOperator>(uncast(add->getOperand(1 - side)));
+    if (!mul || !rem || mul->getOpcode() != llvm::Instruction::Mul ||
+        rem->getOpcode() != llvm::Instruction::URem)
+      continue;
+    auto *c = llvm::dyn_cast<llvm::ConstantInt>(rem->getOperand(1));
+    if (!c) continue;
+    llvm::Value *x = uncast(rem->getOperand(0));
+    if (llvm::Value *w = divModWhole(x, depth + 1)) x = w;
+    for (int m = 0; m < 2; ++m) {
+      auto *k = llvm::dyn_cast<llvm::ConstantInt>(mul->getOperand(1 - m));
+      if (!k || k->getZExtValue() != c->getZExtValue()) continue;
+      llvm::Value *q = uncast(mul->getOperand(m));
+      if (llvm::Value *w = divModWhole(q, depth + 1)) q = w;
+      auto *div = llvm::dyn_cast<llvm::BinaryOperator>(q);
+      if (!div || div->getOpcode() != llvm::Instruction::UDiv) continue;
+      auto *c2 = llvm::dyn_cast<llvm::ConstantInt>(div->getOperand(1));
+      if (!c2 || c2->getZExtValue() != c->getZExtValue()) continue;
+      llvm::Value *y = uncast(div->getOperand(0));
+      if (llvm::Value *w = divModWhole(y, depth + 1)) y = w;
+      if (y == x) return x;
+    }
+  }
+  return nullptr;
+}
+
 std::optional<Affine> affine(llvm::Value *v, const OwnShape &s, int depth = 0) {
   if (depth > 24 || !v->getType()->isIntegerTy()) return std::nullopt;
   Affine a;
@@ -170,6 +213,7 @@ std::optional<Affine> affine(llvm::Value *v, const OwnShape &s, int depth = 0) {
   }
   auto *bo = llvm::dyn_cast<llvm::BinaryOperator>(v);
   if (!bo) return std::nullopt;
+  if (llvm::Value *w = divModWhole(bo)) return affine(w, s, depth + 1);
   std::optional<Affine> x = affine(bo->getOperand(0), s, depth + 1);
   std::optional<Affine> y = x ? affine(bo->getOperand(1), s, depth + 1) : std::nullopt;
   if (!y) return std::nullopt;
@@ -1420,9 +1464,53 @@ Expected<IrResult> buildFusedKernel(const IrRequest &req) {
         fusedSize = fusedSize && req.insts[i].remap == Remap::Same;
       }
       if (!sameSize) {
+        // Kernels of different sizes (guarded or linearly remapped): by the seed's rule 8
+        // a work-item has the same global linear id in every kernel of the fused range,
+        // and own-index accesses are at that id, so one private variable per work-item
+        // still holds its element from kernel to kernel. What a private variable cannot
+        // hold is an element no kernel of the group wrote: every kernel reading the slot
+        // must run on no more work-items than a kernel before it that writes it (else
+        // it reads elements written outside the group, zeros in the unfused graph).
+        // Local memory needs every kernel on the whole fused range (refused below).
+        std::string why;
+        if (!su.own || fp.memory == Memory::Local)
+          why = "the kernels using " + sname + " have different global sizes: cannot internalize";
+        for (size_t k = 0; k < su.insts.size() && why.empty(); ++k) {
+          uint32_t j = su.insts[k];
+          bool reads = false;
+          for (size_t q = 0; q < req.insts[j].bind.size(); ++q)
+            reads = reads || (req.insts[j].bind[q] == p && (*accessOf[j])[q].read);
+          if (!reads) continue;
+          uint64_t covered = 0;
+          std::string by;
+          for (size_t k2 = 0; k2 < k; ++k2) {
+            uint32_t i = su.insts[k2];
+            bool writes = false;
+            for (size_t q = 0; q < req.insts[i].bind.size(); ++q)
+              writes = writes || (req.insts[i].bind[q] == p && (*accessOf[i])[q].write);
+            if (writes && req.insts[i].range.total() > covered) {
+              covered = req.insts[i].range.total();
+              by = req.insts[i].node;
+            }
+          }
+          uint64_t need = req.insts[j].range.total();
+          if (covered < need)
+            why = req.insts[j].node + " reads " + sname + " on " + std::to_string(need) +
+                  " work-items, " +
+                  (by.empty() ? std::string("no kernel before it writes it")
+                              : "the kernels before it write it on " + std::to_string(covered) +
+                                    " (" + by + ")") +
+                  ": the other elements are not in any work-item's private memory (kernels of "
+                  "different global sizes share a private variable only at the same global "
+                  "linear id, seed rule 8): cannot internalize to private memory";
+        }
+        if (!why.empty()) {
+          res.remarks.push_back(why);
+          continue;
+        }
         res.remarks.push_back("the kernels using " + sname +
-                              " have different global sizes: cannot internalize");
-        continue;
+                              " have different global sizes; each work-item keeps its global "
+                              "linear id (seed rule 8): private memory holds its element");
       }
       std::string privateWhy; // said only when local memory does not take the slot either
       if (fp.memory != Memory::Local) {
