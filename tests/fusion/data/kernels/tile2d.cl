@@ -41,3 +41,8 @@ __kernel void rot3(__global int *y, __global const int *t) {
   size_t i = (get_global_id(2) * h + get_global_id(1)) * w + get_global_id(0);
   y[i] = t[(z * h + get_global_id(1)) * w + get_global_id(0)] ^ t[i];
 }
+// rows `w` elements apart (a literal argument): another row length than produce2's
+__kernel void produce2w(__global float *t, __global const float *x, int w) {
+  int i = get_global_id(1) * w + get_global_id(0);
+  t[i] = x[i] * 3.0f + 1.0f;
+}
