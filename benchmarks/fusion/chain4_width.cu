@@ -24,7 +24,7 @@
   do {                                                                                             \
     cudaError_t e_ = (x);                                                                          \
     if (e_ != cudaSuccess) {                                                                       \
-      std::printf("cuda error %s at line %d\n", cudaGetErrorString(e_), __LINE__);                \
+      std::printf("cuda error %s at line %d\n", cudaGetErrorString(e_), __LINE__);                 \
       std::exit(1);                                                                                \
     }                                                                                              \
   } while (0)

@@ -473,8 +473,8 @@ bool inTile(llvm::Value *idx, const TileShape &t, TileStrides *strides = nullptr
     if (l->a[d] <= 0 || l->a[d] % T) return false;
     s.s[d] = l->a[d] / T;
     if (d == 0 && s.s[0] != 1) return false;
-    if (d > 0 && (s.s[d] % s.s[d - 1] ||
-                  s.s[d] < s.s[d - 1] * int64_t(t.groups[d - 1] * t.local[d - 1])))
+    if (d > 0 &&
+        (s.s[d] % s.s[d - 1] || s.s[d] < s.s[d - 1] * int64_t(t.groups[d - 1] * t.local[d - 1])))
       return false;
   }
   for (uint32_t d = t.dims; d < 3; ++d)
@@ -504,7 +504,8 @@ bool inTile(llvm::Value *idx, const TileShape &t, TileStrides *strides = nullptr
   }
   for (uint32_t d = 0; d < t.dims; ++d) {
     const llvm::ConstantRange &w = e[d];
-    if (w.isFullSet() || w.isWrappedSet() || w.isEmptySet() || w.getSignedMin().getSExtValue() < 0 ||
+    if (w.isFullSet() || w.isWrappedSet() || w.isEmptySet() ||
+        w.getSignedMin().getSExtValue() < 0 ||
         w.getSignedMax().getSExtValue() >= int64_t(t.local[d]))
       return false;
   }
@@ -1082,14 +1083,14 @@ Error prepare(const IrRequest &req, llvm::LLVMContext &ctx, llvm::Module *dst,
         if (llvm::Constant *c = literal(f->getArg(p)->getType(), fp.bits))
           literals.push_back({p, c});
       }
-    AccessKey key{f,
-                  literals.empty() ? -1 : int(i),
-                  own.dims,
-                  own.global[0],
-                  own.global[1],
-                  own.global[2],
-                  {t.dims, t.local[0], t.local[1], t.local[2], t.groups[0], t.groups[1],
-                   t.groups[2]}};
+    AccessKey key{
+        f,
+        literals.empty() ? -1 : int(i),
+        own.dims,
+        own.global[0],
+        own.global[1],
+        own.global[2],
+        {t.dims, t.local[0], t.local[1], t.local[2], t.groups[0], t.groups[1], t.groups[2]}};
     auto it = analysis.find(key);
     if (it == analysis.end()) {
       llvm::Function *subject = f;
@@ -1620,8 +1621,8 @@ Expected<IrResult> buildFusedKernel(const IrRequest &req) {
       placeholders.push_back(std::move(ph));
       res.localized.push_back({uint32_t(p), bytes});
       res.remarks.push_back("internalized " + sname + " as a " + std::to_string(bytes) +
-                            "-byte local tile per work-group (" + tileText(tile) +
-                            " elements of " + std::to_string(su.tileElem) + " bytes" +
+                            "-byte local tile per work-group (" + tileText(tile) + " elements of " +
+                            std::to_string(su.tileElem) + " bytes" +
                             (tile.dims > 1 ? ", rows of " + std::to_string(su.tileStrides.s[1]) +
                                                  " elements in global memory"
                                            : std::string()) +
