@@ -1474,7 +1474,10 @@ Expected<IrResult> buildFusedKernel(const IrRequest &req) {
         // it reads elements written outside the group, zeros in the unfused graph).
         // Local memory needs every kernel on the whole fused range (refused below).
         std::string why;
-        if (!su.own || fp.memory == Memory::Local)
+        if (fp.memory == Memory::Local)
+          why = "the kernels using " + sname +
+                " run on part of the fused range: cannot internalize to local memory";
+        else if (!su.own)
           why = "the kernels using " + sname + " have different global sizes: cannot internalize";
         for (size_t k = 0; k < su.insts.size() && why.empty(); ++k) {
           uint32_t j = su.insts[k];
