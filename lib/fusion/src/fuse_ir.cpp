@@ -3,6 +3,7 @@
 // SPIR-V. See cgraph/fusion/fusion.h for the rules.
 #include "internal.h"
 
+#include <array>
 #include <map>
 #include <optional>
 #include <set>
@@ -141,6 +142,49 @@ struct Affine {
   int64_t c = 0;
 };
 
+// `v` without integer casts (value-preserving for indices, as affine() assumes).
+llvm::Value *uncast(llvm::Value *v) {
+  while (auto *c = llvm::dyn_cast<llvm::CastInst>(v)) {
+    if (!c->getType()->isIntegerTy() || !c->getOperand(0)->getType()->isIntegerTy()) break;
+    v = c->getOperand(0);
+  }
+  return v;
+}
+
+// X where `v` is (X / c) * c + X % c (either order, X itself possibly in that form): the
+// linearly remapped work-item ids put back together (gid(1) * G0 + gid(0) with gid(1) =
+// L / G0 and gid(0) = L % G0 is L). nullptr otherwise.
+llvm::Value *divModWhole(llvm::Value *v, int depth = 0) {
+  v = uncast(v);
+  auto *add = llvm::dyn_cast<llvm::BinaryOperator>(v);
+  if (depth > 6 || !add || add->getOpcode() != llvm::Instruction::Add) return nullptr;
+  for (int side = 0; side < 2; ++side) {
+    auto *mul = llvm::dyn_cast<llvm::BinaryOperator>(uncast(add->getOperand(side)));
+    auto *rem = llvm::dyn_cast<llvm::BinaryOperator>(uncast(add->getOperand(1 - side)));
+    if (!mul || !rem || mul->getOpcode() != llvm::Instruction::Mul ||
+        rem->getOpcode() != llvm::Instruction::URem)
+      continue;
+    auto *c = llvm::dyn_cast<llvm::ConstantInt>(rem->getOperand(1));
+    if (!c) continue;
+    llvm::Value *x = uncast(rem->getOperand(0));
+    if (llvm::Value *w = divModWhole(x, depth + 1)) x = w;
+    for (int m = 0; m < 2; ++m) {
+      auto *k = llvm::dyn_cast<llvm::ConstantInt>(mul->getOperand(1 - m));
+      if (!k || k->getZExtValue() != c->getZExtValue()) continue;
+      llvm::Value *q = uncast(mul->getOperand(m));
+      if (llvm::Value *w = divModWhole(q, depth + 1)) q = w;
+      auto *div = llvm::dyn_cast<llvm::BinaryOperator>(q);
+      if (!div || div->getOpcode() != llvm::Instruction::UDiv) continue;
+      auto *c2 = llvm::dyn_cast<llvm::ConstantInt>(div->getOperand(1));
+      if (!c2 || c2->getZExtValue() != c->getZExtValue()) continue;
+      llvm::Value *y = uncast(div->getOperand(0));
+      if (llvm::Value *w = divModWhole(y, depth + 1)) y = w;
+      if (y == x) return x;
+    }
+  }
+  return nullptr;
+}
+
 std::optional<Affine> affine(llvm::Value *v, const OwnShape &s, int depth = 0) {
   if (depth > 24 || !v->getType()->isIntegerTy()) return std::nullopt;
   Affine a;
@@ -169,6 +213,7 @@ std::optional<Affine> affine(llvm::Value *v, const OwnShape &s, int depth = 0) {
   }
   auto *bo = llvm::dyn_cast<llvm::BinaryOperator>(v);
   if (!bo) return std::nullopt;
+  if (llvm::Value *w = divModWhole(bo)) return affine(w, s, depth + 1);
   std::optional<Affine> x = affine(bo->getOperand(0), s, depth + 1);
   std::optional<Affine> y = x ? affine(bo->getOperand(1), s, depth + 1) : std::nullopt;
   if (!y) return std::nullopt;
@@ -215,18 +260,48 @@ bool isOwnIndex(llvm::Value *idx, const OwnShape &s) {
 }
 
 // ---- work-group tile analysis -------------------------------------------------------
-// An index as a * get_group_id(0) + b * get_local_id(0) + r with r in a range, in a
-// 1-D range of `groups` work-groups of `local` work-items, global offset 0. An access
-// stays inside its work-group's tile of `local` elements when a == local and
-// b * [0, local) + r lies in [0, local): then index % local is its place in the tile.
-struct Lin {
-  int64_t a = 0, b = 0;
+// An index as sum_d (a_d * get_group_id(d) + b_d * get_local_id(d)) + sum_k c_k * v_k + c,
+// the v_k values of known ranges (a remainder, a select, ...), in a range of `dims`
+// dimensions of work-groups of local[d] work-items (uniform groups, offset 0). An access
+// stays inside its work-group's tile when the index is, in a mixed radix of strides
+// S_0 = 1 < S_1 < S_2 (each a multiple of the one before, S_{d+1} >= S_d * global[d]),
+//   index = sum_d S_d * (local[d] * group_id(d) + e_d)   with e_d in [0, local[d])
+// (1-D: index = local * group_id + e, e in [0, local)). Then e_d = (index / S_d) %
+// (S_{d+1} / S_d) % local[d] (the last dimension: (index / S_d) % local[d]), the element's
+// place in the tile is sum_d e_d * local[0] * ... * local[d-1], and two work-groups never
+// reach the same element. A linearized `index % (tile elements)`, right in 1-D, would mix
+// rows of a 2-D tile: each dimension is taken apart on its own.
+struct Term {
+  int64_t coef = 1;
   llvm::ConstantRange r{64, true};
 };
 
+struct Lin {
+  int64_t a[3] = {0, 0, 0}, b[3] = {0, 0, 0};
+  std::vector<Term> terms;
+  int64_t c = 0;
+};
+
 struct TileShape {
-  uint64_t local = 0;  // T: work-items per group (0: unknown, no tile analysis)
-  uint64_t groups = 0; // work-groups in dimension 0
+  uint32_t dims = 0; // 0: unknown, no tile analysis
+  uint64_t local[3] = {1, 1, 1};
+  uint64_t groups[3] = {1, 1, 1};
+  uint64_t items() const { return local[0] * local[1] * local[2]; }
+  bool operator==(const TileShape &o) const {
+    if (dims != o.dims) return false;
+    for (int d = 0; d < 3; ++d)
+      if (local[d] != o.local[d] || groups[d] != o.groups[d]) return false;
+    return true;
+  }
+};
+
+// The strides S_d of a tile access (see above); dims 0: none.
+struct TileStrides {
+  uint32_t dims = 0;
+  int64_t s[3] = {1, 1, 1};
+  bool operator==(const TileStrides &o) const {
+    return dims == o.dims && s[0] == o.s[0] && s[1] == o.s[1] && s[2] == o.s[2];
+  }
 };
 
 llvm::ConstantRange point(int64_t v) {
@@ -239,56 +314,58 @@ llvm::ConstantRange span(uint64_t lo, uint64_t hiInclusive) {
 
 // Every value `x` can take (wrapping arithmetic gives the full set: nothing proven).
 llvm::ConstantRange whole(const Lin &x, const TileShape &t) {
-  llvm::ConstantRange v = x.r;
-  if (x.a) v = v.add(span(0, t.groups - 1).multiply(point(x.a)));
-  if (x.b) v = v.add(span(0, t.local - 1).multiply(point(x.b)));
+  llvm::ConstantRange v = point(x.c);
+  for (int d = 0; d < 3; ++d) {
+    if (x.a[d]) v = v.add(span(0, t.groups[d] - 1).multiply(point(x.a[d])));
+    if (x.b[d]) v = v.add(span(0, t.local[d] - 1).multiply(point(x.b[d])));
+  }
+  for (const Term &k : x.terms)
+    v = v.add(k.r.multiply(point(k.coef)));
   return v;
+}
+
+Lin pureLin(const llvm::ConstantRange &r) {
+  Lin l;
+  if (const llvm::APInt *one = r.getSingleElement())
+    l.c = one->getSExtValue();
+  else
+    l.terms.push_back({1, r});
+  return l;
 }
 
 std::optional<Lin> linear(llvm::Value *v, const TileShape &t, int depth = 0) {
   if (depth > 24 || !v->getType()->isIntegerTy() || v->getType()->getIntegerBitWidth() > 64)
     return std::nullopt;
-  auto pure = [&](const llvm::ConstantRange &r) {
-    Lin l;
-    l.r = r;
-    return l;
-  };
-  if (auto *c = llvm::dyn_cast<llvm::ConstantInt>(v)) return pure(point(c->getSExtValue()));
+  if (auto *c = llvm::dyn_cast<llvm::ConstantInt>(v)) return pureLin(point(c->getSExtValue()));
   unsigned dim = 0;
-  switch (builtinOf(v, &dim)) {
-  case Wi::GlobalId: {
-    if (dim != 0) return std::nullopt;
+  Wi kind = builtinOf(v, &dim);
+  if (kind != Wi::None) {
+    if (dim > 2) return std::nullopt;
+    bool in = dim < t.dims;
     Lin l;
-    l.a = int64_t(t.local);
-    l.b = 1;
-    l.r = point(0);
-    return l;
-  }
-  case Wi::LocalId: {
-    if (dim != 0) return std::nullopt;
-    Lin l;
-    l.b = 1;
-    l.r = point(0);
-    return l;
-  }
-  case Wi::GroupId: {
-    if (dim != 0) return std::nullopt;
-    Lin l;
-    l.a = 1;
-    l.r = point(0);
-    return l;
-  }
-  case Wi::LocalSize:
-  case Wi::EnqueuedLocalSize:
-    return dim == 0 ? std::optional<Lin>(pure(point(int64_t(t.local)))) : std::nullopt;
-  case Wi::NumGroups:
-    return dim == 0 ? std::optional<Lin>(pure(point(int64_t(t.groups)))) : std::nullopt;
-  case Wi::GlobalSize:
-    return dim == 0 ? std::optional<Lin>(pure(point(int64_t(t.groups * t.local)))) : std::nullopt;
-  case Wi::None:
-    break;
-  default:
-    return std::nullopt;
+    switch (kind) {
+    case Wi::GlobalId:
+      if (in) {
+        l.a[dim] = int64_t(t.local[dim]);
+        l.b[dim] = 1;
+      }
+      return l;
+    case Wi::LocalId:
+      if (in) l.b[dim] = 1;
+      return l;
+    case Wi::GroupId:
+      if (in) l.a[dim] = 1;
+      return l;
+    case Wi::LocalSize:
+    case Wi::EnqueuedLocalSize:
+      return pureLin(point(in ? int64_t(t.local[dim]) : 1));
+    case Wi::NumGroups:
+      return pureLin(point(in ? int64_t(t.groups[dim]) : 1));
+    case Wi::GlobalSize:
+      return pureLin(point(in ? int64_t(t.groups[dim] * t.local[dim]) : 1));
+    default:
+      return std::nullopt;
+    }
   }
   if (auto *c = llvm::dyn_cast<llvm::CastInst>(v)) {
     if (!c->getOperand(0)->getType()->isIntegerTy()) return std::nullopt;
@@ -305,78 +382,164 @@ std::optional<Lin> linear(llvm::Value *v, const TileShape &t, int depth = 0) {
       return std::nullopt;
     return x;
   }
-  auto *bo = llvm::dyn_cast<llvm::BinaryOperator>(v);
+  auto sameIds = [](const Lin &x, const Lin &y) {
+    for (int d = 0; d < 3; ++d)
+      if (x.a[d] != y.a[d] || x.b[d] != y.b[d]) return false;
+    return true;
+  };
+  // the part of `x` that is not a group or local id
+  auto rest = [&](const Lin &x) {
+    Lin r = x;
+    for (int d = 0; d < 3; ++d)
+      r.a[d] = r.b[d] = 0;
+    return whole(r, t);
+  };
   if (auto *sel = llvm::dyn_cast<llvm::SelectInst>(v)) {
     std::optional<Lin> x = linear(sel->getTrueValue(), t, depth + 1);
     std::optional<Lin> y = x ? linear(sel->getFalseValue(), t, depth + 1) : std::nullopt;
     if (!y) return std::nullopt;
-    if (x->a == y->a && x->b == y->b) {
-      x->r = x->r.unionWith(y->r);
-      return x;
+    if (sameIds(*x, *y)) {
+      Lin r = *x;
+      r.terms.clear();
+      r.c = 0;
+      Lin p = pureLin(rest(*x).unionWith(rest(*y)));
+      r.terms = p.terms;
+      r.c = p.c;
+      return r;
     }
-    return pure(whole(*x, t).unionWith(whole(*y, t)));
+    return pureLin(whole(*x, t).unionWith(whole(*y, t)));
   }
+  auto *bo = llvm::dyn_cast<llvm::BinaryOperator>(v);
   if (!bo) return std::nullopt;
   std::optional<Lin> x = linear(bo->getOperand(0), t, depth + 1);
   std::optional<Lin> y = x ? linear(bo->getOperand(1), t, depth + 1) : std::nullopt;
   if (!y) return std::nullopt;
   auto constant = [](const Lin &l, int64_t *c) {
-    if (l.a || l.b || !l.r.isSingleElement()) return false;
-    *c = l.r.getSingleElement()->getSExtValue();
+    for (int d = 0; d < 3; ++d)
+      if (l.a[d] || l.b[d]) return false;
+    if (!l.terms.empty()) return false;
+    *c = l.c;
     return true;
+  };
+  auto scale = [](Lin &l, int64_t k) {
+    for (int d = 0; d < 3; ++d) {
+      l.a[d] *= k;
+      l.b[d] *= k;
+    }
+    for (Term &term : l.terms)
+      term.coef *= k;
+    l.c *= k;
   };
   int64_t c = 0;
   switch (bo->getOpcode()) {
   case llvm::Instruction::Add:
-    x->a += y->a;
-    x->b += y->b;
-    x->r = x->r.add(y->r);
+  case llvm::Instruction::Sub: {
+    if (bo->getOpcode() == llvm::Instruction::Sub) scale(*y, -1);
+    for (int d = 0; d < 3; ++d) {
+      x->a[d] += y->a[d];
+      x->b[d] += y->b[d];
+    }
+    x->terms.insert(x->terms.end(), y->terms.begin(), y->terms.end());
+    x->c += y->c;
     return x;
-  case llvm::Instruction::Sub:
-    x->a -= y->a;
-    x->b -= y->b;
-    x->r = x->r.sub(y->r);
-    return x;
+  }
   case llvm::Instruction::Mul:
     if (constant(*y, &c) || (constant(*x, &c) && (std::swap(x, y), true))) {
-      x->a *= c;
-      x->b *= c;
-      x->r = x->r.multiply(point(c));
+      scale(*x, c);
       return x;
     }
-    return pure(whole(*x, t).multiply(whole(*y, t)));
+    return pureLin(whole(*x, t).multiply(whole(*y, t)));
   case llvm::Instruction::Shl:
     if (constant(*y, &c) && c >= 0 && c < 32) {
-      x->a <<= c;
-      x->b <<= c;
-      x->r = x->r.multiply(point(int64_t(1) << c));
+      scale(*x, int64_t(1) << c);
       return x;
     }
     return std::nullopt;
-  default: {
-    llvm::ConstantRange r = whole(*x, t).binaryOp(bo->getOpcode(), whole(*y, t));
-    return pure(r);
-  }
+  default:
+    return pureLin(whole(*x, t).binaryOp(bo->getOpcode(), whole(*y, t)));
   }
 }
 
-// True when `idx` (a GEP index) stays inside the work-item's work-group tile.
-bool inTile(llvm::Value *idx, const TileShape &t) {
-  if (!t.local || !t.groups) return false;
+// True when `idx` (a GEP index) stays inside the work-item's work-group tile; its
+// strides go to `strides`.
+bool inTile(llvm::Value *idx, const TileShape &t, TileStrides *strides = nullptr) {
+  if (!t.dims) return false;
   std::optional<Lin> l = linear(idx, t);
-  if (!l || l->a != int64_t(t.local)) return false;
-  Lin rest = *l;
-  rest.a = 0;
-  llvm::ConstantRange w = whole(rest, t);
-  return !w.isFullSet() && !w.isWrappedSet() && !w.isEmptySet() &&
-         w.getSignedMin().getSExtValue() >= 0 && w.getSignedMax().getSExtValue() < int64_t(t.local);
+  if (!l) return false;
+  TileStrides s;
+  s.dims = t.dims;
+  for (uint32_t d = 0; d < t.dims; ++d) {
+    int64_t T = int64_t(t.local[d]);
+    if (l->a[d] <= 0 || l->a[d] % T) return false;
+    s.s[d] = l->a[d] / T;
+    if (d == 0 && s.s[0] != 1) return false;
+    if (d > 0 &&
+        (s.s[d] % s.s[d - 1] || s.s[d] < s.s[d - 1] * int64_t(t.groups[d - 1] * t.local[d - 1])))
+      return false;
+  }
+  for (uint32_t d = t.dims; d < 3; ++d)
+    if (l->a[d] || l->b[d]) return false;
+  // each remaining piece belongs to the highest dimension whose stride divides it
+  auto dimOf = [&](int64_t coef) {
+    for (int d = int(t.dims) - 1; d > 0; --d)
+      if (coef % s.s[d] == 0) return d;
+    return 0;
+  };
+  std::vector<llvm::ConstantRange> e(t.dims, point(0));
+  for (uint32_t d = 0; d < t.dims; ++d)
+    if (l->b[d]) {
+      int k = dimOf(l->b[d]);
+      e[k] = e[k].add(span(0, t.local[d] - 1).multiply(point(l->b[d] / s.s[k])));
+    }
+  for (const Term &term : l->terms) {
+    if (!term.coef) continue;
+    int k = dimOf(term.coef);
+    e[k] = e[k].add(term.r.multiply(point(term.coef / s.s[k])));
+  }
+  int64_t c = l->c;
+  for (int d = int(t.dims) - 1; d >= 0; --d) {
+    int64_t q = c / s.s[d];
+    c -= q * s.s[d];
+    e[d] = e[d].add(point(q));
+  }
+  for (uint32_t d = 0; d < t.dims; ++d) {
+    const llvm::ConstantRange &w = e[d];
+    if (w.isFullSet() || w.isWrappedSet() || w.isEmptySet() ||
+        w.getSignedMin().getSExtValue() < 0 ||
+        w.getSignedMax().getSExtValue() >= int64_t(t.local[d]))
+      return false;
+  }
+  if (strides) *strides = s;
+  return true;
 }
 
+// The element's place in its work-group's tile for an index inTile proved with `s`.
+llvm::Value *tileIndex(llvm::IRBuilder<> &b, llvm::Value *idx, const TileShape &t,
+                       const TileStrides &s) {
+  llvm::Type *ty = idx->getType();
+  auto k = [&](uint64_t v) { return llvm::ConstantInt::get(ty, v); };
+  llvm::Value *sum = nullptr;
+  uint64_t place = 1;
+  for (uint32_t d = 0; d < t.dims; ++d) {
+    llvm::Value *v = idx;
+    if (s.s[d] != 1) v = b.CreateUDiv(v, k(uint64_t(s.s[d])));
+    if (d + 1 < t.dims) {
+      uint64_t radix = uint64_t(s.s[d + 1] / s.s[d]);
+      if (radix % t.local[d]) v = b.CreateURem(v, k(radix));
+    }
+    v = b.CreateURem(v, k(t.local[d]));
+    if (place != 1) v = b.CreateMul(v, k(place), "", true, true);
+    sum = sum ? b.CreateAdd(sum, v, "", true, true) : v;
+    place *= t.local[d];
+  }
+  return sum;
+}
 struct Access {
   bool read = false, write = false;
   bool own = true;          // every access is at base + get_global_id(0) * elemsize
   bool group = true;        // every access stays in the work-group's tile (TileShape)
   uint64_t tileElem = 0;    // element size of the tile accesses
+  TileStrides tileStrides;  // their strides (every tile access has the same)
   uint64_t ownElem = 0;     // element size of the own-index accesses
   std::string firstOther;   // "reads" / "writes" for the first access that is not own
   std::string firstOutside; // the same for the first access outside the tile
@@ -449,11 +612,20 @@ void walkPointer(llvm::Value *ptr, int state, uint64_t elemSize, const llvm::Dat
           if (acc.ownElem && acc.ownElem != size) outside("reads");
           acc.ownElem = size;
         }
-        if (tile.local) {
-          if (acc.tileElem && acc.tileElem != size) outside("reads");
+        TileStrides strides;
+        if (inTile(gep->getOperand(1), tile, &strides)) {
+          if ((acc.tileElem && acc.tileElem != size) ||
+              (acc.tileStrides.dims && !(acc.tileStrides == strides)))
+            outside("reads");
           acc.tileElem = size;
+          acc.tileStrides = strides;
         } else if (!own) {
           outside("reads");
+        } else if (acc.group) {
+          // own-index but not provably inside the tile (a multi-dimensional index
+          // in another layout): not a tile access
+          if (acc.firstOutside.empty()) acc.firstOutside = "reads";
+          acc.group = false;
         }
         walkPointer(u, own ? Own : Tile, size, dl, ownShape, tile, acc, roots);
       } else {
@@ -774,9 +946,9 @@ namespace {
 // kernels made internal functions, the used ones cleaned. Step 2: how each instance
 // accesses each pointer parameter (per function, dimension count and tile shape).
 // Key: function, instance (-1: shared by every instance with this shape), own shape
-// (dims, sizes), tile shape (local, groups).
-using AccessKey =
-    std::tuple<llvm::Function *, int, uint32_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t>;
+// (dims, sizes), tile shape (dims, local and group counts).
+using AccessKey = std::tuple<llvm::Function *, int, uint32_t, uint64_t, uint64_t, uint64_t,
+                             std::array<uint64_t, 7>>;
 using AccessMap = std::map<AccessKey, std::vector<Access>>;
 
 // The shape own-index accesses of an instance are proven against: its own range, where
@@ -803,15 +975,42 @@ OwnShape ownOf(const IrRequest &req, const Instance &in) {
 }
 
 // The tile shape an instance's accesses are analysed against: the fused range's local
-// size when the instance keeps its work-groups (not Linear), 1-D, offset 0.
+// size when the instance keeps its work-groups (not Linear) in as many dimensions as
+// the fused range (1, 2 or 3), offsets 0, whole work-groups (each global size a
+// multiple of the local size).
 TileShape tileOf(const IrRequest &req, const Instance &in) {
   TileShape t;
-  if (!req.literal || in.remap == Remap::Linear || req.fused.dims != 1 || !req.fused.hasLocal() ||
-      req.fused.offset[0] != 0 || in.range.dims != 1)
+  if (!req.literal || in.remap == Remap::Linear || !req.fused.hasLocal() ||
+      in.range.dims != req.fused.dims || req.fused.dims < 1 || req.fused.dims > 3)
     return t;
-  t.local = req.fused.local[0];
-  t.groups = (in.range.global[0] + t.local - 1) / t.local;
+  for (uint32_t d = 0; d < req.fused.dims; ++d)
+    if (req.fused.offset[d] || !req.fused.local[d] || in.range.global[d] % req.fused.local[d])
+      return t;
+  t.dims = req.fused.dims;
+  for (uint32_t d = 0; d < t.dims; ++d) {
+    t.local[d] = req.fused.local[d];
+    t.groups[d] = in.range.global[d] / t.local[d];
+  }
   return t;
+}
+
+// Why an instance has no tile shape (tileOf), as a remark about `slot`.
+std::string tileWhyNot(const IrRequest &req, const Instance &in, const std::string &slot) {
+  const std::string tail = ": cannot internalize " + slot + " to local memory";
+  if (!req.fused.hasLocal()) return "no local size" + tail;
+  if (!req.literal) return "the nd-range has sizes from parameters" + tail;
+  if (in.remap == Remap::Linear || in.range.dims != req.fused.dims)
+    return in.node + " is remapped linearly (its work-groups change)" + tail;
+  for (uint32_t d = 0; d < req.fused.dims; ++d)
+    if (req.fused.offset[d]) return "the nd-range has a global offset" + tail;
+  return "the global size of " + in.node + " is not a multiple of the local size" + tail;
+}
+
+std::string tileText(const TileShape &t) {
+  std::string s;
+  for (uint32_t d = 0; d < t.dims; ++d)
+    s += (d ? "x" : "") + std::to_string(t.local[d]);
+  return s;
 }
 
 Error prepare(const IrRequest &req, llvm::LLVMContext &ctx, llvm::Module *dst,
@@ -884,14 +1083,14 @@ Error prepare(const IrRequest &req, llvm::LLVMContext &ctx, llvm::Module *dst,
         if (llvm::Constant *c = literal(f->getArg(p)->getType(), fp.bits))
           literals.push_back({p, c});
       }
-    AccessKey key{f,
-                  literals.empty() ? -1 : int(i),
-                  own.dims,
-                  own.global[0],
-                  own.global[1],
-                  own.global[2],
-                  t.local,
-                  t.groups};
+    AccessKey key{
+        f,
+        literals.empty() ? -1 : int(i),
+        own.dims,
+        own.global[0],
+        own.global[1],
+        own.global[2],
+        {t.dims, t.local[0], t.local[1], t.local[2], t.groups[0], t.groups[1], t.groups[2]}};
     auto it = analysis.find(key);
     if (it == analysis.end()) {
       llvm::Function *subject = f;
@@ -921,7 +1120,8 @@ struct SlotUse {
   bool own = true;           // every access at the work-item's own index
   bool group = true;         // every access inside the work-item's work-group tile
   uint64_t tileElem = 0;     // element size of the tile accesses
-  uint64_t tileLocal = 0;    // the tile's work-items (0: some user has no tile shape)
+  TileShape tile;            // the tile (dims 0: some user has no tile shape)
+  TileStrides tileStrides;   // the strides of its accesses (the same in every user)
   uint64_t ownElem = 0;      // element size of the own-index accesses
   std::set<uint32_t> params; // fused params bound to it (offsets)
   std::string other;         // "k2 reads tmp at another work-item's index"
@@ -962,22 +1162,28 @@ void addUses(const IrRequest &req, uint32_t i, const std::vector<Access> &acc,
       }
       su.ownElem = acc[p].ownElem;
     }
-    bool group = acc[p].group && t.local;
-    if (group && su.group && (firstUse || su.tileLocal == t.local)) {
-      su.tileLocal = t.local;
+    bool group = acc[p].group && t.dims;
+    if (group && su.group && (firstUse || su.tile == t)) {
+      su.tile = t;
       if (acc[p].tileElem) {
         if (su.tileElem && su.tileElem != acc[p].tileElem) {
           su.group = false;
           su.outside = req.insts[i].node + " accesses " + slot +
                        " with another element size: cannot internalize to local memory";
+        } else if (su.tileStrides.dims && !(su.tileStrides == acc[p].tileStrides)) {
+          su.group = false;
+          su.outside = req.insts[i].node + " accesses " + slot +
+                       " with another row length than the kernels before it: cannot "
+                       "internalize to local memory";
         }
         su.tileElem = acc[p].tileElem;
+        su.tileStrides = acc[p].tileStrides;
       }
     } else if (su.group) {
       su.group = false;
-      su.tileLocal = 0;
-      if (!t.local)
-        su.outside = "no local size: cannot internalize " + slot + " to local memory";
+      su.tile = TileShape();
+      if (!t.dims)
+        su.outside = tileWhyNot(req, req.insts[i], slot);
       else
         su.outside = req.insts[i].node + " " +
                      (acc[p].firstOutside.empty() ? std::string("accesses") : acc[p].firstOutside) +
@@ -1259,9 +1465,56 @@ Expected<IrResult> buildFusedKernel(const IrRequest &req) {
         fusedSize = fusedSize && req.insts[i].remap == Remap::Same;
       }
       if (!sameSize) {
+        // Kernels of different sizes (guarded or linearly remapped): by the seed's rule 8
+        // a work-item has the same global linear id in every kernel of the fused range,
+        // and own-index accesses are at that id, so one private variable per work-item
+        // still holds its element from kernel to kernel. What a private variable cannot
+        // hold is an element no kernel of the group wrote: every kernel reading the slot
+        // must run on no more work-items than a kernel before it that writes it (else
+        // it reads elements written outside the group, zeros in the unfused graph).
+        // Local memory needs every kernel on the whole fused range (refused below).
+        std::string why;
+        if (fp.memory == Memory::Local)
+          why = "the kernels using " + sname +
+                " run on part of the fused range: cannot internalize to local memory";
+        else if (!su.own)
+          why = "the kernels using " + sname + " have different global sizes: cannot internalize";
+        for (size_t k = 0; k < su.insts.size() && why.empty(); ++k) {
+          uint32_t j = su.insts[k];
+          bool reads = false;
+          for (size_t q = 0; q < req.insts[j].bind.size(); ++q)
+            reads = reads || (req.insts[j].bind[q] == p && (*accessOf[j])[q].read);
+          if (!reads) continue;
+          uint64_t covered = 0;
+          std::string by;
+          for (size_t k2 = 0; k2 < k; ++k2) {
+            uint32_t i = su.insts[k2];
+            bool writes = false;
+            for (size_t q = 0; q < req.insts[i].bind.size(); ++q)
+              writes = writes || (req.insts[i].bind[q] == p && (*accessOf[i])[q].write);
+            if (writes && req.insts[i].range.total() > covered) {
+              covered = req.insts[i].range.total();
+              by = req.insts[i].node;
+            }
+          }
+          uint64_t need = req.insts[j].range.total();
+          if (covered < need)
+            why = req.insts[j].node + " reads " + sname + " on " + std::to_string(need) +
+                  " work-items, " +
+                  (by.empty() ? std::string("no kernel before it writes it")
+                              : "the kernels before it write it on " + std::to_string(covered) +
+                                    " (" + by + ")") +
+                  ": the other elements are not in any work-item's private memory (kernels of "
+                  "different global sizes share a private variable only at the same global "
+                  "linear id, seed rule 8): cannot internalize to private memory";
+        }
+        if (!why.empty()) {
+          res.remarks.push_back(why);
+          continue;
+        }
         res.remarks.push_back("the kernels using " + sname +
-                              " have different global sizes: cannot internalize");
-        continue;
+                              " have different global sizes; each work-item keeps its global "
+                              "linear id (seed rule 8): private memory holds its element");
       }
       std::string privateWhy; // said only when local memory does not take the slot either
       if (fp.memory != Memory::Local) {
@@ -1322,10 +1575,8 @@ Expected<IrResult> buildFusedKernel(const IrRequest &req) {
                     " run on part of the fused range: cannot internalize to local memory");
         continue;
       }
-      TileShape tile;
-      tile.local = su.tileLocal;
-      tile.groups = (req.fused.global[0] + tile.local - 1) / tile.local;
-      uint64_t bytes = su.tileLocal * su.tileElem;
+      const TileShape &tile = su.tile;
+      uint64_t bytes = tile.items() * su.tileElem;
       if (!bytes) {
         refuseLocal(sname + ": no access to tile: cannot internalize to local memory");
         continue;
@@ -1339,12 +1590,13 @@ Expected<IrResult> buildFusedKernel(const IrRequest &req) {
       }
       Access acc;
       std::vector<llvm::GetElementPtrInst *> roots;
-      OwnShape oneDim;
-      oneDim.dims = 1;
-      walkPointer(fused->getArg(p), 0, 0, dl, oneDim, tile, acc, &roots);
+      walkPointer(fused->getArg(p), 0, 0, dl, OwnShape(), tile, acc, &roots);
       bool sameElem = true;
-      for (llvm::GetElementPtrInst *g : roots)
-        sameElem = sameElem && dl.getTypeAllocSize(g->getSourceElementType()) == su.tileElem;
+      for (llvm::GetElementPtrInst *g : roots) {
+        TileStrides st;
+        sameElem = sameElem && dl.getTypeAllocSize(g->getSourceElementType()) == su.tileElem &&
+                   inTile(g->getOperand(1), tile, &st) && st == su.tileStrides;
+      }
       if (!acc.group || roots.empty() || !sameElem) {
         refuseLocal(sname + " is accessed outside the work-group's tile in the fused "
                             "kernel: cannot internalize to local memory");
@@ -1355,8 +1607,7 @@ Expected<IrResult> buildFusedKernel(const IrRequest &req) {
       for (llvm::GetElementPtrInst *g : roots) {
         llvm::IRBuilder<> gb(g);
         llvm::Value *idx = g->getOperand(1);
-        llvm::Value *inTileIdx =
-            gb.CreateURem(idx, llvm::ConstantInt::get(idx->getType(), tile.local));
+        llvm::Value *inTileIdx = tileIndex(gb, idx, tile, su.tileStrides);
         llvm::Value *base =
             gb.CreatePointerCast(ph.get(), g->getSourceElementType()->getPointerTo(3));
         llvm::Value *np = gb.CreateGEP(g->getSourceElementType(), base, inTileIdx);
@@ -1373,8 +1624,12 @@ Expected<IrResult> buildFusedKernel(const IrRequest &req) {
       placeholders.push_back(std::move(ph));
       res.localized.push_back({uint32_t(p), bytes});
       res.remarks.push_back("internalized " + sname + " as a " + std::to_string(bytes) +
-                            "-byte local tile per work-group (" + std::to_string(tile.local) +
-                            " elements of " + std::to_string(su.tileElem) + " bytes)");
+                            "-byte local tile per work-group (" + tileText(tile) + " elements of " +
+                            std::to_string(su.tileElem) + " bytes" +
+                            (tile.dims > 1 ? ", rows of " + std::to_string(su.tileStrides.s[1]) +
+                                                 " elements in global memory"
+                                           : std::string()) +
+                            ")");
     }
     runCleanup(*fused);
   }

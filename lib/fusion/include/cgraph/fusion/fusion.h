@@ -13,11 +13,15 @@
 // barrier separates kernels unless every slot shared between kernels of the group is
 // only accessed at the work-item's own index; an intermediate slot used only inside
 // the group (transient, not used by any other node) with only own-index accesses
-// becomes one private variable per work-item and leaves the graph; one whose accesses
-// all stay inside the work-item's work-group tile (1-D range with a local size T,
-// offset 0: index = T * group id + e, e proven in [0, T) by a small linear/range
-// analysis of the IR) becomes a __local tile of T elements (a new __local parameter, the
-// node passing a LocalMem argument; accesses at index % T; barriers kept). The fused
+// becomes one private variable per work-item and leaves the graph (also across kernels
+// of different global sizes: a work-item keeps its global linear id, seed rule 8, when
+// every kernel reading the slot runs on no more work-items than one before it writing
+// it); one whose accesses all stay inside the work-item's work-group tile (a range of
+// 1-3 dimensions with a local size T, offsets 0, whole groups: index = sum_d S_d *
+// (T_d * group id(d) + e_d), e_d proven in [0, T_d) by a small linear/range analysis of
+// the IR, row strides S_d in mixed radix) becomes a __local tile of T0*T1*T2 elements (a
+// new __local parameter, the node passing a LocalMem argument; accesses at their place
+// in the tile, per dimension; barriers kept). The fused
 // module is lightly optimized only (the LLVM 14 translator can emit invalid SPIR-V from
 // optimized IR), translated back to SPIR-V and validated with SPIRV-Tools. Parameters
 // of distinct slots are marked noalias (FuseOptions::noAlias), sound only because the
