@@ -378,7 +378,10 @@ struct KernelPlan {
 // cycles (integer division or remainder by a variable: `i % cols`; a call left to libm).
 // The launcher runs a launch inline on the calling thread up to a number of work-items
 // divided by this (add_bias: 16384 work-items of one `div` each are worth two threads).
+// A long body counts too, 1 per kInstructionsPerCost instructions (chain1000 fused by
+// cgfuse: 1000 `mad`s per work-item, 4096 work-items are worth every thread).
 constexpr uint64_t kSlowOpCost = 4;
+constexpr uint64_t kInstructionsPerCost = 64;
 uint64_t itemCost(Function &body) {
   uint64_t slow = 0;
   for (BasicBlock &bb : body)
@@ -420,7 +423,7 @@ uint64_t itemCost(Function &body) {
         }
       }
     }
-  return 1 + kSlowOpCost * slow;
+  return 1 + kSlowOpCost * slow + body.getInstructionCount() / kInstructionsPerCost;
 }
 
 // Loads kernel arguments and ctx values at the wrapper's entry, then calls the body.

@@ -56,6 +56,8 @@ constexpr uint64_t kHeavyGroupsPerWorker = 4;
 // ... but no group smaller than this (a multiple of the vector width: the x loop is
 // the vectorized one).
 constexpr uint64_t kHeavyMinGroup = 16;
+// Loop-free work-items this costly (itemCost) are split over the threads like heavy ones.
+constexpr uint64_t kCostlyItem = 8;
 
 // Barrier-free groups: as long as possible in x, then y, then z, up to `budget`.
 void chooseFreeGroups(Launch &l, uint64_t budget = kGroupItems) {
@@ -73,9 +75,10 @@ void planLaunch(const JitKernel &k, uint64_t localBytes, const Launch &launch, L
   // A kernel that cannot observe its groups runs with the backend's: a launch with
   // small groups (chain1000's 64) would otherwise pay one wrapper call per group.
   p.l = launch;
+  const bool costly = k.heavy || k.itemCost >= kCostlyItem;
   if (!k.barrier && !k.groupShape && localBytes == 0) {
     uint64_t budget = kGroupItems;
-    if (k.heavy) {
+    if (costly) {
       // Work-items with loops: one group per few work-items would leave threads idle
       // (gramschmidt's update: 256 work-items of 2 x 256 iterations were one group).
       const uint64_t items = p.l.global[0] * p.l.global[1] * p.l.global[2];
@@ -101,7 +104,7 @@ void planLaunch(const JitKernel &k, uint64_t localBytes, const Launch &launch, L
   // ns each). A work-item with loops or barriers (a row of layernorm, a tile of matmul)
   // can cost microseconds: every group may go to another thread.
   p.inlineRun = p.total <= 1 || (!k.heavy && p.total * p.perGroup * k.itemCost <= kInlineItems);
-  p.grain = k.heavy ? 1 : std::max<uint64_t>(1, kItemsPerTask / std::max<uint64_t>(p.perGroup, 1));
+  p.grain = costly ? 1 : std::max<uint64_t>(1, kItemsPerTask / std::max<uint64_t>(p.perGroup, 1));
   for (int d = 0; d < 3; ++d) {
     p.ctx[kCtxGroupId + d] = 0;
     p.ctx[kCtxLocalSize + d] = std::min(l.local[d], l.global[d]);
