@@ -18,6 +18,7 @@ const rt::Device *CudaBuffer::device() const { return device_; }
 Expected<std::unique_ptr<CudaDevice>> CudaDevice::open(const CuApi &api, int ordinal,
                                                        const CudaBackendOptions &opts) {
   std::unique_ptr<CudaDevice> d(new CudaDevice(api, opts));
+  d->driver_ = makeCudaDriver(*d);
   auto info = describeCudaDevice(api, ordinal);
   if (!info) return info.error();
   d->info_ = std::move(*info);

@@ -66,6 +66,7 @@ Expected<hipFunction_t> LoadedModule::function(const std::string &name) const {
 Expected<std::unique_ptr<HipDevice>> HipDevice::open(const HipApi &api, int ordinal,
                                                      const HipBackendOptions &opts) {
   std::unique_ptr<HipDevice> d(new HipDevice(api, opts));
+  d->driver_ = makeHipDriver(*d);
   auto info = describeHipDevice(api, ordinal);
   if (!info) return info.error();
   d->info_ = std::move(*info);

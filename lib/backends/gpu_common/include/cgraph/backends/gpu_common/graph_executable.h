@@ -1,0 +1,162 @@
+// The executable both GPU backends run (cuda and hip derive from it): node plans
+// (table-ABI launches from launch_plan.h), the slot/param table, one driver graph per
+// device partition (replay_steps.h), the table upload, parameter-range node updates,
+// host tasks between graphs, and eager mode (the same launches one by one), all over
+// the Driver interface (driver.h).
+//
+// The table (device memory, u64 entries):
+//   [0, slots)                 base address of each slot of graph() for this submission
+//   [slots, slots + params)    parameter bits, then one int64 per stored expression
+//   [slots + params, ...)      executable-owned fill patterns
+// Launches never change after instantiation: they carry the table's address and
+// slot/param indices only. Per submission: one upload when the table differs from what
+// the device holds, and nd-ranges that read parameters set on just the nodes whose
+// launch changed.
+//
+// Plan indices: graph()'s nodes first, then nodes a backend lifts into the executable
+// (lifted_: cuda's conditional bodies), so plans_/preds_ cover both.
+//
+// Extension points (virtual, default: none): plans of kind Extension (built by
+// addExtensionNode: cuda's conditional nodes), extra preparation after the node plans,
+// the submission's checks, per-node hooks in eager mode and the completion event.
+//
+// Ownership: owns its plans, owned slots, table buffers, driver graphs and staging
+// memory; the Driver and device must outlive it. Thread-safety: as rt::Executable (one
+// enqueue/update at a time). Failure modes: Errors naming the driver call and the node
+// (`node 'k': hipGraphAddKernelNode: ...`); prepare() errors leave the object to be
+// destroyed.
+#pragma once
+
+#include "cgraph/backends/gpu_common/driver.h"
+#include "cgraph/runtime/host_tasks.h"
+#include "cgraph/runtime/runtime.h"
+
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace cgraph::gpu {
+
+class GraphExecutable : public rt::Executable {
+public:
+  GraphExecutable(rt::Device &device, Driver &driver, Graph flattened, const rt::FinalizeOptions &opts);
+  ~GraphExecutable() override;
+  // Call once after construction: plans, owned slots, the table and (replay) the graphs.
+  Error prepare(const rt::FinalizeOptions &opts);
+
+protected:
+  struct NodePlan {
+    enum Kind { Kernel, Nop, Host, Extension } kind = Nop;
+    uint32_t ext = kNone;    // Extension: the backend's index
+    Launch launch;           // kernels, and copies/fills as the builtin kernels
+    bool paramRange = false; // the nd-range reads a parameter
+  };
+  struct PartGraph {
+    std::vector<uint32_t> nodes;
+    bool host = false;
+    GraphHandle graph = nullptr;
+    GraphExecHandle exec = nullptr;
+    std::vector<std::pair<uint32_t, GraphNodeHandle>> kernelNodes; // node -> graph node
+  };
+  // Where a node of graph() lives in the replay graphs (updates reach it there).
+  struct GraphNodeRef {
+    uint32_t part = kNone;
+    GraphNodeHandle node = nullptr;
+    bool kernel = false;     // a kernel node (exec kernel-node set-params)
+    bool enableable = false; // kernel, memcpy or memset node
+  };
+  // A node lifted into the executable with graph()'s slot and parameter numbering.
+  struct LiftedNode {
+    Node node;
+    const Kernel *kernel = nullptr; // Kernel nodes: its kernel in the body's graph
+    std::string label;              // "node 'inner' (body of node 'loop')"
+  };
+
+  // ---- extension points ----
+  // After the node plans, before the table's first upload and the graphs.
+  virtual Error prepareExtensions() { return Error::success(); }
+  // Adds plan `p` of kind Extension to `g` after `deps` (`part`: kNone inside bodies).
+  virtual Expected<GraphNodeHandle> addExtensionNode(GraphHandle g, uint32_t p,
+                                                     const std::vector<GraphNodeHandle> &deps, uint32_t part);
+  // Before anything of a submission runs (refuse options the backend lacks).
+  virtual Error checkSubmit(const rt::SubmitOptions &opts) = 0;
+  // Whether `e` is a submission of this backend (ordered on the device's stream: no
+  // host wait needed).
+  virtual bool ownEvent(const rt::Event &e) const = 0;
+  // After the table upload; around each node in eager mode.
+  virtual Error submissionStarted(const rt::SubmitOptions &) { return Error::success(); }
+  virtual Error eagerNodeStarting(uint32_t, const rt::SubmitOptions &) { return Error::success(); }
+  virtual Error eagerNodeDone(uint32_t, const rt::SubmitOptions &) { return Error::success(); }
+  // The submission's completion event, recorded after its last work.
+  virtual Expected<rt::EventPtr> finishSubmission(const rt::SubmitOptions &opts) = 0;
+
+  // ---- shared steps ----
+  Expected<rt::EventPtr> submit(const std::vector<ResolvedSlot> &slots, const std::vector<uint64_t> &params,
+                                const rt::SubmitOptions &opts) final;
+  std::string nodeLabel(uint32_t p) const;
+  const Node &nodeAt(uint32_t p) const {
+    return p < graph_.nodes.size() ? graph_.nodes[p] : lifted_[p - graph_.nodes.size()].node;
+  }
+  const Kernel &kernelAt(uint32_t p) const {
+    return p < graph_.nodes.size() ? graph_.kernels[graph_.nodes[p].kernel]
+                                   : *lifted_[p - graph_.nodes.size()].kernel;
+  }
+  static bool readsParams(const Node &node);
+  Expected<FunctionHandle> kernelFunction(uint32_t k, bool useCache);
+  Error rangeOf(uint32_t p, const std::vector<uint64_t> &params, Launch &l) const;
+  // `paramRange`: a range that does not resolve with `params` is left for submit.
+  Error planKernel(uint32_t p, const std::vector<uint64_t> &params, Launch &l, bool paramRange);
+  Error planCopyOrFill(uint32_t p);
+  Error ensureBuiltins();
+  // Adds plan `p` to `g`: memcpy/memset node where every slot is runtime-owned and the
+  // driver can express it, kernel node, empty node, or the backend's extension node.
+  Expected<GraphNodeHandle> addGraphNode(GraphHandle g, uint32_t p, const std::vector<GraphNodeHandle> &deps,
+                                         uint32_t part);
+  Error buildGraphs();
+  Error uploadTable();
+  Error updateParamRanges(const std::vector<uint64_t> &params);
+  Error runHost(uint32_t n, const std::vector<uint64_t> &params);
+  Error runNodeEager(uint32_t n, const std::vector<uint64_t> &params);
+  // Waits for the stream and destroys the graphs and staging memory (idempotent;
+  // derived destructors call it before their own members go).
+  void releaseDriverObjects();
+  bool slotOwned(uint32_t s) const { return s < owned_.size() && owned_[s] != nullptr; }
+  uint64_t slotBase(uint32_t s) const { return s < table_.size() ? table_[s] : 0; }
+  uint64_t tableAddress() const { return driver_->address(*tableBuf_); }
+
+  Driver *driver_;
+  bool useCache_ = true;
+  std::vector<std::unique_ptr<rt::Buffer>> owned_;
+  std::vector<ModuleRef> modules_;  // every module a plan uses
+  std::vector<ModuleRef> byModule_; // per module of graph()
+  ModuleRef builtins_;
+  std::vector<FunctionHandle> fns_; // per kernel of graph(); null until loaded
+  std::unique_ptr<rt::HostTasks> hostTasks_;
+  std::vector<NodePlan> plans_;              // per plan index
+  std::vector<std::vector<uint32_t>> preds_; // per plan index
+  std::deque<Graph> bodies_;                 // graphs lifted_ points into
+  std::vector<LiftedNode> lifted_;
+  std::vector<PartGraph> parts_;
+  std::vector<GraphNodeRef> graphNodes_; // per node of graph() (replay)
+  std::unique_ptr<rt::Buffer> tableBuf_;
+  std::vector<std::unique_ptr<rt::Buffer>> patterns_; // fill patterns for the fill kernel
+  std::vector<uint64_t> table_;      // host copy: the current submission's table
+  std::vector<uint64_t> uploaded_;   // what the device table holds
+  std::vector<uint64_t> slotLength_; // bound length per slot, this submission
+  std::vector<uint64_t> rangeParams_; // parameter values the graphs' nd-ranges use
+  bool rangesResolved_ = false;
+  uint32_t nSlots_ = 0, nParams_ = 0;
+
+private:
+  struct Staging {
+    void *host = nullptr;
+    EventHandle copied = nullptr;
+    bool pending = false;
+  };
+  std::vector<Staging> staging_;
+  size_t nextStaging_ = 0;
+  bool released_ = false;
+};
+
+} // namespace cgraph::gpu
