@@ -55,31 +55,21 @@ Expected<rt::DeviceInfo> describe(const CuApi &api, int ordinal) {
   return info;
 }
 
-class CudaBackend final : public gpu::DeviceListBackend {
+class CudaBackend final : public gpu::ApiBackend<CuApi> {
 public:
   explicit CudaBackend(CudaBackendOptions opts) : opts_(opts) {}
   const char *name() const override { return "cuda"; }
 
 protected:
-  Expected<int> deviceCount() override {
-    auto api = loadCuApi();
-    if (!api) return api.error();
+  Expected<const CuApi *> table() const override { return loadCuApi(); }
+  Expected<int> countOn(const CuApi &api) override {
     int n = 0;
-    CGRAPH_CU_CHECK(**api, "cuDeviceGetCount", (*api)->cuDeviceGetCount(&n));
-    if (n == 0) return makeError("no CUDA device");
-    return n;
+    CGRAPH_CU_CHECK(api, "cuDeviceGetCount", api.cuDeviceGetCount(&n));
+    return n == 0 ? Expected<int>(makeError("no CUDA device")) : Expected<int>(n);
   }
-  Expected<rt::DeviceInfo> describe(int ordinal) override {
-    auto api = loadCuApi();
-    if (!api) return api.error();
-    return cuda::describe(**api, ordinal);
-  }
-  Expected<std::unique_ptr<rt::Device>> open(int ordinal) override {
-    auto api = loadCuApi();
-    if (!api) return api.error();
-    auto dev = CudaDevice::open(**api, ordinal, opts_);
-    if (!dev) return dev.error();
-    return std::unique_ptr<rt::Device>(std::move(*dev));
+  Expected<rt::DeviceInfo> describeOn(const CuApi &api, int ordinal) override { return cuda::describe(api, ordinal); }
+  Expected<std::unique_ptr<rt::Device>> openOn(const CuApi &api, int ordinal) override {
+    return gpu::asDevice(CudaDevice::open(api, ordinal, opts_));
   }
 
 private:

@@ -210,30 +210,21 @@ Error CudaExecutable::liftConditional(uint32_t p, const Graph &owner, const std:
   for (uint32_t b : order) {
     const uint32_t q = planOf[b];
     const Node &x = nodeAt(q);
-    NodePlan &bp = plans_[q];
-    switch (x.kind) {
-    case NodeKind::Kernel: {
+    if (x.kind == NodeKind::Conditional) {
+      CGRAPH_RETURN_IF_ERROR(liftConditional(q, body, bodyParams));
+      continue;
+    }
+    gpu::FunctionHandle fn = nullptr;
+    if (x.kind == NodeKind::Kernel) {
       const Kernel &kern = kernelAt(q);
       auto m = driver_->loadModule(body.modules[kern.module], useCache_);
       if (!m) return m.error().withContext(nodeLabel(q));
       modules_.push_back(*m);
       auto f = driver_->function(*m, kern.name);
       if (!f) return f.error().withContext(nodeLabel(q));
-      bp.kind = NodePlan::Kernel;
-      bp.launch.fn = *f;
-      CGRAPH_RETURN_IF_ERROR(planKernel(q, rangeParams_, bp.launch, false));
-      break;
+      fn = *f;
     }
-    case NodeKind::Copy:
-    case NodeKind::CopyRect:
-    case NodeKind::Fill:
-      CGRAPH_RETURN_IF_ERROR(planCopyOrFill(q));
-      break;
-    case NodeKind::Conditional:
-      CGRAPH_RETURN_IF_ERROR(liftConditional(q, body, bodyParams));
-      break;
-    default: plans_[q].kind = NodePlan::Nop; break;
-    }
+    CGRAPH_RETURN_IF_ERROR(planNode(q, fn, false));
   }
   return Error::success();
 }

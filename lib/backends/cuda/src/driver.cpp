@@ -42,31 +42,13 @@ CUDA_MEMCPY3D memcpyParams(const gpu::Copy3D &c) {
 
 #define CU_OK(call, expr) CGRAPH_CU_CHECK(*api_, call, expr); return Error::success()
 
-class CudaDriver final : public gpu::Driver {
+class CudaDriver final : public gpu::DeviceDriver<CudaDevice, LoadedModule> {
 public:
-  explicit CudaDriver(CudaDevice &dev) : dev_(&dev), api_(&dev.api()) {}
+  explicit CudaDriver(CudaDevice &dev) : DeviceDriver(dev), api_(&dev.api()) {}
   const char *apiName() const override { return "CUDA"; }
   uint64_t maxSharedMemory() const override { return 48 * 1024; }
   size_t stagingSlots() const override { return 4; }
-  gpu::ReplayCounters &counters() override { return dev_->counters(); }
   uint64_t address(const rt::Buffer &b) const override { return static_cast<const CudaBuffer &>(b).ptr(); }
-  Error makeCurrent() override { return dev_->makeCurrent(); }
-
-  Expected<gpu::ModuleRef> loadModule(const KernelModule &m, bool useCache) override {
-    auto r = dev_->loadModule(m, useCache);
-    if (!r) return r.error();
-    return gpu::ModuleRef(*r);
-  }
-  Expected<gpu::ModuleRef> builtinModule() override {
-    auto r = dev_->builtinModule();
-    if (!r) return r.error();
-    return gpu::ModuleRef(*r);
-  }
-  Expected<gpu::FunctionHandle> function(const gpu::ModuleRef &m, const std::string &name) override {
-    auto f = static_cast<const LoadedModule *>(m.get())->function(name);
-    if (!f) return f.error();
-    return static_cast<gpu::FunctionHandle>(*f);
-  }
 
   Error graphCreate(gpu::GraphHandle *g) override {
     CUgraph x = nullptr;
@@ -78,13 +60,13 @@ public:
   Error addKernelNode(gpu::GraphNodeHandle *n, gpu::GraphHandle g, const std::vector<gpu::GraphNodeHandle> &deps,
                       gpu::Launch &l) override {
     CUDA_KERNEL_NODE_PARAMS kp = kernelNodeParams(l);
-    CU_OK("cuGraphAddKernelNode", api_->cuGraphAddKernelNode(node(n), CUgraph(g), nodes(deps), deps.size(), &kp));
+    CU_OK("cuGraphAddKernelNode", api_->cuGraphAddKernelNode(out<CUgraphNode>(n), CUgraph(g), list<CUgraphNode>(deps), deps.size(), &kp));
   }
   Error addMemcpyNode(gpu::GraphNodeHandle *n, gpu::GraphHandle g, const std::vector<gpu::GraphNodeHandle> &deps,
                       const gpu::Copy3D &c) override {
     CUDA_MEMCPY3D m = memcpyParams(c);
     CU_OK("cuGraphAddMemcpyNode",
-          api_->cuGraphAddMemcpyNode(node(n), CUgraph(g), nodes(deps), deps.size(), &m, dev_->context()));
+          api_->cuGraphAddMemcpyNode(out<CUgraphNode>(n), CUgraph(g), list<CUgraphNode>(deps), deps.size(), &m, device_->context()));
   }
   Error addMemsetNode(gpu::GraphNodeHandle *n, gpu::GraphHandle g, const std::vector<gpu::GraphNodeHandle> &deps,
                       const gpu::Memset &s, uint64_t pitch) override {
@@ -97,26 +79,26 @@ public:
     m.pitch = pitch;
     m.value = s.value;
     CU_OK("cuGraphAddMemsetNode",
-          api_->cuGraphAddMemsetNode(node(n), CUgraph(g), nodes(deps), deps.size(), &m, dev_->context()));
+          api_->cuGraphAddMemsetNode(out<CUgraphNode>(n), CUgraph(g), list<CUgraphNode>(deps), deps.size(), &m, device_->context()));
   }
   Error addEmptyNode(gpu::GraphNodeHandle *n, gpu::GraphHandle g,
                      const std::vector<gpu::GraphNodeHandle> &deps) override {
-    CU_OK("cuGraphAddEmptyNode", api_->cuGraphAddEmptyNode(node(n), CUgraph(g), nodes(deps), deps.size()));
+    CU_OK("cuGraphAddEmptyNode", api_->cuGraphAddEmptyNode(out<CUgraphNode>(n), CUgraph(g), list<CUgraphNode>(deps), deps.size()));
   }
   Error addChildGraphNode(gpu::GraphNodeHandle *n, gpu::GraphHandle g, const std::vector<gpu::GraphNodeHandle> &deps,
                           gpu::GraphHandle child) override {
     CU_OK("cuGraphAddChildGraphNode",
-          api_->cuGraphAddChildGraphNode(node(n), CUgraph(g), nodes(deps), deps.size(), CUgraph(child)));
+          api_->cuGraphAddChildGraphNode(out<CUgraphNode>(n), CUgraph(g), list<CUgraphNode>(deps), deps.size(), CUgraph(child)));
   }
   Error instantiate(gpu::GraphExecHandle *e, gpu::GraphHandle g) override {
     CUgraphExec x = nullptr;
     CGRAPH_CU_CHECK(*api_, "cuGraphInstantiate", api_->cuGraphInstantiate(&x, CUgraph(g), 0));
     *e = x;
-    CU_OK("cuGraphUpload", api_->cuGraphUpload(x, dev_->stream()));
+    CU_OK("cuGraphUpload", api_->cuGraphUpload(x, device_->stream()));
   }
   void execDestroy(gpu::GraphExecHandle e) override { api_->cuGraphExecDestroy(CUgraphExec(e)); }
   Error graphLaunch(gpu::GraphExecHandle e) override {
-    CU_OK("cuGraphLaunch", api_->cuGraphLaunch(CUgraphExec(e), dev_->stream()));
+    CU_OK("cuGraphLaunch", api_->cuGraphLaunch(CUgraphExec(e), device_->stream()));
   }
   Error execKernelNodeSetParams(gpu::GraphExecHandle e, gpu::GraphNodeHandle n, gpu::Launch &l) override {
     CUDA_KERNEL_NODE_PARAMS kp = kernelNodeParams(l);
@@ -126,28 +108,28 @@ public:
 
   Error launchKernel(gpu::Launch &l) override {
     CU_OK("cuLaunchKernel", api_->cuLaunchKernel(CUfunction(l.fn), l.grid[0], l.grid[1], l.grid[2], l.block[0],
-                                                 l.block[1], l.block[2], l.smem, dev_->stream(), l.ptrs.data(),
+                                                 l.block[1], l.block[2], l.smem, device_->stream(), l.ptrs.data(),
                                                  nullptr));
   }
   Error memcpy3D(const gpu::Copy3D &c) override {
     CUDA_MEMCPY3D m = memcpyParams(c);
-    CU_OK("cuMemcpy3DAsync", api_->cuMemcpy3DAsync(&m, dev_->stream()));
+    CU_OK("cuMemcpy3DAsync", api_->cuMemcpy3DAsync(&m, device_->stream()));
   }
   Error memset(const gpu::Memset &m) override {
     if (m.elementSize == 1) {
-      CU_OK("cuMemsetD8Async", api_->cuMemsetD8Async(m.dst, uint8_t(m.value), m.width, dev_->stream()));
+      CU_OK("cuMemsetD8Async", api_->cuMemsetD8Async(m.dst, uint8_t(m.value), m.width, device_->stream()));
     } else if (m.elementSize == 2) {
-      CU_OK("cuMemsetD16Async", api_->cuMemsetD16Async(m.dst, uint16_t(m.value), m.width, dev_->stream()));
+      CU_OK("cuMemsetD16Async", api_->cuMemsetD16Async(m.dst, uint16_t(m.value), m.width, device_->stream()));
     }
-    CU_OK("cuMemsetD32Async", api_->cuMemsetD32Async(m.dst, m.value, m.width, dev_->stream()));
+    CU_OK("cuMemsetD32Async", api_->cuMemsetD32Async(m.dst, m.value, m.width, device_->stream()));
   }
   Error copyToDevice(uint64_t dst, const void *src, size_t bytes) override {
-    CU_OK("cuMemcpyHtoDAsync", api_->cuMemcpyHtoDAsync(dst, src, bytes, dev_->stream()));
+    CU_OK("cuMemcpyHtoDAsync", api_->cuMemcpyHtoDAsync(dst, src, bytes, device_->stream()));
   }
   Error copyToHost(void *dst, uint64_t src, size_t bytes) override {
-    CU_OK("cuMemcpyDtoHAsync", api_->cuMemcpyDtoHAsync(dst, src, bytes, dev_->stream()));
+    CU_OK("cuMemcpyDtoHAsync", api_->cuMemcpyDtoHAsync(dst, src, bytes, device_->stream()));
   }
-  Error streamSynchronize() override { CU_OK("cuStreamSynchronize", api_->cuStreamSynchronize(dev_->stream())); }
+  Error streamSynchronize() override { CU_OK("cuStreamSynchronize", api_->cuStreamSynchronize(device_->stream())); }
 
   Error hostAlloc(void **p, size_t bytes) override { CU_OK("cuMemAllocHost", api_->cuMemAllocHost(p, bytes)); }
   void hostFree(void *p) override { api_->cuMemFreeHost(p); }
@@ -158,7 +140,7 @@ public:
     return Error::success();
   }
   Error eventRecord(gpu::EventHandle e) override {
-    CU_OK("cuEventRecord", api_->cuEventRecord(CUevent(e), dev_->stream()));
+    CU_OK("cuEventRecord", api_->cuEventRecord(CUevent(e), device_->stream()));
   }
   Error eventSynchronize(gpu::EventHandle e) override {
     CU_OK("cuEventSynchronize", api_->cuEventSynchronize(CUevent(e)));
@@ -166,11 +148,6 @@ public:
   void eventDestroy(gpu::EventHandle e) override { api_->cuEventDestroy(CUevent(e)); }
 
 private:
-  static CUgraphNode *node(gpu::GraphNodeHandle *n) { return reinterpret_cast<CUgraphNode *>(n); }
-  static const CUgraphNode *nodes(const std::vector<gpu::GraphNodeHandle> &d) {
-    return reinterpret_cast<const CUgraphNode *>(d.data());
-  }
-  CudaDevice *dev_;
   const CuApi *api_;
 };
 

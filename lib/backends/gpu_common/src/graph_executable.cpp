@@ -122,6 +122,29 @@ Error GraphExecutable::planCopyOrFill(uint32_t p) {
   return Error::success();
 }
 
+Error GraphExecutable::planNode(uint32_t p, FunctionHandle fn, bool paramRange) {
+  NodePlan &plan = plans_[p];
+  switch (nodeAt(p).kind) {
+  case NodeKind::Kernel:
+    plan.kind = NodePlan::Kernel;
+    plan.launch.fn = fn;
+    plan.paramRange = paramRange;
+    return planKernel(p, rangeParams_, plan.launch, paramRange);
+  case NodeKind::Copy:
+  case NodeKind::CopyRect:
+  case NodeKind::Fill:
+    return planCopyOrFill(p);
+  case NodeKind::Host:
+    plan.kind = NodePlan::Host;
+    return Error::success();
+  case NodeKind::Conditional:
+    return Error::success(); // a backend's extension plans it (prepareExtensions)
+  default:
+    plan.kind = NodePlan::Nop;
+    return Error::success();
+  }
+}
+
 Error GraphExecutable::prepare(const rt::FinalizeOptions &opts) {
   const uint32_t nn = uint32_t(graph_.nodes.size());
   // The partitions as stored (flatten keeps them); computed where the file has none.
@@ -195,28 +218,8 @@ Error GraphExecutable::prepare(const rt::FinalizeOptions &opts) {
   plans_.resize(nn);
   for (uint32_t n = 0; n < nn; ++n) {
     const Node &node = graph_.nodes[n];
-    NodePlan &p = plans_[n];
-    switch (node.kind) {
-    case NodeKind::Kernel:
-      p.kind = NodePlan::Kernel;
-      p.launch.fn = fns_[node.kernel];
-      p.paramRange = readsParams(node);
-      CGRAPH_RETURN_IF_ERROR(planKernel(n, rangeParams_, p.launch, p.paramRange));
-      break;
-    case NodeKind::Copy:
-    case NodeKind::CopyRect:
-    case NodeKind::Fill:
-      CGRAPH_RETURN_IF_ERROR(planCopyOrFill(n));
-      break;
-    case NodeKind::Host:
-      p.kind = NodePlan::Host;
-      break;
-    case NodeKind::Conditional:
-      break; // a backend's extension plans it (prepareExtensions)
-    default:
-      p.kind = NodePlan::Nop;
-      break;
-    }
+    const bool kernel = node.kind == NodeKind::Kernel;
+    CGRAPH_RETURN_IF_ERROR(planNode(n, kernel ? fns_[node.kernel] : nullptr, kernel && readsParams(node)));
   }
   CGRAPH_RETURN_IF_ERROR(prepareExtensions());
 

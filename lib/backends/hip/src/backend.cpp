@@ -8,38 +8,28 @@ namespace cgraph::hip {
 
 namespace {
 
-class HipBackend final : public gpu::DeviceListBackend {
+class HipBackend final : public gpu::ApiBackend<HipApi> {
 public:
   HipBackend(const HipApi *api, HipBackendOptions opts) : api_(api), opts_(opts) {}
   const char *name() const override { return "hip"; }
 
 protected:
-  Expected<int> deviceCount() override {
-    auto api = table();
-    if (!api) return api.error();
-    int n = 0;
-    CGRAPH_HIP_CHECK(**api, "hipGetDeviceCount", (*api)->hipGetDeviceCount(&n));
-    if (n == 0) return makeError("no HIP device");
-    return n;
-  }
-  Expected<rt::DeviceInfo> describe(int ordinal) override {
-    auto api = table();
-    if (!api) return api.error();
-    return describeHipDevice(**api, ordinal);
-  }
-  Expected<std::unique_ptr<rt::Device>> open(int ordinal) override {
-    auto api = table();
-    if (!api) return api.error();
-    auto dev = HipDevice::open(**api, ordinal, opts_);
-    if (!dev) return dev.error();
-    return std::unique_ptr<rt::Device>(std::move(*dev));
-  }
-
-private:
-  Expected<const HipApi *> table() const {
+  Expected<const HipApi *> table() const override {
     if (api_) return api_;
     return loadHipApi();
   }
+  Expected<int> countOn(const HipApi &api) override {
+    int n = 0;
+    CGRAPH_HIP_CHECK(api, "hipGetDeviceCount", api.hipGetDeviceCount(&n));
+    if (n == 0) return makeError("no HIP device");
+    return n;
+  }
+  Expected<rt::DeviceInfo> describeOn(const HipApi &api, int ordinal) override { return describeHipDevice(api, ordinal); }
+  Expected<std::unique_ptr<rt::Device>> openOn(const HipApi &api, int ordinal) override {
+    return gpu::asDevice(HipDevice::open(api, ordinal, opts_));
+  }
+
+private:
   const HipApi *api_; // null: the dlopen'ed runtime
   HipBackendOptions opts_;
 };

@@ -33,31 +33,13 @@ void *ptr(uint64_t a) { return reinterpret_cast<void *>(uintptr_t(a)); }
 
 #define HIP_OK(call, expr) CGRAPH_HIP_CHECK(*api_, call, expr); return Error::success()
 
-class HipDriver final : public gpu::Driver {
+class HipDriver final : public gpu::DeviceDriver<HipDevice, LoadedModule> {
 public:
-  explicit HipDriver(HipDevice &dev) : dev_(&dev), api_(&dev.api()) {}
+  explicit HipDriver(HipDevice &dev) : DeviceDriver(dev), api_(&dev.api()) {}
   const char *apiName() const override { return "HIP"; }
   uint64_t maxSharedMemory() const override { return 64 * 1024; }
   size_t stagingSlots() const override { return 1; }
-  gpu::ReplayCounters &counters() override { return dev_->counters(); }
   uint64_t address(const rt::Buffer &b) const override { return static_cast<const HipBuffer &>(b).address(); }
-  Error makeCurrent() override { return dev_->makeCurrent(); }
-
-  Expected<gpu::ModuleRef> loadModule(const KernelModule &m, bool useCache) override {
-    auto r = dev_->loadModule(m, useCache);
-    if (!r) return r.error();
-    return gpu::ModuleRef(*r);
-  }
-  Expected<gpu::ModuleRef> builtinModule() override {
-    auto r = dev_->builtinModule();
-    if (!r) return r.error();
-    return gpu::ModuleRef(*r);
-  }
-  Expected<gpu::FunctionHandle> function(const gpu::ModuleRef &m, const std::string &name) override {
-    auto f = static_cast<const LoadedModule *>(m.get())->function(name);
-    if (!f) return f.error();
-    return static_cast<gpu::FunctionHandle>(*f);
-  }
 
   Error graphCreate(gpu::GraphHandle *g) override {
     hipGraph_t x = nullptr;
@@ -69,12 +51,12 @@ public:
   Error addKernelNode(gpu::GraphNodeHandle *n, gpu::GraphHandle g, const std::vector<gpu::GraphNodeHandle> &deps,
                       gpu::Launch &l) override {
     hipKernelNodeParams kp = kernelParams(l);
-    HIP_OK("hipGraphAddKernelNode", api_->hipGraphAddKernelNode(node(n), hipGraph_t(g), nodes(deps), deps.size(), &kp));
+    HIP_OK("hipGraphAddKernelNode", api_->hipGraphAddKernelNode(out<hipGraphNode_t>(n), hipGraph_t(g), list<hipGraphNode_t>(deps), deps.size(), &kp));
   }
   Error addMemcpyNode(gpu::GraphNodeHandle *n, gpu::GraphHandle g, const std::vector<gpu::GraphNodeHandle> &deps,
                       const gpu::Copy3D &c) override {
     hipMemcpy3DParms m = memcpyParams(c);
-    HIP_OK("hipGraphAddMemcpyNode", api_->hipGraphAddMemcpyNode(node(n), hipGraph_t(g), nodes(deps), deps.size(), &m));
+    HIP_OK("hipGraphAddMemcpyNode", api_->hipGraphAddMemcpyNode(out<hipGraphNode_t>(n), hipGraph_t(g), list<hipGraphNode_t>(deps), deps.size(), &m));
   }
   Error addMemsetNode(gpu::GraphNodeHandle *n, gpu::GraphHandle g, const std::vector<gpu::GraphNodeHandle> &deps,
                       const gpu::Memset &s, uint64_t pitch) override {
@@ -86,17 +68,17 @@ public:
     m.height = 1;
     m.pitch = pitch;
     m.value = s.value;
-    HIP_OK("hipGraphAddMemsetNode", api_->hipGraphAddMemsetNode(node(n), hipGraph_t(g), nodes(deps), deps.size(), &m));
+    HIP_OK("hipGraphAddMemsetNode", api_->hipGraphAddMemsetNode(out<hipGraphNode_t>(n), hipGraph_t(g), list<hipGraphNode_t>(deps), deps.size(), &m));
   }
   Error addEmptyNode(gpu::GraphNodeHandle *n, gpu::GraphHandle g,
                      const std::vector<gpu::GraphNodeHandle> &deps) override {
-    HIP_OK("hipGraphAddEmptyNode", api_->hipGraphAddEmptyNode(node(n), hipGraph_t(g), nodes(deps), deps.size()));
+    HIP_OK("hipGraphAddEmptyNode", api_->hipGraphAddEmptyNode(out<hipGraphNode_t>(n), hipGraph_t(g), list<hipGraphNode_t>(deps), deps.size()));
   }
   Error addChildGraphNode(gpu::GraphNodeHandle *n, gpu::GraphHandle g, const std::vector<gpu::GraphNodeHandle> &deps,
                           gpu::GraphHandle child) override {
     if (!api_->hipGraphAddChildGraphNode) return makeError("hipGraphAddChildGraphNode: not in this HIP runtime");
     HIP_OK("hipGraphAddChildGraphNode",
-           api_->hipGraphAddChildGraphNode(node(n), hipGraph_t(g), nodes(deps), deps.size(), hipGraph_t(child)));
+           api_->hipGraphAddChildGraphNode(out<hipGraphNode_t>(n), hipGraph_t(g), list<hipGraphNode_t>(deps), deps.size(), hipGraph_t(child)));
   }
   Error instantiate(gpu::GraphExecHandle *e, gpu::GraphHandle g) override {
     hipGraphExec_t x = nullptr;
@@ -108,7 +90,7 @@ public:
   }
   void execDestroy(gpu::GraphExecHandle e) override { (void)api_->hipGraphExecDestroy(hipGraphExec_t(e)); }
   Error graphLaunch(gpu::GraphExecHandle e) override {
-    HIP_OK("hipGraphLaunch", api_->hipGraphLaunch(hipGraphExec_t(e), dev_->stream()));
+    HIP_OK("hipGraphLaunch", api_->hipGraphLaunch(hipGraphExec_t(e), device_->stream()));
   }
   Error execKernelNodeSetParams(gpu::GraphExecHandle e, gpu::GraphNodeHandle n, gpu::Launch &l) override {
     hipKernelNodeParams kp = kernelParams(l);
@@ -119,28 +101,28 @@ public:
   Error launchKernel(gpu::Launch &l) override {
     HIP_OK("hipModuleLaunchKernel",
            api_->hipModuleLaunchKernel(hipFunction_t(l.fn), l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1],
-                                       l.block[2], l.smem, dev_->stream(), l.ptrs.data(), nullptr));
+                                       l.block[2], l.smem, device_->stream(), l.ptrs.data(), nullptr));
   }
   Error memcpy3D(const gpu::Copy3D &c) override {
     hipMemcpy3DParms m = memcpyParams(c);
-    HIP_OK("hipMemcpy3DAsync", api_->hipMemcpy3DAsync(&m, dev_->stream()));
+    HIP_OK("hipMemcpy3DAsync", api_->hipMemcpy3DAsync(&m, device_->stream()));
   }
   Error memset(const gpu::Memset &m) override {
     hipDeviceptr_t dst = ptr(m.dst);
     if (m.elementSize == 1) {
-      HIP_OK("hipMemsetD8Async", api_->hipMemsetD8Async(dst, uint8_t(m.value), m.width, dev_->stream()));
+      HIP_OK("hipMemsetD8Async", api_->hipMemsetD8Async(dst, uint8_t(m.value), m.width, device_->stream()));
     } else if (m.elementSize == 2) {
-      HIP_OK("hipMemsetD16Async", api_->hipMemsetD16Async(dst, uint16_t(m.value), m.width, dev_->stream()));
+      HIP_OK("hipMemsetD16Async", api_->hipMemsetD16Async(dst, uint16_t(m.value), m.width, device_->stream()));
     }
-    HIP_OK("hipMemsetD32Async", api_->hipMemsetD32Async(dst, int(m.value), m.width, dev_->stream()));
+    HIP_OK("hipMemsetD32Async", api_->hipMemsetD32Async(dst, int(m.value), m.width, device_->stream()));
   }
   Error copyToDevice(uint64_t dst, const void *src, size_t bytes) override {
-    HIP_OK("hipMemcpyHtoDAsync", api_->hipMemcpyHtoDAsync(ptr(dst), const_cast<void *>(src), bytes, dev_->stream()));
+    HIP_OK("hipMemcpyHtoDAsync", api_->hipMemcpyHtoDAsync(ptr(dst), const_cast<void *>(src), bytes, device_->stream()));
   }
   Error copyToHost(void *dst, uint64_t src, size_t bytes) override {
-    HIP_OK("hipMemcpyDtoHAsync", api_->hipMemcpyDtoHAsync(dst, ptr(src), bytes, dev_->stream()));
+    HIP_OK("hipMemcpyDtoHAsync", api_->hipMemcpyDtoHAsync(dst, ptr(src), bytes, device_->stream()));
   }
-  Error streamSynchronize() override { HIP_OK("hipStreamSynchronize", api_->hipStreamSynchronize(dev_->stream())); }
+  Error streamSynchronize() override { HIP_OK("hipStreamSynchronize", api_->hipStreamSynchronize(device_->stream())); }
 
   Error hostAlloc(void **p, size_t bytes) override { HIP_OK("hipHostMalloc", api_->hipHostMalloc(p, bytes, 0)); }
   void hostFree(void *p) override { (void)api_->hipHostFree(p); }
@@ -151,7 +133,7 @@ public:
     return Error::success();
   }
   Error eventRecord(gpu::EventHandle e) override {
-    HIP_OK("hipEventRecord", api_->hipEventRecord(hipEvent_t(e), dev_->stream()));
+    HIP_OK("hipEventRecord", api_->hipEventRecord(hipEvent_t(e), device_->stream()));
   }
   Error eventSynchronize(gpu::EventHandle e) override {
     HIP_OK("hipEventSynchronize", api_->hipEventSynchronize(hipEvent_t(e)));
@@ -159,11 +141,6 @@ public:
   void eventDestroy(gpu::EventHandle e) override { (void)api_->hipEventDestroy(hipEvent_t(e)); }
 
 private:
-  static hipGraphNode_t *node(gpu::GraphNodeHandle *n) { return reinterpret_cast<hipGraphNode_t *>(n); }
-  static const hipGraphNode_t *nodes(const std::vector<gpu::GraphNodeHandle> &d) {
-    return reinterpret_cast<const hipGraphNode_t *>(d.data());
-  }
-  HipDevice *dev_;
   const HipApi *api_;
 };
 

@@ -34,4 +34,36 @@ private:
   std::vector<std::unique_ptr<rt::Device>> devices_;
 };
 
+// A DeviceListBackend whose steps all need the driver's table `Api` first: table()
+// loads it (its error is the probe's reason), the steps get it.
+template <class Api> class ApiBackend : public DeviceListBackend {
+protected:
+  virtual Expected<const Api *> table() const = 0;
+  virtual Expected<int> countOn(const Api &api) = 0;
+  virtual Expected<rt::DeviceInfo> describeOn(const Api &api, int ordinal) = 0;
+  virtual Expected<std::unique_ptr<rt::Device>> openOn(const Api &api, int ordinal) = 0;
+
+  Expected<int> deviceCount() final {
+    auto api = table();
+    if (!api) return api.error();
+    return countOn(**api);
+  }
+  Expected<rt::DeviceInfo> describe(int ordinal) final {
+    auto api = table();
+    if (!api) return api.error();
+    return describeOn(**api, ordinal);
+  }
+  Expected<std::unique_ptr<rt::Device>> open(int ordinal) final {
+    auto api = table();
+    if (!api) return api.error();
+    return openOn(**api, ordinal);
+  }
+};
+
+// A device of a backend's own type as the rt::Device the list keeps.
+template <class D> Expected<std::unique_ptr<rt::Device>> asDevice(Expected<std::unique_ptr<D>> d) {
+  if (!d) return d.error();
+  return std::unique_ptr<rt::Device>(std::move(*d));
+}
+
 } // namespace cgraph::gpu

@@ -121,4 +121,38 @@ public:
   virtual void eventDestroy(EventHandle e) = 0;
 };
 
+// The part of a Driver that only forwards to its device: `Dev` has makeCurrent(),
+// counters() (a ReplayCounters), loadModule(m, useCache) and builtinModule() returning
+// Expected<std::shared_ptr<const Mod>>, and Mod::function(name) returns
+// Expected<handle> (cuda: CudaDevice / LoadedModule; hip: HipDevice / LoadedModule).
+// `device` must outlive the driver.
+template <class Dev, class Mod> class DeviceDriver : public Driver {
+public:
+  explicit DeviceDriver(Dev &device) : device_(&device) {}
+  ReplayCounters &counters() override { return device_->counters(); }
+  Error makeCurrent() override { return device_->makeCurrent(); }
+  Expected<ModuleRef> loadModule(const KernelModule &m, bool useCache) override {
+    return erase(device_->loadModule(m, useCache));
+  }
+  Expected<ModuleRef> builtinModule() override { return erase(device_->builtinModule()); }
+  Expected<FunctionHandle> function(const ModuleRef &m, const std::string &name) override {
+    auto f = static_cast<const Mod *>(m.get())->function(name);
+    if (!f) return f.error();
+    return static_cast<FunctionHandle>(*f);
+  }
+
+protected:
+  // The vendor's node handle type H (a pointer type) over the type-erased ones.
+  template <class H> static H *out(GraphNodeHandle *n) { return reinterpret_cast<H *>(n); }
+  template <class H> static const H *list(const std::vector<GraphNodeHandle> &deps) {
+    static_assert(sizeof(H) == sizeof(GraphNodeHandle), "node handles are pointers");
+    return reinterpret_cast<const H *>(deps.data());
+  }
+  static Expected<ModuleRef> erase(Expected<std::shared_ptr<const Mod>> m) {
+    if (!m) return m.error();
+    return ModuleRef(std::move(*m));
+  }
+  Dev *device_;
+};
+
 } // namespace cgraph::gpu

@@ -108,6 +108,9 @@ protected:
   // `paramRange`: a range that does not resolve with `params` is left for submit.
   Error planKernel(uint32_t p, const std::vector<uint64_t> &params, Launch &l, bool paramRange);
   Error planCopyOrFill(uint32_t p);
+  // Plans node `p` by its kind (kernels with function `fn`); conditionals are left to
+  // the backend's extension.
+  Error planNode(uint32_t p, FunctionHandle fn, bool paramRange);
   Error ensureBuiltins();
   // Adds plan `p` to `g`: memcpy/memset node where every slot is runtime-owned and the
   // driver can express it, kernel node, empty node, or the backend's extension node.
