@@ -452,3 +452,82 @@ TEST_CASE("hip: code objects come from the persistent cache on a warm start", "[
   else unsetenv("CGRAPH_CACHE_DIR");
   std::filesystem::remove_all(dir, ec);
 }
+
+TEST_CASE("hip: a subgraph node is one child graph node, its slots remapped", "[hip][fake]") {
+  rt::Device &dev = fakeDevice();
+  GraphBuilder child("child");
+  auto ck = addSource(child);
+  const uint32_t cs = child.addSlot(slot("cs", 4096));
+  const uint32_t c1 = child.addKernelNode("c1", ck["addp"], range1D(1024, 64),
+                                          {Arg::slot(cs), Arg::scalar(ScalarType::U32, 1)});
+  const uint32_t c2 = child.addKernelNode("c2", ck["addp"], range1D(1024, 64),
+                                          {Arg::slot(cs), Arg::scalar(ScalarType::U32, 2)});
+  child.addEdge(c1, c2);
+
+  GraphBuilder b("with-subgraph");
+  auto k = addSource(b);
+  b.addSlot(slot("x", 4096)); // unused by the nodes: y is slot 1, so remapping shows
+  const uint32_t y = b.addSlot(slot("y", 4096));
+  const uint32_t pre = b.addKernelNode("pre", k["addp"], range1D(1024, 64),
+                                       {Arg::slot(y), Arg::scalar(ScalarType::U32, 3)});
+  const uint32_t sub = b.addSubgraph("sub", child.take(), {y}); // child slot 0 -> y
+  const uint32_t post = b.addKernelNode("post", k["addp"], range1D(1024, 64),
+                                        {Arg::slot(y), Arg::scalar(ScalarType::U32, 4)});
+  b.addEdge(pre, sub);
+  b.addEdge(sub, post);
+  Graph g = b.take();
+  fake::reset();
+  rt::FinalizeOptions fo;
+  fo.mode = rt::ExecMode::Replay;
+  auto exe = dev.finalize(g, fo);
+  INFO((exe ? std::string() : exe.error().message()));
+  REQUIRE(exe);
+  const fake::Recorder &rec = fake::recorder();
+  CHECK(rec.violations.empty());
+  CHECK(rec.count("hipGraphAddChildGraphNode") == 1);
+  CHECK(rec.count("hipGraphInstantiate") == 1);
+  // The graph calls in order: the partition's graph, `pre`, then the child graph (its
+  // two kernels, the edge inside), the child node after `pre`, the child graph
+  // destroyed (the node holds a copy), `post` after the child node.
+  std::vector<std::string> graphCalls;
+  for (const std::string &c : rec.calls)
+    if (c.rfind("hipGraph", 0) == 0) graphCalls.push_back(c);
+  CHECK(graphCalls == std::vector<std::string>{"hipGraphCreate", "hipGraphAddKernelNode", "hipGraphCreate",
+                                               "hipGraphAddKernelNode", "hipGraphAddKernelNode",
+                                               "hipGraphAddChildGraphNode", "hipGraphDestroy",
+                                               "hipGraphAddKernelNode", "hipGraphInstantiate"});
+  const uintptr_t top = rec.execs.begin()->second;
+  auto topNodes = nodesOf(top);
+  REQUIRE(topNodes.size() == 3);
+  const fake::GraphNodeRec *childNode = topNodes[1];
+  REQUIRE(childNode->kind == fake::GraphNodeRec::Child);
+  CHECK(childNode->deps == std::vector<uintptr_t>{handleOf(topNodes[0])});
+  CHECK(topNodes[2]->deps == std::vector<uintptr_t>{handleOf(childNode)}); // post after the child
+  auto inner = nodesOf(childNode->child);
+  REQUIRE(inner.size() == 2);
+  CHECK(inner[0]->deps.empty());
+  CHECK(inner[1]->deps == std::vector<uintptr_t>{handleOf(inner[0])});
+  // Slots remapped: the child's kernels read table entry y (slot 1 of the parent).
+  // Cells: {table, offset, slot, value, literal, ...}.
+  CHECK(cells(inner[0]->kernel, 4)[2] == y);
+  CHECK(cells(inner[0]->kernel, 4)[3] == 1);
+  CHECK(cells(inner[1]->kernel, 4)[2] == y);
+  CHECK(cells(inner[1]->kernel, 4)[3] == 2);
+  CHECK(cells(topNodes[2]->kernel, 4)[3] == 4);
+
+  // A submission launches the one instantiated graph.
+  auto buf = dev.allocate(4096, 64), buf2 = dev.allocate(4096, 64);
+  REQUIRE(buf);
+  REQUIRE(buf2);
+  rt::BindingTable bt;
+  bt.slots.resize(2);
+  bt.slots[0].buffer = buf->get();
+  bt.slots[1].buffer = buf2->get();
+  fake::reset();
+  auto ev = (*exe)->enqueue(bt, rt::ParamValues{});
+  INFO((ev ? std::string() : ev.error().message()));
+  REQUIRE(ev);
+  REQUIRE_FALSE((*ev)->wait());
+  CHECK(rec.graphLaunches.size() == 1);
+  CHECK(rec.violations.empty());
+}

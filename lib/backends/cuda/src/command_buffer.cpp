@@ -258,6 +258,9 @@ Error CudaExecutable::updateEveryKernelNode() {
 Error CudaExecutable::applyUpdate(const std::vector<uint32_t> &nodes) {
   CGRAPH_RETURN_IF_ERROR(dev_->makeCurrent());
   for (uint32_t n : nodes) {
+    // A node inside a child graph has no exec node of its own: its subgraph is
+    // flattened into the partition's graph first (one rebuild, then node updates).
+    CGRAPH_RETURN_IF_ERROR(flattenGroupOf(n));
     const Node &node = graph_.nodes[n];
     NodePlan &p = plans_[n];
     const GraphNodeRef *ref = n < graphNodes_.size() && graphNodes_[n].node ? &graphNodes_[n] : nullptr;
@@ -293,10 +296,10 @@ Error updateEveryKernelNode(rt::Executable &exe) {
   return e->updateEveryKernelNode();
 }
 
-Expected<std::unique_ptr<rt::Executable>> makeExecutable(CudaDevice &device, Graph flattened,
+Expected<std::unique_ptr<rt::Executable>> makeExecutable(CudaDevice &device, const Graph &original, Graph flattened,
                                                          const rt::FinalizeOptions &opts) {
   auto exe = std::make_unique<CudaExecutable>(device, std::move(flattened), opts);
-  CGRAPH_RETURN_IF_ERROR(exe->prepare(opts));
+  CGRAPH_RETURN_IF_ERROR(exe->prepare(opts, &original));
   return std::unique_ptr<rt::Executable>(std::move(exe));
 }
 

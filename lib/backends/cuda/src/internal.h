@@ -146,7 +146,7 @@ private:
   bool pooled_ = false;
 };
 
-Expected<std::unique_ptr<rt::Executable>> makeExecutable(CudaDevice &device, Graph flattened,
+Expected<std::unique_ptr<rt::Executable>> makeExecutable(CudaDevice &device, const Graph &original, Graph flattened,
                                                          const rt::FinalizeOptions &opts);
 
 } // namespace cgraph::cuda

@@ -3,13 +3,80 @@
 
 #include "cgraph/backends/gpu_common/launch_plan.h"
 #include "cgraph/backends/gpu_common/replay_steps.h"
+#include "cgraph/graph/flatten.h"
 #include "cgraph/graph/order.h"
+#include "cgraph/graph/validate.h"
 
 #include <algorithm>
 #include <cstring>
 #include <functional>
 
 namespace cgraph::gpu {
+
+namespace {
+
+// How many nodes flattenSubgraphs makes of `g` (an empty subgraph is one barrier).
+uint64_t flatCount(const Graph &g, int depth) {
+  uint64_t c = 0;
+  for (const Node &node : g.nodes) {
+    if (node.kind != NodeKind::Subgraph || node.subgraph >= g.subgraphs.size() || depth > 64) {
+      ++c;
+      continue;
+    }
+    const uint64_t k = flatCount(g.subgraphs[node.subgraph], depth + 1);
+    c += k == 0 ? 1 : k;
+  }
+  return c;
+}
+
+// The flattened nodes of each top-level Subgraph node of `original` (flatten.h: a
+// subgraph's nodes are appended in one run, named "<subgraph node>/<child node>").
+// Empty where `flat` does not match that layout (then every subgraph stays flattened).
+std::vector<std::vector<uint32_t>> subgraphRuns(const Graph &original, const Graph &flat) {
+  std::vector<std::vector<uint32_t>> runs;
+  uint64_t x = 0;
+  for (const Node &node : original.nodes) {
+    if (node.kind != NodeKind::Subgraph || node.subgraph >= original.subgraphs.size()) {
+      ++x;
+      continue;
+    }
+    const uint64_t k = flatCount(original.subgraphs[node.subgraph], 1);
+    if (k == 0) {
+      ++x;
+      continue;
+    }
+    std::vector<uint32_t> run;
+    const std::string prefix = node.name + "/";
+    for (uint64_t i = x; i < x + k; ++i) {
+      if (i >= flat.nodes.size() || flat.nodes[i].name.compare(0, prefix.size(), prefix) != 0) return {};
+      run.push_back(uint32_t(i));
+    }
+    runs.push_back(std::move(run));
+    x += k;
+  }
+  if (x != flat.nodes.size()) return {};
+  return runs;
+}
+
+} // namespace
+
+Expected<Graph> flattenForGpu(const Graph &graph, const char *backend) {
+  CGRAPH_RETURN_IF_ERROR(firstError(validateGraph(graph, ValidateOptions{false, true, true})));
+  Expected<Graph> flat = flattenSubgraphs(graph);
+  if (!flat) return flat.error();
+  // Expressions in copy/fill fields, host task arguments and slot sizes (.cgf 2.2) are
+  // not evaluated by these backends yet (their copies are planned at finalize).
+  for (const FieldExpr &fe : flat->exprs)
+    if (isTransferField(fe.field) || fe.field == ExprField::SlotSize ||
+        (fe.field == ExprField::ScalarArg && flat->nodes[fe.node].kind != NodeKind::Kernel))
+      return makeError((fe.field == ExprField::SlotSize ? "slot '" + flat->slots[fe.arg].name + "'"
+                                                        : "node '" + flat->nodes[fe.node].name + "'") +
+                       ": " + exprFieldName(fe.field, fe.arg) + " is an expression over parameters; the " +
+                       backend +
+                       " backend does not evaluate expressions in copy, fill and host task fields or slot "
+                       "sizes yet (run it on cpu or opencl)");
+  return flat;
+}
 
 GraphExecutable::GraphExecutable(rt::Device &device, Driver &driver, Graph flattened,
                                  const rt::FinalizeOptions &opts)
@@ -145,7 +212,7 @@ Error GraphExecutable::planNode(uint32_t p, FunctionHandle fn, bool paramRange) 
   }
 }
 
-Error GraphExecutable::prepare(const rt::FinalizeOptions &opts) {
+Error GraphExecutable::prepare(const rt::FinalizeOptions &opts, const Graph *original) {
   const uint32_t nn = uint32_t(graph_.nodes.size());
   // The partitions as stored (flatten keeps them); computed where the file has none.
   std::vector<Partition> partitions = graph_.partitions;
@@ -230,6 +297,35 @@ Error GraphExecutable::prepare(const rt::FinalizeOptions &opts) {
       pg.host |= graph_.nodes[n].kind == NodeKind::Host;
     parts_.push_back(std::move(pg));
   }
+  // Subgraphs as child graphs (replay only; ChildGroup says where not).
+  groupOf_.assign(nn, kNone);
+  if (original && mode_ == rt::ExecMode::Replay) {
+    std::vector<uint32_t> partOf(nn, kNone), position(nn, 0);
+    for (uint32_t pi = 0; pi < parts_.size(); ++pi)
+      for (uint32_t i = 0; i < parts_[pi].nodes.size(); ++i) {
+        partOf[parts_[pi].nodes[i]] = pi;
+        position[parts_[pi].nodes[i]] = i;
+      }
+    for (std::vector<uint32_t> &run : subgraphRuns(*original, graph_)) {
+      ChildGroup cg;
+      cg.part = partOf[run.front()];
+      uint32_t first = position[run.front()];
+      for (uint32_t m : run) {
+        const NodePlan &p = plans_[m];
+        cg.flatten |= partOf[m] != cg.part || p.kind == NodePlan::Host || p.kind == NodePlan::Extension ||
+                      graph_.nodes[m].kind == NodeKind::Conditional || p.paramRange;
+        first = std::min(first, position[m]);
+      }
+      const uint32_t gi = uint32_t(groups_.size());
+      for (uint32_t m : run) groupOf_[m] = gi;
+      for (uint32_t m : run)
+        for (uint32_t q : preds_[m])
+          cg.flatten |= groupOf_[q] != gi && partOf[q] == cg.part && position[q] > first;
+      if (cg.part == kNone || parts_[cg.part].host) cg.flatten = true;
+      cg.nodes = std::move(run);
+      groups_.push_back(std::move(cg));
+    }
+  }
   CGRAPH_RETURN_IF_ERROR(uploadTable());
   if (mode_ == rt::ExecMode::Replay) CGRAPH_RETURN_IF_ERROR(buildGraphs());
   return Error::success();
@@ -269,16 +365,90 @@ Expected<GraphNodeHandle> GraphExecutable::addGraphNode(GraphHandle g, uint32_t 
 
 Error GraphExecutable::buildGraphs() {
   graphNodes_.assign(graph_.nodes.size(), GraphNodeRef{});
-  return buildPartitionGraphs<GraphNodeHandle>(
-      graph_.nodes.size(), preds_, parts_, [&](PartGraph &pg) { return driver_->graphCreate(&pg.graph); },
-      [&](GraphHandle g, uint32_t n, const std::vector<GraphNodeHandle> &deps, uint32_t pi) {
-        return addGraphNode(g, n, deps, pi);
-      },
-      [&](PartGraph &pg) -> Error {
-        CGRAPH_RETURN_IF_ERROR(driver_->instantiate(&pg.exec, pg.graph));
-        ++driver_->counters().graphsInstantiated;
-        return Error::success();
-      });
+  for (uint32_t pi = 0; pi < parts_.size(); ++pi)
+    CGRAPH_RETURN_IF_ERROR(buildPartition(pi));
+  return Error::success();
+}
+
+// One driver graph for the partition: its nodes in order with the graph's edges inside
+// it as dependencies; a child graph group at the place of its first member (its
+// external dependencies are all added by then: ChildGroup), standing in for each of its
+// members as a dependency of later nodes.
+Error GraphExecutable::buildPartition(uint32_t pi) {
+  PartGraph &pg = parts_[pi];
+  if (pg.host || pg.nodes.empty()) return Error::success();
+  CGRAPH_RETURN_IF_ERROR(driver_->graphCreate(&pg.graph));
+  std::vector<GraphNodeHandle> gnode(graph_.nodes.size(), nullptr);
+  auto depsOf = [&](uint32_t n, uint32_t group, std::vector<GraphNodeHandle> &deps) {
+    for (uint32_t p : preds_[n])
+      if (gnode[p] && (group == kNone || groupOf_[p] != group) &&
+          std::find(deps.begin(), deps.end(), gnode[p]) == deps.end())
+        deps.push_back(gnode[p]);
+  };
+  for (uint32_t n : pg.nodes) {
+    if (gnode[n]) continue; // a member of a child graph added before
+    const uint32_t gi = groupOf_[n];
+    std::vector<GraphNodeHandle> deps;
+    if (gi == kNone || groups_[gi].flatten) {
+      depsOf(n, kNone, deps);
+      auto gn = addGraphNode(pg.graph, n, deps, pi);
+      if (!gn) return gn.error();
+      gnode[n] = *gn;
+      continue;
+    }
+    // The child graph: members in the partition's order, edges among them inside.
+    const ChildGroup &cg = groups_[gi];
+    GraphHandle child = nullptr;
+    CGRAPH_RETURN_IF_ERROR(driver_->graphCreate(&child));
+    std::vector<GraphNodeHandle> inner(graph_.nodes.size(), nullptr);
+    Error e;
+    for (uint32_t m : pg.nodes) {
+      if (groupOf_[m] != gi) continue;
+      depsOf(m, kNone, deps);
+      std::vector<GraphNodeHandle> d;
+      for (uint32_t p : preds_[m])
+        if (groupOf_[p] == gi && inner[p] && std::find(d.begin(), d.end(), inner[p]) == d.end())
+          d.push_back(inner[p]);
+      auto gn = addGraphNode(child, m, d, kNone);
+      if (!gn) {
+        e = gn.error();
+        break;
+      }
+      inner[m] = *gn;
+    }
+    GraphNodeHandle cn = nullptr;
+    if (!e) {
+      // deps gathered every member's external predecessors (nodes already added).
+      std::vector<GraphNodeHandle> external;
+      for (GraphNodeHandle h : deps)
+        if (std::find(external.begin(), external.end(), h) == external.end()) external.push_back(h);
+      e = driver_->addChildGraphNode(&cn, pg.graph, external, child);
+      if (e) e = e.withContext(nodeLabel(cg.nodes.front()) + " (child graph of its subgraph)");
+    }
+    driver_->graphDestroy(child); // the node holds a copy
+    if (e) return e;
+    for (uint32_t m : cg.nodes) gnode[m] = cn;
+  }
+  CGRAPH_RETURN_IF_ERROR(driver_->instantiate(&pg.exec, pg.graph));
+  ++driver_->counters().graphsInstantiated;
+  return Error::success();
+}
+
+Error GraphExecutable::flattenGroupOf(uint32_t n) {
+  if (n >= groupOf_.size() || groupOf_[n] == kNone || groups_[groupOf_[n]].flatten) return Error::success();
+  ChildGroup &cg = groups_[groupOf_[n]];
+  cg.flatten = true;
+  PartGraph &pg = parts_[cg.part];
+  if (!pg.graph) return Error::success(); // eager: no graphs
+  CGRAPH_RETURN_IF_ERROR(driver_->streamSynchronize());
+  if (pg.exec) driver_->execDestroy(pg.exec);
+  driver_->graphDestroy(pg.graph);
+  pg.exec = nullptr;
+  pg.graph = nullptr;
+  pg.kernelNodes.clear();
+  for (uint32_t m : pg.nodes)
+    graphNodes_[m] = GraphNodeRef{};
+  return buildPartition(cg.part);
 }
 
 // One upload when the table differs from what the device holds, from pinned memory (an

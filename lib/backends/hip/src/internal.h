@@ -114,7 +114,7 @@ private:
 // The DeviceInfo of device `ordinal` (device.cpp).
 Expected<rt::DeviceInfo> describeHipDevice(const HipApi &api, int ordinal);
 
-Expected<std::unique_ptr<rt::Executable>> makeExecutable(HipDevice &device, Graph flattened,
+Expected<std::unique_ptr<rt::Executable>> makeExecutable(HipDevice &device, const Graph &original, Graph flattened,
                                                          const rt::FinalizeOptions &opts);
 
 } // namespace cgraph::hip

@@ -38,12 +38,20 @@
 
 namespace cgraph::gpu {
 
+// The first step of a GPU backend's finalize: `graph` validated and flattened
+// (flattenSubgraphs), refusing (naming the slot or node, field and `backend`) what the
+// executable does not evaluate: stored expressions in copy/fill fields, host task
+// arguments and slot sizes (.cgf 2.2). Pure; thread-safe.
+Expected<Graph> flattenForGpu(const Graph &graph, const char *backend);
+
 class GraphExecutable : public rt::Executable {
 public:
   GraphExecutable(rt::Device &device, Driver &driver, Graph flattened, const rt::FinalizeOptions &opts);
   ~GraphExecutable() override;
   // Call once after construction: plans, owned slots, the table and (replay) the graphs.
-  Error prepare(const rt::FinalizeOptions &opts);
+  // `original`: the graph before flattenSubgraphs (null: none kept); its top-level
+  // Subgraph nodes become child graph nodes where they can (see ChildGroup).
+  Error prepare(const rt::FinalizeOptions &opts, const Graph *original = nullptr);
 
 protected:
   struct NodePlan {
@@ -71,6 +79,22 @@ protected:
     Node node;
     const Kernel *kernel = nullptr; // Kernel nodes: its kernel in the body's graph
     std::string label;              // "node 'inner' (body of node 'loop')"
+  };
+
+  // The nodes of graph() that one top-level Subgraph node of the original graph
+  // flattened into, built as one child graph node (cuGraphAddChildGraphNode /
+  // hipGraphAddChildGraphNode) with the edges among them inside it. A group stays
+  // flattened into its partition's graph (flatten = true) where a child graph cannot be
+  // used: a member that is a host task, a conditional or a kernel whose nd-range reads
+  // parameters (it needs per-node exec updates, which reach no node inside a child
+  // graph), members in different partitions, an external predecessor of a member that
+  // comes after the group's first member in the partition's order, eager mode, nesting
+  // below the top level (nested subgraphs are flattened inside their top-level child),
+  // and after an executable update of one of its nodes (flattenGroupOf).
+  struct ChildGroup {
+    std::vector<uint32_t> nodes; // graph() node indices, ascending
+    uint32_t part = kNone;
+    bool flatten = false;
   };
 
   // ---- extension points ----
@@ -117,6 +141,12 @@ protected:
   Expected<GraphNodeHandle> addGraphNode(GraphHandle g, uint32_t p, const std::vector<GraphNodeHandle> &deps,
                                          uint32_t part);
   Error buildGraphs();
+  // Builds partition `pi`'s graph and instantiates it (buildGraphs, per partition).
+  Error buildPartition(uint32_t pi);
+  // If node `n` is in a child graph group built as one, flattens that group for good
+  // and rebuilds its partition's graph (its other nodes' GraphNodeRefs change). Used
+  // before an executable update of `n`.
+  Error flattenGroupOf(uint32_t n);
   Error uploadTable();
   Error updateParamRanges(const std::vector<uint64_t> &params);
   Error runHost(uint32_t n, const std::vector<uint64_t> &params);
@@ -142,6 +172,8 @@ protected:
   std::vector<LiftedNode> lifted_;
   std::vector<PartGraph> parts_;
   std::vector<GraphNodeRef> graphNodes_; // per node of graph() (replay)
+  std::vector<ChildGroup> groups_;       // subgraphs built as child graphs
+  std::vector<uint32_t> groupOf_;        // per node of graph(): index into groups_ or kNone
   std::unique_ptr<rt::Buffer> tableBuf_;
   std::vector<std::unique_ptr<rt::Buffer>> patterns_; // fill patterns for the fill kernel
   std::vector<uint64_t> table_;      // host copy: the current submission's table
