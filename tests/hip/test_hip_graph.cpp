@@ -6,6 +6,7 @@
 
 #include "cgraph/backends/gpu_common/table_abi_lowering.h"
 #include "cgraph/backends/hip/hip_backend.h"
+#include "cgraph/expr.h"
 #include "cgraph/graph/builder.h"
 #include "cgraph/graph/order.h"
 #include "cgraph/kernel/module_info.h"
@@ -496,7 +497,7 @@ TEST_CASE("hip: a subgraph node is one child graph node, its slots remapped", "[
                                                "hipGraphAddKernelNode", "hipGraphAddKernelNode",
                                                "hipGraphAddChildGraphNode", "hipGraphDestroy",
                                                "hipGraphAddKernelNode", "hipGraphInstantiate"});
-  const uintptr_t top = rec.execs.begin()->second;
+  const uintptr_t top = rec.execs.rbegin()->second; // handles only grow
   auto topNodes = nodesOf(top);
   REQUIRE(topNodes.size() == 3);
   const fake::GraphNodeRec *childNode = topNodes[1];
@@ -530,4 +531,116 @@ TEST_CASE("hip: a subgraph node is one child graph node, its slots remapped", "[
   REQUIRE_FALSE((*ev)->wait());
   CHECK(rec.graphLaunches.size() == 1);
   CHECK(rec.violations.empty());
+}
+
+TEST_CASE("hip: copy/fill sizes from expressions are patched only on the nodes that changed",
+          "[hip][fake][expr]") {
+  rt::Device &dev = fakeDevice();
+  GraphBuilder b("transfer-exprs");
+  Param n;
+  n.name = "n";
+  n.type = ScalarType::I32;
+  n.defaultBits = 4;
+  b.addParam(n);
+  const uint32_t s = b.addSlot(slot("s", 4096)), d = b.addSlot(slot("d", 4096));
+  FillOp f;
+  f.slot = d;
+  f.bytes = 4;
+  f.pattern = {1, 0, 0, 0};
+  const uint32_t fillA = b.addFill("fillA", f);
+  CopyOp c;
+  c.srcSlot = s;
+  c.dstSlot = d;
+  c.dstOffset = 2048;
+  c.bytes = 4;
+  const uint32_t copyB = b.addCopy("copyB", c);
+  b.addEdge(fillA, copyB);
+  Graph g = b.take();
+  auto add = [&](uint32_t node, ExprField field, const char *text) {
+    auto p = expr::parse(text);
+    REQUIRE(p);
+    auto m = expr::remapVariables(*p, {0});
+    REQUIRE(m);
+    FieldExpr e;
+    e.node = node;
+    e.field = field;
+    e.code = expr::encode(*m);
+    g.exprs.push_back(e);
+  };
+  add(fillA, ExprField::FillBytes, "$n * 4");
+  add(copyB, ExprField::CopyBytes, "min($n, 4) * 4");
+  add(copyB, ExprField::CopySrcOffset, "min($n, 4) * 8");
+  fake::reset();
+  rt::FinalizeOptions fo;
+  fo.mode = rt::ExecMode::Replay;
+  auto exe = dev.finalize(g, fo);
+  INFO((exe ? std::string() : exe.error().message()));
+  REQUIRE(exe);
+  const fake::Recorder &rec = fake::recorder();
+  CHECK(rec.violations.empty());
+  // Both run as the builtin kernels (no memcpy/memset node), on the fixed grid.
+  CHECK(rec.count("hipGraphAddKernelNode") == 2);
+  CHECK(rec.count("hipGraphAddMemcpyNode") == 0);
+  CHECK(rec.count("hipGraphAddMemsetNode") == 0);
+  std::map<std::string, uintptr_t> nodeOf;
+  REQUIRE(rec.count("hipGraphInstantiate") == 1);
+  for (const fake::GraphNodeRec *r : nodesOf(rec.execs.rbegin()->second)) // handles only grow
+    nodeOf[r->function] = handleOf(r);
+  REQUIRE(nodeOf.size() == 2);
+  CHECK(rec.nodes.at(nodeOf["cgraph_fill"]).kernel.gridDim.x == 1024);
+
+  auto bs = dev.allocate(4096, 64), bd = dev.allocate(4096, 64);
+  REQUIRE(bs);
+  REQUIRE(bd);
+  rt::BindingTable bt;
+  bt.slots.resize(2);
+  bt.slots[0].buffer = bs->get();
+  bt.slots[1].buffer = bd->get();
+  auto submit = [&](int64_t value) {
+    fake::reset();
+    rt::ParamValues pv;
+    pv.bits = {uint64_t(value)};
+    auto ev = (*exe)->enqueue(bt, pv);
+    INFO((ev ? std::string() : ev.error().message()));
+    REQUIRE(ev);
+    REQUIRE_FALSE((*ev)->wait());
+    CHECK(rec.violations.empty());
+    CHECK(rec.graphLaunches.size() == 1);
+  };
+  auto updated = [&](const char *fn) {
+    for (auto &u : rec.execUpdates)
+      if (u.first == nodeOf[fn]) return cells(u.second, 6);
+    return std::vector<uint64_t>{};
+  };
+  submit(4); // the values planned at finalize were placeholders: both set once
+  CHECK(rec.execUpdates.size() == 2);
+  CHECK(rec.count("hipGraphExecKernelNodeSetParams") == 2);
+  CHECK(updated("cgraph_fill")[3] == 16);  // bytes
+  CHECK(updated("cgraph_copy")[1] == 2048); // dst offset (literal)
+  CHECK(updated("cgraph_copy")[3] == 32);   // src offset
+  CHECK(updated("cgraph_copy")[5] == 16);   // bytes
+  submit(4); // unchanged: no driver call but the launch
+  CHECK(rec.execUpdates.empty());
+  CHECK(rec.count("hipGraphExecKernelNodeSetParams") == 0);
+  submit(9); // the fill's size changes, the copy's (min($n, 4)) does not
+  REQUIRE(rec.execUpdates.size() == 1);
+  CHECK(rec.execUpdates[0].first == nodeOf["cgraph_fill"]);
+  CHECK(updated("cgraph_fill")[3] == 36);
+  submit(2); // both change
+  CHECK(rec.execUpdates.size() == 2);
+
+  // Eager: the same kernels, cells patched before each launch.
+  fo.mode = rt::ExecMode::Eager;
+  auto eager = dev.finalize(g, fo);
+  REQUIRE(eager);
+  fake::reset();
+  rt::ParamValues pv;
+  pv.bits = {uint64_t(3)};
+  auto ev = (*eager)->enqueue(bt, pv);
+  REQUIRE(ev);
+  REQUIRE_FALSE((*ev)->wait());
+  REQUIRE(rec.eagerLaunches.size() == 2);
+  CHECK(rec.eagerLaunches[0].first == "cgraph_fill");
+  CHECK(cells(rec.eagerLaunches[0].second, 4)[3] == 12);
+  CHECK(cells(rec.eagerLaunches[1].second, 6)[5] == 12);
 }

@@ -130,7 +130,7 @@ Error CudaDevice::read(rt::Buffer &src, uint64_t offset, void *dst, uint64_t byt
 
 Expected<std::unique_ptr<rt::Executable>> CudaDevice::finalize(const Graph &graph,
                                                                const rt::FinalizeOptions &opts) {
-  Expected<Graph> flat = gpu::flattenForGpu(graph, "cuda");
+  Expected<Graph> flat = gpu::flattenForGpu(graph);
   if (!flat) return flat.error();
   CGRAPH_RETURN_IF_ERROR(makeCurrent());
   // Conditional nodes: CUDA conditional nodes where nativeConditionals allows (exec.h),

@@ -60,21 +60,10 @@ std::vector<std::vector<uint32_t>> subgraphRuns(const Graph &original, const Gra
 
 } // namespace
 
-Expected<Graph> flattenForGpu(const Graph &graph, const char *backend) {
+Expected<Graph> flattenForGpu(const Graph &graph) {
   CGRAPH_RETURN_IF_ERROR(firstError(validateGraph(graph, ValidateOptions{false, true, true})));
   Expected<Graph> flat = flattenSubgraphs(graph);
   if (!flat) return flat.error();
-  // Expressions in copy/fill fields, host task arguments and slot sizes (.cgf 2.2) are
-  // not evaluated by these backends yet (their copies are planned at finalize).
-  for (const FieldExpr &fe : flat->exprs)
-    if (isTransferField(fe.field) || fe.field == ExprField::SlotSize ||
-        (fe.field == ExprField::ScalarArg && flat->nodes[fe.node].kind != NodeKind::Kernel))
-      return makeError((fe.field == ExprField::SlotSize ? "slot '" + flat->slots[fe.arg].name + "'"
-                                                        : "node '" + flat->nodes[fe.node].name + "'") +
-                       ": " + exprFieldName(fe.field, fe.arg) + " is an expression over parameters; the " +
-                       backend +
-                       " backend does not evaluate expressions in copy, fill and host task fields or slot "
-                       "sizes yet (run it on cpu or opencl)");
   return flat;
 }
 
@@ -185,6 +174,12 @@ Error GraphExecutable::planCopyOrFill(uint32_t p) {
   }
   // Replaced by a memcpy/memset node in addGraphNode where possible.
   plan.kind = NodePlan::Kernel;
+  if (plan.exprTransfer) {
+    // The size changes per submission: the largest grid stridedGrid gives (its loops
+    // stride over any size), the cells from the values at hand until submit patches.
+    stridedGrid(~uint64_t(0) >> 8, plan.launch);
+    patchTransfer(p, transfer(p, rangeParams_));
+  }
   plan.launch.bind();
   return Error::success();
 }
@@ -283,6 +278,8 @@ Error GraphExecutable::prepare(const rt::FinalizeOptions &opts, const Graph *ori
 
   // Node plans.
   plans_.resize(nn);
+  for (const FieldExpr &fe : graph_.exprs)
+    if (isTransferField(fe.field) && fe.node < nn) plans_[fe.node].exprTransfer = true;
   for (uint32_t n = 0; n < nn; ++n) {
     const Node &node = graph_.nodes[n];
     const bool kernel = node.kind == NodeKind::Kernel;
@@ -313,7 +310,8 @@ Error GraphExecutable::prepare(const rt::FinalizeOptions &opts, const Graph *ori
       for (uint32_t m : run) {
         const NodePlan &p = plans_[m];
         cg.flatten |= partOf[m] != cg.part || p.kind == NodePlan::Host || p.kind == NodePlan::Extension ||
-                      graph_.nodes[m].kind == NodeKind::Conditional || p.paramRange;
+                      graph_.nodes[m].kind == NodeKind::Conditional || p.paramRange ||
+                      p.exprTransfer;
         first = std::min(first, position[m]);
       }
       const uint32_t gi = uint32_t(groups_.size());
@@ -342,8 +340,11 @@ Expected<GraphNodeHandle> GraphExecutable::addGraphNode(GraphHandle g, uint32_t 
   const bool copy = node.kind == NodeKind::Copy || node.kind == NodeKind::CopyRect;
   bool isKernel = false, enableable = true;
   Error e;
-  if (copy && slotOwned(node.copy.srcSlot) && slotOwned(node.copy.dstSlot) &&
-      copy3DFor(node, slotBase(node.copy.srcSlot), slotBase(node.copy.dstSlot), c3)) {
+  if (plan.exprTransfer) {
+    e = driver_->addKernelNode(&gn, g, deps, plan.launch);
+    isKernel = true;
+  } else if (copy && slotOwned(node.copy.srcSlot) && slotOwned(node.copy.dstSlot) &&
+             copy3DFor(node, slotBase(node.copy.srcSlot), slotBase(node.copy.dstSlot), c3)) {
     e = driver_->addMemcpyNode(&gn, g, deps, c3);
   } else if (node.kind == NodeKind::Fill && slotOwned(node.fill.slot) &&
              memsetFor(node.fill, slotBase(node.fill.slot), ms)) {
@@ -489,6 +490,35 @@ Error GraphExecutable::updateParamRanges(const std::vector<uint64_t> &params) {
       });
 }
 
+bool GraphExecutable::patchTransfer(uint32_t n, const Transfer &t) {
+  std::vector<uint64_t> &v = plans_[n].launch.vals;
+  // cgraph_fill: {table, dst a, dst m, bytes a, bytes m, ...};
+  // cgraph_copy: {table, dst a, dst m, src a, src m, width a, width m, ...} (1D: the
+  // pitches are not read).
+  const bool fill = nodeAt(n).kind == NodeKind::Fill;
+  const uint64_t want[3] = {t.dstOffset, fill ? t.bytes : t.srcOffset, t.bytes};
+  const size_t at[3] = {1, 3, 5};
+  bool changed = false;
+  for (int i = 0; i < (fill ? 2 : 3); ++i)
+    if (v[at[i]] != want[i]) {
+      v[at[i]] = want[i];
+      changed = true;
+    }
+  return changed;
+}
+
+Error GraphExecutable::updateTransfers(const std::vector<uint64_t> &params) {
+  for (uint32_t n = 0; n < graph_.nodes.size(); ++n) {
+    if (!plans_[n].exprTransfer || !patchTransfer(n, transfer(n, params))) continue;
+    const GraphNodeRef &ref = graphNodes_[n];
+    if (!ref.node || ref.part == kNone || !parts_[ref.part].exec) continue;
+    if (Error e = driver_->execKernelNodeSetParams(parts_[ref.part].exec, ref.node, plans_[n].launch))
+      return e.withContext(nodeLabel(n));
+    ++driver_->counters().nodeUpdates;
+  }
+  return Error::success();
+}
+
 Error GraphExecutable::runHost(uint32_t n, const std::vector<uint64_t> &params) {
   return runHostTask(
       graph_, n, nSlots_, slotLength_, *hostTasks_, params, [&]() { return driver_->streamSynchronize(); },
@@ -503,10 +533,13 @@ Error GraphExecutable::runNodeEager(uint32_t n, const std::vector<uint64_t> &par
   if (node.kind == NodeKind::Host) return runHost(n, params).withContext(nodeLabel(n));
   if (p.kind != NodePlan::Kernel) return Error::success();
   if (node.kind == NodeKind::Kernel && p.paramRange) CGRAPH_RETURN_IF_ERROR(rangeOf(n, params, p.launch));
+  if (p.exprTransfer) patchTransfer(n, transfer(n, params));
   Copy3D c3;
   Memset ms;
   Error e;
-  if ((node.kind == NodeKind::Copy || node.kind == NodeKind::CopyRect) &&
+  if (p.exprTransfer)
+    e = driver_->launchKernel(p.launch);
+  else if ((node.kind == NodeKind::Copy || node.kind == NodeKind::CopyRect) &&
       copy3DFor(node, slotBase(node.copy.srcSlot), slotBase(node.copy.dstSlot), c3))
     e = driver_->memcpy3D(c3);
   else if (node.kind == NodeKind::Fill && memsetFor(node.fill, slotBase(node.fill.slot), ms))
@@ -540,6 +573,7 @@ Expected<rt::EventPtr> GraphExecutable::submit(const std::vector<ResolvedSlot> &
   CGRAPH_RETURN_IF_ERROR(submissionStarted(opts));
   if (mode_ == rt::ExecMode::Replay) {
     CGRAPH_RETURN_IF_ERROR(updateParamRanges(params));
+    CGRAPH_RETURN_IF_ERROR(updateTransfers(params));
     for (PartGraph &pg : parts_) {
       if (pg.host) {
         for (uint32_t n : pg.nodes)

@@ -156,7 +156,7 @@ Error HipDevice::read(rt::Buffer &src, uint64_t offset, void *dst, uint64_t byte
 
 Expected<std::unique_ptr<rt::Executable>> HipDevice::finalize(const Graph &graph,
                                                               const rt::FinalizeOptions &opts) {
-  Expected<Graph> flat = gpu::flattenForGpu(graph, "hip");
+  Expected<Graph> flat = gpu::flattenForGpu(graph);
   if (!flat) return flat.error();
   CGRAPH_RETURN_IF_ERROR(makeCurrent());
   // HIP 5.2 has no conditional nodes: conditionals run runtime-driven.

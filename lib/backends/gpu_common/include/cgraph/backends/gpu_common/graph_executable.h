@@ -39,10 +39,12 @@
 namespace cgraph::gpu {
 
 // The first step of a GPU backend's finalize: `graph` validated and flattened
-// (flattenSubgraphs), refusing (naming the slot or node, field and `backend`) what the
-// executable does not evaluate: stored expressions in copy/fill fields, host task
-// arguments and slot sizes (.cgf 2.2). Pure; thread-safe.
-Expected<Graph> flattenForGpu(const Graph &graph, const char *backend);
+// (flattenSubgraphs). Stored expressions of every kind are taken: nd-ranges and kernel
+// scalars read the table, copy/fill fields are patched per submission
+// (updateTransfers), host task scalars are parameters the task reads, expression-sized
+// slots come as bound slots (the runtime allocates runtime-owned ones for the largest
+// size seen). Pure; thread-safe; the errors are validateGraph's and flattenSubgraphs'.
+Expected<Graph> flattenForGpu(const Graph &graph);
 
 class GraphExecutable : public rt::Executable {
 public:
@@ -59,6 +61,10 @@ protected:
     uint32_t ext = kNone;    // Extension: the backend's index
     Launch launch;           // kernels, and copies/fills as the builtin kernels
     bool paramRange = false; // the nd-range reads a parameter
+    // A copy/fill whose offsets or size are stored expressions (.cgf 2.2): always the
+    // builtin kernel on a fixed grid, its offset/size cells patched per submission
+    // (updateTransfers).
+    bool exprTransfer = false;
   };
   struct PartGraph {
     std::vector<uint32_t> nodes;
@@ -149,6 +155,12 @@ protected:
   Error flattenGroupOf(uint32_t n);
   Error uploadTable();
   Error updateParamRanges(const std::vector<uint64_t> &params);
+  // Copies/fills with expression fields: their launch cells for this submission's
+  // values (rt::Executable::transfer); in replay, exec kernel-node set-params on just
+  // the nodes whose cells changed since the last submission (no driver call else).
+  Error updateTransfers(const std::vector<uint64_t> &params);
+  // Sets the offset/size cells of copy/fill plan `n` from `t`; true if any changed.
+  bool patchTransfer(uint32_t n, const Transfer &t);
   Error runHost(uint32_t n, const std::vector<uint64_t> &params);
   Error runNodeEager(uint32_t n, const std::vector<uint64_t> &params);
   // Waits for the stream and destroys the graphs and staging memory (idempotent;
