@@ -861,3 +861,117 @@ TEST_CASE("cuda: native conditional nodes (0, 1, N trips, nested if, copy/fill i
     CHECK(ref[1].slots[1] == u32Bytes(0));
   }
 }
+
+// Issue 8: a Subgraph node runs as one CUDA child graph node (slots remapped); an
+// executable update of a node inside it flattens that subgraph into its partition's
+// graph first. Replay and eager vs cpu.
+TEST_CASE("cuda: subgraphs as child graphs, and updates of their nodes, vs cpu", "[cuda][subgraph]") {
+  GraphBuilder child("child");
+  auto ck = addSource(child, kUpdateKernels, "update.cl");
+  uint32_t cs = child.addSlot(slot("cs", 4 * 256));
+  uint32_t c1 = child.addKernelNode("c1", ck["inc_u32"], range1D(256, 64), {Arg::slot(cs), Arg::scalar(ScalarType::U32, 3)});
+  uint32_t c2 = child.addKernelNode("c2", ck["inc2x_u32"], range1D(128, 64), {Arg::slot(cs), Arg::scalar(ScalarType::U32, 5)});
+  child.addEdge(c1, c2);
+  GraphBuilder b("subgraphs");
+  auto k = addSource(b, kUpdateKernels, "update.cl");
+  uint32_t a = b.addSlot(slot("a", 4 * 256)), y = b.addSlot(slot("y", 4 * 256));
+  uint32_t pre = b.addKernelNode("pre", k["inc_u32"], range1D(256, 64), {Arg::slot(y), Arg::scalar(ScalarType::U32, 1)});
+  uint32_t sub = b.addSubgraph("sub", child.take(), {y});
+  uint32_t post = b.addKernelNode("post", k["inc2x_u32"], range1D(256, 64), {Arg::slot(y), Arg::scalar(ScalarType::U32, 7)});
+  uint32_t other = b.addKernelNode("other", k["inc_u32"], range1D(256), {Arg::slot(a), Arg::scalar(ScalarType::U32, 9)});
+  b.addEdge(pre, sub);
+  b.addEdge(sub, post);
+  (void)other;
+  Graph g = b.take();
+  std::vector<std::function<Error(rt::Executable &)>> steps = {
+      [](rt::Executable &) { return Error::success(); },
+      [](rt::Executable &e) {
+        rt::NodeUpdate u;
+        u.node = e.findNode("sub/c2");
+        u.args = {{1, Arg::scalar(ScalarType::U32, 100)}};
+        return e.update(u);
+      },
+      [](rt::Executable &e) {
+        rt::NodeUpdate u;
+        u.node = e.findNode("sub/c1");
+        u.enabled = 0;
+        return e.update(u);
+      },
+  };
+  std::vector<Bytes> in = {seqBytes(4 * 256, 1), seqBytes(4 * 256, 2)};
+  auto ref = runSteps(cpuDevice(), g, in, rt::ExecMode::Replay, steps);
+  auto replay = runSteps(cudaDevice(), g, in, rt::ExecMode::Replay, steps);
+  auto eager = runSteps(cudaDevice(), g, in, rt::ExecMode::Eager, steps);
+  requireSame(ref, replay, "cuda replay vs cpu");
+  requireSame(ref, eager, "cuda eager vs cpu");
+  for (size_t i = 1; i < ref.size(); ++i) CHECK(ref[i].slots != ref[i - 1].slots);
+}
+
+// Issue 12: copy/fill offsets and sizes, a host task's integer argument and slot sizes
+// as expressions over $n (.cgf 2.2; the case tests/opencl/test_backends_shared.cpp runs
+// on cpu and opencl), per submission, replay and eager vs cpu.
+TEST_CASE("cuda: copy, fill, host task and slot size expressions vs cpu", "[cuda][expr]") {
+  GraphBuilder b("transfer_exprs");
+  b.addParam(Param{"n", ScalarType::I32, 4});
+  const uint32_t sSrc = b.addSlot(slot("src", 16));
+  const uint32_t sDst = b.addSlot(slot("dst", 1024));
+  const uint32_t sTmp = b.addSlot(slot("tmp", 32, SlotInit::Transient));
+  const uint32_t sPat = b.addSlot(slot("pat", 16, SlotInit::Fill, {7, 0, 0, 0}));
+  auto fillOp = [](uint32_t s, uint32_t value) {
+    FillOp f;
+    f.slot = s;
+    f.bytes = 4;
+    f.pattern = {uint8_t(value), 0, 0, 0};
+    return f;
+  };
+  auto copyOp = [](uint32_t src, uint32_t dst) {
+    CopyOp c;
+    c.srcSlot = src;
+    c.dstSlot = dst;
+    c.bytes = 4;
+    return c;
+  };
+  std::vector<uint32_t> nodes;
+  nodes.push_back(b.addCopy("copyA", copyOp(sSrc, sTmp)));
+  nodes.push_back(b.addFill("fillB", fillOp(sTmp, 9)));
+  nodes.push_back(b.addCopy("copyC", copyOp(sTmp, sDst)));
+  nodes.push_back(b.addCopy("copyD", copyOp(sPat, sDst)));
+  nodes.push_back(b.addFill("fillZ", fillOp(sDst, 5)));
+  HostOp print;
+  print.op = "print";
+  nodes.push_back(b.addHost("show", print, {Arg::slot(sDst), Arg::string("u32"), Arg::scalar(ScalarType::U32, 1)}));
+  for (size_t i = 0; i + 1 < nodes.size(); ++i) b.addEdge(nodes[i], nodes[i + 1]);
+  Graph g = b.take();
+  auto add = [&](uint32_t node, ExprField f, uint32_t arg, const char *text) {
+    auto p = expr::parse(text);
+    REQUIRE(p);
+    auto m = expr::remapVariables(*p, {0});
+    REQUIRE(m);
+    FieldExpr e;
+    e.node = node;
+    e.field = f;
+    e.arg = arg;
+    e.code = expr::encode(*m);
+    g.exprs.push_back(e);
+  };
+  add(nodes[0], ExprField::CopyDstOffset, 0, "$n * 4");
+  add(nodes[0], ExprField::CopyBytes, 0, "$n * 4");
+  add(nodes[1], ExprField::FillBytes, 0, "$n * 4");
+  add(nodes[2], ExprField::CopyBytes, 0, "$n * 8");
+  add(nodes[3], ExprField::CopyDstOffset, 0, "$n * 8");
+  add(nodes[3], ExprField::CopyBytes, 0, "$n * 4");
+  add(nodes[4], ExprField::FillOffset, 0, "$n * 12");
+  add(nodes[4], ExprField::FillBytes, 0, "max($n - 8, 0) * 4");
+  add(nodes[5], ExprField::ScalarArg, 2, "$n + 1");
+  add(kNone, ExprField::SlotSize, sSrc, "$n * 4");
+  add(kNone, ExprField::SlotSize, sTmp, "$n * 8");
+  add(kNone, ExprField::SlotSize, sPat, "$n * 4");
+  std::vector<Bytes> in = {seqBytes(1024, 3), seqBytes(1024, 4), Bytes{}, Bytes{}};
+  auto params = paramSets(g, {4, 16, 2, 16, 40, 9});
+  auto ref = run(cpuDevice(), g, in, rt::ExecMode::Replay, params);
+  auto replay = run(cudaDevice(), g, in, rt::ExecMode::Replay, params);
+  auto eager = run(cudaDevice(), g, in, rt::ExecMode::Eager, params);
+  requireSame(ref, replay, "cuda replay vs cpu");
+  requireSame(ref, eager, "cuda eager vs cpu");
+  for (const RunResult &r : ref) CHECK(r.lines.size() == 1);
+}
