@@ -14,6 +14,7 @@
 #include "cgraph/kernel/spirv.h"
 
 #include "../opencl/kernel_manifest.h"
+#include "../opencl/transfer_exprs.h"
 
 #include <catch2/catch.hpp>
 
@@ -911,61 +912,7 @@ TEST_CASE("cuda: subgraphs as child graphs, and updates of their nodes, vs cpu",
 // as expressions over $n (.cgf 2.2; the case tests/opencl/test_backends_shared.cpp runs
 // on cpu and opencl), per submission, replay and eager vs cpu.
 TEST_CASE("cuda: copy, fill, host task and slot size expressions vs cpu", "[cuda][expr]") {
-  GraphBuilder b("transfer_exprs");
-  b.addParam(Param{"n", ScalarType::I32, 4});
-  const uint32_t sSrc = b.addSlot(slot("src", 16));
-  const uint32_t sDst = b.addSlot(slot("dst", 1024));
-  const uint32_t sTmp = b.addSlot(slot("tmp", 32, SlotInit::Transient));
-  const uint32_t sPat = b.addSlot(slot("pat", 16, SlotInit::Fill, {7, 0, 0, 0}));
-  auto fillOp = [](uint32_t s, uint32_t value) {
-    FillOp f;
-    f.slot = s;
-    f.bytes = 4;
-    f.pattern = {uint8_t(value), 0, 0, 0};
-    return f;
-  };
-  auto copyOp = [](uint32_t src, uint32_t dst) {
-    CopyOp c;
-    c.srcSlot = src;
-    c.dstSlot = dst;
-    c.bytes = 4;
-    return c;
-  };
-  std::vector<uint32_t> nodes;
-  nodes.push_back(b.addCopy("copyA", copyOp(sSrc, sTmp)));
-  nodes.push_back(b.addFill("fillB", fillOp(sTmp, 9)));
-  nodes.push_back(b.addCopy("copyC", copyOp(sTmp, sDst)));
-  nodes.push_back(b.addCopy("copyD", copyOp(sPat, sDst)));
-  nodes.push_back(b.addFill("fillZ", fillOp(sDst, 5)));
-  HostOp print;
-  print.op = "print";
-  nodes.push_back(b.addHost("show", print, {Arg::slot(sDst), Arg::string("u32"), Arg::scalar(ScalarType::U32, 1)}));
-  for (size_t i = 0; i + 1 < nodes.size(); ++i) b.addEdge(nodes[i], nodes[i + 1]);
-  Graph g = b.take();
-  auto add = [&](uint32_t node, ExprField f, uint32_t arg, const char *text) {
-    auto p = expr::parse(text);
-    REQUIRE(p);
-    auto m = expr::remapVariables(*p, {0});
-    REQUIRE(m);
-    FieldExpr e;
-    e.node = node;
-    e.field = f;
-    e.arg = arg;
-    e.code = expr::encode(*m);
-    g.exprs.push_back(e);
-  };
-  add(nodes[0], ExprField::CopyDstOffset, 0, "$n * 4");
-  add(nodes[0], ExprField::CopyBytes, 0, "$n * 4");
-  add(nodes[1], ExprField::FillBytes, 0, "$n * 4");
-  add(nodes[2], ExprField::CopyBytes, 0, "$n * 8");
-  add(nodes[3], ExprField::CopyDstOffset, 0, "$n * 8");
-  add(nodes[3], ExprField::CopyBytes, 0, "$n * 4");
-  add(nodes[4], ExprField::FillOffset, 0, "$n * 12");
-  add(nodes[4], ExprField::FillBytes, 0, "max($n - 8, 0) * 4");
-  add(nodes[5], ExprField::ScalarArg, 2, "$n + 1");
-  add(kNone, ExprField::SlotSize, sSrc, "$n * 4");
-  add(kNone, ExprField::SlotSize, sTmp, "$n * 8");
-  add(kNone, ExprField::SlotSize, sPat, "$n * 4");
+  const Graph g = exprtest::transferExprsGraph().graph; // slots: src, dst external; tmp, pat owned
   std::vector<Bytes> in = {seqBytes(1024, 3), seqBytes(1024, 4), Bytes{}, Bytes{}};
   auto params = paramSets(g, {4, 16, 2, 16, 40, 9});
   auto ref = run(cpuDevice(), g, in, rt::ExecMode::Replay, params);

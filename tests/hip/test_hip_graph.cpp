@@ -4,6 +4,8 @@
 // checks are AMDGPU ELF shared objects holding each kernel's descriptor).
 #include "fake_hip.h"
 
+#include "../opencl/transfer_exprs.h"
+
 #include "cgraph/backends/gpu_common/table_abi_lowering.h"
 #include "cgraph/backends/hip/hip_backend.h"
 #include "cgraph/expr.h"
@@ -87,6 +89,19 @@ uintptr_t handleOf(const fake::GraphNodeRec *r) {
   for (auto &kv : fake::recorder().nodes)
     if (&kv.second == r) return kv.first;
   return 0;
+}
+
+// `g` finalized on the fake with a fresh call log; no argument check failed.
+std::unique_ptr<rt::Executable> finalizeOnFake(rt::Device &dev, const Graph &g,
+                                               rt::ExecMode mode = rt::ExecMode::Replay) {
+  fake::reset();
+  rt::FinalizeOptions fo;
+  fo.mode = mode;
+  auto exe = dev.finalize(g, fo);
+  INFO((exe ? std::string() : exe.error().message()));
+  REQUIRE(exe);
+  CHECK(fake::recorder().violations.empty());
+  return std::move(*exe);
 }
 
 } // namespace
@@ -477,14 +492,8 @@ TEST_CASE("hip: a subgraph node is one child graph node, its slots remapped", "[
   b.addEdge(pre, sub);
   b.addEdge(sub, post);
   Graph g = b.take();
-  fake::reset();
-  rt::FinalizeOptions fo;
-  fo.mode = rt::ExecMode::Replay;
-  auto exe = dev.finalize(g, fo);
-  INFO((exe ? std::string() : exe.error().message()));
-  REQUIRE(exe);
+  auto exe = finalizeOnFake(dev, g);
   const fake::Recorder &rec = fake::recorder();
-  CHECK(rec.violations.empty());
   CHECK(rec.count("hipGraphAddChildGraphNode") == 1);
   CHECK(rec.count("hipGraphInstantiate") == 1);
   // The graph calls in order: the partition's graph, `pre`, then the child graph (its
@@ -525,7 +534,7 @@ TEST_CASE("hip: a subgraph node is one child graph node, its slots remapped", "[
   bt.slots[0].buffer = buf->get();
   bt.slots[1].buffer = buf2->get();
   fake::reset();
-  auto ev = (*exe)->enqueue(bt, rt::ParamValues{});
+  auto ev = exe->enqueue(bt, rt::ParamValues{});
   INFO((ev ? std::string() : ev.error().message()));
   REQUIRE(ev);
   REQUIRE_FALSE((*ev)->wait());
@@ -556,28 +565,11 @@ TEST_CASE("hip: copy/fill sizes from expressions are patched only on the nodes t
   const uint32_t copyB = b.addCopy("copyB", c);
   b.addEdge(fillA, copyB);
   Graph g = b.take();
-  auto add = [&](uint32_t node, ExprField field, const char *text) {
-    auto p = expr::parse(text);
-    REQUIRE(p);
-    auto m = expr::remapVariables(*p, {0});
-    REQUIRE(m);
-    FieldExpr e;
-    e.node = node;
-    e.field = field;
-    e.code = expr::encode(*m);
-    g.exprs.push_back(e);
-  };
-  add(fillA, ExprField::FillBytes, "$n * 4");
-  add(copyB, ExprField::CopyBytes, "min($n, 4) * 4");
-  add(copyB, ExprField::CopySrcOffset, "min($n, 4) * 8");
-  fake::reset();
-  rt::FinalizeOptions fo;
-  fo.mode = rt::ExecMode::Replay;
-  auto exe = dev.finalize(g, fo);
-  INFO((exe ? std::string() : exe.error().message()));
-  REQUIRE(exe);
+  exprtest::addExpr(g, fillA, ExprField::FillBytes, 0, "$n * 4");
+  exprtest::addExpr(g, copyB, ExprField::CopyBytes, 0, "min($n, 4) * 4");
+  exprtest::addExpr(g, copyB, ExprField::CopySrcOffset, 0, "min($n, 4) * 8");
+  auto exe = finalizeOnFake(dev, g);
   const fake::Recorder &rec = fake::recorder();
-  CHECK(rec.violations.empty());
   // Both run as the builtin kernels (no memcpy/memset node), on the fixed grid.
   CHECK(rec.count("hipGraphAddKernelNode") == 2);
   CHECK(rec.count("hipGraphAddMemcpyNode") == 0);
@@ -600,7 +592,7 @@ TEST_CASE("hip: copy/fill sizes from expressions are patched only on the nodes t
     fake::reset();
     rt::ParamValues pv;
     pv.bits = {uint64_t(value)};
-    auto ev = (*exe)->enqueue(bt, pv);
+    auto ev = exe->enqueue(bt, pv);
     INFO((ev ? std::string() : ev.error().message()));
     REQUIRE(ev);
     REQUIRE_FALSE((*ev)->wait());
@@ -630,13 +622,11 @@ TEST_CASE("hip: copy/fill sizes from expressions are patched only on the nodes t
   CHECK(rec.execUpdates.size() == 2);
 
   // Eager: the same kernels, cells patched before each launch.
-  fo.mode = rt::ExecMode::Eager;
-  auto eager = dev.finalize(g, fo);
-  REQUIRE(eager);
+  auto eager = finalizeOnFake(dev, g, rt::ExecMode::Eager);
   fake::reset();
   rt::ParamValues pv;
   pv.bits = {uint64_t(3)};
-  auto ev = (*eager)->enqueue(bt, pv);
+  auto ev = eager->enqueue(bt, pv);
   REQUIRE(ev);
   REQUIRE_FALSE((*ev)->wait());
   REQUIRE(rec.eagerLaunches.size() == 2);
