@@ -259,8 +259,17 @@ Error CudaExecutable::applyUpdate(const std::vector<uint32_t> &nodes) {
   CGRAPH_RETURN_IF_ERROR(dev_->makeCurrent());
   for (uint32_t n : nodes) {
     // A node inside a child graph has no exec node of its own: its subgraph is
-    // flattened into the partition's graph first (one rebuild, then node updates).
-    CGRAPH_RETURN_IF_ERROR(flattenGroupOf(n));
+    // flattened into the partition's graph first (one rebuild, then node updates);
+    // nodes disabled on the old executable graph are disabled on the new one.
+    uint32_t rebuilt = kNone;
+    CGRAPH_RETURN_IF_ERROR(flattenGroupOf(n, &rebuilt));
+    if (rebuilt != kNone)
+      for (uint32_t m : parts_[rebuilt].nodes) {
+        const GraphNodeRef &r = graphNodes_[m];
+        if (nodeEnabled(m) || !r.node || !r.enableable) continue;
+        CUresult rc = api_->cuGraphNodeSetEnabled(CUgraphExec(parts_[rebuilt].exec), CUgraphNode(r.node), 0u);
+        if (rc != CUDA_SUCCESS) return cuError(*api_, "cuGraphNodeSetEnabled", rc).withContext(nodeLabel(m));
+      }
     const Node &node = graph_.nodes[n];
     NodePlan &p = plans_[n];
     const GraphNodeRef *ref = n < graphNodes_.size() && graphNodes_[n].node ? &graphNodes_[n] : nullptr;

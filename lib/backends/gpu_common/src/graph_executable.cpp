@@ -435,7 +435,8 @@ Error GraphExecutable::buildPartition(uint32_t pi) {
   return Error::success();
 }
 
-Error GraphExecutable::flattenGroupOf(uint32_t n) {
+Error GraphExecutable::flattenGroupOf(uint32_t n, uint32_t *rebuilt) {
+  *rebuilt = kNone;
   if (n >= groupOf_.size() || groupOf_[n] == kNone || groups_[groupOf_[n]].flatten) return Error::success();
   ChildGroup &cg = groups_[groupOf_[n]];
   cg.flatten = true;
@@ -449,6 +450,7 @@ Error GraphExecutable::flattenGroupOf(uint32_t n) {
   pg.kernelNodes.clear();
   for (uint32_t m : pg.nodes)
     graphNodes_[m] = GraphNodeRef{};
+  *rebuilt = cg.part;
   return buildPartition(cg.part);
 }
 

@@ -150,9 +150,10 @@ protected:
   // Builds partition `pi`'s graph and instantiates it (buildGraphs, per partition).
   Error buildPartition(uint32_t pi);
   // If node `n` is in a child graph group built as one, flattens that group for good
-  // and rebuilds its partition's graph (its other nodes' GraphNodeRefs change). Used
-  // before an executable update of `n`.
-  Error flattenGroupOf(uint32_t n);
+  // and rebuilds its partition's graph (its other nodes' GraphNodeRefs change; state
+  // set on the old executable graph, such as disabled nodes, must be set again: the
+  // partition's index goes to *rebuilt, else kNone). Used before an executable update.
+  Error flattenGroupOf(uint32_t n, uint32_t *rebuilt);
   Error uploadTable();
   Error updateParamRanges(const std::vector<uint64_t> &params);
   // Copies/fills with expression fields: their launch cells for this submission's
