@@ -14,6 +14,7 @@
 #include "cgraph/kernel/spirv.h"
 
 #include "../opencl/kernel_manifest.h"
+#include "../opencl/transfer_exprs.h"
 
 #include <catch2/catch.hpp>
 
@@ -860,4 +861,64 @@ TEST_CASE("cuda: native conditional nodes (0, 1, N trips, nested if, copy/fill i
     CHECK(ref[0].slots[1] == in[1]); // disabled: ctr untouched
     CHECK(ref[1].slots[1] == u32Bytes(0));
   }
+}
+
+// Issue 8: a Subgraph node runs as one CUDA child graph node (slots remapped); an
+// executable update of a node inside it flattens that subgraph into its partition's
+// graph first. Replay and eager vs cpu.
+TEST_CASE("cuda: subgraphs as child graphs, and updates of their nodes, vs cpu", "[cuda][subgraph]") {
+  GraphBuilder child("child");
+  auto ck = addSource(child, kUpdateKernels, "update.cl");
+  uint32_t cs = child.addSlot(slot("cs", 4 * 256));
+  uint32_t c1 = child.addKernelNode("c1", ck["inc_u32"], range1D(256, 64), {Arg::slot(cs), Arg::scalar(ScalarType::U32, 3)});
+  uint32_t c2 = child.addKernelNode("c2", ck["inc2x_u32"], range1D(128, 64), {Arg::slot(cs), Arg::scalar(ScalarType::U32, 5)});
+  child.addEdge(c1, c2);
+  GraphBuilder b("subgraphs");
+  auto k = addSource(b, kUpdateKernels, "update.cl");
+  uint32_t a = b.addSlot(slot("a", 4 * 256)), y = b.addSlot(slot("y", 4 * 256));
+  uint32_t pre = b.addKernelNode("pre", k["inc_u32"], range1D(256, 64), {Arg::slot(y), Arg::scalar(ScalarType::U32, 1)});
+  uint32_t sub = b.addSubgraph("sub", child.take(), {y});
+  uint32_t post = b.addKernelNode("post", k["inc2x_u32"], range1D(256, 64), {Arg::slot(y), Arg::scalar(ScalarType::U32, 7)});
+  uint32_t other = b.addKernelNode("other", k["inc_u32"], range1D(256), {Arg::slot(a), Arg::scalar(ScalarType::U32, 9)});
+  b.addEdge(pre, sub);
+  b.addEdge(sub, post);
+  (void)other;
+  Graph g = b.take();
+  std::vector<std::function<Error(rt::Executable &)>> steps = {
+      [](rt::Executable &) { return Error::success(); },
+      [](rt::Executable &e) {
+        rt::NodeUpdate u;
+        u.node = e.findNode("sub/c2");
+        u.args = {{1, Arg::scalar(ScalarType::U32, 100)}};
+        return e.update(u);
+      },
+      [](rt::Executable &e) {
+        rt::NodeUpdate u;
+        u.node = e.findNode("sub/c1");
+        u.enabled = 0;
+        return e.update(u);
+      },
+  };
+  std::vector<Bytes> in = {seqBytes(4 * 256, 1), seqBytes(4 * 256, 2)};
+  auto ref = runSteps(cpuDevice(), g, in, rt::ExecMode::Replay, steps);
+  auto replay = runSteps(cudaDevice(), g, in, rt::ExecMode::Replay, steps);
+  auto eager = runSteps(cudaDevice(), g, in, rt::ExecMode::Eager, steps);
+  requireSame(ref, replay, "cuda replay vs cpu");
+  requireSame(ref, eager, "cuda eager vs cpu");
+  for (size_t i = 1; i < ref.size(); ++i) CHECK(ref[i].slots != ref[i - 1].slots);
+}
+
+// Issue 12: copy/fill offsets and sizes, a host task's integer argument and slot sizes
+// as expressions over $n (.cgf 2.2; the case tests/opencl/test_backends_shared.cpp runs
+// on cpu and opencl), per submission, replay and eager vs cpu.
+TEST_CASE("cuda: copy, fill, host task and slot size expressions vs cpu", "[cuda][expr]") {
+  const Graph g = exprtest::transferExprsGraph().graph; // slots: src, dst external; tmp, pat owned
+  std::vector<Bytes> in = {seqBytes(1024, 3), seqBytes(1024, 4), Bytes{}, Bytes{}};
+  auto params = paramSets(g, {4, 16, 2, 16, 40, 9});
+  auto ref = run(cpuDevice(), g, in, rt::ExecMode::Replay, params);
+  auto replay = run(cudaDevice(), g, in, rt::ExecMode::Replay, params);
+  auto eager = run(cudaDevice(), g, in, rt::ExecMode::Eager, params);
+  requireSame(ref, replay, "cuda replay vs cpu");
+  requireSame(ref, eager, "cuda eager vs cpu");
+  for (const RunResult &r : ref) CHECK(r.lines.size() == 1);
 }

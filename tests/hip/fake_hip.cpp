@@ -321,6 +321,17 @@ hipError_t fGraphAddEmptyNode(hipGraphNode_t *out, hipGraph_t g, const hipGraphN
   call("hipGraphAddEmptyNode");
   return addNode("hipGraphAddEmptyNode", out, g, deps, n, GraphNodeRec{});
 }
+hipError_t fGraphAddChildGraphNode(hipGraphNode_t *out, hipGraph_t g, const hipGraphNode_t *deps,
+                                   size_t n, hipGraph_t child) {
+  call("hipGraphAddChildGraphNode");
+  const uintptr_t ch = reinterpret_cast<uintptr_t>(child);
+  if (!state().rec.graphNodes.count(ch) || child == g)
+    return violation("hipGraphAddChildGraphNode: unknown child graph");
+  GraphNodeRec r;
+  r.kind = GraphNodeRec::Child;
+  r.child = ch;
+  return addNode("hipGraphAddChildGraphNode", out, g, deps, n, r);
+}
 hipError_t fGraphInstantiate(hipGraphExec_t *e, hipGraph_t g, hipGraphNode_t *, char *, size_t) {
   call("hipGraphInstantiate");
   if (!state().rec.graphNodes.count(reinterpret_cast<uintptr_t>(g)))
@@ -432,6 +443,7 @@ HipApi makeApi() {
   a.hipGraphAddMemcpyNode = fGraphAddMemcpyNode;
   a.hipGraphAddMemsetNode = fGraphAddMemsetNode;
   a.hipGraphAddEmptyNode = fGraphAddEmptyNode;
+  a.hipGraphAddChildGraphNode = fGraphAddChildGraphNode;
   a.hipGraphInstantiate = fGraphInstantiate;
   a.hipGraphLaunch = fGraphLaunch;
   a.hipGraphExecDestroy = fGraphExecDestroy;

@@ -28,13 +28,14 @@
 namespace cgraph::hip::fake {
 
 struct GraphNodeRec {
-  enum Kind { Kernel, Memcpy, Memset, Empty } kind = Empty;
+  enum Kind { Kernel, Memcpy, Memset, Empty, Child } kind = Empty;
   uintptr_t graph = 0;
   std::vector<uintptr_t> deps;  // graph nodes it depends on
   hipKernelNodeParams kernel{}; // Kernel (kernelParams points into the executable)
   std::string function;         // Kernel: the function's name
   hipMemcpy3DParms memcpy{};    // Memcpy
   hipMemsetParams memset{};     // Memset
+  uintptr_t child = 0;          // Child: the graph given to hipGraphAddChildGraphNode
 };
 
 struct Recorder {

@@ -4,8 +4,11 @@
 // checks are AMDGPU ELF shared objects holding each kernel's descriptor).
 #include "fake_hip.h"
 
+#include "../opencl/transfer_exprs.h"
+
 #include "cgraph/backends/gpu_common/table_abi_lowering.h"
 #include "cgraph/backends/hip/hip_backend.h"
+#include "cgraph/expr.h"
 #include "cgraph/graph/builder.h"
 #include "cgraph/graph/order.h"
 #include "cgraph/kernel/module_info.h"
@@ -86,6 +89,19 @@ uintptr_t handleOf(const fake::GraphNodeRec *r) {
   for (auto &kv : fake::recorder().nodes)
     if (&kv.second == r) return kv.first;
   return 0;
+}
+
+// `g` finalized on the fake with a fresh call log; no argument check failed.
+std::unique_ptr<rt::Executable> finalizeOnFake(rt::Device &dev, const Graph &g,
+                                               rt::ExecMode mode = rt::ExecMode::Replay) {
+  fake::reset();
+  rt::FinalizeOptions fo;
+  fo.mode = mode;
+  auto exe = dev.finalize(g, fo);
+  INFO((exe ? std::string() : exe.error().message()));
+  REQUIRE(exe);
+  CHECK(fake::recorder().violations.empty());
+  return std::move(*exe);
 }
 
 } // namespace
@@ -451,4 +467,170 @@ TEST_CASE("hip: code objects come from the persistent cache on a warm start", "[
   if (old) setenv("CGRAPH_CACHE_DIR", saved.c_str(), 1);
   else unsetenv("CGRAPH_CACHE_DIR");
   std::filesystem::remove_all(dir, ec);
+}
+
+TEST_CASE("hip: a subgraph node is one child graph node, its slots remapped", "[hip][fake]") {
+  rt::Device &dev = fakeDevice();
+  GraphBuilder child("child");
+  auto ck = addSource(child);
+  const uint32_t cs = child.addSlot(slot("cs", 4096));
+  const uint32_t c1 = child.addKernelNode("c1", ck["addp"], range1D(1024, 64),
+                                          {Arg::slot(cs), Arg::scalar(ScalarType::U32, 1)});
+  const uint32_t c2 = child.addKernelNode("c2", ck["addp"], range1D(1024, 64),
+                                          {Arg::slot(cs), Arg::scalar(ScalarType::U32, 2)});
+  child.addEdge(c1, c2);
+
+  GraphBuilder b("with-subgraph");
+  auto k = addSource(b);
+  b.addSlot(slot("x", 4096)); // unused by the nodes: y is slot 1, so remapping shows
+  const uint32_t y = b.addSlot(slot("y", 4096));
+  const uint32_t pre = b.addKernelNode("pre", k["addp"], range1D(1024, 64),
+                                       {Arg::slot(y), Arg::scalar(ScalarType::U32, 3)});
+  const uint32_t sub = b.addSubgraph("sub", child.take(), {y}); // child slot 0 -> y
+  const uint32_t post = b.addKernelNode("post", k["addp"], range1D(1024, 64),
+                                        {Arg::slot(y), Arg::scalar(ScalarType::U32, 4)});
+  b.addEdge(pre, sub);
+  b.addEdge(sub, post);
+  Graph g = b.take();
+  auto exe = finalizeOnFake(dev, g);
+  const fake::Recorder &rec = fake::recorder();
+  CHECK(rec.count("hipGraphAddChildGraphNode") == 1);
+  CHECK(rec.count("hipGraphInstantiate") == 1);
+  // The graph calls in order: the partition's graph, `pre`, then the child graph (its
+  // two kernels, the edge inside), the child node after `pre`, the child graph
+  // destroyed (the node holds a copy), `post` after the child node.
+  std::vector<std::string> graphCalls;
+  for (const std::string &c : rec.calls)
+    if (c.rfind("hipGraph", 0) == 0) graphCalls.push_back(c);
+  CHECK(graphCalls == std::vector<std::string>{"hipGraphCreate", "hipGraphAddKernelNode", "hipGraphCreate",
+                                               "hipGraphAddKernelNode", "hipGraphAddKernelNode",
+                                               "hipGraphAddChildGraphNode", "hipGraphDestroy",
+                                               "hipGraphAddKernelNode", "hipGraphInstantiate"});
+  const uintptr_t top = rec.execs.rbegin()->second; // handles only grow
+  auto topNodes = nodesOf(top);
+  REQUIRE(topNodes.size() == 3);
+  const fake::GraphNodeRec *childNode = topNodes[1];
+  REQUIRE(childNode->kind == fake::GraphNodeRec::Child);
+  CHECK(childNode->deps == std::vector<uintptr_t>{handleOf(topNodes[0])});
+  CHECK(topNodes[2]->deps == std::vector<uintptr_t>{handleOf(childNode)}); // post after the child
+  auto inner = nodesOf(childNode->child);
+  REQUIRE(inner.size() == 2);
+  CHECK(inner[0]->deps.empty());
+  CHECK(inner[1]->deps == std::vector<uintptr_t>{handleOf(inner[0])});
+  // Slots remapped: the child's kernels read table entry y (slot 1 of the parent).
+  // Cells: {table, offset, slot, value, literal, ...}.
+  CHECK(cells(inner[0]->kernel, 4)[2] == y);
+  CHECK(cells(inner[0]->kernel, 4)[3] == 1);
+  CHECK(cells(inner[1]->kernel, 4)[2] == y);
+  CHECK(cells(inner[1]->kernel, 4)[3] == 2);
+  CHECK(cells(topNodes[2]->kernel, 4)[3] == 4);
+
+  // A submission launches the one instantiated graph.
+  auto buf = dev.allocate(4096, 64), buf2 = dev.allocate(4096, 64);
+  REQUIRE(buf);
+  REQUIRE(buf2);
+  rt::BindingTable bt;
+  bt.slots.resize(2);
+  bt.slots[0].buffer = buf->get();
+  bt.slots[1].buffer = buf2->get();
+  fake::reset();
+  auto ev = exe->enqueue(bt, rt::ParamValues{});
+  INFO((ev ? std::string() : ev.error().message()));
+  REQUIRE(ev);
+  REQUIRE_FALSE((*ev)->wait());
+  CHECK(rec.graphLaunches.size() == 1);
+  CHECK(rec.violations.empty());
+}
+
+TEST_CASE("hip: copy/fill sizes from expressions are patched only on the nodes that changed",
+          "[hip][fake][expr]") {
+  rt::Device &dev = fakeDevice();
+  GraphBuilder b("transfer-exprs");
+  Param n;
+  n.name = "n";
+  n.type = ScalarType::I32;
+  n.defaultBits = 4;
+  b.addParam(n);
+  const uint32_t s = b.addSlot(slot("s", 4096)), d = b.addSlot(slot("d", 4096));
+  FillOp f;
+  f.slot = d;
+  f.bytes = 4;
+  f.pattern = {1, 0, 0, 0};
+  const uint32_t fillA = b.addFill("fillA", f);
+  CopyOp c;
+  c.srcSlot = s;
+  c.dstSlot = d;
+  c.dstOffset = 2048;
+  c.bytes = 4;
+  const uint32_t copyB = b.addCopy("copyB", c);
+  b.addEdge(fillA, copyB);
+  Graph g = b.take();
+  exprtest::addExpr(g, fillA, ExprField::FillBytes, 0, "$n * 4");
+  exprtest::addExpr(g, copyB, ExprField::CopyBytes, 0, "min($n, 4) * 4");
+  exprtest::addExpr(g, copyB, ExprField::CopySrcOffset, 0, "min($n, 4) * 8");
+  auto exe = finalizeOnFake(dev, g);
+  const fake::Recorder &rec = fake::recorder();
+  // Both run as the builtin kernels (no memcpy/memset node), on the fixed grid.
+  CHECK(rec.count("hipGraphAddKernelNode") == 2);
+  CHECK(rec.count("hipGraphAddMemcpyNode") == 0);
+  CHECK(rec.count("hipGraphAddMemsetNode") == 0);
+  std::map<std::string, uintptr_t> nodeOf;
+  REQUIRE(rec.count("hipGraphInstantiate") == 1);
+  for (const fake::GraphNodeRec *r : nodesOf(rec.execs.rbegin()->second)) // handles only grow
+    nodeOf[r->function] = handleOf(r);
+  REQUIRE(nodeOf.size() == 2);
+  CHECK(rec.nodes.at(nodeOf["cgraph_fill"]).kernel.gridDim.x == 1024);
+
+  auto bs = dev.allocate(4096, 64), bd = dev.allocate(4096, 64);
+  REQUIRE(bs);
+  REQUIRE(bd);
+  rt::BindingTable bt;
+  bt.slots.resize(2);
+  bt.slots[0].buffer = bs->get();
+  bt.slots[1].buffer = bd->get();
+  auto submit = [&](int64_t value) {
+    fake::reset();
+    rt::ParamValues pv;
+    pv.bits = {uint64_t(value)};
+    auto ev = exe->enqueue(bt, pv);
+    INFO((ev ? std::string() : ev.error().message()));
+    REQUIRE(ev);
+    REQUIRE_FALSE((*ev)->wait());
+    CHECK(rec.violations.empty());
+    CHECK(rec.graphLaunches.size() == 1);
+  };
+  auto updated = [&](const char *fn) {
+    for (auto &u : rec.execUpdates)
+      if (u.first == nodeOf[fn]) return cells(u.second, 6);
+    return std::vector<uint64_t>{};
+  };
+  submit(4); // the values planned at finalize were placeholders: both set once
+  CHECK(rec.execUpdates.size() == 2);
+  CHECK(rec.count("hipGraphExecKernelNodeSetParams") == 2);
+  CHECK(updated("cgraph_fill")[3] == 16);  // bytes
+  CHECK(updated("cgraph_copy")[1] == 2048); // dst offset (literal)
+  CHECK(updated("cgraph_copy")[3] == 32);   // src offset
+  CHECK(updated("cgraph_copy")[5] == 16);   // bytes
+  submit(4); // unchanged: no driver call but the launch
+  CHECK(rec.execUpdates.empty());
+  CHECK(rec.count("hipGraphExecKernelNodeSetParams") == 0);
+  submit(9); // the fill's size changes, the copy's (min($n, 4)) does not
+  REQUIRE(rec.execUpdates.size() == 1);
+  CHECK(rec.execUpdates[0].first == nodeOf["cgraph_fill"]);
+  CHECK(updated("cgraph_fill")[3] == 36);
+  submit(2); // both change
+  CHECK(rec.execUpdates.size() == 2);
+
+  // Eager: the same kernels, cells patched before each launch.
+  auto eager = finalizeOnFake(dev, g, rt::ExecMode::Eager);
+  fake::reset();
+  rt::ParamValues pv;
+  pv.bits = {uint64_t(3)};
+  auto ev = eager->enqueue(bt, pv);
+  REQUIRE(ev);
+  REQUIRE_FALSE((*ev)->wait());
+  REQUIRE(rec.eagerLaunches.size() == 2);
+  CHECK(rec.eagerLaunches[0].first == "cgraph_fill");
+  CHECK(cells(rec.eagerLaunches[0].second, 4)[3] == 12);
+  CHECK(cells(rec.eagerLaunches[1].second, 6)[5] == 12);
 }

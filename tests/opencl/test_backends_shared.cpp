@@ -4,6 +4,7 @@
 // replay and eager giving the same bytes, and the enqueue-time checks (overlapping
 // bindings, parameter-driven nd-ranges, profiled replay where a device cannot time it).
 #include "cl_test_util.h"
+#include "transfer_exprs.h"
 
 #include "cgraph/backends/cpu/cpu_backend.h"
 #include "cgraph/expr.h"
@@ -339,20 +340,8 @@ TEST_CASE("stored expressions run alike on every backend", "[opencl][cpu][expr]"
   const uint32_t node =
       b.addKernelNode("inc", kInc, range1D(8), {Arg::slot(sA), Arg::scalar(ScalarType::U32, 5)});
   Graph g = b.take();
-  auto add = [&](ExprField f, uint32_t arg, const char *text) {
-    auto p = expr::parse(text);
-    REQUIRE(p);
-    auto m = expr::remapVariables(*p, {0});
-    REQUIRE(m);
-    FieldExpr e;
-    e.node = node;
-    e.field = f;
-    e.arg = arg;
-    e.code = expr::encode(*m);
-    g.exprs.push_back(e);
-  };
-  add(ExprField::Global0, 0, "$n * 2");
-  add(ExprField::ScalarArg, 1, "$n + 1");
+  exprtest::addExpr(g, node, ExprField::Global0, 0, "$n * 2");
+  exprtest::addExpr(g, node, ExprField::ScalarArg, 1, "$n + 1");
   REQUIRE(!finalizeForFile(g));
   Backends be;
   for (rt::Device *dev : be.devices()) {
@@ -401,65 +390,9 @@ TEST_CASE("stored expressions run alike on every backend", "[opencl][cpu][expr]"
 // submission and too-small bindings are refused before anything runs.
 TEST_CASE("copy, fill, host task and slot size expressions run alike on every backend",
           "[opencl][cpu][expr]") {
-  GraphBuilder b("transfer_exprs");
-  b.addParam(Param{"n", ScalarType::I32, 4});
-  const uint32_t sSrc = b.addSlot(externalSlot("src", 16));
-  const uint32_t sDst = b.addSlot(externalSlot("dst", 1024));
-  const uint32_t sTmp = b.addSlot(ownedSlot("tmp", 32, SlotInit::Transient));
-  Slot pat = ownedSlot("pat", 16, SlotInit::Fill);
-  pat.data = {7, 0, 0, 0};
-  const uint32_t sPat = b.addSlot(pat);
-  auto fillOp = [](uint32_t slot, uint32_t value) {
-    FillOp f;
-    f.slot = slot;
-    f.bytes = 4;
-    f.pattern = {uint8_t(value), 0, 0, 0};
-    return f;
-  };
-  auto copyOp = [](uint32_t src, uint32_t dst) {
-    CopyOp c;
-    c.srcSlot = src;
-    c.dstSlot = dst;
-    c.bytes = 4;
-    return c;
-  };
-  std::vector<uint32_t> nodes;
-  nodes.push_back(b.addCopy("copyA", copyOp(sSrc, sTmp)));
-  nodes.push_back(b.addFill("fillB", fillOp(sTmp, 9)));
-  nodes.push_back(b.addCopy("copyC", copyOp(sTmp, sDst)));
-  nodes.push_back(b.addCopy("copyD", copyOp(sPat, sDst)));
-  nodes.push_back(b.addFill("fillZ", fillOp(sDst, 5)));
-  HostOp print;
-  print.op = "print";
-  nodes.push_back(b.addHost(
-      "show", print, {Arg::slot(sDst), Arg::string("u32"), Arg::scalar(ScalarType::U32, 1)}));
-  for (size_t i = 0; i + 1 < nodes.size(); ++i)
-    b.addEdge(nodes[i], nodes[i + 1]);
-  Graph g = b.take();
-  auto add = [&](uint32_t node, ExprField f, uint32_t arg, const char *text) {
-    auto p = expr::parse(text);
-    REQUIRE(p);
-    auto m = expr::remapVariables(*p, {0});
-    REQUIRE(m);
-    FieldExpr e;
-    e.node = node;
-    e.field = f;
-    e.arg = arg;
-    e.code = expr::encode(*m);
-    g.exprs.push_back(e);
-  };
-  add(nodes[0], ExprField::CopyDstOffset, 0, "$n * 4");
-  add(nodes[0], ExprField::CopyBytes, 0, "$n * 4");
-  add(nodes[1], ExprField::FillBytes, 0, "$n * 4");
-  add(nodes[2], ExprField::CopyBytes, 0, "$n * 8");
-  add(nodes[3], ExprField::CopyDstOffset, 0, "$n * 8");
-  add(nodes[3], ExprField::CopyBytes, 0, "$n * 4");
-  add(nodes[4], ExprField::FillOffset, 0, "$n * 12");
-  add(nodes[4], ExprField::FillBytes, 0, "max($n - 8, 0) * 4");
-  add(nodes[5], ExprField::ScalarArg, 2, "$n + 1");
-  add(kNone, ExprField::SlotSize, sSrc, "$n * 4");
-  add(kNone, ExprField::SlotSize, sTmp, "$n * 8");
-  add(kNone, ExprField::SlotSize, sPat, "$n * 4");
+  exprtest::TransferExprs tx = exprtest::transferExprsGraph();
+  Graph g = std::move(tx.graph);
+  const uint32_t sSrc = tx.src, sDst = tx.dst;
   REQUIRE(!finalizeForFile(g));
   // Through the file, as cgrun gets it: 2.2 with flag bit 2.
   auto bytes = writeCgf(g);

@@ -1,6 +1,8 @@
 // Discovery: devices through the dlopen'ed driver; probe() says why there is none.
 #include "internal.h"
 
+#include "cgraph/backends/gpu_common/device_list_backend.h"
+
 namespace cgraph::cuda {
 
 namespace {
@@ -53,66 +55,25 @@ Expected<rt::DeviceInfo> describe(const CuApi &api, int ordinal) {
   return info;
 }
 
-Expected<int> deviceCount(const CuApi &api) {
-  int n = 0;
-  CGRAPH_CU_CHECK(api, "cuDeviceGetCount", api.cuDeviceGetCount(&n));
-  if (n == 0) return makeError("no CUDA device");
-  return n;
-}
-
-class CudaBackend final : public rt::Backend {
+class CudaBackend final : public gpu::ApiBackend<CuApi> {
 public:
   explicit CudaBackend(CudaBackendOptions opts) : opts_(opts) {}
   const char *name() const override { return "cuda"; }
 
-  rt::BackendProbe probe() override {
-    rt::BackendProbe p;
-    p.backend = "cuda";
-    auto api = loadCuApi();
-    if (!api) {
-      p.reason = api.error().message();
-      return p;
-    }
-    auto n = deviceCount(**api);
-    if (!n) {
-      p.reason = n.error().message();
-      return p;
-    }
-    for (int i = 0; i < *n; ++i) {
-      auto d = describe(**api, i);
-      if (!d) {
-        p.reason = d.error().message();
-        return p;
-      }
-      p.devices.push_back(std::move(*d));
-    }
-    p.available = true;
-    return p;
+protected:
+  Expected<const CuApi *> table() const override { return loadCuApi(); }
+  Expected<int> countOn(const CuApi &api) override {
+    int n = 0;
+    CGRAPH_CU_CHECK(api, "cuDeviceGetCount", api.cuDeviceGetCount(&n));
+    return n == 0 ? Expected<int>(makeError("no CUDA device")) : Expected<int>(n);
   }
-
-  Expected<rt::Device *> device(uint32_t index) override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (index < devices_.size() && devices_[index]) return devices_[index].get();
-    auto api = loadCuApi();
-    if (!api) return api.error();
-    auto n = deviceCount(**api);
-    if (!n) return n.error();
-    if (int(index) >= *n)
-      return makeError("cuda device " + std::to_string(index) + " does not exist (" + std::to_string(*n) +
-                       " found)");
-    auto dev = CudaDevice::open(**api, int(index), opts_);
-    if (!dev) return dev.error();
-    if (devices_.size() <= index) devices_.resize(index + 1);
-    devices_[index] = std::move(*dev);
-    return devices_[index].get();
+  Expected<rt::DeviceInfo> describeOn(const CuApi &api, int ordinal) override { return cuda::describe(api, ordinal); }
+  Expected<std::unique_ptr<rt::Device>> openOn(const CuApi &api, int ordinal) override {
+    return gpu::asDevice(CudaDevice::open(api, ordinal, opts_));
   }
-
-  static Expected<rt::DeviceInfo> info(const CuApi &api, int ordinal) { return describe(api, ordinal); }
 
 private:
   CudaBackendOptions opts_;
-  std::mutex mutex_;
-  std::vector<std::unique_ptr<CudaDevice>> devices_;
 };
 
 } // namespace

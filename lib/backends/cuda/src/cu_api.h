@@ -21,7 +21,7 @@ namespace cgraph::cuda {
   X(cuModuleGetFunction) X(cuLaunchKernel) X(cuLinkCreate) X(cuLinkAddData)              \
   X(cuLinkComplete) X(cuLinkDestroy) X(cuGraphCreate) X(cuGraphDestroy)                  \
   X(cuGraphAddKernelNode) X(cuGraphAddMemcpyNode) X(cuGraphAddMemsetNode)                \
-  X(cuGraphAddEmptyNode) X(cuGraphInstantiate) X(cuGraphUpload) X(cuGraphLaunch)         \
+  X(cuGraphAddEmptyNode) X(cuGraphAddChildGraphNode) X(cuGraphInstantiate) X(cuGraphUpload) X(cuGraphLaunch)         \
   X(cuGraphExecDestroy) X(cuGraphExecKernelNodeSetParams) X(cuGraphNodeSetEnabled) X(cuEventCreate)               \
   X(cuEventDestroy) X(cuEventRecord) X(cuEventSynchronize) X(cuEventQuery)               \
   X(cuEventElapsedTime) X(cuGetErrorName) X(cuGetErrorString) X(cuMemAllocHost) X(cuMemFreeHost)

@@ -1,6 +1,7 @@
 // Device: the primary context, one stream, buffers and synchronous transfers.
 #include "exec.h"
 
+#include "cgraph/backends/gpu_common/graph_executable.h"
 #include "cgraph/graph/flatten.h"
 #include "cgraph/graph/validate.h"
 #include "cgraph/runtime/staged.h"
@@ -18,6 +19,7 @@ const rt::Device *CudaBuffer::device() const { return device_; }
 Expected<std::unique_ptr<CudaDevice>> CudaDevice::open(const CuApi &api, int ordinal,
                                                        const CudaBackendOptions &opts) {
   std::unique_ptr<CudaDevice> d(new CudaDevice(api, opts));
+  d->driver_ = makeCudaDriver(*d);
   auto info = describeCudaDevice(api, ordinal);
   if (!info) return info.error();
   d->info_ = std::move(*info);
@@ -128,26 +130,14 @@ Error CudaDevice::read(rt::Buffer &src, uint64_t offset, void *dst, uint64_t byt
 
 Expected<std::unique_ptr<rt::Executable>> CudaDevice::finalize(const Graph &graph,
                                                                const rt::FinalizeOptions &opts) {
-  CGRAPH_RETURN_IF_ERROR(firstError(validateGraph(graph, ValidateOptions{false, true, true})));
-  Expected<Graph> flat = flattenSubgraphs(graph);
+  Expected<Graph> flat = gpu::flattenForGpu(graph);
   if (!flat) return flat.error();
-  // Expressions in copy/fill fields, host task arguments and slot sizes (.cgf 2.2) are
-  // not evaluated by this backend yet (its copies are built at finalize).
-  for (const FieldExpr &fe : flat->exprs)
-    if (isTransferField(fe.field) || fe.field == ExprField::SlotSize ||
-        (fe.field == ExprField::ScalarArg && flat->nodes[fe.node].kind != NodeKind::Kernel))
-      return makeError(
-          (fe.field == ExprField::SlotSize ? "slot '" + flat->slots[fe.arg].name + "'"
-                                           : "node '" + flat->nodes[fe.node].name + "'") +
-          ": " + exprFieldName(fe.field, fe.arg) +
-          " is an expression over parameters; the cuda backend does not evaluate expressions in "
-          "copy, fill and host task fields or slot sizes yet (run it on cpu or opencl)");
   CGRAPH_RETURN_IF_ERROR(makeCurrent());
   // Conditional nodes: CUDA conditional nodes where nativeConditionals allows (exec.h),
   // else runtime-driven stages.
   if (rt::hasConditionals(*flat) && nativeConditionals(*this, *flat, opts.mode))
     return rt::finalizeStaged(*this, std::move(*flat), opts);
-  return makeExecutable(*this, std::move(*flat), opts);
+  return makeExecutable(*this, graph, std::move(*flat), opts);
 }
 
 } // namespace cgraph::cuda

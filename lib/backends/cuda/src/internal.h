@@ -5,6 +5,7 @@
 #include "cgraph/backends/cuda/ptx.h"
 #include "cu_api.h"
 
+#include "cgraph/backends/gpu_common/driver.h"
 #include "cgraph/cache/kernel_cache.h"
 
 #include <atomic>
@@ -45,10 +46,15 @@ struct LoadedModule {
   Expected<CUfunction> function(const std::string &name) const;
 };
 
-struct AtomicCounters {
-  std::atomic<uint64_t> lowerings{0}, ptxJits{0}, cubinForms{0}, graphsInstantiated{0},
-      tableUploads{0}, nodeUpdates{0}, conditionalNodes{0};
+struct AtomicCounters : gpu::ReplayCounters {
+  std::atomic<uint64_t> lowerings{0}, ptxJits{0}, cubinForms{0}, conditionalNodes{0};
 };
+
+class CudaDevice;
+// The gpu::Driver over `device`'s CUDA table, context and stream (driver.cpp).
+std::unique_ptr<gpu::Driver> makeCudaDriver(CudaDevice &device);
+// A launch as kernel-node parameters (pointers into `l`: keep it alive and bound).
+CUDA_KERNEL_NODE_PARAMS kernelNodeParams(gpu::Launch &l);
 
 class CudaDevice final : public rt::Device {
 public:
@@ -71,6 +77,8 @@ public:
   unsigned sm() const { return sm_; } // PTX target (ptxTargetFor)
   unsigned cc() const { return ccMajor_ * 10 + ccMinor_; }
   AtomicCounters &counters() { return counters_; }
+  // The shared executable's driver interface over this device (lives as long as it).
+  gpu::Driver &driver() { return *driver_; }
   // Completion events (CU_EVENT_DISABLE_TIMING) reused across submissions: creating and
   // destroying one per submission costs about a microsecond of host time each.
   Expected<CUevent> takeEvent() const;
@@ -108,6 +116,7 @@ private:
   mutable std::vector<CUevent> freeEvents_;
   bool setCondTried_ = false;
   Error setCondError_;
+  std::unique_ptr<gpu::Driver> driver_;
 };
 
 // A submission's completion: `done` recorded on the stream after its last work.
@@ -137,7 +146,7 @@ private:
   bool pooled_ = false;
 };
 
-Expected<std::unique_ptr<rt::Executable>> makeExecutable(CudaDevice &device, Graph flattened,
+Expected<std::unique_ptr<rt::Executable>> makeExecutable(CudaDevice &device, const Graph &original, Graph flattened,
                                                          const rt::FinalizeOptions &opts);
 
 } // namespace cgraph::cuda

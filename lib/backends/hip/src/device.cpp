@@ -4,6 +4,7 @@
 
 #include "cgraph/backends/gpu_common/launch_plan.h"
 #include "cgraph/cache/key.h"
+#include "cgraph/backends/gpu_common/graph_executable.h"
 #include "cgraph/graph/flatten.h"
 #include "cgraph/graph/validate.h"
 #include "cgraph/kernel/opencl_compiler.h"
@@ -66,6 +67,7 @@ Expected<hipFunction_t> LoadedModule::function(const std::string &name) const {
 Expected<std::unique_ptr<HipDevice>> HipDevice::open(const HipApi &api, int ordinal,
                                                      const HipBackendOptions &opts) {
   std::unique_ptr<HipDevice> d(new HipDevice(api, opts));
+  d->driver_ = makeHipDriver(*d);
   auto info = describeHipDevice(api, ordinal);
   if (!info) return info.error();
   d->info_ = std::move(*info);
@@ -154,23 +156,12 @@ Error HipDevice::read(rt::Buffer &src, uint64_t offset, void *dst, uint64_t byte
 
 Expected<std::unique_ptr<rt::Executable>> HipDevice::finalize(const Graph &graph,
                                                               const rt::FinalizeOptions &opts) {
-  CGRAPH_RETURN_IF_ERROR(firstError(validateGraph(graph, ValidateOptions{false, true, true})));
-  Expected<Graph> flat = flattenSubgraphs(graph);
+  Expected<Graph> flat = gpu::flattenForGpu(graph);
   if (!flat) return flat.error();
-  // Expressions in copy/fill fields, host task arguments and slot sizes (.cgf 2.2) are
-  // not evaluated by this backend (its copies are planned at finalize), as on cuda.
-  for (const FieldExpr &fe : flat->exprs)
-    if (isTransferField(fe.field) || fe.field == ExprField::SlotSize ||
-        (fe.field == ExprField::ScalarArg && flat->nodes[fe.node].kind != NodeKind::Kernel))
-      return makeError((fe.field == ExprField::SlotSize ? "slot '" + flat->slots[fe.arg].name + "'"
-                                                        : "node '" + flat->nodes[fe.node].name + "'") +
-                       ": " + exprFieldName(fe.field, fe.arg) +
-                       " is an expression over parameters; the hip backend does not evaluate expressions in "
-                       "copy, fill and host task fields or slot sizes (run it on cpu or opencl)");
   CGRAPH_RETURN_IF_ERROR(makeCurrent());
   // HIP 5.2 has no conditional nodes: conditionals run runtime-driven.
   if (rt::hasConditionals(*flat)) return rt::finalizeStaged(*this, std::move(*flat), opts);
-  return makeExecutable(*this, std::move(*flat), opts);
+  return makeExecutable(*this, graph, std::move(*flat), opts);
 }
 
 Expected<std::shared_ptr<const LoadedModule>>

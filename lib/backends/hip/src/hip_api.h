@@ -30,7 +30,7 @@ namespace cgraph::hip {
                   X(hipMemsetD32Async) X(hipModuleLoadData) X(hipModuleUnload)                     \
                       X(hipModuleGetFunction) X(hipModuleLaunchKernel) X(hipGraphCreate)           \
                           X(hipGraphDestroy) X(hipGraphAddKernelNode) X(hipGraphAddMemcpyNode)     \
-                              X(hipGraphAddMemsetNode) X(hipGraphAddEmptyNode)                     \
+                              X(hipGraphAddMemsetNode) X(hipGraphAddEmptyNode) X(hipGraphAddChildGraphNode) \
                                   X(hipGraphInstantiate) X(hipGraphLaunch) X(hipGraphExecDestroy)  \
                                       X(hipGraphExecKernelNodeSetParams)                           \
                                           X(hipEventCreateWithFlags) X(hipEventDestroy)            \

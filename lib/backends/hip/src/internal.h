@@ -5,6 +5,7 @@
 #include "cgraph/backends/hip/hip_backend.h"
 #include "hip_api.h"
 
+#include "cgraph/backends/gpu_common/driver.h"
 #include "cgraph/cache/kernel_cache.h"
 
 #include <atomic>
@@ -42,9 +43,13 @@ struct LoadedModule {
   Expected<hipFunction_t> function(const std::string &name) const;
 };
 
-struct AtomicCounters {
-  std::atomic<uint64_t> lowerings{0}, graphsInstantiated{0}, tableUploads{0}, nodeUpdates{0};
+struct AtomicCounters : gpu::ReplayCounters {
+  std::atomic<uint64_t> lowerings{0};
 };
+
+class HipDevice;
+// The gpu::Driver over `device`'s HIP table and stream (driver.cpp).
+std::unique_ptr<gpu::Driver> makeHipDriver(HipDevice &device);
 
 class HipDevice final : public rt::Device {
 public:
@@ -64,6 +69,8 @@ public:
   Error makeCurrent() const;
   const std::string &gfx() const { return gfx_; }
   AtomicCounters &counters() { return counters_; }
+  // The shared executable's driver interface over this device (lives as long as it).
+  gpu::Driver &driver() { return *driver_; }
   // The module of `m` (its SPIR-V lowered for gfx(), through the cache).
   Expected<std::shared_ptr<const LoadedModule>> loadModule(const KernelModule &m, bool useCache);
   // The fill and copy kernels (table ABI), built once per device.
@@ -83,6 +90,7 @@ private:
   std::mutex mutex_;
   std::unique_ptr<cache::KernelCache<LoadedModule>> modules_;
   std::shared_ptr<const LoadedModule> builtins_;
+  std::unique_ptr<gpu::Driver> driver_;
 };
 
 // A submission's completion: `done` recorded on the stream after its last work.
@@ -106,7 +114,7 @@ private:
 // The DeviceInfo of device `ordinal` (device.cpp).
 Expected<rt::DeviceInfo> describeHipDevice(const HipApi &api, int ordinal);
 
-Expected<std::unique_ptr<rt::Executable>> makeExecutable(HipDevice &device, Graph flattened,
+Expected<std::unique_ptr<rt::Executable>> makeExecutable(HipDevice &device, const Graph &original, Graph flattened,
                                                          const rt::FinalizeOptions &opts);
 
 } // namespace cgraph::hip

@@ -3,8 +3,6 @@
 // driver call: cuGraphAddKernelNode / hipGraphAddKernelNode, ...):
 //   - initTable: the slot/param table's first contents (owned slots' addresses,
 //     parameter defaults, the placeholders of stored expressions);
-//   - buildPartitionGraphs: one driver graph per device partition, its nodes added in
-//     order with the graph's edges inside the partition as dependencies, instantiated;
 //   - updateParamRanges: nd-ranges that read parameters recomputed, and only the kernel
 //     nodes whose launch changed set again on the instantiated graph;
 //   - runHostTask: a host task between device work (slots copied out, the task, copied
@@ -56,30 +54,6 @@ void initTable(const Graph &g, Owned owned, std::vector<uint64_t> &table,
       v = node.args[fe.arg].value;
     table[nSlots + g.params.size() + e] = v;
   }
-}
-
-// Parts: records with `nodes`, `host`, `graph`. `create(part)` makes part.graph;
-// `add(graph, node, deps, partIndex)` returns Expected<NodeHandle>; `instantiate(part)`
-// instantiates it (and whatever the backend does after: upload, counters).
-template <class NodeHandle, class Parts, class Create, class Add, class Instantiate>
-Error buildPartitionGraphs(size_t nodeCount, const std::vector<std::vector<uint32_t>> &preds,
-                           Parts &parts, Create create, Add add, Instantiate instantiate) {
-  for (uint32_t pi = 0; pi < parts.size(); ++pi) {
-    auto &pg = parts[pi];
-    if (pg.host || pg.nodes.empty()) continue;
-    CGRAPH_RETURN_IF_ERROR(create(pg));
-    std::vector<NodeHandle> gnode(nodeCount, nullptr);
-    for (uint32_t n : pg.nodes) {
-      std::vector<NodeHandle> deps;
-      for (uint32_t p : preds[n])
-        if (gnode[p]) deps.push_back(gnode[p]);
-      auto gn = add(pg.graph, n, deps, pi);
-      if (!gn) return gn.error();
-      gnode[n] = *gn;
-    }
-    CGRAPH_RETURN_IF_ERROR(instantiate(pg));
-  }
-  return Error::success();
 }
 
 // Parts: records with `kernelNodes` (node index, graph node) pairs; plans[n] has

@@ -1,0 +1,210 @@
+// The executable both GPU backends run (cuda and hip derive from it): node plans
+// (table-ABI launches from launch_plan.h), the slot/param table, one driver graph per
+// device partition (replay_steps.h), the table upload, parameter-range node updates,
+// host tasks between graphs, and eager mode (the same launches one by one), all over
+// the Driver interface (driver.h).
+//
+// The table (device memory, u64 entries):
+//   [0, slots)                 base address of each slot of graph() for this submission
+//   [slots, slots + params)    parameter bits, then one int64 per stored expression
+//   [slots + params, ...)      executable-owned fill patterns
+// Launches never change after instantiation: they carry the table's address and
+// slot/param indices only. Per submission: one upload when the table differs from what
+// the device holds, and nd-ranges that read parameters set on just the nodes whose
+// launch changed.
+//
+// Plan indices: graph()'s nodes first, then nodes a backend lifts into the executable
+// (lifted_: cuda's conditional bodies), so plans_/preds_ cover both.
+//
+// Extension points (virtual, default: none): plans of kind Extension (built by
+// addExtensionNode: cuda's conditional nodes), extra preparation after the node plans,
+// the submission's checks, per-node hooks in eager mode and the completion event.
+//
+// Ownership: owns its plans, owned slots, table buffers, driver graphs and staging
+// memory; the Driver and device must outlive it. Thread-safety: as rt::Executable (one
+// enqueue/update at a time). Failure modes: Errors naming the driver call and the node
+// (`node 'k': hipGraphAddKernelNode: ...`); prepare() errors leave the object to be
+// destroyed.
+#pragma once
+
+#include "cgraph/backends/gpu_common/driver.h"
+#include "cgraph/runtime/host_tasks.h"
+#include "cgraph/runtime/runtime.h"
+
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace cgraph::gpu {
+
+// The first step of a GPU backend's finalize: `graph` validated and flattened
+// (flattenSubgraphs). Stored expressions of every kind are taken: nd-ranges and kernel
+// scalars read the table, copy/fill fields are patched per submission
+// (updateTransfers), host task scalars are parameters the task reads, expression-sized
+// slots come as bound slots (the runtime allocates runtime-owned ones for the largest
+// size seen). Pure; thread-safe; the errors are validateGraph's and flattenSubgraphs'.
+Expected<Graph> flattenForGpu(const Graph &graph);
+
+class GraphExecutable : public rt::Executable {
+public:
+  GraphExecutable(rt::Device &device, Driver &driver, Graph flattened, const rt::FinalizeOptions &opts);
+  ~GraphExecutable() override;
+  // Call once after construction: plans, owned slots, the table and (replay) the graphs.
+  // `original`: the graph before flattenSubgraphs (null: none kept); its top-level
+  // Subgraph nodes become child graph nodes where they can (see ChildGroup).
+  Error prepare(const rt::FinalizeOptions &opts, const Graph *original = nullptr);
+
+protected:
+  struct NodePlan {
+    enum Kind { Kernel, Nop, Host, Extension } kind = Nop;
+    uint32_t ext = kNone;    // Extension: the backend's index
+    Launch launch;           // kernels, and copies/fills as the builtin kernels
+    bool paramRange = false; // the nd-range reads a parameter
+    // A copy/fill whose offsets or size are stored expressions (.cgf 2.2): always the
+    // builtin kernel on a fixed grid, its offset/size cells patched per submission
+    // (updateTransfers).
+    bool exprTransfer = false;
+  };
+  struct PartGraph {
+    std::vector<uint32_t> nodes;
+    bool host = false;
+    GraphHandle graph = nullptr;
+    GraphExecHandle exec = nullptr;
+    std::vector<std::pair<uint32_t, GraphNodeHandle>> kernelNodes; // node -> graph node
+  };
+  // Where a node of graph() lives in the replay graphs (updates reach it there).
+  struct GraphNodeRef {
+    uint32_t part = kNone;
+    GraphNodeHandle node = nullptr;
+    bool kernel = false;     // a kernel node (exec kernel-node set-params)
+    bool enableable = false; // kernel, memcpy or memset node
+  };
+  // A node lifted into the executable with graph()'s slot and parameter numbering.
+  struct LiftedNode {
+    Node node;
+    const Kernel *kernel = nullptr; // Kernel nodes: its kernel in the body's graph
+    std::string label;              // "node 'inner' (body of node 'loop')"
+  };
+
+  // The nodes of graph() that one top-level Subgraph node of the original graph
+  // flattened into, built as one child graph node (cuGraphAddChildGraphNode /
+  // hipGraphAddChildGraphNode) with the edges among them inside it. A group stays
+  // flattened into its partition's graph (flatten = true) where a child graph cannot be
+  // used: a member that is a host task, a conditional or a kernel whose nd-range reads
+  // parameters (it needs per-node exec updates, which reach no node inside a child
+  // graph), members in different partitions, an external predecessor of a member that
+  // comes after the group's first member in the partition's order, eager mode, nesting
+  // below the top level (nested subgraphs are flattened inside their top-level child),
+  // and after an executable update of one of its nodes (flattenGroupOf).
+  struct ChildGroup {
+    std::vector<uint32_t> nodes; // graph() node indices, ascending
+    uint32_t part = kNone;
+    bool flatten = false;
+  };
+
+  // ---- extension points ----
+  // After the node plans, before the table's first upload and the graphs.
+  virtual Error prepareExtensions() { return Error::success(); }
+  // Adds plan `p` of kind Extension to `g` after `deps` (`part`: kNone inside bodies).
+  virtual Expected<GraphNodeHandle> addExtensionNode(GraphHandle g, uint32_t p,
+                                                     const std::vector<GraphNodeHandle> &deps, uint32_t part);
+  // Before anything of a submission runs (refuse options the backend lacks).
+  virtual Error checkSubmit(const rt::SubmitOptions &opts) = 0;
+  // Whether `e` is a submission of this backend (ordered on the device's stream: no
+  // host wait needed).
+  virtual bool ownEvent(const rt::Event &e) const = 0;
+  // After the table upload; around each node in eager mode.
+  virtual Error submissionStarted(const rt::SubmitOptions &) { return Error::success(); }
+  virtual Error eagerNodeStarting(uint32_t, const rt::SubmitOptions &) { return Error::success(); }
+  virtual Error eagerNodeDone(uint32_t, const rt::SubmitOptions &) { return Error::success(); }
+  // The submission's completion event, recorded after its last work.
+  virtual Expected<rt::EventPtr> finishSubmission(const rt::SubmitOptions &opts) = 0;
+
+  // ---- shared steps ----
+  Expected<rt::EventPtr> submit(const std::vector<ResolvedSlot> &slots, const std::vector<uint64_t> &params,
+                                const rt::SubmitOptions &opts) final;
+  std::string nodeLabel(uint32_t p) const;
+  const Node &nodeAt(uint32_t p) const {
+    return p < graph_.nodes.size() ? graph_.nodes[p] : lifted_[p - graph_.nodes.size()].node;
+  }
+  const Kernel &kernelAt(uint32_t p) const {
+    return p < graph_.nodes.size() ? graph_.kernels[graph_.nodes[p].kernel]
+                                   : *lifted_[p - graph_.nodes.size()].kernel;
+  }
+  static bool readsParams(const Node &node);
+  Expected<FunctionHandle> kernelFunction(uint32_t k, bool useCache);
+  Error rangeOf(uint32_t p, const std::vector<uint64_t> &params, Launch &l) const;
+  // `paramRange`: a range that does not resolve with `params` is left for submit.
+  Error planKernel(uint32_t p, const std::vector<uint64_t> &params, Launch &l, bool paramRange);
+  Error planCopyOrFill(uint32_t p);
+  // Plans node `p` by its kind (kernels with function `fn`); conditionals are left to
+  // the backend's extension.
+  Error planNode(uint32_t p, FunctionHandle fn, bool paramRange);
+  Error ensureBuiltins();
+  // Adds plan `p` to `g`: memcpy/memset node where every slot is runtime-owned and the
+  // driver can express it, kernel node, empty node, or the backend's extension node.
+  Expected<GraphNodeHandle> addGraphNode(GraphHandle g, uint32_t p, const std::vector<GraphNodeHandle> &deps,
+                                         uint32_t part);
+  Error buildGraphs();
+  // Builds partition `pi`'s graph and instantiates it (buildGraphs, per partition).
+  Error buildPartition(uint32_t pi);
+  // If node `n` is in a child graph group built as one, flattens that group for good
+  // and rebuilds its partition's graph (its other nodes' GraphNodeRefs change; state
+  // set on the old executable graph, such as disabled nodes, must be set again: the
+  // partition's index goes to *rebuilt, else kNone). Used before an executable update.
+  Error flattenGroupOf(uint32_t n, uint32_t *rebuilt);
+  Error uploadTable();
+  Error updateParamRanges(const std::vector<uint64_t> &params);
+  // Copies/fills with expression fields: their launch cells for this submission's
+  // values (rt::Executable::transfer); in replay, exec kernel-node set-params on just
+  // the nodes whose cells changed since the last submission (no driver call else).
+  Error updateTransfers(const std::vector<uint64_t> &params);
+  // Sets the offset/size cells of copy/fill plan `n` from `t`; true if any changed.
+  bool patchTransfer(uint32_t n, const Transfer &t);
+  Error runHost(uint32_t n, const std::vector<uint64_t> &params);
+  Error runNodeEager(uint32_t n, const std::vector<uint64_t> &params);
+  // Waits for the stream and destroys the graphs and staging memory (idempotent;
+  // derived destructors call it before their own members go).
+  void releaseDriverObjects();
+  bool slotOwned(uint32_t s) const { return s < owned_.size() && owned_[s] != nullptr; }
+  uint64_t slotBase(uint32_t s) const { return s < table_.size() ? table_[s] : 0; }
+  uint64_t tableAddress() const { return driver_->address(*tableBuf_); }
+
+  Driver *driver_;
+  bool useCache_ = true;
+  std::vector<std::unique_ptr<rt::Buffer>> owned_;
+  std::vector<ModuleRef> modules_;  // every module a plan uses
+  std::vector<ModuleRef> byModule_; // per module of graph()
+  ModuleRef builtins_;
+  std::vector<FunctionHandle> fns_; // per kernel of graph(); null until loaded
+  std::unique_ptr<rt::HostTasks> hostTasks_;
+  std::vector<NodePlan> plans_;              // per plan index
+  std::vector<std::vector<uint32_t>> preds_; // per plan index
+  std::deque<Graph> bodies_;                 // graphs lifted_ points into
+  std::vector<LiftedNode> lifted_;
+  std::vector<PartGraph> parts_;
+  std::vector<GraphNodeRef> graphNodes_; // per node of graph() (replay)
+  std::vector<ChildGroup> groups_;       // subgraphs built as child graphs
+  std::vector<uint32_t> groupOf_;        // per node of graph(): index into groups_ or kNone
+  std::unique_ptr<rt::Buffer> tableBuf_;
+  std::vector<std::unique_ptr<rt::Buffer>> patterns_; // fill patterns for the fill kernel
+  std::vector<uint64_t> table_;      // host copy: the current submission's table
+  std::vector<uint64_t> uploaded_;   // what the device table holds
+  std::vector<uint64_t> slotLength_; // bound length per slot, this submission
+  std::vector<uint64_t> rangeParams_; // parameter values the graphs' nd-ranges use
+  bool rangesResolved_ = false;
+  uint32_t nSlots_ = 0, nParams_ = 0;
+
+private:
+  struct Staging {
+    void *host = nullptr;
+    EventHandle copied = nullptr;
+    bool pending = false;
+  };
+  std::vector<Staging> staging_;
+  size_t nextStaging_ = 0;
+  bool released_ = false;
+};
+
+} // namespace cgraph::gpu

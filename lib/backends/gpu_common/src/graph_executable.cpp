@@ -1,0 +1,602 @@
+// The GPU executable shared by cuda and hip (graph_executable.h).
+#include "cgraph/backends/gpu_common/graph_executable.h"
+
+#include "cgraph/backends/gpu_common/launch_plan.h"
+#include "cgraph/backends/gpu_common/replay_steps.h"
+#include "cgraph/graph/flatten.h"
+#include "cgraph/graph/order.h"
+#include "cgraph/graph/validate.h"
+
+#include <algorithm>
+#include <cstring>
+#include <functional>
+
+namespace cgraph::gpu {
+
+namespace {
+
+// How many nodes flattenSubgraphs makes of `g` (an empty subgraph is one barrier).
+uint64_t flatCount(const Graph &g, int depth) {
+  uint64_t c = 0;
+  for (const Node &node : g.nodes) {
+    if (node.kind != NodeKind::Subgraph || node.subgraph >= g.subgraphs.size() || depth > 64) {
+      ++c;
+      continue;
+    }
+    const uint64_t k = flatCount(g.subgraphs[node.subgraph], depth + 1);
+    c += k == 0 ? 1 : k;
+  }
+  return c;
+}
+
+// The flattened nodes of each top-level Subgraph node of `original` (flatten.h: a
+// subgraph's nodes are appended in one run, named "<subgraph node>/<child node>").
+// Empty where `flat` does not match that layout (then every subgraph stays flattened).
+std::vector<std::vector<uint32_t>> subgraphRuns(const Graph &original, const Graph &flat) {
+  std::vector<std::vector<uint32_t>> runs;
+  uint64_t x = 0;
+  for (const Node &node : original.nodes) {
+    if (node.kind != NodeKind::Subgraph || node.subgraph >= original.subgraphs.size()) {
+      ++x;
+      continue;
+    }
+    const uint64_t k = flatCount(original.subgraphs[node.subgraph], 1);
+    if (k == 0) {
+      ++x;
+      continue;
+    }
+    std::vector<uint32_t> run;
+    const std::string prefix = node.name + "/";
+    for (uint64_t i = x; i < x + k; ++i) {
+      if (i >= flat.nodes.size() || flat.nodes[i].name.compare(0, prefix.size(), prefix) != 0) return {};
+      run.push_back(uint32_t(i));
+    }
+    runs.push_back(std::move(run));
+    x += k;
+  }
+  if (x != flat.nodes.size()) return {};
+  return runs;
+}
+
+} // namespace
+
+Expected<Graph> flattenForGpu(const Graph &graph) {
+  CGRAPH_RETURN_IF_ERROR(firstError(validateGraph(graph, ValidateOptions{false, true, true})));
+  Expected<Graph> flat = flattenSubgraphs(graph);
+  if (!flat) return flat.error();
+  return flat;
+}
+
+GraphExecutable::GraphExecutable(rt::Device &device, Driver &driver, Graph flattened,
+                                 const rt::FinalizeOptions &opts)
+    : rt::Executable(device, std::move(flattened), opts.mode), driver_(&driver) {}
+
+GraphExecutable::~GraphExecutable() { releaseDriverObjects(); }
+
+void GraphExecutable::releaseDriverObjects() {
+  if (released_) return;
+  released_ = true;
+  if (driver_->makeCurrent()) return;
+  (void)driver_->streamSynchronize();
+  for (PartGraph &p : parts_) {
+    if (p.exec) driver_->execDestroy(p.exec);
+    if (p.graph) driver_->graphDestroy(p.graph);
+  }
+  for (Staging &st : staging_) {
+    if (st.copied) driver_->eventDestroy(st.copied);
+    if (st.host) driver_->hostFree(st.host);
+  }
+}
+
+Expected<GraphNodeHandle> GraphExecutable::addExtensionNode(GraphHandle, uint32_t p,
+                                                            const std::vector<GraphNodeHandle> &, uint32_t) {
+  return makeError(nodeLabel(p) + ": no graph node for this plan (internal error)");
+}
+
+std::string GraphExecutable::nodeLabel(uint32_t p) const {
+  if (p >= graph_.nodes.size()) return lifted_[p - graph_.nodes.size()].label;
+  const Node &node = graph_.nodes[p];
+  return node.name.empty() ? "node #" + std::to_string(p) : "node '" + node.name + "'";
+}
+
+bool GraphExecutable::readsParams(const Node &node) {
+  for (uint32_t d = 0; d < 3; ++d)
+    if (node.range.global[d].param != kNone || node.range.local[d].param != kNone ||
+        node.range.offset[d].param != kNone)
+      return true;
+  return false;
+}
+
+Expected<FunctionHandle> GraphExecutable::kernelFunction(uint32_t k, bool useCache) {
+  if (fns_[k]) return fns_[k];
+  const Kernel &kern = graph_.kernels[k];
+  ModuleRef &mod = byModule_[kern.module];
+  if (!mod) {
+    auto m = driver_->loadModule(graph_.modules[kern.module], useCache);
+    if (!m) return m.error();
+    mod = *m;
+    modules_.push_back(mod);
+  }
+  auto f = driver_->function(mod, kern.name);
+  if (!f) return f.error();
+  fns_[k] = *f;
+  return *f;
+}
+
+Error GraphExecutable::rangeOf(uint32_t p, const std::vector<uint64_t> &params, Launch &l) const {
+  return planRange(nodeAt(p), kernelAt(p), params, nodeLabel(p), driver_->apiName(), l);
+}
+
+Error GraphExecutable::planKernel(uint32_t p, const std::vector<uint64_t> &params, Launch &l, bool paramRange) {
+  CGRAPH_RETURN_IF_ERROR(planKernelArgs(nodeAt(p), kernelAt(p), tableAddress(), nSlots_, nodeLabel(p),
+                                        driver_->maxSharedMemory(), l));
+  // A range from parameters is computed again before the first launch (submit); the
+  // values at hand (defaults, placeholders) need not give a launchable one.
+  if (Error e = rangeOf(p, params, l); e && !paramRange) return e;
+  l.bind();
+  return Error::success();
+}
+
+Error GraphExecutable::ensureBuiltins() {
+  if (builtins_) return Error::success();
+  auto b = driver_->builtinModule();
+  if (!b) return b.error();
+  builtins_ = *b;
+  return Error::success();
+}
+
+// Copies and fills: the builtin kernel launch (always prepared: replay uses it when a
+// binding-table slot is involved, eager when a driver memcpy/memset cannot express it).
+Error GraphExecutable::planCopyOrFill(uint32_t p) {
+  const Node &node = nodeAt(p);
+  NodePlan &plan = plans_[p];
+  CGRAPH_RETURN_IF_ERROR(ensureBuiltins());
+  if (node.kind == NodeKind::Fill) {
+    const FillOp &f = node.fill;
+    auto fn = driver_->function(builtins_, "cgraph_fill");
+    if (!fn) return fn.error().withContext(nodeLabel(p));
+    const uint64_t patIndex = nSlots_ + nParams_ + patterns_.size();
+    if (8 * (table_.size() + 1) > tableBuf_->size())
+      return makeError(nodeLabel(p) + ": no room for the fill pattern in the slot table (internal error)");
+    auto pb = device_->allocate(std::max<size_t>(1, f.pattern.size()), 16);
+    if (!pb) return pb.error().withContext(nodeLabel(p));
+    if (!f.pattern.empty())
+      CGRAPH_RETURN_IF_ERROR(device_->write(**pb, 0, f.pattern.data(), f.pattern.size()));
+    table_.push_back(driver_->address(**pb));
+    patterns_.push_back(std::move(*pb));
+    plan.launch.fn = *fn;
+    planFillLaunch(f, tableAddress(), patIndex, plan.launch);
+  } else {
+    auto fn = driver_->function(builtins_, "cgraph_copy");
+    if (!fn) return fn.error().withContext(nodeLabel(p));
+    plan.launch.fn = *fn;
+    planCopyLaunch(node, tableAddress(), plan.launch);
+  }
+  // Replaced by a memcpy/memset node in addGraphNode where possible.
+  plan.kind = NodePlan::Kernel;
+  if (plan.exprTransfer) {
+    // The size changes per submission: the largest grid stridedGrid gives (its loops
+    // stride over any size), the cells from the values at hand until submit patches.
+    stridedGrid(~uint64_t(0) >> 8, plan.launch);
+    patchTransfer(p, transfer(p, rangeParams_));
+  }
+  plan.launch.bind();
+  return Error::success();
+}
+
+Error GraphExecutable::planNode(uint32_t p, FunctionHandle fn, bool paramRange) {
+  NodePlan &plan = plans_[p];
+  switch (nodeAt(p).kind) {
+  case NodeKind::Kernel:
+    plan.kind = NodePlan::Kernel;
+    plan.launch.fn = fn;
+    plan.paramRange = paramRange;
+    return planKernel(p, rangeParams_, plan.launch, paramRange);
+  case NodeKind::Copy:
+  case NodeKind::CopyRect:
+  case NodeKind::Fill:
+    return planCopyOrFill(p);
+  case NodeKind::Host:
+    plan.kind = NodePlan::Host;
+    return Error::success();
+  case NodeKind::Conditional:
+    return Error::success(); // a backend's extension plans it (prepareExtensions)
+  default:
+    plan.kind = NodePlan::Nop;
+    return Error::success();
+  }
+}
+
+Error GraphExecutable::prepare(const rt::FinalizeOptions &opts, const Graph *original) {
+  const uint32_t nn = uint32_t(graph_.nodes.size());
+  // The partitions as stored (flatten keeps them); computed where the file has none.
+  std::vector<Partition> partitions = graph_.partitions;
+  if (partitions.empty() && nn > 0) {
+    std::vector<uint32_t> order = graph_.order;
+    if (order.size() != nn) {
+      auto o = executionOrder(graph_);
+      if (!o) return o.error();
+      order = std::move(*o);
+    }
+    partitions = computePartitions(graph_, order);
+  }
+  preds_.assign(nn, {});
+  for (const Edge &e : graph_.edges)
+    if (e.from < nn && e.to < nn) preds_[e.to].push_back(e.from);
+
+  // Kernels: every node's kernel and its alternatives (a switch is then an update).
+  useCache_ = opts.useCache;
+  byModule_.assign(graph_.modules.size(), nullptr);
+  fns_.assign(graph_.kernels.size(), nullptr);
+  bool anyHost = false, anyCopy = false;
+  for (uint32_t n = 0; n < nn; ++n) {
+    const Node &node = graph_.nodes[n];
+    anyHost |= node.kind == NodeKind::Host;
+    anyCopy |= node.kind == NodeKind::Copy || node.kind == NodeKind::CopyRect || node.kind == NodeKind::Fill;
+    if (node.kind != NodeKind::Kernel) continue;
+    auto f = kernelFunction(node.kernel, opts.useCache);
+    if (!f) return f.error().withContext(nodeLabel(n));
+    for (uint32_t k : node.alternatives) {
+      auto a = kernelFunction(k, opts.useCache);
+      if (!a) return a.error().withContext(nodeLabel(n) + ": alternative '" + graph_.kernels[k].name + "'");
+    }
+  }
+  if (anyCopy) CGRAPH_RETURN_IF_ERROR(ensureBuiltins());
+  if (anyHost) {
+    auto h = rt::HostTasks::prepare(graph_, opts.host);
+    if (!h) return h.error();
+    hostTasks_ = std::move(*h);
+  }
+
+  // Slots and the table.
+  auto owned = allocateOwnedSlots(opts.host, 16);
+  if (!owned) return owned.error();
+  owned_ = std::move(*owned);
+  initTable(
+      graph_,
+      [&](uint32_t s, uint64_t *address, uint64_t *bytes) {
+        if (!slotOwned(s)) return false;
+        *address = driver_->address(*owned_[s]);
+        *bytes = owned_[s]->size();
+        return true;
+      },
+      table_, slotLength_, nSlots_, nParams_);
+  // One table entry per fill pattern, the fills of bodies a backend lifts included.
+  std::function<uint64_t(const Graph &, int)> countFills = [&](const Graph &g, int depth) -> uint64_t {
+    uint64_t c = 0;
+    for (const Node &node : g.nodes)
+      c += node.kind == NodeKind::Fill;
+    if (depth < 64)
+      for (const Graph &sub : g.subgraphs)
+        c += countFills(sub, depth + 1);
+    return c;
+  };
+  auto tb = device_->allocate(8 * std::max<uint64_t>(1, table_.size() + countFills(graph_, 0)), 16);
+  if (!tb) return tb.error().withContext("slot table");
+  tableBuf_ = std::move(*tb);
+  rangeParams_ = std::vector<uint64_t>(table_.begin() + nSlots_, table_.end());
+
+  // Node plans.
+  plans_.resize(nn);
+  for (const FieldExpr &fe : graph_.exprs)
+    if (isTransferField(fe.field) && fe.node < nn) plans_[fe.node].exprTransfer = true;
+  for (uint32_t n = 0; n < nn; ++n) {
+    const Node &node = graph_.nodes[n];
+    const bool kernel = node.kind == NodeKind::Kernel;
+    CGRAPH_RETURN_IF_ERROR(planNode(n, kernel ? fns_[node.kernel] : nullptr, kernel && readsParams(node)));
+  }
+  CGRAPH_RETURN_IF_ERROR(prepareExtensions());
+
+  for (const Partition &part : partitions) {
+    PartGraph pg;
+    pg.nodes = part.nodes;
+    for (uint32_t n : part.nodes)
+      pg.host |= graph_.nodes[n].kind == NodeKind::Host;
+    parts_.push_back(std::move(pg));
+  }
+  // Subgraphs as child graphs (replay only; ChildGroup says where not).
+  groupOf_.assign(nn, kNone);
+  if (original && mode_ == rt::ExecMode::Replay) {
+    std::vector<uint32_t> partOf(nn, kNone), position(nn, 0);
+    for (uint32_t pi = 0; pi < parts_.size(); ++pi)
+      for (uint32_t i = 0; i < parts_[pi].nodes.size(); ++i) {
+        partOf[parts_[pi].nodes[i]] = pi;
+        position[parts_[pi].nodes[i]] = i;
+      }
+    for (std::vector<uint32_t> &run : subgraphRuns(*original, graph_)) {
+      ChildGroup cg;
+      cg.part = partOf[run.front()];
+      uint32_t first = position[run.front()];
+      for (uint32_t m : run) {
+        const NodePlan &p = plans_[m];
+        cg.flatten |= partOf[m] != cg.part || p.kind == NodePlan::Host || p.kind == NodePlan::Extension ||
+                      graph_.nodes[m].kind == NodeKind::Conditional || p.paramRange ||
+                      p.exprTransfer;
+        first = std::min(first, position[m]);
+      }
+      const uint32_t gi = uint32_t(groups_.size());
+      for (uint32_t m : run) groupOf_[m] = gi;
+      for (uint32_t m : run)
+        for (uint32_t q : preds_[m])
+          cg.flatten |= groupOf_[q] != gi && partOf[q] == cg.part && position[q] > first;
+      if (cg.part == kNone || parts_[cg.part].host) cg.flatten = true;
+      cg.nodes = std::move(run);
+      groups_.push_back(std::move(cg));
+    }
+  }
+  CGRAPH_RETURN_IF_ERROR(uploadTable());
+  if (mode_ == rt::ExecMode::Replay) CGRAPH_RETURN_IF_ERROR(buildGraphs());
+  return Error::success();
+}
+
+Expected<GraphNodeHandle> GraphExecutable::addGraphNode(GraphHandle g, uint32_t p,
+                                                        const std::vector<GraphNodeHandle> &deps, uint32_t part) {
+  const Node &node = nodeAt(p);
+  NodePlan &plan = plans_[p];
+  if (plan.kind == NodePlan::Extension) return addExtensionNode(g, p, deps, part);
+  GraphNodeHandle gn = nullptr;
+  Copy3D c3;
+  Memset ms;
+  const bool copy = node.kind == NodeKind::Copy || node.kind == NodeKind::CopyRect;
+  bool isKernel = false, enableable = true;
+  Error e;
+  if (plan.exprTransfer) {
+    e = driver_->addKernelNode(&gn, g, deps, plan.launch);
+    isKernel = true;
+  } else if (copy && slotOwned(node.copy.srcSlot) && slotOwned(node.copy.dstSlot) &&
+             copy3DFor(node, slotBase(node.copy.srcSlot), slotBase(node.copy.dstSlot), c3)) {
+    e = driver_->addMemcpyNode(&gn, g, deps, c3);
+  } else if (node.kind == NodeKind::Fill && slotOwned(node.fill.slot) &&
+             memsetFor(node.fill, slotBase(node.fill.slot), ms)) {
+    e = driver_->addMemsetNode(&gn, g, deps, ms, node.fill.bytes);
+  } else if (plan.kind == NodePlan::Kernel) {
+    e = driver_->addKernelNode(&gn, g, deps, plan.launch);
+    isKernel = true;
+  } else {
+    e = driver_->addEmptyNode(&gn, g, deps);
+    enableable = false;
+  }
+  if (e) return std::move(e).withContext(nodeLabel(p));
+  if (part != kNone && p < graph_.nodes.size()) {
+    if (isKernel) parts_[part].kernelNodes.push_back({p, gn});
+    graphNodes_[p] = GraphNodeRef{part, gn, isKernel, enableable};
+  }
+  return gn;
+}
+
+Error GraphExecutable::buildGraphs() {
+  graphNodes_.assign(graph_.nodes.size(), GraphNodeRef{});
+  for (uint32_t pi = 0; pi < parts_.size(); ++pi)
+    CGRAPH_RETURN_IF_ERROR(buildPartition(pi));
+  return Error::success();
+}
+
+// One driver graph for the partition: its nodes in order with the graph's edges inside
+// it as dependencies; a child graph group at the place of its first member (its
+// external dependencies are all added by then: ChildGroup), standing in for each of its
+// members as a dependency of later nodes.
+Error GraphExecutable::buildPartition(uint32_t pi) {
+  PartGraph &pg = parts_[pi];
+  if (pg.host || pg.nodes.empty()) return Error::success();
+  CGRAPH_RETURN_IF_ERROR(driver_->graphCreate(&pg.graph));
+  std::vector<GraphNodeHandle> gnode(graph_.nodes.size(), nullptr);
+  auto depsOf = [&](uint32_t n, uint32_t group, std::vector<GraphNodeHandle> &deps) {
+    for (uint32_t p : preds_[n])
+      if (gnode[p] && (group == kNone || groupOf_[p] != group) &&
+          std::find(deps.begin(), deps.end(), gnode[p]) == deps.end())
+        deps.push_back(gnode[p]);
+  };
+  for (uint32_t n : pg.nodes) {
+    if (gnode[n]) continue; // a member of a child graph added before
+    const uint32_t gi = groupOf_[n];
+    std::vector<GraphNodeHandle> deps;
+    if (gi == kNone || groups_[gi].flatten) {
+      depsOf(n, kNone, deps);
+      auto gn = addGraphNode(pg.graph, n, deps, pi);
+      if (!gn) return gn.error();
+      gnode[n] = *gn;
+      continue;
+    }
+    // The child graph: members in the partition's order, edges among them inside.
+    const ChildGroup &cg = groups_[gi];
+    GraphHandle child = nullptr;
+    CGRAPH_RETURN_IF_ERROR(driver_->graphCreate(&child));
+    std::vector<GraphNodeHandle> inner(graph_.nodes.size(), nullptr);
+    Error e;
+    for (uint32_t m : pg.nodes) {
+      if (groupOf_[m] != gi) continue;
+      depsOf(m, kNone, deps);
+      std::vector<GraphNodeHandle> d;
+      for (uint32_t p : preds_[m])
+        if (groupOf_[p] == gi && inner[p] && std::find(d.begin(), d.end(), inner[p]) == d.end())
+          d.push_back(inner[p]);
+      auto gn = addGraphNode(child, m, d, kNone);
+      if (!gn) {
+        e = gn.error();
+        break;
+      }
+      inner[m] = *gn;
+    }
+    GraphNodeHandle cn = nullptr;
+    if (!e) {
+      // deps gathered every member's external predecessors (nodes already added).
+      std::vector<GraphNodeHandle> external;
+      for (GraphNodeHandle h : deps)
+        if (std::find(external.begin(), external.end(), h) == external.end()) external.push_back(h);
+      e = driver_->addChildGraphNode(&cn, pg.graph, external, child);
+      if (e) e = e.withContext(nodeLabel(cg.nodes.front()) + " (child graph of its subgraph)");
+    }
+    driver_->graphDestroy(child); // the node holds a copy
+    if (e) return e;
+    for (uint32_t m : cg.nodes) gnode[m] = cn;
+  }
+  CGRAPH_RETURN_IF_ERROR(driver_->instantiate(&pg.exec, pg.graph));
+  ++driver_->counters().graphsInstantiated;
+  return Error::success();
+}
+
+Error GraphExecutable::flattenGroupOf(uint32_t n, uint32_t *rebuilt) {
+  *rebuilt = kNone;
+  if (n >= groupOf_.size() || groupOf_[n] == kNone || groups_[groupOf_[n]].flatten) return Error::success();
+  ChildGroup &cg = groups_[groupOf_[n]];
+  cg.flatten = true;
+  PartGraph &pg = parts_[cg.part];
+  if (!pg.graph) return Error::success(); // eager: no graphs
+  CGRAPH_RETURN_IF_ERROR(driver_->streamSynchronize());
+  if (pg.exec) driver_->execDestroy(pg.exec);
+  driver_->graphDestroy(pg.graph);
+  pg.exec = nullptr;
+  pg.graph = nullptr;
+  pg.kernelNodes.clear();
+  for (uint32_t m : pg.nodes)
+    graphNodes_[m] = GraphNodeRef{};
+  *rebuilt = cg.part;
+  return buildPartition(cg.part);
+}
+
+// One upload when the table differs from what the device holds, from pinned memory (an
+// async copy from pageable memory is staged by the driver: ~17 us on an H100) that is
+// reused only after the previous upload from it completed. Ordered on the stream after
+// every earlier submission that reads the table.
+Error GraphExecutable::uploadTable() {
+  if (table_ == uploaded_) return Error::success();
+  const size_t bytes = table_.size() * 8;
+  if (staging_.empty()) {
+    staging_.resize(std::max<size_t>(1, driver_->stagingSlots()));
+    for (Staging &st : staging_) {
+      CGRAPH_RETURN_IF_ERROR(driver_->hostAlloc(&st.host, std::max<size_t>(8, bytes)));
+      CGRAPH_RETURN_IF_ERROR(driver_->eventCreate(&st.copied));
+    }
+  }
+  Staging &st = staging_[nextStaging_++ % staging_.size()];
+  if (st.pending) CGRAPH_RETURN_IF_ERROR(driver_->eventSynchronize(st.copied));
+  std::memcpy(st.host, table_.data(), bytes);
+  CGRAPH_RETURN_IF_ERROR(driver_->copyToDevice(tableAddress(), st.host, bytes));
+  CGRAPH_RETURN_IF_ERROR(driver_->eventRecord(st.copied));
+  st.pending = true;
+  uploaded_ = table_;
+  ++driver_->counters().tableUploads;
+  return Error::success();
+}
+
+// Nd-ranges that read parameters: recomputed; only the nodes whose launch changed are
+// set again on the instantiated graph.
+Error GraphExecutable::updateParamRanges(const std::vector<uint64_t> &params) {
+  return gpu::updateParamRanges(
+      params, rangeParams_, rangesResolved_, parts_, plans_,
+      [&](uint32_t n, const std::vector<uint64_t> &ps, Launch &l) { return rangeOf(n, ps, l); },
+      [&](PartGraph &pg, GraphNodeHandle node, uint32_t n, Launch &l) -> Error {
+        if (Error e = driver_->execKernelNodeSetParams(pg.exec, node, l)) return std::move(e).withContext(nodeLabel(n));
+        ++driver_->counters().nodeUpdates;
+        return Error::success();
+      });
+}
+
+bool GraphExecutable::patchTransfer(uint32_t n, const Transfer &t) {
+  std::vector<uint64_t> &v = plans_[n].launch.vals;
+  // cgraph_fill: {table, dst a, dst m, bytes a, bytes m, ...};
+  // cgraph_copy: {table, dst a, dst m, src a, src m, width a, width m, ...} (1D: the
+  // pitches are not read).
+  const bool fill = nodeAt(n).kind == NodeKind::Fill;
+  const uint64_t want[3] = {t.dstOffset, fill ? t.bytes : t.srcOffset, t.bytes};
+  const size_t at[3] = {1, 3, 5};
+  bool changed = false;
+  for (int i = 0; i < (fill ? 2 : 3); ++i)
+    if (v[at[i]] != want[i]) {
+      v[at[i]] = want[i];
+      changed = true;
+    }
+  return changed;
+}
+
+Error GraphExecutable::updateTransfers(const std::vector<uint64_t> &params) {
+  for (uint32_t n = 0; n < graph_.nodes.size(); ++n) {
+    if (!plans_[n].exprTransfer || !patchTransfer(n, transfer(n, params))) continue;
+    const GraphNodeRef &ref = graphNodes_[n];
+    if (!ref.node || ref.part == kNone || !parts_[ref.part].exec) continue;
+    if (Error e = driver_->execKernelNodeSetParams(parts_[ref.part].exec, ref.node, plans_[n].launch))
+      return e.withContext(nodeLabel(n));
+    ++driver_->counters().nodeUpdates;
+  }
+  return Error::success();
+}
+
+Error GraphExecutable::runHost(uint32_t n, const std::vector<uint64_t> &params) {
+  return runHostTask(
+      graph_, n, nSlots_, slotLength_, *hostTasks_, params, [&]() { return driver_->streamSynchronize(); },
+      [&](void *dst, uint32_t slot, size_t bytes) { return driver_->copyToHost(dst, slotBase(slot), bytes); },
+      [&](uint32_t slot, const void *src, size_t bytes) { return driver_->copyToDevice(slotBase(slot), src, bytes); });
+}
+
+Error GraphExecutable::runNodeEager(uint32_t n, const std::vector<uint64_t> &params) {
+  if (!nodeEnabled(n)) return Error::success(); // disabled: its edges still order
+  const Node &node = graph_.nodes[n];
+  NodePlan &p = plans_[n];
+  if (node.kind == NodeKind::Host) return runHost(n, params).withContext(nodeLabel(n));
+  if (p.kind != NodePlan::Kernel) return Error::success();
+  if (node.kind == NodeKind::Kernel && p.paramRange) CGRAPH_RETURN_IF_ERROR(rangeOf(n, params, p.launch));
+  if (p.exprTransfer) patchTransfer(n, transfer(n, params));
+  Copy3D c3;
+  Memset ms;
+  Error e;
+  if (p.exprTransfer)
+    e = driver_->launchKernel(p.launch);
+  else if ((node.kind == NodeKind::Copy || node.kind == NodeKind::CopyRect) &&
+      copy3DFor(node, slotBase(node.copy.srcSlot), slotBase(node.copy.dstSlot), c3))
+    e = driver_->memcpy3D(c3);
+  else if (node.kind == NodeKind::Fill && memsetFor(node.fill, slotBase(node.fill.slot), ms))
+    e = driver_->memset(ms);
+  else
+    e = driver_->launchKernel(p.launch);
+  if (e) return std::move(e).withContext(nodeLabel(n));
+  return Error::success();
+}
+
+Expected<rt::EventPtr> GraphExecutable::submit(const std::vector<ResolvedSlot> &slots,
+                                               const std::vector<uint64_t> &params,
+                                               const rt::SubmitOptions &opts) {
+  CGRAPH_RETURN_IF_ERROR(checkSubmit(opts));
+  for (const rt::EventPtr &e : opts.waitFor) {
+    // Submissions of this device are ordered on its one stream already.
+    if (!e || ownEvent(*e)) continue;
+    CGRAPH_RETURN_IF_ERROR(e->wait().withContext("waiting for a prior submission"));
+  }
+  CGRAPH_RETURN_IF_ERROR(driver_->makeCurrent());
+  for (uint32_t s = 0; s < nSlots_ && s < slots.size(); ++s) {
+    const ResolvedSlot &r = slots[s];
+    if (r.buffer) {
+      table_[s] = driver_->address(*r.buffer) + r.offset; // the runtime checked the owner
+      slotLength_[s] = r.length;
+    }
+  }
+  for (uint32_t p = 0; p < nParams_ && p < params.size(); ++p)
+    table_[nSlots_ + p] = params[p];
+  CGRAPH_RETURN_IF_ERROR(uploadTable());
+  CGRAPH_RETURN_IF_ERROR(submissionStarted(opts));
+  if (mode_ == rt::ExecMode::Replay) {
+    CGRAPH_RETURN_IF_ERROR(updateParamRanges(params));
+    CGRAPH_RETURN_IF_ERROR(updateTransfers(params));
+    for (PartGraph &pg : parts_) {
+      if (pg.host) {
+        for (uint32_t n : pg.nodes)
+          CGRAPH_RETURN_IF_ERROR(runNodeEager(n, params));
+      } else if (pg.exec) {
+        CGRAPH_RETURN_IF_ERROR(driver_->graphLaunch(pg.exec));
+      }
+    }
+  } else {
+    for (PartGraph &pg : parts_)
+      for (uint32_t n : pg.nodes) {
+        CGRAPH_RETURN_IF_ERROR(eagerNodeStarting(n, opts));
+        CGRAPH_RETURN_IF_ERROR(runNodeEager(n, params));
+        CGRAPH_RETURN_IF_ERROR(eagerNodeDone(n, opts));
+        if (opts.afterNode) {
+          if (Error e = driver_->streamSynchronize()) return std::move(e).withContext(nodeLabel(n));
+          CGRAPH_RETURN_IF_ERROR(opts.afterNode(n));
+        }
+      }
+  }
+  return finishSubmission(opts);
+}
+
+} // namespace cgraph::gpu
