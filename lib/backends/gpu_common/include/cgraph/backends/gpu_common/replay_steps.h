@@ -45,12 +45,13 @@ void initTable(const Graph &g, Owned owned, std::vector<uint64_t> &table,
   // Until the first submission an expression holds the placeholder cgc stored.
   for (size_t e = 0; e < g.exprs.size(); ++e) {
     const FieldExpr &fe = g.exprs[e];
+    if (fe.node >= g.nodes.size()) continue; // a slot size (node kNone): no placeholder
     const Node &node = g.nodes[fe.node];
     const uint16_t f = uint16_t(fe.field);
     uint64_t v = 0;
     if (f <= 8)
       v = (f < 3 ? node.range.global : f < 6 ? node.range.local : node.range.offset)[f % 3].value;
-    else if (fe.arg < node.args.size())
+    else if (fe.field == ExprField::ScalarArg && fe.arg < node.args.size())
       v = node.args[fe.arg].value;
     table[nSlots + g.params.size() + e] = v;
   }
