@@ -6,14 +6,12 @@
 // Per case: the node's time (profiled replay on cpu, OpenCL event start/end on PoCL;
 // median over the iterations) and cpu/pocl. A case that does not build or run on one
 // side (PoCL 3.1 lacks mem_fence and half_ builtins) prints "-" there.
-#include "cgraph/backends/cpu/cpu_backend.h"
+#include "bench_common.h"
+
 #include "cgraph/graph/builder.h"
 #include "cgraph/kernel/module_info.h"
 #include "cgraph/kernel/opencl_compiler.h"
 #include "cgraph/kernel/spirv.h"
-#ifdef CGRAPH_HAVE_OPENCL_BACKEND
-#include "cgraph/backends/opencl/opencl_backend.h"
-#endif
 #include "kernel_manifest.h"
 
 #include <algorithm>
@@ -30,16 +28,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-[[noreturn]] void die(const std::string &what) {
-  std::fprintf(stderr, "bench_cases: %s\n", what.c_str());
-  std::exit(1);
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+[[noreturn]] void die(const std::string &what) { bench::die("bench_cases", what); }
+using bench::median;
 
 Expected<Graph> caseGraph(const std::string &source, const cltest::ManifestCase &c) {
   const std::string file = fs::path(c.file).filename().string();
@@ -119,26 +109,9 @@ double measure(rt::Device &dev, const Graph &g, const cltest::ManifestCase &c, i
 
 int main(int argc, char **argv) {
   int iters = 11;
-  std::vector<std::string> dirs;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "-n" && i + 1 < argc) iters = std::max(1, std::atoi(argv[++i]));
-    else if (!a.empty() && a[0] == '-') die("unknown option '" + a + "' (usage: bench_cases [-n N] DIR...)");
-    else dirs.push_back(a);
-  }
-  if (dirs.empty()) die("usage: bench_cases [-n ITERATIONS] DIR...");
-  auto cpuBackend = cpu::makeCpuBackend();
-  auto cpuDev = cpuBackend->device(0);
-  if (!cpuDev) die(cpuDev.error().message());
-  rt::Device *pocl = nullptr;
-#ifdef CGRAPH_HAVE_OPENCL_BACKEND
-  auto ocl = opencl::makeOpenCLBackend();
-  if (ocl->probe().available) {
-    auto d = ocl->device(0);
-    if (!d) die(d.error().message());
-    pocl = *d;
-  }
-#endif
+  const std::vector<std::string> dirs = bench::parseArgs(argc, argv, "bench_cases", "DIR", &iters);
+  bench::CpuAndPocl devs = bench::openCpuAndPocl("bench_cases");
+  rt::Device *pocl = devs.pocl;
   std::printf("median of %d runs; one node per case, its time in us\n", iters);
   std::printf("%-44s %10s %10s %9s\n", "case", "cpu", "pocl", "cpu/pocl");
   double worst = 0;
@@ -157,7 +130,7 @@ int main(int argc, char **argv) {
       for (const cltest::ManifestCase &c : *cases) {
         auto g = caseGraph(ss.str(), c);
         if (!g) die(c.label() + ": " + g.error().message());
-        double cu = measure(**cpuDev, *g, c, iters);
+        double cu = measure(*devs.cpu, *g, c, iters);
         double pu = pocl ? measure(*pocl, *g, c, iters) : -1;
         std::string label = p.filename().string() + " " + c.kernel;
         char cb[32], pb[32], rb[32];

@@ -11,11 +11,9 @@
 //     each backend, and replay / eager.
 // External slots are filled with the float 0.5 (bytes 00 00 00 3f), parameters keep
 // their defaults, runtime-owned slots their initializers.
-#include "cgraph/backends/cpu/cpu_backend.h"
+#include "bench_common.h"
+
 #include "cgraph/format/reader.h"
-#ifdef CGRAPH_HAVE_OPENCL_BACKEND
-#include "cgraph/backends/opencl/opencl_backend.h"
-#endif
 
 #include <algorithm>
 #include <chrono>
@@ -31,16 +29,8 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-[[noreturn]] void die(const std::string &what) {
-  std::fprintf(stderr, "bench_nodes: %s\n", what.c_str());
-  std::exit(1);
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+[[noreturn]] void die(const std::string &what) { bench::die("bench_nodes", what); }
+using bench::median;
 
 struct Bound {
   std::vector<std::unique_ptr<rt::Buffer>> bufs;
@@ -141,38 +131,16 @@ std::string baseName(const std::string &p) {
 
 int main(int argc, char **argv) {
   int iters = 11;
-  std::vector<std::string> files;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "-n" && i + 1 < argc) iters = std::max(1, std::atoi(argv[++i]));
-    else if (!a.empty() && a[0] == '-') die("unknown option '" + a + "' (usage: bench_nodes [-n N] FILE.cgf...)");
-    else files.push_back(a);
-  }
-  if (files.empty()) die("usage: bench_nodes [-n ITERATIONS] FILE.cgf...");
-  auto cpuBackend = cpu::makeCpuBackend();
-  auto cpuDev = cpuBackend->device(0);
-  if (!cpuDev) die(cpuDev.error().message());
-  rt::Device *pocl = nullptr;
-#ifdef CGRAPH_HAVE_OPENCL_BACKEND
-  auto ocl = opencl::makeOpenCLBackend();
-  rt::BackendProbe p = ocl->probe();
-  if (p.available) {
-    auto d = ocl->device(0);
-    if (!d) die(d.error().message());
-    pocl = *d;
-  } else {
-    std::printf("opencl: not available (%s); cpu figures only\n", p.reason.c_str());
-  }
-#else
-  std::printf("opencl backend not built; cpu figures only\n");
-#endif
+  const std::vector<std::string> files = bench::parseArgs(argc, argv, "bench_nodes", "FILE.cgf", &iters);
+  bench::CpuAndPocl devs = bench::openCpuAndPocl("bench_nodes");
+  rt::Device *pocl = devs.pocl;
   std::printf("median of %d runs; times in us; per-kernel = its nodes' time in one run of the graph\n", iters);
   std::printf("%-16s %-20s %5s %12s %12s %9s\n", "graph", "kernel", "nodes", "cpu", "pocl", "cpu/pocl");
   for (const std::string &file : files) {
     auto g = readCgfFile(file);
     if (!g) die(g.error().message());
     const std::string name = baseName(file);
-    Figures c = measure(**cpuDev, *g, iters, true);
+    Figures c = measure(*devs.cpu, *g, iters, true);
     Figures o;
     if (pocl) o = measure(*pocl, *g, iters, false);
     for (auto &kv : c.kernelUs) {

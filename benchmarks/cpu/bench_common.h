@@ -1,0 +1,78 @@
+// What the cpu-vs-PoCL benchmark programs (bench_nodes, bench_cases) share: argument
+// parsing (`[-n ITERATIONS] ARG...`), the cpu backend's device and PoCL's (through the
+// opencl backend, where it is built and has a device), and the median.
+// Failure: every error ends the program with "PROG: message" on stderr and exit 1.
+#pragma once
+
+#include "cgraph/backends/cpu/cpu_backend.h"
+#ifdef CGRAPH_HAVE_OPENCL_BACKEND
+#include "cgraph/backends/opencl/opencl_backend.h"
+#endif
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace cgraph::bench {
+
+[[noreturn]] inline void die(const char *prog, const std::string &what) {
+  std::fprintf(stderr, "%s: %s\n", prog, what.c_str());
+  std::exit(1);
+}
+
+inline double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// `[-n ITERATIONS] ARG...` (at least one ARG): the positional arguments; *iters keeps
+// its default unless -n is given.
+inline std::vector<std::string> parseArgs(int argc, char **argv, const char *prog, const char *what,
+                                          int *iters) {
+  std::vector<std::string> out;
+  const std::string usage = std::string("usage: ") + prog + " [-n ITERATIONS] " + what + "...";
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "-n" && i + 1 < argc) *iters = std::max(1, std::atoi(argv[++i]));
+    else if (!a.empty() && a[0] == '-') die(prog, "unknown option '" + a + "' (" + usage + ")");
+    else out.push_back(a);
+  }
+  if (out.empty()) die(prog, usage);
+  return out;
+}
+
+// The cpu device, and PoCL's when there is one (pocl null otherwise; the reason is
+// printed). The backends own the devices.
+struct CpuAndPocl {
+  std::unique_ptr<rt::Backend> cpuBackend, oclBackend;
+  rt::Device *cpu = nullptr;
+  rt::Device *pocl = nullptr;
+};
+
+inline CpuAndPocl openCpuAndPocl(const char *prog) {
+  CpuAndPocl d;
+  d.cpuBackend = cpu::makeCpuBackend();
+  auto c = d.cpuBackend->device(0);
+  if (!c) die(prog, c.error().message());
+  d.cpu = *c;
+#ifdef CGRAPH_HAVE_OPENCL_BACKEND
+  d.oclBackend = opencl::makeOpenCLBackend();
+  rt::BackendProbe p = d.oclBackend->probe();
+  if (p.available) {
+    auto o = d.oclBackend->device(0);
+    if (!o) die(prog, o.error().message());
+    d.pocl = *o;
+  } else {
+    std::printf("opencl: not available (%s); cpu figures only\n", p.reason.c_str());
+  }
+#else
+  std::printf("opencl backend not built; cpu figures only\n");
+#endif
+  return d;
+}
+
+} // namespace cgraph::bench
