@@ -478,9 +478,9 @@ TEST_CASE("level_zero: host tasks split the lists", "[level_zero]") {
   CHECK(fake::violations().empty());
 }
 
-TEST_CASE("level_zero: eager mode, afterNode and kernel timestamps", "[level_zero]") {
-  Fixture f;
-  GraphBuilder b("eager");
+// A fill, then two lsum kernels (nodes 1 and 2), chained: the timestamp cases' graph.
+static Graph fillAndTwoKernels(const char *name) {
+  GraphBuilder b(name);
   auto k = addKernels(b);
   uint32_t a = b.addSlot(slot("a", 1024));
   uint32_t n0 = b.addFill("f", fillOp(a, 0, 1024, {1, 0, 0, 0}));
@@ -490,7 +490,12 @@ TEST_CASE("level_zero: eager mode, afterNode and kernel timestamps", "[level_zer
       b.addKernelNode("k2", k["lsum"], range1(256, 64), {Arg::slot(a), Arg::localMem(256)});
   b.addEdge(n0, n1);
   b.addEdge(n1, n2);
-  auto exe = f.finalize(b.take(), rt::ExecMode::Eager);
+  return b.take();
+}
+
+TEST_CASE("level_zero: eager mode, afterNode and kernel timestamps", "[level_zero]") {
+  Fixture f;
+  auto exe = f.finalize(fillAndTwoKernels("eager"), rt::ExecMode::Eager);
   auto A = f.buffer(1024);
   rt::BindingTable t;
   t.slots = {{A.get()}};
@@ -543,17 +548,8 @@ TEST_CASE("level_zero: eager mode, afterNode and kernel timestamps", "[level_zer
 TEST_CASE("level_zero: a profiled replay has its own recording with kernel timestamps",
           "[level_zero]") {
   Fixture f;
-  GraphBuilder b("prof");
-  auto k = addKernels(b);
-  uint32_t a = b.addSlot(slot("a", 1024));
-  uint32_t n0 = b.addFill("f", fillOp(a, 0, 1024, {1, 0, 0, 0}));
-  uint32_t n1 =
-      b.addKernelNode("k1", k["lsum"], range1(256, 64), {Arg::slot(a), Arg::localMem(256)});
-  uint32_t n2 =
-      b.addKernelNode("k2", k["lsum"], range1(256, 64), {Arg::slot(a), Arg::localMem(256)});
-  b.addEdge(n0, n1);
-  b.addEdge(n1, n2);
-  auto exe = f.finalize(b.take());
+  const uint32_t n1 = 1, n2 = 2;
+  auto exe = f.finalize(fillAndTwoKernels("prof"));
   auto A = f.buffer(1024);
   rt::BindingTable t;
   t.slots = {{A.get()}};
