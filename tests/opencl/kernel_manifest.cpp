@@ -679,6 +679,16 @@ void refAtomicOps(const ManifestCase &c, std::vector<std::vector<uint8_t>> &b) {
 // integer.cl
 int32_t satI32(int64_t v) { return int32_t(std::min<int64_t>(std::max<int64_t>(v, INT32_MIN), INT32_MAX)); }
 
+void refDivUniform(const ManifestCase &c, std::vector<std::vector<uint8_t>> &b) {
+  uint32_t *q = view<uint32_t>(b[0]), *r = view<uint32_t>(b[1]);
+  const uint32_t d = scalarArg<uint32_t>(c, 2);
+  forEachId(c, [&](uint64_t i) {
+    const uint32_t n = i < 4 ? 0xFFFFFFFFu - uint32_t(i) : uint32_t(i) * 2654435761u;
+    q[i] = n / d;
+    r[i] = (n % d) ^ 0xA5A5A5A5u;
+  });
+}
+
 void refIntOps(const ManifestCase &c, std::vector<std::vector<uint8_t>> &b) {
   const int32_t *x = view<int32_t>(b[0]), *y = view<int32_t>(b[1]);
   int32_t *out = view<int32_t>(b[2]);
@@ -974,6 +984,7 @@ const NamedReference kReferences[] = {
     {"integer.cl:int_ops", refIntOps},
     {"integer.cl:int_ops_vec", refIntOpsVec},
     {"integer.cl:int_small_long", refIntSmallLong},
+    {"integer.cl:div_uniform", refDivUniform},
     {"relational.cl:rel_ops", refRelOps},
     {"relational.cl:rel_vec", refRelVec},
     {"math.cl:math_f32", refMathF32},

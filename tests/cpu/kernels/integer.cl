@@ -32,3 +32,23 @@ __kernel void int_small_long(__global const int *x, __global const int *y, __glo
   __global long *o = out + i * 4;
   o[0] = add_sat(ua, ub); o[1] = sub_sat(sa, sb); o[2] = mul_hi(la, lb); o[3] = (long)mul_hi((ulong)la, (ulong)lb);
 }
+
+// Division and remainder by a divisor every work-item shares (the cpu backend turns
+// them into a multiply by a magic number computed once per group call): edge divisors,
+// and dividends from the top of the range down and spread over it.
+// cgtest: kernel=div_uniform global=1024 args=q:u32[1024]:w, r:u32[1024]:w, 1:u32
+// cgtest: kernel=div_uniform global=1024 args=q:u32[1024]:w, r:u32[1024]:w, 2:u32
+// cgtest: kernel=div_uniform global=1024 args=q:u32[1024]:w, r:u32[1024]:w, 3:u32
+// cgtest: kernel=div_uniform global=1024 args=q:u32[1024]:w, r:u32[1024]:w, 7:u32
+// cgtest: kernel=div_uniform global=1024 args=q:u32[1024]:w, r:u32[1024]:w, 641:u32
+// cgtest: kernel=div_uniform global=1024 args=q:u32[1024]:w, r:u32[1024]:w, 4096:u32
+// cgtest: kernel=div_uniform global=1024 args=q:u32[1024]:w, r:u32[1024]:w, 2147483647:u32
+// cgtest: kernel=div_uniform global=1024 args=q:u32[1024]:w, r:u32[1024]:w, 2147483648:u32
+// cgtest: kernel=div_uniform global=1024 args=q:u32[1024]:w, r:u32[1024]:w, 2147483649:u32
+// cgtest: kernel=div_uniform global=1024 args=q:u32[1024]:w, r:u32[1024]:w, 4294967295:u32
+__kernel void div_uniform(__global uint *q, __global uint *r, uint d) {
+  uint i = get_global_id(0);
+  uint n = i < 4 ? 0xFFFFFFFFu - i : i * 2654435761u;
+  q[i] = n / d;
+  r[i] = (n % d) ^ 0xA5A5A5A5u; // never all zero (d = 1)
+}
