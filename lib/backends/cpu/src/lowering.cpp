@@ -641,68 +641,6 @@ struct FlatAccessesPass : PassInfoMixin<FlatAccessesPass> {
 };
 #endif
 
-// Division by a value every work-item shares (`bias[i % cols]`, cols a kernel
-// argument): x86 has no vector integer division, so the x loop would do one scalar
-// `div` per work-item. In a group wrapper a 32-bit unsigned divisor loaded at the
-// entry is replaced by a multiply with a magic number computed once per call
-// (Granlund-Montgomery, round-up variant; exact for every 32-bit dividend and divisor):
-//   l = ceil(log2 d), m = floor(2^32 (2^l - d) / d) + 1,
-//   t = (n * m) >> 32, n / d = (t + ((n - t) >> min(l, 1))) >> (l - min(l, 1)).
-// A divisor of 0 (undefined in OpenCL C) divides by 1 instead of trapping.
-// A/B: CGRAPH_CPU_LLVM_ARGS=-cgraph-cpu-uniform-div=0.
-cl::opt<bool> kUniformDiv("cgraph-cpu-uniform-div", cl::init(true),
-                          cl::desc("cgraph cpu backend: divide by group-uniform values with magic numbers"));
-struct UniformDivisionPass : PassInfoMixin<UniformDivisionPass> {
-  PreservedAnalyses run(Function &f, FunctionAnalysisManager &) {
-    if (!kUniformDiv || !f.getName().endswith(".wg") || f.isDeclaration()) return PreservedAnalyses::all();
-    BasicBlock &entry = f.getEntryBlock();
-    std::vector<BinaryOperator *> divs;
-    for (BasicBlock &bb : f) {
-      if (&bb == &entry) continue;
-      for (Instruction &i : bb) {
-        auto *bo = dyn_cast<BinaryOperator>(&i);
-        if (!bo || !bo->getType()->isIntegerTy(32)) continue;
-        if (bo->getOpcode() != Instruction::UDiv && bo->getOpcode() != Instruction::URem) continue;
-        auto *d = dyn_cast<Instruction>(bo->getOperand(1));
-        if (d && d->getParent() == &entry) divs.push_back(bo);
-      }
-    }
-    if (divs.empty()) return PreservedAnalyses::all();
-    struct Magic {
-      Value *m, *sh1, *sh2;
-    };
-    std::map<Value *, Magic> magic;
-    IRBuilder<> b(entry.getTerminator());
-    Type *i32 = b.getInt32Ty(), *i64 = b.getInt64Ty();
-    for (BinaryOperator *bo : divs) {
-      Value *d = bo->getOperand(1);
-      auto it = magic.find(d);
-      if (it == magic.end()) {
-        b.SetInsertPoint(entry.getTerminator());
-        Value *d1 = b.CreateSelect(b.CreateICmpEQ(d, b.getInt32(0)), b.getInt32(1), d, "udiv.d");
-        Value *lz = b.CreateBinaryIntrinsic(Intrinsic::ctlz, b.CreateSub(d1, b.getInt32(1)), b.getFalse());
-        Value *l = b.CreateSub(b.getInt32(32), lz, "udiv.l");
-        Value *d64 = b.CreateZExt(d1, i64);
-        Value *num = b.CreateShl(b.CreateSub(b.CreateShl(b.getInt64(1), b.CreateZExt(l, i64)), d64), 32);
-        Value *m = b.CreateTrunc(b.CreateAdd(b.CreateUDiv(num, d64), b.getInt64(1)), i32, "udiv.m");
-        Value *sh1 = b.CreateBinaryIntrinsic(Intrinsic::umin, l, b.getInt32(1));
-        Value *sh2 = b.CreateSub(l, sh1);
-        it = magic.emplace(d, Magic{m, sh1, sh2}).first;
-      }
-      const Magic &mg = it->second;
-      b.SetInsertPoint(bo);
-      Value *n = bo->getOperand(0);
-      Value *t = b.CreateTrunc(
-          b.CreateLShr(b.CreateMul(b.CreateZExt(n, i64), b.CreateZExt(mg.m, i64)), 32), i32);
-      Value *q = b.CreateLShr(b.CreateAdd(t, b.CreateLShr(b.CreateSub(n, t), mg.sh1)), mg.sh2, "udiv.q");
-      Value *r = bo->getOpcode() == Instruction::UDiv ? q : b.CreateSub(n, b.CreateMul(q, d), "urem.r");
-      bo->replaceAllUsesWith(r);
-      bo->eraseFromParent();
-    }
-    return PreservedAnalyses::none();
-  }
-};
-
 Error runO3(Module &m, TargetMachine &tm) {
   LoopAnalysisManager lam;
   FunctionAnalysisManager fam;
@@ -726,8 +664,6 @@ Error runO3(Module &m, TargetMachine &tm) {
     mpm.addPass(createModuleToFunctionPassAdaptor(std::move(fpm)));
   });
 #endif
-  pb.registerVectorizerStartEPCallback(
-      [](FunctionPassManager &fpm, OptimizationLevel) { fpm.addPass(UniformDivisionPass()); });
   fam.registerPass([&] { return tm.getTargetIRAnalysis(); });
   pb.registerModuleAnalyses(mam);
   pb.registerCGSCCAnalyses(cgam);
