@@ -15,32 +15,19 @@ using namespace cgraph::devtest;
 
 namespace {
 
-const char *kSource = R"CL(
-__kernel void addk(__global uint *d, __global const uint *s, uint k) {
-  size_t i = get_global_id(0);
-  d[i] = d[i] + s[i] * k;
-}
-__kernel void mark(__global uint *d, uint v) { d[get_global_id(0)] = v + (uint)get_global_offset(0); }
-__kernel void lsum(__global uint *d, __local uint *tmp) {
-  size_t l = get_local_id(0);
-  tmp[l] = d[get_global_id(0)];
-  barrier(CLK_LOCAL_MEM_FENCE);
-  if (l == 0) {
-    uint s = 0;
-    for (size_t i = 0; i < get_local_size(0); ++i) s += tmp[i];
-    d[get_global_id(0)] = s;
-  }
-}
+// kKernels (addk, mark, lsum) and a builtin with a private pointer argument.
+const char *kFract = R"CL(
 __kernel void fractk(__global float *d) {
   float ip;
   size_t i = get_global_id(0);
-  d[i] = fract(d[i], &ip) + ip * 0.5f; // a builtin with a private pointer argument
+  d[i] = fract(d[i], &ip) + ip * 0.5f;
 }
 )CL";
 
 Graph mixedGraph() {
   GraphBuilder b("hip-conformance");
-  auto k = addSource(b, kSource, "conf.cl");
+  auto k = addSource(b, kKernels, "conf.cl");
+  k.merge(addSource(b, kFract, "fract.cl"));
   const uint32_t a = b.addSlot(slot("a", 4096)), x = b.addSlot(slot("x", 4096)), f = b.addSlot(slot("f", 4096)),
                  t = b.addSlot(slot("t", 4096, SlotInit::Transient));
   Param p;
