@@ -5,11 +5,13 @@
 
 // __sync builtins: spir64 reports no lock-free sizes, so __atomic_* would become libcalls.
 // __sync_fetch_and_{min,max,umin,umax} are declared for int only (clang truncates a
-// long argument), so 64-bit min/max are compare-and-swap loops.
+// long argument), so 64-bit min/max are compare-and-swap loops. Their first read is
+// atomic too (an `or` with 0): a plain read races with the other work-items' swaps
+// (ThreadSanitizer reports it once the launch runs on several threads).
 #define CG_MINMAX64(T, AS)                                                                    \
-  static T OVL cg_amin(volatile AS T *p, T v) { T o = *p;                                      \
+  static T OVL cg_amin(volatile AS T *p, T v) { T o = __sync_fetch_and_or(p, (T)0);           \
     for (;;) { T w = __sync_val_compare_and_swap(p, o, v < o ? v : o); if (w == o) return o; o = w; } } \
-  static T OVL cg_amax(volatile AS T *p, T v) { T o = *p;                                      \
+  static T OVL cg_amax(volatile AS T *p, T v) { T o = __sync_fetch_and_or(p, (T)0);           \
     for (;;) { T w = __sync_val_compare_and_swap(p, o, v > o ? v : o); if (w == o) return o; o = w; } }
 CG_MINMAX64(long, __global) CG_MINMAX64(long, __local) CG_MINMAX64(ulong, __global) CG_MINMAX64(ulong, __local)
 #define CG_MINMAX32(T, AS, MIN, MAX)                                                          \
