@@ -18,9 +18,12 @@ __kernel void atomics64(__global long *c, __global ulong *u) {
   atom_inc(&c[7]);
   atom_dec(&u[0]);
   atom_max(&u[1], (ulong)i * 0x9000000000000001UL);
+  // Reads of counters other work-items change are atomic too (an `or` with 0): a plain
+  // read would race with them (ThreadSanitizer checks these kernels on several threads).
   ulong old;
-  do { old = u[2]; } while (atom_cmpxchg(&u[2], old, old + (ulong)i * 0x100000000UL) != old);
-  if (atom_xchg(&u[3], u[3]) != u[3]) atom_add(&c[7], 1000000L); // never taken: xchg with itself
+  do { old = atom_or(&u[2], 0UL); } while (atom_cmpxchg(&u[2], old, old + (ulong)i * 0x100000000UL) != old);
+  ulong cur = atom_or(&u[3], 0UL);
+  if (atom_xchg(&u[3], cur) != cur) atom_add(&c[7], 1000000L); // never taken: xchg with itself
 }
 
 __kernel void atomics64_local(__global const long *in, __global long *out) {
