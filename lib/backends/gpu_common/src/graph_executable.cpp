@@ -279,7 +279,10 @@ Error GraphExecutable::prepare(const rt::FinalizeOptions &opts, const Graph *ori
   // Node plans.
   plans_.resize(nn);
   for (const FieldExpr &fe : graph_.exprs)
-    if (isTransferField(fe.field) && fe.node < nn) plans_[fe.node].exprTransfer = true;
+    if (isTransferField(fe.field) && fe.node < nn && !plans_[fe.node].exprTransfer) {
+      plans_[fe.node].exprTransfer = true;
+      exprTransferNodes_.push_back(fe.node);
+    }
   for (uint32_t n = 0; n < nn; ++n) {
     const Node &node = graph_.nodes[n];
     const bool kernel = node.kind == NodeKind::Kernel;
@@ -510,8 +513,9 @@ bool GraphExecutable::patchTransfer(uint32_t n, const Transfer &t) {
 }
 
 Error GraphExecutable::updateTransfers(const std::vector<uint64_t> &params) {
-  for (uint32_t n = 0; n < graph_.nodes.size(); ++n) {
-    if (!plans_[n].exprTransfer || !patchTransfer(n, transfer(n, params))) continue;
+  // Only the copy/fill nodes with stored expressions: O(those), not O(nodes), per submission.
+  for (uint32_t n : exprTransferNodes_) {
+    if (!patchTransfer(n, transfer(n, params))) continue;
     const GraphNodeRef &ref = graphNodes_[n];
     if (!ref.node || ref.part == kNone || !parts_[ref.part].exec) continue;
     if (Error e = driver_->execKernelNodeSetParams(parts_[ref.part].exec, ref.node, plans_[n].launch))

@@ -180,6 +180,7 @@ protected:
   std::vector<FunctionHandle> fns_; // per kernel of graph(); null until loaded
   std::unique_ptr<rt::HostTasks> hostTasks_;
   std::vector<NodePlan> plans_;              // per plan index
+  std::vector<uint32_t> exprTransferNodes_; // nodes with exprTransfer, in order (updateTransfers)
   std::vector<std::vector<uint32_t>> preds_; // per plan index
   std::deque<Graph> bodies_;                 // graphs lifted_ points into
   std::vector<LiftedNode> lifted_;
