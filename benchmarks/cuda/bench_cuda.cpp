@@ -17,6 +17,8 @@
 #include "cgraph/kernel/opencl_compiler.h"
 #include "cgraph/kernel/spirv.h"
 
+#include <dlfcn.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -146,11 +148,13 @@ void submitWait(rt::Executable &exe, const rt::BindingTable &t, double *hostUs) 
   if (Error e = (*ev)->wait()) die(e.message());
 }
 
-void chainBench(rt::Device &d, uint32_t n, bool axpy) {
+// `suffix` names the device's configuration in the rows; `eager` adds the eager rows.
+void chainBench(rt::Device &d, uint32_t n, bool axpy, const std::string &suffix = "", bool eager = true) {
   Graph g = chain(n, axpy, axpy ? 2 : 0);
-  const std::string tag = std::string(axpy ? "axpy4096" : "empty") + "_" + std::to_string(n);
+  const std::string tag = std::string(axpy ? "axpy4096" : "empty") + "_" + std::to_string(n) + suffix;
   Bound b = bind(d, g);
   for (rt::ExecMode mode : {rt::ExecMode::Replay, rt::ExecMode::Eager}) {
+    if (mode == rt::ExecMode::Eager && !eager) continue;
     rt::FinalizeOptions fo;
     fo.mode = mode;
     auto exe = d.finalize(g, fo);
@@ -213,6 +217,16 @@ void finalizeBench(rt::Device &d) {
     double us = usSince(t0);
     if (!exe) die(exe.error().message());
     rows.push_back({cache ? "finalize_warm_axpy_1000" : "finalize_cold_axpy_1000", us / 1000, us});
+    // Where the time went (the rest: validation and flattening before the executable).
+    double phases = 0;
+    for (const rt::Executable::Phase &ph : (*exe)->finalizePhases()) {
+      std::string name = ph.name;
+      for (char &c : name)
+        if (c == ' ') c = '_';
+      rows.push_back({std::string(cache ? "finalize_warm" : "finalize_cold") + "_phase_" + name, ph.us / 1000, ph.us});
+      phases += ph.us;
+    }
+    rows.push_back({std::string(cache ? "finalize_warm" : "finalize_cold") + "_phase_before_executable", (us - phases) / 1000, us - phases});
   }
 }
 
@@ -303,6 +317,54 @@ void handwritten(const std::string &cu) {
   pclose(p);
 }
 
+// What single driver calls cost the host on this machine (the pieces of a submission),
+// through the driver library directly, with the device's context current.
+void driverCallCosts(rt::Device &d) {
+  void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!h) return;
+  using CtxGet = int (*)(void **);
+  using CtxSet = int (*)(void *);
+  using StreamCreate = int (*)(void **, unsigned);
+  using EventCreate = int (*)(void **, unsigned);
+  using EventRecord = int (*)(void *, void *);
+  using Sync = int (*)(void *);
+  using HostAlloc = int (*)(void **, size_t);
+  using HtoD = int (*)(unsigned long long, const void *, size_t, void *);
+  using MemAlloc = int (*)(unsigned long long *, size_t);
+  auto ctxGet = reinterpret_cast<CtxGet>(dlsym(h, "cuCtxGetCurrent"));
+  auto ctxSet = reinterpret_cast<CtxSet>(dlsym(h, "cuCtxSetCurrent"));
+  auto streamCreate = reinterpret_cast<StreamCreate>(dlsym(h, "cuStreamCreate"));
+  auto eventCreate = reinterpret_cast<EventCreate>(dlsym(h, "cuEventCreate"));
+  auto eventRecord = reinterpret_cast<EventRecord>(dlsym(h, "cuEventRecord"));
+  auto streamSync = reinterpret_cast<Sync>(dlsym(h, "cuStreamSynchronize"));
+  auto hostAlloc = reinterpret_cast<HostAlloc>(dlsym(h, "cuMemAllocHost_v2"));
+  auto htod = reinterpret_cast<HtoD>(dlsym(h, "cuMemcpyHtoDAsync_v2"));
+  auto memAlloc = reinterpret_cast<MemAlloc>(dlsym(h, "cuMemAlloc_v2"));
+  if (!ctxGet || !ctxSet || !streamCreate || !eventCreate || !eventRecord || !streamSync || !hostAlloc || !htod ||
+      !memAlloc)
+    return;
+  auto buf = d.allocate(4096, 256); // makes the device's context current on this thread
+  if (!buf) return;
+  void *ctx = nullptr, *stream = nullptr, *ev = nullptr, *pinned = nullptr;
+  unsigned long long dst = 0;
+  if (ctxGet(&ctx) || !ctx || streamCreate(&stream, 1) || eventCreate(&ev, 2) || hostAlloc(&pinned, 4096) ||
+      memAlloc(&dst, 4096))
+    return;
+  const int reps = 2000;
+  auto time = [&](const char *name, auto call) {
+    call();
+    auto t0 = Clock::now();
+    for (int r = 0; r < reps; ++r) call();
+    const double us = usSince(t0) / reps;
+    streamSync(stream);
+    rows.push_back({std::string("driver_call_") + name, us, us});
+  };
+  time("cuCtxGetCurrent", [&] { void *c; ctxGet(&c); });
+  time("cuCtxSetCurrent_same", [&] { ctxSet(ctx); });
+  time("cuEventRecord", [&] { eventRecord(ev, stream); });
+  time("cuMemcpyHtoDAsync_128B_pinned", [&] { htod(dst, pinned, 128, stream); });
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -320,6 +382,17 @@ int main(int argc, char **argv) {
   std::printf("device: %s (%s)\n", d.info().name.c_str(), d.info().driverVersion.c_str());
   for (uint32_t n : {1000u, 10000u})
     for (bool axpy : {false, true}) chainBench(d, n, axpy);
+  {
+    // The same replays with every edge a full dependency (no programmatic edges).
+    cuda::CudaBackendOptions full;
+    full.programmaticEdges = false;
+    auto fullBackend = cuda::makeCudaBackend(full);
+    auto fd = fullBackend->device(0);
+    if (!fd) die(fd.error().message());
+    for (uint32_t n : {1000u, 10000u})
+      for (bool axpy : {false, true}) chainBench(**fd, n, axpy, "_full_edges", false);
+  }
+  driverCallCosts(d);
   rebindBench(d);
   finalizeBench(d);
   qualityBench(d);

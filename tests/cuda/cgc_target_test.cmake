@@ -1,5 +1,5 @@
-# cgc --target cuda:sm_90 --target cuda:sm_80 embeds PTX (sm_86 and sm_80: the newest
-# LLVM 14 emits at or below each) and cubins for sm_90 and sm_80; cgc dump lists them;
+# cgc --target cuda:sm_90 --target cuda:sm_80 embeds PTX (sm_90, with its griddepcontrol
+# prologue, and sm_80) and cubins for sm_90 and sm_80; cgc dump lists them;
 # an unknown target is an error naming it. With -DCUBIN=ON the cubin forms are checked
 # too (registered only where ptxas was found).
 file(MAKE_DIRECTORY ${OUT})
@@ -9,7 +9,7 @@ if(NOT rc EQUAL 0)
   message(FATAL_ERROR "cgc --target failed (${rc}): ${err}")
 endif()
 execute_process(COMMAND ${CGC} dump ${OUT}/s.cgf OUTPUT_VARIABLE dump RESULT_VARIABLE rc)
-foreach(form "ptx(nvptx64-sm_86" "ptx(nvptx64-sm_80")
+foreach(form "ptx(nvptx64-sm_90" "ptx(nvptx64-sm_80")
   string(FIND "${dump}" "${form}" at)
   if(at EQUAL -1)
     message(FATAL_ERROR "cgc dump lacks ${form}:\n${dump}")

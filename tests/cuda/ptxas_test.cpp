@@ -96,8 +96,10 @@ int main() {
       ++failures;
       continue;
     }
-    // sm_80 PTX for sm_80 and sm_90 hardware; sm_86 (the newest LLVM 14 emits) for sm_90.
-    const std::pair<unsigned, std::vector<std::string>> plans[] = {{80, {"sm_80", "sm_90"}}, {86, {"sm_90"}}};
+    // sm_80 PTX for sm_80 and sm_90 hardware; sm_86 (the newest LLVM 14 emits) for sm_90;
+    // sm_90 (sm_86 code, PTX 7.8 header, griddepcontrol prologue) for sm_90.
+    const std::pair<unsigned, std::vector<std::string>> plans[] = {
+        {80, {"sm_80", "sm_90"}}, {86, {"sm_90"}}, {90, {"sm_90"}}};
     for (const auto &plan : plans) {
       std::printf("...  %s (sm_%u)\n", f.string().c_str(), plan.first);
       std::fflush(stdout);
@@ -106,6 +108,17 @@ int main() {
         std::printf("FAIL %s (sm_%u): %s\n", f.string().c_str(), plan.first, ptx.error().message().c_str());
         ++failures;
         continue;
+      }
+      // Every sm_90 entry waits for its grid dependencies (programmatic edges rely on it).
+      if (cuda::waitsForGridDependencies(plan.first)) {
+        size_t entries = 0, waits = 0;
+        for (size_t at = 0; (at = ptx->ptx.find(".entry ", at)) != std::string::npos; ++at) ++entries;
+        for (size_t at = 0; (at = ptx->ptx.find("griddepcontrol.wait;", at)) != std::string::npos; ++at) ++waits;
+        if (entries == 0 || waits < entries || ptx->ptx.find(".target sm_90") == std::string::npos) {
+          std::printf("FAIL %s (sm_%u): %zu entries, %zu griddepcontrol.wait, or no .target sm_90\n",
+                      f.string().c_str(), plan.first, entries, waits);
+          ++failures;
+        }
       }
       std::string rel = fs::relative(f, src).replace_extension().string();
       std::replace(rel.begin(), rel.end(), '/', '_');

@@ -59,7 +59,7 @@ int main(int argc, char **argv) {
       if (m.name.rfind("fused_", 0) != 0) continue;
       ++modules;
       const std::vector<uint8_t> &spv = m.forms.at(0).bytes;
-      for (unsigned sm : {80u, 86u}) {
+      for (unsigned sm : {80u, 86u, 90u}) {
         Expected<cuda::PtxModule> ptx = cuda::lowerSpirvToPtx(spv.data(), spv.size(), m.name, sm);
         if (!ptx) {
           std::printf("FAIL %s %s (sm_%u): %s\n", argv[a], m.name.c_str(), sm,

@@ -27,8 +27,10 @@ namespace cgraph::cuda {
   X(cuEventElapsedTime) X(cuGetErrorName) X(cuGetErrorString) X(cuMemAllocHost) X(cuMemFreeHost)
 
 // Entry points of newer drivers that the backend can do without: null when the driver
-// lacks them (CUDA 12.3: conditional nodes; without them conditionals run runtime-driven).
-#define CGRAPH_CU_OPTIONAL_FUNCTIONS(X) X(cuGraphConditionalHandleCreate) X(cuGraphAddNode)
+// lacks them (CUDA 12.3: conditional nodes, without which conditionals run
+// runtime-driven; edges with data, without which no edge is programmatic).
+#define CGRAPH_CU_OPTIONAL_FUNCTIONS(X) \
+  X(cuGraphConditionalHandleCreate) X(cuGraphAddNode) X(cuGraphAddDependencies)
 
 struct CuApi {
 #define CGRAPH_CU_MEMBER(name) decltype(&::name) name = nullptr;

@@ -90,6 +90,18 @@ public:
     CU_OK("cuGraphAddChildGraphNode",
           api_->cuGraphAddChildGraphNode(out<CUgraphNode>(n), CUgraph(g), list<CUgraphNode>(deps), deps.size(), CUgraph(child)));
   }
+  bool waitsForGridDependencies(const gpu::ModuleRef &m) const override {
+    return static_cast<const LoadedModule *>(m.get())->gridWait;
+  }
+  bool programmaticEdges() const override { return device_->programmaticEdges(); }
+  Error addProgrammaticEdge(gpu::GraphHandle g, gpu::GraphNodeHandle from, gpu::GraphNodeHandle to) override {
+    CUgraphEdgeData ed;
+    std::memset(&ed, 0, sizeof(ed));
+    ed.from_port = CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC; // when every block triggered or exited
+    ed.type = CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC;
+    CUgraphNode f = CUgraphNode(from), t = CUgraphNode(to);
+    CU_OK("cuGraphAddDependencies (programmatic)", api_->cuGraphAddDependencies(CUgraph(g), &f, &t, &ed, 1));
+  }
   Error instantiate(gpu::GraphExecHandle *e, gpu::GraphHandle g) override {
     CUgraphExec x = nullptr;
     CGRAPH_CU_CHECK(*api_, "cuGraphInstantiate", api_->cuGraphInstantiate(&x, CUgraph(g), 0));

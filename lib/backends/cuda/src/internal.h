@@ -42,6 +42,7 @@ struct LoadedModule {
   CUcontext ctx = nullptr;
   CUmodule module = nullptr;
   std::string from; // "cubin form", "ptx form", "spir-v"
+  bool gridWait = false; // its kernels have the griddepcontrol prologue (ptx.h)
   ~LoadedModule();
   Expected<CUfunction> function(const std::string &name) const;
 };
@@ -76,6 +77,9 @@ public:
   Error makeCurrent() const;
   unsigned sm() const { return sm_; } // PTX target (ptxTargetFor)
   unsigned cc() const { return ccMajor_ * 10 + ccMinor_; }
+  // Replay graphs may have programmatic edges: the option is on and the driver has
+  // edges with data (the kernels' modules say whether they wait: LoadedModule).
+  bool programmaticEdges() const { return opts_.programmaticEdges && api_->cuGraphAddDependencies; }
   AtomicCounters &counters() { return counters_; }
   // The shared executable's driver interface over this device (lives as long as it).
   gpu::Driver &driver() { return *driver_; }
@@ -97,7 +101,7 @@ public:
 private:
   CudaDevice(const CuApi &api, const CudaBackendOptions &opts) : api_(&api), opts_(opts) {}
   Expected<std::vector<uint8_t>> ptxToCubin(const std::string &ptx, const std::string &what);
-  Expected<std::shared_ptr<const LoadedModule>> moduleFromCubin(const std::vector<uint8_t> &cubin,
+  Expected<std::shared_ptr<const LoadedModule>> moduleFromCubin(const std::vector<uint8_t> &cubin, bool gridWait,
                                                                 const std::string &from) const;
   const CuApi *api_;
   CudaBackendOptions opts_;

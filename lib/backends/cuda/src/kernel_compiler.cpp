@@ -66,11 +66,12 @@ Expected<std::vector<uint8_t>> CudaDevice::ptxToCubin(const std::string &ptx,
 }
 
 Expected<std::shared_ptr<const LoadedModule>>
-CudaDevice::moduleFromCubin(const std::vector<uint8_t> &cubin, const std::string &from) const {
+CudaDevice::moduleFromCubin(const std::vector<uint8_t> &cubin, bool gridWait, const std::string &from) const {
   auto lm = std::make_shared<LoadedModule>();
   lm->api = api_;
   lm->ctx = ctx_;
   lm->from = from;
+  lm->gridWait = gridWait;
   CUresult rc = api_->cuModuleLoadData(&lm->module, cubin.data());
   if (rc != CUDA_SUCCESS) return cuError(*api_, "cuModuleLoadData", rc).withContext(from);
   return std::shared_ptr<const LoadedModule>(std::move(lm));
@@ -96,6 +97,13 @@ Expected<std::shared_ptr<const LoadedModule>> CudaDevice::loadModule(const Kerne
           (!ptxForm || s > formSm(ptxForm->target)))
         ptxForm = &f;
     }
+  // Kernels wait for their grid dependencies when this lowering made them for sm_90 or
+  // newer (a form of another lowering version may lack the prologue: no programmatic
+  // edge into its kernels).
+  auto ours = [&](const KernelForm &f) {
+    return f.options == loweringVersion() && waitsForGridDependencies(formSm(f.target));
+  };
+  const bool gridWait = cubinForm ? ours(*cubinForm) : ptxForm ? ours(*ptxForm) : waitsForGridDependencies(sm_);
   using Cache = cache::KernelCache<LoadedModule>;
   const std::vector<uint8_t> *image = &spirv;
   std::string input = "spir-v lowered for sm_" + std::to_string(sm_);
@@ -105,7 +113,7 @@ Expected<std::shared_ptr<const LoadedModule>> CudaDevice::loadModule(const Kerne
     input = "cubin form " + cubinForm->target;
     build = [&]() -> Expected<Cache::Built> {
       ++counters_.cubinForms;
-      auto lm = moduleFromCubin(cubinForm->bytes, input);
+      auto lm = moduleFromCubin(cubinForm->bytes, gridWait, input);
       if (!lm) return lm.error();
       return Cache::Built{std::move(*lm), {}}; // already in the file: nothing to keep
     };
@@ -126,7 +134,7 @@ Expected<std::shared_ptr<const LoadedModule>> CudaDevice::loadModule(const Kerne
       }
       auto cubin = ptxToCubin(ptx, m.name);
       if (!cubin) return cubin.error();
-      auto lm = moduleFromCubin(*cubin, input);
+      auto lm = moduleFromCubin(*cubin, gridWait, input);
       if (!lm) return lm.error();
       return Cache::Built{std::move(*lm), std::move(*cubin)};
     };
@@ -147,7 +155,7 @@ Expected<std::shared_ptr<const LoadedModule>> CudaDevice::loadModule(const Kerne
   auto mod = modules_->getOrBuild(
       key, image->data(), image->size(), "cubin",
       [&](const std::vector<uint8_t> &cubin) {
-        return moduleFromCubin(cubin, input + " (cached cubin)");
+        return moduleFromCubin(cubin, gridWait, input + " (cached cubin)");
       },
       build);
   if (!mod) return mod.error().withContext(where);

@@ -158,13 +158,15 @@ Expected<std::unique_ptr<TargetMachine>> nvptxMachine(unsigned sm) {
 
 unsigned ptxTargetFor(unsigned major, unsigned minor) {
   const unsigned cc = major * 10 + minor;
-  static const unsigned kTargets[] = {86, 80, 75, 72, 70, 62, 61, 60, 53, 52, 50, 37, 35};
+  static const unsigned kTargets[] = {90, 86, 80, 75, 72, 70, 62, 61, 60, 53, 52, 50, 37, 35};
   for (unsigned t : kTargets)
     if (t <= cc) return t;
   return 0;
 }
 
-std::string loweringVersion() { return "cgraph-cuda-lowering-3;llvm-14;ptx75"; }
+std::string loweringVersion() { return "cgraph-cuda-lowering-4;llvm-14;ptx75;sm90-griddepcontrol"; }
+
+bool waitsForGridDependencies(unsigned sm) { return sm >= 90; }
 
 std::string libclcPath() { return gpu::findLibclc("nvptx64--nvidiacl.bc"); }
 
@@ -172,7 +174,10 @@ Expected<PtxModule> lowerSpirvToPtx(const uint8_t *spirv, size_t size, const std
                                     unsigned sm) {
   const std::string where = "module '" + name + "'";
   if (sm == 0) return makeError(where + ": no nvptx target for this device");
-  auto tmOr = nvptxMachine(sm);
+  // sm_90 is LLVM 14's sm_86 code under an sm_90 / PTX 7.8 header (PTX is forward
+  // compatible), plus the griddepcontrol prologue that LLVM 14 cannot emit itself.
+  const bool gridWait = waitsForGridDependencies(sm);
+  auto tmOr = nvptxMachine(gridWait ? 86 : sm);
   if (!tmOr) return tmOr.error().withContext(where);
   gpu::TableAbiTarget target;
   target.backend = "cuda";
@@ -191,6 +196,9 @@ Expected<PtxModule> lowerSpirvToPtx(const uint8_t *spirv, size_t size, const std
   };
   target.machine = tmOr->get();
   target.dumpEnv = "CGRAPH_CUDA_DUMP_IR";
+  // Wait for the grids this one depends on programmatically (a no-op otherwise), then
+  // let the next one launch: its CTAs read their table entries while this one runs.
+  if (gridWait) target.entryAsm = {"griddepcontrol.wait;", "griddepcontrol.launch_dependents;"};
   LLVMContext ctx;
   auto lowered = gpu::lowerToTableAbi(ctx, spirv, size, name, target);
   if (!lowered) return lowered.error();
@@ -208,6 +216,16 @@ Expected<PtxModule> lowerSpirvToPtx(const uint8_t *spirv, size_t size, const std
     pm.run(*g);
   }
   out.ptx = std::string(ptx.str());
+  if (gridWait) {
+    const std::pair<const char *, const char *> header[] = {{".version 7.5", ".version 7.8"},
+                                                            {".target sm_86", ".target sm_90"}};
+    for (const auto &h : header) {
+      const size_t at = out.ptx.find(h.first);
+      if (at == std::string::npos)
+        return makeError(where + ": the PTX has no '" + h.first + "' line to retarget to sm_90 (internal error)");
+      out.ptx.replace(at, std::strlen(h.first), h.second);
+    }
+  }
   return out;
 }
 

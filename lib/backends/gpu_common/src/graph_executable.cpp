@@ -8,6 +8,7 @@
 #include "cgraph/graph/validate.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <functional>
 
@@ -60,6 +61,14 @@ std::vector<std::vector<uint32_t>> subgraphRuns(const Graph &original, const Gra
 
 } // namespace
 
+// Appends the time since `t` to `phases` under `name` (finalizePhases) and restarts `t`.
+static void phaseDone(std::vector<rt::Executable::Phase> &phases, const char *name,
+               std::chrono::steady_clock::time_point &t) {
+  const auto now = std::chrono::steady_clock::now();
+  phases.push_back({name, std::chrono::duration<double, std::micro>(now - t).count()});
+  t = now;
+}
+
 Expected<Graph> flattenForGpu(const Graph &graph) {
   CGRAPH_RETURN_IF_ERROR(firstError(validateGraph(graph, ValidateOptions{false, true, true})));
   Expected<Graph> flat = flattenSubgraphs(graph);
@@ -83,7 +92,7 @@ void GraphExecutable::releaseDriverObjects() {
     if (p.graph) driver_->graphDestroy(p.graph);
   }
   for (Staging &st : staging_) {
-    if (st.copied) driver_->eventDestroy(st.copied);
+    st.readBy.reset();
     if (st.host) driver_->hostFree(st.host);
   }
 }
@@ -120,6 +129,7 @@ Expected<FunctionHandle> GraphExecutable::kernelFunction(uint32_t k, bool useCac
   auto f = driver_->function(mod, kern.name);
   if (!f) return f.error();
   fns_[k] = *f;
+  fnWaits_[k] = driver_->waitsForGridDependencies(mod);
   return *f;
 }
 
@@ -142,6 +152,7 @@ Error GraphExecutable::ensureBuiltins() {
   auto b = driver_->builtinModule();
   if (!b) return b.error();
   builtins_ = *b;
+  builtinsWait_ = driver_->waitsForGridDependencies(builtins_);
   return Error::success();
 }
 
@@ -209,6 +220,7 @@ Error GraphExecutable::planNode(uint32_t p, FunctionHandle fn, bool paramRange) 
 
 Error GraphExecutable::prepare(const rt::FinalizeOptions &opts, const Graph *original) {
   const uint32_t nn = uint32_t(graph_.nodes.size());
+  auto t = std::chrono::steady_clock::now();
   // The partitions as stored (flatten keeps them); computed where the file has none.
   std::vector<Partition> partitions = graph_.partitions;
   if (partitions.empty() && nn > 0) {
@@ -228,6 +240,7 @@ Error GraphExecutable::prepare(const rt::FinalizeOptions &opts, const Graph *ori
   useCache_ = opts.useCache;
   byModule_.assign(graph_.modules.size(), nullptr);
   fns_.assign(graph_.kernels.size(), nullptr);
+  fnWaits_.assign(graph_.kernels.size(), 0);
   bool anyHost = false, anyCopy = false;
   for (uint32_t n = 0; n < nn; ++n) {
     const Node &node = graph_.nodes[n];
@@ -242,6 +255,7 @@ Error GraphExecutable::prepare(const rt::FinalizeOptions &opts, const Graph *ori
     }
   }
   if (anyCopy) CGRAPH_RETURN_IF_ERROR(ensureBuiltins());
+  phaseDone(phases_, "kernels (modules loaded)", t);
   if (anyHost) {
     auto h = rt::HostTasks::prepare(graph_, opts.host);
     if (!h) return h.error();
@@ -275,6 +289,7 @@ Error GraphExecutable::prepare(const rt::FinalizeOptions &opts, const Graph *ori
   if (!tb) return tb.error().withContext("slot table");
   tableBuf_ = std::move(*tb);
   rangeParams_ = std::vector<uint64_t>(table_.begin() + nSlots_, table_.end());
+  phaseDone(phases_, "slots and table allocated", t);
 
   // Node plans.
   plans_.resize(nn);
@@ -327,7 +342,14 @@ Error GraphExecutable::prepare(const rt::FinalizeOptions &opts, const Graph *ori
       groups_.push_back(std::move(cg));
     }
   }
+  phaseDone(phases_, "node plans", t);
   CGRAPH_RETURN_IF_ERROR(uploadTable());
+  if (uploading_) {
+    // No submission reads this upload: its buffer is free once the stream gets there.
+    CGRAPH_RETURN_IF_ERROR(driver_->streamSynchronize());
+    uploading_ = nullptr;
+  }
+  phaseDone(phases_, "table upload", t);
   if (mode_ == rt::ExecMode::Replay) CGRAPH_RETURN_IF_ERROR(buildGraphs());
   return Error::success();
 }
@@ -342,9 +364,15 @@ Expected<GraphNodeHandle> GraphExecutable::addGraphNode(GraphHandle g, uint32_t 
   Memset ms;
   const bool copy = node.kind == NodeKind::Copy || node.kind == NodeKind::CopyRect;
   bool isKernel = false, enableable = true;
+  // Edges from kernel nodes into a kernel that waits for its grid dependencies are
+  // programmatic (added after the node); the others are ordinary.
+  std::vector<GraphNodeHandle> ordinary, programmatic;
+  const bool split = p < graph_.nodes.size() && driver_->programmaticEdges() && programmaticInto(p);
+  for (GraphNodeHandle d : deps)
+    (split && kernelHandles_.count(d) ? programmatic : ordinary).push_back(d);
   Error e;
   if (plan.exprTransfer) {
-    e = driver_->addKernelNode(&gn, g, deps, plan.launch);
+    e = driver_->addKernelNode(&gn, g, ordinary, plan.launch);
     isKernel = true;
   } else if (copy && slotOwned(node.copy.srcSlot) && slotOwned(node.copy.dstSlot) &&
              copy3DFor(node, slotBase(node.copy.srcSlot), slotBase(node.copy.dstSlot), c3)) {
@@ -353,13 +381,19 @@ Expected<GraphNodeHandle> GraphExecutable::addGraphNode(GraphHandle g, uint32_t 
              memsetFor(node.fill, slotBase(node.fill.slot), ms)) {
     e = driver_->addMemsetNode(&gn, g, deps, ms, node.fill.bytes);
   } else if (plan.kind == NodePlan::Kernel) {
-    e = driver_->addKernelNode(&gn, g, deps, plan.launch);
+    e = driver_->addKernelNode(&gn, g, ordinary, plan.launch);
     isKernel = true;
   } else {
     e = driver_->addEmptyNode(&gn, g, deps);
     enableable = false;
   }
   if (e) return std::move(e).withContext(nodeLabel(p));
+  if (isKernel && p < graph_.nodes.size()) {
+    if (split)
+      for (GraphNodeHandle d : programmatic)
+        if (Error pe = driver_->addProgrammaticEdge(g, d, gn)) return std::move(pe).withContext(nodeLabel(p));
+    kernelHandles_.insert(gn);
+  }
   if (part != kNone && p < graph_.nodes.size()) {
     if (isKernel) parts_[part].kernelNodes.push_back({p, gn});
     graphNodes_[p] = GraphNodeRef{part, gn, isKernel, enableable};
@@ -367,10 +401,25 @@ Expected<GraphNodeHandle> GraphExecutable::addGraphNode(GraphHandle g, uint32_t 
   return gn;
 }
 
+bool GraphExecutable::programmaticInto(uint32_t p) const {
+  if (p >= graph_.nodes.size() || p >= plans_.size()) return false;
+  const Node &node = graph_.nodes[p];
+  const NodePlan &plan = plans_[p];
+  if (plan.kind != NodePlan::Kernel) return false;
+  if (node.kind != NodeKind::Kernel) return builtinsWait_; // a copy or fill as the builtin kernel
+  if (node.kernel >= fnWaits_.size() || !fnWaits_[node.kernel]) return false;
+  for (uint32_t k : node.alternatives)
+    if (k >= fnWaits_.size() || !fnWaits_[k]) return false;
+  return true;
+}
+
 Error GraphExecutable::buildGraphs() {
   graphNodes_.assign(graph_.nodes.size(), GraphNodeRef{});
+  buildUs_ = instantiateUs_ = 0;
   for (uint32_t pi = 0; pi < parts_.size(); ++pi)
     CGRAPH_RETURN_IF_ERROR(buildPartition(pi));
+  phases_.push_back({"graph nodes added", buildUs_});
+  phases_.push_back({"graphs instantiated and uploaded", instantiateUs_});
   return Error::success();
 }
 
@@ -381,6 +430,8 @@ Error GraphExecutable::buildGraphs() {
 Error GraphExecutable::buildPartition(uint32_t pi) {
   PartGraph &pg = parts_[pi];
   if (pg.host || pg.nodes.empty()) return Error::success();
+  const auto t0 = std::chrono::steady_clock::now();
+  kernelHandles_.clear(); // handles of destroyed graphs may come back
   CGRAPH_RETURN_IF_ERROR(driver_->graphCreate(&pg.graph));
   std::vector<GraphNodeHandle> gnode(graph_.nodes.size(), nullptr);
   auto depsOf = [&](uint32_t n, uint32_t group, std::vector<GraphNodeHandle> &deps) {
@@ -433,8 +484,11 @@ Error GraphExecutable::buildPartition(uint32_t pi) {
     if (e) return e;
     for (uint32_t m : cg.nodes) gnode[m] = cn;
   }
+  const auto t1 = std::chrono::steady_clock::now();
   CGRAPH_RETURN_IF_ERROR(driver_->instantiate(&pg.exec, pg.graph));
   ++driver_->counters().graphsInstantiated;
+  buildUs_ += std::chrono::duration<double, std::micro>(t1 - t0).count();
+  instantiateUs_ += std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t1).count();
   return Error::success();
 }
 
@@ -466,17 +520,19 @@ Error GraphExecutable::uploadTable() {
   const size_t bytes = table_.size() * 8;
   if (staging_.empty()) {
     staging_.resize(std::max<size_t>(1, driver_->stagingSlots()));
-    for (Staging &st : staging_) {
+    for (Staging &st : staging_)
       CGRAPH_RETURN_IF_ERROR(driver_->hostAlloc(&st.host, std::max<size_t>(8, bytes)));
-      CGRAPH_RETURN_IF_ERROR(driver_->eventCreate(&st.copied));
-    }
   }
   Staging &st = staging_[nextStaging_++ % staging_.size()];
-  if (st.pending) CGRAPH_RETURN_IF_ERROR(driver_->eventSynchronize(st.copied));
+  if (st.readBy) {
+    // Its copy ran before that submission's work; the submission's own failure is
+    // its caller's to see (Event::wait returns it to them too).
+    (void)st.readBy->wait();
+    st.readBy.reset();
+  }
   std::memcpy(st.host, table_.data(), bytes);
   CGRAPH_RETURN_IF_ERROR(driver_->copyToDevice(tableAddress(), st.host, bytes));
-  CGRAPH_RETURN_IF_ERROR(driver_->eventRecord(st.copied));
-  st.pending = true;
+  uploading_ = &st;
   uploaded_ = table_;
   ++driver_->counters().tableUploads;
   return Error::success();
@@ -559,6 +615,17 @@ Error GraphExecutable::runNodeEager(uint32_t n, const std::vector<uint64_t> &par
 Expected<rt::EventPtr> GraphExecutable::submit(const std::vector<ResolvedSlot> &slots,
                                                const std::vector<uint64_t> &params,
                                                const rt::SubmitOptions &opts) {
+  uploading_ = nullptr;
+  // A submission that fails after its upload leaves that staging buffer without an
+  // event: it is free once the stream is idle.
+  struct UploadGuard {
+    GraphExecutable *x;
+    ~UploadGuard() {
+      if (!x->uploading_) return;
+      (void)x->driver_->streamSynchronize();
+      x->uploading_ = nullptr;
+    }
+  } guard{this};
   CGRAPH_RETURN_IF_ERROR(checkSubmit(opts));
   for (const rt::EventPtr &e : opts.waitFor) {
     // Submissions of this device are ordered on its one stream already.
@@ -600,7 +667,12 @@ Expected<rt::EventPtr> GraphExecutable::submit(const std::vector<ResolvedSlot> &
         }
       }
   }
-  return finishSubmission(opts);
+  auto ev = finishSubmission(opts);
+  if (ev && uploading_) {
+    uploading_->readBy = *ev;
+    uploading_ = nullptr;
+  }
+  return ev;
 }
 
 } // namespace cgraph::gpu

@@ -6,6 +6,7 @@
 #include <llvm/AsmParser/Parser.h>
 #include <llvm/Bitcode/BitcodeReader.h>
 #include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
@@ -45,7 +46,8 @@ std::string errText(const SMDiagnostic &d, const std::string &prog) {
 
 // Step 2: the wrapper with the table ABI around kernel body `body`.
 Expected<Function *> makeWrapper(Module &m, Function *body, const std::string &name,
-                                 GlobalVariable *smem, const std::string &backend) {
+                                 GlobalVariable *smem, const TableAbiTarget &target) {
+  const std::string &backend = target.backend;
   LLVMContext &ctx = m.getContext();
   const DataLayout &dl = m.getDataLayout();
   Type *i32 = Type::getInt32Ty(ctx), *i64 = Type::getInt64Ty(ctx);
@@ -104,6 +106,8 @@ Expected<Function *> makeWrapper(Module &m, Function *body, const std::string &n
     if (v->getType() != t) v = b.CreateBitCast(v, t);
     callArgs.push_back(v);
   }
+  for (const std::string &text : target.entryAsm)
+    b.CreateCall(InlineAsm::get(FunctionType::get(Type::getVoidTy(ctx), false), text, "~{memory}", true), {});
   CallInst *call = b.CreateCall(body->getFunctionType(), body, callArgs);
   call->setCallingConv(CallingConv::C);
   b.CreateRetVoid();
@@ -309,7 +313,7 @@ Expected<LoweredModule> lowerToTableAbi(LLVMContext &ctx, const uint8_t *spirv, 
   for (Function *k : kernels) {
     const std::string kname = k->getName().str();
     k->setName(kBodyPrefix + kname);
-    auto w = makeWrapper(*m, k, kname, smem, target.backend);
+    auto w = makeWrapper(*m, k, kname, smem, target);
     if (!w) return w.error().withContext(where);
     wrappers.push_back(kname);
     out.kernels.push_back(kname);

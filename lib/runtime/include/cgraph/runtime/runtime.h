@@ -257,7 +257,16 @@ public:
   ExecMode mode() const { return mode_; }
   Device &device() const { return *device_; }
 
+  // Where finalize spent its time, phase by phase in order, for backends that measure
+  // it (cuda, hip: kernels, slots, plans, graph nodes, instantiate); empty otherwise.
+  struct Phase {
+    std::string name;
+    double us = 0;
+  };
+  const std::vector<Phase> &finalizePhases() const { return phases_; }
+
 protected:
+  std::vector<Phase> phases_;
   Executable(Device &device, Graph flattened, ExecMode mode);
   // Resolved submission: one (pointer-or-buffer, size) per slot of graph(), parameter
   // bits per param of graph(); everything has been checked.

@@ -36,6 +36,11 @@ namespace cgraph::cuda {
 
 struct CudaBackendOptions {
   bool ignoreEmbeddedForms = false; // always lower the SPIR-V (tests)
+  // Kernel -> kernel edges of replay graphs are programmatic where the downstream
+  // kernel waits for its grid dependencies (sm_90 and newer; ptx.h): it launches while
+  // the upstream one finishes and reads its table entries, then waits. Off: every edge
+  // is a full dependency (the benchmark's comparison).
+  bool programmaticEdges = true;
 };
 
 std::unique_ptr<rt::Backend> makeCudaBackend(const CudaBackendOptions &opts = {});

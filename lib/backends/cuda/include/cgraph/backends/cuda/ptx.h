@@ -39,15 +39,25 @@ namespace cgraph::cuda {
 
 using gpu::kLiteral; // m_i of a scalar given in the launch itself (shared with hip)
 
-// Newest NVPTX target LLVM 14 can emit at or below compute capability major.minor
-// (sm_86 at most; 0 when the device is older than sm_35).
+// Newest PTX target at or below compute capability major.minor (0 when the device is
+// older than sm_35). LLVM 14 emits up to sm_86; sm_90 (cc 9.0 and newer) is its sm_86
+// code under a `.version 7.8` / `.target sm_90` header with the grid-dependency
+// prologue below.
 unsigned ptxTargetFor(unsigned major, unsigned minor);
 
 struct PtxModule {
-  std::string ptx;                 // PTX text (.version 7.5, .target sm_XX)
+  std::string ptx;                 // PTX text (.version 7.5, .target sm_XX; 7.8 for sm_90)
   std::vector<std::string> kernels; // kernel (entry) names
   unsigned sm = 0;
 };
+
+// Whether PTX lowered for `sm` has the grid-dependency prologue (sm >= 90): every kernel
+// runs `griddepcontrol.wait` after reading its table entries and before touching any
+// other memory, then `griddepcontrol.launch_dependents`. A graph edge from another
+// kernel into such a kernel may then be programmatic (the dependent grid launches early,
+// reads its table, and waits for the upstream grid's completion and memory flush);
+// without one, both instructions are no-ops.
+bool waitsForGridDependencies(unsigned sm);
 
 // Lowers a SPIR-V module. `sm` is one of the targets ptxTargetFor() returns.
 Expected<PtxModule> lowerSpirvToPtx(const uint8_t *spirv, size_t size, const std::string &name,

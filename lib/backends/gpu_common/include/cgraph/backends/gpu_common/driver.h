@@ -98,6 +98,15 @@ public:
   virtual Error addEmptyNode(GraphNodeHandle *n, GraphHandle g, const std::vector<GraphNodeHandle> &deps) = 0;
   virtual Error addChildGraphNode(GraphNodeHandle *n, GraphHandle g, const std::vector<GraphNodeHandle> &deps,
                                   GraphHandle child) = 0;
+  // Programmatic edges (cuda, sm_90): whether the kernels of `m` wait for their grid
+  // dependencies before touching memory (cuda/ptx.h waitsForGridDependencies), whether
+  // this driver adds such edges at all, and one edge `from` -> `to` between two kernel
+  // nodes of `g` that lets `to` launch before `from` completes (`to` must wait).
+  virtual bool waitsForGridDependencies(const ModuleRef &) const { return false; }
+  virtual bool programmaticEdges() const { return false; }
+  virtual Error addProgrammaticEdge(GraphHandle, GraphNodeHandle, GraphNodeHandle) {
+    return makeError("this driver has no programmatic graph edges (internal error)");
+  }
   // Instantiates `g` (cuda also uploads it to the device).
   virtual Error instantiate(GraphExecHandle *e, GraphHandle g) = 0;
   virtual void execDestroy(GraphExecHandle e) = 0;

@@ -34,6 +34,7 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 namespace cgraph::gpu {
@@ -144,8 +145,13 @@ protected:
   Error ensureBuiltins();
   // Adds plan `p` to `g`: memcpy/memset node where every slot is runtime-owned and the
   // driver can express it, kernel node, empty node, or the backend's extension node.
+  // A kernel node whose kernels wait for grid dependencies gets programmatic edges from
+  // the kernel nodes among `deps` where the driver has them (programmaticFrom).
   Expected<GraphNodeHandle> addGraphNode(GraphHandle g, uint32_t p, const std::vector<GraphNodeHandle> &deps,
                                          uint32_t part);
+  // Whether plan `p`'s kernel node (and every kernel an update may switch it to) waits
+  // for its grid dependencies, so edges into it from kernel nodes may be programmatic.
+  bool programmaticInto(uint32_t p) const;
   Error buildGraphs();
   // Builds partition `pi`'s graph and instantiates it (buildGraphs, per partition).
   Error buildPartition(uint32_t pi);
@@ -178,6 +184,9 @@ protected:
   std::vector<ModuleRef> byModule_; // per module of graph()
   ModuleRef builtins_;
   std::vector<FunctionHandle> fns_; // per kernel of graph(); null until loaded
+  std::vector<char> fnWaits_;       // per kernel: its module waits for grid dependencies
+  bool builtinsWait_ = false;       // the same for builtins_
+  std::unordered_set<GraphNodeHandle> kernelHandles_; // kernel nodes of the graphs being built
   std::unique_ptr<rt::HostTasks> hostTasks_;
   std::vector<NodePlan> plans_;              // per plan index
   std::vector<uint32_t> exprTransferNodes_; // nodes with exprTransfer, in order (updateTransfers)
@@ -195,16 +204,20 @@ protected:
   std::vector<uint64_t> slotLength_; // bound length per slot, this submission
   std::vector<uint64_t> rangeParams_; // parameter values the graphs' nd-ranges use
   bool rangesResolved_ = false;
+  double buildUs_ = 0, instantiateUs_ = 0; // buildGraphs' finalizePhases
   uint32_t nSlots_ = 0, nParams_ = 0;
 
 private:
+  // Pinned copies of uploaded tables. A staging buffer is reused once the submission
+  // that read it (its event; the stream orders the copy before that submission's
+  // work) completed: no event of its own per upload.
   struct Staging {
     void *host = nullptr;
-    EventHandle copied = nullptr;
-    bool pending = false;
+    rt::EventPtr readBy;
   };
   std::vector<Staging> staging_;
   size_t nextStaging_ = 0;
+  Staging *uploading_ = nullptr; // the buffer this submission's upload used, if any
   bool released_ = false;
 };
 

@@ -67,6 +67,11 @@ struct TableAbiTarget {
   // Makes a wrapper a kernel entry (calling convention, annotations, attributes).
   std::function<void(llvm::Module &, llvm::Function &)> markKernel;
   llvm::TargetMachine *machine = nullptr; // the module gets its data layout; O3 uses it
+  // Optional: inline-assembly statements every wrapper runs after it has read its
+  // arguments from the table and before the kernel body (with a memory clobber, so no
+  // access of the body moves above them). cuda sm_90: griddepcontrol.wait, which makes
+  // a programmatic graph edge into the kernel safe (ptx.h).
+  std::vector<std::string> entryAsm;
   const char *dumpEnv = nullptr; // optional: env var naming a folder for NAME.pre-opt.ll / NAME.ll
 };
 
