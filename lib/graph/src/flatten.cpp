@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <set>
 #include <tuple>
+#include <unordered_set>
 
 namespace cgraph {
 namespace {
@@ -63,8 +64,60 @@ Error remapNode(Node &c, const std::vector<uint32_t> &binding, const std::vector
   return Error::success();
 }
 
+// A graph without Subgraph nodes: the same graph, conditional bodies renumbered in
+// order of use, edges deduplicated, order and partitions as flattenRec gives them.
+Expected<Graph> alreadyFlat(const Graph &g) {
+  Graph out;
+  out.name = g.name;
+  out.slots = g.slots;
+  out.params = g.params;
+  out.modules = g.modules;
+  out.kernels = g.kernels;
+  out.metadata = g.metadata;
+  out.nodes = g.nodes;
+  const size_t n = g.nodes.size();
+  for (uint32_t i = 0; i < n; ++i) {
+    Node &node = out.nodes[i];
+    if (node.kind != NodeKind::Conditional) continue;
+    if (node.subgraph >= g.subgraphs.size())
+      return makeError(detail::nodeLabel(g, i) + ": body subgraph index " + s(node.subgraph) +
+                       " but the graph has " + s(g.subgraphs.size()) + " subgraphs");
+    out.subgraphs.push_back(g.subgraphs[node.subgraph]);
+    node.subgraph = uint32_t(out.subgraphs.size() - 1);
+  }
+  std::unordered_set<uint64_t> seen;
+  seen.reserve(g.edges.size());
+  out.edges.reserve(g.edges.size());
+  for (size_t k = 0; k < g.edges.size(); ++k) {
+    const Edge &e = g.edges[k];
+    if (e.from >= n || e.to >= n)
+      return makeError("edge " + s(k) + " (" + s(e.from) + " -> " + s(e.to) +
+                       ") points past the node table (" + s(n) + " nodes)");
+    if (seen.insert(uint64_t(e.from) << 32 | e.to).second) out.edges.push_back(e);
+  }
+  out.order = g.order;
+  if (!isTopologicalOrder(g, out.order)) {
+    Expected<std::vector<uint32_t>> o = executionOrder(g);
+    if (!o) return o.error();
+    out.order = std::move(*o);
+  }
+  for (const FieldExpr &e : g.exprs)
+    if (e.field != ExprField::SlotSize && e.node >= n)
+      return makeError("expression of node #" + s(e.node) + ": not a kernel node");
+  out.exprs = g.exprs;
+  std::stable_sort(out.exprs.begin(), out.exprs.end(), [](const FieldExpr &a, const FieldExpr &b) {
+    return std::make_tuple(a.node, uint16_t(a.field), a.arg) <
+           std::make_tuple(b.node, uint16_t(b.field), b.arg);
+  });
+  if (!g.partitions.empty() && !checkPartitions(g)) out.partitions = g.partitions;
+  else out.partitions = computePartitions(out, out.order);
+  return out;
+}
+
 Expected<Graph> flattenRec(const Graph &g, int depth) {
   if (depth > 64) return makeError("subgraphs nested deeper than 64 levels");
+  if (std::none_of(g.nodes.begin(), g.nodes.end(), [](const Node &x) { return x.kind == NodeKind::Subgraph; }))
+    return alreadyFlat(g);
   Graph out;
   out.name = g.name;
   out.slots = g.slots;

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <map>
+#include <string_view>
+#include <unordered_map>
 
 namespace cgraph {
 namespace detail {
@@ -17,7 +19,8 @@ void checkDuplicates(Checker &c) {
   const Graph &g = c.g;
   // which: 0 node, 1 slot, 2 param (decides the Diagnostic field that gets the index)
   auto scan = [&](const char *what, int which, size_t count, auto nameOf) {
-    std::map<std::string, size_t> first;
+    std::unordered_map<std::string_view, size_t> first;
+    first.reserve(count);
     for (size_t i = 0; i < count; ++i) {
       const std::string &name = nameOf(i);
       if (name.empty()) continue;

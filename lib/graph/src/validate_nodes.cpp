@@ -170,21 +170,23 @@ struct NodeChecker {
     }
   }
 
-  void checkScalarAgainst(const std::string &argLabel, const KernelParam &p, ScalarType t,
-                          const std::string &what) {
+  // `argLabel()` and `what()` build their text only for an error (validation runs at
+  // every finalize: no string per argument on the good path).
+  template <class Label, class What>
+  void checkScalarAgainst(const Label &argLabel, const KernelParam &p, ScalarType t, const What &what) {
     uint32_t size = scalarSize(t);
     if (size == 0) {
-      c.error(n, kNone, pre() + argLabel + ": invalid scalar type");
+      c.error(n, kNone, pre() + argLabel() + ": invalid scalar type");
       return;
     }
     if (p.size != 0 && size != p.size) {
-      c.error(n, kNone, pre() + argLabel + ": " + what + " of " + s(size) + " bytes (" +
+      c.error(n, kNone, pre() + argLabel() + ": " + what() + " of " + s(size) + " bytes (" +
                             scalarName(t) + ") but the parameter takes " + s(p.size) + " bytes");
       return;
     }
     ScalarType pt;
     if (typeFromSpelling(p.typeName, &pt) && (isFloat(pt) != isFloat(t) || scalarSize(pt) != size))
-      c.error(n, kNone, pre() + argLabel + ": " + what + " of type " + scalarName(t) +
+      c.error(n, kNone, pre() + argLabel() + ": " + what() + " of type " + scalarName(t) +
                             " for a parameter of type '" + p.typeName + "'");
   }
 
@@ -197,12 +199,12 @@ struct NodeChecker {
     for (size_t i = 0; i < node.args.size(); ++i) {
       const Arg &a = node.args[i];
       const KernelParam &p = k.params[i];
-      std::string label = "arg " + s(i) + (p.name.empty() ? "" : " ('" + p.name + "')");
+      auto label = [&] { return "arg " + s(i) + (p.name.empty() ? "" : " ('" + p.name + "')"); };
       bool buffer = p.kind == ParamKind::GlobalBuffer || p.kind == ParamKind::ConstantBuffer;
       switch (a.kind) {
       case ArgKind::Slot:
         if (!buffer)
-          c.error(n, a.index, pre() + label + ": kernel parameter is " +
+          c.error(n, a.index, pre() + label() + ": kernel parameter is " +
                                   (p.kind == ParamKind::LocalBuffer ? "__local" : "a scalar") +
                                   " but the arg is a slot");
         break;
@@ -210,25 +212,25 @@ struct NodeChecker {
       case ArgKind::Param: {
         const char *what = a.kind == ArgKind::Scalar ? "scalar" : "param";
         if (p.kind != ParamKind::Scalar) {
-          c.error(n, kNone, pre() + label + ": kernel parameter is " +
+          c.error(n, kNone, pre() + label() + ": kernel parameter is " +
                                 (buffer ? "a buffer" : "__local") + " but the arg is a " + what);
           break;
         }
         if (a.kind == ArgKind::Scalar)
-          checkScalarAgainst(label, p, a.type, "scalar");
+          checkScalarAgainst(label, p, a.type, [] { return std::string("scalar"); });
         else if (a.index < g.params.size())
           checkScalarAgainst(label, p, g.params[a.index].type,
-                             "param '" + g.params[a.index].name + "'");
+                             [&] { return "param '" + g.params[a.index].name + "'"; });
         break;
       }
       case ArgKind::LocalMem:
         if (p.kind != ParamKind::LocalBuffer)
-          c.error(n, kNone, pre() + label + ": local memory arg for a parameter that is not __local");
+          c.error(n, kNone, pre() + label() + ": local memory arg for a parameter that is not __local");
         else if (a.value == 0)
-          c.error(n, kNone, pre() + label + ": local memory arg of 0 bytes");
+          c.error(n, kNone, pre() + label() + ": local memory arg of 0 bytes");
         break;
       case ArgKind::String:
-        c.error(n, kNone, pre() + label + ": string args are only allowed for host tasks");
+        c.error(n, kNone, pre() + label() + ": string args are only allowed for host tasks");
         break;
       }
     }
@@ -237,12 +239,12 @@ struct NodeChecker {
   void checkArgRefs() {
     for (size_t i = 0; i < node.args.size(); ++i) {
       const Arg &a = node.args[i];
-      std::string what = "arg " + s(i);
-      if (a.kind == ArgKind::Slot && c.checkSlotRef(n, a.index, what) &&
+      // The reference checks build their message only for a reference out of range.
+      if (a.kind == ArgKind::Slot && (a.index < g.slots.size() || c.checkSlotRef(n, a.index, "arg " + s(i))) &&
           g.slots[a.index].size != 0 && a.value >= g.slots[a.index].size)
-        c.error(n, a.index, pre() + what + " offset " + s(a.value) + " is past the end of " +
+        c.error(n, a.index, pre() + "arg " + s(i) + " offset " + s(a.value) + " is past the end of " +
                                 c.slotName(a.index) + " (" + s(g.slots[a.index].size) + " bytes)");
-      if (a.kind == ArgKind::Param) c.checkParamRef(n, a.index, what);
+      if (a.kind == ArgKind::Param && a.index >= g.params.size()) c.checkParamRef(n, a.index, "arg " + s(i));
     }
   }
 
