@@ -86,6 +86,21 @@ int main() {
   const fs::path tmp = envOut ? fs::path(envOut) : fs::path(CGRAPH_BINARY_DIR) / "tests/cuda/ptxas-out";
   fs::create_directories(tmp, ec);
   int failures = 0, assembled = 0;
+  {
+    // The backend's own PTX: the replay graphs' table loader kernels.
+    const fs::path out = tmp / "table_loader.ptx";
+    std::ofstream(out) << cuda::tableLoaderPtx();
+    for (const char *arch : {"sm_80", "sm_90"}) {
+      std::string log;
+      if (int rc = runPtxas(ptxas, arch, out, &log); rc != 0) {
+        std::printf("FAIL table loader: ptxas -arch=%s: exit %d\n%s\n", arch, rc, log.c_str());
+        ++failures;
+      } else {
+        ++assembled;
+        std::printf("ok   table loader -> %s\n", arch);
+      }
+    }
+  }
   for (const fs::path &f : files) {
     CompileOptions co;
     co.includeDirs.push_back(f.parent_path().string());

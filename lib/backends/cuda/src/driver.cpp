@@ -90,6 +90,11 @@ public:
     CU_OK("cuGraphAddChildGraphNode",
           api_->cuGraphAddChildGraphNode(out<CUgraphNode>(n), CUgraph(g), list<CUgraphNode>(deps), deps.size(), CUgraph(child)));
   }
+  Expected<gpu::FunctionHandle> tableLoader(size_t entries, size_t *capacity) override {
+    auto f = device_->tableLoader(entries, capacity);
+    if (!f) return f.error();
+    return static_cast<gpu::FunctionHandle>(*f);
+  }
   bool waitsForGridDependencies(const gpu::ModuleRef &m) const override {
     return static_cast<const LoadedModule *>(m.get())->gridWait;
   }

@@ -97,6 +97,9 @@ public:
   // must run runtime-driven (no nvcc at build time, a driver without conditional
   // nodes, no cubin for this device's architecture).
   Expected<CUfunction> setConditionKernel();
+  // The table loader variant with room for `entries` table values (gpu::Driver::
+  // tableLoader): PTX written here, assembled once per device through the cubin cache.
+  Expected<CUfunction> tableLoader(size_t entries, size_t *capacity);
 
 private:
   CudaDevice(const CuApi &api, const CudaBackendOptions &opts) : api_(&api), opts_(opts) {}
@@ -114,6 +117,7 @@ private:
   AtomicCounters counters_;
   std::mutex mutex_;
   std::unique_ptr<cache::KernelCache<LoadedModule>> modules_; // memory + disk (cubins)
+  std::shared_ptr<const LoadedModule> loader_; // the table loader module, once loaded
   std::shared_ptr<const LoadedModule> builtins_;
   std::shared_ptr<const LoadedModule> setCond_;
   mutable std::mutex eventsMutex_;

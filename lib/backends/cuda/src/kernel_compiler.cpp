@@ -186,6 +186,69 @@ Expected<std::shared_ptr<const LoadedModule>> CudaDevice::builtinModule() {
   return builtins_;
 }
 
+namespace {
+// Table loaders with room for 16, 64, 256 and 496 values (kernel parameters stay within
+// 4 KiB). Thread t copies values t, t + ntid, ... of its by-value array; a kernel
+// parameter's address is taken with mov and read with ld.param (PTX ISA, kernel
+// function parameters).
+constexpr size_t kLoaderSizes[] = {16, 64, 256, 496};
+} // namespace
+
+std::string tableLoaderPtx() {
+  std::string s = ".version 7.0\n.target sm_52\n.address_size 64\n";
+  for (size_t n : kLoaderSizes) {
+    const std::string k = "cgraph_load_table_" + std::to_string(n);
+    s += ".visible .entry " + k + "(.param .u64 " + k + "_dst, .param .u32 " + k +
+         "_n, .param .align 8 .b8 " + k + "_values[" + std::to_string(8 * n) + "])\n{\n" +
+         "  .reg .pred %p;\n  .reg .b32 %r<4>;\n  .reg .b64 %rd<8>;\n" +
+         "  ld.param.u64 %rd1, [" + k + "_dst];\n  cvta.to.global.u64 %rd1, %rd1;\n" +
+         "  ld.param.u32 %r1, [" + k + "_n];\n  mov.u32 %r2, %tid.x;\n  mov.u32 %r3, %ntid.x;\n" +
+         "  mov.u64 %rd2, " + k + "_values;\nLOOP:\n  setp.ge.u32 %p, %r2, %r1;\n  @%p bra DONE;\n" +
+         "  mul.wide.u32 %rd3, %r2, 8;\n  add.s64 %rd4, %rd2, %rd3;\n  ld.param.u64 %rd5, [%rd4];\n" +
+         "  add.s64 %rd6, %rd1, %rd3;\n  st.global.u64 [%rd6], %rd5;\n  add.u32 %r2, %r2, %r3;\n" +
+         "  bra LOOP;\nDONE:\n  ret;\n}\n";
+  }
+  return s;
+}
+
+Expected<CUfunction> CudaDevice::tableLoader(size_t entries, size_t *capacity) {
+  size_t cap = 0;
+  for (size_t n : kLoaderSizes)
+    if (n >= entries) {
+      cap = n;
+      break;
+    }
+  if (cap == 0)
+    return makeError("a table of " + std::to_string(entries) + " values is larger than the table loader takes");
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!loader_) {
+    const std::string ptx = tableLoaderPtx();
+    using Cache = cache::KernelCache<LoadedModule>;
+    if (!modules_) modules_ = Cache::fromEnvironment();
+    cache::CacheKey key;
+    key.backend = "cuda";
+    key.deviceName = info_.name + " sm_" + std::to_string(cc());
+    key.driverVersion = std::to_string(api_->driverVersion);
+    key.compilerVersion = loweringVersion();
+    key.buildOptions = "table loader";
+    key.kernelNames = "cgraph_load_table";
+    auto mod = modules_->getOrBuild(
+        key, reinterpret_cast<const uint8_t *>(ptx.data()), ptx.size(), "cubin",
+        [&](const std::vector<uint8_t> &cubin) { return moduleFromCubin(cubin, false, "table loader (cached cubin)"); },
+        [&]() -> Expected<Cache::Built> {
+          auto cubin = ptxToCubin(ptx, "cgraph table loader");
+          if (!cubin) return cubin.error();
+          auto lm = moduleFromCubin(*cubin, false, "table loader");
+          if (!lm) return lm.error();
+          return Cache::Built{std::move(*lm), std::move(*cubin)};
+        });
+    if (!mod) return mod.error().withContext("cuda table loader");
+    loader_ = *mod;
+  }
+  *capacity = cap;
+  return loader_->function("cgraph_load_table_" + std::to_string(cap));
+}
+
 #ifdef CGRAPH_CUDA_SETCOND
 extern const uint8_t *const kSetConditionFatbin;
 extern const size_t kSetConditionFatbinSize;

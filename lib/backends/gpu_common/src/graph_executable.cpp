@@ -401,6 +401,25 @@ Expected<GraphNodeHandle> GraphExecutable::addGraphNode(GraphHandle g, uint32_t 
   return gn;
 }
 
+Error GraphExecutable::addLoaderNode(GraphHandle g) {
+  loaderNode_ = nullptr;
+  if (parts_.empty() || parts_[0].host) return Error::success();
+  size_t capacity = 0;
+  auto fn = driver_->tableLoader(table_.size(), &capacity);
+  if (!fn) return Error::success(); // the table goes up as a copy (uploadTable)
+  loaderValues_.assign(capacity, 0);
+  std::copy(table_.begin(), table_.end(), loaderValues_.begin());
+  loader_ = Launch{};
+  loader_.fn = *fn;
+  loader_.vals = {tableAddress(), uint64_t(table_.size())};
+  loader_.ptrs = {&loader_.vals[0], &loader_.vals[1], loaderValues_.data()};
+  loader_.block[0] = 64;
+  GraphNodeHandle n = nullptr;
+  if (Error e = driver_->addKernelNode(&n, g, {}, loader_)) return std::move(e).withContext("the table loader node");
+  loaderNode_ = n;
+  return Error::success();
+}
+
 bool GraphExecutable::programmaticInto(uint32_t p) const {
   if (p >= graph_.nodes.size() || p >= plans_.size()) return false;
   const Node &node = graph_.nodes[p];
@@ -433,6 +452,8 @@ Error GraphExecutable::buildPartition(uint32_t pi) {
   const auto t0 = std::chrono::steady_clock::now();
   kernelHandles_.clear(); // handles of destroyed graphs may come back
   CGRAPH_RETURN_IF_ERROR(driver_->graphCreate(&pg.graph));
+  if (pi == 0) CGRAPH_RETURN_IF_ERROR(addLoaderNode(pg.graph));
+  GraphNodeHandle loader = pi == 0 ? loaderNode_ : nullptr;
   std::vector<GraphNodeHandle> gnode(graph_.nodes.size(), nullptr);
   auto depsOf = [&](uint32_t n, uint32_t group, std::vector<GraphNodeHandle> &deps) {
     for (uint32_t p : preds_[n])
@@ -446,6 +467,7 @@ Error GraphExecutable::buildPartition(uint32_t pi) {
     std::vector<GraphNodeHandle> deps;
     if (gi == kNone || groups_[gi].flatten) {
       depsOf(n, kNone, deps);
+      if (deps.empty() && loader) deps.push_back(loader); // a root: after the table load
       auto gn = addGraphNode(pg.graph, n, deps, pi);
       if (!gn) return gn.error();
       gnode[n] = *gn;
@@ -477,6 +499,7 @@ Error GraphExecutable::buildPartition(uint32_t pi) {
       std::vector<GraphNodeHandle> external;
       for (GraphNodeHandle h : deps)
         if (std::find(external.begin(), external.end(), h) == external.end()) external.push_back(h);
+      if (external.empty() && loader) external.push_back(loader);
       e = driver_->addChildGraphNode(&cn, pg.graph, external, child);
       if (e) e = e.withContext(nodeLabel(cg.nodes.front()) + " (child graph of its subgraph)");
     }
@@ -517,6 +540,15 @@ Error GraphExecutable::flattenGroupOf(uint32_t n, uint32_t *rebuilt) {
 // every earlier submission that reads the table.
 Error GraphExecutable::uploadTable() {
   if (table_ == uploaded_) return Error::success();
+  if (loaderNode_ && mode_ == rt::ExecMode::Replay && parts_[0].exec && table_.size() <= loaderValues_.size()) {
+    // Partition 0's graph loads the table first: new values for its loader node only.
+    std::copy(table_.begin(), table_.end(), loaderValues_.begin());
+    if (Error e = driver_->execKernelNodeSetParams(parts_[0].exec, loaderNode_, loader_))
+      return std::move(e).withContext("the table loader node");
+    uploaded_ = table_;
+    ++driver_->counters().tableUploads;
+    return Error::success();
+  }
   const size_t bytes = table_.size() * 8;
   if (staging_.empty()) {
     staging_.resize(std::max<size_t>(1, driver_->stagingSlots()));

@@ -107,6 +107,17 @@ public:
   virtual Error addProgrammaticEdge(GraphHandle, GraphNodeHandle, GraphNodeHandle) {
     return makeError("this driver has no programmatic graph edges (internal error)");
   }
+  // The table loader (cuda): a kernel `(u64 *table, u32 n, u64 values[capacity])` that
+  // copies its by-value `values` into the device table. A replay graph starts with it,
+  // so a new table is one kernel-node parameter update (the driver copies the values
+  // when it is set: no staging buffer to track) instead of a copy on the stream. The
+  // smallest variant with room for `entries` values; *capacity gets its size. An error
+  // where the driver has none or the table is too large (the table is then copied).
+  virtual Expected<FunctionHandle> tableLoader(size_t entries, size_t *capacity) {
+    (void)entries;
+    (void)capacity;
+    return makeError("no table loader");
+  }
   // Instantiates `g` (cuda also uploads it to the device).
   virtual Error instantiate(GraphExecHandle *e, GraphHandle g) = 0;
   virtual void execDestroy(GraphExecHandle e) = 0;

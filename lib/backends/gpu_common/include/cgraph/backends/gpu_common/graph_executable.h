@@ -205,6 +205,14 @@ protected:
   std::vector<uint64_t> rangeParams_; // parameter values the graphs' nd-ranges use
   bool rangesResolved_ = false;
   double buildUs_ = 0, instantiateUs_ = 0; // buildGraphs' finalizePhases
+  // The table loader node (Driver::tableLoader), a root of partition 0's graph ahead of
+  // its other roots, where the driver has one and partition 0 is a graph: replay then
+  // sends a new table as that node's parameters (loaderValues_, capacity entries).
+  GraphNodeHandle loaderNode_ = nullptr;
+  Launch loader_;
+  std::vector<uint64_t> loaderValues_;
+  // Adds the loader node to `g` (partition 0's graph) when the driver has one.
+  Error addLoaderNode(GraphHandle g);
   uint32_t nSlots_ = 0, nParams_ = 0;
 
 private:
