@@ -173,7 +173,7 @@ std::vector<Diagnostic> run(const Graph &g, const ValidateOptions &opt, int dept
       order = &computed;
     }
   }
-  checkSlotUse(c, order);
+  if (opt.warnings) checkSlotUse(c, order); // warnings only
   if (opt.recurseSubgraphs) {
     for (size_t i = 0; i < g.subgraphs.size(); ++i) {
       const Graph &child = g.subgraphs[i];

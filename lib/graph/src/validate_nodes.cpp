@@ -2,6 +2,8 @@
 // and fill ranges, subgraph bindings.
 #include "validate_internal.h"
 
+#include <string_view>
+
 #include <cgraph/graph/hazards.h>
 
 #include <algorithm>
@@ -18,7 +20,7 @@ bool isFloat(ScalarType t) {
 }
 
 // The scalar type an OpenCL type spelling names, or false for anything else.
-bool typeFromSpelling(std::string t, ScalarType *out) {
+bool typeFromSpelling(std::string_view t, ScalarType *out) {
   static const std::pair<const char *, ScalarType> kTable[] = {
       {"char", ScalarType::I8},     {"uchar", ScalarType::U8},
       {"unsigned char", ScalarType::U8}, {"short", ScalarType::I16},
@@ -30,8 +32,8 @@ bool typeFromSpelling(std::string t, ScalarType *out) {
       {"half", ScalarType::F16},    {"float", ScalarType::F32},
       {"double", ScalarType::F64},
   };
-  if (t.rfind("const ", 0) == 0) t = t.substr(6);
-  while (!t.empty() && t.back() == ' ') t.pop_back();
+  if (t.substr(0, 6) == "const ") t.remove_prefix(6);
+  while (!t.empty() && t.back() == ' ') t.remove_suffix(1);
   for (const auto &e : kTable)
     if (t == e.first) {
       *out = e.second;
