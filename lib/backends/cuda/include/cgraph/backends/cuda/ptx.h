@@ -53,7 +53,7 @@ struct PtxModule {
 
 // Whether PTX lowered for `sm` has the grid-dependency prologue (sm >= 90): every kernel
 // runs `griddepcontrol.wait` after reading its table entries and before touching any
-// other memory, then `griddepcontrol.launch_dependents`. A graph edge from another
+// other memory, then, when its grid has at most 256 CTAs, `griddepcontrol.launch_dependents`. A graph edge from another
 // kernel into such a kernel may then be programmatic (the dependent grid launches early,
 // reads its table, and waits for the upstream grid's completion and memory flush);
 // without one, both instructions are no-ops.
