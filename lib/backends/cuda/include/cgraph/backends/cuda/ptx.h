@@ -63,8 +63,8 @@ bool waitsForGridDependencies(unsigned sm);
 Expected<PtxModule> lowerSpirvToPtx(const uint8_t *spirv, size_t size, const std::string &name,
                                     unsigned sm);
 
-// The PTX of the replay graphs' table loader kernels (`cgraph_load_table_N`, N = 16, 64,
-// 256, 496 values: `(u64 *table, u32 n, u64 values[N])` copies n by-value values into
+// The PTX of the replay graphs' table loader kernels (`cgraph_load_table_N`, N = 8, 16,
+// 32, ..., 256, 496 values: `(u64 *table, u32 n, u64 values[N])` copies n by-value values into
 // the table; cuda_backend.h), for sm_52 and newer.
 std::string tableLoaderPtx();
 
