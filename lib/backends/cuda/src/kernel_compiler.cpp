@@ -188,9 +188,10 @@ Expected<std::shared_ptr<const LoadedModule>> CudaDevice::builtinModule() {
 
 namespace {
 // Table loaders with room for 8, 16, 32, 64, 128, 256 and 496 values (kernel
-// parameters stay within 4 KiB; the driver moves the whole array on every update). Thread t copies values t, t + ntid, ... of its by-value array; a kernel
-// parameter's address is taken with mov and read with ld.param (PTX ISA, kernel
-// function parameters).
+// parameters stay within 4 KiB; the driver moves the whole array on every update).
+// Thread t copies values t, t + ntid, ... of its by-value array; a kernel parameter's
+// address is taken with mov and read with ld.param (PTX ISA, kernel function
+// parameters).
 constexpr size_t kLoaderSizes[] = {8, 16, 32, 64, 128, 256, 496};
 } // namespace
 
