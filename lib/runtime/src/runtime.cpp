@@ -237,29 +237,29 @@ template <typename V>
 Error checkNodeRange(const Graph &graph_, uint32_t n, const Capabilities &caps, V value) {
     const Node &node = graph_.nodes[n];
     const NDRange &r = node.range;
-    const std::string where = detail::nodeLabel(graph_, n);
+    auto where = [&] { return detail::nodeLabel(graph_, n); }; // only for an error
     const bool hasLocal = r.hasLocal();
     const uint32_t dims = std::min<uint32_t>(r.dims, 3);
     uint64_t items = 1;
     for (uint32_t d = 0; d < dims; ++d) {
       if (value(r.global[d]) == 0)
-        return makeError(where + ": global size in dimension " + std::to_string(d) + " is 0");
+        return makeError(where() + ": global size in dimension " + std::to_string(d) + " is 0");
       if (!hasLocal) continue;
       const uint64_t l = value(r.local[d]);
       if (l == 0)
-        return makeError(where + ": local size in dimension " + std::to_string(d) + " is 0");
+        return makeError(where() + ": local size in dimension " + std::to_string(d) + " is 0");
       items = l > (~uint64_t(0)) / items ? ~uint64_t(0) : items * l;
     }
     if (!hasLocal) return Error::success();
     if (caps.maxWorkGroupSize && items > caps.maxWorkGroupSize)
-      return makeError(where + ": work-group of " + std::to_string(items) +
+      return makeError(where() + ": work-group of " + std::to_string(items) +
                        " work-items is larger than the device's maximum of " +
                        std::to_string(caps.maxWorkGroupSize));
     if (!caps.nonUniformWorkGroups)
       for (uint32_t d = 0; d < dims; ++d) {
         const uint64_t g = value(r.global[d]), l = value(r.local[d]);
         if (g % l != 0)
-          return makeError(where + ": local size " + std::to_string(l) +
+          return makeError(where() + ": local size " + std::to_string(l) +
                            " does not divide global size " + std::to_string(g) + " in dimension " +
                            std::to_string(d) + " (the device needs uniform work-groups)");
       }
