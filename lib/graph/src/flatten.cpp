@@ -66,7 +66,8 @@ Error remapNode(Node &c, const std::vector<uint32_t> &binding, const std::vector
 
 // A graph without Subgraph nodes: the same graph, conditional bodies renumbered in
 // order of use, edges deduplicated, order and partitions as flattenRec gives them.
-Expected<Graph> alreadyFlat(const Graph &g) {
+// The parts of `g` that flattening keeps as they are (children add modules and kernels).
+Graph sameHeader(const Graph &g) {
   Graph out;
   out.name = g.name;
   out.slots = g.slots;
@@ -74,6 +75,11 @@ Expected<Graph> alreadyFlat(const Graph &g) {
   out.modules = g.modules;
   out.kernels = g.kernels;
   out.metadata = g.metadata;
+  return out;
+}
+
+Expected<Graph> alreadyFlat(const Graph &g) {
+  Graph out = sameHeader(g);
   out.nodes = g.nodes;
   const size_t n = g.nodes.size();
   for (uint32_t i = 0; i < n; ++i) {
@@ -118,13 +124,7 @@ Expected<Graph> flattenRec(const Graph &g, int depth) {
   if (depth > 64) return makeError("subgraphs nested deeper than 64 levels");
   if (std::none_of(g.nodes.begin(), g.nodes.end(), [](const Node &x) { return x.kind == NodeKind::Subgraph; }))
     return alreadyFlat(g);
-  Graph out;
-  out.name = g.name;
-  out.slots = g.slots;
-  out.params = g.params;
-  out.modules = g.modules;
-  out.kernels = g.kernels;
-  out.metadata = g.metadata;
+  Graph out = sameHeader(g);
   size_t n = g.nodes.size();
   std::vector<std::vector<uint32_t>> entries(n), exits(n);
   // The flattened nodes of each parent node, in the child's execution order.

@@ -104,6 +104,10 @@ public:
 private:
   CudaDevice(const CuApi &api, const CudaBackendOptions &opts) : api_(&api), opts_(opts) {}
   Expected<std::vector<uint8_t>> ptxToCubin(const std::string &ptx, const std::string &what);
+  // The cubin cache (created on first use; call with mutex_ held) and its key for an
+  // image built from `input` ("spir-v lowered for sm_90", "ptx form ...") with kernels `names`.
+  cache::KernelCache<LoadedModule> &cubinCache();
+  cache::CacheKey cubinKey(const std::string &input, const std::string &names) const;
   Expected<std::shared_ptr<const LoadedModule>> moduleFromCubin(const std::vector<uint8_t> &cubin, bool gridWait,
                                                                 const std::string &from) const;
   const CuApi *api_;

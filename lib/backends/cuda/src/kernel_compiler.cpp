@@ -77,6 +77,22 @@ CudaDevice::moduleFromCubin(const std::vector<uint8_t> &cubin, bool gridWait, co
   return std::shared_ptr<const LoadedModule>(std::move(lm));
 }
 
+cache::KernelCache<LoadedModule> &CudaDevice::cubinCache() {
+  if (!modules_) modules_ = cache::KernelCache<LoadedModule>::fromEnvironment();
+  return *modules_;
+}
+
+cache::CacheKey CudaDevice::cubinKey(const std::string &input, const std::string &names) const {
+  cache::CacheKey key;
+  key.backend = "cuda";
+  key.deviceName = info_.name + " sm_" + std::to_string(cc());
+  key.driverVersion = std::to_string(api_->driverVersion);
+  key.compilerVersion = loweringVersion();
+  key.buildOptions = input;
+  key.kernelNames = names;
+  return key;
+}
+
 Expected<std::shared_ptr<const LoadedModule>> CudaDevice::loadModule(const KernelModule &m,
                                                                      bool useCache) {
   const std::string where = "module '" + m.name + "'";
@@ -144,16 +160,9 @@ Expected<std::shared_ptr<const LoadedModule>> CudaDevice::loadModule(const Kerne
     if (!built) return built.error().withContext(where);
     return built->value;
   }
-  if (!modules_) modules_ = Cache::fromEnvironment();
-  cache::CacheKey key;
-  key.backend = "cuda";
-  key.deviceName = info_.name + " sm_" + std::to_string(cc());
-  key.driverVersion = std::to_string(api_->driverVersion);
-  key.compilerVersion = loweringVersion();
-  key.buildOptions = input; // which input the image is: spir-v, ptx or cubin form
-  key.kernelNames = m.name;
-  auto mod = modules_->getOrBuild(
-      key, image->data(), image->size(), "cubin",
+  // `input` says which input the image is: spir-v, ptx or cubin form.
+  auto mod = cubinCache().getOrBuild(
+      cubinKey(input, m.name), image->data(), image->size(), "cubin",
       [&](const std::vector<uint8_t> &cubin) {
         return moduleFromCubin(cubin, gridWait, input + " (cached cubin)");
       },
@@ -225,16 +234,8 @@ Expected<CUfunction> CudaDevice::tableLoader(size_t entries, size_t *capacity) {
   if (!loader_) {
     const std::string ptx = tableLoaderPtx();
     using Cache = cache::KernelCache<LoadedModule>;
-    if (!modules_) modules_ = Cache::fromEnvironment();
-    cache::CacheKey key;
-    key.backend = "cuda";
-    key.deviceName = info_.name + " sm_" + std::to_string(cc());
-    key.driverVersion = std::to_string(api_->driverVersion);
-    key.compilerVersion = loweringVersion();
-    key.buildOptions = "table loader";
-    key.kernelNames = "cgraph_load_table";
-    auto mod = modules_->getOrBuild(
-        key, reinterpret_cast<const uint8_t *>(ptx.data()), ptx.size(), "cubin",
+    auto mod = cubinCache().getOrBuild(
+        cubinKey("table loader", "cgraph_load_table"), reinterpret_cast<const uint8_t *>(ptx.data()), ptx.size(), "cubin",
         [&](const std::vector<uint8_t> &cubin) { return moduleFromCubin(cubin, false, "table loader (cached cubin)"); },
         [&]() -> Expected<Cache::Built> {
           auto cubin = ptxToCubin(ptx, "cgraph table loader");
