@@ -29,7 +29,6 @@ namespace fs = std::filesystem;
 namespace {
 
 [[noreturn]] void die(const std::string &what) { bench::die("bench_cases", what); }
-using bench::median;
 
 Expected<Graph> caseGraph(const std::string &source, const cltest::ManifestCase &c) {
   const std::string file = fs::path(c.file).filename().string();
@@ -102,7 +101,7 @@ double measure(rt::Device &dev, const Graph &g, const cltest::ManifestCase &c, i
     if (timings.empty()) return -1;
     if (i) us.push_back(double(timings[0].endNs - timings[0].startNs) / 1e3);
   }
-  return median(us);
+  return bench::stat(us);
 }
 
 } // namespace
@@ -112,7 +111,7 @@ int main(int argc, char **argv) {
   const std::vector<std::string> dirs = bench::parseArgs(argc, argv, "bench_cases", "DIR", &iters);
   bench::CpuAndPocl devs = bench::openCpuAndPocl("bench_cases");
   rt::Device *pocl = devs.pocl;
-  std::printf("median of %d runs; one node per case, its time in us\n", iters);
+  std::printf("%s of %d runs; one node per case, its time in us\n", bench::statName(), iters);
   std::printf("%-44s %10s %10s %9s\n", "case", "cpu", "pocl", "cpu/pocl");
   double worst = 0;
   std::string worstCase;
