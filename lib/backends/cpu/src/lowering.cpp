@@ -44,6 +44,7 @@
 #include <llvm/Transforms/InstCombine/InstCombine.h>
 #include <llvm/Transforms/Scalar/SimplifyCFG.h>
 #include <llvm/Transforms/Vectorize/SLPVectorizer.h>
+#include <llvm/Transforms/Utils/PromoteMemToReg.h>
 #include <llvm/Transforms/Vectorize/VectorCombine.h>
 
 #include <cstdlib>
@@ -307,6 +308,12 @@ cl::opt<bool>
     kForceFibers("cgraph-cpu-fibers", cl::init(false),
                  cl::desc("cgraph cpu backend: run kernels with barriers as work-item fibers"));
 
+// A/B switch (CGRAPH_CPU_LLVM_ARGS=-cgraph-cpu-promote=0): the barrier split sees the
+// -O0 body's allocas as they are (promoteAllocas).
+cl::opt<bool> kPromoteBeforeSplit(
+    "cgraph-cpu-promote", cl::init(true),
+    cl::desc("cgraph cpu backend: promote allocas to SSA values before the barrier split"));
+
 // Work-items interleaved by the x loop of a long straight-line work-item (a fused
 // chain: hundreds of dependent operations, more than the core's reorder window sees):
 // the vectorizer's own choice for a large loop body is one vector at a time, which
@@ -424,6 +431,21 @@ uint64_t itemCost(Function &body) {
       }
     }
   return 1 + kSlowOpCost * slow + body.getInstructionCount() / kInstructionsPerCost;
+}
+
+// The body comes from -O0 IR: every local variable is an alloca. Before the barrier
+// split, promote the promotable ones to SSA values: otherwise a value such as
+// `lid = get_local_id(0)`, stored in region 0 and read after a barrier, is live across
+// it in memory and becomes a context array, so `scratch[lid]` in a later region is an
+// indirect access (a gather the vectorizers leave alone) instead of the local id
+// itself, which the split recomputes in every region.
+void promoteAllocas(Function &body) {
+  DominatorTree dt(body);
+  std::vector<AllocaInst *> promotable;
+  for (Instruction &i : body.getEntryBlock())
+    if (auto *a = dyn_cast<AllocaInst>(&i))
+      if (isAllocaPromotable(a)) promotable.push_back(a);
+  if (!promotable.empty()) PromoteMemToReg(promotable, dt);
 }
 
 // Loads kernel arguments and ctx values at the wrapper's entry, then calls the body.
@@ -865,6 +887,7 @@ Expected<std::vector<uint8_t>> lowerToObject(const uint8_t *spirv, size_t size,
       plan.itemCost = itemCost(*body);
     }
     std::string whyNot;
+    if (plan.barrier && !kForceFibers && kPromoteBeforeSplit) promoteAllocas(*body);
     if (plan.barrier && !kForceFibers &&
         splitAtBarriers(*body, *cast<Function>(barrierFn.getCallee()), plan.numParams, plan.regions,
                         whyNot)) {
