@@ -76,3 +76,29 @@ __kernel void reduce_carry(__global const float *in, __global float *out, __loca
   barrier(CLK_LOCAL_MEM_FENCE);
   out[get_global_id(0)] = v + scratch[(l + 1) % 64];
 }
+
+// Division of an x-affine value by a group-uniform one (guards.h XDivision): runs of
+// one quotient, with and without a guard, 32- and 64-bit, divisors below and above the
+// group size, a global offset, and a uint id that wraps (runs not usable).
+// cgtest: kernel=div_rows global=1024 local=256 args=in:f32[1024]:rand, bias:f32[1024]:rand, out:f32[1024]:w, 3:u32, 1000:u32
+// cgtest: kernel=div_rows global=1000 offset=8 args=in:f32[1024]:rand, bias:f32[1024]:rand, out:f32[1024]:w, 300:u32, 1008:u32
+// cgtest: kernel=div_rows global=512 args=in:f32[512]:rand, bias:f32[512]:rand, out:f32[512]:w, 1:u32, 512:u32
+// cgtest: kernel=div_rows global=640 local=64 args=in:f32[640]:rand, bias:f32[640]:rand, out:f32[640]:w, 700:u32, 640:u32
+// cgtest: kernel=div_rows64 global=777 args=out:u64[777]:w, 17:u64
+// cgtest: kernel=div_rows64 global=256 local=128 offset=100 args=out:u64[356]:w, 64:u64
+// cgtest: kernel=div_wrap global=64 offset=4294967264 args=out:u32[64]:w, 5:u32
+__kernel void div_rows(__global const float *in, __global const float *bias, __global float *out,
+                       uint cols, uint count) {
+  uint i = get_global_id(0);
+  if (i < count) out[i] = in[i] + bias[i % cols] + (float)(i / cols);
+}
+
+__kernel void div_rows64(__global ulong *out, ulong cols) {
+  size_t i = get_global_id(0);
+  out[i] = (i / cols) * 1000 + i % cols + 1;
+}
+
+__kernel void div_wrap(__global uint *out, uint d) {
+  uint i = get_global_id(0);
+  out[get_global_id(0) - get_global_offset(0)] = (i % d) * 100 + i / d % 97 + 1;
+}

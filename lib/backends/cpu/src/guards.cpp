@@ -163,6 +163,115 @@ bool findWorkItemGuard(Function &f, unsigned numParams, unsigned firstOut, WorkI
   return true;
 }
 
+bool findXDivision(Function &f, unsigned numParams, XDivision &d) {
+  d = XDivision{};
+  std::vector<BinaryOperator *> divs;
+  Value *dividend = nullptr;
+  for (BasicBlock &bb : f)
+    for (Instruction &i : bb) {
+      auto *bo = dyn_cast<BinaryOperator>(&i);
+      if (!bo || (bo->getOpcode() != Instruction::URem && bo->getOpcode() != Instruction::UDiv)) continue;
+      if (!dividend) {
+        WorkItemGuard v;
+        if (!invariant(bo->getOperand(1), numParams) || isa<Constant>(bo->getOperand(1)) ||
+            !parseV(bo->getOperand(0), numParams, false, v) || v.extended)
+          continue;
+        dividend = bo->getOperand(0);
+        d.divisor = bo->getOperand(1);
+        d.offsetExpr = v.offsetExpr;
+        d.width = v.width;
+      }
+      if (bo->getOperand(0) == dividend && bo->getOperand(1) == d.divisor) divs.push_back(bo);
+    }
+  if (divs.empty()) return false;
+  // The clone: f's parameters, then quotient and remainder.
+  Type *t = dividend->getType();
+  std::vector<Type *> params(f.getFunctionType()->param_begin(), f.getFunctionType()->param_end());
+  params.push_back(t);
+  params.push_back(t);
+  Function *seg = Function::Create(FunctionType::get(f.getReturnType(), params, false),
+                                   GlobalValue::InternalLinkage, f.getName() + ".seg", f.getParent());
+  ValueToValueMapTy vmap;
+  for (unsigned i = 0; i < f.arg_size(); ++i) {
+    vmap[f.getArg(i)] = seg->getArg(i);
+    seg->getArg(i)->setName(f.getArg(i)->getName());
+  }
+  SmallVector<ReturnInst *, 4> rets;
+  CloneFunctionInto(seg, &f, vmap, CloneFunctionChangeType::LocalChangesOnly, rets);
+  seg->addFnAttr(Attribute::AlwaysInline);
+  Argument *q = seg->getArg(unsigned(f.arg_size())), *r = seg->getArg(unsigned(f.arg_size()) + 1);
+  for (BinaryOperator *bo : divs) {
+    auto *c = cast<Instruction>(vmap[bo]);
+    c->replaceAllUsesWith(bo->getOpcode() == Instruction::URem ? r : q);
+    c->eraseFromParent();
+  }
+  d.seg = seg;
+  return true;
+}
+
+void emitDivisionRuns(IRBuilder<> &b, const XDivision &d, const std::vector<Value *> &callArgs,
+                      unsigned numParams, Value *end, Function *plain, std::vector<Value *> &extra,
+                      const std::function<void(Function *, Value *)> &item,
+                      const std::function<void(Value *, Value *, const char *, Function *)> &loop) {
+  (void)item;
+  std::map<Value *, Value *> memo;
+  Value *xValue = nullptr;
+  std::function<Value *(Value *)> clone = [&](Value *v) -> Value * {
+    if (auto *a = dyn_cast<Argument>(v)) return a->getArgNo() == numParams ? xValue : callArgs[a->getArgNo()];
+    auto *i = dyn_cast<Instruction>(v);
+    if (!i) return v;
+    auto it = memo.find(v);
+    if (it != memo.end()) return it->second;
+    Instruction *c = i->clone();
+    for (unsigned k = 0; k < c->getNumOperands(); ++k)
+      c->setOperand(k, clone(i->getOperand(k)));
+    b.Insert(c);
+    memo[v] = c;
+    return c;
+  };
+  Function *f = b.GetInsertBlock()->getParent();
+  LLVMContext &ctx = f->getContext();
+  Type *t = d.divisor->getType();
+  Value *divisor = clone(d.divisor);
+  xValue = b.getInt64(0);
+  Value *start = clone(d.offsetExpr);
+  // Usable: divisor != 0, and the dividend (start + x, width bits) does not wrap.
+  Value *usable = b.CreateICmpNE(divisor, ConstantInt::get(t, 0));
+  if (d.width < 64) {
+    Type *i128 = b.getIntNTy(128);
+    Value *s0 = b.CreateZExt(b.CreateTrunc(start, t), i128);
+    usable = b.CreateAnd(usable, b.CreateICmpULE(b.CreateAdd(s0, b.CreateZExt(end, i128)),
+                                                 ConstantInt::get(i128, APInt::getOneBitSet(128, d.width))));
+  }
+  BasicBlock *pre = b.GetInsertBlock();
+  BasicBlock *head = BasicBlock::Create(ctx, "x.run", f);
+  BasicBlock *plainBB = BasicBlock::Create(ctx, "x.plain", f);
+  BasicBlock *exit = BasicBlock::Create(ctx, "x.runs.exit", f);
+  b.CreateCondBr(usable, head, plainBB);
+  b.SetInsertPoint(plainBB);
+  loop(b.getInt64(0), end, "x.plain", plain);
+  b.CreateBr(exit);
+  // One run: quotient and remainder of its first work-item, then up to the next multiple.
+  b.SetInsertPoint(head);
+  PHINode *x0 = b.CreatePHI(b.getInt64Ty(), 2, "run.start");
+  x0->addIncoming(b.getInt64(0), pre);
+  Value *i0 = b.CreateAdd(start, x0);
+  if (d.width < 64) i0 = b.CreateTrunc(i0, t);
+  Value *q = b.CreateUDiv(i0, divisor);
+  Value *r = b.CreateSub(i0, b.CreateMul(q, divisor));
+  Value *left = b.CreateZExt(b.CreateSub(divisor, r), b.getInt64Ty());
+  Value *runEnd = b.CreateAdd(x0, left);
+  runEnd = b.CreateSelect(b.CreateICmpULT(runEnd, end), runEnd, end);
+  extra = {q, r};
+  // The remainder of work-item x is r + (x - x0): emitted per call by the caller's
+  // item through `extra` (the loop callback maps it).
+  loop(x0, runEnd, "x.seg", d.seg);
+  extra.clear();
+  x0->addIncoming(runEnd, b.GetInsertBlock());
+  b.CreateCondBr(b.CreateICmpULT(runEnd, end), head, exit);
+  b.SetInsertPoint(exit);
+}
+
 void emitGuardCount(IRBuilder<> &b, const WorkItemGuard &g, const std::vector<Value *> &callArgs,
                     unsigned numParams, Value *lx, Value *&count, Value *&usable) {
   // Recomputes an invariant value of the function in the wrapper (x := xValue).
@@ -182,6 +291,10 @@ void emitGuardCount(IRBuilder<> &b, const WorkItemGuard &g, const std::vector<Va
     return c;
   };
   usable = b.getTrue();
+  if (!g.bound) { // every work-item passes
+    count = lx;
+    return;
+  }
   for (const auto &pc : g.path) {
     Value *c = clone(pc.first);
     usable = b.CreateAnd(usable, pc.second ? c : b.CreateNot(c));

@@ -24,6 +24,7 @@
 #include <llvm/IR/Function.h>
 #include <llvm/IR/IRBuilder.h>
 
+#include <functional>
 #include <utility>
 #include <vector>
 
@@ -56,5 +57,34 @@ bool findWorkItemGuard(llvm::Function &f, unsigned numParams, unsigned firstOut,
 void emitGuardCount(llvm::IRBuilder<> &b, const WorkItemGuard &g,
                     const std::vector<llvm::Value *> &callArgs, unsigned numParams,
                     llvm::Value *lx, llvm::Value *&count, llvm::Value *&usable);
+
+// Division by a group-uniform value of an x-affine one: `i % cols`, `i / cols` with i
+// the x id plus a group-uniform value (add_bias's `bias[i % cols]`). A scalar division
+// per work-item, and a gather the vectorizers leave alone. Over a run of consecutive
+// work-items where the quotient does not change, the remainder is the first one plus
+// the distance: the wrapper cuts the x loop into such runs (one division per run) and
+// calls a clone that takes the quotient and remainder as two extra parameters, so
+// `bias[i % cols]` is a contiguous load. Unsigned divisions (udiv/urem) only.
+struct XDivision {
+  llvm::Function *seg = nullptr; // the clone taking (quotient, remainder) last; null: none
+  llvm::Value *offsetExpr = nullptr; // the dividend before truncation: an i64 add chain over x
+  unsigned width = 64;               // the dividend's width (a trunc of offsetExpr)
+  llvm::Value *divisor = nullptr;
+};
+
+// Looks for such divisions in `f` (parameters as for findWorkItemGuard); all of them
+// must share one dividend and divisor. On success `d.seg` is a new internal function.
+bool findXDivision(llvm::Function &f, unsigned numParams, XDivision &d);
+
+// The x loop over [0, end) (end >= 1) calling `plain` per work-item, or, where the
+// divisor is not 0 and the dividend does not wrap over the range, in runs calling
+// `d.seg` with `extra` set to {quotient, remainder}. `item(f, x)` emits the call of f
+// for work-item x.
+void emitDivisionRuns(llvm::IRBuilder<> &b, const XDivision &d, const std::vector<llvm::Value *> &callArgs,
+                      unsigned numParams, llvm::Value *end, llvm::Function *plain,
+                      std::vector<llvm::Value *> &extra,
+                      const std::function<void(llvm::Function *, llvm::Value *)> &item,
+                      const std::function<void(llvm::Value *, llvm::Value *, const char *,
+                                               llvm::Function *)> &loop);
 
 } // namespace cgraph::cpu

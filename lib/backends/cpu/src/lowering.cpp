@@ -521,7 +521,8 @@ Value *callBody(IRBuilder<> &b, Function *body, std::vector<Value *> args, const
 // `emit(f)` calls `f` for work-item ba.l[0]; `ops()` gives the call's operands.
 template <typename F, typename O>
 void emitGuardedX(IRBuilder<> &b, BodyArgs &ba, unsigned numParams, const WorkItemGuard &g,
-                  Function *orig, bool tail, F emit, O ops, LoopHints hints) {
+                  Function *orig, bool tail, F emit, O ops, LoopHints hints,
+                  const XDivision *div = nullptr, std::vector<Value *> *divExtra = nullptr) {
   Value *lx = ba.ctx[kCtxLocalSize + 0];
   ba.l[0] = b.getInt64(0);
   Value *count, *usable;
@@ -550,13 +551,34 @@ void emitGuardedX(IRBuilder<> &b, BodyArgs &ba, unsigned numParams, const WorkIt
     BasicBlock *skip = BasicBlock::Create(ctx, "x.low.skip", f);
     b.CreateCondBr(b.CreateICmpNE(n1, b.getInt64(0)), run, skip);
     b.SetInsertPoint(run);
-    emitLoop(
-        b, n1, "x.low",
-        [&](Value *x) {
-          ba.l[0] = x;
-          emit(g.low);
-        },
-        hints);
+    if (div && div->seg && divExtra) {
+      // Runs of work-items with one quotient (XDivision): the clone gets the quotient and
+      // the run's first remainder plus the distance.
+      std::vector<Value *> qr;
+      auto loop = [&](Value *begin, Value *end, const char *name, Function *callee) {
+        const std::vector<Value *> base = qr;
+        emitLoop(
+            b, end, name,
+            [&](Value *x) {
+              ba.l[0] = x;
+              if (callee == div->seg)
+                *divExtra = {base[0], b.CreateAdd(base[1], b.CreateTrunc(b.CreateSub(x, begin),
+                                                                         base[1]->getType()))};
+              emit(callee);
+              divExtra->clear();
+            },
+            hints, begin);
+      };
+      emitDivisionRuns(b, *div, ops(), numParams, n1, g.low, qr, {}, loop);
+    } else {
+      emitLoop(
+          b, n1, "x.low",
+          [&](Value *x) {
+            ba.l[0] = x;
+            emit(g.low);
+          },
+          hints);
+    }
     b.CreateBr(skip);
     b.SetInsertPoint(skip);
   }
@@ -570,6 +592,8 @@ struct XGuard {
   Function *orig = nullptr;
   bool tail = false;
   unsigned numParams = 0;
+  const XDivision *div = nullptr;            // runs of one quotient (barrier-free only)
+  std::vector<Value *> *divExtra = nullptr;  // the extra call operands emit() must pass
 };
 
 template <typename F, typename O = std::nullptr_t>
@@ -587,7 +611,7 @@ void emitGroupLoop(IRBuilder<> &b, BodyArgs &ba, F emit, bool ilp = false, MDNod
       if constexpr (!std::is_same_v<O, std::nullptr_t>) {
         if (xg.guard && xg.guard->low) {
           emitGuardedX(b, ba, xg.numParams, *xg.guard, xg.orig, xg.tail, emit, ops,
-                       {kJamCount, 0, 0, parallel});
+                       {kJamCount, 0, 0, parallel}, xg.div, xg.divExtra);
           return;
         }
       }
@@ -636,6 +660,11 @@ cl::opt<bool> kGuards("cgraph-cpu-guards", cl::init(true),
                       cl::desc("cgraph cpu backend: narrow x loops to the work-items that pass a "
                                "guard on their x id (guards.h)"));
 
+// A/B: CGRAPH_CPU_LLVM_ARGS=-cgraph-cpu-div-runs=0 divides per work-item (guards.h XDivision).
+cl::opt<bool> kDivisionRuns("cgraph-cpu-div-runs", cl::init(true),
+                            cl::desc("cgraph cpu backend: x loops in runs of one quotient of a "
+                                     "division by a group-uniform value"));
+
 bool sharedMemory(const Value *ptr, unsigned numParams, unsigned firstOut) {
   SmallVector<const Value *, 4> objs;
   getUnderlyingObjects(ptr, objs, nullptr, 8);
@@ -678,6 +707,7 @@ void emitWrappers(Module &m, const KernelPlan &k) {
   Type *i64p = PointerType::get(i64, 0);
   Type *i8p = Type::getInt8PtrTy(ctx);
   Type *voidT = Type::getVoidTy(ctx);
+  uint64_t cost = k.itemCost; // the launcher's measure of a work-item (.info)
   if (!k.barrier) {
     auto *ft = FunctionType::get(voidT, {i64p, i64p, i8p}, false);
     Function *w =
@@ -690,15 +720,27 @@ void emitWrappers(Module &m, const KernelPlan &k) {
         loadArgs(b, k.body, k.numParams, w->getArg(0), w->getArg(1), w->getArg(2), ba);
     MDNode *group = nullptr;
     WorkItemGuard guard;
+    XDivision div;
+    std::vector<Value *> divExtra;
     if (kGuards && !k.longBody) {
       promoteAllocas(*k.body);
       findWorkItemGuard(*k.body, k.numParams, k.body->arg_size(), guard);
+      if (kDivisionRuns && findXDivision(guard.low ? *guard.low : *k.body, k.numParams, div) &&
+          !guard.low)
+        guard.low = k.body; // no guard: every work-item "passes" (bound null)
     }
     tagParallelAccesses(*k.body, k.numParams, k.body->arg_size(), group);
-    if (guard.low) tagParallelAccesses(*guard.low, k.numParams, k.body->arg_size(), group);
+    if (guard.low && guard.low != k.body)
+      tagParallelAccesses(*guard.low, k.numParams, k.body->arg_size(), group);
+    if (div.seg) {
+      tagParallelAccesses(*div.seg, k.numParams, k.body->arg_size(), group);
+      // Its divisions are now one per run: the work-item costs what the clone costs.
+      cost = std::min(cost, itemCost(*div.seg));
+    }
     emitGroupLoop(
-        b, ba, [&](Function *f) { callBody(b, f ? f : k.body, args, ba); }, k.longBody, group,
-        XGuard{&guard, k.body, false, k.numParams}, [&] { return bodyOperands(args, ba); });
+        b, ba, [&](Function *f) { callBody(b, f ? f : k.body, args, ba, divExtra); }, k.longBody,
+        group, XGuard{&guard, k.body, false, k.numParams, &div, &divExtra},
+        [&] { return bodyOperands(args, ba); });
     b.CreateRetVoid();
   } else if (!k.regions.regions.empty()) {
     // Region dispatch: run region `cur` for every work-item, then the region they reached.
@@ -790,7 +832,7 @@ void emitWrappers(Module &m, const KernelPlan &k) {
       {ConstantInt::get(i64, mode), ConstantInt::get(i64, k.staticLocal),
        ConstantInt::get(i64, k.numParams), ConstantInt::get(i64, k.groupShape ? 1 : 0),
        ConstantInt::get(i64, k.regions.privateBytes), ConstantInt::get(i64, k.loops ? 1 : 0),
-       ConstantInt::get(i64, k.itemCost)});
+       ConstantInt::get(i64, cost)});
   new GlobalVariable(m, info->getType(), true, GlobalValue::ExternalLinkage, info,
                      kWrapperPrefix + k.name + ".info");
 }
