@@ -1,6 +1,8 @@
 // What the cpu-vs-PoCL benchmark programs (bench_nodes, bench_cases) share: argument
 // parsing (`[-n ITERATIONS] ARG...`), the cpu backend's device and PoCL's (through the
 // opencl backend, where it is built and has a device), and the median.
+// `--min` reports the minimum of the iterations instead of the median (steadier on a
+// machine other work shares: interference only ever adds time).
 // Failure: every error ends the program with "PROG: message" on stderr and exit 1.
 #pragma once
 
@@ -29,15 +31,27 @@ inline double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-// `[-n ITERATIONS] ARG...` (at least one ARG): the positional arguments; *iters keeps
-// its default unless -n is given.
+// The statistic the programs report: the median, or with --min the minimum.
+inline bool &useMinimum() {
+  static bool m = false;
+  return m;
+}
+inline const char *statName() { return useMinimum() ? "minimum" : "median"; }
+inline double stat(const std::vector<double> &v) {
+  if (v.empty()) return 0;
+  return useMinimum() ? *std::min_element(v.begin(), v.end()) : median(v);
+}
+
+// `[-n ITERATIONS] [--min] ARG...` (at least one ARG): the positional arguments; *iters
+// keeps its default unless -n is given; --min sets useMinimum().
 inline std::vector<std::string> parseArgs(int argc, char **argv, const char *prog, const char *what,
                                           int *iters) {
   std::vector<std::string> out;
-  const std::string usage = std::string("usage: ") + prog + " [-n ITERATIONS] " + what + "...";
+  const std::string usage = std::string("usage: ") + prog + " [-n ITERATIONS] [--min] " + what + "...";
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "-n" && i + 1 < argc) *iters = std::max(1, std::atoi(argv[++i]));
+    else if (a == "--min") useMinimum() = true;
     else if (!a.empty() && a[0] == '-') die(prog, "unknown option '" + a + "' (" + usage + ")");
     else out.push_back(a);
   }

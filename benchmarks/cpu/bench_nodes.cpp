@@ -2,11 +2,19 @@
 // backend next to PoCL (through the opencl backend), in one process, one table.
 //
 // Per file:
-//   - per kernel: the time of its nodes in one run of the graph (sum over the nodes
-//     that launch it; median over the iterations), from per-node timestamps: the cpu
-//     backend's replay with profiling (host clock around each node), PoCL's eager path
-//     with profiling (OpenCL event start/end). "cpu/pocl" < 1 means the cpu backend
-//     is faster;
+//   - per kernel, two measures (sum over the top-level nodes that launch it; median
+//     over the iterations, or the minimum with --min):
+//       "wall": each node alone, as a one-node graph replayed with enqueue + wait around
+//       it on the host clock, the same measure on both sides (transient slots become
+//       external ones filled like the others, so the node reads defined data). It
+//       includes each side's submission cost (a few us on cpu, more through the opencl
+//       backend), which matters only for tiny launches;
+//       "node": the node's time inside one run of the whole graph, from per-node
+//       timestamps: the cpu backend's replay with profiling (host clock around each
+//       node), PoCL's eager path with profiling (OpenCL event start/end: the kernel's
+//       execution only). Not the same measure on the two sides: it favours PoCL by its
+//       submission cost;
+//     "cpu/pocl" < 1 means the cpu backend is faster;
 //   - the whole graph per node, enqueue + wait, no profiling: eager and replay on
 //     each backend, and replay / eager.
 // External slots are filled with the float 0.5 (bytes 00 00 00 3f), parameters keep
@@ -14,6 +22,7 @@
 #include "bench_common.h"
 
 #include "cgraph/format/reader.h"
+#include "cgraph/graph/order.h"
 
 #include <algorithm>
 #include <chrono>
@@ -30,7 +39,6 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 [[noreturn]] void die(const std::string &what) { bench::die("bench_nodes", what); }
-using bench::median;
 
 struct Bound {
   std::vector<std::unique_ptr<rt::Buffer>> bufs;
@@ -75,8 +83,48 @@ double runOnce(rt::Executable &exe, const rt::BindingTable &t, const rt::SubmitO
   return s;
 }
 
+// Node `n` of `g` alone: no edges, transient slots external (bind() fills them).
+Graph oneNodeGraph(const Graph &g, uint32_t n) {
+  Graph o = g;
+  o.nodes = {g.nodes[n]};
+  o.edges.clear();
+  o.order.clear();
+  o.partitions.clear();
+  o.exprs.clear();
+  for (const FieldExpr &e : g.exprs) {
+    if (e.node == kNone) {
+      o.exprs.push_back(e);
+    } else if (e.node == n) {
+      o.exprs.push_back(e);
+      o.exprs.back().node = 0;
+    }
+  }
+  for (Slot &s : o.slots)
+    if (s.init == SlotInit::Transient) s.init = SlotInit::External;
+  if (Error e = finalizeForFile(o)) die(e.message());
+  return o;
+}
+
+// Per kernel name: the summed median (or minimum) enqueue + wait of its top-level nodes, each alone.
+std::map<std::string, double> wallPerKernel(rt::Device &dev, const Graph &g, int iters) {
+  std::map<std::string, double> out;
+  for (uint32_t n = 0; n < g.nodes.size(); ++n) {
+    if (g.nodes[n].kind != NodeKind::Kernel) continue;
+    Graph one = oneNodeGraph(g, n);
+    auto exe = finalize(dev, one, rt::ExecMode::Replay);
+    Bound b = bind(dev, one);
+    runOnce(*exe, b.table); // warm-up (PoCL compiles at first launch)
+    runOnce(*exe, b.table);
+    std::vector<double> t;
+    for (int i = 0; i < iters; ++i) t.push_back(runOnce(*exe, b.table) * 1e6);
+    out[g.kernels[g.nodes[n].kernel].name] += bench::stat(t);
+  }
+  return out;
+}
+
 struct Figures {
   bool ok = false;
+  std::map<std::string, double> wallUs;   // per kernel name, its nodes alone
   std::map<std::string, double> kernelUs; // per kernel name, one run
   std::map<std::string, uint32_t> kernelNodes;
   double eagerUsPerNode = 0, replayUsPerNode = 0;
@@ -104,7 +152,7 @@ Figures measure(rt::Device &dev, const Graph &g, int iters, bool profiledReplay)
     }
     for (auto &kv : sum) perKernel[kv.first].push_back(kv.second);
   }
-  for (auto &kv : perKernel) f.kernelUs[kv.first] = median(kv.second);
+  for (auto &kv : perKernel) f.kernelUs[kv.first] = bench::stat(kv.second);
   for (const Node &n : prof.graph().nodes)
     if (n.kind == NodeKind::Kernel) ++f.kernelNodes[prof.graph().kernels[n.kernel].name];
   // Whole graph, enqueue + wait.
@@ -116,8 +164,9 @@ Figures measure(rt::Device &dev, const Graph &g, int iters, bool profiledReplay)
     te.push_back(runOnce(*eager, b.table));
     tr.push_back(runOnce(*replay, b.table));
   }
-  f.eagerUsPerNode = median(te) * 1e6 / nodes;
-  f.replayUsPerNode = median(tr) * 1e6 / nodes;
+  f.eagerUsPerNode = bench::stat(te) * 1e6 / nodes;
+  f.replayUsPerNode = bench::stat(tr) * 1e6 / nodes;
+  f.wallUs = wallPerKernel(dev, g, iters);
   f.ok = true;
   return f;
 }
@@ -134,8 +183,12 @@ int main(int argc, char **argv) {
   const std::vector<std::string> files = bench::parseArgs(argc, argv, "bench_nodes", "FILE.cgf", &iters);
   bench::CpuAndPocl devs = bench::openCpuAndPocl("bench_nodes");
   rt::Device *pocl = devs.pocl;
-  std::printf("median of %d runs; times in us; per-kernel = its nodes' time in one run of the graph\n", iters);
-  std::printf("%-16s %-20s %5s %12s %12s %9s\n", "graph", "kernel", "nodes", "cpu", "pocl", "cpu/pocl");
+  std::printf("%s of %d runs; times in us; wall = the kernel's nodes alone, enqueue + wait on the host\n"
+              "clock on both sides; node = their time in one run of the graph (cpu: host clock around\n"
+              "the node, pocl: OpenCL event start/end)\n",
+              bench::statName(), iters);
+  std::printf("%-16s %-20s %5s %10s %10s %6s %10s %10s %6s\n", "graph", "kernel", "nodes", "cpu wall", "pocl wall",
+              "ratio", "cpu node", "pocl node", "ratio");
   for (const std::string &file : files) {
     auto g = readCgfFile(file);
     if (!g) die(g.error().message());
@@ -145,8 +198,10 @@ int main(int argc, char **argv) {
     if (pocl) o = measure(*pocl, *g, iters, false);
     for (auto &kv : c.kernelUs) {
       double pu = o.ok ? o.kernelUs[kv.first] : 0;
-      std::printf("%-16s %-20s %5u %12.1f %12.1f %9.2f\n", name.c_str(), kv.first.c_str(), c.kernelNodes[kv.first],
-                  kv.second, pu, pu > 0 ? kv.second / pu : 0.0);
+      double cw = c.wallUs.count(kv.first) ? c.wallUs[kv.first] : 0;
+      double pw = o.ok && o.wallUs.count(kv.first) ? o.wallUs[kv.first] : 0;
+      std::printf("%-16s %-20s %5u %10.1f %10.1f %6.2f %10.1f %10.1f %6.2f\n", name.c_str(), kv.first.c_str(),
+                  c.kernelNodes[kv.first], cw, pw, pw > 0 ? cw / pw : 0.0, kv.second, pu, pu > 0 ? kv.second / pu : 0.0);
     }
     std::printf("%-16s %-20s %5zu  us/node, enqueue+wait:  cpu eager %.3f replay %.3f (replay/eager %.2f)", name.c_str(),
                 "(whole graph)", g->nodes.size(), c.eagerUsPerNode, c.replayUsPerNode,

@@ -309,8 +309,17 @@ bool splitAtBarriers(Function &body, Function &barrier, unsigned numParams, Barr
   }
   // Uniform ones stay allocas in every region; the wrapper carries their value from
   // region to region (BarrierRegions::uniformTypes).
+  // The analysis runs over every whole-access alloca, not only the crossing ones: a
+  // crossing value is often copied from one that is not (a loop counter's phi, demoted
+  // above, reloaded and demoted again where it is used in another block), and a load
+  // from an alloca outside the candidates would count as varying.
   std::set<AllocaInst *> uniform;
-  if (kCarryUniform) uniform = uniformAllocas(body, numParams, crossing);
+  if (kCarryUniform) {
+    std::vector<AllocaInst *> whole;
+    for (AllocaInst *a : allocas)
+      if (index.count(a)) whole.push_back(a);
+    uniform = uniformAllocas(body, numParams, whole);
+  }
   std::vector<AllocaInst *> carried;
   for (AllocaInst *a : crossing)
     (uniform.count(a) ? carried : context).push_back(a);

@@ -13,13 +13,16 @@
 // below 256 as the flat one (isNoopAddrSpaceCast), so no rewrite of pointer types is
 // needed for correct code, and the optimizer does not assume they are disjoint.
 #include "barrier_regions.h"
+#include "guards.h"
 #include "internal.h"
 
 #include "cgraph/kernel/spirv_to_llvm.h"
 
 #include <llvm/ADT/SmallPtrSet.h>
 #include <llvm/Analysis/CFG.h>
+#include <llvm/Analysis/InstructionSimplify.h>
 #include <llvm/Analysis/TargetLibraryInfo.h>
+#include <llvm/Analysis/ValueTracking.h>
 #include <llvm/Bitcode/BitcodeReader.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/IR/DiagnosticInfo.h>
@@ -44,6 +47,8 @@
 #include <llvm/Transforms/InstCombine/InstCombine.h>
 #include <llvm/Transforms/Scalar/SimplifyCFG.h>
 #include <llvm/Transforms/Vectorize/SLPVectorizer.h>
+#include <llvm/Transforms/Utils/Local.h>
+#include <llvm/Transforms/Utils/PromoteMemToReg.h>
 #include <llvm/Transforms/Vectorize/VectorCombine.h>
 
 #include <cstdlib>
@@ -307,6 +312,12 @@ cl::opt<bool>
     kForceFibers("cgraph-cpu-fibers", cl::init(false),
                  cl::desc("cgraph cpu backend: run kernels with barriers as work-item fibers"));
 
+// A/B switch (CGRAPH_CPU_LLVM_ARGS=-cgraph-cpu-promote=0): the barrier split sees the
+// -O0 body's allocas as they are (promoteAllocas).
+cl::opt<bool> kPromoteBeforeSplit(
+    "cgraph-cpu-promote", cl::init(true),
+    cl::desc("cgraph cpu backend: promote allocas to SSA values before the barrier split"));
+
 // Work-items interleaved by the x loop of a long straight-line work-item (a fused
 // chain: hundreds of dependent operations, more than the core's reorder window sees):
 // the vectorizer's own choice for a large loop body is one vector at a time, which
@@ -326,11 +337,14 @@ struct LoopHints {
   unsigned jam = 0;        // llvm.loop.unroll_and_jam.count
   unsigned width = 0;      // llvm.loop.vectorize.width
   unsigned interleave = 0; // llvm.loop.interleave.count
+  MDNode *parallel = nullptr; // llvm.loop.parallel_accesses (tagParallelAccesses)
 };
 
-// Loop `for (iv = 0; iv < bound; ++iv)` (bound >= 1), body emitted by `emit`.
+// Loop `for (iv = start; iv < bound; ++iv)` (start < bound; start null: 0), body emitted
+// by `emit`.
 template <typename F>
-void emitLoop(IRBuilder<> &b, Value *bound, const char *name, F emit, LoopHints hints = {}) {
+void emitLoop(IRBuilder<> &b, Value *bound, const char *name, F emit, LoopHints hints = {},
+              Value *start = nullptr) {
   Function *f = b.GetInsertBlock()->getParent();
   LLVMContext &ctx = f->getContext();
   BasicBlock *pre = b.GetInsertBlock();
@@ -339,7 +353,7 @@ void emitLoop(IRBuilder<> &b, Value *bound, const char *name, F emit, LoopHints 
   b.CreateBr(head);
   b.SetInsertPoint(head);
   PHINode *iv = b.CreatePHI(b.getInt64Ty(), 2, name);
-  iv->addIncoming(b.getInt64(0), pre);
+  iv->addIncoming(start ? start : b.getInt64(0), pre);
   emit(iv);
   Value *next = b.CreateAdd(iv, b.getInt64(1), std::string(name) + ".next", true, true);
   iv->addIncoming(next, b.GetInsertBlock());
@@ -352,6 +366,8 @@ void emitLoop(IRBuilder<> &b, Value *bound, const char *name, F emit, LoopHints 
   hint("llvm.loop.unroll_and_jam.count", hints.jam);
   hint("llvm.loop.vectorize.width", hints.width);
   hint("llvm.loop.interleave.count", hints.interleave);
+  if (hints.parallel)
+    md.push_back(MDNode::get(ctx, {MDString::get(ctx, "llvm.loop.parallel_accesses"), hints.parallel}));
   if (md.size() > 1) {
     MDNode *loopId = MDNode::getDistinct(ctx, md);
     loopId->replaceOperandWith(0, loopId);
@@ -426,6 +442,31 @@ uint64_t itemCost(Function &body) {
   return 1 + kSlowOpCost * slow + body.getInstructionCount() / kInstructionsPerCost;
 }
 
+// The body comes from -O0 IR: every local variable is an alloca. Before the barrier
+// split, promote the promotable ones to SSA values: otherwise a value such as
+// `lid = get_local_id(0)`, stored in region 0 and read after a barrier, is live across
+// it in memory and becomes a context array, so `scratch[lid]` in a later region is an
+// indirect access (a gather the vectorizers leave alone) instead of the local id
+// itself, which the split recomputes in every region.
+void promoteAllocas(Function &body) {
+  DominatorTree dt(body);
+  std::vector<AllocaInst *> promotable;
+  for (Instruction &i : body.getEntryBlock())
+    if (auto *a = dyn_cast<AllocaInst>(&i))
+      if (isAllocaPromotable(a)) promotable.push_back(a);
+  if (!promotable.empty()) PromoteMemToReg(promotable, dt);
+  // ... and fold what that exposes (the translator's builtin-variable vectors: a global
+  // id is an extractelement of an insertelement chain), so guards.h's search sees the
+  // plain arithmetic on the ids.
+  const DataLayout &dl = body.getParent()->getDataLayout();
+  for (BasicBlock &bb : body)
+    for (Instruction &i : make_early_inc_range(bb))
+      if (Value *v = SimplifyInstruction(&i, SimplifyQuery(dl, &i))) {
+        i.replaceAllUsesWith(v);
+        if (isInstructionTriviallyDead(&i)) i.eraseFromParent();
+      }
+}
+
 // Loads kernel arguments and ctx values at the wrapper's entry, then calls the body.
 std::vector<Value *> loadArgs(IRBuilder<> &b, Function *body, unsigned nParams, Value *args,
                               Value *ctx, Value *local, BodyArgs &ba) {
@@ -455,32 +496,127 @@ std::vector<Value *> loadArgs(IRBuilder<> &b, Function *body, unsigned nParams, 
   return out;
 }
 
-Value *callBody(IRBuilder<> &b, Function *body, std::vector<Value *> args, const BodyArgs &ba,
-                 const std::vector<Value *> &extra = {}) {
+std::vector<Value *> bodyOperands(std::vector<Value *> args, const BodyArgs &ba,
+                                  const std::vector<Value *> &extra = {}) {
   for (int k = 0; k < 3; ++k)
     args.push_back(ba.l[k]);
   args.push_back(ba.local);
   for (uint32_t k = 0; k < kCtxFields; ++k)
     args.push_back(ba.ctx[k]);
   args.insert(args.end(), extra.begin(), extra.end());
-  return b.CreateCall(body, args);
+  return args;
+}
+
+Value *callBody(IRBuilder<> &b, Function *body, std::vector<Value *> args, const BodyArgs &ba,
+                 const std::vector<Value *> &extra = {}) {
+  return b.CreateCall(body, bodyOperands(std::move(args), ba, extra));
 }
 
 // The z/y/x loop over the group's work-items; `emit` is the work-item. `ilp`: the x
 // loop is versioned, groups of at least kIlpWidth * kIlpCount work-items interleave
 // that many vectors (kIlpCount).
-template <typename F> void emitGroupLoop(IRBuilder<> &b, BodyArgs &ba, F emit, bool ilp = false) {
+// The x loop narrowed by a work-item guard (guards.h): the leading work-items that pass
+// it run `g.low`, the rest `orig` (all of them where the count is not usable; else none,
+// or with `tail` the last one: a barrier region's next region and carried values).
+// `emit(f)` calls `f` for work-item ba.l[0]; `ops()` gives the call's operands.
+template <typename F, typename O>
+void emitGuardedX(IRBuilder<> &b, BodyArgs &ba, unsigned numParams, const WorkItemGuard &g,
+                  Function *orig, bool tail, F emit, O ops, LoopHints hints,
+                  const XDivision *div = nullptr, std::vector<Value *> *divExtra = nullptr) {
+  Value *lx = ba.ctx[kCtxLocalSize + 0];
+  ba.l[0] = b.getInt64(0);
+  Value *count, *usable;
+  emitGuardCount(b, g, ops(), numParams, lx, count, usable);
+  Value *n1 = b.CreateSelect(usable, count, b.getInt64(0));
+  Function *f = b.GetInsertBlock()->getParent();
+  LLVMContext &ctx = f->getContext();
+  auto range = [&](Value *begin, const char *name, Function *callee) {
+    BasicBlock *run = BasicBlock::Create(ctx, std::string(name) + ".run", f);
+    BasicBlock *skip = BasicBlock::Create(ctx, std::string(name) + ".skip", f);
+    b.CreateCondBr(b.CreateICmpULT(begin, lx), run, skip);
+    b.SetInsertPoint(run);
+    emitLoop(
+        b, lx, name,
+        [&](Value *x) {
+          ba.l[0] = x;
+          emit(callee);
+        },
+        hints, begin);
+    b.CreateBr(skip);
+    b.SetInsertPoint(skip);
+  };
+  // [0, n1): the clone whose guard always passes (a loop bounded by n1, not lx).
+  {
+    BasicBlock *run = BasicBlock::Create(ctx, "x.low.run", f);
+    BasicBlock *skip = BasicBlock::Create(ctx, "x.low.skip", f);
+    b.CreateCondBr(b.CreateICmpNE(n1, b.getInt64(0)), run, skip);
+    b.SetInsertPoint(run);
+    if (div && div->seg && divExtra) {
+      // Runs of work-items with one quotient (XDivision): the clone gets the quotient and
+      // the run's first remainder plus the distance.
+      std::vector<Value *> qr;
+      auto loop = [&](Value *begin, Value *end, const char *name, Function *callee) {
+        const std::vector<Value *> base = qr;
+        emitLoop(
+            b, end, name,
+            [&](Value *x) {
+              ba.l[0] = x;
+              if (callee == div->seg)
+                *divExtra = {base[0], b.CreateAdd(base[1], b.CreateTrunc(b.CreateSub(x, begin),
+                                                                         base[1]->getType()))};
+              emit(callee);
+              divExtra->clear();
+            },
+            hints, begin);
+      };
+      emitDivisionRuns(b, *div, ops(), numParams, n1, g.low, qr, {}, loop);
+    } else {
+      emitLoop(
+          b, n1, "x.low",
+          [&](Value *x) {
+            ba.l[0] = x;
+            emit(g.low);
+          },
+          hints);
+    }
+    b.CreateBr(skip);
+    b.SetInsertPoint(skip);
+  }
+  Value *rest = tail ? b.CreateSelect(b.CreateICmpULT(n1, lx), b.CreateSub(lx, b.getInt64(1)), lx) : lx;
+  range(b.CreateSelect(usable, rest, b.getInt64(0)), "x.rest", orig);
+}
+
+// A work-item guard of the function an x loop calls: emitGroupLoop narrows the loop.
+struct XGuard {
+  const WorkItemGuard *guard = nullptr;
+  Function *orig = nullptr;
+  bool tail = false;
+  unsigned numParams = 0;
+  const XDivision *div = nullptr;            // runs of one quotient (barrier-free only)
+  std::vector<Value *> *divExtra = nullptr;  // the extra call operands emit() must pass
+};
+
+template <typename F, typename O = std::nullptr_t>
+void emitGroupLoop(IRBuilder<> &b, BodyArgs &ba, F emit, bool ilp = false, MDNode *parallel = nullptr,
+                   const XGuard &xg = {}, O ops = nullptr) {
   emitLoop(b, ba.ctx[kCtxLocalSize + 2], "z", [&](Value *z) {
     ba.l[2] = z;
     emitLoop(b, ba.ctx[kCtxLocalSize + 1], "y", [&](Value *y) {
       ba.l[1] = y;
       auto item = [&](Value *x) {
         ba.l[0] = x;
-        emit();
+        emit(nullptr);
       };
       Value *lx = ba.ctx[kCtxLocalSize + 0];
+      if constexpr (!std::is_same_v<O, std::nullptr_t>) {
+        if (xg.guard && xg.guard->low) {
+          emitGuardedX(b, ba, xg.numParams, *xg.guard, xg.orig, xg.tail, emit, ops,
+                       {kJamCount, 0, 0, parallel}, xg.div, xg.divExtra);
+          return;
+        }
+      }
       if (!ilp || kIlpCount < 2) {
-        emitLoop(b, lx, "x", item, {kJamCount, 0, 0});
+        emitLoop(b, lx, "x", item, {kJamCount, 0, 0, parallel});
         return;
       }
       Function *f = b.GetInsertBlock()->getParent();
@@ -491,14 +627,73 @@ template <typename F> void emitGroupLoop(IRBuilder<> &b, BodyArgs &ba, F emit, b
       b.CreateCondBr(b.CreateICmpUGE(lx, b.getInt64(uint64_t(kIlpWidth) * kIlpCount)), wide,
                      narrow);
       b.SetInsertPoint(wide);
-      emitLoop(b, lx, "x", item, {0, kIlpWidth, kIlpCount});
+      emitLoop(b, lx, "x", item, {0, kIlpWidth, kIlpCount, parallel});
       b.CreateBr(join);
       b.SetInsertPoint(narrow);
-      emitLoop(b, lx, "x", item, {kJamCount, 0, 0});
+      emitLoop(b, lx, "x", item, {kJamCount, 0, 0, parallel});
       b.CreateBr(join);
       b.SetInsertPoint(join);
     });
   });
+}
+
+// OpenCL orders the work-items of a group only at barriers: between two, one work-item's
+// plain access to memory another work-item writes is a data race, so the x loop over a
+// group's work-items (a barrier-free body, or one barrier region) carries no dependence
+// through memory the kernel shares: global, constant and __local memory, and the
+// per-work-item context arrays. Those loads and stores join one access group that the
+// x loops name in llvm.loop.parallel_accesses, so the vectorizers need no run-time
+// alias checks for them (they cannot form checks for `scratch[lid]` against
+// `scratch[lid + s]` with `s` unknown: "cannot check memory dependencies at run time").
+// Left out, so that LLVM analyses the loop as before: atomic and volatile accesses,
+// calls, and anything that may reach private memory (an alloca is one object for every
+// work-item once the body is inlined into the loop; a pointer loaded or selected from
+// several objects may be one). `firstOut`..: region parameters that point at the
+// wrapper's carried uniform values, which every work-item stores alike. Returns the
+// group, or null when no access was tagged. A/B: -cgraph-cpu-parallel=0.
+cl::opt<bool> kParallelAccesses(
+    "cgraph-cpu-parallel", cl::init(true),
+    cl::desc("cgraph cpu backend: mark work-item loops' shared-memory accesses parallel"));
+
+// A/B: CGRAPH_CPU_LLVM_ARGS=-cgraph-cpu-guards=0 keeps every x loop over the whole group.
+cl::opt<bool> kGuards("cgraph-cpu-guards", cl::init(true),
+                      cl::desc("cgraph cpu backend: narrow x loops to the work-items that pass a "
+                               "guard on their x id (guards.h)"));
+
+// A/B: CGRAPH_CPU_LLVM_ARGS=-cgraph-cpu-div-runs=0 divides per work-item (guards.h XDivision).
+cl::opt<bool> kDivisionRuns("cgraph-cpu-div-runs", cl::init(true),
+                            cl::desc("cgraph cpu backend: x loops in runs of one quotient of a "
+                                     "division by a group-uniform value"));
+
+bool sharedMemory(const Value *ptr, unsigned numParams, unsigned firstOut) {
+  SmallVector<const Value *, 4> objs;
+  getUnderlyingObjects(ptr, objs, nullptr, 8);
+  if (objs.empty()) return false;
+  for (const Value *o : objs) {
+    if (isa<GlobalVariable>(o)) continue;
+    auto *a = dyn_cast<Argument>(o);
+    // Kernel parameters, the local block (numParams + 3; context arrays live in it),
+    // carried uniform values' out pointers.
+    if (a && (a->getArgNo() < numParams || a->getArgNo() == numParams + 3 || a->getArgNo() >= firstOut))
+      continue;
+    return false;
+  }
+  return true;
+}
+
+void tagParallelAccesses(Function &f, unsigned numParams, unsigned firstOut, MDNode *&group) {
+  if (!kParallelAccesses) return;
+  for (BasicBlock &bb : f)
+    for (Instruction &i : bb) {
+      const Value *ptr = nullptr;
+      if (auto *l = dyn_cast<LoadInst>(&i))
+        ptr = l->isSimple() ? l->getPointerOperand() : nullptr;
+      else if (auto *st = dyn_cast<StoreInst>(&i))
+        ptr = st->isSimple() ? st->getPointerOperand() : nullptr;
+      if (!ptr || !sharedMemory(ptr, numParams, firstOut)) continue;
+      if (!group) group = MDNode::getDistinct(f.getContext(), {});
+      i.setMetadata(LLVMContext::MD_access_group, group);
+    }
 }
 
 void setNoAlias(Function *f, unsigned n) {
@@ -512,6 +707,7 @@ void emitWrappers(Module &m, const KernelPlan &k) {
   Type *i64p = PointerType::get(i64, 0);
   Type *i8p = Type::getInt8PtrTy(ctx);
   Type *voidT = Type::getVoidTy(ctx);
+  uint64_t cost = k.itemCost; // the launcher's measure of a work-item (.info)
   if (!k.barrier) {
     auto *ft = FunctionType::get(voidT, {i64p, i64p, i8p}, false);
     Function *w =
@@ -522,7 +718,29 @@ void emitWrappers(Module &m, const KernelPlan &k) {
     BodyArgs ba;
     std::vector<Value *> args =
         loadArgs(b, k.body, k.numParams, w->getArg(0), w->getArg(1), w->getArg(2), ba);
-    emitGroupLoop(b, ba, [&] { callBody(b, k.body, args, ba); }, k.longBody);
+    MDNode *group = nullptr;
+    WorkItemGuard guard;
+    XDivision div;
+    std::vector<Value *> divExtra;
+    if (kGuards && !k.longBody) {
+      promoteAllocas(*k.body);
+      findWorkItemGuard(*k.body, k.numParams, k.body->arg_size(), guard);
+      if (kDivisionRuns && findXDivision(guard.low ? *guard.low : *k.body, k.numParams, div) &&
+          !guard.low)
+        guard.low = k.body; // no guard: every work-item "passes" (bound null)
+    }
+    tagParallelAccesses(*k.body, k.numParams, k.body->arg_size(), group);
+    if (guard.low && guard.low != k.body)
+      tagParallelAccesses(*guard.low, k.numParams, k.body->arg_size(), group);
+    if (div.seg) {
+      tagParallelAccesses(*div.seg, k.numParams, k.body->arg_size(), group);
+      // Its divisions are now one per run: the work-item costs what the clone costs.
+      cost = std::min(cost, itemCost(*div.seg));
+    }
+    emitGroupLoop(
+        b, ba, [&](Function *f) { callBody(b, f ? f : k.body, args, ba, divExtra); }, k.longBody,
+        group, XGuard{&guard, k.body, false, k.numParams, &div, &divExtra},
+        [&] { return bodyOperands(args, ba); });
     b.CreateRetVoid();
   } else if (!k.regions.regions.empty()) {
     // Region dispatch: run region `cur` for every work-item, then the region they reached.
@@ -553,6 +771,18 @@ void emitWrappers(Module &m, const KernelPlan &k) {
     PHINode *cur = b.CreatePHI(i32, unsigned(k.regions.regions.size()) + 1, "region");
     cur->addIncoming(b.getInt32(0), entry);
     SwitchInst *sw = b.CreateSwitch(cur, done, unsigned(k.regions.regions.size()));
+    MDNode *group = nullptr;
+    const unsigned firstOut = k.numParams + kExtraArgs + unsigned(carried.size());
+    std::vector<WorkItemGuard> guards(k.regions.regions.size());
+    for (size_t r = 0; r < k.regions.regions.size(); ++r) {
+      Function *rf = k.regions.regions[r];
+      if (kGuards) {
+        promoteAllocas(*rf);
+        findWorkItemGuard(*rf, k.numParams, firstOut, guards[r]);
+      }
+      tagParallelAccesses(*rf, k.numParams, firstOut, group);
+      if (guards[r].low) tagParallelAccesses(*guards[r].low, k.numParams, firstOut, group);
+    }
     for (size_t r = 0; r < k.regions.regions.size(); ++r) {
       BasicBlock *rb = BasicBlock::Create(ctx, "region." + std::to_string(r), w);
       sw->addCase(b.getInt32(uint32_t(r)), rb);
@@ -562,9 +792,17 @@ void emitWrappers(Module &m, const KernelPlan &k) {
       for (size_t u = 0; u < carried.size(); ++u)
         extra.push_back(b.CreateLoad(carried[u], ins[u]));
       extra.insert(extra.end(), outs.begin(), outs.end());
-      emitGroupLoop(b, ba, [&] {
-        b.CreateStore(callBody(b, k.regions.regions[r], args, ba, extra), next);
-      });
+      // Every work-item reaches the same barrier: the store of its number is one of
+      // the loop's parallel accesses too.
+      emitGroupLoop(
+          b, ba,
+          [&](Function *f) {
+            StoreInst *st =
+                b.CreateStore(callBody(b, f ? f : k.regions.regions[r], args, ba, extra), next);
+            if (group) st->setMetadata(LLVMContext::MD_access_group, group);
+          },
+          false, group, XGuard{&guards[r], k.regions.regions[r], true, k.numParams},
+          [&] { return bodyOperands(args, ba, extra); });
       for (size_t u = 0; u < carried.size(); ++u)
         b.CreateStore(b.CreateLoad(carried[u], outs[u]), ins[u]);
       cur->addIncoming(b.CreateLoad(i32, next), b.GetInsertBlock());
@@ -594,7 +832,7 @@ void emitWrappers(Module &m, const KernelPlan &k) {
       {ConstantInt::get(i64, mode), ConstantInt::get(i64, k.staticLocal),
        ConstantInt::get(i64, k.numParams), ConstantInt::get(i64, k.groupShape ? 1 : 0),
        ConstantInt::get(i64, k.regions.privateBytes), ConstantInt::get(i64, k.loops ? 1 : 0),
-       ConstantInt::get(i64, k.itemCost)});
+       ConstantInt::get(i64, cost)});
   new GlobalVariable(m, info->getType(), true, GlobalValue::ExternalLinkage, info,
                      kWrapperPrefix + k.name + ".info");
 }
@@ -865,6 +1103,7 @@ Expected<std::vector<uint8_t>> lowerToObject(const uint8_t *spirv, size_t size,
       plan.itemCost = itemCost(*body);
     }
     std::string whyNot;
+    if (plan.barrier && !kForceFibers && kPromoteBeforeSplit) promoteAllocas(*body);
     if (plan.barrier && !kForceFibers &&
         splitAtBarriers(*body, *cast<Function>(barrierFn.getCallee()), plan.numParams, plan.regions,
                         whyNot)) {

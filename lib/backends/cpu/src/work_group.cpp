@@ -19,8 +19,11 @@ namespace {
 // Below this many work-items a launch runs on the calling thread: handing work to
 // the pool costs microseconds, a 4096-element axpy costs about one.
 constexpr uint64_t kInlineItems = 1 << 15;
-// Work-items per TBB task (at least): keeps scheduling overhead under ~1%.
+// Work-items (of cost 1) per TBB task where the launch is large: keeps scheduling
+// overhead under ~1%.
 constexpr uint64_t kItemsPerTask = 1 << 16;
+// ... unless the launch has fewer per worker: then down to this many (a few us of work).
+constexpr uint64_t kMinTaskItems = 1 << 14;
 
 struct AlignedFree {
   void operator()(char *p) const { std::free(p); }
@@ -77,7 +80,9 @@ void planLaunch(const JitKernel &k, uint64_t localBytes, const Launch &launch, L
   p.l = launch;
   const bool costly = k.heavy || k.itemCost >= kCostlyItem;
   if (!k.barrier && !k.groupShape && localBytes == 0) {
-    uint64_t budget = kGroupItems;
+    // A group is about kGroupItems work-items of cost 1: fewer of costlier ones, so that
+    // a launch of costly items (add_bias's `i % cols`: 5) is not one group on one thread.
+    uint64_t budget = std::max<uint64_t>(kHeavyMinGroup, kGroupItems / k.itemCost / kHeavyMinGroup * kHeavyMinGroup);
     if (costly) {
       // Work-items with loops: one group per few work-items would leave threads idle
       // (gramschmidt's update: 256 work-items of 2 x 256 iterations were one group).
@@ -104,7 +109,13 @@ void planLaunch(const JitKernel &k, uint64_t localBytes, const Launch &launch, L
   // ns each). A work-item with loops or barriers (a row of layernorm, a tile of matmul)
   // can cost microseconds: every group may go to another thread.
   p.inlineRun = p.total <= 1 || (!k.heavy && p.total * p.perGroup * k.itemCost <= kInlineItems);
-  p.grain = costly ? 1 : std::max<uint64_t>(1, kItemsPerTask / std::max<uint64_t>(p.perGroup, 1));
+  // Tasks weigh work-items by their cost, as the inline limit above does: an equal share
+  // of the launch per worker, at least kMinTaskItems and at most kItemsPerTask work-items
+  // of cost 1 (a launch of 16384 add_bias items, cost 5, was one task on 16 cores).
+  const uint64_t itemsPerGroup = std::max<uint64_t>(p.perGroup, 1);
+  const uint64_t share = p.total * itemsPerGroup * k.itemCost / parallelWorkers();
+  const uint64_t taskItems = std::min(kItemsPerTask, std::max(kMinTaskItems, share));
+  p.grain = costly ? 1 : std::max<uint64_t>(1, taskItems / (itemsPerGroup * k.itemCost));
   for (int d = 0; d < 3; ++d) {
     p.ctx[kCtxGroupId + d] = 0;
     p.ctx[kCtxLocalSize + d] = std::min(l.local[d], l.global[d]);

@@ -1,0 +1,90 @@
+// Work-item guards: narrowing the x loop of a work-group to the work-items that do
+// something (lowering.cpp uses it; LLVM types inside the CPU backend only).
+//
+// Many work-items test their x id against a group-uniform bound before doing anything:
+// `if (i < count) ...` in a barrier-free kernel, `if (lid < s) scratch[lid] += ...` in
+// each step of a tree reduction. Run as one x loop over the whole group, that test is a
+// branch per work-item or, once the loop is vectorized, a mask on every load and store
+// (slow on x86: vmaskmovps stores are microcoded on AMD) for work-items of which most do
+// nothing (7 of 8 reduction steps leave more than half of the group idle). When the test
+// has the form `V(x) < B` (<=, signed or unsigned; `>`/`>=` taken as the negation), where
+// V(x) is the x id plus a group-uniform value (possibly truncated and extended: a
+// global id as a uint) and B is group-uniform, and the work-items that fail it do
+// nothing but return (and store the carried uniform values, every work-item alike), the
+// wrapper computes how many leading work-items pass it and runs the x loop over those
+// only, calling a clone of the function whose test always passes: no branch and no mask.
+// A barrier region must still return its next region and carried values: one idle
+// work-item (the last) runs the original function after the loop. Where V(x) might
+// wrap over the group, or the guard is not reached (uniform branches before it chose
+// another path), every work-item runs the original function.
+//
+// Thread-safety: operates on one llvm::Function, whose context the caller owns.
+#pragma once
+
+#include <llvm/IR/Function.h>
+#include <llvm/IR/IRBuilder.h>
+
+#include <functional>
+#include <utility>
+#include <vector>
+
+namespace cgraph::cpu {
+
+struct WorkItemGuard {
+  llvm::Function *low = nullptr; // the function with the guard always passing; null: none
+  // Uniform conditions on the path from the entry to the guard, with the value each must
+  // have for the guard to be reached (values of the function, cloned by the wrapper).
+  std::vector<std::pair<llvm::Value *, bool>> path;
+  llvm::Value *offsetExpr = nullptr; // V(x) before truncation/extension: an i64 add chain over x
+  unsigned width = 64;               // V's wrap width (a trunc of offsetExpr), bits
+  bool extended = false;             // V is zero- or sign-extended (per isSigned) before the compare
+  bool isSigned = false;
+  bool orEqual = false;              // `V(x) <= B`
+  llvm::Value *bound = nullptr;      // B
+};
+
+// Looks for a guard in `f` (parameters: `numParams` kernel params, then x/y/z local ids,
+// the local block, the ctx values, then anything else; parameters from `firstOut` on
+// point at carried uniform values, the only memory an idle work-item may write). `f`'s
+// allocas should have been promoted. On success `g.low` is a new internal function in
+// f's module. Returns false (and leaves `g` empty) when there is none.
+bool findWorkItemGuard(llvm::Function &f, unsigned numParams, unsigned firstOut, WorkItemGuard &g);
+
+// In the wrapper, at the x level: the number of leading work-items that pass the guard
+// (0..lx), and whether that count may be used (`usable`: the guard is reached and V does
+// not wrap over the group; otherwise every work-item must run the original function).
+// `callArgs`: the operands the wrapper passes to `f` (x's may be anything).
+void emitGuardCount(llvm::IRBuilder<> &b, const WorkItemGuard &g,
+                    const std::vector<llvm::Value *> &callArgs, unsigned numParams,
+                    llvm::Value *lx, llvm::Value *&count, llvm::Value *&usable);
+
+// Division by a group-uniform value of an x-affine one: `i % cols`, `i / cols` with i
+// the x id plus a group-uniform value (add_bias's `bias[i % cols]`). A scalar division
+// per work-item, and a gather the vectorizers leave alone. Over a run of consecutive
+// work-items where the quotient does not change, the remainder is the first one plus
+// the distance: the wrapper cuts the x loop into such runs (one division per run) and
+// calls a clone that takes the quotient and remainder as two extra parameters, so
+// `bias[i % cols]` is a contiguous load. Unsigned divisions (udiv/urem) only.
+struct XDivision {
+  llvm::Function *seg = nullptr; // the clone taking (quotient, remainder) last; null: none
+  llvm::Value *offsetExpr = nullptr; // the dividend before truncation: an i64 add chain over x
+  unsigned width = 64;               // the dividend's width (a trunc of offsetExpr)
+  llvm::Value *divisor = nullptr;
+};
+
+// Looks for such divisions in `f` (parameters as for findWorkItemGuard); all of them
+// must share one dividend and divisor. On success `d.seg` is a new internal function.
+bool findXDivision(llvm::Function &f, unsigned numParams, XDivision &d);
+
+// The x loop over [0, end) (end >= 1) calling `plain` per work-item, or, where the
+// divisor is not 0 and the dividend does not wrap over the range, in runs calling
+// `d.seg` with `extra` set to {quotient, remainder}. `item(f, x)` emits the call of f
+// for work-item x.
+void emitDivisionRuns(llvm::IRBuilder<> &b, const XDivision &d, const std::vector<llvm::Value *> &callArgs,
+                      unsigned numParams, llvm::Value *end, llvm::Function *plain,
+                      std::vector<llvm::Value *> &extra,
+                      const std::function<void(llvm::Function *, llvm::Value *)> &item,
+                      const std::function<void(llvm::Value *, llvm::Value *, const char *,
+                                               llvm::Function *)> &loop);
+
+} // namespace cgraph::cpu
