@@ -13,6 +13,7 @@
 // below 256 as the flat one (isNoopAddrSpaceCast), so no rewrite of pointer types is
 // needed for correct code, and the optimizer does not assume they are disjoint.
 #include "barrier_regions.h"
+#include "ilp.h"
 #include "internal.h"
 
 #include "cgraph/kernel/spirv_to_llvm.h"
@@ -310,13 +311,15 @@ cl::opt<bool>
 // Work-items interleaved by the x loop of a long straight-line work-item (a fused
 // chain: hundreds of dependent operations, more than the core's reorder window sees):
 // the vectorizer's own choice for a large loop body is one vector at a time, which
-// leaves the chain latency-bound; this many vectors of kIlpWidth work-items in flight
-// keep the floating-point pipes busy. Groups of fewer than kIlpWidth * kIlpCount
-// work-items take the loop the vectorizer chose itself. 0 turns it off (A/B:
-// CGRAPH_CPU_LLVM_ARGS=-cgraph-cpu-ilp=0).
+// leaves the chain latency-bound. The x loop of such a kernel is vectorized kIlpWidth
+// wide, one vector per iteration, and after O3 ilp.h's interleaveMarkedLoops() runs as
+// many vectors in lockstep as fit the vector registers, at most this many (LLVM's own
+// interleave count, a power of two, either left the pipes idle or overflowed the
+// registers: ilp.h). Groups of fewer than 2 * kIlpWidth work-items take the loop the
+// vectorizer chose itself. 0 or 1 turns it off (A/B: CGRAPH_CPU_LLVM_ARGS=-cgraph-cpu-ilp=0).
 cl::opt<unsigned>
     kIlpCount("cgraph-cpu-ilp", cl::init(8),
-              cl::desc("cgraph cpu backend: vectors of work-items interleaved in long kernels"));
+              cl::desc("cgraph cpu backend: most vectors of work-items interleaved in long kernels"));
 constexpr unsigned kIlpWidth = 8;
 // A loop-free work-item of at least this many instructions is "long" (above).
 constexpr size_t kLongBody = 256;
@@ -326,6 +329,7 @@ struct LoopHints {
   unsigned jam = 0;        // llvm.loop.unroll_and_jam.count
   unsigned width = 0;      // llvm.loop.vectorize.width
   unsigned interleave = 0; // llvm.loop.interleave.count
+  bool ilp = false;        // one vector per iteration, marked for interleaveMarkedLoops()
 };
 
 // Loop `for (iv = 0; iv < bound; ++iv)` (bound >= 1), body emitted by `emit`.
@@ -352,6 +356,18 @@ void emitLoop(IRBuilder<> &b, Value *bound, const char *name, F emit, LoopHints 
   hint("llvm.loop.unroll_and_jam.count", hints.jam);
   hint("llvm.loop.vectorize.width", hints.width);
   hint("llvm.loop.interleave.count", hints.interleave);
+  if (hints.ilp) {
+    // The vectorized loop keeps only these attributes (the marker, and no second
+    // vectorization or unrolling of a loop interleaveMarkedLoops() will rewrite).
+    auto node = [&](std::initializer_list<Metadata *> ops) { return MDNode::get(ctx, ops); };
+    md.push_back(node({MDString::get(ctx, "llvm.loop.interleave.count"),
+                       ConstantAsMetadata::get(b.getInt32(1))}));
+    md.push_back(node({MDString::get(ctx, "llvm.loop.vectorize.followup_vectorized"),
+                       node({MDString::get(ctx, kIlpLoopMarker)}),
+                       node({MDString::get(ctx, "llvm.loop.isvectorized"),
+                             ConstantAsMetadata::get(b.getInt32(1))}),
+                       node({MDString::get(ctx, "llvm.loop.unroll.disable")})}));
+  }
   if (md.size() > 1) {
     MDNode *loopId = MDNode::getDistinct(ctx, md);
     loopId->replaceOperandWith(0, loopId);
@@ -467,8 +483,8 @@ Value *callBody(IRBuilder<> &b, Function *body, std::vector<Value *> args, const
 }
 
 // The z/y/x loop over the group's work-items; `emit` is the work-item. `ilp`: the x
-// loop is versioned, groups of at least kIlpWidth * kIlpCount work-items interleave
-// that many vectors (kIlpCount).
+// loop is versioned, groups of at least 2 * kIlpWidth work-items take a loop of one
+// vector per iteration that interleaveMarkedLoops() interleaves (kIlpCount).
 template <typename F> void emitGroupLoop(IRBuilder<> &b, BodyArgs &ba, F emit, bool ilp = false) {
   emitLoop(b, ba.ctx[kCtxLocalSize + 2], "z", [&](Value *z) {
     ba.l[2] = z;
@@ -488,10 +504,9 @@ template <typename F> void emitGroupLoop(IRBuilder<> &b, BodyArgs &ba, F emit, b
       BasicBlock *wide = BasicBlock::Create(ctx, "x.wide", f);
       BasicBlock *narrow = BasicBlock::Create(ctx, "x.narrow", f);
       BasicBlock *join = BasicBlock::Create(ctx, "x.join", f);
-      b.CreateCondBr(b.CreateICmpUGE(lx, b.getInt64(uint64_t(kIlpWidth) * kIlpCount)), wide,
-                     narrow);
+      b.CreateCondBr(b.CreateICmpUGE(lx, b.getInt64(2 * uint64_t(kIlpWidth))), wide, narrow);
       b.SetInsertPoint(wide);
-      emitLoop(b, lx, "x", item, {0, kIlpWidth, kIlpCount});
+      emitLoop(b, lx, "x", item, {0, kIlpWidth, 0, true});
       b.CreateBr(join);
       b.SetInsertPoint(narrow);
       emitLoop(b, lx, "x", item, {kJamCount, 0, 0});
@@ -682,6 +697,7 @@ Error runO3(Module &m, TargetMachine &tm) {
     mpm.addPass(createModuleToFunctionPassAdaptor(std::move(late)));
   }
   mpm.run(m, mam);
+  interleaveMarkedLoops(m, tm, kIlpCount);
   return Error::success();
 }
 
