@@ -76,7 +76,9 @@ struct Shape {
 bool matchShape(Loop &l, Shape &s) {
   if (l.getNumBlocks() != 1) return false;
   s.body = l.getHeader();
-  s.pre = l.getLoopPreheader();
+  // The block entering the loop (the vectorizer's runtime checks may also branch around
+  // it, so not necessarily a dedicated preheader); only its edge to the loop is moved.
+  s.pre = l.getLoopPredecessor();
   s.exit = l.getExitBlock();
   if (!s.pre || !s.exit || l.getLoopLatch() != s.body) return false;
   if (!s.exit->phis().empty()) return false;
@@ -214,7 +216,7 @@ void rewrite(const Shape &s, unsigned k) {
   BasicBlock *entry = block("ilp.entry");
   BasicBlock *loop = block("ilp.loop");
   BasicBlock *after = block("ilp.after");
-  s.pre->getTerminator()->replaceUsesOfWith(s.body, entry);
+  s.pre->getTerminator()->replaceSuccessorWith(s.body, entry);
 
   IRBuilder<> b(entry);
   Value *iters = b.CreateUDiv(b.CreateSub(s.end, s.start), s.step, "ilp.iters");
