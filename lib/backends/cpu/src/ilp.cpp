@@ -115,13 +115,15 @@ bool matchShape(Loop &l, Shape &s) {
   // iv + step feeds only the phi and the exit test.
   for (User *u : next->users())
     if (u != s.iv && u != cmp) return false;
+  bool work = false;
   for (Instruction &i : *s.body) {
     if (&i == s.iv || &i == br || &i == next || &i == cmp || skipped(i)) continue;
     if (!reorderable(i)) return false;
+    work = true;
     for (User *u : i.users())
       if (cast<Instruction>(u)->getParent() != s.body) return false; // live out
   }
-  return true;
+  return work; // (a version of the loop whose work-items all returned early: nothing to gain)
 }
 
 // Vector registers a value of type `t` takes (0: a general-purpose register's value).

@@ -47,6 +47,7 @@
 #include <llvm/Transforms/Vectorize/SLPVectorizer.h>
 #include <llvm/Transforms/Vectorize/VectorCombine.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -386,6 +387,7 @@ struct KernelPlan {
   BarrierRegions regions; // barrier kernels cut into regions (empty: fibers)
   bool loops = false;     // the work-item has loops: its cost is not a few instructions
   bool longBody = false;  // loop-free but long: interleave work-items (kIlpCount)
+  bool straight = false;  // ... and without conditional branches (ilp.h rewrites its loop)
   uint64_t itemCost = 1;  // relative cost of a loop-free work-item (itemCost())
 };
 
@@ -483,9 +485,14 @@ Value *callBody(IRBuilder<> &b, Function *body, std::vector<Value *> args, const
 }
 
 // The z/y/x loop over the group's work-items; `emit` is the work-item. `ilp`: the x
-// loop is versioned, groups of at least 2 * kIlpWidth work-items take a loop of one
-// vector per iteration that interleaveMarkedLoops() interleaves (kIlpCount).
-template <typename F> void emitGroupLoop(IRBuilder<> &b, BodyArgs &ba, F emit, bool ilp = false) {
+// loop is versioned: with `straight` (a work-item without conditional branches, whose
+// vector loop is one block), groups of at least 2 * kIlpWidth work-items take a loop of
+// one vector per iteration that interleaveMarkedLoops() interleaves up to kIlpCount;
+// otherwise groups of at least kIlpWidth * kIlpCount work-items take a loop the
+// vectorizer interleaves kIlpCount times (it predicates the branches; ilp.h's rewrite
+// takes one block only).
+template <typename F>
+void emitGroupLoop(IRBuilder<> &b, BodyArgs &ba, F emit, bool ilp = false, bool straight = false) {
   emitLoop(b, ba.ctx[kCtxLocalSize + 2], "z", [&](Value *z) {
     ba.l[2] = z;
     emitLoop(b, ba.ctx[kCtxLocalSize + 1], "y", [&](Value *y) {
@@ -504,9 +511,13 @@ template <typename F> void emitGroupLoop(IRBuilder<> &b, BodyArgs &ba, F emit, b
       BasicBlock *wide = BasicBlock::Create(ctx, "x.wide", f);
       BasicBlock *narrow = BasicBlock::Create(ctx, "x.narrow", f);
       BasicBlock *join = BasicBlock::Create(ctx, "x.join", f);
-      b.CreateCondBr(b.CreateICmpUGE(lx, b.getInt64(2 * uint64_t(kIlpWidth))), wide, narrow);
+      const uint64_t wideFrom = straight ? 2 * uint64_t(kIlpWidth) : uint64_t(kIlpWidth) * kIlpCount;
+      b.CreateCondBr(b.CreateICmpUGE(lx, b.getInt64(wideFrom)), wide, narrow);
       b.SetInsertPoint(wide);
-      emitLoop(b, lx, "x", item, {0, kIlpWidth, 0, true});
+      if (straight)
+        emitLoop(b, lx, "x", item, {0, kIlpWidth, 0, true});
+      else
+        emitLoop(b, lx, "x", item, {0, kIlpWidth, kIlpCount});
       b.CreateBr(join);
       b.SetInsertPoint(narrow);
       emitLoop(b, lx, "x", item, {kJamCount, 0, 0});
@@ -537,7 +548,7 @@ void emitWrappers(Module &m, const KernelPlan &k) {
     BodyArgs ba;
     std::vector<Value *> args =
         loadArgs(b, k.body, k.numParams, w->getArg(0), w->getArg(1), w->getArg(2), ba);
-    emitGroupLoop(b, ba, [&] { callBody(b, k.body, args, ba); }, k.longBody);
+    emitGroupLoop(b, ba, [&] { callBody(b, k.body, args, ba); }, k.longBody, k.straight);
     b.CreateRetVoid();
   } else if (!k.regions.regions.empty()) {
     // Region dispatch: run region `cur` for every work-item, then the region they reached.
@@ -878,6 +889,10 @@ Expected<std::vector<uint8_t>> lowerToObject(const uint8_t *spirv, size_t size,
       FindFunctionBackedges(*body, backEdges);
       plan.loops = !backEdges.empty();
       plan.longBody = !plan.loops && body->getInstructionCount() >= kLongBody;
+      plan.straight = plan.longBody && std::all_of(body->begin(), body->end(), [](BasicBlock &bb) {
+                        auto *br = dyn_cast<BranchInst>(bb.getTerminator());
+                        return isa<ReturnInst>(bb.getTerminator()) || (br && br->isUnconditional());
+                      });
       plan.itemCost = itemCost(*body);
     }
     std::string whyNot;
