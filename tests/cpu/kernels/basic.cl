@@ -21,9 +21,10 @@
 // runs with vectors of work-items interleaved (a fused chain's shape; ilp.h): as many
 // per trip as fit the registers (4 of this kernel on AVX2), then 4 and 2 where they
 // are fewer, then the original loop for the last vector and the scalar remainder. The
-// backend chooses the groups (the kernel cannot observe them): on 2 threads, 1200 is
-// groups of 160 and 80 work-items, 1003 groups of 128 and 107, 13 one group of 13 (the
-// loop the vectorizer chose itself); other thread counts give other splits.
+// backend chooses the groups (the kernel cannot observe them): on 2 threads one per
+// thread, 1200 is groups of 608 and 592 work-items (76 and 74 vectors), 1003 of 512 and
+// 491 (61 vectors and 3 work-items), 13 one group of 13 (the loop the vectorizer chose
+// itself); other thread counts give other splits.
 // cgtest: kernel=long_chain global=4096 local=64 args=v:u32[4096]:rand:out, x:u32[4096]:rand, 2654435761:u32
 // cgtest: kernel=long_chain global=1200 local=200 args=v:u32[1200]:rand:out, x:u32[1200]:rand, 40503:u32
 // cgtest: kernel=long_chain global=1003 args=v:u32[1003]:rand:out, x:u32[1003]:rand, 977:u32
@@ -41,8 +42,9 @@ __kernel void long_chain(__global uint *out, __global const uint *x, uint k) {
 
 // fma_chain: 300 dependent fused multiply-adds per work-item (chain1000's shape after
 // cgfuse, two values live per work-item): 7 vectors interleaved per trip on AVX2, 8 on
-// AVX-512; on 2 threads 1000 is groups of 128 (2 trips + 2) and 104 work-items (1 trip
-// + 4 + 2), 4096 groups of 512 (9 trips + 1).
+// AVX-512; on 2 threads 1000 is groups of 512 (9 trips + 1 vector) and 488 (8 trips +
+// 4 + 1), 4096 of 2048 (36 trips + 4), 250 of 128 (2 trips + 2) and 122 (2 trips + 1
+// and 2 work-items).
 // cgtest: kernel=fma_chain global=1000 args=y:f32[1000]:rand(0..1):out, x:f32[1000]:rand(0..1), 0.999:f32
 // cgtest: kernel=fma_chain global=4096 local=64 args=y:f32[4096]:rand(0..1):out, x:f32[4096]:rand(0..1), 0.75:f32
 // cgtest: kernel=fma_chain global=250 args=y:f32[250]:rand(0..1):out, x:f32[250]:rand(0..1), 0.5:f32
