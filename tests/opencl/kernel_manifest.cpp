@@ -453,6 +453,18 @@ void refLongChain(const ManifestCase &c, std::vector<std::vector<uint8_t>> &b) {
   });
 }
 
+void refFmaChain(const ManifestCase &c, std::vector<std::vector<uint8_t>> &b) {
+  float *y = view<float>(b[0]);
+  const float *x = view<float>(b[1]);
+  const float a = scalarArg<float>(c, 2);
+  forEachId(c, [&](uint64_t i) {
+    float v = y[i];
+    for (int s = 0; s < 300; ++s)
+      v = std::fma(a, x[i], v);
+    y[i] = v;
+  });
+}
+
 void refIds(const ManifestCase &c, std::vector<std::vector<uint8_t>> &b) {
   int32_t *out = view<int32_t>(b[0]);
   uint64_t G[3], L[3], O[3], N[3];
@@ -964,6 +976,7 @@ const NamedReference kReferences[] = {
     {"basic.cl:axpy", refAxpy},
     {"basic.cl:scale_int", refScaleInt},
     {"basic.cl:long_chain", refLongChain},
+    {"basic.cl:fma_chain", refFmaChain},
     {"basic.cl:ids", refIds},
     {"basic.cl:scalars", refScalars},
     {"basic.cl:matmul", refMatmul},

@@ -18,12 +18,18 @@
 // cgtest: kernel=matmul global=32,32 local=8,8 ulp=16 args=a:f32[1024]:rand(0..1), b:f32[1024]:rand(0..1), c:f32[1024]:w, 32:i32
 // cgtest: kernel=matmul global=16,16 ulp=16 args=a:f32[256]:rand(0..1), b:f32[256]:rand(0..1), c:f32[256]:w, 16:i32
 // long_chain: a loop-free work-item of about 900 instructions, which the cpu backend
-// runs with work-items interleaved when the group has at least 64 of them (a fused
-// chain's shape); the sizes below take the interleaved loop, it with a remainder, and
-// the plain loop.
+// runs with vectors of work-items interleaved (a fused chain's shape; ilp.h): as many
+// per trip as fit the registers (4 of this kernel on AVX2), then 4 and 2 where they
+// are fewer, then the original loop for the last vector and the scalar remainder. The
+// backend chooses the groups (the kernel cannot observe them): on 2 threads one per
+// thread, 1200 is groups of 608 and 592 work-items (76 and 74 vectors), 1003 of 512 and
+// 491 (61 vectors and 3 work-items), 13 one group of 13 (the loop the vectorizer chose
+// itself); other thread counts give other splits.
 // cgtest: kernel=long_chain global=4096 local=64 args=v:u32[4096]:rand:out, x:u32[4096]:rand, 2654435761:u32
 // cgtest: kernel=long_chain global=1200 local=200 args=v:u32[1200]:rand:out, x:u32[1200]:rand, 40503:u32
+// cgtest: kernel=long_chain global=1003 args=v:u32[1003]:rand:out, x:u32[1003]:rand, 977:u32
 // cgtest: kernel=long_chain global=256 local=16 args=v:u32[256]:rand:out, x:u32[256]:rand, 7:u32
+// cgtest: kernel=long_chain global=13 args=v:u32[13]:rand:out, x:u32[13]:rand, 31:u32
 #define LC_STEP v = v * k + t; v ^= v >> 13; t += v;
 #define LC_10 LC_STEP LC_STEP LC_STEP LC_STEP LC_STEP LC_STEP LC_STEP LC_STEP LC_STEP LC_STEP
 #define LC_100 LC_10 LC_10 LC_10 LC_10 LC_10 LC_10 LC_10 LC_10 LC_10 LC_10
@@ -32,6 +38,24 @@ __kernel void long_chain(__global uint *out, __global const uint *x, uint k) {
   uint v = out[i], t = x[i];
   LC_100 LC_100 LC_100
   out[i] = v ^ t;
+}
+
+// fma_chain: 300 dependent fused multiply-adds per work-item (chain1000's shape after
+// cgfuse, two values live per work-item): 7 vectors interleaved per trip on AVX2, 8 on
+// AVX-512; on 2 threads 1000 is groups of 512 (9 trips + 1 vector) and 488 (8 trips +
+// 4 + 1), 4096 of 2048 (36 trips + 4), 250 of 128 (2 trips + 2) and 122 (2 trips + 1
+// and 2 work-items).
+// cgtest: kernel=fma_chain global=1000 args=y:f32[1000]:rand(0..1):out, x:f32[1000]:rand(0..1), 0.999:f32
+// cgtest: kernel=fma_chain global=4096 local=64 args=y:f32[4096]:rand(0..1):out, x:f32[4096]:rand(0..1), 0.75:f32
+// cgtest: kernel=fma_chain global=250 args=y:f32[250]:rand(0..1):out, x:f32[250]:rand(0..1), 0.5:f32
+#define FC_STEP v = fma(a, xi, v);
+#define FC_10 FC_STEP FC_STEP FC_STEP FC_STEP FC_STEP FC_STEP FC_STEP FC_STEP FC_STEP FC_STEP
+#define FC_100 FC_10 FC_10 FC_10 FC_10 FC_10 FC_10 FC_10 FC_10 FC_10 FC_10
+__kernel void fma_chain(__global float *y, __global const float *x, float a) {
+  size_t i = get_global_id(0);
+  float v = y[i], xi = x[i];
+  FC_100 FC_100 FC_100
+  y[i] = v;
 }
 
 __kernel void axpy(float a, __global const float *x, __global float *y) {

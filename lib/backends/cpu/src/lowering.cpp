@@ -14,6 +14,7 @@
 // needed for correct code, and the optimizer does not assume they are disjoint.
 #include "barrier_regions.h"
 #include "guards.h"
+#include "ilp.h"
 #include "internal.h"
 
 #include "cgraph/kernel/spirv_to_llvm.h"
@@ -51,6 +52,7 @@
 #include <llvm/Transforms/Utils/PromoteMemToReg.h>
 #include <llvm/Transforms/Vectorize/VectorCombine.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -321,13 +323,15 @@ cl::opt<bool> kPromoteBeforeSplit(
 // Work-items interleaved by the x loop of a long straight-line work-item (a fused
 // chain: hundreds of dependent operations, more than the core's reorder window sees):
 // the vectorizer's own choice for a large loop body is one vector at a time, which
-// leaves the chain latency-bound; this many vectors of kIlpWidth work-items in flight
-// keep the floating-point pipes busy. Groups of fewer than kIlpWidth * kIlpCount
-// work-items take the loop the vectorizer chose itself. 0 turns it off (A/B:
-// CGRAPH_CPU_LLVM_ARGS=-cgraph-cpu-ilp=0).
+// leaves the chain latency-bound. The x loop of such a kernel is vectorized kIlpWidth
+// wide, one vector per iteration, and after O3 ilp.h's interleaveMarkedLoops() runs as
+// many vectors in lockstep as fit the vector registers, at most this many (LLVM's own
+// interleave count, a power of two, either left the pipes idle or overflowed the
+// registers: ilp.h). Groups of fewer than 2 * kIlpWidth work-items take the loop the
+// vectorizer chose itself. 0 or 1 turns it off (A/B: CGRAPH_CPU_LLVM_ARGS=-cgraph-cpu-ilp=0).
 cl::opt<unsigned>
     kIlpCount("cgraph-cpu-ilp", cl::init(8),
-              cl::desc("cgraph cpu backend: vectors of work-items interleaved in long kernels"));
+              cl::desc("cgraph cpu backend: most vectors of work-items interleaved in long kernels"));
 constexpr unsigned kIlpWidth = 8;
 // A loop-free work-item of at least this many instructions is "long" (above).
 constexpr size_t kLongBody = 256;
@@ -338,6 +342,7 @@ struct LoopHints {
   unsigned width = 0;      // llvm.loop.vectorize.width
   unsigned interleave = 0; // llvm.loop.interleave.count
   MDNode *parallel = nullptr; // llvm.loop.parallel_accesses (tagParallelAccesses)
+  bool ilp = false;        // one vector per iteration, marked for interleaveMarkedLoops()
 };
 
 // Loop `for (iv = start; iv < bound; ++iv)` (start < bound; start null: 0), body emitted
@@ -368,6 +373,18 @@ void emitLoop(IRBuilder<> &b, Value *bound, const char *name, F emit, LoopHints 
   hint("llvm.loop.interleave.count", hints.interleave);
   if (hints.parallel)
     md.push_back(MDNode::get(ctx, {MDString::get(ctx, "llvm.loop.parallel_accesses"), hints.parallel}));
+  if (hints.ilp) {
+    // The vectorized loop keeps only these attributes (the marker, and no second
+    // vectorization or unrolling of a loop interleaveMarkedLoops() will rewrite).
+    auto node = [&](std::initializer_list<Metadata *> ops) { return MDNode::get(ctx, ops); };
+    md.push_back(node({MDString::get(ctx, "llvm.loop.interleave.count"),
+                       ConstantAsMetadata::get(b.getInt32(1))}));
+    md.push_back(node({MDString::get(ctx, "llvm.loop.vectorize.followup_vectorized"),
+                       node({MDString::get(ctx, kIlpLoopMarker)}),
+                       node({MDString::get(ctx, "llvm.loop.isvectorized"),
+                             ConstantAsMetadata::get(b.getInt32(1))}),
+                       node({MDString::get(ctx, "llvm.loop.unroll.disable")})}));
+  }
   if (md.size() > 1) {
     MDNode *loopId = MDNode::getDistinct(ctx, md);
     loopId->replaceOperandWith(0, loopId);
@@ -386,6 +403,7 @@ struct KernelPlan {
   BarrierRegions regions; // barrier kernels cut into regions (empty: fibers)
   bool loops = false;     // the work-item has loops: its cost is not a few instructions
   bool longBody = false;  // loop-free but long: interleave work-items (kIlpCount)
+  bool straight = false;  // ... and without conditional branches (ilp.h rewrites its loop)
   uint64_t itemCost = 1;  // relative cost of a loop-free work-item (itemCost())
 };
 
@@ -512,9 +530,6 @@ Value *callBody(IRBuilder<> &b, Function *body, std::vector<Value *> args, const
   return b.CreateCall(body, bodyOperands(std::move(args), ba, extra));
 }
 
-// The z/y/x loop over the group's work-items; `emit` is the work-item. `ilp`: the x
-// loop is versioned, groups of at least kIlpWidth * kIlpCount work-items interleave
-// that many vectors (kIlpCount).
 // The x loop narrowed by a work-item guard (guards.h): the leading work-items that pass
 // it run `g.low`, the rest `orig` (all of them where the count is not usable; else none,
 // or with `tail` the last one: a barrier region's next region and carried values).
@@ -596,9 +611,17 @@ struct XGuard {
   std::vector<Value *> *divExtra = nullptr;  // the extra call operands emit() must pass
 };
 
+// The z/y/x loop over the group's work-items; `emit` is the work-item. `ilp`: the x
+// loop is versioned: with `straight` (a work-item without conditional branches, whose
+// vector loop is one block), groups of at least 2 * kIlpWidth work-items take a loop of
+// one vector per iteration that interleaveMarkedLoops() interleaves up to kIlpCount;
+// otherwise groups of at least kIlpWidth * kIlpCount work-items take a loop the
+// vectorizer interleaves kIlpCount times (it predicates the branches; ilp.h's rewrite
+// takes one block only).
+// With a guard (XGuard), the x loop is narrowed (emitGuardedX).
 template <typename F, typename O = std::nullptr_t>
-void emitGroupLoop(IRBuilder<> &b, BodyArgs &ba, F emit, bool ilp = false, MDNode *parallel = nullptr,
-                   const XGuard &xg = {}, O ops = nullptr) {
+void emitGroupLoop(IRBuilder<> &b, BodyArgs &ba, F emit, bool ilp = false, bool straight = false,
+                   MDNode *parallel = nullptr, const XGuard &xg = {}, O ops = nullptr) {
   emitLoop(b, ba.ctx[kCtxLocalSize + 2], "z", [&](Value *z) {
     ba.l[2] = z;
     emitLoop(b, ba.ctx[kCtxLocalSize + 1], "y", [&](Value *y) {
@@ -624,10 +647,13 @@ void emitGroupLoop(IRBuilder<> &b, BodyArgs &ba, F emit, bool ilp = false, MDNod
       BasicBlock *wide = BasicBlock::Create(ctx, "x.wide", f);
       BasicBlock *narrow = BasicBlock::Create(ctx, "x.narrow", f);
       BasicBlock *join = BasicBlock::Create(ctx, "x.join", f);
-      b.CreateCondBr(b.CreateICmpUGE(lx, b.getInt64(uint64_t(kIlpWidth) * kIlpCount)), wide,
-                     narrow);
+      const uint64_t wideFrom = straight ? 2 * uint64_t(kIlpWidth) : uint64_t(kIlpWidth) * kIlpCount;
+      b.CreateCondBr(b.CreateICmpUGE(lx, b.getInt64(wideFrom)), wide, narrow);
       b.SetInsertPoint(wide);
-      emitLoop(b, lx, "x", item, {0, kIlpWidth, kIlpCount, parallel});
+      if (straight)
+        emitLoop(b, lx, "x", item, {0, kIlpWidth, 0, parallel, true});
+      else
+        emitLoop(b, lx, "x", item, {0, kIlpWidth, kIlpCount, parallel});
       b.CreateBr(join);
       b.SetInsertPoint(narrow);
       emitLoop(b, lx, "x", item, {kJamCount, 0, 0, parallel});
@@ -739,7 +765,7 @@ void emitWrappers(Module &m, const KernelPlan &k) {
     }
     emitGroupLoop(
         b, ba, [&](Function *f) { callBody(b, f ? f : k.body, args, ba, divExtra); }, k.longBody,
-        group, XGuard{&guard, k.body, false, k.numParams, &div, &divExtra},
+        k.straight, group, XGuard{&guard, k.body, false, k.numParams, &div, &divExtra},
         [&] { return bodyOperands(args, ba); });
     b.CreateRetVoid();
   } else if (!k.regions.regions.empty()) {
@@ -801,7 +827,7 @@ void emitWrappers(Module &m, const KernelPlan &k) {
                 b.CreateStore(callBody(b, f ? f : k.regions.regions[r], args, ba, extra), next);
             if (group) st->setMetadata(LLVMContext::MD_access_group, group);
           },
-          false, group, XGuard{&guards[r], k.regions.regions[r], true, k.numParams},
+          false, false, group, XGuard{&guards[r], k.regions.regions[r], true, k.numParams},
           [&] { return bodyOperands(args, ba, extra); });
       for (size_t u = 0; u < carried.size(); ++u)
         b.CreateStore(b.CreateLoad(carried[u], outs[u]), ins[u]);
@@ -920,6 +946,7 @@ Error runO3(Module &m, TargetMachine &tm) {
     mpm.addPass(createModuleToFunctionPassAdaptor(std::move(late)));
   }
   mpm.run(m, mam);
+  interleaveMarkedLoops(m, tm, kIlpCount);
   return Error::success();
 }
 
@@ -1100,6 +1127,10 @@ Expected<std::vector<uint8_t>> lowerToObject(const uint8_t *spirv, size_t size,
       FindFunctionBackedges(*body, backEdges);
       plan.loops = !backEdges.empty();
       plan.longBody = !plan.loops && body->getInstructionCount() >= kLongBody;
+      plan.straight = plan.longBody && std::all_of(body->begin(), body->end(), [](BasicBlock &bb) {
+                        auto *br = dyn_cast<BranchInst>(bb.getTerminator());
+                        return isa<ReturnInst>(bb.getTerminator()) || (br && br->isUnconditional());
+                      });
       plan.itemCost = itemCost(*body);
     }
     std::string whyNot;

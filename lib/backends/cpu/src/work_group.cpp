@@ -87,7 +87,11 @@ void planLaunch(const JitKernel &k, uint64_t localBytes, const Launch &launch, L
       // Work-items with loops: one group per few work-items would leave threads idle
       // (gramschmidt's update: 256 work-items of 2 x 256 iterations were one group).
       const uint64_t items = p.l.global[0] * p.l.global[1] * p.l.global[2];
-      const uint64_t parts = uint64_t(parallelWorkers()) * kHeavyGroupsPerWorker;
+      // Loop-free work-items (costly by length or slow operations) cost alike and run
+      // statically partitioned: one group per worker (each group of a long body also
+      // pays a latency-bound tail of left-over vectors, ilp.h).
+      const uint64_t parts =
+          uint64_t(parallelWorkers()) * (k.heavy ? kHeavyGroupsPerWorker : 1);
       const uint64_t each = (items + parts - 1) / parts;
       budget = std::min(kGroupItems,
                         (std::max(each, kHeavyMinGroup) + kHeavyMinGroup - 1) / kHeavyMinGroup *
