@@ -17,7 +17,7 @@ targets="cgrun cgc cgfuse test_cuda_backend test_cuda_ptxas"
 [ -f "$root/benchmarks/cuda/CMakeLists.txt" ] && targets="$targets bench_cuda"
 # cpu next to PoCL on the GPU machine's 16 cores (bench_nodes), and the cpu suite there:
 # only with CGRAPH_GPU_BUNDLE_CPU=1 (they add about 5 MB; the device tool carries 64 MiB).
-[ "${CGRAPH_GPU_BUNDLE_CPU:-0}" = 1 ] && targets="$targets bench_nodes cpu_backend_tests"
+[ "${CGRAPH_GPU_BUNDLE_CPU:-0}" = 1 ] && targets="$targets bench_nodes bench_cases cpu_backend_tests"
 CGRAPH_TARGETS="$targets" bash "$root/scripts/build.sh" "$build"
 grep -q "CGRAPH_CUDA_INCLUDE:PATH=.*include" "$build/CMakeCache.txt" ||
   { echo "gpu-bundle.sh: cuda.h was not found at configure time: the CUDA backend is not built" >&2; exit 1; }
@@ -28,7 +28,7 @@ bins=("$build/tools/cgrun/cgrun" "$build/tools/cgc/cgc" "$build/tools/cgfuse/cgf
       "$build/tests/cuda/test_cuda_ptxas")
 [ -x "$build/benchmarks/cuda/bench_cuda" ] && bins+=("$build/benchmarks/cuda/bench_cuda")
 if [ "${CGRAPH_GPU_BUNDLE_CPU:-0}" = 1 ]; then
-  for extra in benchmarks/cpu/bench_nodes tests/cpu/cpu_backend_tests; do
+  for extra in benchmarks/cpu/bench_nodes benchmarks/cpu/bench_cases tests/cpu/cpu_backend_tests; do
     [ -x "$build/$extra" ] && bins+=("$build/$extra")
   done
 fi

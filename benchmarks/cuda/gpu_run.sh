@@ -77,6 +77,10 @@ if [ -x bin/bench_nodes ]; then
   # shellcheck disable=SC2046
   CGRAPH_CACHE_PERSISTENT=0 timeout 240 ./run.sh bench_nodes -n 11 $(ls cgf/*.cgf | grep -v sm90) 2>&1 | tail -40
 fi
+if [ -x bin/bench_cases ]; then
+  echo "-- every test-suite kernel case, cpu vs PoCL"
+  CGRAPH_CACHE_PERSISTENT=0 timeout 240 ./run.sh bench_cases -n 11 src/tests/cpu/kernels src/tests/opencl/kernels 2>&1 | tail -"${CGRAPH_CASES_TAIL:-130}"
+fi
 if [ -x bin/bench_nodes ]; then
   echo "-- the same for mlp with kernels that have barriers run as work-item fibers (A/B)"
   CGRAPH_CPU_LLVM_ARGS=-cgraph-cpu-fibers CGRAPH_CACHE_PERSISTENT=0 timeout 120 ./run.sh bench_nodes -n 11 cgf/mlp.cgf 2>&1 | tail -9
