@@ -209,26 +209,38 @@ bool findXDivision(Function &f, unsigned numParams, XDivision &d) {
   return true;
 }
 
-void emitDivisionRuns(IRBuilder<> &b, const XDivision &d, const std::vector<Value *> &callArgs,
-                      unsigned numParams, Value *end, Function *plain, std::vector<Value *> &extra,
-                      const std::function<void(Function *, Value *)> &item,
-                      const std::function<void(Value *, Value *, const char *, Function *)> &loop) {
-  (void)item;
+namespace {
+// Recomputes a value of the work-item function in the wrapper at `b`: its arguments are
+// the call's operands, the x id argument (number numParams) is `x` as set when called.
+struct WrapperCloner {
+  IRBuilder<> &b;
+  const std::vector<Value *> &callArgs;
+  unsigned numParams;
+  Value *&x;
   std::map<Value *, Value *> memo;
-  Value *xValue = nullptr;
-  std::function<Value *(Value *)> clone = [&](Value *v) -> Value * {
-    if (auto *a = dyn_cast<Argument>(v)) return a->getArgNo() == numParams ? xValue : callArgs[a->getArgNo()];
+  Value *operator()(Value *v) {
+    if (auto *a = dyn_cast<Argument>(v)) return a->getArgNo() == numParams ? x : callArgs[a->getArgNo()];
     auto *i = dyn_cast<Instruction>(v);
     if (!i) return v;
     auto it = memo.find(v);
     if (it != memo.end()) return it->second;
     Instruction *c = i->clone();
     for (unsigned k = 0; k < c->getNumOperands(); ++k)
-      c->setOperand(k, clone(i->getOperand(k)));
+      c->setOperand(k, (*this)(i->getOperand(k)));
     b.Insert(c);
     memo[v] = c;
     return c;
-  };
+  }
+};
+} // namespace
+
+void emitDivisionRuns(IRBuilder<> &b, const XDivision &d, const std::vector<Value *> &callArgs,
+                      unsigned numParams, Value *end, Function *plain, std::vector<Value *> &extra,
+                      const std::function<void(Function *, Value *)> &item,
+                      const std::function<void(Value *, Value *, const char *, Function *)> &loop) {
+  (void)item;
+  Value *xValue = nullptr;
+  WrapperCloner clone{b, callArgs, numParams, xValue, {}};
   Function *f = b.GetInsertBlock()->getParent();
   LLVMContext &ctx = f->getContext();
   Type *t = d.divisor->getType();
@@ -275,21 +287,8 @@ void emitDivisionRuns(IRBuilder<> &b, const XDivision &d, const std::vector<Valu
 void emitGuardCount(IRBuilder<> &b, const WorkItemGuard &g, const std::vector<Value *> &callArgs,
                     unsigned numParams, Value *lx, Value *&count, Value *&usable) {
   // Recomputes an invariant value of the function in the wrapper (x := xValue).
-  std::map<Value *, Value *> memo;
   Value *xValue = nullptr;
-  std::function<Value *(Value *)> clone = [&](Value *v) -> Value * {
-    if (auto *a = dyn_cast<Argument>(v)) return a->getArgNo() == numParams ? xValue : callArgs[a->getArgNo()];
-    auto *i = dyn_cast<Instruction>(v);
-    if (!i) return v;
-    auto it = memo.find(v);
-    if (it != memo.end()) return it->second;
-    Instruction *c = i->clone();
-    for (unsigned k = 0; k < c->getNumOperands(); ++k)
-      c->setOperand(k, clone(i->getOperand(k)));
-    b.Insert(c);
-    memo[v] = c;
-    return c;
-  };
+  WrapperCloner clone{b, callArgs, numParams, xValue, {}};
   usable = b.getTrue();
   if (!g.bound) { // every work-item passes
     count = lx;
@@ -300,7 +299,7 @@ void emitGuardCount(IRBuilder<> &b, const WorkItemGuard &g, const std::vector<Va
     usable = b.CreateAnd(usable, pc.second ? c : b.CreateNot(c));
   }
   // V(0) and B in 128 bits: no overflow in the arithmetic below.
-  memo.clear();
+  clone.memo.clear();
   xValue = b.getInt64(0);
   Value *v0 = clone(g.offsetExpr);
   Type *i128 = b.getIntNTy(128);
