@@ -299,6 +299,20 @@ Error CudaExecutable::applyUpdate(const std::vector<uint32_t> &nodes) {
   return Error::success();
 }
 
+Error CudaExecutable::launchGraphsOnly() {
+  for (PartGraph &pg : parts_)
+    if (pg.host) return makeError("launchGraphsOnly: the graph has a host-task partition");
+  for (PartGraph &pg : parts_)
+    if (pg.exec) CGRAPH_RETURN_IF_ERROR(driver_->graphLaunch(pg.exec));
+  return Error::success();
+}
+
+Error launchGraphsOnly(rt::Executable &exe) {
+  auto *e = dynamic_cast<CudaExecutable *>(&exe);
+  if (!e) return makeError("launchGraphsOnly: not a cuda executable");
+  return e->launchGraphsOnly();
+}
+
 Error updateEveryKernelNode(rt::Executable &exe) {
   auto *e = dynamic_cast<CudaExecutable *>(&exe);
   if (!e) return makeError("updateEveryKernelNode: not a cuda executable");

@@ -68,6 +68,7 @@ public:
         api_(&device.api()) {}
   ~CudaExecutable() override;
   Error updateEveryKernelNode();
+  Error launchGraphsOnly();
 
 protected:
   // Node updates: the node's launch re-planned, then cuGraphExecKernelNodeSetParams /

@@ -61,5 +61,10 @@ CudaCounters counters(const rt::Device &device);
 // replay graph of `exe` with cuGraphExecKernelNodeSetParams (what a backend without the
 // table would do per new binding table). Error for executables of other backends.
 Error updateEveryKernelNode(rt::Executable &exe);
+// The other comparison path of the benchmarks: launches the replay graphs of `exe` as
+// they are (cuGraphLaunch only: no binding table, validation or completion event), on
+// the device's stream, for the driver's share of a submission's host time. The device
+// must be current on the calling thread; a graph with host-task partitions is an error.
+Error launchGraphsOnly(rt::Executable &exe);
 
 } // namespace cgraph::cuda
