@@ -14,7 +14,10 @@
 // at finalize; host-task partitions run between them on the host. Kernel buffer
 // arguments and graph parameters are read from a small device-resident table (ptx.h),
 // so a new binding table or new parameter values cost one table upload plus the graph
-// launches, with no per-node driver call (decision 5). Copies and fills of
+// launches, with no per-node driver call (decision 5): the parameters of the graph's
+// table-loader node (one cuGraphExecKernelNodeSetParams), or a copy from pinned memory
+// where there is no loader (eager mode, tables over 496 values). On sm_90 and newer,
+// kernel-to-kernel edges are programmatic (ptx.h waitsForGridDependencies). Copies and fills of
 // runtime-owned slots are memcpy/memset nodes; those that touch a binding-table slot are
 // table-reading kernels, so they rebind for free too. Eager: the same launches, one by
 // one on the device's stream (cuLaunchKernel, cuMemcpy3DAsync, cuMemset*Async).

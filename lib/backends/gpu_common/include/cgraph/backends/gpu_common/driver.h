@@ -70,7 +70,7 @@ public:
   // Dynamic shared memory a launch may use (CUDA 48 KiB without opt-in, HIP 64 KiB).
   virtual uint64_t maxSharedMemory() const = 0;
   // Pinned staging buffers of the table upload, used round robin (each reused only after
-  // its previous copy completed).
+  // the submission that read it completed).
   virtual size_t stagingSlots() const = 0;
   virtual ReplayCounters &counters() = 0;
   // The device address of a buffer of this driver's device.

@@ -10,8 +10,8 @@
 //   [slots + params, ...)      executable-owned fill patterns
 // Launches never change after instantiation: they carry the table's address and
 // slot/param indices only. Per submission: one upload when the table differs from what
-// the device holds, and nd-ranges that read parameters set on just the nodes whose
-// launch changed.
+// the device holds (the table loader node's parameters where the driver has one, else a
+// copy), and nd-ranges that read parameters set on just the nodes whose launch changed.
 //
 // Plan indices: graph()'s nodes first, then nodes a backend lifts into the executable
 // (lifted_: cuda's conditional bodies), so plans_/preds_ cover both.
