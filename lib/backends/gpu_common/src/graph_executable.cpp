@@ -540,7 +540,7 @@ Error GraphExecutable::flattenGroupOf(uint32_t n, uint32_t *rebuilt) {
 // every earlier submission that reads the table.
 Error GraphExecutable::uploadTable() {
   if (table_ == uploaded_) return Error::success();
-  if (loaderNode_ && mode_ == rt::ExecMode::Replay && parts_[0].exec && table_.size() <= loaderValues_.size()) {
+  if (loaderNode_ && mode_ == rt::ExecMode::Replay && parts_[0].exec) { // capacity >= table size (addLoaderNode)
     // Partition 0's graph loads the table first: new values for its loader node only.
     std::copy(table_.begin(), table_.end(), loaderValues_.begin());
     if (Error e = driver_->execKernelNodeSetParams(parts_[0].exec, loaderNode_, loader_))
