@@ -84,6 +84,12 @@ export CGRAPH_CACHE_DIR="${CGRAPH_CACHE_DIR:-$here/cache}"
 export CGRAPH_PTXAS="${CGRAPH_PTXAS:-$(command -v ptxas || echo /usr/local/cuda/bin/ptxas)}"
 "$here/run.sh" test_cuda_ptxas | tail -3; echo "test_cuda_ptxas exit ${PIPESTATUS[0]}"
 "$here/run.sh" test_cuda_backend "$@"; echo "test_cuda_backend exit $?"
+# The kernel suite again with every 1-D range coarsened where the kernel allows it
+# (the default coarsens only ranges of a million items and more).
+if [ $# -eq 0 ]; then
+  CGRAPH_CUDA_COARSEN_MIN=1 "$here/run.sh" test_cuda_backend "[kernels]" | tail -3
+  echo "test_cuda_backend [kernels], coarsened from 1 item, exit ${PIPESTATUS[0]}"
+fi
 RUN
 chmod +x "$stage/run-tests.sh"
 tar -C "$(dirname "$stage")" -cf - cgraph-gpu | xz "-${CGRAPH_XZ_LEVEL:-9}" -T2 > "$out"

@@ -18,11 +18,17 @@ sed -e "s/\"count\": 4096/\"count\": $n/g" -e "s/\"global\": \[4096\], \"local\"
 ./run.sh cgc "$w/chain4.json" -o "$w/unfused.cgf" -q || exit 1
 ./run.sh cgfuse "$w/unfused.cgf" -o "$w/fused.cgf" --fuse k1,k2,k3,k4 --no-internalize >/dev/null || exit 1
 ./run.sh cgfuse "$w/unfused.cgf" -o "$w/fused_priv.cgf" --fuse k1,k2,k3,k4 --remarks || exit 1
-for v in unfused fused fused_priv; do
-  line="$(./run.sh cgrun bench "$w/$v.cgf" --backend cuda --random x:1 --repetitions 10 --modes replay 2>&1 | grep -E '^replay +total')"
-  med="$(echo "$line" | awk '{print $4}')" # median us
-  awk -v name="cgraph $v" -v us="$med" -v n="$n" \
-    'BEGIN { if (us > 0) printf "%-24s %10.3f ms %10.1f GB/s\n", name, us / 1000, 8 * n / (us * 1e-6) / 1e9; else print name ": no figure" }'
+# Each with the cuda backend's coarse entries (4 work-items per thread, 16-byte
+# accesses: the default) and without (CGRAPH_CUDA_COARSEN_MIN=0), side by side.
+for coarse in on off; do
+  for v in unfused fused fused_priv; do
+    env=""
+    [ "$coarse" = off ] && env="CGRAPH_CUDA_COARSEN_MIN=0"
+    line="$(env $env ./run.sh cgrun bench "$w/$v.cgf" --backend cuda --random x:1 --repetitions 10 --modes replay 2>&1 | grep -E '^replay +total')"
+    med="$(echo "$line" | awk '{print $4}')" # median us
+    awk -v name="cgraph $v, coarse $coarse" -v us="$med" -v n="$n" \
+      'BEGIN { if (us > 0) printf "%-32s %10.3f ms %10.1f GB/s\n", name, us / 1000, 8 * n / (us * 1e-6) / 1e9; else print name ": no figure" }'
+  done
 done
 timeout 300 python3 src/torch_chain4.py --elements "$n"
 echo "-- chain1000: unfused vs cgfuse --auto (cuda replay)"

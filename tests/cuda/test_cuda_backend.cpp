@@ -800,3 +800,141 @@ TEST_CASE("cuda: copy, fill, host task and slot size expressions vs cpu", "[cuda
   requireSame(ref, eager, "cuda eager vs cpu");
   for (const RunResult &r : ref) CHECK(r.lines.size() == 1);
 }
+
+TEST_CASE("cuda: coarse entries (4 work-items per thread) vs cpu: aligned, tail, misaligned buffer, odd offset",
+          "[cuda][coarsen]") {
+  cuda::CudaBackendOptions o;
+  o.coarsenMinItems = 1; // every 1-D range of a coarse-able kernel
+  static auto backend = cuda::makeCudaBackend(o);
+  auto d = backend->device(0);
+  INFO((d ? std::string() : d.error().message()));
+  REQUIRE(d);
+  const char *src = R"CL(
+__kernel void affine(__global const uint *x, __global uint *y, uint a) {
+  size_t i = get_global_id(0);
+  y[i] = a * x[i] + (uint)i;
+}
+__kernel void pairs(__global const float2 *x, __global float *y) {
+  int i = get_global_id(0);
+  y[i] = x[i].x * 0.5f - x[i].y;
+}
+)CL";
+  struct Case {
+    uint64_t n, xOffset, globalOffset;
+  };
+  // Whole threads with aligned buffers (the vector path); a tail; x bound 4 and 8 bytes
+  // into its buffer; a global offset that is not a multiple of 4 (the one-by-one path).
+  for (const Case &c : {Case{4096, 0, 0}, Case{4099, 0, 0}, Case{4096, 4, 0}, Case{4096, 0, 2},
+                        Case{1027, 8, 3}, Case{3, 0, 0}}) {
+    DYNAMIC_SECTION("n " << c.n << ", x at +" << c.xOffset << ", global offset " << c.globalOffset) {
+      const uint64_t before = cuda::counters(**d).coarsePlans;
+      GraphBuilder b("coarse");
+      auto k = addSource(b, src, "coarse.cl");
+      const uint64_t items = c.n + c.globalOffset;
+      uint32_t x = b.addSlot(slot("x", 8 * items + c.xOffset)), y = b.addSlot(slot("y", 4 * items));
+      uint32_t y2 = b.addSlot(slot("y2", 4 * items));
+      b.addKernelNode("affine", k["affine"], range1(c.n, 0, c.globalOffset),
+                      {Arg::slot(x, c.xOffset), Arg::slot(y), Arg::scalar(ScalarType::U32, 7)});
+      b.addKernelNode("pairs", k["pairs"], range1(c.n, 0, c.globalOffset), {Arg::slot(x, c.xOffset), Arg::slot(y2)});
+      Graph g = b.take();
+      std::vector<Bytes> in = inputsFor(g, 3);
+      auto ps = std::vector<rt::ParamValues>{rt::ParamValues{}};
+      auto ref = run(cpuDevice(), g, in, rt::ExecMode::Replay, ps);
+      requireSame(ref, run(**d, g, in, rt::ExecMode::Replay, ps), "replay");
+      requireSame(ref, run(**d, g, in, rt::ExecMode::Eager, ps), "eager");
+      CHECK(ref[0].slots[y] != in[y]);
+      // Both kernels ran on their coarse entry, in replay and in eager.
+      CHECK(cuda::counters(**d).coarsePlans - before >= 4);
+    }
+  }
+}
+
+TEST_CASE("cuda: a table over the loader's 496 values is copied from pinned staging, new values each submission",
+          "[cuda][table]") {
+  for (const uint32_t nParams : {400u, 600u}) {
+    DYNAMIC_SECTION(nParams << " parameters") {
+      GraphBuilder b("big-table");
+      auto k = addSource(b, kKernels, "kinds.cl");
+      uint32_t x = b.addSlot(slot("x", 4096)), y = b.addSlot(slot("y", 4096));
+      std::vector<uint32_t> ps;
+      for (uint32_t i = 0; i < nParams; ++i) {
+        Param p;
+        p.name = "p" + std::to_string(i);
+        p.type = ScalarType::U32;
+        p.defaultBits = i;
+        ps.push_back(b.addParam(p));
+      }
+      // Three kernels reading parameters from the start, middle and end of the table.
+      uint32_t prev = kNone;
+      for (uint32_t i : {0u, nParams / 2, nParams - 1}) {
+        uint32_t n = b.addKernelNode("addk-p" + std::to_string(i), k["addk"], range1(1024),
+                                     {Arg::slot(y), Arg::slot(x), Arg::param(ps[i])});
+        if (prev != kNone) b.addEdge(prev, n);
+        prev = n;
+      }
+      Graph g = b.take();
+      std::vector<rt::ParamValues> sets;
+      for (uint64_t s = 1; s <= 4; ++s) {
+        rt::ParamValues pv;
+        for (uint32_t i = 0; i < nParams; ++i) pv.bits.push_back(s * 1000 + i);
+        sets.push_back(pv);
+      }
+      auto in = inputsFor(g, 5);
+      auto ref = run(cpuDevice(), g, in, rt::ExecMode::Replay, sets);
+      rt::Device &d = cudaDevice();
+      const cuda::CudaCounters before = cuda::counters(d);
+      requireSame(ref, run(d, g, in, rt::ExecMode::Replay, sets), "replay");
+      const cuda::CudaCounters after = cuda::counters(d);
+      CHECK(after.tableUploads - before.tableUploads == 4);
+      // 2 slots + nParams values: the loader node holds 400 + 2, not 600 + 2.
+      CHECK(after.tableCopies - before.tableCopies == (nParams + 2 > 496 ? 4u : 0u));
+    }
+  }
+}
+
+TEST_CASE("cuda: programmatic edges only into kernels whose module waits for its grid dependencies",
+          "[cuda][forms]") {
+  rt::Device &d = cudaDevice();
+  const std::string drv = d.info().driverVersion; // "CUDA 13.0, sm_90, PTX target sm_90"
+  const unsigned sm = unsigned(std::stoul(drv.substr(drv.rfind("sm_") + 3)));
+  GraphBuilder b("chain3");
+  auto k = addSource(b, kKernels, "kinds.cl");
+  uint32_t x = b.addSlot(slot("x", 4096)), y = b.addSlot(slot("y", 4096));
+  uint32_t prev = kNone;
+  for (int i = 0; i < 3; ++i) {
+    uint32_t n = b.addKernelNode("addk" + std::to_string(i), k["addk"], range1(1024),
+                                 {Arg::slot(y), Arg::slot(x), Arg::scalar(ScalarType::U32, uint64_t(i + 1))});
+    if (prev != kNone) b.addEdge(prev, n);
+    prev = n;
+  }
+  const Graph plain = b.take();
+  auto in = inputsFor(plain, 9);
+  auto ps = std::vector<rt::ParamValues>{rt::ParamValues{}};
+  auto ref = run(cpuDevice(), plain, in, rt::ExecMode::Replay, ps);
+  // The same module with an embedded PTX form of this lowering, and the same PTX
+  // labelled as made by an older lowering version (which may lack the prologue).
+  for (const bool current : {true, false}) {
+    DYNAMIC_SECTION((current ? "this lowering's form" : "an older lowering's form")) {
+      Graph g = plain;
+      for (KernelModule &m : g.modules) {
+        auto p = cuda::lowerSpirvToPtx(m.forms[0].bytes.data(), m.forms[0].bytes.size(), m.name, sm);
+        REQUIRE(p);
+        KernelForm f;
+        f.kind = FormKind::PTX;
+        f.target = "nvptx64-sm_" + std::to_string(sm);
+        f.options = current ? cuda::loweringVersion() : "cgraph-cuda-lowering-4;llvm-14;ptx75";
+        f.bytes.assign(p->ptx.begin(), p->ptx.end());
+        m.forms.push_back(std::move(f));
+      }
+      auto other = cuda::makeCudaBackend(); // a fresh device object: no in-memory modules
+      auto d2 = other->device(0);
+      REQUIRE(d2);
+      requireSame(ref, run(**d2, g, in, rt::ExecMode::Replay, ps), "replay");
+      const uint64_t edges = cuda::counters(**d2).programmaticEdges;
+      if (current && cuda::waitsForGridDependencies(sm))
+        CHECK(edges == 2);
+      else
+        CHECK(edges == 0);
+    }
+  }
+}

@@ -3,6 +3,9 @@
 
 #include "cgraph/backends/gpu_common/device_list_backend.h"
 
+#include <cstdlib>
+#include <string>
+
 namespace cgraph::cuda {
 
 namespace {
@@ -81,7 +84,9 @@ private:
 Expected<rt::DeviceInfo> describeCudaDevice(const CuApi &api, int ordinal) { return describe(api, ordinal); }
 
 std::unique_ptr<rt::Backend> makeCudaBackend(const CudaBackendOptions &opts) {
-  return std::make_unique<CudaBackend>(opts);
+  CudaBackendOptions o = opts;
+  if (const char *e = std::getenv("CGRAPH_CUDA_COARSEN_MIN"); e && *e) o.coarsenMinItems = std::strtoull(e, nullptr, 10);
+  return std::make_unique<CudaBackend>(o);
 }
 
 CudaCounters counters(const rt::Device &device) {
@@ -96,6 +101,9 @@ CudaCounters counters(const rt::Device &device) {
   c.tableUploads = a.tableUploads;
   c.nodeUpdates = a.nodeUpdates;
   c.conditionalNodes = a.conditionalNodes;
+  c.coarsePlans = a.coarsePlans;
+  c.tableCopies = a.tableCopies;
+  c.programmaticEdges = a.programmaticEdges;
   return c;
 }
 

@@ -99,6 +99,7 @@ public:
     return static_cast<const LoadedModule *>(m.get())->gridWait;
   }
   bool programmaticEdges() const override { return device_->programmaticEdges(); }
+  uint64_t coarsenMinItems() const override { return device_->coarsenMinItems(); }
   Error addProgrammaticEdge(gpu::GraphHandle g, gpu::GraphNodeHandle from, gpu::GraphNodeHandle to) override {
     CUgraphEdgeData ed;
     std::memset(&ed, 0, sizeof(ed));

@@ -80,6 +80,7 @@ public:
   // Replay graphs may have programmatic edges: the option is on and the driver has
   // edges with data (the kernels' modules say whether they wait: LoadedModule).
   bool programmaticEdges() const { return opts_.programmaticEdges && api_->cuGraphAddDependencies; }
+  uint64_t coarsenMinItems() const { return opts_.coarsenMinItems; }
   AtomicCounters &counters() { return counters_; }
   // The shared executable's driver interface over this device (lives as long as it).
   gpu::Driver &driver() { return *driver_; }

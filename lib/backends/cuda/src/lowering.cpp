@@ -164,7 +164,7 @@ unsigned ptxTargetFor(unsigned major, unsigned minor) {
   return 0;
 }
 
-std::string loweringVersion() { return "cgraph-cuda-lowering-5;llvm-14;ptx75;sm90-griddepcontrol"; }
+std::string loweringVersion() { return "cgraph-cuda-lowering-6;llvm-14;ptx75;sm90-griddepcontrol;coarse-x4"; }
 
 bool waitsForGridDependencies(unsigned sm) { return sm >= 90; }
 
@@ -196,6 +196,7 @@ Expected<PtxModule> lowerSpirvToPtx(const uint8_t *spirv, size_t size, const std
   };
   target.machine = tmOr->get();
   target.dumpEnv = "CGRAPH_CUDA_DUMP_IR";
+  target.coarsen = true;
   // Wait for the grids this one depends on programmatically (a no-op otherwise). Then a
   // small grid (at most 256 CTAs: launch-bound) lets the next one launch at once, so
   // its CTAs read their table entries while this one runs; a large grid does not, as
@@ -216,6 +217,7 @@ Expected<PtxModule> lowerSpirvToPtx(const uint8_t *spirv, size_t size, const std
   PtxModule out;
   out.sm = sm;
   out.kernels = lowered->kernels;
+  out.coarse = lowered->coarse;
   SmallString<0> ptx;
   {
     raw_svector_ostream os(ptx);

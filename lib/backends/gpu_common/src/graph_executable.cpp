@@ -143,8 +143,30 @@ Error GraphExecutable::planKernel(uint32_t p, const std::vector<uint64_t> &param
   // A range from parameters is computed again before the first launch (submit); the
   // values at hand (defaults, placeholders) need not give a launchable one.
   if (Error e = rangeOf(p, params, l); e && !paramRange) return e;
+  if (!paramRange) coarsen(p, l);
   l.bind();
   return Error::success();
+}
+
+void GraphExecutable::coarsen(uint32_t p, Launch &l) {
+  const uint64_t minItems = driver_->coarsenMinItems();
+  if (minItems == 0 || p >= graph_.nodes.size() || l.smem != 0) return;
+  const Node &node = graph_.nodes[p];
+  const uint64_t n = uint64_t(l.grid[0]) * l.block[0];
+  if (node.range.dims > 1 || n < minItems || node.kernel >= coarseFns_.size()) return;
+  const uint32_t k = node.kernel;
+  if (!coarseLooked_[k]) {
+    coarseLooked_[k] = 1;
+    const ModuleRef &mod = byModule_[graph_.kernels[k].module];
+    // Modules from an older lowering, and kernels coarsen.h rules out, have no entry.
+    auto f = mod ? driver_->function(mod, kCoarseEntryPrefix + graph_.kernels[k].name)
+                 : Expected<FunctionHandle>(makeError("not loaded"));
+    coarseFns_[k] = f ? *f : nullptr;
+  }
+  if (!coarseFns_[k]) return;
+  l.fn = coarseFns_[k];
+  planCoarse(n, l);
+  ++driver_->counters().coarsePlans;
 }
 
 Error GraphExecutable::ensureBuiltins() {
@@ -241,6 +263,8 @@ Error GraphExecutable::prepare(const rt::FinalizeOptions &opts, const Graph *ori
   byModule_.assign(graph_.modules.size(), nullptr);
   fns_.assign(graph_.kernels.size(), nullptr);
   fnWaits_.assign(graph_.kernels.size(), 0);
+  coarseFns_.assign(graph_.kernels.size(), nullptr);
+  coarseLooked_.assign(graph_.kernels.size(), 0);
   bool anyHost = false, anyCopy = false;
   for (uint32_t n = 0; n < nn; ++n) {
     const Node &node = graph_.nodes[n];
@@ -390,8 +414,10 @@ Expected<GraphNodeHandle> GraphExecutable::addGraphNode(GraphHandle g, uint32_t 
   if (e) return std::move(e).withContext(nodeLabel(p));
   if (isKernel && p < graph_.nodes.size()) {
     if (split)
-      for (GraphNodeHandle d : programmatic)
+      for (GraphNodeHandle d : programmatic) {
         if (Error pe = driver_->addProgrammaticEdge(g, d, gn)) return std::move(pe).withContext(nodeLabel(p));
+        ++driver_->counters().programmaticEdges;
+      }
     kernelHandles_.insert(gn);
   }
   if (part != kNone && p < graph_.nodes.size()) {
@@ -567,6 +593,7 @@ Error GraphExecutable::uploadTable() {
   uploading_ = &st;
   uploaded_ = table_;
   ++driver_->counters().tableUploads;
+  ++driver_->counters().tableCopies;
   return Error::success();
 }
 

@@ -3,6 +3,8 @@
 
 #include "cgraph/kernel/spirv_to_llvm.h"
 
+#include "coarsen.h"
+
 #include <llvm/AsmParser/Parser.h>
 #include <llvm/Bitcode/BitcodeReader.h>
 #include <llvm/IR/IRBuilder.h>
@@ -44,25 +46,33 @@ std::string errText(const SMDiagnostic &d, const std::string &prog) {
   return os.str();
 }
 
-// Step 2: the wrapper with the table ABI around kernel body `body`.
-Expected<Function *> makeWrapper(Module &m, Function *body, const std::string &name,
-                                 GlobalVariable *smem, const TableAbiTarget &target) {
-  const std::string &backend = target.backend;
+// Step 2: a wrapper with the table ABI around kernel body `body`: table, {a_i, m_i}
+// per parameter, offsets 0..2, work_dim and, for a coarse wrapper (coarsen.h), the
+// global size of dimension 0.
+Function *declareWrapper(Module &m, Function *body, const std::string &name, bool coarse) {
   LLVMContext &ctx = m.getContext();
-  const DataLayout &dl = m.getDataLayout();
   Type *i32 = Type::getInt32Ty(ctx), *i64 = Type::getInt64Ty(ctx);
-  Type *tablePtr = PointerType::get(i64, 1);
-  std::vector<Type *> params{tablePtr};
+  std::vector<Type *> params{PointerType::get(i64, 1)};
   for (size_t i = 0; i < body->arg_size(); ++i) {
     params.push_back(i64);
     params.push_back(i32);
   }
   params.insert(params.end(), {i64, i64, i64, i32});
+  if (coarse) params.push_back(i64);
   Function *w = Function::Create(FunctionType::get(Type::getVoidTy(ctx), params, false),
                                  GlobalValue::ExternalLinkage, name, m);
   w->setCallingConv(CallingConv::C); // PTX_Kernel is set after the textual remap
-  BasicBlock *bb = BasicBlock::Create(ctx, "entry", w);
-  IRBuilder<> b(bb);
+  return w;
+}
+
+// The body's arguments read from wrapper `w`'s table-ABI arguments (may add blocks: b
+// ends in the last one).
+Expected<std::vector<Value *>> loadArgs(IRBuilder<> &b, Function *w, Function *body, const std::string &name,
+                                        GlobalVariable *smem, const TableAbiTarget &target) {
+  const std::string &backend = target.backend;
+  LLVMContext &ctx = w->getContext();
+  const DataLayout &dl = w->getParent()->getDataLayout();
+  Type *i64 = Type::getInt64Ty(ctx);
   Argument *table = w->getArg(0);
   std::vector<Value *> callArgs;
   for (size_t i = 0; i < body->arg_size(); ++i) {
@@ -108,20 +118,102 @@ Expected<Function *> makeWrapper(Module &m, Function *body, const std::string &n
   }
   for (const std::string &text : target.entryAsm)
     b.CreateCall(InlineAsm::get(FunctionType::get(Type::getVoidTy(ctx), false), text, "~{memory}", true), {});
-  CallInst *call = b.CreateCall(body->getFunctionType(), body, callArgs);
-  call->setCallingConv(CallingConv::C);
+  return callArgs;
+}
+
+Expected<Function *> makeWrapper(Module &m, Function *body, const std::string &name,
+                                 GlobalVariable *smem, const TableAbiTarget &target) {
+  Function *w = declareWrapper(m, body, name, false);
+  IRBuilder<> b(BasicBlock::Create(m.getContext(), "entry", w));
+  auto args = loadArgs(b, w, body, name, smem, target);
+  if (!args) return args.error();
+  b.CreateCall(body->getFunctionType(), body, *args)->setCallingConv(CallingConv::C);
+  b.CreateRetVoid();
+  return w;
+}
+
+// The coarse wrapper (coarsen.h) around `clones` (coarseBodies of `body`).
+Expected<Function *> makeCoarseWrapper(Module &m, Function *body, const std::vector<Function *> &clones,
+                                       const std::string &name, GlobalVariable *smem,
+                                       const TableAbiTarget &target) {
+  LLVMContext &ctx = m.getContext();
+  const DataLayout &dl = m.getDataLayout();
+  Function *w = declareWrapper(m, body, kCoarseEntryPrefix + name, true);
+  IRBuilder<> b(BasicBlock::Create(ctx, "entry", w));
+  auto argsOr = loadArgs(b, w, body, name, smem, target);
+  if (!argsOr) return argsOr.error();
+  std::vector<Value *> args = std::move(*argsOr);
+  Type *i32 = Type::getInt32Ty(ctx), *i64 = Type::getInt64Ty(ctx);
+  const unsigned offBase = unsigned(1 + 2 * body->arg_size());
+  Value *off0 = w->getArg(offBase), *n = w->getArg(offBase + 4);
+  FunctionType *idFn = FunctionType::get(i64, {i32}, false);
+  auto item = [&](const char *fn) {
+    CallInst *r = b.CreateCall(m.getOrInsertFunction(fn, idFn), {b.getInt32(0)});
+    r->setCallingConv(CallingConv::C);
+    return r;
+  };
+  Value *t = b.CreateAdd(b.CreateMul(item("_Z12get_group_idj"), item("_Z14get_local_sizej")),
+                         item("_Z12get_local_idj"));
+  Value *first = b.CreateAdd(off0, b.CreateMul(t, b.getInt64(kCoarseItems)));
+  Value *end = b.CreateAdd(off0, n);
+  Value *misaligned = b.CreateAnd(off0, b.getInt64(kCoarseItems - 1));
+  std::vector<Value *> pointers;
+  for (Value *a : args)
+    if (a->getType()->isPointerTy()) {
+      pointers.push_back(a);
+      misaligned = b.CreateOr(misaligned, b.CreateAnd(b.CreatePtrToInt(a, i64), b.getInt64(15)));
+    }
+  Value *whole = b.CreateICmpULE(b.CreateAdd(first, b.getInt64(kCoarseItems)), end);
+  BasicBlock *fast = BasicBlock::Create(ctx, "coarse.vector", w);
+  BasicBlock *slow = BasicBlock::Create(ctx, "coarse.each", w);
+  b.CreateCondBr(b.CreateAnd(whole, b.CreateICmpEQ(misaligned, b.getInt64(0))), fast, slow);
+
+  // All in range and aligned: the copies in a row, every buffer 16-byte aligned and the
+  // first id a multiple of 4 (as bits the optimizer can see).
+  b.SetInsertPoint(fast);
+  for (Value *p : pointers)
+    b.CreateAlignmentAssumption(dl, p, 16);
+  // first with off0's low bits cleared: equal here, and every copy's id is then base | k
+  // with base's low bits known zero (the vectorizer sees 4 consecutive elements).
+  Value *base = b.CreateAdd(b.CreateAnd(off0, b.getInt64(~uint64_t(kCoarseItems - 1))),
+                            b.CreateMul(t, b.getInt64(kCoarseItems)));
+  for (unsigned k = 0; k < clones.size(); ++k) {
+    std::vector<Value *> a = args;
+    a.push_back(b.CreateOr(base, b.getInt64(k)));
+    b.CreateCall(clones[k]->getFunctionType(), clones[k], a)->setCallingConv(CallingConv::C);
+  }
+  b.CreateRetVoid();
+
+  // Otherwise one at a time, while in range (the first clone: one copy of the code).
+  b.SetInsertPoint(slow);
+  BasicBlock *loop = BasicBlock::Create(ctx, "coarse.item", w);
+  BasicBlock *run = BasicBlock::Create(ctx, "coarse.run", w);
+  BasicBlock *done = BasicBlock::Create(ctx, "coarse.done", w);
+  b.CreateBr(loop);
+  b.SetInsertPoint(loop);
+  PHINode *k = b.CreatePHI(i64, 2);
+  k->addIncoming(b.getInt64(0), slow);
+  Value *gid = b.CreateAdd(first, k);
+  b.CreateCondBr(b.CreateAnd(b.CreateICmpULT(k, b.getInt64(kCoarseItems)), b.CreateICmpULT(gid, end)), run, done);
+  b.SetInsertPoint(run);
+  std::vector<Value *> a = args;
+  a.push_back(gid);
+  b.CreateCall(clones[0]->getFunctionType(), clones[0], a)->setCallingConv(CallingConv::C);
+  k->addIncoming(b.CreateAdd(k, b.getInt64(1)), run);
+  b.CreateBr(loop);
+  b.SetInsertPoint(done);
   b.CreateRetVoid();
   return w;
 }
 
 // Step 3: work-item functions that depend on the launch's offset and dimension.
-void replaceWorkItemCalls(Module &m, Function *w) {
+// `offBase`: the wrapper's argument index of offset 0.
+void replaceWorkItemCalls(Module &m, Function *w, unsigned offBase) {
   LLVMContext &ctx = m.getContext();
   Type *i32 = Type::getInt32Ty(ctx), *i64 = Type::getInt64Ty(ctx);
   FunctionType *idFn = FunctionType::get(i64, {i32}, false);
-  const unsigned nargs = unsigned(w->arg_size());
-  Value *off[3] = {w->getArg(nargs - 4), w->getArg(nargs - 3), w->getArg(nargs - 2)};
-  Value *dim = w->getArg(nargs - 1);
+  Value *off[3] = {w->getArg(offBase), w->getArg(offBase + 1), w->getArg(offBase + 2)};
+  Value *dim = w->getArg(offBase + 3);
   std::vector<CallInst *> calls;
   for (BasicBlock &bb : *w)
     for (Instruction &inst : bb)
@@ -308,32 +400,50 @@ Expected<LoweredModule> lowerToTableAbi(LLVMContext &ctx, const uint8_t *spirv, 
                                   GlobalValue::ExternalLinkage, nullptr, kSharedName, nullptr,
                                   GlobalValue::NotThreadLocal, 3);
   smem->setAlignment(Align(16));
+  // Every function but those in `keep` is inlined where it is called.
+  auto inlineAllBut = [&](const std::set<const Function *> &keep, bool dce) {
+    for (Function &f : *m) {
+      if (f.isDeclaration() || keep.count(&f)) continue;
+      f.removeFnAttr(Attribute::NoInline);
+      f.removeFnAttr(Attribute::OptimizeNone);
+      f.addFnAttr(Attribute::AlwaysInline);
+      f.setLinkage(GlobalValue::InternalLinkage);
+    }
+    legacy::PassManager pm;
+    pm.add(createAlwaysInlinerLegacyPass());
+    if (dce) pm.add(createGlobalDCEPass());
+    pm.run(*m);
+  };
+  // Coarsening judges a kernel with its callees inlined (coarsen.h).
+  if (target.coarsen) inlineAllBut(std::set<const Function *>(kernels.begin(), kernels.end()), false);
   LoweredModule out;
-  std::vector<std::string> wrappers;
+  std::vector<std::pair<std::string, unsigned>> wrappers; // name, argument index of offset 0
   for (Function *k : kernels) {
     const std::string kname = k->getName().str();
     k->setName(kBodyPrefix + kname);
+    const unsigned offBase = unsigned(1 + 2 * k->arg_size());
     auto w = makeWrapper(*m, k, kname, smem, target);
     if (!w) return w.error().withContext(where);
-    wrappers.push_back(kname);
+    wrappers.push_back({kname, offBase});
     out.kernels.push_back(kname);
+    if (target.coarsen && coarsenBlocker(*k).empty()) {
+      auto cw = makeCoarseWrapper(*m, k, coarseBodies(*m, *k), kname, smem, target);
+      if (!cw) return cw.error().withContext(where);
+      wrappers.push_back({(*cw)->getName().str(), offBase});
+      out.coarse.push_back(kname);
+    }
   }
-  std::set<std::string> wrapperSet(wrappers.begin(), wrappers.end());
-  for (Function &f : *m) {
-    if (f.isDeclaration() || wrapperSet.count(f.getName().str())) continue;
-    f.removeFnAttr(Attribute::NoInline);
-    f.removeFnAttr(Attribute::OptimizeNone);
-    f.addFnAttr(Attribute::AlwaysInline);
-    f.setLinkage(GlobalValue::InternalLinkage);
+  std::set<std::string> wrapperSet;
+  std::set<const Function *> wrapperFns;
+  for (const auto &w : wrappers) {
+    wrapperSet.insert(w.first);
+    wrapperFns.insert(m->getFunction(w.first));
   }
-  {
-    legacy::PassManager pm;
-    pm.add(createAlwaysInlinerLegacyPass());
-    pm.add(createGlobalDCEPass());
-    pm.run(*m);
+  inlineAllBut(wrapperFns, true);
+  for (const auto &w : wrappers) {
+    replaceWorkItemCalls(*m, m->getFunction(w.first), w.second);
+    if (StringRef(w.first).startswith(kCoarseEntryPrefix)) scopeCoarseItems(*m->getFunction(w.first));
   }
-  for (const std::string &w : wrappers)
-    replaceWorkItemCalls(*m, m->getFunction(w));
   parkFlatCasts(*m);
 
   // 4. textual address-space remap, then parse back.
@@ -402,8 +512,8 @@ Expected<LoweredModule> lowerToTableAbi(LLVMContext &ctx, const uint8_t *spirv, 
   }
   for (GlobalVariable &gv : g->globals())
     if (!gv.isDeclaration()) gv.setLinkage(GlobalValue::InternalLinkage);
-  for (const std::string &w : wrappers) {
-    Function *f = g->getFunction(w);
+  for (const auto &w : wrappers) {
+    Function *f = g->getFunction(w.first);
     f->setLinkage(GlobalValue::ExternalLinkage);
     target.markKernel(*g, *f);
   }

@@ -21,6 +21,8 @@
 // runtime-owned slots are memcpy/memset nodes; those that touch a binding-table slot are
 // table-reading kernels, so they rebind for free too. Eager: the same launches, one by
 // one on the device's stream (cuLaunchKernel, cuMemcpy3DAsync, cuMemset*Async).
+// Large 1-D ranges of kernels that cannot tell which thread runs a work-item launch
+// one thread per 4 work-items (CudaBackendOptions::coarsenMinItems).
 //
 // Ownership: the Backend owns its Devices; a Device owns its primary-context reference
 // and stream and must outlive every Buffer and Executable made from it.
@@ -44,6 +46,13 @@ struct CudaBackendOptions {
   // the upstream one finishes and reads its table entries, then waits. Off: every edge
   // is a full dependency (the benchmark's comparison).
   bool programmaticEdges = true;
+  // Kernel nodes with a fixed 1-D range of at least this many work-items run the
+  // kernel's coarse entry where the lowering made one (4 work-items per thread, 16-byte
+  // accesses: gpu_common table_abi_lowering.h `coarsen`); 0: never. Below about a
+  // million items the 4x smaller grid costs more parallelism than the wider accesses
+  // gain. The environment variable CGRAPH_CUDA_COARSEN_MIN (a count, 0 = off)
+  // overrides it, for A/B runs of the same program.
+  uint64_t coarsenMinItems = uint64_t(1) << 20;
 };
 
 std::unique_ptr<rt::Backend> makeCudaBackend(const CudaBackendOptions &opts = {});
@@ -57,6 +66,9 @@ struct CudaCounters {
   uint64_t tableUploads = 0;   // binding/parameter table uploads
   uint64_t nodeUpdates = 0;    // cuGraphExecKernelNodeSetParams calls
   uint64_t conditionalNodes = 0; // CUDA conditional nodes built (native if/while)
+  uint64_t coarsePlans = 0;    // kernel launches planned on a coarse entry (4 items per thread)
+  uint64_t tableCopies = 0;    // table uploads copied from pinned staging (no loader node)
+  uint64_t programmaticEdges = 0; // programmatic edges added to replay graphs
 };
 CudaCounters counters(const rt::Device &device);
 

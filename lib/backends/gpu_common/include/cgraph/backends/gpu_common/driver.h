@@ -59,6 +59,9 @@ struct Launch {
 // The counters both backends report (cuda_backend.h / hip_backend.h counters()).
 struct ReplayCounters {
   std::atomic<uint64_t> graphsInstantiated{0}, tableUploads{0}, nodeUpdates{0};
+  std::atomic<uint64_t> coarsePlans{0};       // kernel launches planned on a coarse entry
+  std::atomic<uint64_t> tableCopies{0};       // table uploads copied from pinned staging (no loader)
+  std::atomic<uint64_t> programmaticEdges{0}; // programmatic edges added to graphs
 };
 
 class Driver {
@@ -118,6 +121,9 @@ public:
     (void)capacity;
     return makeError("no table loader");
   }
+  // Kernel nodes with a fixed 1-D range of at least this many work-items run their
+  // kernel's coarse entry where it has one (table_abi_lowering.h `coarsen`); 0: never.
+  virtual uint64_t coarsenMinItems() const { return 0; }
   // Instantiates `g` (cuda also uploads it to the device).
   virtual Error instantiate(GraphExecHandle *e, GraphHandle g) = 0;
   virtual void execDestroy(GraphExecHandle e) = 0;

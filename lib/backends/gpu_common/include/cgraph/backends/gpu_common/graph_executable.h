@@ -138,6 +138,10 @@ protected:
   Error rangeOf(uint32_t p, const std::vector<uint64_t> &params, Launch &l) const;
   // `paramRange`: a range that does not resolve with `params` is left for submit.
   Error planKernel(uint32_t p, const std::vector<uint64_t> &params, Launch &l, bool paramRange);
+  // Switches the planned launch `l` of kernel node `p` (a fixed 1-D range) to its
+  // kernel's coarse entry (table_abi_lowering.h `coarsen`) where the driver coarsens
+  // ranges of that many work-items and the module has the entry.
+  void coarsen(uint32_t p, Launch &l);
   Error planCopyOrFill(uint32_t p);
   // Plans node `p` by its kind (kernels with function `fn`); conditionals are left to
   // the backend's extension.
@@ -185,6 +189,8 @@ protected:
   ModuleRef builtins_;
   std::vector<FunctionHandle> fns_; // per kernel of graph(); null until loaded
   std::vector<char> fnWaits_;       // per kernel: its module waits for grid dependencies
+  std::vector<FunctionHandle> coarseFns_; // per kernel: its coarse entry, null if none
+  std::vector<char> coarseLooked_;        // per kernel: coarseFns_ is known
   bool builtinsWait_ = false;       // the same for builtins_
   std::unordered_set<GraphNodeHandle> kernelHandles_; // kernel nodes of the graphs being built
   std::unique_ptr<rt::HostTasks> hostTasks_;

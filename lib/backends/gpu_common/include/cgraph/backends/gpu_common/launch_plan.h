@@ -124,6 +124,16 @@ Error planKernelArgs(const Node &node, const Kernel &kern, uint64_t table, uint3
   return Error::success();
 }
 
+// The coarse entry's launch (table_abi_lowering.h `coarsen`) for `n` work-items of a
+// 1-D range planned by planRange and planKernelArgs: ceil(n / kCoarseItems) threads in
+// groups of at most 256, and n as the entry's last argument.
+template <class L> void planCoarse(uint64_t n, L &l) {
+  const uint64_t threads = (n + kCoarseItems - 1) / kCoarseItems;
+  l.block[0] = unsigned(std::min<uint64_t>(256, threads));
+  l.grid[0] = unsigned((threads + l.block[0] - 1) / l.block[0]);
+  l.vals.push_back(n);
+}
+
 // The builtin kernels (builtinKernelSource) loop with a grid stride: one work-item per
 // 16 bytes, at most 1024 groups of 256 (plenty to fill an H100; larger copies take more
 // steps per work-item).

@@ -73,12 +73,21 @@ struct TableAbiTarget {
   // a programmatic graph edge into the kernel safe (ptx.h).
   std::vector<std::string> entryAsm;
   const char *dumpEnv = nullptr; // optional: env var naming a folder for NAME.pre-opt.ll / NAME.ll
+  // Optional: also emit a coarse entry `__cgraph_x4_NAME` for every kernel that allows
+  // it: one thread runs 4 consecutive work-items of dimension 0, with 16-byte accesses
+  // where the buffers are aligned (src/coarsen.h says which kernels and how). Its
+  // arguments are the table ABI's plus the global size of dimension 0 (u64, last).
+  bool coarsen = false;
 };
 
 struct LoweredModule {
   std::unique_ptr<llvm::Module> module; // optimized, ready to emit
   std::vector<std::string> kernels;     // wrapper (entry) names, in module order
+  std::vector<std::string> coarse;      // the kernels that also have a coarse entry
 };
+
+constexpr const char *kCoarseEntryPrefix = "__cgraph_x4_"; // + kernel name (`coarsen`)
+constexpr unsigned kCoarseItems = 4;                       // work-items per thread there
 
 Expected<LoweredModule> lowerToTableAbi(llvm::LLVMContext &ctx, const uint8_t *spirv, size_t size,
                                         const std::string &name, const TableAbiTarget &target);
