@@ -31,6 +31,7 @@ __kernel void chain(__global const float *x, __global float *y) {
 // Each observes its thread or shares memory: no coarse entry.
 __kernel void uses_lid(__global float *y) { y[get_global_id(0)] = (float)get_local_id(0); }
 __kernel void uses_size(__global float *y) { y[get_global_id(0)] = (float)get_global_size(0); }
+__kernel void uses_groups(__global float *y) { y[get_global_id(0)] = (float)get_num_groups(0); }
 __kernel void uses_barrier(__global float *y) {
   y[get_global_id(0)] = 1.0f;
   barrier(CLK_GLOBAL_MEM_FENCE);
@@ -76,8 +77,8 @@ TEST_CASE("cuda lowering: kernels that cannot observe their thread get a coarse 
     std::vector<std::string> coarse = m.coarse;
     std::sort(coarse.begin(), coarse.end());
     CHECK(coarse == std::vector<std::string>{"axpy", "chain"});
-    CHECK(m.kernels.size() == 7);
-    for (const char *k : {"uses_lid", "uses_size", "uses_barrier", "uses_atomic", "uses_local"}) {
+    CHECK(m.kernels.size() == 8);
+    for (const char *k : {"uses_lid", "uses_size", "uses_groups", "uses_barrier", "uses_atomic", "uses_local"}) {
       INFO(k);
       CHECK_FALSE(entryText(m.ptx, k).empty());
       CHECK(entryText(m.ptx, std::string(gpu::kCoarseEntryPrefix) + k).empty());

@@ -25,8 +25,8 @@ constexpr const char *kItemMark = "cgraph.coarse.item";
 bool launchShapeBuiltin(StringRef name) {
   if (name == "_Z13get_global_idj" || name == "_Z17get_global_offsetj" || name == "_Z12get_work_dimv")
     return false;
-  for (const char *s : {"barrier", "fence", "atom", "group", "get_local", "get_global_size", "get_enqueued",
-                        "printf", "__spirv", "enqueue", "get_kernel", "sub_group"})
+  // "get_": every other work-item function (sizes, local and group ids, linear ids).
+  for (const char *s : {"barrier", "fence", "atom", "group", "get_", "printf", "__spirv", "enqueue"})
     if (name.contains(s)) return true;
   return false;
 }
