@@ -831,11 +831,12 @@ __kernel void pairs(__global const float2 *x, __global float *y) {
       GraphBuilder b("coarse");
       auto k = addSource(b, src, "coarse.cl");
       const uint64_t items = c.n + c.globalOffset;
-      uint32_t x = b.addSlot(slot("x", 8 * items + c.xOffset)), y = b.addSlot(slot("y", 4 * items));
+      // pairs reads float2: its binding moves by twice as much (8-byte aligned elements).
+      uint32_t x = b.addSlot(slot("x", 8 * items + 2 * c.xOffset)), y = b.addSlot(slot("y", 4 * items));
       uint32_t y2 = b.addSlot(slot("y2", 4 * items));
       b.addKernelNode("affine", k["affine"], range1(c.n, 0, c.globalOffset),
                       {Arg::slot(x, c.xOffset), Arg::slot(y), Arg::scalar(ScalarType::U32, 7)});
-      b.addKernelNode("pairs", k["pairs"], range1(c.n, 0, c.globalOffset), {Arg::slot(x, c.xOffset), Arg::slot(y2)});
+      b.addKernelNode("pairs", k["pairs"], range1(c.n, 0, c.globalOffset), {Arg::slot(x, 2 * c.xOffset), Arg::slot(y2)});
       Graph g = b.take();
       std::vector<Bytes> in = inputsFor(g, 3);
       auto ps = std::vector<rt::ParamValues>{rt::ParamValues{}};

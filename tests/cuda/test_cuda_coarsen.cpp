@@ -28,6 +28,13 @@ __kernel void chain(__global const float *x, __global float *y) {
   float t = 2.0f * x[i] + 0.5f;
   y[i] = t * t + x[i];
 }
+// Coarse-able, but the copies' accesses do not merge (each copy's store to t may alias
+// its own later load of x): strided scalar accesses would be slower, so no coarse entry.
+__kernel void through(__global const float *x, __global float *t, __global float *y) {
+  size_t i = get_global_id(0);
+  t[i] = 2.0f * x[i];
+  y[i] = t[i] + x[i];
+}
 // Each observes its thread or shares memory: no coarse entry.
 __kernel void uses_lid(__global float *y) { y[get_global_id(0)] = (float)get_local_id(0); }
 __kernel void uses_size(__global float *y) { y[get_global_id(0)] = (float)get_global_size(0); }
@@ -77,8 +84,8 @@ TEST_CASE("cuda lowering: kernels that cannot observe their thread get a coarse 
     std::vector<std::string> coarse = m.coarse;
     std::sort(coarse.begin(), coarse.end());
     CHECK(coarse == std::vector<std::string>{"axpy", "chain"});
-    CHECK(m.kernels.size() == 8);
-    for (const char *k : {"uses_lid", "uses_size", "uses_groups", "uses_barrier", "uses_atomic", "uses_local"}) {
+    CHECK(m.kernels.size() == 9);
+    for (const char *k : {"through", "uses_lid", "uses_size", "uses_groups", "uses_barrier", "uses_atomic", "uses_local"}) {
       INFO(k);
       CHECK_FALSE(entryText(m.ptx, k).empty());
       CHECK(entryText(m.ptx, std::string(gpu::kCoarseEntryPrefix) + k).empty());

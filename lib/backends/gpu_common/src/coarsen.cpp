@@ -19,6 +19,8 @@ constexpr unsigned kLocalSpace = 3; // SPIR's (and both targets') __local
 // Which copy a memory access of a coarse body belongs to, until scopeCoarseItems: the
 // inliner gives each inlined call fresh alias scopes, so the scopes are made after it.
 constexpr const char *kItemMark = "cgraph.coarse.item";
+constexpr const char *kScopeDomain = "cgraph.coarse";
+std::string scopeName(unsigned k) { return "work-item " + std::to_string(k); }
 
 // Builtins whose result or effect depends on the thread that runs a work-item, or that
 // order work-items: substrings of their (mangled) names.
@@ -113,14 +115,31 @@ std::vector<Function *> coarseBodies(Module &m, Function &body) {
   return out;
 }
 
+bool coarseAccessesMerged(const Function &wrapper) {
+  for (const BasicBlock &bb : wrapper)
+    for (const Instruction &inst : bb) {
+      if (!isa<LoadInst>(inst) && !isa<StoreInst>(inst)) continue;
+      const MDNode *s = inst.getMetadata(LLVMContext::MD_alias_scope);
+      if (!s || s->getNumOperands() != 1) continue;
+      const auto *scope = dyn_cast<MDNode>(s->getOperand(0));
+      if (!scope || scope->getNumOperands() < 3) continue;
+      const auto *domain = dyn_cast<MDNode>(scope->getOperand(1));
+      const auto *name = dyn_cast<MDString>(scope->getOperand(2));
+      const auto *domainName = domain && domain->getNumOperands() > 1 ? dyn_cast<MDString>(domain->getOperand(1)) : nullptr;
+      if (!name || !domainName || domainName->getString() != kScopeDomain) continue;
+      if (name->getString() != scopeName(0)) return false; // a copy 1..3 access on its own
+    }
+  return true;
+}
+
 void scopeCoarseItems(Function &wrapper) {
   LLVMContext &ctx = wrapper.getContext();
   const unsigned kind = ctx.getMDKindID(kItemMark);
   MDBuilder mdb(ctx);
-  MDNode *domain = mdb.createAnonymousAliasScopeDomain("cgraph.coarse");
+  MDNode *domain = mdb.createAnonymousAliasScopeDomain(kScopeDomain);
   std::vector<MDNode *> own, others;
   for (unsigned k = 0; k < kCoarseItems; ++k)
-    own.push_back(MDNode::get(ctx, {mdb.createAnonymousAliasScope(domain, "work-item " + std::to_string(k))}));
+    own.push_back(MDNode::get(ctx, {mdb.createAnonymousAliasScope(domain, scopeName(k))}));
   for (unsigned k = 0; k < kCoarseItems; ++k) {
     std::vector<Metadata *> o;
     for (unsigned j = 0; j < kCoarseItems; ++j)

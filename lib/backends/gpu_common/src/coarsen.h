@@ -50,4 +50,9 @@ std::vector<llvm::Function *> coarseBodies(llvm::Module &m, llvm::Function &body
 // the alias scope of its copy, declared not to alias the other copies' (the marks go).
 void scopeCoarseItems(llvm::Function &wrapper);
 
+// After optimization and the load/store vectorizer: whether the copies' accesses were
+// merged, i.e. no load or store of copies 1..3 is left on its own (strided accesses
+// that would make the coarse entry slower than the plain one).
+bool coarseAccessesMerged(const llvm::Function &wrapper);
+
 } // namespace cgraph::gpu

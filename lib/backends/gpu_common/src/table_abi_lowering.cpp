@@ -21,6 +21,7 @@
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Transforms/IPO.h>
 #include <llvm/Transforms/IPO/AlwaysInliner.h>
+#include <llvm/Transforms/Vectorize/LoadStoreVectorizer.h>
 
 #include <unistd.h>
 
@@ -277,6 +278,25 @@ void parkFlatCasts(Module &m) {
     Value *r = b.CreateCall(f, {b.CreateBitCast(c->getOperand(0), src8)});
     c->replaceAllUsesWith(b.CreateBitCast(r, c->getType()));
     c->eraseFromParent();
+  }
+}
+
+// Named-metadata entries (nvvm.annotations) that named a function since erased.
+void dropAnnotationsOfErased(Module &m) {
+  for (NamedMDNode &nmd : m.named_metadata()) {
+    std::vector<MDNode *> keep;
+    bool dropped = false;
+    for (MDNode *n : nmd.operands()) {
+      if (n->getNumOperands() > 0 && !n->getOperand(0)) {
+        dropped = true;
+        continue;
+      }
+      keep.push_back(n);
+    }
+    if (!dropped) continue;
+    nmd.clearOperands();
+    for (MDNode *n : keep)
+      nmd.addOperand(n);
   }
 }
 
@@ -543,6 +563,26 @@ Expected<LoweredModule> lowerToTableAbi(LLVMContext &ctx, const uint8_t *spirv, 
     pb.crossRegisterProxies(lam, fam, cam, mam);
     ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(OptimizationLevel::O3);
     mpm.run(*g, mam);
+    // Coarse entries whose copies' accesses did not merge into wide ones would only make
+    // every access strided (uncoalesced): they go, and those kernels launch plainly.
+    if (target.coarsen) {
+      FunctionPassManager fpm;
+      fpm.addPass(LoadStoreVectorizerPass());
+      std::vector<std::string> kept;
+      for (const std::string &k : out.coarse) {
+        Function *f = g->getFunction(kCoarseEntryPrefix + k);
+        if (!f) continue;
+        fpm.run(*f, fam);
+        if (coarseAccessesMerged(*f)) {
+          kept.push_back(k);
+        } else {
+          fam.clear(*f, f->getName());
+          f->eraseFromParent();
+        }
+      }
+      if (kept.size() != out.coarse.size()) dropAnnotationsOfErased(*g);
+      out.coarse = std::move(kept);
+    }
   }
   if (target.dumpEnv)
     if (const char *dump = std::getenv(target.dumpEnv)) {
