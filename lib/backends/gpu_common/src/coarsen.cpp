@@ -120,14 +120,20 @@ bool coarseAccessesMerged(const Function &wrapper) {
     for (const Instruction &inst : bb) {
       if (!isa<LoadInst>(inst) && !isa<StoreInst>(inst)) continue;
       const MDNode *s = inst.getMetadata(LLVMContext::MD_alias_scope);
-      if (!s || s->getNumOperands() != 1) continue;
-      const auto *scope = dyn_cast<MDNode>(s->getOperand(0));
-      if (!scope || scope->getNumOperands() < 3) continue;
-      const auto *domain = dyn_cast<MDNode>(scope->getOperand(1));
-      const auto *name = dyn_cast<MDString>(scope->getOperand(2));
-      const auto *domainName = domain && domain->getNumOperands() > 1 ? dyn_cast<MDString>(domain->getOperand(1)) : nullptr;
-      if (!name || !domainName || domainName->getString() != kScopeDomain) continue;
-      if (name->getString() != scopeName(0)) return false; // a copy 1..3 access on its own
+      if (!s) continue;
+      // Our scopes in its list (others come from inlined restrict parameters): a merged
+      // access has several, an access of copy 0 (or of the one-by-one path) only its own.
+      std::vector<StringRef> ours;
+      for (const MDOperand &op : s->operands()) {
+        const auto *scope = dyn_cast<MDNode>(op);
+        if (!scope || scope->getNumOperands() < 3) continue;
+        const auto *domain = dyn_cast<MDNode>(scope->getOperand(1));
+        const auto *name = dyn_cast<MDString>(scope->getOperand(2));
+        const auto *domainName =
+            domain && domain->getNumOperands() > 1 ? dyn_cast<MDString>(domain->getOperand(1)) : nullptr;
+        if (name && domainName && domainName->getString() == kScopeDomain) ours.push_back(name->getString());
+      }
+      if (ours.size() == 1 && ours[0] != scopeName(0)) return false; // a copy 1..3 access on its own
     }
   return true;
 }
