@@ -363,6 +363,7 @@ int main(int argc, char **argv) {
                 worstNodeCase.c_str());
   }
   if (!pocl.unavailable().empty()) std::printf("pocl: %s; cpu figures only\n", pocl.unavailable().c_str());
-  for (const std::string &n : notes) std::printf("-: %s\n", n.c_str());
+  for (const std::string &n : notes) // build logs can be long: the start says what failed
+    std::printf("-: %s\n", n.size() > 240 ? (n.substr(0, 240) + " ...").c_str() : n.c_str());
   return 0;
 }
