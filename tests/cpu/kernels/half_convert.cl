@@ -1,7 +1,7 @@
 // Float/double <-> half conversions in every rounding mode, one input per work-item
 // (test_builtins.cpp "half conversions" checks them bit for bit against a table of all
-// halves). No `// cgtest:` line: the inputs are special values the manifest generators
-// do not make.
+// halves). No manifest case line here: the inputs are special values the manifest
+// generators do not make.
 __kernel void half_from_float(__global const float *x, __global half *h) {
   size_t i = get_global_id(0);
   float a = x[i];
