@@ -2,25 +2,19 @@
 // (test_builtins.cpp "half conversions" checks them bit for bit against a table of all
 // halves). No manifest case line here: the inputs are special values the manifest
 // generators do not make.
-__kernel void half_from_float(__global const float *x, __global half *h) {
-  size_t i = get_global_id(0);
-  float a = x[i];
-  vstore_half(a, 5 * i + 0, h);
-  vstore_half_rte(a, 5 * i + 1, h);
-  vstore_half_rtz(a, 5 * i + 2, h);
-  vstore_half_rtp(a, 5 * i + 3, h);
-  vstore_half_rtn(a, 5 * i + 4, h);
-}
-
-__kernel void half_from_double(__global const double *x, __global half *h) {
-  size_t i = get_global_id(0);
-  double a = x[i];
-  vstore_half(a, 5 * i + 0, h);
-  vstore_half_rte(a, 5 * i + 1, h);
-  vstore_half_rtz(a, 5 * i + 2, h);
-  vstore_half_rtp(a, 5 * i + 3, h);
-  vstore_half_rtn(a, 5 * i + 4, h);
-}
+// half_from_float and half_from_double: item i stores x[i] in every mode at h[5i .. 5i+4].
+#define HALF_FROM(NAME, T)                                                                     \
+  __kernel void NAME(__global const T *x, __global half *h) {                                  \
+    size_t i = get_global_id(0);                                                               \
+    T a = x[i];                                                                                \
+    vstore_half(a, 5 * i + 0, h);                                                              \
+    vstore_half_rte(a, 5 * i + 1, h);                                                          \
+    vstore_half_rtz(a, 5 * i + 2, h);                                                          \
+    vstore_half_rtp(a, 5 * i + 3, h);                                                          \
+    vstore_half_rtn(a, 5 * i + 4, h);                                                          \
+  }
+HALF_FROM(half_from_float, float)
+HALF_FROM(half_from_double, double)
 
 // Vector forms: item i converts x[4i .. 4i+3] through vstore_half4_rtp and
 // vstorea_half3_rtn (the aligned 3-vector takes 4 halves) and reads them back.
