@@ -17,6 +17,8 @@
 // kernel that makes PoCL abort the process (PoCL 5 on the GPU host aborts building
 // ext_async, its kernel library lacks _Z21_cl_wait_group_events...) costs only that
 // case ("pocl crashed: SIGABRT ..." below the table), and a fresh worker takes the next.
+// It also keeps the cpu backend's pool threads out of PoCL's process: PoCL's figures are
+// lower than when both shared one (benchmarks/cpu/results/2026-11-26-*half*.log).
 #include "bench_common.h"
 
 #include "cgraph/graph/builder.h"
