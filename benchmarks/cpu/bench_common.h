@@ -67,25 +67,37 @@ struct CpuAndPocl {
   rt::Device *pocl = nullptr;
 };
 
-inline CpuAndPocl openCpuAndPocl(const char *prog) {
-  CpuAndPocl d;
+// PoCL's device through the opencl backend, into d.oclBackend / d.pocl; when there is
+// none, d.pocl stays null and the reason is returned.
+inline std::string openPocl(const char *prog, CpuAndPocl &d) {
+#ifdef CGRAPH_HAVE_OPENCL_BACKEND
+  d.oclBackend = opencl::makeOpenCLBackend();
+  rt::BackendProbe p = d.oclBackend->probe();
+  if (!p.available) return "opencl: not available (" + p.reason + ")";
+  auto o = d.oclBackend->device(0);
+  if (!o) die(prog, o.error().message());
+  d.pocl = *o;
+  return {};
+#else
+  (void)prog;
+  (void)d;
+  return "opencl backend not built";
+#endif
+}
+
+// The cpu backend's device, into d.cpuBackend / d.cpu.
+inline void openCpu(const char *prog, CpuAndPocl &d) {
   d.cpuBackend = cpu::makeCpuBackend();
   auto c = d.cpuBackend->device(0);
   if (!c) die(prog, c.error().message());
   d.cpu = *c;
-#ifdef CGRAPH_HAVE_OPENCL_BACKEND
-  d.oclBackend = opencl::makeOpenCLBackend();
-  rt::BackendProbe p = d.oclBackend->probe();
-  if (p.available) {
-    auto o = d.oclBackend->device(0);
-    if (!o) die(prog, o.error().message());
-    d.pocl = *o;
-  } else {
-    std::printf("opencl: not available (%s); cpu figures only\n", p.reason.c_str());
-  }
-#else
-  std::printf("opencl backend not built; cpu figures only\n");
-#endif
+}
+
+inline CpuAndPocl openCpuAndPocl(const char *prog) {
+  CpuAndPocl d;
+  openCpu(prog, d);
+  std::string why = openPocl(prog, d);
+  if (!d.pocl) std::printf("%s; cpu figures only\n", why.c_str());
   return d;
 }
 

@@ -2,6 +2,7 @@
 // ULP-bounded for floats).
 #include "cpu_test_util.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -339,4 +340,182 @@ TEST_CASE("cpu builtins: float tanh within 5 ulp over a sweep of floats", "[cpu]
     if (std::signbit(out[i]) != std::signbit(want)) FAIL("tanh(" << x[i] << "): sign of " << out[i]);
   }
   CHECK(std::isnan(out[n - 1]));
+}
+
+namespace {
+
+// Every finite non-negative half in increasing order; the index is the half's bits.
+const std::vector<double> &halfValues() {
+  static const std::vector<double> v = [] {
+    std::vector<double> r(0x7c00);
+    for (uint32_t h = 0; h < 0x7c00; ++h) {
+      const int e = int(h >> 10), m = int(h & 0x3ff);
+      r[h] = e ? std::ldexp(1024 + m, e - 25) : std::ldexp(m, -24);
+    }
+    return r;
+  }();
+  return v;
+}
+
+// Reference float/double -> half bits (OpenCL C 1.2 6.12.7, IEEE 754 rounding) in mode
+// 0 (to nearest even), 1 (toward zero), 2 (toward +inf), 3 (toward -inf): a search in the
+// table of all halves, independent of the backend's bit manipulation. `nan`: the bits a
+// NaN input gives (sign, quiet bit, top payload bits: the backend's documented choice).
+uint16_t refToHalf(double x, int mode, uint16_t nan) {
+  if (std::isnan(x)) return nan;
+  const bool neg = std::signbit(x);
+  const uint16_t sign = neg ? 0x8000 : 0;
+  const double a = std::fabs(x);
+  const bool up = (mode == 2 && !neg) || (mode == 3 && neg); // away from zero
+  if (std::isinf(a)) return sign | 0x7c00;
+  if (a > 65504.0) // 65520 is halfway between 65504 and 2^16, which rounds to even: inf
+    return sign | (mode == 0 ? (a >= 65520.0 ? 0x7c00 : 0x7bff) : up ? 0x7c00 : 0x7bff);
+  const std::vector<double> &v = halfValues();
+  const size_t lo = size_t(std::upper_bound(v.begin(), v.end(), a) - v.begin()) - 1;
+  if (v[lo] == a) return uint16_t(sign | lo);
+  const size_t hi = lo + 1;
+  size_t pick = up ? hi : lo;
+  if (mode == 0) { // both sums are exact: halves have 11 significant bits
+    const double twice = 2 * a, sum = v[lo] + v[hi];
+    pick = twice < sum ? lo : twice > sum ? hi : (lo % 2 == 0 ? lo : hi);
+  }
+  return uint16_t(sign | pick);
+}
+
+uint16_t nanHalf(uint64_t bits, int mantissaBits, bool neg) {
+  return uint16_t((neg ? 0x8000 : 0) | 0x7e00 | ((bits >> (mantissaBits - 10)) & 0x1ff));
+}
+uint16_t refFloatToHalf(float x, int mode) {
+  uint32_t u;
+  std::memcpy(&u, &x, 4);
+  return refToHalf(x, mode, nanHalf(u, 23, u >> 31));
+}
+uint16_t refDoubleToHalf(double x, int mode) {
+  uint64_t u;
+  std::memcpy(&u, &x, 8);
+  return refToHalf(x, mode, nanHalf(u, 52, u >> 63));
+}
+
+float refHalfToFloat(uint16_t h) {
+  const uint32_t sign = uint32_t(h & 0x8000) << 16, m = h & 0x3ff;
+  uint32_t bits = sign | 0x7f800000u | (m << 13); // inf and NaN keep their payload
+  if ((h & 0x7c00) != 0x7c00) {
+    float f = float(halfValues()[h & 0x7fff]);
+    std::memcpy(&bits, &f, 4);
+    bits |= sign;
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+float bitsToFloat(uint32_t b) {
+  float f;
+  std::memcpy(&f, &b, 4);
+  return f;
+}
+double bitsToDouble(uint64_t b) {
+  double d;
+  std::memcpy(&d, &b, 8);
+  return d;
+}
+
+// The halves' neighbourhoods: each finite half, the midpoints to the next one, and their
+// nearest floats on both sides, both signs; then the special values.
+std::vector<float> halfBoundaryFloats() {
+  const std::vector<double> &v = halfValues();
+  std::vector<float> x;
+  for (size_t h = 0; h < v.size(); ++h) {
+    const double next = h + 1 < v.size() ? v[h + 1] : 65536.0;
+    for (double p : {v[h], (v[h] + next) / 2}) {
+      const float f = float(p); // exact: 12 significant bits at most
+      for (float g : {f, std::nextafter(f, 0.0f), std::nextafter(f, 1e9f)}) {
+        x.push_back(g);
+        x.push_back(-g);
+      }
+    }
+  }
+  for (uint32_t b : {0x00000000u, 0x80000000u, 0x00000001u, 0x807fffffu, 0x00800000u, 0x7f7fffffu, 0xff7fffffu,
+                     0x7f800000u, 0xff800000u, 0x7fc00000u, 0xffc00000u, 0x7f800001u, 0xff812345u, 0x7fffe000u,
+                     0x7fbfffffu, 0x33000000u, 0x33000001u, 0xb2ffffffu, 0x477ff000u, 0x477fefffu, 0x47800000u})
+    x.push_back(bitsToFloat(b));
+  std::mt19937 rng(7);
+  for (int i = 0; i < 65536; ++i) x.push_back(bitsToFloat(rng()));
+  return x;
+}
+
+void checkHalves(const std::vector<uint16_t> &got, size_t i, uint16_t want, int mode, const char *what,
+                 double input) {
+  if (got[i] != want)
+    FAIL(what << " mode " << mode << " of " << input << " (" << std::hexfloat << input << std::defaultfloat
+              << "): got 0x" << std::hex << got[i] << ", want 0x" << want << std::dec);
+}
+
+} // namespace
+
+TEST_CASE("cpu builtins: half conversions are exact in every rounding mode", "[cpu][builtins][half]") {
+  // vstore_half (rte), _rte, _rtz, _rtp, _rtn, per item 5 halves; against refToHalf.
+  const int modeOf[5] = {0, 0, 1, 2, 3};
+  SECTION("from float") {
+    const std::vector<float> x = halfBoundaryFloats();
+    const size_t n = x.size();
+    auto h = as<uint16_t>(runOne("half_convert.cl", "half_from_float", range1D(n), {buf(x), zeros(n * 10)})[1]);
+    for (size_t i = 0; i < n; ++i)
+      for (int k = 0; k < 5; ++k) checkHalves(h, 5 * i + k, refFloatToHalf(x[i], modeOf[k]), modeOf[k], "float", x[i]);
+  }
+  SECTION("from double, rounded once") {
+    // The floats above, plus doubles a float cannot hold: a hair off each half and each
+    // midpoint (rounding through float first would get these wrong), and double specials.
+    std::vector<double> x;
+    for (float f : halfBoundaryFloats()) x.push_back(f);
+    const std::vector<double> &v = halfValues();
+    for (size_t h = 0; h < v.size(); ++h) {
+      const double mid = (v[h] + (h + 1 < v.size() ? v[h + 1] : 65536.0)) / 2;
+      for (double d : {v[h] * (1 + 0x1p-40), v[h] * (1 - 0x1p-40), mid * (1 + 0x1p-40), mid * (1 - 0x1p-40)}) {
+        x.push_back(d);
+        x.push_back(-d);
+      }
+    }
+    for (uint64_t b : {0x0000000000000001ull, 0x8000000000000001ull, 0x0010000000000000ull, 0x7fefffffffffffffull,
+                       0xffefffffffffffffull, 0x7ff0000000000000ull, 0xfff0000000000000ull, 0x7ff0000000000001ull,
+                       0xfff8000000000000ull, 0x7ff4000000000000ull, 0x3e70000000000000ull, 0x3e70000000000001ull,
+                       0x3e6fffffffffffffull, 0x40effe0000000000ull, 0x40effdffffffffffull, 0x40effe0000000001ull})
+      x.push_back(bitsToDouble(b));
+    const size_t n = x.size();
+    auto h = as<uint16_t>(runOne("half_convert.cl", "half_from_double", range1D(n), {buf(x), zeros(n * 10)})[1]);
+    for (size_t i = 0; i < n; ++i)
+      for (int k = 0; k < 5; ++k)
+        checkHalves(h, 5 * i + k, refDoubleToHalf(x[i], modeOf[k]), modeOf[k], "double", x[i]);
+  }
+  SECTION("every half to float") {
+    std::vector<uint16_t> h(65536);
+    for (size_t i = 0; i < h.size(); ++i) h[i] = uint16_t(i);
+    auto f = as<uint32_t>(runOne("half_convert.cl", "half_to_float", range1D(h.size()), {buf(h), zeros(65536 * 4)})[1]);
+    for (size_t i = 0; i < h.size(); ++i) {
+      float want = refHalfToFloat(uint16_t(i));
+      uint32_t w;
+      std::memcpy(&w, &want, 4);
+      if (f[i] != w) FAIL("vload_half(0x" << std::hex << i << "): got 0x" << f[i] << ", want 0x" << w << std::dec);
+    }
+  }
+  SECTION("vector forms") {
+    const size_t n = 512; // items, 4 floats each: large, small and tiny magnitudes
+    std::vector<float> x = randomFloats(n * 4, -70000.0f, 70000.0f, 11);
+    for (size_t i = 0; i < x.size(); i += 3) x[i] *= 1e-9f;
+    auto out = runOne("half_convert.cl", "half_vectors", range1D(n), {buf(x), zeros(n * 16), zeros(n * 32)});
+    auto h = as<uint16_t>(out[1]);
+    auto back = as<float>(out[2]);
+    for (size_t i = 0; i < n; ++i) {
+      for (int k = 0; k < 4; ++k) {
+        const uint16_t rtp = refFloatToHalf(x[4 * i + k], 2), rtn = refFloatToHalf(x[4 * i + k], 3);
+        checkHalves(h, 8 * i + k, rtp, 2, "vstore_half4_rtp", x[4 * i + k]);
+        CHECK(back[8 * i + k] == refHalfToFloat(rtp));
+        if (k == 3) continue;
+        checkHalves(h, 8 * i + 4 + k, rtn, 3, "vstorea_half3_rtn", x[4 * i + k]);
+        CHECK(back[8 * i + 4 + k] == refHalfToFloat(rtn));
+      }
+      CHECK(h[8 * i + 7] == 0); // vstorea_half3 leaves the fourth half alone
+      CHECK(back[8 * i + 7] == 0.0f);
+    }
+  }
 }
