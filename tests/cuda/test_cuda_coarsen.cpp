@@ -118,3 +118,34 @@ TEST_CASE("cuda lowering: kernels that cannot observe their thread get a coarse 
     }
   }
 }
+
+TEST_CASE("cuda lowering: loads through a restrict buffer the kernel only reads take the read-only path",
+          "[cuda][restrict]") {
+  const char *src = R"CL(
+__kernel void nc(__global float *restrict out, __global const float *restrict in) {
+  size_t i = get_global_id(0);
+  out[i] = in[i] + in[i + 1];
+}
+// Not restrict: another argument may write the same memory.
+__kernel void plain(__global float *out, __global const float *in) {
+  size_t i = get_global_id(0);
+  out[i] = in[i] + in[i + 1];
+}
+// restrict, but written too: its loads must see the stores.
+__kernel void written(__global float *restrict io) {
+  size_t i = get_global_id(0);
+  io[i] = io[i + 1] * 2.0f;
+}
+)CL";
+  auto spv = compileOpenCL(src, "restrict.cl", {});
+  REQUIRE(spv);
+  for (unsigned sm : {80u, 90u}) {
+    INFO("sm_" << sm);
+    auto m = cuda::lowerSpirvToPtx(spv->spirv.data(), spv->spirv.size(), "restrict.cl", sm);
+    INFO((m ? std::string() : m.error().message()));
+    REQUIRE(m);
+    CHECK(count(entryText(m->ptx, "nc"), "ld.global.nc.f32") == 2);
+    CHECK(count(entryText(m->ptx, "plain"), "ld.global.nc") == 0);
+    CHECK(count(entryText(m->ptx, "written"), "ld.global.nc") == 0);
+  }
+}

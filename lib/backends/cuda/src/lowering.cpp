@@ -164,7 +164,7 @@ unsigned ptxTargetFor(unsigned major, unsigned minor) {
   return 0;
 }
 
-std::string loweringVersion() { return "cgraph-cuda-lowering-6;llvm-14;ptx75;sm90-griddepcontrol;coarse-x4"; }
+std::string loweringVersion() { return "cgraph-cuda-lowering-7;llvm-14;ptx75;sm90-griddepcontrol;coarse-x4;restrict-nc"; }
 
 bool waitsForGridDependencies(unsigned sm) { return sm >= 90; }
 

@@ -21,6 +21,7 @@
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Transforms/IPO.h>
 #include <llvm/Transforms/IPO/AlwaysInliner.h>
+#include <llvm/Transforms/Utils.h>
 #include <llvm/Transforms/Vectorize/LoadStoreVectorizer.h>
 
 #include <unistd.h>
@@ -205,6 +206,44 @@ Expected<Function *> makeCoarseWrapper(Module &m, Function *body, const std::vec
   b.SetInsertPoint(done);
   b.CreateRetVoid();
   return w;
+}
+
+// Step 2 (before the wrappers): loads through a restrict buffer parameter (noalias in
+// the SPIR-V) that the kernel only loads from are invariant: while the kernel runs
+// nothing writes that memory (restrict: no other pointer does; and this one only
+// reads, with no call, store or escape of it). nvcc makes the loads of `const
+// __restrict__` pointers ld.global.nc (the read-only data path); NVPTX does so for
+// invariant loads, but cannot see through the table ABI that the pointer is such a
+// parameter. `body` has its parameters' allocas promoted.
+void markInvariantLoads(Function &body) {
+  MDNode *empty = MDNode::get(body.getContext(), {});
+  for (Argument &a : body.args()) {
+    auto *pt = dyn_cast<PointerType>(a.getType());
+    if (!pt || pt->getAddressSpace() == 3 || !a.hasNoAliasAttr()) continue;
+    std::vector<Value *> work{&a};
+    std::set<Value *> seen{&a};
+    std::vector<LoadInst *> loads;
+    bool onlyLoads = true;
+    while (!work.empty() && onlyLoads) {
+      Value *v = work.back();
+      work.pop_back();
+      for (User *u : v->users()) {
+        if (auto *l = dyn_cast<LoadInst>(u)) {
+          if (l->isVolatile() || l->isAtomic()) onlyLoads = false;
+          loads.push_back(l);
+        } else if (isa<GetElementPtrInst>(u) || isa<BitCastInst>(u) || isa<AddrSpaceCastInst>(u) ||
+                   isa<PHINode>(u) || isa<SelectInst>(u)) {
+          if (seen.insert(u).second) work.push_back(u);
+        } else if (!isa<ICmpInst>(u)) {
+          onlyLoads = false; // a store, call, ptrtoint...: it may be written or escape
+          break;
+        }
+      }
+    }
+    if (onlyLoads)
+      for (LoadInst *l : loads)
+        l->setMetadata(LLVMContext::MD_invariant_load, empty);
+  }
 }
 
 // Step 3: work-item functions that depend on the launch's offset and dimension.
@@ -436,6 +475,16 @@ Expected<LoweredModule> lowerToTableAbi(LLVMContext &ctx, const uint8_t *spirv, 
   };
   // Coarsening judges a kernel with its callees inlined (coarsen.h).
   if (target.coarsen) inlineAllBut(std::set<const Function *>(kernels.begin(), kernels.end()), false);
+  {
+    legacy::FunctionPassManager fpm(m.get());
+    fpm.add(createPromoteMemoryToRegisterPass());
+    fpm.doInitialization();
+    for (Function *k : kernels) {
+      fpm.run(*k);
+      markInvariantLoads(*k);
+    }
+    fpm.doFinalization();
+  }
   LoweredModule out;
   std::vector<std::pair<std::string, unsigned>> wrappers; // name, argument index of offset 0
   for (Function *k : kernels) {

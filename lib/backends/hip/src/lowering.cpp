@@ -302,7 +302,7 @@ std::string lldPath() {
 }
 
 std::string amdgcnLoweringVersion() {
-  return "cgraph-hip-lowering-1;llvm-14;amdgcn-amdhsa;cov4;ld.lld";
+  return "cgraph-hip-lowering-2;llvm-14;amdgcn-amdhsa;cov4;ld.lld";
 }
 
 Expected<std::vector<uint8_t>> lowerSpirvToAmdgcnObject(const uint8_t *spirv, size_t size,

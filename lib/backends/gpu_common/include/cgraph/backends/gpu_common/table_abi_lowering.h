@@ -13,7 +13,10 @@
 // - offsets and workDim feed get_global_offset/get_global_id/get_work_dim.
 //
 // The pipeline (lowerToTableAbi): SPIR-V -> spir64 LLVM 14 IR (lib/kernel); C calling
-// convention everywhere; wrappers; everything else inlined; work-item calls that depend
+// convention everywhere; the kernels' allocas promoted, and loads through a restrict
+// buffer parameter the kernel only loads from marked invariant (NVPTX: ld.global.nc, as
+// nvcc does for `const __restrict__`); wrappers (and coarse entries, `coarsen`);
+// everything else inlined; work-item calls that depend
 // on the offsets replaced; casts between the private (0) and generic (4) spaces parked
 // in marker calls; the module printed, its address spaces remapped on the text by the
 // target's remapText, parsed back; the target's afterParse hook (amdgcn: allocas into
