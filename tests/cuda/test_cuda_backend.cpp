@@ -163,18 +163,31 @@ TEST_CASE("cuda: every node kind, owned slots, parameters, host task: replay == 
   CHECK(ref[0].slots != ref[1].slots); // the parameter changed the result
 }
 
-TEST_CASE("cuda: a new binding table is one table upload, no node update, no re-instantiation", "[cuda]") {
+namespace {
+// A chain of `n` addk(y, x, k(i)) nodes over 1024 uints (slots x and y).
+Graph addkChain(int n, const std::function<uint64_t(int)> &k) {
   GraphBuilder b("chain");
-  auto k = addSource(b, kKernels, "kinds.cl");
+  auto ks = addSource(b, kKernels, "kinds.cl");
   uint32_t x = b.addSlot(slot("x", 4096)), y = b.addSlot(slot("y", 4096));
   uint32_t prev = kNone;
-  for (int i = 0; i < 100; ++i) {
-    uint32_t n = b.addKernelNode("addk" + std::to_string(i), k["addk"], range1D(1024),
-                                 {Arg::slot(y), Arg::slot(x), Arg::scalar(ScalarType::U32, uint64_t(i % 3))});
-    if (prev != kNone) b.addEdge(prev, n);
-    prev = n;
+  for (int i = 0; i < n; ++i) {
+    uint32_t node = b.addKernelNode("addk" + std::to_string(i), ks["addk"], range1D(1024),
+                                    {Arg::slot(y), Arg::slot(x), Arg::scalar(ScalarType::U32, k(i))});
+    if (prev != kNone) b.addEdge(prev, node);
+    prev = node;
   }
-  Graph g = b.take();
+  return b.take();
+}
+
+// The device's PTX target, from its driver line ("CUDA 13.0, sm_90, PTX target sm_90").
+unsigned ptxTarget(rt::Device &d) {
+  const std::string drv = d.info().driverVersion;
+  return unsigned(std::stoul(drv.substr(drv.rfind("sm_") + 3)));
+}
+} // namespace
+
+TEST_CASE("cuda: a new binding table is one table upload, no node update, no re-instantiation", "[cuda]") {
+  Graph g = addkChain(100, [](int i) { return uint64_t(i % 3); });
   rt::Device &d = cudaDevice();
   const cuda::CudaCounters before = cuda::counters(d);
   auto exe = d.finalize(g, {});
@@ -260,10 +273,8 @@ TEST_CASE("cuda: errors name the node; a warm cache does no lowering and no PTX 
 
 TEST_CASE("cuda: an embedded PTX form is used instead of lowering the SPIR-V", "[cuda][forms]") {
   Graph g = everyNodeKind();
-  rt::Device &d = cudaDevice();
   // The PTX form cgc --target would embed, for this device's PTX target.
-  const std::string drv = d.info().driverVersion; // "CUDA 13.0, sm_90, PTX target sm_86"
-  const unsigned sm = unsigned(std::stoul(drv.substr(drv.rfind("sm_") + 3)));
+  const unsigned sm = ptxTarget(cudaDevice());
   for (KernelModule &m : g.modules) {
     auto p = cuda::lowerSpirvToPtx(m.forms[0].bytes.data(), m.forms[0].bytes.size(), m.name, sm);
     REQUIRE(p);
@@ -904,20 +915,8 @@ TEST_CASE("cuda: a table over the loader's 496 values is copied from pinned stag
 
 TEST_CASE("cuda: programmatic edges only into kernels whose module waits for its grid dependencies",
           "[cuda][forms]") {
-  rt::Device &d = cudaDevice();
-  const std::string drv = d.info().driverVersion; // "CUDA 13.0, sm_90, PTX target sm_90"
-  const unsigned sm = unsigned(std::stoul(drv.substr(drv.rfind("sm_") + 3)));
-  GraphBuilder b("chain3");
-  auto k = addSource(b, kKernels, "kinds.cl");
-  uint32_t x = b.addSlot(slot("x", 4096)), y = b.addSlot(slot("y", 4096));
-  uint32_t prev = kNone;
-  for (int i = 0; i < 3; ++i) {
-    uint32_t n = b.addKernelNode("addk" + std::to_string(i), k["addk"], range1(1024),
-                                 {Arg::slot(y), Arg::slot(x), Arg::scalar(ScalarType::U32, uint64_t(i + 1))});
-    if (prev != kNone) b.addEdge(prev, n);
-    prev = n;
-  }
-  const Graph plain = b.take();
+  const unsigned sm = ptxTarget(cudaDevice());
+  const Graph plain = addkChain(3, [](int i) { return uint64_t(i + 1); });
   auto in = inputsFor(plain, 9);
   auto ps = std::vector<rt::ParamValues>{rt::ParamValues{}};
   auto ref = run(cpuDevice(), plain, in, rt::ExecMode::Replay, ps);
