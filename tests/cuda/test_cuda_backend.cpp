@@ -179,6 +179,21 @@ Graph addkChain(int n, const std::function<uint64_t(int)> &k) {
   return b.take();
 }
 
+// Adds to every module of `g` the PTX form cgc --target would embed for `sm`, labelled
+// with lowering version `options` (the form's `options`).
+void addPtxForms(Graph &g, unsigned sm, const std::string &options) {
+  for (KernelModule &m : g.modules) {
+    auto p = cuda::lowerSpirvToPtx(m.forms[0].bytes.data(), m.forms[0].bytes.size(), m.name, sm);
+    REQUIRE(p);
+    KernelForm f;
+    f.kind = FormKind::PTX;
+    f.target = "nvptx64-sm_" + std::to_string(sm);
+    f.options = options;
+    f.bytes.assign(p->ptx.begin(), p->ptx.end());
+    m.forms.push_back(std::move(f));
+  }
+}
+
 // The device's PTX target, from its driver line ("CUDA 13.0, sm_90, PTX target sm_90").
 unsigned ptxTarget(rt::Device &d) {
   const std::string drv = d.info().driverVersion;
@@ -275,15 +290,7 @@ TEST_CASE("cuda: an embedded PTX form is used instead of lowering the SPIR-V", "
   Graph g = everyNodeKind();
   // The PTX form cgc --target would embed, for this device's PTX target.
   const unsigned sm = ptxTarget(cudaDevice());
-  for (KernelModule &m : g.modules) {
-    auto p = cuda::lowerSpirvToPtx(m.forms[0].bytes.data(), m.forms[0].bytes.size(), m.name, sm);
-    REQUIRE(p);
-    KernelForm f;
-    f.kind = FormKind::PTX;
-    f.target = "nvptx64-sm_" + std::to_string(sm);
-    f.bytes.assign(p->ptx.begin(), p->ptx.end());
-    m.forms.push_back(std::move(f));
-  }
+  addPtxForms(g, sm, "");
   auto other = cuda::makeCudaBackend(); // a fresh device object: no in-memory modules
   auto d2 = other->device(0);
   REQUIRE(d2);
@@ -925,16 +932,7 @@ TEST_CASE("cuda: programmatic edges only into kernels whose module waits for its
   for (const bool current : {true, false}) {
     DYNAMIC_SECTION((current ? "this lowering's form" : "an older lowering's form")) {
       Graph g = plain;
-      for (KernelModule &m : g.modules) {
-        auto p = cuda::lowerSpirvToPtx(m.forms[0].bytes.data(), m.forms[0].bytes.size(), m.name, sm);
-        REQUIRE(p);
-        KernelForm f;
-        f.kind = FormKind::PTX;
-        f.target = "nvptx64-sm_" + std::to_string(sm);
-        f.options = current ? cuda::loweringVersion() : "cgraph-cuda-lowering-4;llvm-14;ptx75";
-        f.bytes.assign(p->ptx.begin(), p->ptx.end());
-        m.forms.push_back(std::move(f));
-      }
+      addPtxForms(g, sm, current ? cuda::loweringVersion() : "cgraph-cuda-lowering-4;llvm-14;ptx75");
       auto other = cuda::makeCudaBackend(); // a fresh device object: no in-memory modules
       auto d2 = other->device(0);
       REQUIRE(d2);
