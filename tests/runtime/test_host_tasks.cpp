@@ -133,6 +133,28 @@ TEST_CASE("write_file and read_file move slot bytes through files", "[runtime][h
   CHECK(f.floats(0) == std::vector<float>{1, 2, 3.5f, 4});
 }
 
+TEST_CASE("only read_file (and plugins) write their slots; the others leave the bytes alone", "[runtime][host]") {
+  HostFixture f;
+  uint32_t w = f.addHost("w", "write_file", {Arg::slot(1), Arg::string("ro.bin")});
+  uint32_t c = f.addHost("c", "checksum", {Arg::slot(0)});
+  uint32_t p = f.addHost("p", "print", {Arg::slot(0), Arg::string("f32")});
+  uint32_t cmp = f.addHost("cmp", "compare", {Arg::slot(0), Arg::slot(0)});
+  uint32_t r = f.addHost("r", "read_file", {Arg::slot(0), Arg::string("ro.bin")});
+  auto t = f.prepare();
+  REQUIRE(t.ok());
+  for (uint32_t n : {w, c, p, cmp}) {
+    INFO(f.g.nodes[n].name);
+    CHECK_FALSE((*t)->writesSlots(n));
+    const auto before = f.memory;
+    REQUIRE(f.run(n) == "");
+    CHECK(f.memory == before); // what writesSlots promises the GPU backends
+  }
+  CHECK((*t)->writesSlots(r));
+  REQUIRE(f.run(r) == "");
+  CHECK(f.floats(0) == std::vector<float>{1, 2, 3.5f, 4}); // slot b's bytes, read back into a
+  CHECK_FALSE((*t)->writesSlots(uint32_t(f.g.nodes.size()))); // not a node
+}
+
 TEST_CASE("read_file refuses a file that is too small", "[runtime][host]") {
   HostFixture f;
   REQUIRE_FALSE(writeBinaryFile(f.dir.str("short.bin"), "abcdefgh", 8));

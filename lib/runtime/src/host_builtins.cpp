@@ -179,11 +179,11 @@ double loadElement(const uint8_t *p, ScalarType t) {
 
 const std::vector<Builtin> &builtins() {
   static const std::vector<Builtin> kBuiltins = {
-      {"checksum", 1, false, false, &runChecksum},
-      {"print", 1, false, false, &runPrint},
-      {"write_file", 1, true, true, &runWriteFile},
-      {"read_file", 1, true, false, &runReadFile},
-      {"compare", 2, false, false, &runCompare},
+      {"checksum", 1, false, false, false, &runChecksum},
+      {"print", 1, false, false, false, &runPrint},
+      {"write_file", 1, true, true, false, &runWriteFile},
+      {"read_file", 1, true, false, true, &runReadFile},
+      {"compare", 2, false, false, false, &runCompare},
   };
   return kBuiltins;
 }

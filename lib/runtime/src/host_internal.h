@@ -45,6 +45,7 @@ struct Builtin {
   uint32_t slotArgs;  // leading Slot args
   bool needsPath;     // first String arg is a path
   bool pathIsOutput;  // write_file: the file may not exist yet
+  bool writesSlots;   // changes its slots' bytes (read_file); the others only read them
   Error (*run)(const Context &ctx, const std::vector<SlotView> &slots, const Extras &x);
 };
 

@@ -243,6 +243,15 @@ Expected<std::unique_ptr<HostTasks>> HostTasks::prepare(const Graph &graph,
   return result;
 }
 
+bool HostTasks::writesSlots(uint32_t node) const {
+  const Impl &im = *impl_;
+  if (node >= im.nodes.size() || !im.nodes[node].isHost) return false;
+  const TaskNode &t = im.nodes[node];
+  if (t.plugin) return true;
+  const Builtin *b = detail::findBuiltin(t.op);
+  return !b || b->writesSlots;
+}
+
 Error HostTasks::run(uint32_t node, const std::vector<HostSpan> &slots,
                      const std::vector<uint64_t> &params) const {
   const Impl &im = *impl_;

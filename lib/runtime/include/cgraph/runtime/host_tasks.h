@@ -71,6 +71,11 @@ public:
   Error run(uint32_t node, const std::vector<HostSpan> &slots,
             const std::vector<uint64_t> &params) const;
 
+  // Whether Host node `node` may change the bytes of its slots: read_file and plugin
+  // tasks; checksum, print, write_file and compare only read them (a backend that
+  // copies slots to the host for a task need not copy those back).
+  bool writesSlots(uint32_t node) const;
+
   // The built-in names, for messages and tools.
   static const std::vector<std::string> &builtinNames();
 

@@ -6,7 +6,7 @@
 //   - updateParamRanges: nd-ranges that read parameters recomputed, and only the kernel
 //     nodes whose launch changed set again on the instantiated graph;
 //   - runHostTask: a host task between device work (slots copied out, the task, copied
-//     back).
+//     back where the task may write them: HostTasks::writesSlots).
 // Ownership: the callers' records; nothing is kept. Thread-safety: as the executable
 // calling them (one thread at a time). Failure modes: the first Error a callback
 // returns, unchanged.
@@ -102,6 +102,7 @@ Error runHostTask(const Graph &g, uint32_t n, uint32_t nSlots, const std::vector
   }
   CGRAPH_RETURN_IF_ERROR(sync());
   CGRAPH_RETURN_IF_ERROR(tasks.run(n, spans, params));
+  if (!tasks.writesSlots(n)) return Error::success(); // checksum, print, ...: nothing to copy back
   for (size_t i = 0; i < copies.size(); ++i)
     if (!copies[i].empty()) CGRAPH_RETURN_IF_ERROR(toDevice(uint32_t(i), copies[i].data(), copies[i].size()));
   return sync();
