@@ -123,7 +123,8 @@ bool coarseAccessesMerged(const Function &wrapper) {
       if (!s) continue;
       // Our scopes in its list (others come from inlined restrict parameters): a merged
       // access has several, an access of copy 0 (or of the one-by-one path) only its own.
-      std::vector<StringRef> ours;
+      size_t ours = 0;
+      StringRef copy;
       for (const MDOperand &op : s->operands()) {
         const auto *scope = dyn_cast<MDNode>(op);
         if (!scope || scope->getNumOperands() < 3) continue;
@@ -131,9 +132,12 @@ bool coarseAccessesMerged(const Function &wrapper) {
         const auto *name = dyn_cast<MDString>(scope->getOperand(2));
         const auto *domainName =
             domain && domain->getNumOperands() > 1 ? dyn_cast<MDString>(domain->getOperand(1)) : nullptr;
-        if (name && domainName && domainName->getString() == kScopeDomain) ours.push_back(name->getString());
+        if (name && domainName && domainName->getString() == kScopeDomain) {
+          ++ours;
+          copy = name->getString();
+        }
       }
-      if (ours.size() == 1 && ours[0] != scopeName(0)) return false; // a copy 1..3 access on its own
+      if (ours == 1 && copy != scopeName(0)) return false; // a copy 1..3 access on its own
     }
   return true;
 }

@@ -157,10 +157,9 @@ void GraphExecutable::coarsen(uint32_t p, Launch &l) {
   const uint32_t k = node.kernel;
   if (!coarseLooked_[k]) {
     coarseLooked_[k] = 1;
-    const ModuleRef &mod = byModule_[graph_.kernels[k].module];
-    // Modules from an older lowering, and kernels coarsen.h rules out, have no entry.
-    auto f = mod ? driver_->function(mod, kCoarseEntryPrefix + graph_.kernels[k].name)
-                 : Expected<FunctionHandle>(makeError("not loaded"));
+    // The module is loaded (kernelFunction ran for this kernel). Modules from an older
+    // lowering, and kernels coarsen.h rules out, have no entry.
+    auto f = driver_->function(byModule_[graph_.kernels[k].module], kCoarseEntryPrefix + graph_.kernels[k].name);
     coarseFns_[k] = f ? *f : nullptr;
   }
   if (!coarseFns_[k]) return;
