@@ -89,6 +89,9 @@ export CGRAPH_PTXAS="${CGRAPH_PTXAS:-$(command -v ptxas || echo /usr/local/cuda/
 if [ $# -eq 0 ]; then
   CGRAPH_CUDA_COARSEN_MIN=1 "$here/run.sh" test_cuda_backend "[kernels]" | tail -3
   echo "test_cuda_backend [kernels], coarsened from 1 item, exit ${PIPESTATUS[0]}"
+  # The whole suite again with the parameter table loader instead of the ring.
+  CGRAPH_CUDA_TABLE_RING=0 "$here/run.sh" test_cuda_backend | tail -3
+  echo "test_cuda_backend, parameter table loader (CGRAPH_CUDA_TABLE_RING=0), exit ${PIPESTATUS[0]}"
 fi
 RUN
 chmod +x "$stage/run-tests.sh"

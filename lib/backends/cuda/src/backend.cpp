@@ -4,6 +4,7 @@
 #include "cgraph/backends/gpu_common/device_list_backend.h"
 
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 namespace cgraph::cuda {
@@ -86,6 +87,7 @@ Expected<rt::DeviceInfo> describeCudaDevice(const CuApi &api, int ordinal) { ret
 std::unique_ptr<rt::Backend> makeCudaBackend(const CudaBackendOptions &opts) {
   CudaBackendOptions o = opts;
   if (const char *e = std::getenv("CGRAPH_CUDA_COARSEN_MIN"); e && *e) o.coarsenMinItems = std::strtoull(e, nullptr, 10);
+  if (const char *e = std::getenv("CGRAPH_CUDA_TABLE_RING"); e && *e) o.tableRing = std::strcmp(e, "0") != 0;
   return std::make_unique<CudaBackend>(o);
 }
 
@@ -104,6 +106,8 @@ CudaCounters counters(const rt::Device &device) {
   c.coarsePlans = a.coarsePlans;
   c.tableCopies = a.tableCopies;
   c.programmaticEdges = a.programmaticEdges;
+  c.ringLaunches = a.ringLaunches;
+  c.ringGrowths = a.ringGrowths;
   return c;
 }
 

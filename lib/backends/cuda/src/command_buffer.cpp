@@ -302,9 +302,7 @@ Error CudaExecutable::applyUpdate(const std::vector<uint32_t> &nodes) {
 Error CudaExecutable::launchGraphsOnly() {
   for (PartGraph &pg : parts_)
     if (pg.host) return makeError("launchGraphsOnly: the graph has a host-task partition");
-  for (PartGraph &pg : parts_)
-    if (pg.exec) CGRAPH_RETURN_IF_ERROR(driver_->graphLaunch(pg.exec));
-  return Error::success();
+  return launchReplayGraphsOnly();
 }
 
 Error launchGraphsOnly(rt::Executable &exe) {

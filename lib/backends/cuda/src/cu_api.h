@@ -24,7 +24,8 @@ namespace cgraph::cuda {
   X(cuGraphAddEmptyNode) X(cuGraphAddChildGraphNode) X(cuGraphInstantiate) X(cuGraphUpload) X(cuGraphLaunch)         \
   X(cuGraphExecDestroy) X(cuGraphExecKernelNodeSetParams) X(cuGraphNodeSetEnabled) X(cuEventCreate)               \
   X(cuEventDestroy) X(cuEventRecord) X(cuEventSynchronize) X(cuEventQuery)               \
-  X(cuEventElapsedTime) X(cuGetErrorName) X(cuGetErrorString) X(cuMemAllocHost) X(cuMemFreeHost)
+  X(cuEventElapsedTime) X(cuGetErrorName) X(cuGetErrorString) X(cuMemAllocHost) X(cuMemFreeHost)  \
+  X(cuMemHostGetDevicePointer)
 
 // Entry points of newer drivers that the backend can do without: null when the driver
 // lacks them (CUDA 12.3: conditional nodes, without which conditionals run

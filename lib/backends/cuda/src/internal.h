@@ -101,6 +101,9 @@ public:
   // The table loader variant with room for `entries` table values (gpu::Driver::
   // tableLoader): PTX written here, assembled once per device through the cubin cache.
   Expected<CUfunction> tableLoader(size_t entries, size_t *capacity);
+  // The ring table loader (gpu::Driver::ringLoader) from the same module; an error
+  // when CudaBackendOptions::tableRing is off.
+  Expected<CUfunction> ringLoader();
 
 private:
   CudaDevice(const CuApi &api, const CudaBackendOptions &opts) : api_(&api), opts_(opts) {}
@@ -123,6 +126,7 @@ private:
   std::mutex mutex_;
   std::unique_ptr<cache::KernelCache<LoadedModule>> modules_; // memory + disk (cubins)
   std::shared_ptr<const LoadedModule> loader_; // the table loader module, once loaded
+  Expected<std::shared_ptr<const LoadedModule>> loaderModule(); // loads it (mutex_ held)
   std::shared_ptr<const LoadedModule> builtins_;
   std::shared_ptr<const LoadedModule> setCond_;
   mutable std::mutex eventsMutex_;

@@ -218,6 +218,56 @@ std::string tableLoaderPtx() {
          "  add.s64 %rd6, %rd1, %rd3;\n  st.global.u64 [%rd6], %rd5;\n  add.u32 %r2, %r2, %r3;\n" +
          "  bra LOOP;\nDONE:\n  ret;\n}\n";
   }
+  // The ring loader (gpu::Driver::ringLoader). Every thread reads the launch number c
+  // before the barrier, thread 0 stores c + 1 after it, to the device counter and,
+  // after a system-wide fence, to the host's copy. The ring is host memory the host
+  // rewrites between launches: volatile loads, never a cached copy.
+  s += R"(.visible .entry cgraph_load_ring(.param .u64 dst, .param .u32 n, .param .u64 ring,
+    .param .u32 depth, .param .u64 counter, .param .u64 loaded)
+{
+  .reg .pred %p;
+  .reg .b32 %r<8>;
+  .reg .b64 %rd<10>;
+  ld.param.u64 %rd1, [dst];
+  cvta.to.global.u64 %rd1, %rd1;
+  ld.param.u32 %r1, [n];
+  ld.param.u64 %rd2, [ring];
+  cvta.to.global.u64 %rd2, %rd2;
+  ld.param.u32 %r2, [depth];
+  ld.param.u64 %rd3, [counter];
+  cvta.to.global.u64 %rd3, %rd3;
+  ld.volatile.global.u32 %r3, [%rd3];
+  rem.u32 %r4, %r3, %r2;
+  mul.wide.u32 %rd4, %r4, %r1;
+  shl.b64 %rd4, %rd4, 3;
+  add.s64 %rd5, %rd2, %rd4;
+  mov.u32 %r5, %tid.x;
+  mov.u32 %r6, %ntid.x;
+RLOOP:
+  setp.ge.u32 %p, %r5, %r1;
+  @%p bra RDONE;
+  mul.wide.u32 %rd6, %r5, 8;
+  add.s64 %rd7, %rd5, %rd6;
+  ld.volatile.global.u64 %rd8, [%rd7];
+  add.s64 %rd9, %rd1, %rd6;
+  st.global.u64 [%rd9], %rd8;
+  add.u32 %r5, %r5, %r6;
+  bra RLOOP;
+RDONE:
+  bar.sync 0;
+  mov.u32 %r5, %tid.x;
+  setp.ne.u32 %p, %r5, 0;
+  @%p bra REND;
+  add.u32 %r3, %r3, 1;
+  st.volatile.global.u32 [%rd3], %r3;
+  ld.param.u64 %rd4, [loaded];
+  cvta.to.global.u64 %rd4, %rd4;
+  membar.sys;
+  st.volatile.global.u32 [%rd4], %r3;
+REND:
+  ret;
+}
+)";
   return s;
 }
 
@@ -231,6 +281,21 @@ Expected<CUfunction> CudaDevice::tableLoader(size_t entries, size_t *capacity) {
   if (cap == 0)
     return makeError("a table of " + std::to_string(entries) + " values is larger than the table loader takes");
   std::lock_guard<std::mutex> lock(mutex_);
+  auto lm = loaderModule();
+  if (!lm) return lm.error();
+  *capacity = cap;
+  return (*lm)->function("cgraph_load_table_" + std::to_string(cap));
+}
+
+Expected<CUfunction> CudaDevice::ringLoader() {
+  if (!opts_.tableRing) return makeError("the ring table loader is off (CudaBackendOptions::tableRing)");
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto lm = loaderModule();
+  if (!lm) return lm.error();
+  return (*lm)->function("cgraph_load_ring");
+}
+
+Expected<std::shared_ptr<const LoadedModule>> CudaDevice::loaderModule() {
   if (!loader_) {
     const std::string ptx = tableLoaderPtx();
     using Cache = cache::KernelCache<LoadedModule>;
@@ -247,8 +312,7 @@ Expected<CUfunction> CudaDevice::tableLoader(size_t entries, size_t *capacity) {
     if (!mod) return mod.error().withContext("cuda table loader");
     loader_ = *mod;
   }
-  *capacity = cap;
-  return loader_->function("cgraph_load_table_" + std::to_string(cap));
+  return loader_;
 }
 
 #ifdef CGRAPH_CUDA_SETCOND

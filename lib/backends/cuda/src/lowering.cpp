@@ -164,7 +164,7 @@ unsigned ptxTargetFor(unsigned major, unsigned minor) {
   return 0;
 }
 
-std::string loweringVersion() { return "cgraph-cuda-lowering-7;llvm-14;ptx75;sm90-griddepcontrol;coarse-x4;restrict-nc"; }
+std::string loweringVersion() { return "cgraph-cuda-lowering-8;llvm-14;ptx75;sm90-griddepcontrol;coarse-x4;restrict-nc;table-nc"; }
 
 bool waitsForGridDependencies(unsigned sm) { return sm >= 90; }
 

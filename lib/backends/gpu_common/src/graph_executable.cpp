@@ -95,6 +95,13 @@ void GraphExecutable::releaseDriverObjects() {
     st.readBy.reset();
     if (st.host) driver_->hostFree(st.host);
   }
+  ring_.clear();
+  if (ringHost_) driver_->hostFree(ringHost_);
+  ringHost_ = nullptr;
+  for (void *p : retiredRings_) driver_->hostFree(p);
+  retiredRings_.clear();
+  if (ringLoaded_) driver_->hostFree(ringLoaded_);
+  ringLoaded_ = nullptr;
 }
 
 Expected<GraphNodeHandle> GraphExecutable::addExtensionNode(GraphHandle, uint32_t p,
@@ -426,9 +433,70 @@ Expected<GraphNodeHandle> GraphExecutable::addGraphNode(GraphHandle g, uint32_t 
   return gn;
 }
 
+// A ring of `depth` entries of table_.size() values (fixed once the plans are made) in
+// one pinned allocation; the previous one, if any, is kept until the executable goes
+// (launches in flight read it).
+Error GraphExecutable::allocateRing(size_t depth) {
+  const size_t entry = table_.size() * 8;
+  void *host = nullptr;
+  CGRAPH_RETURN_IF_ERROR(driver_->hostAlloc(&host, entry * depth).withContext("the table ring"));
+  auto dev = driver_->hostDeviceAddress(host);
+  if (!dev) {
+    driver_->hostFree(host);
+    return dev.error().withContext("the table ring");
+  }
+  if (ringHost_) retiredRings_.push_back(ringHost_);
+  ringHost_ = host;
+  ringDevice_ = *dev;
+  ring_.assign(depth, Staging{});
+  for (size_t i = 0; i < depth; ++i) {
+    ring_[i].host = static_cast<char *>(ringHost_) + i * entry;
+    std::memcpy(ring_[i].host, table_.data(), entry);
+  }
+  return Error::success();
+}
+
+// The ring's first allocation, and the loader's launch counter, zero like ringSeq_.
+Error GraphExecutable::prepareRing() {
+  if (ringHost_) {
+    if (ringEntries_ != table_.size())
+      return makeError("the table changed size after its ring was made (internal error)");
+    return Error::success();
+  }
+  ringEntries_ = table_.size();
+  CGRAPH_RETURN_IF_ERROR(allocateRing(kRingStartDepth));
+  CGRAPH_RETURN_IF_ERROR(driver_->hostAlloc(&ringLoaded_, 64).withContext("the table ring's count"));
+  *static_cast<volatile uint32_t *>(ringLoaded_) = 0;
+  auto loadedDev = driver_->hostDeviceAddress(ringLoaded_);
+  if (!loadedDev) return loadedDev.error().withContext("the table ring's count");
+  ringLoadedDevice_ = *loadedDev;
+  auto counter = device_->allocate(8, 8);
+  if (!counter) return counter.error().withContext("the table ring's counter");
+  const uint64_t zero = 0;
+  CGRAPH_RETURN_IF_ERROR(device_->write(**counter, 0, &zero, 8).withContext("the table ring's counter"));
+  ringCounter_ = std::move(*counter);
+  ringSeq_ = 0;
+  return Error::success();
+}
+
 Error GraphExecutable::addLoaderNode(GraphHandle g) {
   loaderNode_ = nullptr;
-  if (parts_.empty() || parts_[0].host) return Error::success();
+  ringMode_ = false;
+  if (parts_.empty() || parts_[0].host || table_.empty()) return Error::success();
+  if (auto ring = driver_->ringLoader()) {
+    CGRAPH_RETURN_IF_ERROR(prepareRing());
+    loader_ = Launch{};
+    loader_.fn = *ring;
+    loader_.vals = {tableAddress(), uint64_t(table_.size()), ringDevice_, uint64_t(ring_.size()),
+                    driver_->address(*ringCounter_), ringLoadedDevice_};
+    loader_.bind(); // the u32 cells are read as their low 4 bytes (little-endian)
+    loader_.block[0] = 64;
+    GraphNodeHandle n = nullptr;
+    if (Error e = driver_->addKernelNode(&n, g, {}, loader_)) return std::move(e).withContext("the table loader node");
+    loaderNode_ = n;
+    ringMode_ = true;
+    return Error::success();
+  }
   size_t capacity = 0;
   auto fn = driver_->tableLoader(table_.size(), &capacity);
   if (!fn) return Error::success(); // the table goes up as a copy (uploadTable)
@@ -563,7 +631,59 @@ Error GraphExecutable::flattenGroupOf(uint32_t n, uint32_t *rebuilt) {
 // async copy from pageable memory is staged by the driver: ~17 us on an H100) that is
 // reused only after the previous upload from it completed. Ordered on the stream after
 // every earlier submission that reads the table.
+Error GraphExecutable::reclaim(Staging &st) {
+  if (st.readBy) {
+    // Its copy ran before that submission's work; the submission's own failure is
+    // its caller's to see (Event::wait returns it to them too).
+    (void)st.readBy->wait();
+    st.readBy.reset();
+  } else if (st.unsynced) {
+    CGRAPH_RETURN_IF_ERROR(driver_->streamSynchronize());
+  }
+  st.unsynced = false;
+  return Error::success();
+}
+
 Error GraphExecutable::uploadTable() {
+  if (ringMode_ && loaderNode_ && mode_ == rt::ExecMode::Replay && parts_[0].exec) {
+    // The next launch of partition 0 loads entry ringSeq_ % depth, whatever it holds.
+    // An entry still in use means depth submissions are in flight: the ring doubles
+    // (one update of the loader node; launches already made keep reading the old
+    // ring) up to kRingMaxBytes, past which the host waits for that submission.
+    // Whether an entry is free is one read of the loader's count in host memory:
+    // launch ringSeq_ - depth, its entry's last reader, has loaded it.
+    auto entryFree = [&]() {
+      const uint64_t depth = ring_.size();
+      if (ringSeq_ < depth) return true;
+      const uint32_t loaded = *static_cast<volatile const uint32_t *>(ringLoaded_);
+      return uint32_t(loaded - uint32_t(ringSeq_ - depth + 1)) < 0x80000000u; // loaded > seq - depth
+    };
+    if (!entryFree()) {
+      if (ring_.size() * 2 * table_.size() * 8 <= kRingMaxBytes) {
+        CGRAPH_RETURN_IF_ERROR(allocateRing(ring_.size() * 2));
+        loader_.vals[2] = ringDevice_;
+        loader_.vals[3] = ring_.size();
+        if (Error e = driver_->execKernelNodeSetParams(parts_[0].exec, loaderNode_, loader_))
+          return std::move(e).withContext("the table loader node");
+        ++driver_->counters().ringGrowths;
+      } else {
+        Staging &old = ring_[ringSeq_ % ring_.size()];
+        if (old.readBy) (void)old.readBy->wait(); // its failure is its caller's to see
+        old.readBy.reset();
+        if (!entryFree()) CGRAPH_RETURN_IF_ERROR(driver_->streamSynchronize());
+        if (!entryFree()) return makeError("the table ring's loader did not run (internal error)");
+      }
+    }
+    Staging &st = ring_[ringSeq_ % ring_.size()];
+    st.readBy.reset();
+    std::memcpy(st.host, table_.data(), table_.size() * 8);
+    uploading_ = &st;
+    if (table_ != uploaded_) {
+      uploaded_ = table_;
+      ++driver_->counters().tableUploads;
+    }
+    return Error::success();
+  }
   if (table_ == uploaded_) return Error::success();
   if (loaderNode_ && mode_ == rt::ExecMode::Replay && parts_[0].exec) { // capacity >= table size (addLoaderNode)
     // Partition 0's graph loads the table first: new values for its loader node only.
@@ -581,12 +701,7 @@ Error GraphExecutable::uploadTable() {
       CGRAPH_RETURN_IF_ERROR(driver_->hostAlloc(&st.host, std::max<size_t>(8, bytes)));
   }
   Staging &st = staging_[nextStaging_++ % staging_.size()];
-  if (st.readBy) {
-    // Its copy ran before that submission's work; the submission's own failure is
-    // its caller's to see (Event::wait returns it to them too).
-    (void)st.readBy->wait();
-    st.readBy.reset();
-  }
+  CGRAPH_RETURN_IF_ERROR(reclaim(st));
   std::memcpy(st.host, table_.data(), bytes);
   CGRAPH_RETURN_IF_ERROR(driver_->copyToDevice(tableAddress(), st.host, bytes));
   uploading_ = &st;
@@ -710,7 +825,7 @@ Expected<rt::EventPtr> GraphExecutable::submit(const std::vector<ResolvedSlot> &
         for (uint32_t n : pg.nodes)
           CGRAPH_RETURN_IF_ERROR(runNodeEager(n, params));
       } else if (pg.exec) {
-        CGRAPH_RETURN_IF_ERROR(driver_->graphLaunch(pg.exec));
+        CGRAPH_RETURN_IF_ERROR(launchPartition(uint32_t(&pg - parts_.data())));
       }
     }
   } else {
@@ -731,6 +846,27 @@ Expected<rt::EventPtr> GraphExecutable::submit(const std::vector<ResolvedSlot> &
     uploading_ = nullptr;
   }
   return ev;
+}
+
+Error GraphExecutable::launchPartition(uint32_t pi) {
+  CGRAPH_RETURN_IF_ERROR(driver_->graphLaunch(parts_[pi].exec));
+  if (pi == 0 && ringMode_ && loaderNode_) {
+    ++ringSeq_;
+    ++driver_->counters().ringLaunches;
+  }
+  return Error::success();
+}
+
+Error GraphExecutable::launchReplayGraphsOnly() {
+  if (mode_ != rt::ExecMode::Replay) return makeError("launching the replay graphs of an eager executable");
+  uploading_ = nullptr;
+  CGRAPH_RETURN_IF_ERROR(uploadTable());
+  Error e;
+  for (uint32_t pi = 0; pi < parts_.size() && !e; ++pi)
+    if (parts_[pi].exec) e = launchPartition(pi);
+  if (uploading_ && !ringMode_) uploading_->unsynced = true; // ring entries: the loader's count
+  uploading_ = nullptr;
+  return e;
 }
 
 } // namespace cgraph::gpu

@@ -82,8 +82,13 @@ Expected<std::vector<Value *>> loadArgs(IRBuilder<> &b, Function *w, Function *b
     Value *a = w->getArg(unsigned(1 + 2 * i));
     Value *mi = w->getArg(unsigned(2 + 2 * i));
     Type *t = formal->getType();
+    // The table does not change while a kernel runs (the loader node or a copy writes
+    // it before the graph's kernels; nothing inside one does): invariant loads, which
+    // NVPTX emits as ld.global.nc (the read-only path, no coherence with stores).
     auto tableAt = [&](Value *idx) {
-      return b.CreateLoad(i64, b.CreateInBoundsGEP(i64, table, b.CreateZExt(idx, i64)));
+      LoadInst *l = b.CreateLoad(i64, b.CreateInBoundsGEP(i64, table, b.CreateZExt(idx, i64)));
+      l->setMetadata(LLVMContext::MD_invariant_load, MDNode::get(ctx, {}));
+      return l;
     };
     if (auto *pt = dyn_cast<PointerType>(t)) {
       if (formal->hasByValAttr())

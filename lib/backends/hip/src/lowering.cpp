@@ -302,7 +302,7 @@ std::string lldPath() {
 }
 
 std::string amdgcnLoweringVersion() {
-  return "cgraph-hip-lowering-2;llvm-14;amdgcn-amdhsa;cov4;ld.lld";
+  return "cgraph-hip-lowering-3;llvm-14;amdgcn-amdhsa;cov4;ld.lld;table-invariant";
 }
 
 Expected<std::vector<uint8_t>> lowerSpirvToAmdgcnObject(const uint8_t *spirv, size_t size,

@@ -53,6 +53,14 @@ struct CudaBackendOptions {
   // gain. The environment variable CGRAPH_CUDA_COARSEN_MIN (a count, 0 = off)
   // overrides it, for A/B runs of the same program.
   uint64_t coarsenMinItems = uint64_t(1) << 20;
+  // Replay graphs load their table through the ring loader (gpu_common driver.h
+  // ringLoader): a submission writes the table into pinned host memory and calls no
+  // driver function but cuGraphLaunch, new bindings or not; the device reads that
+  // memory once per launch (about a microsecond ahead of the first node). Off: the
+  // parameter loader, whose new table is one cuGraphExecKernelNodeSetParams (1-2 us of
+  // host time) and costs no device time while the bindings stay. The environment
+  // variable CGRAPH_CUDA_TABLE_RING (0 or 1) overrides it, for A/B runs.
+  bool tableRing = true;
 };
 
 std::unique_ptr<rt::Backend> makeCudaBackend(const CudaBackendOptions &opts = {});
@@ -69,6 +77,8 @@ struct CudaCounters {
   uint64_t coarsePlans = 0;    // kernel launches planned on a coarse entry (4 items per thread)
   uint64_t tableCopies = 0;    // table uploads copied from pinned staging (no loader node)
   uint64_t programmaticEdges = 0; // programmatic edges added to replay graphs
+  uint64_t ringLaunches = 0;   // replay launches whose table came through the ring loader
+  uint64_t ringGrowths = 0;    // table rings doubled because every entry was in flight
 };
 CudaCounters counters(const rt::Device &device);
 

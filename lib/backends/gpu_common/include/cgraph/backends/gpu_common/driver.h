@@ -62,6 +62,8 @@ struct ReplayCounters {
   std::atomic<uint64_t> coarsePlans{0};       // kernel launches planned on a coarse entry
   std::atomic<uint64_t> tableCopies{0};       // table uploads copied from pinned staging (no loader)
   std::atomic<uint64_t> programmaticEdges{0}; // programmatic edges added to graphs
+  std::atomic<uint64_t> ringLaunches{0};      // replay launches whose table came through the ring
+  std::atomic<uint64_t> ringGrowths{0};       // rings doubled (every entry was in flight)
 };
 
 class Driver {
@@ -120,6 +122,22 @@ public:
     (void)entries;
     (void)capacity;
     return makeError("no table loader");
+  }
+  // The ring table loader (cuda): a kernel `(u64 *table, u32 n, const u64 *ring,
+  // u32 depth, u32 *counter, u32 *loaded)`, launched as one block. It reads launch
+  // number c from *counter, copies entry c % depth of `ring` (n values each; pinned
+  // host memory the device reads directly) into the table, then stores c + 1 to
+  // *counter and to *loaded (pinned host memory: the host sees which entries are
+  // free without a driver call). Partition 0's graph starts
+  // with it, so a submission's table costs the host one memcpy into the next entry and
+  // no driver call, whether or not it changed; the device pays one read of host memory
+  // per launch. An error where the driver has none or it is switched off (the
+  // parameter loader above, else a copy, is used then).
+  virtual Expected<FunctionHandle> ringLoader() { return makeError("no ring table loader"); }
+  // The device's address of pinned host memory from hostAlloc (mapped; UVA: the same).
+  virtual Expected<uint64_t> hostDeviceAddress(void *p) {
+    (void)p;
+    return makeError("no mapped host memory");
   }
   // Kernel nodes with a fixed 1-D range of at least this many work-items run their
   // kernel's coarse entry where it has one (table_abi_lowering.h `coarsen`); 0: never.

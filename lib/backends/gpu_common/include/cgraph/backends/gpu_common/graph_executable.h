@@ -9,9 +9,11 @@
 //   [slots, slots + params)    parameter bits, then one int64 per stored expression
 //   [slots + params, ...)      executable-owned fill patterns
 // Launches never change after instantiation: they carry the table's address and
-// slot/param indices only. Per submission: one upload when the table differs from what
-// the device holds (the table loader node's parameters where the driver has one, else a
-// copy), and nd-ranges that read parameters set on just the nodes whose launch changed.
+// slot/param indices only. Per submission: the table goes up through the ring loader
+// where the driver has one (a memcpy into pinned memory, every submission, no driver
+// call: Driver::ringLoader), else once when it differs from what the device holds (the
+// parameter loader node's parameters, else a copy); nd-ranges that read parameters are
+// set on just the nodes whose launch changed.
 //
 // Plan indices: graph()'s nodes first, then nodes a backend lifts into the executable
 // (lifted_: cuda's conditional bodies), so plans_/preds_ cover both.
@@ -217,8 +219,16 @@ protected:
   GraphNodeHandle loaderNode_ = nullptr;
   Launch loader_;
   std::vector<uint64_t> loaderValues_;
-  // Adds the loader node to `g` (partition 0's graph) when the driver has one.
+  // Adds the loader node to `g` (partition 0's graph) when the driver has one: the ring
+  // loader where it has that (ringMode_), else the parameter loader.
   Error addLoaderNode(GraphHandle g);
+  // Launches partition `pi`'s graph; in ring mode, launches of partition 0 count
+  // (ringSeq_ follows the device's counter).
+  Error launchPartition(uint32_t pi);
+  // launchGraphsOnly's body: the replay graphs with the current table (in ring mode it
+  // still goes through the ring, so the device's counter and ringSeq_ agree). No event:
+  // the ring entry it fills is reused after a stream synchronize.
+  Error launchReplayGraphsOnly();
   uint32_t nSlots_ = 0, nParams_ = 0;
 
 private:
@@ -228,8 +238,31 @@ private:
   struct Staging {
     void *host = nullptr;
     rt::EventPtr readBy;
+    bool unsynced = false; // read by launches without an event: synchronize before reuse
   };
+  // Frees a staging buffer for reuse (waits for its reader).
+  Error reclaim(Staging &st);
   std::vector<Staging> staging_;
+  // Ring mode (Driver::ringLoader): entry i of the ring is ring_[i] (host pointers into
+  // one pinned allocation, ringHost_, that the device reads at ringDevice_; a power of
+  // two entries, so the u32 counter wraps cleanly); ringSeq_ counts partition 0's
+  // launches, as the loader's device counter does (ringCounter_, zero at the start).
+  bool ringMode_ = false;
+  std::vector<Staging> ring_;
+  void *ringHost_ = nullptr;
+  uint64_t ringDevice_ = 0;
+  uint64_t ringSeq_ = 0;
+  size_t ringEntries_ = 0; // values per entry: table_.size() when the ring was made
+  std::vector<void *> retiredRings_; // outgrown rings, freed with the executable
+  // Pinned host memory the loader writes its count to after each load (u32): how far
+  // the device has read the ring, without a driver call.
+  void *ringLoaded_ = nullptr;
+  uint64_t ringLoadedDevice_ = 0;
+  std::unique_ptr<rt::Buffer> ringCounter_;
+  static constexpr size_t kRingStartDepth = 16;
+  static constexpr size_t kRingMaxBytes = size_t(4) << 20;
+  Error prepareRing();
+  Error allocateRing(size_t depth);
   size_t nextStaging_ = 0;
   Staging *uploading_ = nullptr; // the buffer this submission's upload used, if any
   bool released_ = false;
