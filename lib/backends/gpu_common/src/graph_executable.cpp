@@ -652,11 +652,15 @@ Error GraphExecutable::uploadTable() {
     // ring) up to kRingMaxBytes, past which the host waits for that submission.
     // Whether an entry is free is one read of the loader's count in host memory:
     // launch ringSeq_ - depth, its entry's last reader, has loaded it.
+    // The last value read (ringLoadedSeen_) often answers without reading memory the
+    // device writes (a cache miss).
     auto entryFree = [&]() {
       const uint64_t depth = ring_.size();
       if (ringSeq_ < depth) return true;
-      const uint32_t loaded = *static_cast<volatile const uint32_t *>(ringLoaded_);
-      return uint32_t(loaded - uint32_t(ringSeq_ - depth + 1)) < 0x80000000u; // loaded > seq - depth
+      const uint32_t need = uint32_t(ringSeq_ - depth + 1); // loaded >= seq - depth + 1
+      if (uint32_t(ringLoadedSeen_ - need) < 0x80000000u) return true;
+      ringLoadedSeen_ = *static_cast<volatile const uint32_t *>(ringLoaded_);
+      return uint32_t(ringLoadedSeen_ - need) < 0x80000000u;
     };
     if (!entryFree()) {
       if (ring_.size() * 2 * table_.size() * 8 <= kRingMaxBytes) {

@@ -60,10 +60,10 @@ struct PtxModule {
 
 // Whether PTX lowered for `sm` has the grid-dependency prologue (sm >= 90): every kernel
 // runs `griddepcontrol.wait` after reading its table entries and before touching any
-// other memory, then, when its grid has at most 256 CTAs, `griddepcontrol.launch_dependents`. A graph edge from another
-// kernel into such a kernel may then be programmatic (the dependent grid launches early,
-// reads its table, and waits for the upstream grid's completion and memory flush);
-// without one, both instructions are no-ops.
+// other memory. A graph edge from another kernel into such a kernel may then be
+// programmatic (the dependent grid launches as the upstream grid's CTAs exit, reads its
+// table, and waits for the upstream grid's completion and memory flush); without one,
+// the wait is a no-op.
 bool waitsForGridDependencies(unsigned sm);
 
 // Lowers a SPIR-V module. `sm` is one of the targets ptxTargetFor() returns.

@@ -258,6 +258,7 @@ private:
   // the device has read the ring, without a driver call.
   void *ringLoaded_ = nullptr;
   uint64_t ringLoadedDevice_ = 0;
+  uint32_t ringLoadedSeen_ = 0; // the count as last read
   std::unique_ptr<rt::Buffer> ringCounter_;
   static constexpr size_t kRingStartDepth = 16;
   static constexpr size_t kRingMaxBytes = size_t(4) << 20;
