@@ -1022,6 +1022,26 @@ Error linkBuiltins(Module &m) {
   return Error::success();
 }
 
+// The builtin library's relaxed atomic loads (builtins_atomic.h: the first read of a
+// 64-bit min/max loop, which OpenCL C cannot write for spir64): each call of the two
+// undefined functions becomes `load atomic monotonic` of the 8-byte word.
+void lowerAtomicPeeks(Module &m) {
+  for (const char *name : {"cgraph_cpu_atomic_peek_global", "cgraph_cpu_atomic_peek_local"}) {
+    Function *f = m.getFunction(name);
+    if (!f) continue;
+    for (User *u : make_early_inc_range(f->users())) {
+      auto *c = dyn_cast<CallInst>(u);
+      if (!c || c->getCalledFunction() != f) continue;
+      IRBuilder<> b(c);
+      LoadInst *l = b.CreateAlignedLoad(c->getType(), c->getArgOperand(0), Align(8));
+      l->setAtomic(AtomicOrdering::Monotonic);
+      c->replaceAllUsesWith(l);
+      c->eraseFromParent();
+    }
+    if (f->use_empty()) f->eraseFromParent();
+  }
+}
+
 #ifdef CGRAPH_CPU_TSAN
 // ThreadSanitizer leaves accesses outside address space 0 alone. On the host every
 // OpenCL address space is ordinary memory, so TSan builds move each load, store and
@@ -1142,6 +1162,7 @@ Expected<std::vector<uint8_t>> lowerToObject(const uint8_t *spirv, size_t size,
   if (!mod) return mod.error().withContext("module '" + moduleName + "'");
   Module &m = **mod;
   CGRAPH_RETURN_IF_ERROR(linkBuiltins(m).withContext("module '" + moduleName + "'"));
+  lowerAtomicPeeks(m);
 
   std::vector<Function *> kernels;
   for (Function &f : m) {
