@@ -2,7 +2,8 @@
 // contendedAtomics) and how the launcher runs them (planLaunch: small launches on the
 // calling thread): the classification of the suite's atomic kernels and of kernels
 // written for the cases it must decline, and the results of contended kernels run on
-// the calling thread, split over the pool, and on two threads at once.
+// the calling thread, split over the pool, and on two threads at once. Also the 64-bit
+// atomic min/max whose first read is a relaxed atomic load (builtins_atomic.h).
 #include "cpu_test_util.h"
 
 #include "internal.h"
@@ -10,6 +11,7 @@
 #include "cgraph/kernel/module_info.h"
 #include "cgraph/kernel/opencl_compiler.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -170,4 +172,70 @@ TEST_CASE("cpu contended atomics: results on one thread, on the pool, and two la
   CHECK_FALSE(failed[0]);
   CHECK_FALSE(failed[1]);
   CHECK(c == std::vector<int32_t>{0, 0, 2 * kRuns * 1000, 0});
+}
+
+TEST_CASE("cpu 64-bit atomic min/max: global and local, one word for every work-item",
+          "[cpu][atomics][contended]") {
+  // Their compare-and-swap loops start from a relaxed atomic load (builtins_atomic.h,
+  // lowering.cpp's lowerAtomicPeeks); a stale start only costs a round.
+  const char *source = R"CL(
+#pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable
+__kernel void minmax64(__global long *g, __global ulong *u, __global long *out) {
+  __local long l[2];
+  __local ulong lu;
+  long v = ((long)get_global_id(0) - 100) * 3000000007L;
+  if (get_local_id(0) == 0) { l[0] = 0; l[1] = 0; lu = 0; }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  atom_min(&g[0], v);
+  atom_max(&g[1], v);
+  atom_min(&u[0], (ulong)v);
+  atom_max(&u[1], (ulong)v);
+  atom_min(&l[0], v);
+  atom_max(&l[1], v);
+  atom_max(&lu, (ulong)v);
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (get_local_id(0) == 0) {
+    out[3 * get_group_id(0)] = l[0];
+    out[3 * get_group_id(0) + 1] = l[1];
+    out[3 * get_group_id(0) + 2] = (long)lu;
+  }
+}
+)CL";
+  cpu::KernelCompiler jit;
+  auto mod = compile(jit, "minmax64.cl", source, {"minmax64"});
+  const cpu::JitKernel &k = *mod->find("minmax64");
+  CHECK(k.contended); // its __local atomics do not count, its global ones hit 4 words
+  for (uint64_t n : {uint64_t(256), uint64_t(1) << 16}) { // inline; over the pool
+    CAPTURE(n);
+    const uint64_t local = 64, groups = n / local;
+    std::vector<int64_t> g = {0, 0}, out(3 * groups, 1);
+    std::vector<uint64_t> u = {~uint64_t(0), 0};
+    const uint64_t args[3] = {uint64_t(uintptr_t(g.data())), uint64_t(uintptr_t(u.data())),
+                              uint64_t(uintptr_t(out.data()))};
+    REQUIRE(!cpu::runKernel(k, args, k.staticLocalBytes, launch1D(n, local)));
+    auto val = [](uint64_t i) { return (int64_t(i) - 100) * int64_t(3000000007); };
+    int64_t gmin = 0, gmax = 0;
+    uint64_t umin = ~uint64_t(0), umax = 0;
+    for (uint64_t i = 0; i < n; ++i) {
+      gmin = std::min(gmin, val(i));
+      gmax = std::max(gmax, val(i));
+      umin = std::min(umin, uint64_t(val(i)));
+      umax = std::max(umax, uint64_t(val(i)));
+    }
+    CHECK(g == std::vector<int64_t>{gmin, gmax});
+    CHECK(u == std::vector<uint64_t>{umin, umax});
+    for (uint64_t grp = 0; grp < groups; ++grp) {
+      CAPTURE(grp);
+      int64_t lmin = 0, lmax = 0;
+      uint64_t lumax = 0;
+      for (uint64_t i = grp * local; i < (grp + 1) * local; ++i) {
+        lmin = std::min(lmin, val(i));
+        lmax = std::max(lmax, val(i));
+        lumax = std::max(lumax, uint64_t(val(i)));
+      }
+      CHECK(out[3 * grp] == lmin);
+      CHECK(out[3 * grp + 1] == lmax);
+      CHECK(uint64_t(out[3 * grp + 2]) == lumax);
+    }
+  }
 }

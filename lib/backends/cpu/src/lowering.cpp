@@ -566,8 +566,8 @@ private:
 // cores while its groups were split over both). True when the work-item does at least
 // one atomic read-modify-write outside __local memory, every atomic access outside
 // __local memory has a launch-uniform address (LaunchUniform: no local or group id in
-// it), and every loop of the work-item contains a compare-and-swap on such an address
-// (a retry loop, not work of unknown length). __local atomics stay in the group's own
+// it), and every loop of the work-item contains a compare-and-swap (a retry loop, also
+// on __local memory, not work of unknown length). __local atomics stay in the group's own
 // block (one thread's) and do not count. planLaunch runs small launches of such kernels
 // on the calling thread; the atomics stay atomic (other nodes may run meanwhile).
 bool contendedAtomics(Function &body, unsigned numParams) {
@@ -599,8 +599,7 @@ bool contendedAtomics(Function &body, unsigned numParams) {
     bool cas = false;
     for (BasicBlock *bb : l->blocks())
       for (Instruction &i : *bb)
-        if (auto *c = dyn_cast<AtomicCmpXchgInst>(&i))
-          cas = cas || c->getPointerOperand()->getType()->getPointerAddressSpace() != 3;
+        cas = cas || isa<AtomicCmpXchgInst>(i);
     if (!cas) return false;
   }
   return true;
