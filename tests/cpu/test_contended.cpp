@@ -98,6 +98,9 @@ TEST_CASE("cpu contended atomics: which kernels are classified contended", "[cpu
   CHECK(a64->find("atomics64_local")->contended);
   auto a32 = compile(jit, "atomics.cl", kernelFile("atomics.cl"), {"hist_global", "hist_local", "atomic_ops"});
   CHECK(a32->find("atomic_ops")->contended);
+  // cas_add: a compare-and-swap add on one global word and one __local word.
+  auto ext = compile(jit, "extras.cl", kernelFile("extras.cl"), {"cas_add"});
+  CHECK(ext->find("cas_add")->contended);
   // Histograms: the bin comes from the work-item's data or its local id.
   CHECK_FALSE(a32->find("hist_global")->contended);
   CHECK_FALSE(a32->find("hist_local")->contended);
