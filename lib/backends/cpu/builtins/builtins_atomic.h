@@ -6,14 +6,21 @@
 // __sync builtins: spir64 reports no lock-free sizes, so __atomic_* would become libcalls.
 // __sync_fetch_and_{min,max,umin,umax} are declared for int only (clang truncates a
 // long argument), so 64-bit min/max are compare-and-swap loops. Their first read is
-// atomic too (an `or` with 0): a plain read races with the other work-items' swaps
-// (ThreadSanitizer reports it once the launch runs on several threads).
-#define CG_MINMAX64(T, AS)                                                                    \
-  static T OVL cg_amin(volatile AS T *p, T v) { T o = __sync_fetch_and_or(p, (T)0);           \
+// atomic too: a plain read races with the other work-items' swaps (ThreadSanitizer
+// reports it once the launch runs on several threads). It is a relaxed atomic load,
+// which OpenCL C cannot write for spir64 either: lowering.cpp replaces the calls of
+// these two undefined functions by `load atomic monotonic`. Only a guess that the swap
+// checks (a stale value costs one more round), so it needs no order of its own; an
+// `or` with 0, a full barrier on x86, made atomics64.cl's 3 min/max a third slower.
+long cgraph_cpu_atomic_peek_global(volatile __global long *p);
+long cgraph_cpu_atomic_peek_local(volatile __local long *p);
+#define CG_MINMAX64(T, AS, S)                                                                 \
+  static T OVL cg_amin(volatile AS T *p, T v) { T o = (T)cgraph_cpu_atomic_peek_##S((volatile AS long *)p); \
     for (;;) { T w = __sync_val_compare_and_swap(p, o, v < o ? v : o); if (w == o) return o; o = w; } } \
-  static T OVL cg_amax(volatile AS T *p, T v) { T o = __sync_fetch_and_or(p, (T)0);           \
+  static T OVL cg_amax(volatile AS T *p, T v) { T o = (T)cgraph_cpu_atomic_peek_##S((volatile AS long *)p); \
     for (;;) { T w = __sync_val_compare_and_swap(p, o, v > o ? v : o); if (w == o) return o; o = w; } }
-CG_MINMAX64(long, __global) CG_MINMAX64(long, __local) CG_MINMAX64(ulong, __global) CG_MINMAX64(ulong, __local)
+CG_MINMAX64(long, __global, global) CG_MINMAX64(long, __local, local)
+CG_MINMAX64(ulong, __global, global) CG_MINMAX64(ulong, __local, local)
 #define CG_MINMAX32(T, AS, MIN, MAX)                                                          \
   static T OVL cg_amin(volatile AS T *p, T v) { return MIN(p, v); }                            \
   static T OVL cg_amax(volatile AS T *p, T v) { return MAX(p, v); }

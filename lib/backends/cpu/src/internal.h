@@ -40,11 +40,12 @@ using WgLoopFn = void (*)(const uint64_t *args, const uint64_t *ctx, char *local
 // fiber; barrier() switches fibers.
 using WiFn = void (*)(const uint64_t *args, const uint64_t *ctx, char *local, uint64_t lx,
                       uint64_t ly, uint64_t lz);
-// `cgk.<name>.info`: u64[7] = {barriers (kNoBarrier, kBarrierRegions, kBarrierFibers),
+// `cgk.<name>.info`: u64[8] = {barriers (kNoBarrier, kBarrierRegions, kBarrierFibers),
 // static __local bytes, parameter count, observes its work-group shape (local ids or
 // sizes, group ids or counts, __local memory), context-array bytes per work-item,
 // the work-item has loops, relative cost of a work-item (1: a few vector instructions;
-// more with unvectorizable slow operations such as a division by a variable)}.
+// more with unvectorizable slow operations such as a division by a variable), its
+// atomics all hit work-item-independent addresses (JitKernel::contended)}.
 enum BarrierMode : uint64_t { kNoBarrier = 0, kBarrierRegions = 1, kBarrierFibers = 2 };
 constexpr const char *kWrapperPrefix = "cgk.";
 
@@ -75,6 +76,12 @@ struct JitKernel {
   // Relative cost of one work-item (lowering.cpp's itemCost): launches of up to
   // kInlineItems / itemCost work-items run on the calling thread.
   uint64_t itemCost = 1;
+  // Every atomic outside __local memory has an address that no work-item id enters, at
+  // least one of them writes, and the work-item's only loops are compare-and-swap
+  // retries (lowering.cpp's contendedAtomics): all work-items contend for the same few
+  // words, so a launch of up to kInlineItems / itemCost work-items runs on the calling
+  // thread (split over threads, each atomic would move a cache line between cores).
+  bool contended = false;
   uint64_t staticLocalBytes = 0;
   uint32_t numParams = 0;
 };

@@ -109,6 +109,7 @@ struct KernelCompiler::Impl {
       k.privateBytes = i[4];
       k.heavy = k.barrier || i[5] != 0;
       k.itemCost = std::max<uint64_t>(i[6], 1);
+      k.contended = i[7] != 0;
       auto fn = jit->lookup(*jd, base + (k.fibers ? ".wi" : ".wg"));
       if (!fn)
         return makeError("module '" + moduleName + "': kernel '" + n +

@@ -22,12 +22,14 @@
 #include <llvm/ADT/SmallPtrSet.h>
 #include <llvm/Analysis/CFG.h>
 #include <llvm/Analysis/InstructionSimplify.h>
+#include <llvm/Analysis/LoopInfo.h>
 #include <llvm/Analysis/TargetLibraryInfo.h>
 #include <llvm/Analysis/ValueTracking.h>
 #include <llvm/Bitcode/BitcodeReader.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/IR/DiagnosticInfo.h>
 #include <llvm/IR/DiagnosticPrinter.h>
+#include <llvm/IR/Dominators.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
@@ -320,6 +322,14 @@ cl::opt<bool> kPromoteBeforeSplit(
     "cgraph-cpu-promote", cl::init(true),
     cl::desc("cgraph cpu backend: promote allocas to SSA values before the barrier split"));
 
+// A/B switch for benchmarks (CGRAPH_CPU_LLVM_ARGS=-cgraph-cpu-contended=0): no kernel is
+// marked as contending on a few atomic words (contendedAtomics()), so small launches of
+// atomics64.cl's kind are split over the threads as before.
+cl::opt<bool> kMarkContended(
+    "cgraph-cpu-contended", cl::init(true),
+    cl::desc("cgraph cpu backend: run small launches whose atomics all hit work-item-"
+             "independent addresses on one thread"));
+
 // Work-items interleaved by the x loop of a long straight-line work-item (a fused
 // chain: hundreds of dependent operations, more than the core's reorder window sees):
 // the vectorizer's own choice for a large loop body is one vector at a time, which
@@ -405,6 +415,7 @@ struct KernelPlan {
   bool longBody = false;  // loop-free but long: interleave work-items (kIlpCount)
   bool straight = false;  // ... and without conditional branches (ilp.h rewrites its loop)
   uint64_t itemCost = 1;  // relative cost of a loop-free work-item (itemCost())
+  bool contended = false; // its atomics all hit the same few words (contendedAtomics())
 };
 
 // A loop-free work-item's cost relative to a few vector-friendly instructions (axpy: 1):
@@ -458,6 +469,140 @@ uint64_t itemCost(Function &body) {
       }
     }
   return 1 + kSlowOpCost * slow + body.getInstructionCount() / kInstructionsPerCost;
+}
+
+// Whether a value of the work-item body is the same in every work-item of the launch:
+// computed from constants, the kernel's arguments (not a __local pointer) and the
+// launch-wide ctx fields only. Varying: the local ids, the group ids and the actual
+// group size (ctx), the local block, every load except from a private variable (an
+// -O0 alloca) whose every store writes one and the same launch-uniform value, calls,
+// anything else that touches memory, phis that join different values, and anything
+// computed from a varying value. Conservative: a value it cannot follow is varying.
+class LaunchUniform {
+public:
+  LaunchUniform(unsigned numParams) : numParams_(numParams) {}
+
+  bool operator()(Value *v, unsigned depth = 0) {
+    if (isa<Constant>(v)) return true;
+    auto it = memo_.find(v);
+    if (it != memo_.end()) return it->second;
+    if (depth > kMaxDepth) return false;
+    memo_[v] = false; // while in progress (a cycle through phis or allocas): varying
+    const bool u = compute(v, depth + 1);
+    memo_[v] = u;
+    return u;
+  }
+
+private:
+  static constexpr unsigned kMaxDepth = 64;
+
+  bool compute(Value *v, unsigned depth) {
+    if (auto *a = dyn_cast<Argument>(v)) {
+      const unsigned n = a->getArgNo();
+      if (n < numParams_) {
+        auto *pt = dyn_cast<PointerType>(a->getType());
+        return !pt || pt->getAddressSpace() != 3;
+      }
+      if (n < numParams_ + 4) return false; // local ids, the local block
+      const unsigned f = n - numParams_ - 4;
+      return !(f >= kCtxGroupId && f < kCtxGroupId + 3) &&
+             !(f >= kCtxLocalSize && f < kCtxLocalSize + 3);
+    }
+    auto *i = dyn_cast<Instruction>(v);
+    if (!i) return false;
+    if (auto *l = dyn_cast<LoadInst>(i)) {
+      auto *a = dyn_cast<AllocaInst>(l->getPointerOperand());
+      if (!a || !l->isSimple()) return false;
+      Value *stored = nullptr;
+      for (User *u : a->users()) {
+        if (auto *ul = dyn_cast<LoadInst>(u)) {
+          if (ul->getPointerOperand() != a || !ul->isSimple()) return false;
+        } else if (auto *st = dyn_cast<StoreInst>(u)) {
+          if (st->getPointerOperand() != a || !st->isSimple()) return false;
+          if (stored && stored != st->getValueOperand()) return false;
+          stored = st->getValueOperand();
+        } else if (!onlyLifetimeUses(u)) {
+          return false; // its address escapes: stores through it are not seen here
+        }
+      }
+      return stored && (*this)(stored, depth);
+    }
+    if (auto *phi = dyn_cast<PHINode>(i)) {
+      // A join of different values may pick one by a varying branch: only one value.
+      Value *only = nullptr;
+      for (Value *in : phi->incoming_values()) {
+        if (in == phi) continue;
+        if (only && only != in) return false;
+        only = in;
+      }
+      return only && (*this)(only, depth);
+    }
+    if (isa<CallBase>(i) || isa<AllocaInst>(i) || i->mayReadOrWriteMemory()) return false;
+    for (Value *op : i->operands())
+      if (!(*this)(op, depth)) return false;
+    return true;
+  }
+
+  // A bitcast of an alloca used only by llvm.lifetime.* markers, or such a marker.
+  static bool onlyLifetimeUses(User *u) {
+    if (auto *ii = dyn_cast<IntrinsicInst>(u))
+      return ii->isLifetimeStartOrEnd();
+    if (!isa<BitCastInst>(u)) return false;
+    for (User *uu : u->users()) {
+      auto *ii = dyn_cast<IntrinsicInst>(uu);
+      if (!ii || !ii->isLifetimeStartOrEnd()) return false;
+    }
+    return true;
+  }
+
+  unsigned numParams_;
+  std::map<const Value *, bool> memo_;
+};
+
+// Work-items that all update the same few words of global memory with atomics (shared
+// counters, a compare-and-swap loop on one word: atomics64.cl) run slower on several
+// threads than on one: every atomic moves the word's cache line from core to core
+// (atomics64, 512 work-items of 14 atomics on 12 words, took 1.1-1.5x PoCL's time on 2
+// cores while its groups were split over both). True when the work-item does at least
+// one atomic read-modify-write outside __local memory, every atomic access outside
+// __local memory has a launch-uniform address (LaunchUniform: no local or group id in
+// it), and every loop of the work-item contains a compare-and-swap (a retry loop, also
+// on __local memory, not work of unknown length). __local atomics stay in the group's own
+// block (one thread's) and do not count. planLaunch runs small launches of such kernels
+// on the calling thread; the atomics stay atomic (other nodes may run meanwhile).
+bool contendedAtomics(Function &body, unsigned numParams) {
+  LaunchUniform uniform(numParams);
+  bool rmw = false;
+  for (BasicBlock &bb : body)
+    for (Instruction &i : bb) {
+      Value *ptr = nullptr;
+      bool isRmw = false;
+      if (auto *a = dyn_cast<AtomicRMWInst>(&i)) {
+        ptr = a->getPointerOperand();
+        isRmw = true;
+      } else if (auto *c = dyn_cast<AtomicCmpXchgInst>(&i)) {
+        ptr = c->getPointerOperand();
+        isRmw = true;
+      } else if (auto *l = dyn_cast<LoadInst>(&i)) {
+        if (l->isAtomic()) ptr = l->getPointerOperand();
+      } else if (auto *s = dyn_cast<StoreInst>(&i)) {
+        if (s->isAtomic()) ptr = s->getPointerOperand();
+      }
+      if (!ptr || ptr->getType()->getPointerAddressSpace() == 3) continue;
+      if (!uniform(ptr)) return false;
+      rmw = rmw || isRmw;
+    }
+  if (!rmw) return false;
+  DominatorTree dt(body);
+  LoopInfo li(dt);
+  for (Loop *l : li.getLoopsInPreorder()) {
+    bool cas = false;
+    for (BasicBlock *bb : l->blocks())
+      for (Instruction &i : *bb)
+        cas = cas || isa<AtomicCmpXchgInst>(i);
+    if (!cas) return false;
+  }
+  return true;
 }
 
 // The body comes from -O0 IR: every local variable is an alloca. Before the barrier
@@ -854,11 +999,11 @@ void emitWrappers(Module &m, const KernelPlan &k) {
                         : k.regions.regions.empty() ? kBarrierFibers
                                                     : kBarrierRegions;
   Constant *info = ConstantArray::get(
-      ArrayType::get(i64, 7),
+      ArrayType::get(i64, 8),
       {ConstantInt::get(i64, mode), ConstantInt::get(i64, k.staticLocal),
        ConstantInt::get(i64, k.numParams), ConstantInt::get(i64, k.groupShape ? 1 : 0),
        ConstantInt::get(i64, k.regions.privateBytes), ConstantInt::get(i64, k.loops ? 1 : 0),
-       ConstantInt::get(i64, cost)});
+       ConstantInt::get(i64, cost), ConstantInt::get(i64, k.contended ? 1 : 0)});
   new GlobalVariable(m, info->getType(), true, GlobalValue::ExternalLinkage, info,
                      kWrapperPrefix + k.name + ".info");
 }
@@ -874,6 +1019,26 @@ Error linkBuiltins(Module &m) {
   if (Linker::linkModules(m, std::move(*lib), Linker::LinkOnlyNeeded))
     return makeError("cannot link the builtin library");
   return Error::success();
+}
+
+// The builtin library's relaxed atomic loads (builtins_atomic.h: the first read of a
+// 64-bit min/max loop, which OpenCL C cannot write for spir64): each call of the two
+// undefined functions becomes `load atomic monotonic` of the 8-byte word.
+void lowerAtomicPeeks(Module &m) {
+  for (const char *name : {"cgraph_cpu_atomic_peek_global", "cgraph_cpu_atomic_peek_local"}) {
+    Function *f = m.getFunction(name);
+    if (!f) continue;
+    for (User *u : make_early_inc_range(f->users())) {
+      auto *c = dyn_cast<CallInst>(u);
+      if (!c || c->getCalledFunction() != f) continue;
+      IRBuilder<> b(c);
+      LoadInst *l = b.CreateAlignedLoad(c->getType(), c->getArgOperand(0), Align(8));
+      l->setAtomic(AtomicOrdering::Monotonic);
+      c->replaceAllUsesWith(l);
+      c->eraseFromParent();
+    }
+    if (f->use_empty()) f->eraseFromParent();
+  }
 }
 
 #ifdef CGRAPH_CPU_TSAN
@@ -904,6 +1069,67 @@ struct FlatAccessesPass : PassInfoMixin<FlatAccessesPass> {
   }
 };
 #endif
+
+// x86: a sequentially consistent read-modify-write that leaves the word as it is and
+// whose old value is used (`atom_or(p, 0)`: atomics64.cl reads its shared counters so)
+// becomes MFENCE and a load in LLVM 14's code generator
+// (X86TargetLowering::lowerIdempotentRMWIntoFencedLoad), and MFENCE costs about two
+// locked instructions on the EPYC (atomics64: 2 of them per work-item were ~12% of its
+// time). Each becomes the loop LLVM gives an `or` of any other value: a relaxed load,
+// then `lock cmpxchg` of that value with itself, again while another work-item wrote
+// in between. The successful swap reads the word's latest value and writes it back:
+// the same seq_cst read-modify-write, one locked instruction. Runs after O3, which
+// would fold the swap back. TSan builds have no atomicrmw left by then (calls).
+void expandIdempotentRmws(Module &m, const TargetMachine &tm) {
+  if (!tm.getTargetTriple().isX86()) return;
+  std::vector<AtomicRMWInst *> found;
+  for (Function &f : m)
+    for (BasicBlock &bb : f)
+      for (Instruction &i : bb) {
+        auto *rmw = dyn_cast<AtomicRMWInst>(&i);
+        if (!rmw || rmw->use_empty() || rmw->getOrdering() != AtomicOrdering::SequentiallyConsistent ||
+            !rmw->getType()->isIntegerTy() || rmw->getType()->getIntegerBitWidth() > 64)
+          continue;
+        auto *c = dyn_cast<ConstantInt>(rmw->getValOperand());
+        if (!c) continue;
+        switch (rmw->getOperation()) {
+        case AtomicRMWInst::Add:
+        case AtomicRMWInst::Sub:
+        case AtomicRMWInst::Or:
+        case AtomicRMWInst::Xor:
+          if (c->isZero()) found.push_back(rmw);
+          break;
+        case AtomicRMWInst::And:
+          if (c->isMinusOne()) found.push_back(rmw);
+          break;
+        default:
+          break;
+        }
+      }
+  for (AtomicRMWInst *rmw : found) {
+    BasicBlock *pre = rmw->getParent();
+    BasicBlock *exit = pre->splitBasicBlock(rmw, "idem.exit");
+    BasicBlock *loop = BasicBlock::Create(m.getContext(), "idem.loop", pre->getParent(), exit);
+    pre->getTerminator()->setSuccessor(0, loop);
+    IRBuilder<> b(pre->getTerminator());
+    Type *t = rmw->getType();
+    LoadInst *first = b.CreateAlignedLoad(t, rmw->getPointerOperand(), rmw->getAlign(), rmw->isVolatile());
+    first->setAtomic(AtomicOrdering::Monotonic, rmw->getSyncScopeID());
+    b.SetInsertPoint(loop);
+    PHINode *expected = b.CreatePHI(t, 2);
+    expected->addIncoming(first, pre);
+    AtomicCmpXchgInst *cas = b.CreateAtomicCmpXchg(
+        rmw->getPointerOperand(), expected, expected, rmw->getAlign(),
+        AtomicOrdering::SequentiallyConsistent, AtomicOrdering::SequentiallyConsistent,
+        rmw->getSyncScopeID());
+    cas->setVolatile(rmw->isVolatile());
+    Value *seen = b.CreateExtractValue(cas, 0);
+    expected->addIncoming(seen, loop);
+    b.CreateCondBr(b.CreateExtractValue(cas, 1), exit, loop);
+    rmw->replaceAllUsesWith(expected); // the swap succeeded: the word held `expected`
+    rmw->eraseFromParent();
+  }
+}
 
 Error runO3(Module &m, TargetMachine &tm) {
   LoopAnalysisManager lam;
@@ -957,8 +1183,8 @@ std::string hostCompileOptions() {
   // The builtin library is linked into every object: a changed library must miss.
   static const size_t builtinsHash = std::hash<std::string_view>{}(
       std::string_view(reinterpret_cast<const char *>(kBuiltinsBitcode), kBuiltinsBitcodeSize));
-  // cgraph-cpu-5: `.info` has seven fields (cgraph-cpu-4 objects had five).
-  std::string s = "cgraph-cpu-5 llvm-14 builtins=" + std::to_string(builtinsHash) +
+  // cgraph-cpu-6: `.info` has eight fields (cgraph-cpu-5 objects had seven).
+  std::string s = "cgraph-cpu-6 llvm-14 builtins=" + std::to_string(builtinsHash) +
                   " cpu=" + sys::getHostCPUName().str();
   if (const char *llvmArgs = std::getenv("CGRAPH_CPU_LLVM_ARGS"))
     s += std::string(" llvm-args=") + llvmArgs;
@@ -996,6 +1222,7 @@ Expected<std::vector<uint8_t>> lowerToObject(const uint8_t *spirv, size_t size,
   if (!mod) return mod.error().withContext("module '" + moduleName + "'");
   Module &m = **mod;
   CGRAPH_RETURN_IF_ERROR(linkBuiltins(m).withContext("module '" + moduleName + "'"));
+  lowerAtomicPeeks(m);
 
   std::vector<Function *> kernels;
   for (Function &f : m) {
@@ -1132,6 +1359,7 @@ Expected<std::vector<uint8_t>> lowerToObject(const uint8_t *spirv, size_t size,
                         return isa<ReturnInst>(bb.getTerminator()) || (br && br->isUnconditional());
                       });
       plan.itemCost = itemCost(*body);
+      plan.contended = kMarkContended && contendedAtomics(*body, plan.numParams);
     }
     std::string whyNot;
     if (plan.barrier && !kForceFibers && kPromoteBeforeSplit) promoteAllocas(*body);
@@ -1172,6 +1400,7 @@ Expected<std::vector<uint8_t>> lowerToObject(const uint8_t *spirv, size_t size,
       return makeError("module '" + moduleName + "': lowered IR is invalid: " + os.str());
   }
   CGRAPH_RETURN_IF_ERROR(runO3(m, **tm));
+  expandIdempotentRmws(m, **tm);
   for (Function &f : m)
     if (f.isDeclaration() && !f.isIntrinsic() && !f.use_empty() && f.getName().startswith("_Z"))
       return makeError("module '" + moduleName + "': builtin '" + f.getName().str() +

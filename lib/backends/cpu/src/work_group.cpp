@@ -61,6 +61,15 @@ constexpr uint64_t kHeavyGroupsPerWorker = 4;
 constexpr uint64_t kHeavyMinGroup = 16;
 // Loop-free work-items this costly (itemCost) are split over the threads like heavy ones.
 constexpr uint64_t kCostlyItem = 8;
+// Launches of contended kernels (JitKernel::contended: every work-item's atomics hit the
+// same few words) of up to kInlineItems / itemCost work-items run on the calling thread
+// whatever their loops or barriers. Not in ThreadSanitizer builds: there the tests'
+// atomic kernels run on several threads so that TSan sees any access that is not atomic.
+#ifdef CGRAPH_CPU_TSAN
+constexpr bool kContendedInline = false;
+#else
+constexpr bool kContendedInline = true;
+#endif
 
 // Barrier-free groups: as long as possible in x, then y, then z, up to `budget`.
 void chooseFreeGroups(Launch &l, uint64_t budget = kGroupItems) {
@@ -78,7 +87,13 @@ void planLaunch(const JitKernel &k, uint64_t localBytes, const Launch &launch, L
   // A kernel that cannot observe its groups runs with the backend's: a launch with
   // small groups (chain1000's 64) would otherwise pay one wrapper call per group.
   p.l = launch;
-  const bool costly = k.heavy || k.itemCost >= kCostlyItem;
+  // Work-items that contend for a few atomic words: a core that has the words' cache
+  // lines does them all faster than two that pass the lines to and fro (atomics64.cl:
+  // 512 work-items of 14 atomics, a compare-and-swap loop among them, took 1.1-1.5x
+  // PoCL's time on 2 cores while split as heavy).
+  const uint64_t items = launch.global[0] * launch.global[1] * launch.global[2];
+  const bool contendedInline = kContendedInline && k.contended && items * k.itemCost <= kInlineItems;
+  const bool costly = !contendedInline && (k.heavy || k.itemCost >= kCostlyItem);
   if (!k.barrier && !k.groupShape && localBytes == 0) {
     // A group is about kGroupItems work-items of cost 1: fewer of costlier ones, so that
     // a launch of costly items (add_bias's `i % cols`: 5) is not one group on one thread.
@@ -86,7 +101,6 @@ void planLaunch(const JitKernel &k, uint64_t localBytes, const Launch &launch, L
     if (costly) {
       // Work-items with loops: one group per few work-items would leave threads idle
       // (gramschmidt's update: 256 work-items of 2 x 256 iterations were one group).
-      const uint64_t items = p.l.global[0] * p.l.global[1] * p.l.global[2];
       // Loop-free work-items (costly by length or slow operations) cost alike and run
       // statically partitioned: one group per worker (each group of a long body also
       // pays a latency-bound tail of left-over vectors, ilp.h).
@@ -112,7 +126,8 @@ void planLaunch(const JitKernel &k, uint64_t localBytes, const Launch &launch, L
   // Work-items as the measure of cost holds for straight-line work-items (axpy: a few
   // ns each). A work-item with loops or barriers (a row of layernorm, a tile of matmul)
   // can cost microseconds: every group may go to another thread.
-  p.inlineRun = p.total <= 1 || (!k.heavy && p.total * p.perGroup * k.itemCost <= kInlineItems);
+  p.inlineRun = p.total <= 1 || contendedInline ||
+                (!k.heavy && p.total * p.perGroup * k.itemCost <= kInlineItems);
   // Tasks weigh work-items by their cost, as the inline limit above does: an equal share
   // of the launch per worker, at least kMinTaskItems and at most kItemsPerTask work-items
   // of cost 1 (a launch of 16384 add_bias items, cost 5, was one task on 16 cores).
