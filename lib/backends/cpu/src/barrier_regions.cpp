@@ -21,6 +21,7 @@
 #include <llvm/Analysis/ValueTracking.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Instructions.h>
+#include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/IntrinsicInst.h>
 #include <llvm/IR/Module.h>
 #include <llvm/Support/CommandLine.h>
@@ -36,6 +37,54 @@
 namespace cgraph::cpu {
 
 using namespace llvm;
+
+namespace {
+// The work-items' context arrays (step 4) are the backend's own: no access of the
+// kernel reaches them (they lie past its __local variables in the group's block, and
+// an access out of a __local array's bounds is undefined). Said to LLVM as one alias
+// scope: accesses through `ctxPtrs` are in it, every other load, store, atomic and
+// memory intrinsic of `body` is noalias with it. Without it a value live across a
+// barrier, kept in its context slot, is stored to memory on every trip of a loop that
+// reads __local memory (the same block): loop_result's sum stayed a store per
+// iteration and its loop was never vectorized. Where a context pointer escapes (a
+// use other than a load, a store to it, or an address computation), nothing is marked.
+void markContextScope(Function &body, const std::vector<Value *> &ctxPtrs) {
+  SmallPtrSet<Instruction *, 32> inScope;
+  std::vector<Value *> work(ctxPtrs.begin(), ctxPtrs.end());
+  SmallPtrSet<Value *, 32> seen;
+  while (!work.empty()) {
+    Value *v = work.back();
+    work.pop_back();
+    if (!seen.insert(v).second) continue;
+    for (User *u : v->users()) {
+      if (isa<GetElementPtrInst>(u) || isa<BitCastInst>(u) || isa<AddrSpaceCastInst>(u)) {
+        work.push_back(u);
+      } else if (auto *l = dyn_cast<LoadInst>(u)) {
+        inScope.insert(l);
+      } else if (auto *st = dyn_cast<StoreInst>(u)) {
+        if (st->getValueOperand() == v) return; // the address itself is stored
+        inScope.insert(st);
+      } else {
+        return;
+      }
+    }
+  }
+  LLVMContext &c = body.getContext();
+  MDBuilder mdb(c);
+  MDNode *domain = mdb.createAnonymousAliasScopeDomain("cgraph.cpu.context");
+  MDNode *scopes = MDNode::get(c, {mdb.createAnonymousAliasScope(domain, "cgraph.cpu.context.slots")});
+  for (BasicBlock &bb : body)
+    for (Instruction &i : bb) {
+      if (inScope.count(&i)) {
+        i.setMetadata(LLVMContext::MD_alias_scope,
+                      MDNode::concatenate(i.getMetadata(LLVMContext::MD_alias_scope), scopes));
+      } else if (isa<LoadInst>(i) || isa<StoreInst>(i) || isa<AtomicRMWInst>(i) || isa<AtomicCmpXchgInst>(i) ||
+                 isa<MemIntrinsic>(i)) {
+        i.setMetadata(LLVMContext::MD_noalias, MDNode::concatenate(i.getMetadata(LLVMContext::MD_noalias), scopes));
+      }
+    }
+}
+} // namespace
 
 namespace {
 
@@ -340,6 +389,7 @@ bool splitAtBarriers(Function &body, Function &barrier, unsigned numParams, Barr
     Value *wi = b.CreateAdd(x, b.CreateMul(lx, b.CreateAdd(y, b.CreateMul(ly, z))), "wi.linear");
     Value *base = b.CreateInBoundsGEP(b.getInt8Ty(), local, ctxArg(kCtxPrivate), "wi.context");
     uint64_t prefix = 0;
+    std::vector<Value *> ctxPtrs;
     for (AllocaInst *a : context) {
       const uint64_t align = a->getAlign().value();
       const uint64_t size =
@@ -350,9 +400,11 @@ bool splitAtBarriers(Function &body, Function &barrier, unsigned numParams, Barr
       p = b.CreatePointerBitCastOrAddrSpaceCast(p, a->getType(), a->getName() + ".ctx");
       a->replaceAllUsesWith(p);
       a->eraseFromParent();
+      ctxPtrs.push_back(p);
       prefix += size;
     }
     out.privateBytes = prefix;
+    markContextScope(body, ctxPtrs);
   }
 
   // 5. one function per region
