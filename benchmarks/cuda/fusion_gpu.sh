@@ -24,10 +24,14 @@ for coarse in on off; do
   for v in unfused fused fused_priv; do
     env=""
     [ "$coarse" = off ] && env="CGRAPH_CUDA_COARSEN_MIN=0"
-    line="$(env $env ./run.sh cgrun bench "$w/$v.cgf" --backend cuda --random x:1 --repetitions 10 --modes replay 2>&1 | grep -E '^replay +total')"
-    med="$(echo "$line" | awk '{print $4}')" # median us
-    awk -v name="cgraph $v, coarse $coarse" -v us="$med" -v n="$n" \
-      'BEGIN { if (us > 0) printf "%-32s %10.3f ms %10.1f GB/s\n", name, us / 1000, 8 * n / (us * 1e-6) / 1e9; else print name ": no figure" }'
+    # replay: each run waited for (submit to completion); replay-stream: 10 runs back
+    # to back per sample, as torch_chain4.py times PyTorch (events around 20 runs).
+    out="$(env $env ./run.sh cgrun bench "$w/$v.cgf" --backend cuda --random x:1 --repetitions 10 --modes replay,replay-stream 2>&1)"
+    for mode in replay replay-stream; do
+      med="$(echo "$out" | awk -v m="$mode" '$1 == m && $2 == "total" {print $4}')" # median us
+      awk -v name="cgraph $v, coarse $coarse, $mode" -v us="$med" -v n="$n" \
+        'BEGIN { if (us > 0) printf "%-46s %10.3f ms %10.1f GB/s\n", name, us / 1000, 8 * n / (us * 1e-6) / 1e9; else print name ": no figure" }'
+    done
   done
 done
 timeout 300 python3 src/torch_chain4.py --elements "$n"

@@ -756,6 +756,7 @@ TEST_CASE("cgrun --set, --disable and --update-from update the executable", "[to
   INFO(r.out << r.err);
   REQUIRE(r.code == 0);
   CHECK(r.out.find("update-node") == std::string::npos);
+  CHECK(r.out.find("replay-stream") == std::string::npos);
   CHECK(r.out.find("replay-rebind") != std::string::npos);
   r = s.run("bench " + kInputs + "--warmup 1 --repetitions 3 --modes all");
   INFO(r.out << r.err);
@@ -767,6 +768,22 @@ TEST_CASE("cgrun --set, --disable and --update-from update the executable", "[to
   REQUIRE(r.code == 0);
   CHECK(r.out.find("update-graph   update") != std::string::npos);
   CHECK(r.out.find("eager") == std::string::npos);
+  // replay-stream: 10 replays back to back per sample, asked for by name only.
+  r = s.run("bench " + kInputs + "--warmup 1 --repetitions 3 --modes replay-stream --json");
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  {
+    auto j = nlohmann::json::parse(r.out);
+    std::set<std::string> runs;
+    for (const auto &bm : j["benchmarks"]) {
+      runs.insert(bm["run_name"].get<std::string>());
+      CHECK(bm["repetitions"].get<size_t>() == 3);
+      CHECK(bm["real_time"].get<double>() > 0);
+    }
+    CHECK(runs.size() == 2);
+    CHECK(std::any_of(runs.begin(), runs.end(),
+                      [](const std::string &n) { return n.find("/replay-stream/total") != std::string::npos; }));
+  }
   r = s.run("bench " + kInputs + "--modes replay,lazy");
   CHECK(r.code == 2);
   CHECK(r.err.find("--modes: unknown mode 'lazy'") != std::string::npos);

@@ -54,7 +54,12 @@ struct Mode {
   bool rebind;
   bool reshape = false;
   enum Update { None, Node, Whole } update = None; // an update before every submission
+  // Each timed run is kStreamBatch submissions back to back, only the last waited for:
+  // a sample is the batch's time / kStreamBatch (throughput, as GPU libraries time
+  // kernels with events around many launches), submit the batch's mean enqueue time.
+  bool stream = false;
 };
+constexpr uint32_t kStreamBatch = 10;
 
 // The parameter value sets of `--param` given more than once: set i takes the i-th
 // value of each repeated parameter (all repeated ones need the same count) and the only
@@ -143,6 +148,7 @@ int benchCommand(const CommonOptions &o, const BenchOptions &b) {
       {{"eager", rt::ExecMode::Eager, false}, true, ""},
       {{"replay", rt::ExecMode::Replay, false}, true, ""},
       {{"replay-rebind", rt::ExecMode::Replay, true}, true, ""},
+      {{"replay-stream", rt::ExecMode::Replay, false, false, Mode::None, true}, false, ""},
       {{"replay-reshape", rt::ExecMode::Replay, false, true}, true,
        reshape ? "" : "it needs a --param given more than once"},
       {{"update-node", rt::ExecMode::Replay, false, false, Mode::Node}, false,
@@ -158,7 +164,7 @@ int benchCommand(const CommonOptions &o, const BenchOptions &b) {
       auto it = std::find_if(all.begin(), all.end(), [&](const Candidate &c) { return name == c.mode.name; });
       if (it == all.end())
         return usage("--modes: unknown mode '" + name +
-                     "' (eager, replay, replay-rebind, replay-reshape, update-node, update-graph, all)");
+                     "' (eager, replay, replay-rebind, replay-stream, replay-reshape, update-node, update-graph, all)");
       if (!it->unavailable.empty()) return usage("--modes: " + name + ": " + it->unavailable);
       if (std::none_of(modes.begin(), modes.end(), [&](const Mode &m) { return name == m.name; }))
         modes.push_back(it->mode);
@@ -201,18 +207,25 @@ int benchCommand(const CommonOptions &o, const BenchOptions &b) {
           r.s.updateUs.push_back(double(nsBetween(s, std::chrono::steady_clock::now())) / 1e3);
       }
       const rt::ParamValues &pv = m.reshape ? (*shapes)[i % shapes->size()] : *params;
-      auto ev = (*exe)->enqueue(table, pv);
+      const uint32_t batch = m.stream ? kStreamBatch : 1;
+      std::vector<rt::EventPtr> evs;
+      for (uint32_t k = 0; k < batch; ++k) {
+        auto ev = (*exe)->enqueue(table, pv);
+        if (!ev) return fail(ev.error().withContext(m.name));
+        evs.push_back(std::move(*ev));
+      }
       auto submitted = std::chrono::steady_clock::now();
-      if (!ev) return fail(ev.error().withContext(m.name));
-      Error e = (*ev)->wait();
+      Error e;
+      for (auto &ev : evs) // in order: the last one's completion is the batch's
+        if (Error we = ev->wait(); we && !e) e = std::move(we);
       auto done = std::chrono::steady_clock::now();
       const double c1 = cpuNow();
       if (e) return fail(e.withContext(m.name));
       if (i < b.warmup) continue;
-      r.s.submitUs.push_back(double(nsBetween(s, submitted)) / 1e3);
-      r.s.totalUs.push_back(double(nsBetween(s, done)) / 1e3);
-      r.s.cpuUs.push_back((c1 - c0) * 1e6);
-      spentUs += r.s.totalUs.back();
+      r.s.submitUs.push_back(double(nsBetween(s, submitted)) / 1e3 / batch);
+      r.s.totalUs.push_back(double(nsBetween(s, done)) / 1e3 / batch);
+      r.s.cpuUs.push_back((c1 - c0) * 1e6 / batch);
+      spentUs += r.s.totalUs.back() * batch;
       if (progressEnabled())
         std::fprintf(stderr, "\rcgrun: %s %zu", m.name, r.s.totalUs.size());
     }

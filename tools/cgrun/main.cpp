@@ -132,7 +132,8 @@ int mainImpl(int argc, char **argv) {
     app.add_option("--repetitions", bench.repetitions, "timed runs per mode (default 10)");
     app.add_option("--min-time", bench.minTime, "keep repeating until this many seconds per mode");
     app.add_option("--modes", bench.modes,
-                   "comma-separated modes to time: eager, replay, replay-rebind, replay-reshape (needs "
+                   "comma-separated modes to time: eager, replay, replay-rebind, replay-stream (10 replays "
+                   "back to back per sample: throughput), replay-reshape (needs "
                    "a --param given more than once), update-node, update-graph (devices with updates); "
                    "'all' for every mode that applies. Default: eager, replay, replay-rebind and "
                    "replay-reshape where it applies");
