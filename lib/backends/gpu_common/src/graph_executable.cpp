@@ -627,10 +627,6 @@ Error GraphExecutable::flattenGroupOf(uint32_t n, uint32_t *rebuilt) {
   return buildPartition(cg.part);
 }
 
-// One upload when the table differs from what the device holds, from pinned memory (an
-// async copy from pageable memory is staged by the driver: ~17 us on an H100) that is
-// reused only after the previous upload from it completed. Ordered on the stream after
-// every earlier submission that reads the table.
 Error GraphExecutable::reclaim(Staging &st) {
   if (st.readBy) {
     // Its copy ran before that submission's work; the submission's own failure is
@@ -644,50 +640,58 @@ Error GraphExecutable::reclaim(Staging &st) {
   return Error::success();
 }
 
-Error GraphExecutable::uploadTable() {
-  if (ringMode_ && loaderNode_ && mode_ == rt::ExecMode::Replay && parts_[0].exec) {
-    // The next launch of partition 0 loads entry ringSeq_ % depth, whatever it holds.
-    // An entry still in use means depth submissions are in flight: the ring doubles
-    // (one update of the loader node; launches already made keep reading the old
-    // ring) up to kRingMaxBytes, past which the host waits for that submission.
-    // Whether an entry is free is one read of the loader's count in host memory:
-    // launch ringSeq_ - depth, its entry's last reader, has loaded it.
-    // The last value read (ringLoadedSeen_) often answers without reading memory the
-    // device writes (a cache miss).
-    auto entryFree = [&]() {
-      const uint64_t depth = ring_.size();
-      if (ringSeq_ < depth) return true;
-      const uint32_t need = uint32_t(ringSeq_ - depth + 1); // loaded >= seq - depth + 1
-      if (uint32_t(ringLoadedSeen_ - need) < 0x80000000u) return true;
-      ringLoadedSeen_ = *static_cast<volatile const uint32_t *>(ringLoaded_);
-      return uint32_t(ringLoadedSeen_ - need) < 0x80000000u;
-    };
-    if (!entryFree()) {
-      if (ring_.size() * 2 * table_.size() * 8 <= kRingMaxBytes) {
-        CGRAPH_RETURN_IF_ERROR(allocateRing(ring_.size() * 2));
-        loader_.vals[2] = ringDevice_;
-        loader_.vals[3] = ring_.size();
-        if (Error e = driver_->execKernelNodeSetParams(parts_[0].exec, loaderNode_, loader_))
-          return std::move(e).withContext("the table loader node");
-        ++driver_->counters().ringGrowths;
-      } else {
-        Staging &old = ring_[ringSeq_ % ring_.size()];
-        if (old.readBy) (void)old.readBy->wait(); // its failure is its caller's to see
-        old.readBy.reset();
-        if (!entryFree()) CGRAPH_RETURN_IF_ERROR(driver_->streamSynchronize());
-        if (!entryFree()) return makeError("the table ring's loader did not run (internal error)");
-      }
+// Whether the ring entry of the next launch (ringSeq_ % depth) is free: launch
+// ringSeq_ - depth, its last reader, has loaded it. The last count read
+// (ringLoadedSeen_) often answers without reading memory the device writes (a cache
+// miss).
+bool GraphExecutable::ringEntryFree() {
+  const uint64_t depth = ring_.size();
+  if (ringSeq_ < depth) return true;
+  const uint32_t need = uint32_t(ringSeq_ - depth + 1); // loaded >= seq - depth + 1
+  if (uint32_t(ringLoadedSeen_ - need) < 0x80000000u) return true;
+  ringLoadedSeen_ = *static_cast<volatile const uint32_t *>(ringLoaded_);
+  return uint32_t(ringLoadedSeen_ - need) < 0x80000000u;
+}
+
+// Ring mode: the next launch of partition 0 loads entry ringSeq_ % depth, whatever it
+// holds, so the table goes there on every submission. An entry still unread means
+// depth submissions are in flight: the ring doubles (one update of the loader node;
+// launches already made keep reading the old ring) up to kRingMaxBytes, past which
+// the host waits for that submission.
+Error GraphExecutable::writeRing() {
+  if (!ringEntryFree()) {
+    if (ring_.size() * 2 * table_.size() * 8 <= kRingMaxBytes) {
+      CGRAPH_RETURN_IF_ERROR(allocateRing(ring_.size() * 2));
+      loader_.vals[2] = ringDevice_;
+      loader_.vals[3] = ring_.size();
+      if (Error e = driver_->execKernelNodeSetParams(parts_[0].exec, loaderNode_, loader_))
+        return std::move(e).withContext("the table loader node");
+      ++driver_->counters().ringGrowths;
+    } else {
+      Staging &old = ring_[ringSeq_ % ring_.size()];
+      if (old.readBy) (void)old.readBy->wait(); // its failure is its caller's to see
+      old.readBy.reset();
+      if (!ringEntryFree()) CGRAPH_RETURN_IF_ERROR(driver_->streamSynchronize());
+      if (!ringEntryFree()) return makeError("the table ring's loader did not run (internal error)");
     }
-    Staging &st = ring_[ringSeq_ % ring_.size()];
-    st.readBy.reset();
-    std::memcpy(st.host, table_.data(), table_.size() * 8);
-    uploading_ = &st;
-    if (table_ != uploaded_) {
-      uploaded_ = table_;
-      ++driver_->counters().tableUploads;
-    }
-    return Error::success();
   }
+  Staging &st = ring_[ringSeq_ % ring_.size()];
+  st.readBy.reset();
+  std::memcpy(st.host, table_.data(), table_.size() * 8);
+  uploading_ = &st;
+  if (table_ != uploaded_) {
+    uploaded_ = table_;
+    ++driver_->counters().tableUploads;
+  }
+  return Error::success();
+}
+
+// One upload when the table differs from what the device holds, from pinned memory (an
+// async copy from pageable memory is staged by the driver: ~17 us on an H100) that is
+// reused only after the previous upload from it completed. Ordered on the stream after
+// every earlier submission that reads the table. In ring mode, writeRing.
+Error GraphExecutable::uploadTable() {
+  if (ringMode_ && mode_ == rt::ExecMode::Replay && parts_[0].exec) return writeRing();
   if (table_ == uploaded_) return Error::success();
   if (loaderNode_ && mode_ == rt::ExecMode::Replay && parts_[0].exec) { // capacity >= table size (addLoaderNode)
     // Partition 0's graph loads the table first: new values for its loader node only.
@@ -854,7 +858,7 @@ Expected<rt::EventPtr> GraphExecutable::submit(const std::vector<ResolvedSlot> &
 
 Error GraphExecutable::launchPartition(uint32_t pi) {
   CGRAPH_RETURN_IF_ERROR(driver_->graphLaunch(parts_[pi].exec));
-  if (pi == 0 && ringMode_ && loaderNode_) {
+  if (pi == 0 && ringMode_) {
     ++ringSeq_;
     ++driver_->counters().ringLaunches;
   }

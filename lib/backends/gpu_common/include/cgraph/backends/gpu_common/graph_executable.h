@@ -264,6 +264,8 @@ private:
   static constexpr size_t kRingMaxBytes = size_t(4) << 20;
   Error prepareRing();
   Error allocateRing(size_t depth);
+  bool ringEntryFree();
+  Error writeRing(); // uploadTable in ring mode
   size_t nextStaging_ = 0;
   Staging *uploading_ = nullptr; // the buffer this submission's upload used, if any
   bool released_ = false;
