@@ -447,6 +447,20 @@ int main(int argc, char **argv) {
       chainBench(**pd, 1000, false, "_param_loader_ab" + std::to_string(round), false);
     }
   }
+  {
+    // Completion by a recorded event per submission instead of the done word
+    // (CudaBackendOptions::completionWord), alternated with the default.
+    cuda::CudaBackendOptions eo;
+    eo.completionWord = false;
+    auto eb = cuda::makeCudaBackend(eo);
+    auto ed = eb->device(0);
+    if (!ed) die(ed.error().message());
+    for (int round = 1; round <= 3; ++round)
+      for (bool axpy : {false, true}) {
+        chainBench(d, 1000, axpy, "_done_word_ab" + std::to_string(round), false);
+        chainBench(**ed, 1000, axpy, "_event_ab" + std::to_string(round), false);
+      }
+  }
   finalizeBench(d);
   qualityBench(d);
   if (!cu.empty()) handwritten(cu);

@@ -248,6 +248,12 @@ bool tableRing() {
   const char *e = std::getenv("CGRAPH_CUDA_TABLE_RING");
   return !e || !*e || std::strcmp(e, "0") != 0;
 }
+// Whether replay submissions complete through the done word (the default with the ring;
+// CGRAPH_CUDA_DONE_WORD=0 records events instead).
+bool doneWord() {
+  const char *e = std::getenv("CGRAPH_CUDA_DONE_WORD");
+  return tableRing() && (!e || !*e || std::strcmp(e, "0") != 0);
+}
 } // namespace
 
 TEST_CASE("cuda: 40 submissions in flight, each with its own table, and bare launches between them",
@@ -286,8 +292,14 @@ TEST_CASE("cuda: 40 submissions in flight, each with its own table, and bare lau
       REQUIRE_FALSE(cuda::launchGraphsOnly(**exe));
     }
   }
-  for (auto &e : evs) REQUIRE_FALSE(e->wait());
+  // Out of order: the last first, then the rest (complete by then: the stream orders them).
+  REQUIRE_FALSE(evs.back()->wait());
+  for (auto &e : evs) {
+    CHECK(e->isComplete());
+    REQUIRE_FALSE(e->wait());
+  }
   const cuda::CudaCounters after = cuda::counters(d);
+  CHECK(after.wordCompletions - before.wordCompletions == (doneWord() ? uint64_t(rounds) : 0));
   CHECK(after.ringLaunches - before.ringLaunches == (tableRing() ? uint64_t(rounds + 2) : 0));
   if (tableRing()) CHECK(after.ringGrowths > before.ringGrowths); // 16 entries, 42 launches queued
   CHECK(after.nodeUpdates == before.nodeUpdates); // no node of the graph is updated
@@ -300,6 +312,61 @@ TEST_CASE("cuda: 40 submissions in flight, each with its own table, and bare lau
       CHECK(y[i] == uint32_t(r) + times * nodes * (i + uint32_t(r)));
     }
   }
+}
+
+TEST_CASE("cuda: completions in flight outlive their executable; a host task last records an event",
+          "[cuda][ring]") {
+  rt::Device &d = cudaDevice();
+  std::vector<uint32_t> x(1024), y(1024, 5);
+  for (uint32_t i = 0; i < 1024; ++i) x[i] = i;
+  auto bx = d.allocate(4096, 64), by = d.allocate(4096, 64);
+  REQUIRE(bx);
+  REQUIRE(by);
+  REQUIRE_FALSE(d.write(**bx, 0, x.data(), 4096));
+  REQUIRE_FALSE(d.write(**by, 0, y.data(), 4096));
+  rt::BindingTable t;
+  t.slots.resize(2);
+  t.slots[0].buffer = bx->get();
+  t.slots[1].buffer = by->get();
+  std::vector<rt::EventPtr> evs;
+  const cuda::CudaCounters before = cuda::counters(d);
+  {
+    auto exe = d.finalize(addkChain(200, [](int) { return uint64_t(1); }), {}); // y += 200 x
+    REQUIRE(exe);
+    for (int r = 0; r < 3; ++r) {
+      auto ev = (*exe)->enqueue(t, {});
+      REQUIRE(ev);
+      evs.push_back(*ev);
+    }
+  } // the executable goes first (its destructor waits for the stream)
+  for (auto &e : evs) {
+    REQUIRE_FALSE(e->wait());
+    CHECK(e->isComplete());
+  }
+  CHECK(cuda::counters(d).wordCompletions - before.wordCompletions == (doneWord() ? 3u : 0u));
+  REQUIRE_FALSE(d.read(**by, 0, y.data(), 4096));
+  for (uint32_t i = 0; i < 1024; i += 37) CHECK(y[i] == 5 + 3 * 200 * i);
+
+  // A host task after the kernels: the last partition runs on the host, so the
+  // submission's completion is an event recorded after it.
+  GraphBuilder b("host-last");
+  auto ks = addSource(b, kKernels, "kinds.cl");
+  uint32_t sx = b.addSlot(slot("x", 4096)), sy = b.addSlot(slot("y", 4096));
+  uint32_t k1 = b.addKernelNode("addk", ks["addk"], range1D(1024),
+                                {Arg::slot(sy), Arg::slot(sx), Arg::scalar(ScalarType::U32, 2)});
+  HostOp h;
+  h.op = "checksum";
+  uint32_t hn = b.addHost("sum-y", h, {Arg::slot(sy)});
+  b.addEdge(k1, hn);
+  auto exe = d.finalize(b.take(), {});
+  REQUIRE(exe);
+  const uint64_t words = cuda::counters(d).wordCompletions;
+  auto ev = (*exe)->enqueue(t, {});
+  REQUIRE(ev);
+  REQUIRE_FALSE((*ev)->wait());
+  CHECK(cuda::counters(d).wordCompletions == words);
+  REQUIRE_FALSE(d.read(**by, 0, y.data(), 4096));
+  for (uint32_t i = 0; i < 1024; i += 37) CHECK(y[i] == 5 + 3 * 200 * i + 2 * i);
 }
 
 TEST_CASE("cuda: an nd-range from a parameter updates only that node", "[cuda]") {

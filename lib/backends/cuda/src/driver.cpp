@@ -100,6 +100,11 @@ public:
     if (!f) return f.error();
     return static_cast<gpu::FunctionHandle>(*f);
   }
+  Expected<gpu::FunctionHandle> doneMarker() override {
+    auto f = device_->doneMarker();
+    if (!f) return f.error();
+    return static_cast<gpu::FunctionHandle>(*f);
+  }
   Expected<uint64_t> hostDeviceAddress(void *p) override {
     CUdeviceptr d = 0;
     CGRAPH_CU_CHECK(*api_, "cuMemHostGetDevicePointer", api_->cuMemHostGetDevicePointer(&d, p, 0));

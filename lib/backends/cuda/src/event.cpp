@@ -1,5 +1,9 @@
-// Submission completion and per-node timestamps (event pairs recorded when profiling).
+// Submission completion (a pooled event, or the done word the last graph writes) and
+// per-node timestamps (event pairs recorded when profiling).
 #include "internal.h"
+
+#include <chrono>
+#include <thread>
 
 namespace cgraph::cuda {
 
@@ -54,6 +58,56 @@ Error CudaEvent::wait() {
 bool CudaEvent::isComplete() const {
   if (dev_->makeCurrent()) return true;
   return dev_->api().cuEventQuery(done_) != CUDA_ERROR_NOT_READY;
+}
+
+namespace {
+inline void cpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+} // namespace
+
+Error WordEvent::wait() {
+  if (reached()) return Error::success(); // nothing can fail once the marker ran
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (waited_) return result_;
+  waited_ = true;
+  const CuApi &api = dev_->api();
+  result_ = dev_->makeCurrent();
+  if (result_) return result_;
+  using Clock = std::chrono::steady_clock;
+  const auto t0 = Clock::now();
+  for (uint32_t i = 1;; ++i) {
+    if (reached()) return result_;
+    if (i % 256 == 0) {
+      const CUresult rc = api.cuStreamQuery(dev_->stream());
+      if (rc == CUDA_SUCCESS) {
+        // The stream is idle, so the marker ran: its store is visible by now, at
+        // the latest after the fence settles.
+        for (int k = 0; k < 1000 && !reached(); ++k) std::this_thread::sleep_for(std::chrono::microseconds(1));
+        if (!reached())
+          result_ = makeError("cuda submission: the stream is idle but its done marker did not run (internal error)");
+        return result_;
+      }
+      if (rc != CUDA_ERROR_NOT_READY) {
+        result_ = cuError(api, "cuStreamQuery", rc).withContext("cuda submission");
+        return result_;
+      }
+    }
+    const auto waited = Clock::now() - t0;
+    if (waited < std::chrono::microseconds(20)) cpuRelax();
+    else if (waited < std::chrono::milliseconds(2)) std::this_thread::yield();
+    else std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+}
+
+bool WordEvent::isComplete() const {
+  if (reached()) return true;
+  if (dev_->makeCurrent()) return true; // wait() reports it
+  return dev_->api().cuStreamQuery(dev_->stream()) != CUDA_ERROR_NOT_READY;
 }
 
 } // namespace cgraph::cuda

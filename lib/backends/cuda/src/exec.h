@@ -81,7 +81,9 @@ protected:
                                                   const std::vector<gpu::GraphNodeHandle> &deps,
                                                   uint32_t part) override;
   Error checkSubmit(const rt::SubmitOptions &opts) override;
-  bool ownEvent(const rt::Event &e) const override { return dynamic_cast<const CudaEvent *>(&e) != nullptr; }
+  bool ownEvent(const rt::Event &e) const override {
+    return dynamic_cast<const CudaEvent *>(&e) != nullptr || dynamic_cast<const WordEvent *>(&e) != nullptr;
+  }
   Error submissionStarted(const rt::SubmitOptions &opts) override;
   Error eagerNodeStarting(uint32_t n, const rt::SubmitOptions &opts) override;
   Error eagerNodeDone(uint32_t n, const rt::SubmitOptions &opts) override;

@@ -104,6 +104,9 @@ public:
   // The ring table loader (gpu::Driver::ringLoader) from the same module; an error
   // when CudaBackendOptions::tableRing is off.
   Expected<CUfunction> ringLoader();
+  // The done marker (gpu::Driver::doneMarker) from the same module; an error when
+  // CudaBackendOptions::tableRing or completionWord is off.
+  Expected<CUfunction> doneMarker();
 
 private:
   CudaDevice(const CuApi &api, const CudaBackendOptions &opts) : api_(&api), opts_(opts) {}
@@ -161,6 +164,35 @@ private:
   std::vector<rt::NodeTiming> timings_;
   std::function<Error()> check_;
   bool pooled_ = false;
+};
+
+// A replay submission whose graphs end with the done marker (gpu_common driver.h
+// doneMarker): complete once the u32 at `word` (pinned host memory the device writes;
+// shared with the executable, which may go first) reaches `target` modulo 2^32. No
+// driver object per submission. wait() reads the word, spinning for the first 20 us,
+// then yielding, then sleeping 20 us at a time past 2 ms, and calls cuStreamQuery every
+// 256 reads so that a device fault (the marker never runs) is an error, not a hang.
+// Thread-safe; the device must outlive the event, as for CudaEvent.
+class WordEvent final : public rt::Event {
+public:
+  WordEvent(const CudaDevice &dev, std::shared_ptr<void> word, uint32_t target)
+      : dev_(&dev), word_(std::move(word)), target_(target) {}
+  Error wait() override;
+  bool isComplete() const override;
+  const std::vector<rt::NodeTiming> &nodeTimings() const override { return timings_; }
+
+private:
+  bool reached() const {
+    const uint32_t w = __atomic_load_n(static_cast<const uint32_t *>(word_.get()), __ATOMIC_ACQUIRE);
+    return int32_t(w - target_) >= 0;
+  }
+  const CudaDevice *dev_;
+  std::shared_ptr<void> word_;
+  uint32_t target_;
+  std::mutex mutex_;
+  bool waited_ = false;
+  Error result_;
+  std::vector<rt::NodeTiming> timings_; // always empty: profiled submissions use CudaEvent
 };
 
 Expected<std::unique_ptr<rt::Executable>> makeExecutable(CudaDevice &device, const Graph &original, Graph flattened,

@@ -268,6 +268,22 @@ REND:
   ret;
 }
 )";
+  // The done marker (gpu::Driver::doneMarker): one thread, after every other node of
+  // the submission. The count is the one this submission's ring loader stored.
+  s += R"(.visible .entry cgraph_mark_done(.param .u64 counter, .param .u64 done)
+{
+  .reg .b32 %r<2>;
+  .reg .b64 %rd<3>;
+  ld.param.u64 %rd1, [counter];
+  cvta.to.global.u64 %rd1, %rd1;
+  ld.volatile.global.u32 %r1, [%rd1];
+  ld.param.u64 %rd2, [done];
+  cvta.to.global.u64 %rd2, %rd2;
+  membar.sys;
+  st.volatile.global.u32 [%rd2], %r1;
+  ret;
+}
+)";
   return s;
 }
 
@@ -293,6 +309,15 @@ Expected<CUfunction> CudaDevice::ringLoader() {
   auto lm = loaderModule();
   if (!lm) return lm.error();
   return (*lm)->function("cgraph_load_ring");
+}
+
+Expected<CUfunction> CudaDevice::doneMarker() {
+  if (!opts_.tableRing || !opts_.completionWord)
+    return makeError("the done marker is off (CudaBackendOptions::tableRing / completionWord)");
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto lm = loaderModule();
+  if (!lm) return lm.error();
+  return (*lm)->function("cgraph_mark_done");
 }
 
 Expected<std::shared_ptr<const LoadedModule>> CudaDevice::loaderModule() {

@@ -513,6 +513,30 @@ Error GraphExecutable::addLoaderNode(GraphHandle g) {
   return Error::success();
 }
 
+Error GraphExecutable::addDoneNode(GraphHandle g, const std::vector<GraphNodeHandle> &sinks) {
+  auto fn = driver_->doneMarker();
+  if (!fn) return Error::success(); // completion is an event per submission
+  if (!doneWord_) {
+    void *p = nullptr;
+    CGRAPH_RETURN_IF_ERROR(driver_->hostAlloc(&p, 64).withContext("the done word"));
+    *static_cast<volatile uint32_t *>(p) = 0; // the device counter starts at zero too
+    doneWord_ = std::shared_ptr<void>(p, [d = driver_](void *q) {
+      (void)d->makeCurrent();
+      d->hostFree(q);
+    });
+  }
+  auto dev = driver_->hostDeviceAddress(doneWord_.get());
+  if (!dev) return dev.error().withContext("the done word");
+  doneLaunch_ = Launch{};
+  doneLaunch_.fn = *fn;
+  doneLaunch_.vals = {driver_->address(*ringCounter_), *dev};
+  doneLaunch_.bind();
+  GraphNodeHandle n = nullptr;
+  if (Error e = driver_->addKernelNode(&n, g, sinks, doneLaunch_)) return std::move(e).withContext("the done marker node");
+  doneNode_ = n;
+  return Error::success();
+}
+
 bool GraphExecutable::programmaticInto(uint32_t p) const {
   if (p >= graph_.nodes.size() || p >= plans_.size()) return false;
   const Node &node = graph_.nodes[p];
@@ -547,6 +571,12 @@ Error GraphExecutable::buildPartition(uint32_t pi) {
   CGRAPH_RETURN_IF_ERROR(driver_->graphCreate(&pg.graph));
   if (pi == 0) CGRAPH_RETURN_IF_ERROR(addLoaderNode(pg.graph));
   GraphNodeHandle loader = pi == 0 ? loaderNode_ : nullptr;
+  // The last partition with nodes, when a graph in ring mode, ends with the done marker.
+  uint32_t lastPart = kNone;
+  for (uint32_t k = 0; k < parts_.size(); ++k)
+    if (!parts_[k].nodes.empty()) lastPart = k;
+  if (pi == lastPart) doneNode_ = nullptr;
+  std::unordered_set<GraphNodeHandle> fed; // nodes with a successor in this graph
   std::vector<GraphNodeHandle> gnode(graph_.nodes.size(), nullptr);
   auto depsOf = [&](uint32_t n, uint32_t group, std::vector<GraphNodeHandle> &deps) {
     for (uint32_t p : preds_[n])
@@ -561,6 +591,7 @@ Error GraphExecutable::buildPartition(uint32_t pi) {
     if (gi == kNone || groups_[gi].flatten) {
       depsOf(n, kNone, deps);
       if (deps.empty() && loader) deps.push_back(loader); // a root: after the table load
+      fed.insert(deps.begin(), deps.end());
       auto gn = addGraphNode(pg.graph, n, deps, pi);
       if (!gn) return gn.error();
       gnode[n] = *gn;
@@ -593,12 +624,21 @@ Error GraphExecutable::buildPartition(uint32_t pi) {
       for (GraphNodeHandle h : deps)
         if (std::find(external.begin(), external.end(), h) == external.end()) external.push_back(h);
       if (external.empty() && loader) external.push_back(loader);
+      fed.insert(external.begin(), external.end());
       e = driver_->addChildGraphNode(&cn, pg.graph, external, child);
       if (e) e = e.withContext(nodeLabel(cg.nodes.front()) + " (child graph of its subgraph)");
     }
     driver_->graphDestroy(child); // the node holds a copy
     if (e) return e;
     for (uint32_t m : cg.nodes) gnode[m] = cn;
+  }
+  if (pi == lastPart && ringMode_) {
+    std::vector<GraphNodeHandle> sinks;
+    for (uint32_t n : pg.nodes)
+      if (gnode[n] && !fed.count(gnode[n]) && std::find(sinks.begin(), sinks.end(), gnode[n]) == sinks.end())
+        sinks.push_back(gnode[n]);
+    if (sinks.empty() && loader) sinks.push_back(loader);
+    CGRAPH_RETURN_IF_ERROR(addDoneNode(pg.graph, sinks));
   }
   const auto t1 = std::chrono::steady_clock::now();
   CGRAPH_RETURN_IF_ERROR(driver_->instantiate(&pg.exec, pg.graph));

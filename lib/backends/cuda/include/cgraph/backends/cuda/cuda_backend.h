@@ -61,6 +61,14 @@ struct CudaBackendOptions {
   // host time) and costs no device time while the bindings stay. The environment
   // variable CGRAPH_CUDA_TABLE_RING (0 or 1) overrides it, for A/B runs.
   bool tableRing = true;
+  // With the ring loader: a submission's completion is a count the last graph's final
+  // node writes to pinned host memory (gpu_common driver.h doneMarker), not a
+  // cuEventRecord per submission (0.13-0.2 us of host time). Waiting reads that word
+  // (spinning, then yielding, then sleeping in 20 us steps) and asks cuStreamQuery
+  // now and then, so a device fault is still an error. Profiled submissions, eager
+  // mode and graphs with native conditionals record events as before. The
+  // environment variable CGRAPH_CUDA_DONE_WORD (0 or 1) overrides it, for A/B runs.
+  bool completionWord = true;
 };
 
 std::unique_ptr<rt::Backend> makeCudaBackend(const CudaBackendOptions &opts = {});
@@ -79,6 +87,7 @@ struct CudaCounters {
   uint64_t programmaticEdges = 0; // programmatic edges added to replay graphs
   uint64_t ringLaunches = 0;   // replay launches whose table came through the ring loader
   uint64_t ringGrowths = 0;    // table rings doubled because every entry was in flight
+  uint64_t wordCompletions = 0; // submissions whose completion is the host-memory count (no event)
 };
 CudaCounters counters(const rt::Device &device);
 

@@ -64,6 +64,7 @@ struct ReplayCounters {
   std::atomic<uint64_t> programmaticEdges{0}; // programmatic edges added to graphs
   std::atomic<uint64_t> ringLaunches{0};      // replay launches whose table came through the ring
   std::atomic<uint64_t> ringGrowths{0};       // rings doubled (every entry was in flight)
+  std::atomic<uint64_t> wordCompletions{0};   // submissions completed through the done word
 };
 
 class Driver {
@@ -134,6 +135,13 @@ public:
   // per launch. An error where the driver has none or it is switched off (the
   // parameter loader above, else a copy, is used then).
   virtual Expected<FunctionHandle> ringLoader() { return makeError("no ring table loader"); }
+  // The done marker (cuda, with the ring loader): a one-thread kernel `(u32 *counter,
+  // u32 *done)` that copies the ring loader's launch count from *counter to *done
+  // (pinned host memory) after a system-wide fence. The last replay graph ends with it,
+  // after every node without a successor, so the host sees a submission complete by
+  // reading one word instead of recording an event per submission. An error where the
+  // driver has none or it is switched off (events are recorded then).
+  virtual Expected<FunctionHandle> doneMarker() { return makeError("no done marker"); }
   // The device's address of pinned host memory from hostAlloc (mapped; UVA: the same).
   virtual Expected<uint64_t> hostDeviceAddress(void *p) {
     (void)p;

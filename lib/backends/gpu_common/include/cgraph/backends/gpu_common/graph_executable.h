@@ -230,6 +230,13 @@ protected:
   // the ring entry it fills is reused after a stream synchronize.
   Error launchReplayGraphsOnly();
   uint32_t nSlots_ = 0, nParams_ = 0;
+  // Whether this submission's work ends with the done marker (Driver::doneMarker): a
+  // replay whose last partition with nodes is a graph, in ring mode. It is then
+  // complete once doneWord() (a u32 in pinned host memory; shared, so events keep it
+  // past the executable) reaches doneTarget(), compared modulo 2^32.
+  bool doneCovers() const { return doneNode_ != nullptr && mode_ == rt::ExecMode::Replay; }
+  uint32_t doneTarget() const { return uint32_t(ringSeq_); }
+  const std::shared_ptr<void> &doneWord() const { return doneWord_; }
 
 private:
   // Pinned copies of uploaded tables. A staging buffer is reused once the submission
@@ -266,6 +273,11 @@ private:
   Error allocateRing(size_t depth);
   bool ringEntryFree();
   Error writeRing(); // uploadTable in ring mode
+  // The done marker node of the last graph (buildPartition), after `sinks`.
+  GraphNodeHandle doneNode_ = nullptr;
+  Launch doneLaunch_;
+  std::shared_ptr<void> doneWord_;
+  Error addDoneNode(GraphHandle g, const std::vector<GraphNodeHandle> &sinks);
   size_t nextStaging_ = 0;
   Staging *uploading_ = nullptr; // the buffer this submission's upload used, if any
   bool released_ = false;
