@@ -88,6 +88,41 @@ TEST_CASE("a valid binding table reaches submit resolved", "[runtime][validation
   CHECK(f.rec->needSize(3) == 3072); // unsized slot: offset + bytes of its fill
 }
 
+TEST_CASE("a repeated binding table passes again; any change to it is checked again", "[runtime][validation]") {
+  Fixture f;
+  auto ok = [&](const ParamValues &p = {}) {
+    Expected<EventPtr> e = f.exe->enqueue(f.table, p);
+    REQUIRE(e.ok());
+    REQUIRE_FALSE((*e)->wait());
+  };
+  ok();
+  ok();
+  CHECK(f.rec->submits == 2);
+  CHECK(f.rec->lastSlots[1].length == 2048);
+  f.table.slots[0].length = 1024; // the same table object, one field changed
+  CHECK(f.fails() == "slot 'x': bound range is 1024 bytes, the graph needs at least 4096");
+  f.table.slots[0].length = 0;
+  ok();
+  auto small = std::move(*f.dev.allocate(512));
+  f.table.slots[1].buffer = small.get();
+  CHECK(f.fails() == "slot 'y': bound range is 512 bytes, the graph needs at least 1024");
+  f.table.slots[1] = {f.bx.get(), 0, 1024}; // y over x, which the graph writes
+  CHECK(f.fails().find("are bound to overlapping ranges of one buffer") != std::string::npos);
+  f.table.slots[1] = {f.by.get(), 0, 0};
+  ok();
+  ParamValues p;
+  p.bits = {0x3f800000, 9};
+  ok(p);
+  CHECK(f.rec->lastParams == std::vector<uint64_t>{0x3f800000, 9});
+  ok();
+  CHECK(f.rec->lastParams == std::vector<uint64_t>{0x40000000, 7});
+  p.bits = {1};
+  Expected<EventPtr> e = f.exe->enqueue(f.table, p);
+  REQUIRE_FALSE(e.ok());
+  CHECK(e.error().message() == "expected 2 parameter values, got 1");
+  CHECK(f.rec->submits == 6);
+}
+
 TEST_CASE("binding errors name the slot", "[runtime][validation]") {
   Fixture f;
   SECTION("missing binding for an external slot") {

@@ -380,6 +380,24 @@ private:
     uint32_t slot;
   };
   std::vector<BoundRange> scratchRanges_;
+  // The binding table and parameter values of the last enqueue whose checks passed
+  // (the checks depend on nothing else while no update happens and the graph has no
+  // stored expressions): an enqueue with the same buffers, of the same size and device,
+  // the same ranges and the same values passes them again, so it skips them and
+  // submits scratchSlots_ / scratchParams_ as they are. A buffer freed and another
+  // allocated at its address with the same size and device passes the same checks;
+  // backends read each buffer's address again per submission.
+  struct CheckedBinding {
+    const Buffer *buffer;
+    const Device *owner;
+    uint64_t offset, length, size;
+  };
+  std::vector<CheckedBinding> checkedBindings_;
+  std::vector<uint64_t> checkedParams_;
+  bool checkedOverride_ = false;
+  bool checked_ = false;
+  bool sameAsChecked(const BindingTable &bindings, const ParamValues &params) const;
+  void rememberChecked(const BindingTable &bindings, const ParamValues &params);
 };
 
 class Device {
