@@ -9,6 +9,7 @@
 #include "cgraph/runtime/slot_init.h"
 
 #include <algorithm>
+#include <atomic>
 #include <array>
 #include <cstdlib>
 #include <cstring>
@@ -438,7 +439,7 @@ bool Executable::sameAsChecked(const BindingTable &bindings, const ParamValues &
     const Binding &b = bindings.slots[i];
     const CheckedBinding &c = checkedBindings_[i];
     if (b.buffer != c.buffer || b.offset != c.offset || b.length != c.length) return false;
-    if (b.buffer && (b.buffer->size() != c.size || b.buffer->device() != c.owner)) return false;
+    if (b.buffer && b.buffer->serial() != c.serial) return false;
   }
   return true;
 }
@@ -447,18 +448,24 @@ void Executable::rememberChecked(const BindingTable &bindings, const ParamValues
   checkedBindings_.resize(bindings.slots.size());
   for (size_t i = 0; i < bindings.slots.size(); ++i) {
     const Binding &b = bindings.slots[i];
-    checkedBindings_[i] = {b.buffer, b.buffer ? b.buffer->device() : nullptr, b.offset, b.length,
-                           b.buffer ? b.buffer->size() : 0};
+    checkedBindings_[i] = {b.buffer, b.buffer ? b.buffer->serial() : 0, b.offset, b.length};
   }
   checkedParams_ = params.bits;
   checkedOverride_ = bindings.overrideInternal;
   checked_ = exprCode_.empty(); // expressions: slot sizes and grown buffers per submission
 }
 
+uint64_t Buffer::nextSerial() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
 Expected<EventPtr> Executable::enqueue(const BindingTable &bindings, const ParamValues &params,
                                        const SubmitOptions &opts) {
   if (sameAsChecked(bindings, params)) {
+    sameAsLast_ = true;
     Expected<EventPtr> ev = submit(scratchSlots_, scratchParams_, opts);
+    sameAsLast_ = false;
     if (ev) last_ = *ev;
     return ev;
   }

@@ -854,20 +854,28 @@ Expected<rt::EventPtr> GraphExecutable::submit(const std::vector<ResolvedSlot> &
     CGRAPH_RETURN_IF_ERROR(e->wait().withContext("waiting for a prior submission"));
   }
   CGRAPH_RETURN_IF_ERROR(driver_->makeCurrent());
-  for (uint32_t s = 0; s < nSlots_ && s < slots.size(); ++s) {
-    const ResolvedSlot &r = slots[s];
-    if (r.buffer) {
-      table_[s] = driver_->address(*r.buffer) + r.offset; // the runtime checked the owner
-      slotLength_[s] = r.length;
+  // The slots and values of the last submission, which completed its steps: the
+  // table, nd-ranges and transfer cells derived from them hold already.
+  const bool same = sameAsLastSubmit() && lastSubmitDone_;
+  lastSubmitDone_ = false;
+  if (!same) {
+    for (uint32_t s = 0; s < nSlots_ && s < slots.size(); ++s) {
+      const ResolvedSlot &r = slots[s];
+      if (r.buffer) {
+        table_[s] = driver_->address(*r.buffer) + r.offset; // the runtime checked the owner
+        slotLength_[s] = r.length;
+      }
     }
+    for (uint32_t p = 0; p < nParams_ && p < params.size(); ++p)
+      table_[nSlots_ + p] = params[p];
   }
-  for (uint32_t p = 0; p < nParams_ && p < params.size(); ++p)
-    table_[nSlots_ + p] = params[p];
   CGRAPH_RETURN_IF_ERROR(uploadTable());
   CGRAPH_RETURN_IF_ERROR(submissionStarted(opts));
-  if (mode_ == rt::ExecMode::Replay) {
+  if (mode_ == rt::ExecMode::Replay && !same) {
     CGRAPH_RETURN_IF_ERROR(updateParamRanges(params));
     CGRAPH_RETURN_IF_ERROR(updateTransfers(params));
+  }
+  if (mode_ == rt::ExecMode::Replay) {
     for (PartGraph &pg : parts_) {
       if (pg.host) {
         for (uint32_t n : pg.nodes)
@@ -893,6 +901,7 @@ Expected<rt::EventPtr> GraphExecutable::submit(const std::vector<ResolvedSlot> &
     uploading_->readBy = *ev;
     uploading_ = nullptr;
   }
+  lastSubmitDone_ = bool(ev);
   return ev;
 }
 

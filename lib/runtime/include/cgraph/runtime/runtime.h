@@ -94,6 +94,14 @@ public:
   // The device that allocated it, where the backend knows it. Executable::enqueue
   // refuses a binding whose buffer reports another device; null = not checked.
   virtual const Device *device() const { return nullptr; }
+  // A number no other buffer of this process has had (a freed buffer's successor at
+  // the same address has another): what Executable::enqueue compares to know a
+  // binding is the one it checked before, without a virtual call.
+  uint64_t serial() const { return serial_; }
+
+private:
+  const uint64_t serial_ = nextSerial();
+  static uint64_t nextSerial();
 };
 
 // One entry of a binding table: a buffer range bound to a slot.
@@ -318,6 +326,10 @@ protected:
   virtual Expected<EventPtr> submit(const std::vector<ResolvedSlot> &slots,
                                     const std::vector<uint64_t> &params,
                                     const SubmitOptions &opts) = 0;
+  // During submit(): whether `slots` and `params` are those of the previous submit()
+  // call (same buffers, ranges and values; no update in between), so what the backend
+  // derived from them then (its table, nd-ranges) still holds. False when unsure.
+  bool sameAsLastSubmit() const { return sameAsLast_; }
   // Called by update() after graph() and nodeEnabled() hold the new state of `nodes`
   // and no submission is in flight; the backend brings its prepared or recorded form
   // up to date. An Error here makes update() restore the old state and call this again.
@@ -384,19 +396,19 @@ private:
   // (the checks depend on nothing else while no update happens and the graph has no
   // stored expressions): an enqueue with the same buffers, of the same size and device,
   // the same ranges and the same values passes them again, so it skips them and
-  // submits scratchSlots_ / scratchParams_ as they are. A buffer freed and another
-  // allocated at its address with the same size and device passes the same checks;
-  // backends read each buffer's address again per submission.
+  // submits scratchSlots_ / scratchParams_ as they are, with sameAsLast_ set (a
+  // buffer's size and device never change; Buffer::serial tells a buffer from a
+  // successor at its address).
   struct CheckedBinding {
     const Buffer *buffer;
-    const Device *owner;
-    uint64_t offset, length, size;
+    uint64_t serial, offset, length;
   };
   std::vector<CheckedBinding> checkedBindings_;
   std::vector<uint64_t> checkedParams_;
   bool checkedOverride_ = false;
   bool checked_ = false;
   bool sameAsChecked(const BindingTable &bindings, const ParamValues &params) const;
+  bool sameAsLast_ = false;
   void rememberChecked(const BindingTable &bindings, const ParamValues &params);
 };
 

@@ -281,6 +281,7 @@ private:
   size_t nextStaging_ = 0;
   Staging *uploading_ = nullptr; // the buffer this submission's upload used, if any
   bool released_ = false;
+  bool lastSubmitDone_ = false; // the last submit() returned an event (every step ran)
 };
 
 } // namespace cgraph::gpu
