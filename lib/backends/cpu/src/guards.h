@@ -87,4 +87,40 @@ void emitDivisionRuns(llvm::IRBuilder<> &b, const XDivision &d, const std::vecto
                       const std::function<void(llvm::Value *, llvm::Value *, const char *,
                                                llvm::Function *)> &loop);
 
+// Clamped x indices: `min(max(x + d, lo), hi)` (smin/smax/umin/umax, as intrinsics or as
+// their select form), or a select whose clamped arm is the bound it compares with
+// (OpenCL C's clamp-to-edge `v < lo ? lo : (v > hi ? hi : v)`) where the operand is x-affine (V(x) = x id plus a group-uniform value,
+// possibly truncated: `int x = get_global_id(0)`) and the bound is group-uniform. Each
+// such min/max makes an index that is not provably consecutive across work-items, so the
+// vectorized x loop gathers (sobel: 8 clamped loads, 144 gathers per vector iteration).
+// Over the work-items where every one of them is the identity (the interior of an
+// image), a clone in which each is replaced by its x-affine operand computes the same
+// values with consecutive indices. The wrapper computes that range at run time (V is
+// monotone in x over a range where it does not wrap) and runs the clone over it, the
+// original function over the work-items before and after it (the edges still clamp).
+struct XClamps {
+  llvm::Function *inner = nullptr; // the clone without the clamps; null: none found
+  struct Clamp {
+    llvm::Value *v = nullptr;     // V(x) (a value of `inner`): x plus invariants, add/sub/trunc
+    llvm::Value *bound = nullptr; // the group-uniform bound (a value of `inner`)
+    bool isSigned = false;
+    // Where the clamp does not fire: V >= bound + adjust (isLower: max(V, bound), or a
+    // select that clamps below), else V <= bound + adjust.
+    bool isLower = false;
+    int adjust = 0; // -1, 0 or 1 (a strict compare)
+  };
+  std::vector<Clamp> clamps;
+};
+
+// Looks for such min/max operations in `f` (parameters as for findWorkItemGuard; allocas
+// promoted). On success `c.inner` is a new internal function (f's parameters) in f's
+// module. Returns false (and leaves `c` empty) when there is none.
+bool findXClamps(llvm::Function &f, unsigned numParams, XClamps &c);
+
+// In the wrapper, at the x level: [lo, hi) within [begin, end) (begin <= end), the
+// work-items on which every clamp of `c` is the identity (lo == hi where there are none).
+void emitClampRange(llvm::IRBuilder<> &b, const XClamps &c, const std::vector<llvm::Value *> &callArgs,
+                    unsigned numParams, llvm::Value *begin, llvm::Value *end, llvm::Value *&lo,
+                    llvm::Value *&hi);
+
 } // namespace cgraph::cpu
