@@ -50,6 +50,7 @@
 #include <llvm/Transforms/InstCombine/InstCombine.h>
 #include <llvm/Transforms/Scalar/SimplifyCFG.h>
 #include <llvm/Transforms/Vectorize/SLPVectorizer.h>
+#include <llvm/Transforms/Utils/Cloning.h>
 #include <llvm/Transforms/Utils/Local.h>
 #include <llvm/Transforms/Utils/PromoteMemToReg.h>
 #include <llvm/Transforms/Vectorize/VectorCombine.h>
@@ -952,12 +953,27 @@ void emitWrappers(Module &m, const KernelPlan &k) {
       // Long bodies take the interleaved x loop (emitGroupLoop) unless they clamp x
       // indices: then the guard as well, so the clamp-free clone runs unmasked.
       const bool longGuard = kGuards && k.longBody;
+      auto search = [&](Function &body, WorkItemGuard &g, XClamps &c) {
+        if (longGuard) {
+          promoteAllocas(body);
+          findWorkItemGuard(body, k.numParams, body.arg_size(), g);
+        }
+        return findXClamps(g.low ? *g.low : body, k.numParams, c);
+      };
+      bool found = true;
       if (longGuard) {
-        promoteAllocas(*k.body);
-        findWorkItemGuard(*k.body, k.numParams, k.body->arg_size(), guard);
+        // A long body without clamps keeps the code it had (not even its allocas
+        // promoted): a copy of it is searched first.
+        ValueToValueMapTy vmap;
+        Function *probe = CloneFunction(k.body, vmap);
+        WorkItemGuard pg;
+        XClamps pc;
+        found = search(*probe, pg, pc);
+        if (pc.inner) pc.inner->eraseFromParent();
+        if (pg.low) pg.low->eraseFromParent();
+        probe->eraseFromParent();
       }
-      Function *xf = guard.low ? guard.low : k.body;
-      if (!findXClamps(*xf, k.numParams, clamps) && longGuard && guard.low) {
+      if (found && !search(*k.body, guard, clamps) && longGuard && guard.low) {
         guard.low->eraseFromParent();
         guard = WorkItemGuard{};
       }
