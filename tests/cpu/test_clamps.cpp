@@ -106,6 +106,23 @@ TEST_CASE("cpu: unsigned min of an index that wraps inside the group", "[cpu][cl
   }
 }
 
+TEST_CASE("cpu: lower clamps of ids that wrap inside the group", "[cpu][clamps]") {
+  NDRange r = range1D(64);
+  r.offset[0].value = 4294967264u; // the uint id wraps after 32 work-items
+  auto u = as<uint32_t>(runOne("clamps.cl", "clamp_max_wrap", r, {zeros(64 * 4)})[0]);
+  for (uint64_t k = 0; k < 64; ++k) {
+    INFO("k " << k);
+    REQUIRE(u[k] == std::max<uint32_t>(uint32_t(4294967264u + k) + 3u, 5u));
+  }
+  r.offset[0].value = 2147483616u; // the int id passes INT_MAX after 32 work-items
+  auto s = as<int32_t>(runOne("clamps.cl", "clamp_smax_wrap", r, {zeros(64 * 4)})[0]);
+  for (uint64_t k = 0; k < 64; ++k) {
+    const int32_t i = int32_t(uint32_t(2147483616u + k));
+    INFO("k " << k);
+    REQUIRE(s[k] == std::max<int32_t>(i, -5));
+  }
+}
+
 TEST_CASE("cpu: one-sided clamps as selects", "[cpu][clamps]") {
   const auto in = randomInts(100, 9);
   const int32_t n = 100, lo = 4;
@@ -115,8 +132,10 @@ TEST_CASE("cpu: one-sided clamps as selects", "[cpu][clamps]") {
   for (int64_t x = 0; x < n; ++x) {
     const int64_t a = std::max<int64_t>(x - 3, lo), b = std::min<int64_t>(x + 2, n - 1),
                   c = std::max<int64_t>(x - 7, 0), d = std::min<int64_t>(x + 9, n - 1);
+    const int64_t e = x - 20 <= lo ? lo : 2 * (x - 20);
     INFO("x " << x);
-    REQUIRE(out[size_t(x)] == in[size_t(a)] + 10 * in[size_t(b)] + 100 * in[size_t(c)] + 1000 * in[size_t(d)]);
+    REQUIRE(out[size_t(x)] ==
+            in[size_t(a)] + 10 * in[size_t(b)] + 100 * in[size_t(c)] + 1000 * in[size_t(d)] + 3 * e);
   }
 }
 

@@ -8,6 +8,8 @@
 // cgtest: kernel=sobel_clamped global=70,6 args=mag:f32[420]:w, in:f32[420]:rand, 70:u32, 6:u32
 // cgtest: kernel=clamp_builtin global=200 offset=3 args=out:i32[200]:w, in:i32[256]:rand(-1000..1000), -5:i32, 10:i32, 180:i32
 // cgtest: kernel=clamp_umin_wrap global=64 offset=4294967264 args=out:i32[64]:w, in:i32[16]:rand(-1000..1000), 16:u32
+// cgtest: kernel=clamp_max_wrap global=64 offset=4294967264 args=out:u32[64]:w
+// cgtest: kernel=clamp_smax_wrap global=64 offset=2147483616 args=out:i32[64]:w
 // cgtest: kernel=clamp_forms global=100 args=out:i32[100]:w, in:i32[100]:rand(-1000..1000), 100:i32, 4:i32
 // cgtest: kernel=clamp_groups global=112 local=16 args=out:i32[100]:w, in:i32[100]:rand(-1000..1000), 100:u32
 
@@ -63,6 +65,18 @@ __kernel void clamp_umin_wrap(__global int *out, __global const int *in, uint n)
   out[get_global_id(0) - get_global_offset(0)] = in[min(i + 3u, n - 1u)];
 }
 
+// Lower clamps alone of ids that wrap inside the group (past 2^32 as a uint, past
+// INT_MAX as an int): where the id wraps, the clamp fires again.
+__kernel void clamp_max_wrap(__global uint *out) {
+  uint i = get_global_id(0);
+  out[get_global_id(0) - get_global_offset(0)] = max(i + 3u, 5u);
+}
+
+__kernel void clamp_smax_wrap(__global int *out) {
+  int i = get_global_id(0);
+  out[get_global_id(0) - get_global_offset(0)] = i < -5 ? -5 : i;
+}
+
 // One-sided clamps, written as selects with strict and non-strict compares.
 __kernel void clamp_forms(__global int *out, __global const int *in, int n, int lo) {
   int x = get_global_id(0);
@@ -74,7 +88,11 @@ __kernel void clamp_forms(__global int *out, __global const int *in, int n, int 
   c = c < 0 ? 0 : c;
   int d = x + 9;
   d = n - 1 < d ? n - 1 : d;
-  out[x] = in[a] + 10 * in[b] + 100 * in[c] + 1000 * in[d];
+  // Not the identity where it does not fire, and the two arms differ where the compare
+  // holds with equality: the clone may only run where x - 20 > lo.
+  int e = x - 20;
+  e = e <= lo ? lo : 2 * e;
+  out[x] = in[a] + 10 * in[b] + 100 * in[c] + 1000 * in[d] + 3 * e;
 }
 
 // The x index from the group and local ids (the kernel sees its groups: every group
