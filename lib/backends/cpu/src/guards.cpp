@@ -460,6 +460,43 @@ void canonicalize(Function &f) {
   fpm.run(f, fam);
 }
 
+// Where the clone runs, each clamped V does not wrap (emitClampRange), so there
+// sext(V) (V with a signed clamp) is sext(V(0)) + x and zext(V) (with an unsigned
+// clamp) zext(V(0)) + x, exactly, as 64-bit values. Written so, `in[clamp(i + d, lo,
+// hi)]` indexes x plus an invariant, a consecutive load; sext(trunc(x + K) + d) is not
+// one without the vectorizer's run-time checks (which it does not always add).
+void extendAffine(Function &g, unsigned xArg, const XClamps &c) {
+  std::map<Value *, std::pair<bool, bool>> kinds; // V -> (a signed clamp, an unsigned one)
+  for (const XClamps::Clamp &k : c.clamps)
+    (k.isSigned ? kinds[k.v].first : kinds[k.v].second) = true;
+  Argument *x = g.getArg(xArg);
+  for (auto &[v, kind] : kinds) {
+    if (v->getType()->getIntegerBitWidth() >= 64) continue;
+    for (User *u : make_early_inc_range(v->users())) {
+      auto *ext = dyn_cast<CastInst>(u);
+      if (!ext || !ext->getType()->isIntegerTy(64) ||
+          !((isa<SExtInst>(ext) && kind.first) || (isa<ZExtInst>(ext) && kind.second)))
+        continue;
+      IRBuilder<> b(ext);
+      // V(0): V's x-dependent chain again with x = 0, modular (no wrap flags).
+      std::function<Value *(Value *)> at0 = [&](Value *w) -> Value * {
+        if (w == x) return ConstantInt::get(x->getType(), 0);
+        auto *i = dyn_cast<Instruction>(w);
+        if (!i || !affineX(w, xArg)) return w;
+        Instruction *n = i->clone();
+        n->dropPoisonGeneratingFlags();
+        for (unsigned k = 0; k < n->getNumOperands(); ++k)
+          n->setOperand(k, at0(i->getOperand(k)));
+        return b.Insert(n);
+      };
+      Value *v0 = isa<SExtInst>(ext) ? b.CreateSExt(at0(v), b.getInt64Ty()) : b.CreateZExt(at0(v), b.getInt64Ty());
+      // No signed wrap: the sum is ext(V(x)) itself.
+      ext->replaceAllUsesWith(b.CreateAdd(v0, x, "", false, true));
+      ext->eraseFromParent();
+    }
+  }
+}
+
 } // namespace
 
 bool findXClamps(Function &f, unsigned numParams, XClamps &c) {
@@ -513,6 +550,7 @@ bool findXClamps(Function &f, unsigned numParams, XClamps &c) {
     (*it)->replaceAllUsesWith(removed[*it]);
   for (auto it = order.rbegin(); it != order.rend(); ++it)
     (*it)->eraseFromParent();
+  extendAffine(*g, numParams, c);
   c.inner = g;
   return true;
 }
