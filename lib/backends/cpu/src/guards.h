@@ -87,17 +87,21 @@ void emitDivisionRuns(llvm::IRBuilder<> &b, const XDivision &d, const std::vecto
                       const std::function<void(llvm::Value *, llvm::Value *, const char *,
                                                llvm::Function *)> &loop);
 
-// Clamped x indices: `min(max(x + d, lo), hi)` (smin/smax/umin/umax, as intrinsics or as
-// their select form), or a select whose clamped arm is the bound it compares with
-// (OpenCL C's clamp-to-edge `v < lo ? lo : (v > hi ? hi : v)`) where the operand is x-affine (V(x) = x id plus a group-uniform value,
-// possibly truncated: `int x = get_global_id(0)`) and the bound is group-uniform. Each
-// such min/max makes an index that is not provably consecutive across work-items, so the
-// vectorized x loop gathers (sobel: 8 clamped loads, 144 gathers per vector iteration).
-// Over the work-items where every one of them is the identity (the interior of an
-// image), a clone in which each is replaced by its x-affine operand computes the same
-// values with consecutive indices. The wrapper computes that range at run time (V is
-// monotone in x over a range where it does not wrap) and runs the clone over it, the
-// original function over the work-items before and after it (the edges still clamp).
+// Clamped x indices: a min/max (smin/smax/umin/umax, as an intrinsic or in select form)
+// of an x-affine value V against a group-uniform bound, or a select on `V pred B` whose
+// clamped arm is B itself (OpenCL C's clamp-to-edge `v < lo ? lo : (v > hi ? hi : v)`);
+// V(x) is the x id plus a group-uniform value through add, sub and trunc (`int x =
+// get_global_id(0)`, `x - 1`). Such an index is not provably consecutive across
+// work-items, so the vectorized x loop gathers (examples/image's sobel: 8 clamped loads,
+// 144 gathers in its wrapper, 1.2x PoCL's time). Over the work-items where none of them
+// fires (the interior of an image), a clone in which each is replaced by the arm it
+// picks there (V for a min/max) computes the same values with consecutive indices. The
+// wrapper computes that range at run time and runs the clone over it, the original
+// function over the work-items before and after it (the edges still clamp).
+// Legality: V(x) == V(0) + x modulo 2^w; over a range where V(0) + x (exact) stays
+// within V's w-bit range, V does not wrap and is increasing, so each compare of V with
+// its bound holds for the whole range iff it holds at the range's first work-item (a
+// lower bound) or last one (an upper bound). emitClampRange intersects these ranges.
 struct XClamps {
   llvm::Function *inner = nullptr; // the clone without the clamps; null: none found
   struct Clamp {
@@ -112,13 +116,16 @@ struct XClamps {
   std::vector<Clamp> clamps;
 };
 
-// Looks for such min/max operations in `f` (parameters as for findWorkItemGuard; allocas
-// promoted). On success `c.inner` is a new internal function (f's parameters) in f's
-// module. Returns false (and leaves `c` empty) when there is none.
+// Looks for such clamps in `f` (parameters as for findWorkItemGuard; allocas promoted).
+// On success `c.inner` is a new internal function (f's parameters) in f's module, with
+// each clamp replaced and, where a clamped V is extended to 64 bits, the extension
+// written as ext(V(0)) + x (exact where the clone runs). Returns false (and leaves `c`
+// empty) when there is none.
 bool findXClamps(llvm::Function &f, unsigned numParams, XClamps &c);
 
 // In the wrapper, at the x level: [lo, hi) within [begin, end) (begin <= end), the
-// work-items on which every clamp of `c` is the identity (lo == hi where there are none).
+// work-items on which no clamp of `c` fires and no clamped V wraps (lo == hi where
+// there are none). `callArgs` as for emitGuardCount.
 void emitClampRange(llvm::IRBuilder<> &b, const XClamps &c, const std::vector<llvm::Value *> &callArgs,
                     unsigned numParams, llvm::Value *begin, llvm::Value *end, llvm::Value *&lo,
                     llvm::Value *&hi);
