@@ -1,10 +1,15 @@
 // Work-item guards: see guards.h.
 #include "guards.h"
 
+#include <llvm/ADT/PostOrderIterator.h>
 #include <llvm/ADT/SmallPtrSet.h>
 #include <llvm/Analysis/ValueTracking.h>
 #include <llvm/IR/Instructions.h>
+#include <llvm/IR/IntrinsicInst.h>
 #include <llvm/IR/Module.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Transforms/Scalar/EarlyCSE.h>
+#include <llvm/Transforms/Scalar/SimplifyCFG.h>
 #include <llvm/Transforms/Utils/Cloning.h>
 #include <llvm/Transforms/Utils/Local.h>
 #include <llvm/Transforms/Utils/ValueMapper.h>
@@ -218,6 +223,10 @@ struct WrapperCloner {
   unsigned numParams;
   Value *&x;
   std::map<Value *, Value *> memo;
+  // Drop nsw/nuw/exact on the copies: the wrapper evaluates them at x values the
+  // function may never see (x = 0 for V(0)), where a wrap must be the plain modular
+  // result, not poison.
+  bool dropFlags = false;
   Value *operator()(Value *v) {
     if (auto *a = dyn_cast<Argument>(v)) return a->getArgNo() == numParams ? x : callArgs[a->getArgNo()];
     auto *i = dyn_cast<Instruction>(v);
@@ -225,6 +234,7 @@ struct WrapperCloner {
     auto it = memo.find(v);
     if (it != memo.end()) return it->second;
     Instruction *c = i->clone();
+    if (dropFlags) c->dropPoisonGeneratingFlags();
     for (unsigned k = 0; k < c->getNumOperands(); ++k)
       c->setOperand(k, (*this)(i->getOperand(k)));
     b.Insert(c);
@@ -316,6 +326,267 @@ void emitGuardCount(IRBuilder<> &b, const WorkItemGuard &g, const std::vector<Va
   pass = b.CreateSelect(b.CreateICmpSLT(pass, ConstantInt::get(i128, 0)), ConstantInt::get(i128, 0), pass);
   pass = b.CreateSelect(b.CreateICmpSGT(pass, n), n, pass);
   count = b.CreateTrunc(pass, b.getInt64Ty());
+}
+
+namespace {
+
+// V(x) modulo 2^width: the x id plus invariants through add, sub (of an invariant) and
+// trunc, so V(x) == V(0) + x modulo 2^width for every x.
+bool affineX(Value *v, unsigned xArg, int depth = 0) {
+  if (auto *a = dyn_cast<Argument>(v)) return a->getArgNo() == xArg;
+  if (depth > kMaxDepth) return false;
+  if (auto *t = dyn_cast<TruncInst>(v)) return affineX(t->getOperand(0), xArg, depth + 1);
+  auto *bo = dyn_cast<BinaryOperator>(v);
+  if (!bo) return false;
+  Value *l = bo->getOperand(0), *r = bo->getOperand(1);
+  if (bo->getOpcode() == Instruction::Add)
+    return (affineX(l, xArg, depth + 1) && invariant(r, xArg)) ||
+           (affineX(r, xArg, depth + 1) && invariant(l, xArg));
+  if (bo->getOpcode() == Instruction::Sub) return affineX(l, xArg, depth + 1) && invariant(r, xArg);
+  return false;
+}
+
+// An integer min/max of `i`: its operands, signedness and direction.
+bool minMax(Instruction &i, Value *&a, Value *&b, bool &isSigned, bool &isMax) {
+  if (auto *ii = dyn_cast<IntrinsicInst>(&i)) {
+    switch (ii->getIntrinsicID()) {
+    case Intrinsic::smax: isSigned = true; isMax = true; break;
+    case Intrinsic::smin: isSigned = true; isMax = false; break;
+    case Intrinsic::umax: isSigned = false; isMax = true; break;
+    case Intrinsic::umin: isSigned = false; isMax = false; break;
+    default: return false;
+    }
+    a = ii->getArgOperand(0);
+    b = ii->getArgOperand(1);
+    return true;
+  }
+  if (!isa<SelectInst>(i) || !i.getType()->isIntegerTy()) return false;
+  // The select is exactly min/max(a, b) (no casts looked through: CastOp is null).
+  switch (matchSelectPattern(&i, a, b).Flavor) {
+  case SPF_SMAX: isSigned = true; isMax = true; return true;
+  case SPF_SMIN: isSigned = true; isMax = false; return true;
+  case SPF_UMAX: isSigned = false; isMax = true; return true;
+  case SPF_UMIN: isSigned = false; isMax = false; return true;
+  default: return false;
+  }
+}
+
+// `select (V pred B), B, R` or `select (V pred B), R, B` (either operand order of the
+// compare; V x-affine, B invariant, pred relational): a clamp whose clamped arm is the
+// bound itself (OpenCL C's `v < lo ? lo : ...` after canonicalization, where the other
+// arm is a nested clamp and so not a min/max pattern). Where it does not fire the select
+// is R: `keep`, with `k` the condition on V under which the compare picks R.
+template <typename S>
+bool clampSelect(Instruction &i, unsigned xArg, S strip, XClamps::Clamp &k, Value *&keep) {
+  auto *sel = dyn_cast<SelectInst>(&i);
+  if (!sel || !sel->getType()->isIntegerTy()) return false;
+  auto *cmp = dyn_cast<ICmpInst>(sel->getCondition());
+  if (!cmp || cmp->isEquality()) return false;
+  ICmpInst::Predicate p = cmp->getPredicate();
+  Value *v = cmp->getOperand(0), *bound = cmp->getOperand(1);
+  if (!invariant(bound, xArg)) {
+    std::swap(v, bound);
+    p = ICmpInst::getSwappedPredicate(p);
+  }
+  v = strip(v);
+  if (!invariant(bound, xArg) || !affineX(v, xArg)) return false;
+  bool want; // the compare's value where R is picked
+  if (sel->getTrueValue() == bound) {
+    keep = sel->getFalseValue();
+    want = false;
+  } else if (sel->getFalseValue() == bound) {
+    keep = sel->getTrueValue();
+    want = true;
+  } else {
+    return false;
+  }
+  if (!want) p = ICmpInst::getInversePredicate(p);
+  // V p B for every x, as V >= B + adjust or V <= B + adjust.
+  k.v = v;
+  k.bound = bound;
+  k.isSigned = ICmpInst::isSigned(p);
+  switch (p) {
+  case ICmpInst::ICMP_SLT: case ICmpInst::ICMP_ULT: k.isLower = false; k.adjust = -1; break;
+  case ICmpInst::ICMP_SLE: case ICmpInst::ICMP_ULE: k.isLower = false; k.adjust = 0; break;
+  case ICmpInst::ICMP_SGT: case ICmpInst::ICMP_UGT: k.isLower = true; k.adjust = 1; break;
+  case ICmpInst::ICMP_SGE: case ICmpInst::ICMP_UGE: k.isLower = true; k.adjust = 0; break;
+  default: return false;
+  }
+  return true;
+}
+
+// Whether `f` compares an x-affine value with an invariant one (a clamp's test, at -O0
+// a branch), or has a min/max intrinsic: worth canonicalizing a clone to look closer.
+bool mayClamp(Function &f, unsigned xArg) {
+  for (BasicBlock &bb : f)
+    for (Instruction &i : bb) {
+      Value *a, *b;
+      if (auto *c = dyn_cast<ICmpInst>(&i)) {
+        a = c->getOperand(0);
+        b = c->getOperand(1);
+      } else if (auto *ii = dyn_cast<IntrinsicInst>(&i)) {
+        Intrinsic::ID id = ii->getIntrinsicID();
+        if (id != Intrinsic::smax && id != Intrinsic::smin && id != Intrinsic::umax && id != Intrinsic::umin)
+          continue;
+        a = ii->getArgOperand(0);
+        b = ii->getArgOperand(1);
+      } else {
+        continue;
+      }
+      if ((affineX(a, xArg) && invariant(b, xArg)) || (affineX(b, xArg) && invariant(a, xArg)))
+        return true;
+    }
+  return false;
+}
+
+// -O0 clamps are branch diamonds joined by phis: SimplifyCFG makes them selects, and
+// EarlyCSE makes one value of each bound computed twice (`v > n - 1 ? n - 1 : v`). No
+// InstCombine: it rewrites the index arithmetic around the clamps (sext of a trunc as
+// shl + ashr) into forms the vectorizer no longer sees as consecutive.
+void canonicalize(Function &f) {
+  LoopAnalysisManager lam;
+  FunctionAnalysisManager fam;
+  CGSCCAnalysisManager cgam;
+  ModuleAnalysisManager mam;
+  PassBuilder pb;
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  FunctionPassManager fpm;
+  fpm.addPass(SimplifyCFGPass());
+  fpm.addPass(EarlyCSEPass());
+  fpm.run(f, fam);
+}
+
+// Where the clone runs, each clamped V does not wrap (emitClampRange), so there
+// sext(V) (V with a signed clamp) is sext(V(0)) + x and zext(V) (with an unsigned
+// clamp) zext(V(0)) + x, exactly, as 64-bit values. Written so, `in[clamp(i + d, lo,
+// hi)]` indexes x plus an invariant, a consecutive load; sext(trunc(x + K) + d) is not
+// one without the vectorizer's run-time checks (which it does not always add).
+void extendAffine(Function &g, unsigned xArg, const XClamps &c) {
+  std::map<Value *, std::pair<bool, bool>> kinds; // V -> (a signed clamp, an unsigned one)
+  for (const XClamps::Clamp &k : c.clamps)
+    (k.isSigned ? kinds[k.v].first : kinds[k.v].second) = true;
+  Argument *x = g.getArg(xArg);
+  for (auto &[v, kind] : kinds) {
+    if (v->getType()->getIntegerBitWidth() >= 64) continue;
+    for (User *u : make_early_inc_range(v->users())) {
+      auto *ext = dyn_cast<CastInst>(u);
+      if (!ext || !ext->getType()->isIntegerTy(64) ||
+          !((isa<SExtInst>(ext) && kind.first) || (isa<ZExtInst>(ext) && kind.second)))
+        continue;
+      IRBuilder<> b(ext);
+      // V(0): V's x-dependent chain again with x = 0, modular (no wrap flags).
+      std::function<Value *(Value *)> at0 = [&](Value *w) -> Value * {
+        if (w == x) return ConstantInt::get(x->getType(), 0);
+        auto *i = dyn_cast<Instruction>(w);
+        if (!i || !affineX(w, xArg)) return w;
+        Instruction *n = i->clone();
+        n->dropPoisonGeneratingFlags();
+        for (unsigned k = 0; k < n->getNumOperands(); ++k)
+          n->setOperand(k, at0(i->getOperand(k)));
+        return b.Insert(n);
+      };
+      Value *v0 = isa<SExtInst>(ext) ? b.CreateSExt(at0(v), b.getInt64Ty()) : b.CreateZExt(at0(v), b.getInt64Ty());
+      // No signed wrap: the sum is ext(V(x)) itself.
+      ext->replaceAllUsesWith(b.CreateAdd(v0, x, "", false, true));
+      ext->eraseFromParent();
+    }
+  }
+}
+
+} // namespace
+
+bool findXClamps(Function &f, unsigned numParams, XClamps &c) {
+  c = XClamps{};
+  if (!mayClamp(f, numParams)) return false;
+  ValueToValueMapTy vmap;
+  Function *g = CloneFunction(&f, vmap);
+  g->setName(f.getName() + ".inner");
+  g->addFnAttr(Attribute::AlwaysInline);
+  canonicalize(*g);
+  // Definitions before uses (blocks in reverse post-order), so an inner min/max of a
+  // nested clamp is seen before the outer one, whose x operand it is.
+  std::map<Instruction *, Value *> removed; // min/max -> its x operand
+  std::vector<Instruction *> order;
+  auto strip = [&](Value *v) {
+    for (auto it = removed.find(dyn_cast<Instruction>(v)); it != removed.end();
+         it = removed.find(dyn_cast<Instruction>(v)))
+      v = it->second;
+    return v;
+  };
+  ReversePostOrderTraversal<Function *> rpot(g);
+  for (BasicBlock *bb : rpot)
+    for (Instruction &i : *bb) {
+      Value *a, *b, *keep;
+      XClamps::Clamp k;
+      if (minMax(i, a, b, k.isSigned, k.isLower)) {
+        // max(V, B) is V where V >= B; min(V, B) where V <= B.
+        if (invariant(b, numParams) && affineX(strip(a), numParams)) {
+          keep = a;
+          k.bound = b;
+        } else if (invariant(a, numParams) && affineX(strip(b), numParams)) {
+          keep = b;
+          k.bound = a;
+        } else {
+          continue;
+        }
+        k.v = strip(keep);
+      } else if (!clampSelect(i, numParams, strip, k, keep)) {
+        continue;
+      }
+      removed[&i] = keep;
+      order.push_back(&i);
+      c.clamps.push_back(k);
+    }
+  if (c.clamps.empty()) {
+    g->eraseFromParent();
+    return false;
+  }
+  // Outer ones first: each is replaced by its x operand while that is still in place.
+  for (auto it = order.rbegin(); it != order.rend(); ++it)
+    (*it)->replaceAllUsesWith(removed[*it]);
+  for (auto it = order.rbegin(); it != order.rend(); ++it)
+    (*it)->eraseFromParent();
+  extendAffine(*g, numParams, c);
+  c.inner = g;
+  return true;
+}
+
+void emitClampRange(IRBuilder<> &b, const XClamps &c, const std::vector<Value *> &callArgs,
+                    unsigned numParams, Value *begin, Value *end, Value *&lo, Value *&hi) {
+  Value *xValue = b.getInt64(0);
+  WrapperCloner clone{b, callArgs, numParams, xValue, {}, true};
+  // In 128 bits, where none of this wraps. With v0 = V(0) as a w-bit number (signed or
+  // not, as the min/max compares), u(x) = v0 + x; over x in [lo, hi) u stays within
+  // the w-bit range (the constraints below), so V(x) == u(x) there: V does not wrap,
+  // is increasing, and a max (min) is the identity on the whole range when it is at lo
+  // (hi - 1).
+  Type *i128 = b.getIntNTy(128);
+  auto smax = [&](Value *x, Value *y) { return b.CreateSelect(b.CreateICmpSGT(x, y), x, y); };
+  auto smin = [&](Value *x, Value *y) { return b.CreateSelect(b.CreateICmpSLT(x, y), x, y); };
+  Value *e = b.CreateZExt(end, i128);
+  Value *l = b.CreateZExt(begin, i128), *h = e;
+  for (const XClamps::Clamp &k : c.clamps) {
+    const unsigned w = k.v->getType()->getIntegerBitWidth();
+    auto ext = [&](Value *v) { return k.isSigned ? b.CreateSExt(v, i128) : b.CreateZExt(v, i128); };
+    Value *v0 = ext(clone(k.v));
+    Value *bound = b.CreateAdd(ext(clone(k.bound)), ConstantInt::get(i128, uint64_t(int64_t(k.adjust)), true));
+    const APInt minW = k.isSigned ? APInt::getSignedMinValue(w).sext(128) : APInt(128, 0);
+    const APInt maxW = k.isSigned ? APInt::getSignedMaxValue(w).sext(128) : APInt::getMaxValue(w).zext(128);
+    l = smax(l, b.CreateSub(ConstantInt::get(i128, minW), v0));
+    h = smin(h, b.CreateSub(ConstantInt::get(i128, maxW + 1), v0));
+    if (k.isLower)
+      l = smax(l, b.CreateSub(bound, v0)); // v0 + x >= bound
+    else
+      h = smin(h, b.CreateAdd(b.CreateSub(bound, v0), ConstantInt::get(i128, 1))); // v0 + x <= bound
+  }
+  l = smin(l, e);
+  h = smax(h, l);
+  lo = b.CreateTrunc(l, b.getInt64Ty(), "clamp.lo");
+  hi = b.CreateTrunc(h, b.getInt64Ty(), "clamp.hi");
 }
 
 } // namespace cgraph::cpu

@@ -87,4 +87,47 @@ void emitDivisionRuns(llvm::IRBuilder<> &b, const XDivision &d, const std::vecto
                       const std::function<void(llvm::Value *, llvm::Value *, const char *,
                                                llvm::Function *)> &loop);
 
+// Clamped x indices: a min/max (smin/smax/umin/umax, as an intrinsic or in select form)
+// of an x-affine value V against a group-uniform bound, or a select on `V pred B` whose
+// clamped arm is B itself (OpenCL C's clamp-to-edge `v < lo ? lo : (v > hi ? hi : v)`);
+// V(x) is the x id plus a group-uniform value through add, sub and trunc (`int x =
+// get_global_id(0)`, `x - 1`). Such an index is not provably consecutive across
+// work-items, so the vectorized x loop gathers (examples/image's sobel: 8 clamped loads,
+// 144 gathers in its wrapper, 1.2x PoCL's time). Over the work-items where none of them
+// fires (the interior of an image), a clone in which each is replaced by the arm it
+// picks there (V for a min/max) computes the same values with consecutive indices. The
+// wrapper computes that range at run time and runs the clone over it, the original
+// function over the work-items before and after it (the edges still clamp).
+// Legality: V(x) == V(0) + x modulo 2^w; over a range where V(0) + x (exact) stays
+// within V's w-bit range, V does not wrap and is increasing, so each compare of V with
+// its bound holds for the whole range iff it holds at the range's first work-item (a
+// lower bound) or last one (an upper bound). emitClampRange intersects these ranges.
+struct XClamps {
+  llvm::Function *inner = nullptr; // the clone without the clamps; null: none found
+  struct Clamp {
+    llvm::Value *v = nullptr;     // V(x) (a value of `inner`): x plus invariants, add/sub/trunc
+    llvm::Value *bound = nullptr; // the group-uniform bound (a value of `inner`)
+    bool isSigned = false;
+    // Where the clamp does not fire: V >= bound + adjust (isLower: max(V, bound), or a
+    // select that clamps below), else V <= bound + adjust.
+    bool isLower = false;
+    int adjust = 0; // -1, 0 or 1 (a strict compare)
+  };
+  std::vector<Clamp> clamps;
+};
+
+// Looks for such clamps in `f` (parameters as for findWorkItemGuard; allocas promoted).
+// On success `c.inner` is a new internal function (f's parameters) in f's module, with
+// each clamp replaced and, where a clamped V is extended to 64 bits, the extension
+// written as ext(V(0)) + x (exact where the clone runs). Returns false (and leaves `c`
+// empty) when there is none.
+bool findXClamps(llvm::Function &f, unsigned numParams, XClamps &c);
+
+// In the wrapper, at the x level: [lo, hi) within [begin, end) (begin <= end), the
+// work-items on which no clamp of `c` fires and no clamped V wraps (lo == hi where
+// there are none). `callArgs` as for emitGuardCount.
+void emitClampRange(llvm::IRBuilder<> &b, const XClamps &c, const std::vector<llvm::Value *> &callArgs,
+                    unsigned numParams, llvm::Value *begin, llvm::Value *end, llvm::Value *&lo,
+                    llvm::Value *&hi);
+
 } // namespace cgraph::cpu

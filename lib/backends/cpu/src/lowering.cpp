@@ -50,6 +50,7 @@
 #include <llvm/Transforms/InstCombine/InstCombine.h>
 #include <llvm/Transforms/Scalar/SimplifyCFG.h>
 #include <llvm/Transforms/Vectorize/SLPVectorizer.h>
+#include <llvm/Transforms/Utils/Cloning.h>
 #include <llvm/Transforms/Utils/Local.h>
 #include <llvm/Transforms/Utils/PromoteMemToReg.h>
 #include <llvm/Transforms/Vectorize/VectorCombine.h>
@@ -675,6 +676,38 @@ Value *callBody(IRBuilder<> &b, Function *body, std::vector<Value *> args, const
   return b.CreateCall(body, bodyOperands(std::move(args), ba, extra));
 }
 
+// The x loop over [begin, end) of `outer` cut by clamped x indices (guards.h XClamps):
+// the work-items on which every clamp is the identity run `c.inner` (consecutive
+// indices, no gathers), those before and after them `outer`. Legal because `c.inner`
+// and `outer` compute the same values wherever the clamps are the identity, which
+// emitClampRange() checks at run time for every work-item of the middle range.
+template <typename F, typename O>
+void emitClampedX(IRBuilder<> &b, BodyArgs &ba, unsigned numParams, const XClamps &c,
+                  Value *begin, Value *end, Function *outer, F emit, O ops, LoopHints hints) {
+  Value *lo, *hi;
+  emitClampRange(b, c, ops(), numParams, begin, end, lo, hi);
+  Function *f = b.GetInsertBlock()->getParent();
+  LLVMContext &ctx = f->getContext();
+  auto range = [&](Value *from, Value *to, const char *name, Function *callee) {
+    BasicBlock *run = BasicBlock::Create(ctx, std::string(name) + ".run", f);
+    BasicBlock *skip = BasicBlock::Create(ctx, std::string(name) + ".skip", f);
+    b.CreateCondBr(b.CreateICmpULT(from, to), run, skip);
+    b.SetInsertPoint(run);
+    emitLoop(
+        b, to, name,
+        [&](Value *x) {
+          ba.l[0] = x;
+          emit(callee);
+        },
+        hints, from);
+    b.CreateBr(skip);
+    b.SetInsertPoint(skip);
+  };
+  range(begin, lo, "x.edge", outer);
+  range(lo, hi, "x.inner", c.inner);
+  range(hi, end, "x.edge", outer);
+}
+
 // The x loop narrowed by a work-item guard (guards.h): the leading work-items that pass
 // it run `g.low`, the rest `orig` (all of them where the count is not usable; else none,
 // or with `tail` the last one: a barrier region's next region and carried values).
@@ -682,7 +715,8 @@ Value *callBody(IRBuilder<> &b, Function *body, std::vector<Value *> args, const
 template <typename F, typename O>
 void emitGuardedX(IRBuilder<> &b, BodyArgs &ba, unsigned numParams, const WorkItemGuard &g,
                   Function *orig, bool tail, F emit, O ops, LoopHints hints,
-                  const XDivision *div = nullptr, std::vector<Value *> *divExtra = nullptr) {
+                  const XDivision *div = nullptr, std::vector<Value *> *divExtra = nullptr,
+                  const XClamps *clamps = nullptr) {
   Value *lx = ba.ctx[kCtxLocalSize + 0];
   ba.l[0] = b.getInt64(0);
   Value *count, *usable;
@@ -730,6 +764,8 @@ void emitGuardedX(IRBuilder<> &b, BodyArgs &ba, unsigned numParams, const WorkIt
             hints, begin);
       };
       emitDivisionRuns(b, *div, ops(), numParams, n1, g.low, qr, {}, loop);
+    } else if (clamps && clamps->inner) {
+      emitClampedX(b, ba, numParams, *clamps, b.getInt64(0), n1, g.low, emit, ops, hints);
     } else {
       emitLoop(
           b, n1, "x.low",
@@ -754,6 +790,7 @@ struct XGuard {
   unsigned numParams = 0;
   const XDivision *div = nullptr;            // runs of one quotient (barrier-free only)
   std::vector<Value *> *divExtra = nullptr;  // the extra call operands emit() must pass
+  const XClamps *clamps = nullptr;           // clamped x indices of the function the x loop calls
 };
 
 // The z/y/x loop over the group's work-items; `emit` is the work-item. `ilp`: the x
@@ -779,7 +816,13 @@ void emitGroupLoop(IRBuilder<> &b, BodyArgs &ba, F emit, bool ilp = false, bool 
       if constexpr (!std::is_same_v<O, std::nullptr_t>) {
         if (xg.guard && xg.guard->low) {
           emitGuardedX(b, ba, xg.numParams, *xg.guard, xg.orig, xg.tail, emit, ops,
-                       {kJamCount, 0, 0, parallel}, xg.div, xg.divExtra);
+                       {kJamCount, 0, 0, parallel}, xg.div, xg.divExtra, xg.clamps);
+          return;
+        }
+        if (xg.clamps && xg.clamps->inner) {
+          ba.l[0] = b.getInt64(0);
+          emitClampedX(b, ba, xg.numParams, *xg.clamps, b.getInt64(0), lx, xg.orig, emit, ops,
+                       {kJamCount, 0, 0, parallel});
           return;
         }
       }
@@ -830,6 +873,11 @@ cl::opt<bool> kParallelAccesses(
 cl::opt<bool> kGuards("cgraph-cpu-guards", cl::init(true),
                       cl::desc("cgraph cpu backend: narrow x loops to the work-items that pass a "
                                "guard on their x id (guards.h)"));
+
+// A/B: CGRAPH_CPU_LLVM_ARGS=-cgraph-cpu-clamps=0 keeps clamped x indices in every work-item.
+cl::opt<bool> kClamps("cgraph-cpu-clamps", cl::init(true),
+                      cl::desc("cgraph cpu backend: x loops split where clamped x indices are "
+                               "the identity (guards.h XClamps)"));
 
 // A/B: CGRAPH_CPU_LLVM_ARGS=-cgraph-cpu-div-runs=0 divides per work-item (guards.h XDivision).
 cl::opt<bool> kDivisionRuns("cgraph-cpu-div-runs", cl::init(true),
@@ -893,6 +941,7 @@ void emitWrappers(Module &m, const KernelPlan &k) {
     WorkItemGuard guard;
     XDivision div;
     std::vector<Value *> divExtra;
+    XClamps clamps;
     if (kGuards && !k.longBody) {
       promoteAllocas(*k.body);
       findWorkItemGuard(*k.body, k.numParams, k.body->arg_size(), guard);
@@ -900,9 +949,39 @@ void emitWrappers(Module &m, const KernelPlan &k) {
           !guard.low)
         guard.low = k.body; // no guard: every work-item "passes" (bound null)
     }
+    if (kClamps && !div.seg) {
+      // Long bodies take the interleaved x loop (emitGroupLoop) unless they clamp x
+      // indices: then the guard as well, so the clamp-free clone runs unmasked.
+      const bool longGuard = kGuards && k.longBody;
+      auto search = [&](Function &body, WorkItemGuard &g, XClamps &c) {
+        if (longGuard) {
+          promoteAllocas(body);
+          findWorkItemGuard(body, k.numParams, body.arg_size(), g);
+        }
+        return findXClamps(g.low ? *g.low : body, k.numParams, c);
+      };
+      bool found = true;
+      if (longGuard) {
+        // A long body without clamps keeps the code it had (not even its allocas
+        // promoted): a copy of it is searched first.
+        ValueToValueMapTy vmap;
+        Function *probe = CloneFunction(k.body, vmap);
+        WorkItemGuard pg;
+        XClamps pc;
+        found = search(*probe, pg, pc);
+        if (pc.inner) pc.inner->eraseFromParent();
+        if (pg.low) pg.low->eraseFromParent();
+        probe->eraseFromParent();
+      }
+      if (found && !search(*k.body, guard, clamps) && longGuard && guard.low) {
+        guard.low->eraseFromParent();
+        guard = WorkItemGuard{};
+      }
+    }
     tagParallelAccesses(*k.body, k.numParams, k.body->arg_size(), group);
     if (guard.low && guard.low != k.body)
       tagParallelAccesses(*guard.low, k.numParams, k.body->arg_size(), group);
+    if (clamps.inner) tagParallelAccesses(*clamps.inner, k.numParams, k.body->arg_size(), group);
     if (div.seg) {
       tagParallelAccesses(*div.seg, k.numParams, k.body->arg_size(), group);
       // Its divisions are now one per run: the work-item costs what the clone costs.
@@ -910,7 +989,7 @@ void emitWrappers(Module &m, const KernelPlan &k) {
     }
     emitGroupLoop(
         b, ba, [&](Function *f) { callBody(b, f ? f : k.body, args, ba, divExtra); }, k.longBody,
-        k.straight, group, XGuard{&guard, k.body, false, k.numParams, &div, &divExtra},
+        k.straight, group, XGuard{&guard, k.body, false, k.numParams, &div, &divExtra, &clamps},
         [&] { return bodyOperands(args, ba); });
     b.CreateRetVoid();
   } else if (!k.regions.regions.empty()) {
