@@ -91,15 +91,23 @@ Expected<Graph> alreadyFlat(const Graph &g) {
     out.subgraphs.push_back(g.subgraphs[node.subgraph]);
     node.subgraph = uint32_t(out.subgraphs.size() - 1);
   }
-  std::unordered_set<uint64_t> seen;
-  seen.reserve(g.edges.size());
+  // Duplicate edges dropped through an open-addressing set of (from, to) keys: one
+  // allocation, not one per edge (no key is all ones: both ends are below n).
+  size_t cap = 16;
+  while (cap < 2 * g.edges.size()) cap <<= 1;
+  std::vector<uint64_t> seen(cap, ~uint64_t(0));
   out.edges.reserve(g.edges.size());
   for (size_t k = 0; k < g.edges.size(); ++k) {
     const Edge &e = g.edges[k];
     if (e.from >= n || e.to >= n)
       return makeError("edge " + s(k) + " (" + s(e.from) + " -> " + s(e.to) +
                        ") points past the node table (" + s(n) + " nodes)");
-    if (seen.insert(uint64_t(e.from) << 32 | e.to).second) out.edges.push_back(e);
+    const uint64_t key = uint64_t(e.from) << 32 | e.to;
+    size_t h = size_t((key * 0x9E3779B97F4A7C15ull) >> 20) & (cap - 1);
+    while (seen[h] != ~uint64_t(0) && seen[h] != key) h = (h + 1) & (cap - 1);
+    if (seen[h] == key) continue;
+    seen[h] = key;
+    out.edges.push_back(e);
   }
   out.order = g.order;
   if (!isTopologicalOrder(g, out.order)) {

@@ -12,12 +12,27 @@ namespace detail {
 // `node 'name'` or `node #3` for an unnamed node.
 std::string nodeLabel(const Graph &g, uint32_t n);
 std::string slotLabel(const Graph &g, uint32_t s);
-// Successor / predecessor lists (ascending, duplicates removed); edges with an endpoint
-// past the node table are skipped.
-std::vector<std::vector<uint32_t>> successors(const Graph &g);
-std::vector<std::vector<uint32_t>> predecessors(const Graph &g);
+// Successor or predecessor lists of every node in two arrays (ascending, duplicates
+// removed; edges with an endpoint past the node table skipped): two allocations for
+// the whole graph instead of one per node, which dominated validation and ordering.
+struct Adjacency {
+  struct Range {
+    const uint32_t *b, *e;
+    const uint32_t *begin() const { return b; }
+    const uint32_t *end() const { return e; }
+    size_t size() const { return size_t(e - b); }
+    uint32_t operator[](size_t i) const { return b[i]; }
+  };
+  std::vector<uint32_t> start; // node x's list is list[start[x], start[x + 1])
+  std::vector<uint32_t> list;
+  Range operator[](uint32_t x) const { return {list.data() + start[x], list.data() + start[x + 1]}; }
+  size_t size() const { return start.empty() ? 0 : start.size() - 1; }
+};
+Adjacency successors(const Graph &g);
+Adjacency predecessors(const Graph &g);
 // A cycle as a node path whose last element equals the first; empty when acyclic.
 std::vector<uint32_t> findCycle(const Graph &g);
+std::vector<uint32_t> findCycle(const Graph &g, const Adjacency &succ);
 std::string cyclePath(const Graph &g, const std::vector<uint32_t> &cycle);
 bool containsHostTask(const Graph &g, int depth = 0);
 

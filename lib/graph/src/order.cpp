@@ -21,30 +21,40 @@ std::string slotLabel(const Graph &g, uint32_t s) {
   return "slot #" + std::to_string(s);
 }
 
-std::vector<std::vector<uint32_t>> successors(const Graph &g) {
-  std::vector<std::vector<uint32_t>> s(g.nodes.size());
+namespace {
+Adjacency adjacency(const Graph &g, bool forward) {
+  const size_t n = g.nodes.size();
+  Adjacency a;
+  a.start.assign(n + 1, 0);
   for (const Edge &e : g.edges)
-    if (e.from < g.nodes.size() && e.to < g.nodes.size()) s[e.from].push_back(e.to);
-  for (auto &v : s) {
-    std::sort(v.begin(), v.end());
-    v.erase(std::unique(v.begin(), v.end()), v.end());
-  }
-  return s;
-}
-
-std::vector<std::vector<uint32_t>> predecessors(const Graph &g) {
-  std::vector<std::vector<uint32_t>> p(g.nodes.size());
+    if (e.from < n && e.to < n) ++a.start[(forward ? e.from : e.to) + 1];
+  for (size_t x = 0; x < n; ++x)
+    a.start[x + 1] += a.start[x];
+  a.list.resize(a.start[n]);
+  std::vector<uint32_t> fill(a.start.begin(), a.start.end() - 1);
   for (const Edge &e : g.edges)
-    if (e.from < g.nodes.size() && e.to < g.nodes.size()) p[e.to].push_back(e.from);
-  for (auto &v : p) {
-    std::sort(v.begin(), v.end());
-    v.erase(std::unique(v.begin(), v.end()), v.end());
+    if (e.from < n && e.to < n) a.list[fill[forward ? e.from : e.to]++] = forward ? e.to : e.from;
+  // Sort and deduplicate each list, compacting in place.
+  uint32_t out = 0;
+  for (size_t x = 0; x < n; ++x) {
+    uint32_t *b = a.list.data() + a.start[x], *e = a.list.data() + a.start[x + 1];
+    if (e - b > 1) std::sort(b, e);
+    a.start[x] = out;
+    for (uint32_t *p = b; p != e; ++p)
+      if (p == b || *p != p[-1]) a.list[out++] = *p;
   }
-  return p;
+  a.start[n] = out;
+  a.list.resize(out);
+  return a;
 }
+} // namespace
 
-std::vector<uint32_t> findCycle(const Graph &g) {
-  auto succ = successors(g);
+Adjacency successors(const Graph &g) { return adjacency(g, true); }
+Adjacency predecessors(const Graph &g) { return adjacency(g, false); }
+
+std::vector<uint32_t> findCycle(const Graph &g) { return findCycle(g, successors(g)); }
+
+std::vector<uint32_t> findCycle(const Graph &g, const Adjacency &succ) {
   size_t n = g.nodes.size();
   std::vector<uint8_t> color(n, 0); // 0 new, 1 on stack, 2 done
   std::vector<std::pair<uint32_t, size_t>> stack;
@@ -111,14 +121,13 @@ Expected<std::vector<uint32_t>> executionOrder(const Graph &g, OrderKind kind) {
                        std::to_string(e.to) + ") points past the node table (" +
                        std::to_string(n) + " nodes)");
   }
-  std::vector<uint32_t> cycle = findCycle(g);
+  const Adjacency succ = successors(g);
+  std::vector<uint32_t> cycle = findCycle(g, succ);
   if (!cycle.empty())
     return makeError("graph has a cycle through " + nodeLabel(g, cycle[0]) + ": " +
                      cyclePath(g, cycle));
-  auto succ = successors(g);
   std::vector<uint32_t> indeg(n, 0);
-  for (auto &s : succ)
-    for (uint32_t y : s) ++indeg[y];
+  for (uint32_t y : succ.list) ++indeg[y];
 
   std::vector<uint32_t> order;
   order.reserve(n);
@@ -151,7 +160,7 @@ Expected<std::vector<uint32_t>> executionOrder(const Graph &g, OrderKind kind) {
     stack.push_back({r, 0});
     while (!stack.empty()) {
       auto &[x, i] = stack.back();
-      const auto &s = succ[x];
+      const Adjacency::Range s = succ[x];
       if (i == s.size()) {
         post.push_back(x);
         stack.pop_back();
@@ -239,6 +248,7 @@ std::vector<Partition> computePartitions(const Graph &g, const std::vector<uint3
   constexpr size_t kMaxFrontier = 64; // past this, "many": such nodes share a partition
   std::vector<std::vector<uint32_t>> frontier(n); // nearest host-task ancestors
   std::map<std::pair<uint32_t, std::vector<uint32_t>>, uint32_t> bySignature;
+  std::map<uint32_t, uint32_t> noFrontier; // group -> its first node without host ancestors
   for (uint32_t x : order) {
     if (x >= n || isHost[x]) continue;
     std::vector<uint32_t> &f = frontier[x];
@@ -253,6 +263,11 @@ std::vector<Partition> computePartitions(const Graph &g, const std::vector<uint3
     std::sort(f.begin(), f.end());
     f.erase(std::unique(f.begin(), f.end()), f.end());
     if (f.size() > kMaxFrontier) f.assign(1, kNone);
+    if (f.empty()) { // no host-task ancestor (every node of a graph without host tasks)
+      auto it = noFrontier.emplace(group[x], x).first;
+      unite(it->second, x);
+      continue;
+    }
     auto it = bySignature.emplace(std::make_pair(group[x], f), x).first;
     unite(it->second, x);
   }

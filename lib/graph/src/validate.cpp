@@ -5,6 +5,8 @@
 #include <cgraph/graph/order.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <string_view>
 #include <unordered_map>
@@ -18,17 +20,24 @@ std::string s(uint64_t v) { return std::to_string(v); }
 void checkDuplicates(Checker &c) {
   const Graph &g = c.g;
   // which: 0 node, 1 slot, 2 param (decides the Diagnostic field that gets the index)
+  // An open-addressing table of indices (one allocation, not one per name); each
+  // repeat is reported, in index order, against the first of its name.
   auto scan = [&](const char *what, int which, size_t count, auto nameOf) {
-    std::unordered_map<std::string_view, size_t> first;
-    first.reserve(count);
+    size_t cap = 16;
+    while (cap < 2 * count) cap <<= 1;
+    std::vector<size_t> table(cap, SIZE_MAX);
     for (size_t i = 0; i < count; ++i) {
       const std::string &name = nameOf(i);
       if (name.empty()) continue;
-      auto [it, inserted] = first.emplace(name, i);
-      if (inserted) continue;
+      size_t h = std::hash<std::string_view>()(name) & (cap - 1);
+      while (table[h] != SIZE_MAX && nameOf(table[h]) != name) h = (h + 1) & (cap - 1);
+      if (table[h] == SIZE_MAX) {
+        table[h] = i;
+        continue;
+      }
       c.error(which == 0 ? uint32_t(i) : kNone, which == 1 ? uint32_t(i) : kNone,
-              std::string("duplicate ") + what + " name '" + name + "' (" + what + "s " +
-                  s(it->second) + " and " + s(i) + ")");
+              std::string("duplicate ") + what + " name '" + name + "' (" + what + "s " + s(table[h]) + " and " +
+                  s(i) + ")");
     }
   };
   scan("node", 0, g.nodes.size(), [&](size_t i) -> const std::string & { return g.nodes[i].name; });

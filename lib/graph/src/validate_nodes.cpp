@@ -92,8 +92,11 @@ struct NodeChecker {
                            c.slotName(slot) + " which has " + s(size) + " bytes");
   }
 
-  void checkDim(const Dim &d, const std::string &what) {
+  // `field` ("global", "local", "offset") and `dim` name it; the name is built only
+  // for a parameter-driven dimension (this runs for every dimension of every node).
+  void checkDim(const Dim &d, const char *field, uint32_t dim) {
     if (d.param == kNone) return;
+    const std::string what = std::string(field) + "[" + s(dim) + "]";
     if (!c.checkParamRef(n, d.param, what)) return;
     const Param &p = g.params[d.param];
     if (isFloat(p.type) || scalarSize(p.type) == 0)
@@ -124,9 +127,9 @@ struct NodeChecker {
       return;
     }
     for (uint32_t d = 0; d < r.dims; ++d) {
-      checkDim(r.global[d], "global[" + s(d) + "]");
-      checkDim(r.local[d], "local[" + s(d) + "]");
-      checkDim(r.offset[d], "offset[" + s(d) + "]");
+      checkDim(r.global[d], "global", d);
+      checkDim(r.local[d], "local", d);
+      checkDim(r.offset[d], "offset", d);
       if (r.global[d].param == kNone && !globalExpr(d) && r.global[d].value == 0)
         c.error(n, kNone, pre() + "global size 0 in dimension " + s(d));
     }
