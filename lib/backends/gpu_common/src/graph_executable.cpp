@@ -576,13 +576,15 @@ Error GraphExecutable::buildPartition(uint32_t pi) {
   for (uint32_t k = 0; k < parts_.size(); ++k)
     if (!parts_[k].nodes.empty()) lastPart = k;
   if (pi == lastPart) doneNode_ = nullptr;
-  std::unordered_set<GraphNodeHandle> fed; // nodes with a successor in this graph
+  std::vector<char> fed(graph_.nodes.size(), 0); // nodes whose handle has a successor here
+  bool loaderFed = false;
   std::vector<GraphNodeHandle> gnode(graph_.nodes.size(), nullptr);
   auto depsOf = [&](uint32_t n, uint32_t group, std::vector<GraphNodeHandle> &deps) {
     for (uint32_t p : preds_[n])
-      if (gnode[p] && (group == kNone || groupOf_[p] != group) &&
-          std::find(deps.begin(), deps.end(), gnode[p]) == deps.end())
-        deps.push_back(gnode[p]);
+      if (gnode[p] && (group == kNone || groupOf_[p] != group)) {
+        fed[p] = 1;
+        if (std::find(deps.begin(), deps.end(), gnode[p]) == deps.end()) deps.push_back(gnode[p]);
+      }
   };
   for (uint32_t n : pg.nodes) {
     if (gnode[n]) continue; // a member of a child graph added before
@@ -590,8 +592,10 @@ Error GraphExecutable::buildPartition(uint32_t pi) {
     std::vector<GraphNodeHandle> deps;
     if (gi == kNone || groups_[gi].flatten) {
       depsOf(n, kNone, deps);
-      if (deps.empty() && loader) deps.push_back(loader); // a root: after the table load
-      fed.insert(deps.begin(), deps.end());
+      if (deps.empty() && loader) { // a root: after the table load
+        deps.push_back(loader);
+        loaderFed = true;
+      }
       auto gn = addGraphNode(pg.graph, n, deps, pi);
       if (!gn) return gn.error();
       gnode[n] = *gn;
@@ -623,8 +627,10 @@ Error GraphExecutable::buildPartition(uint32_t pi) {
       std::vector<GraphNodeHandle> external;
       for (GraphNodeHandle h : deps)
         if (std::find(external.begin(), external.end(), h) == external.end()) external.push_back(h);
-      if (external.empty() && loader) external.push_back(loader);
-      fed.insert(external.begin(), external.end());
+      if (external.empty() && loader) {
+        external.push_back(loader);
+        loaderFed = true;
+      }
       e = driver_->addChildGraphNode(&cn, pg.graph, external, child);
       if (e) e = e.withContext(nodeLabel(cg.nodes.front()) + " (child graph of its subgraph)");
     }
@@ -633,11 +639,17 @@ Error GraphExecutable::buildPartition(uint32_t pi) {
     for (uint32_t m : cg.nodes) gnode[m] = cn;
   }
   if (pi == lastPart && ringMode_) {
-    std::vector<GraphNodeHandle> sinks;
+    // Handles none of whose nodes feed another (a child graph's handle stands for all
+    // its members).
+    std::vector<GraphNodeHandle> fedHandles, sinks;
     for (uint32_t n : pg.nodes)
-      if (gnode[n] && !fed.count(gnode[n]) && std::find(sinks.begin(), sinks.end(), gnode[n]) == sinks.end())
-        sinks.push_back(gnode[n]);
-    if (sinks.empty() && loader) sinks.push_back(loader);
+      if (gnode[n] && fed[n]) fedHandles.push_back(gnode[n]);
+    std::sort(fedHandles.begin(), fedHandles.end());
+    for (uint32_t n : pg.nodes)
+      if (gnode[n] && !std::binary_search(fedHandles.begin(), fedHandles.end(), gnode[n])) sinks.push_back(gnode[n]);
+    std::sort(sinks.begin(), sinks.end());
+    sinks.erase(std::unique(sinks.begin(), sinks.end()), sinks.end());
+    if (loader && !loaderFed) sinks.push_back(loader);
     CGRAPH_RETURN_IF_ERROR(addDoneNode(pg.graph, sinks));
   }
   const auto t1 = std::chrono::steady_clock::now();
