@@ -234,14 +234,24 @@ void finalizeBench(rt::Device &d) {
     rt::FinalizeOptions fo;
     fo.useCache = cache;
     if (cache) (void)d.finalize(g, fo); // fill the caches
-    auto t0 = Clock::now();
-    auto exe = d.finalize(g, fo);
-    double us = usSince(t0);
-    if (!exe) die(exe.error().message());
+    // Warm: the median of 5 finalizes (the hand-written capture + instantiate is the
+    // median of 5 too), its phases below; cold: one (the module cache is then warm).
+    // Each executable is destroyed before the next finalize, as the hand-written side
+    // destroys its graphs.
+    std::vector<std::pair<double, std::vector<rt::Executable::Phase>>> runs;
+    for (int r = 0; r < (cache ? 5 : 1); ++r) {
+      auto t0 = Clock::now();
+      auto one = d.finalize(g, fo);
+      const double t = usSince(t0);
+      if (!one) die(one.error().message());
+      runs.emplace_back(t, (*one)->finalizePhases());
+    }
+    std::sort(runs.begin(), runs.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
+    const double us = runs[runs.size() / 2].first;
     rows.push_back({cache ? "finalize_warm_axpy_1000" : "finalize_cold_axpy_1000", us / 1000, us});
     // Where the time went (the rest: validation and flattening before the executable).
     double phases = 0;
-    for (const rt::Executable::Phase &ph : (*exe)->finalizePhases()) {
+    for (const rt::Executable::Phase &ph : runs[runs.size() / 2].second) {
       std::string name = ph.name;
       for (char &c : name)
         if (c == ' ') c = '_';
@@ -415,6 +425,14 @@ int main(int argc, char **argv) {
   if (!dev) die(dev.error().message());
   rt::Device &d = **dev;
   std::printf("device: %s (%s)\n", d.info().name.c_str(), d.info().driverVersion.c_str());
+  {
+    // One untimed pass of the first benchmark: the hand-written side launches its
+    // graphs after thousands of eager launches in its process, and the first rows of
+    // this one ran colder than later ones (4.3 vs 2.2 us per submission).
+    const size_t keep = rows.size();
+    chainBench(d, 1000, false);
+    rows.resize(keep);
+  }
   for (uint32_t n : {1000u, 10000u})
     for (bool axpy : {false, true}) chainBench(d, n, axpy);
   {
