@@ -228,7 +228,7 @@ void rebindBench(rt::Device &d, const std::string &suffix = "") {
   if (suffix.empty()) measure("rebind16_setparams_every_node_1000", false, true);
 }
 
-void finalizeBench(rt::Device &d) {
+void finalizeBench(rt::Device &d, const std::string &suffix = "") {
   Graph g = chain(1000, true, 2);
   for (bool cache : {false, true}) {
     rt::FinalizeOptions fo;
@@ -248,17 +248,17 @@ void finalizeBench(rt::Device &d) {
     }
     std::sort(runs.begin(), runs.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
     const double us = runs[runs.size() / 2].first;
-    rows.push_back({cache ? "finalize_warm_axpy_1000" : "finalize_cold_axpy_1000", us / 1000, us});
+    rows.push_back({std::string(cache ? "finalize_warm_axpy_1000" : "finalize_cold_axpy_1000") + suffix, us / 1000, us});
     // Where the time went (the rest: validation and flattening before the executable).
     double phases = 0;
     for (const rt::Executable::Phase &ph : runs[runs.size() / 2].second) {
       std::string name = ph.name;
       for (char &c : name)
         if (c == ' ') c = '_';
-      rows.push_back({std::string(cache ? "finalize_warm" : "finalize_cold") + "_phase_" + name, ph.us / 1000, ph.us});
+      rows.push_back({std::string(cache ? "finalize_warm" : "finalize_cold") + "_phase_" + name + suffix, ph.us / 1000, ph.us});
       phases += ph.us;
     }
-    rows.push_back({std::string(cache ? "finalize_warm" : "finalize_cold") + "_phase_before_executable", (us - phases) / 1000, us - phases});
+    rows.push_back({std::string(cache ? "finalize_warm" : "finalize_cold") + "_phase_before_executable" + suffix, (us - phases) / 1000, us - phases});
   }
 }
 
@@ -445,6 +445,7 @@ int main(int argc, char **argv) {
     for (uint32_t n : {1000u, 10000u})
       for (bool axpy : {false, true}) chainBench(**fd, n, axpy, "_full_edges", false);
     qualityBench(**fd, "_full_edges");
+    finalizeBench(**fd, "_full_edges");
   }
   driverCallCosts(d);
   rebindBench(d);

@@ -396,7 +396,9 @@ Expected<GraphNodeHandle> GraphExecutable::addGraphNode(GraphHandle g, uint32_t 
   bool isKernel = false, enableable = true;
   // Edges from kernel nodes into a kernel that waits for its grid dependencies are
   // programmatic (added after the node); the others are ordinary.
-  std::vector<GraphNodeHandle> ordinary, programmatic;
+  std::vector<GraphNodeHandle> &ordinary = depScratch_[0], &programmatic = depScratch_[1]; // reused: no allocation per node
+  ordinary.clear();
+  programmatic.clear();
   const bool split = p < graph_.nodes.size() && driver_->programmaticEdges() && programmaticInto(p);
   for (GraphNodeHandle d : deps)
     (split && kernelHandles_.count(d) ? programmatic : ordinary).push_back(d);
@@ -568,6 +570,7 @@ Error GraphExecutable::buildPartition(uint32_t pi) {
   if (pg.host || pg.nodes.empty()) return Error::success();
   const auto t0 = std::chrono::steady_clock::now();
   kernelHandles_.clear(); // handles of destroyed graphs may come back
+  kernelHandles_.reserve(pg.nodes.size());
   CGRAPH_RETURN_IF_ERROR(driver_->graphCreate(&pg.graph));
   if (pi == 0) CGRAPH_RETURN_IF_ERROR(addLoaderNode(pg.graph));
   GraphNodeHandle loader = pi == 0 ? loaderNode_ : nullptr;

@@ -195,6 +195,7 @@ protected:
   std::vector<char> coarseLooked_;        // per kernel: coarseFns_ is known
   bool builtinsWait_ = false;       // the same for builtins_
   std::unordered_set<GraphNodeHandle> kernelHandles_; // kernel nodes of the graphs being built
+  std::vector<GraphNodeHandle> depScratch_[2];        // addGraphNode's ordinary / programmatic deps
   std::unique_ptr<rt::HostTasks> hostTasks_;
   std::vector<NodePlan> plans_;              // per plan index
   std::vector<uint32_t> exprTransferNodes_; // nodes with exprTransfer, in order (updateTransfers)
