@@ -676,6 +676,28 @@ Value *callBody(IRBuilder<> &b, Function *body, std::vector<Value *> args, const
   return b.CreateCall(body, bodyOperands(std::move(args), ba, extra));
 }
 
+// Work-items [from, to) of the x loop running `callee` (`emit(f)` calls `f` for
+// work-item ba.l[0]), skipped when the range is empty.
+template <typename F>
+void emitXRange(IRBuilder<> &b, BodyArgs &ba, Value *from, Value *to, const char *name, Function *callee, F emit,
+                LoopHints hints) {
+  Function *f = b.GetInsertBlock()->getParent();
+  LLVMContext &ctx = f->getContext();
+  BasicBlock *run = BasicBlock::Create(ctx, std::string(name) + ".run", f);
+  BasicBlock *skip = BasicBlock::Create(ctx, std::string(name) + ".skip", f);
+  b.CreateCondBr(b.CreateICmpULT(from, to), run, skip);
+  b.SetInsertPoint(run);
+  emitLoop(
+      b, to, name,
+      [&](Value *x) {
+        ba.l[0] = x;
+        emit(callee);
+      },
+      hints, from);
+  b.CreateBr(skip);
+  b.SetInsertPoint(skip);
+}
+
 // The x loop over [begin, end) of `outer` cut by clamped x indices (guards.h XClamps):
 // the work-items on which every clamp is the identity run `c.inner` (consecutive
 // indices, no gathers), those before and after them `outer`. Legal because `c.inner`
@@ -686,22 +708,8 @@ void emitClampedX(IRBuilder<> &b, BodyArgs &ba, unsigned numParams, const XClamp
                   Value *begin, Value *end, Function *outer, F emit, O ops, LoopHints hints) {
   Value *lo, *hi;
   emitClampRange(b, c, ops(), numParams, begin, end, lo, hi);
-  Function *f = b.GetInsertBlock()->getParent();
-  LLVMContext &ctx = f->getContext();
   auto range = [&](Value *from, Value *to, const char *name, Function *callee) {
-    BasicBlock *run = BasicBlock::Create(ctx, std::string(name) + ".run", f);
-    BasicBlock *skip = BasicBlock::Create(ctx, std::string(name) + ".skip", f);
-    b.CreateCondBr(b.CreateICmpULT(from, to), run, skip);
-    b.SetInsertPoint(run);
-    emitLoop(
-        b, to, name,
-        [&](Value *x) {
-          ba.l[0] = x;
-          emit(callee);
-        },
-        hints, from);
-    b.CreateBr(skip);
-    b.SetInsertPoint(skip);
+    emitXRange(b, ba, from, to, name, callee, emit, hints);
   };
   range(begin, lo, "x.edge", outer);
   range(lo, hi, "x.inner", c.inner);
@@ -725,19 +733,7 @@ void emitGuardedX(IRBuilder<> &b, BodyArgs &ba, unsigned numParams, const WorkIt
   Function *f = b.GetInsertBlock()->getParent();
   LLVMContext &ctx = f->getContext();
   auto range = [&](Value *begin, const char *name, Function *callee) {
-    BasicBlock *run = BasicBlock::Create(ctx, std::string(name) + ".run", f);
-    BasicBlock *skip = BasicBlock::Create(ctx, std::string(name) + ".skip", f);
-    b.CreateCondBr(b.CreateICmpULT(begin, lx), run, skip);
-    b.SetInsertPoint(run);
-    emitLoop(
-        b, lx, name,
-        [&](Value *x) {
-          ba.l[0] = x;
-          emit(callee);
-        },
-        hints, begin);
-    b.CreateBr(skip);
-    b.SetInsertPoint(skip);
+    emitXRange(b, ba, begin, lx, name, callee, emit, hints);
   };
   // [0, n1): the clone whose guard always passes (a loop bounded by n1, not lx).
   {

@@ -140,6 +140,25 @@ private:
 };
 
 // A submission's completion: `done` recorded on the stream after its last work.
+// An event's wait body run once, under a lock: later and concurrent calls return its
+// result (rt::Event::wait may be called several times, from several threads).
+class WaitOnce {
+public:
+  template <class F> Error operator()(F body) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!done_) {
+      done_ = true;
+      result_ = body();
+    }
+    return result_;
+  }
+
+private:
+  std::mutex mutex_;
+  bool done_ = false;
+  Error result_;
+};
+
 class CudaEvent final : public rt::Event {
 public:
   // `check` runs once after the submission completed; its error is the event's (the
@@ -158,9 +177,7 @@ private:
   const CudaDevice *dev_;
   CUevent done_, start_;
   std::vector<std::pair<uint32_t, std::pair<CUevent, CUevent>>> nodes_;
-  std::mutex mutex_;
-  bool waited_ = false;
-  Error result_;
+  WaitOnce once_;
   std::vector<rt::NodeTiming> timings_;
   std::function<Error()> check_;
   bool pooled_ = false;
@@ -189,9 +206,7 @@ private:
   const CudaDevice *dev_;
   std::shared_ptr<void> word_;
   uint32_t target_;
-  std::mutex mutex_;
-  bool waited_ = false;
-  Error result_;
+  WaitOnce once_;
   std::vector<rt::NodeTiming> timings_; // always empty: profiled submissions use CudaEvent
 };
 
