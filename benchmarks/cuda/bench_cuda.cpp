@@ -12,12 +12,16 @@
 //      us per launch and effective GB/s (bytes read + written / time).
 // Prints a table, and Google Benchmark's JSON shape with --json.
 #include "cgraph/backends/cuda/cuda_backend.h"
+#include "cgraph/format/reader.h"
+#include "cgraph/format/writer.h"
 #include "cgraph/graph/builder.h"
+#include "cgraph/graph/order.h"
 #include "cgraph/kernel/module_info.h"
 #include "cgraph/kernel/opencl_compiler.h"
 #include "cgraph/kernel/spirv.h"
 
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -228,6 +232,38 @@ void rebindBench(rt::Device &d, const std::string &suffix = "") {
   if (suffix.empty()) measure("rebind16_setparams_every_node_1000", false, true);
 }
 
+// Benchmark 3 as the issue words it: the 1000-node graph as cgc writes it (order and
+// partitions stored), read from its file and finalized with a warm cache; the median
+// of 5, each executable destroyed before the next.
+void loadFinalizeBench(rt::Device &d, const std::string &suffix = "") {
+  Graph g = chain(1000, true, 2);
+  if (Error e = finalizeForFile(g)) die(e.message());
+  char path[] = "/tmp/cgraph-bench-XXXXXX";
+  const int fd = mkstemp(path);
+  if (fd < 0) die("mkstemp failed");
+  close(fd);
+  if (Error e = writeCgfFile(g, path)) die(e.message());
+  rt::FinalizeOptions fo;
+  (void)d.finalize(g, fo); // fill the caches
+  std::vector<double> loads, totals;
+  for (int r = 0; r < 5; ++r) {
+    auto t0 = Clock::now();
+    auto read = readCgfFile(path);
+    if (!read) die(read.error().message());
+    const double l = usSince(t0);
+    auto one = d.finalize(*read, fo);
+    const double t = usSince(t0);
+    if (!one) die(one.error().message());
+    loads.push_back(l);
+    totals.push_back(t);
+  }
+  std::remove(path);
+  std::sort(loads.begin(), loads.end());
+  std::sort(totals.begin(), totals.end());
+  rows.push_back({"load_finalize_warm_file_axpy_1000" + suffix, totals[2] / 1000, totals[2]});
+  rows.push_back({"load_finalize_warm_file_phase_read" + suffix, loads[2] / 1000, loads[2]});
+}
+
 void finalizeBench(rt::Device &d, const std::string &suffix = "") {
   Graph g = chain(1000, true, 2);
   for (bool cache : {false, true}) {
@@ -413,13 +449,23 @@ void driverCallCosts(rt::Device &d) {
 } // namespace
 
 int main(int argc, char **argv) {
-  std::string json, cu;
+  std::string json, cu, only;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--json" && i + 1 < argc) json = argv[++i];
     else if (a == "--handwritten" && i + 1 < argc) cu = argv[++i];
-    else die("usage: bench_cuda [--json FILE] [--handwritten handwritten.cu]");
+    else if (a == "--only" && i + 1 < argc) only = argv[++i];
+    else
+      die("usage: bench_cuda [--json FILE] [--handwritten handwritten.cu] [--only SECTION,...]\n"
+          "sections: chain full_edges driver rebind param_loader done_word finalize quality "
+          "(default: all; the hand-written reference runs whenever --handwritten is given)");
   }
+  // --only: the sections to run, comma-separated (names as in the usage line).
+  auto want = [&only](const char *section) {
+    if (only.empty()) return true;
+    const std::string s = "," + only + ",";
+    return s.find("," + std::string(section) + ",") != std::string::npos;
+  };
   auto backend = cuda::makeCudaBackend();
   auto dev = backend->device(0);
   if (!dev) die(dev.error().message());
@@ -433,9 +479,10 @@ int main(int argc, char **argv) {
     chainBench(d, 1000, false);
     rows.resize(keep);
   }
-  for (uint32_t n : {1000u, 10000u})
-    for (bool axpy : {false, true}) chainBench(d, n, axpy);
-  {
+  if (want("chain"))
+    for (uint32_t n : {1000u, 10000u})
+      for (bool axpy : {false, true}) chainBench(d, n, axpy);
+  if (want("full_edges")) {
     // The same replays with every edge a full dependency (no programmatic edges).
     cuda::CudaBackendOptions full;
     full.programmaticEdges = false;
@@ -447,9 +494,9 @@ int main(int argc, char **argv) {
     qualityBench(**fd, "_full_edges");
     finalizeBench(**fd, "_full_edges");
   }
-  driverCallCosts(d);
-  rebindBench(d);
-  {
+  if (want("driver")) driverCallCosts(d);
+  if (want("rebind")) rebindBench(d);
+  if (want("param_loader")) {
     // The parameter loader instead of the ring (CudaBackendOptions::tableRing).
     cuda::CudaBackendOptions po;
     po.tableRing = false;
@@ -466,7 +513,7 @@ int main(int argc, char **argv) {
       chainBench(**pd, 1000, false, "_param_loader_ab" + std::to_string(round), false);
     }
   }
-  {
+  if (want("done_word")) {
     // Completion by a recorded event per submission instead of the done word
     // (CudaBackendOptions::completionWord), alternated with the default.
     cuda::CudaBackendOptions eo;
@@ -480,8 +527,22 @@ int main(int argc, char **argv) {
         chainBench(**ed, 1000, axpy, "_event_ab" + std::to_string(round), false);
       }
   }
-  finalizeBench(d);
-  qualityBench(d);
+  if (want("finalize")) {
+    finalizeBench(d);
+    loadFinalizeBench(d);
+    // Small pinned blocks from cuMemAllocHost per finalize instead of the pool
+    // (CudaBackendOptions::pinnedPool), alternated with the default.
+    cuda::CudaBackendOptions no;
+    no.pinnedPool = false;
+    auto nb = cuda::makeCudaBackend(no);
+    auto nd = nb->device(0);
+    if (!nd) die(nd.error().message());
+    for (int round = 1; round <= 2; ++round) {
+      loadFinalizeBench(**nd, "_no_pinned_pool_ab" + std::to_string(round));
+      loadFinalizeBench(d, "_pinned_pool_ab" + std::to_string(round));
+    }
+  }
+  if (want("quality")) qualityBench(d);
   if (!cu.empty()) handwritten(cu);
   std::printf("%-48s %16s %16s\n", "benchmark", "us/node (device)", "us host/submit");
   for (const Row &r : rows)

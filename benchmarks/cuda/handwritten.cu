@@ -114,7 +114,7 @@ int main() {
       // the median of 5 too); the last graph is the one launched below.
       cudaGraph_t g = nullptr;
       cudaGraphExec_t ge = nullptr;
-      std::vector<double> builds;
+      std::vector<double> builds, captures;
       for (int b = 0; b < 5; ++b) {
         if (ge) {
           CK(cudaGraphExecDestroy(ge));
@@ -124,14 +124,18 @@ int main() {
         CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
         for (int i = 0; i < n; ++i) launch();
         CK(cudaStreamEndCapture(s, &g));
+        captures.push_back(now() - c0);
         CK(cudaGraphInstantiate(&ge, g, 0));
         CK(cudaGraphUpload(ge, s));
         CK(cudaStreamSynchronize(s));
         builds.push_back(now() - c0);
       }
       std::sort(builds.begin(), builds.end());
+      std::sort(captures.begin(), captures.end());
       const double build = builds[2];
       std::printf("handwritten_capture_instantiate_%s_%d %.4f %.2f\n", kname, n, build / n, build);
+      // The capture alone (the rest is instantiate + upload), for finalize's phases.
+      std::printf("handwritten_capture_only_%s_%d %.4f %.2f\n", kname, n, captures[2] / n, captures[2]);
       const int reps = n >= 10000 ? 20 : 50; // as bench_cuda's replay rows
       CK(cudaGraphLaunch(ge, s));
       CK(cudaStreamSynchronize(s));

@@ -369,6 +369,41 @@ TEST_CASE("cuda: completions in flight outlive their executable; a host task las
   for (uint32_t i = 0; i < 1024; i += 37) CHECK(y[i] == 5 + 3 * 200 * i + 2 * i);
 }
 
+TEST_CASE("cuda: finalizes after the first take their pinned words from the pool", "[cuda][ring]") {
+  // The ring, its count and the done word are small pinned blocks (gpu_common
+  // pinned_pool.h): once an executable gave them back, the next finalize and its
+  // submissions pin no new host memory (CGRAPH_CUDA_PINNED_POOL=0: one each).
+  const char *e = std::getenv("CGRAPH_CUDA_PINNED_POOL");
+  const bool pool = !e || !*e || std::strcmp(e, "0") != 0;
+  rt::Device &d = cudaDevice();
+  std::vector<uint32_t> x(1024), y(1024, 1);
+  for (uint32_t i = 0; i < 1024; ++i) x[i] = i;
+  auto bx = d.allocate(4096, 64), by = d.allocate(4096, 64);
+  REQUIRE(bx);
+  REQUIRE(by);
+  REQUIRE_FALSE(d.write(**bx, 0, x.data(), 4096));
+  REQUIRE_FALSE(d.write(**by, 0, y.data(), 4096));
+  rt::BindingTable t;
+  t.slots.resize(2);
+  t.slots[0].buffer = bx->get();
+  t.slots[1].buffer = by->get();
+  auto round = [&] {
+    auto exe = d.finalize(addkChain(10, [](int) { return uint64_t(1); }), {}); // y += 10 x
+    REQUIRE(exe);
+    auto ev = (*exe)->enqueue(t, {});
+    REQUIRE(ev);
+    REQUIRE_FALSE((*ev)->wait());
+  };
+  round();
+  const uint64_t pinned = cuda::counters(d).pinnedAllocations;
+  for (int r = 0; r < 3; ++r) round();
+  const uint64_t more = cuda::counters(d).pinnedAllocations - pinned;
+  if (pool) CHECK(more == 0);
+  else if (tableRing()) CHECK(more >= 3 * 2); // the ring and its count, per finalize
+  REQUIRE_FALSE(d.read(**by, 0, y.data(), 4096));
+  for (uint32_t i = 0; i < 1024; i += 37) CHECK(y[i] == 1 + 4 * 10 * i);
+}
+
 TEST_CASE("cuda: an nd-range from a parameter updates only that node", "[cuda]") {
   GraphBuilder b("shape");
   auto k = addSource(b, kKernels, "kinds.cl");

@@ -89,6 +89,7 @@ std::unique_ptr<rt::Backend> makeCudaBackend(const CudaBackendOptions &opts) {
   if (const char *e = std::getenv("CGRAPH_CUDA_COARSEN_MIN"); e && *e) o.coarsenMinItems = std::strtoull(e, nullptr, 10);
   if (const char *e = std::getenv("CGRAPH_CUDA_TABLE_RING"); e && *e) o.tableRing = std::strcmp(e, "0") != 0;
   if (const char *e = std::getenv("CGRAPH_CUDA_DONE_WORD"); e && *e) o.completionWord = std::strcmp(e, "0") != 0;
+  if (const char *e = std::getenv("CGRAPH_CUDA_PINNED_POOL"); e && *e) o.pinnedPool = std::strcmp(e, "0") != 0;
   return std::make_unique<CudaBackend>(o);
 }
 
@@ -110,6 +111,7 @@ CudaCounters counters(const rt::Device &device) {
   c.ringLaunches = a.ringLaunches;
   c.ringGrowths = a.ringGrowths;
   c.wordCompletions = a.wordCompletions;
+  c.pinnedAllocations = a.pinnedAllocations;
   return c;
 }
 

@@ -37,7 +37,6 @@ Error CudaExecutable::prepareExtensions() {
     CGRAPH_RETURN_IF_ERROR(planSetCondition(c, c.op.kind == CondKind::While ? 1 : 0, c.pre));
     if (c.op.kind == CondKind::While) CGRAPH_RETURN_IF_ERROR(planSetCondition(c, 2, c.post));
   }
-  pinned_ = std::make_shared<PinnedPool>(*dev_, 8 * conds_.size());
   return Error::success();
 }
 
@@ -318,9 +317,9 @@ Error updateEveryKernelNode(rt::Executable &exe) {
 }
 
 Expected<std::unique_ptr<rt::Executable>> makeExecutable(CudaDevice &device, const Graph &original, Graph flattened,
-                                                         const rt::FinalizeOptions &opts) {
+                                                         const rt::FinalizeOptions &opts, double flattenUs) {
   auto exe = std::make_unique<CudaExecutable>(device, std::move(flattened), opts);
-  CGRAPH_RETURN_IF_ERROR(exe->prepare(opts, &original));
+  CGRAPH_RETURN_IF_ERROR(exe->prepare(opts, &original, flattenUs));
   return std::unique_ptr<rt::Executable>(std::move(exe));
 }
 

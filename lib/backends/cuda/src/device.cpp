@@ -55,6 +55,7 @@ CudaDevice::~CudaDevice() {
     }
     for (CUevent e : freeEvents_) api_->cuEventDestroy(e);
     freeEvents_.clear();
+    driver_.reset(); // its pinned pool goes back while the context is alive
     builtins_.reset();
     modules_.reset();
     api_->cuDevicePrimaryCtxRelease(dev_);
@@ -145,14 +146,15 @@ Error CudaDevice::read(rt::Buffer &src, uint64_t offset, void *dst, uint64_t byt
 
 Expected<std::unique_ptr<rt::Executable>> CudaDevice::finalize(const Graph &graph,
                                                                const rt::FinalizeOptions &opts) {
-  Expected<Graph> flat = gpu::flattenForGpu(graph);
+  double flattenUs = 0;
+  Expected<Graph> flat = gpu::flattenForGpu(graph, &flattenUs);
   if (!flat) return flat.error();
   CGRAPH_RETURN_IF_ERROR(makeCurrent());
   // Conditional nodes: CUDA conditional nodes where nativeConditionals allows (exec.h),
   // else runtime-driven stages.
   if (rt::hasConditionals(*flat) && nativeConditionals(*this, *flat, opts.mode))
     return rt::finalizeStaged(*this, std::move(*flat), opts);
-  return makeExecutable(*this, graph, std::move(*flat), opts);
+  return makeExecutable(*this, graph, std::move(*flat), opts, flattenUs);
 }
 
 } // namespace cgraph::cuda

@@ -2,6 +2,8 @@
 // shared executable (gpu_common/graph_executable.h).
 #include "internal.h"
 
+#include "cgraph/backends/gpu_common/pinned_pool.h"
+
 #include <cstring>
 
 namespace cgraph::cuda {
@@ -44,7 +46,16 @@ CUDA_MEMCPY3D memcpyParams(const gpu::Copy3D &c) {
 
 class CudaDriver final : public gpu::DeviceDriver<CudaDevice, LoadedModule> {
 public:
-  explicit CudaDriver(CudaDevice &dev) : DeviceDriver(dev), api_(&dev.api()) {}
+  explicit CudaDriver(CudaDevice &dev)
+      : DeviceDriver(dev), api_(&dev.api()),
+        pool_([this](void **p, size_t bytes) { return pinnedAlloc(p, bytes); },
+              [this](void *p) { api_->cuMemFreeHost(p); }) {}
+  // The pool's chunks go back with the context current (CudaDevice destroys its
+  // driver before it releases the context).
+  ~CudaDriver() override {
+    (void)makeCurrent();
+    pool_.releaseAll();
+  }
   const char *apiName() const override { return "CUDA"; }
   uint64_t maxSharedMemory() const override { return 48 * 1024; }
   size_t stagingSlots() const override { return 4; }
@@ -164,8 +175,14 @@ public:
   }
   Error streamSynchronize() override { CU_OK("cuStreamSynchronize", api_->cuStreamSynchronize(device_->stream())); }
 
-  Error hostAlloc(void **p, size_t bytes) override { CU_OK("cuMemAllocHost", api_->cuMemAllocHost(p, bytes)); }
-  void hostFree(void *p) override { api_->cuMemFreeHost(p); }
+  Error hostAlloc(void **p, size_t bytes) override {
+    if (!device_->pinnedPool()) return pinnedAlloc(p, bytes);
+    return pool_.allocate(p, bytes);
+  }
+  void hostFree(void *p) override {
+    if (!device_->pinnedPool()) api_->cuMemFreeHost(p);
+    else pool_.release(p);
+  }
   Error eventCreate(gpu::EventHandle *e) override {
     CUevent x = nullptr;
     CGRAPH_CU_CHECK(*api_, "cuEventCreate", api_->cuEventCreate(&x, CU_EVENT_DISABLE_TIMING));
@@ -181,7 +198,12 @@ public:
   void eventDestroy(gpu::EventHandle e) override { api_->cuEventDestroy(CUevent(e)); }
 
 private:
+  Error pinnedAlloc(void **p, size_t bytes) {
+    ++device_->counters().pinnedAllocations;
+    CU_OK("cuMemAllocHost", api_->cuMemAllocHost(p, bytes));
+  }
   const CuApi *api_;
+  gpu::PinnedPool pool_;
 };
 
 #undef CU_OK

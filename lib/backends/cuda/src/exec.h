@@ -41,18 +41,6 @@ using gpu::Launch;
 // conditional nodes on `device` in `mode`; the error says why not.
 Error nativeConditionals(CudaDevice &device, const Graph &flattened, rt::ExecMode mode);
 
-// Pinned host blocks of one size for per-submission readbacks (a submission's event
-// holds its block until it is destroyed, so blocks may outlive the executable).
-struct PinnedPool : std::enable_shared_from_this<PinnedPool> {
-  PinnedPool(CudaDevice &device, size_t bytes) : dev(&device), bytes(bytes) {}
-  ~PinnedPool();
-  Expected<std::shared_ptr<void>> take();
-  CudaDevice *dev;
-  size_t bytes;
-  std::mutex mutex;
-  std::vector<void *> free;
-};
-
 struct CondPlan {
   uint32_t node = kNone;      // plan index of the conditional node
   CondOp op;                  // slot in graph()'s numbering
@@ -101,7 +89,6 @@ private:
   const CuApi *api_;
   std::vector<CondPlan> conds_;
   std::unique_ptr<rt::Buffer> condState_;     // {trips, exceeded} u32 pair per conditional
-  std::shared_ptr<struct PinnedPool> pinned_; // readbacks of condState_ per submission
   // The submission being enqueued: profiling events (destroyed unless handed to its
   // CudaEvent).
   std::vector<CUevent> events_;

@@ -81,6 +81,7 @@ public:
   // edges with data (the kernels' modules say whether they wait: LoadedModule).
   bool programmaticEdges() const { return opts_.programmaticEdges && api_->cuGraphAddDependencies; }
   uint64_t coarsenMinItems() const { return opts_.coarsenMinItems; }
+  bool pinnedPool() const { return opts_.pinnedPool; }
   AtomicCounters &counters() { return counters_; }
   // The shared executable's driver interface over this device (lives as long as it).
   gpu::Driver &driver() { return *driver_; }
@@ -211,6 +212,6 @@ private:
 };
 
 Expected<std::unique_ptr<rt::Executable>> makeExecutable(CudaDevice &device, const Graph &original, Graph flattened,
-                                                         const rt::FinalizeOptions &opts);
+                                                         const rt::FinalizeOptions &opts, double flattenUs = -1);
 
 } // namespace cgraph::cuda

@@ -63,7 +63,7 @@ Expected<rt::EventPtr> CudaExecutable::finishSubmission(const rt::SubmitOptions 
   // Native while loops: the trip-limit flags come back with the submission, then reset.
   std::function<Error()> check;
   if (!conds_.empty() && mode_ == rt::ExecMode::Replay) {
-    auto block = pinned_->take();
+    auto block = sharedPinned(8 * conds_.size());
     if (!block) return block.error();
     const CUdeviceptr state = static_cast<CudaBuffer *>(condState_.get())->ptr();
     CGRAPH_CU_CHECK(*api_, "cuMemcpyDtoHAsync", api_->cuMemcpyDtoHAsync(block->get(), state, 8 * conds_.size(), s));
@@ -98,27 +98,6 @@ Expected<rt::EventPtr> CudaExecutable::finishSubmission(const rt::SubmitOptions 
   dropSubmissionEvents();
   return rt::EventPtr(
       std::make_shared<CudaEvent>(*dev_, *done, start, std::move(timed), std::move(check), !opts.profile));
-}
-
-PinnedPool::~PinnedPool() {
-  if (dev->makeCurrent()) return;
-  for (void *p : free) dev->api().cuMemFreeHost(p);
-}
-
-Expected<std::shared_ptr<void>> PinnedPool::take() {
-  void *p = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (!free.empty()) {
-      p = free.back();
-      free.pop_back();
-    }
-  }
-  if (!p) CGRAPH_CU_CHECK(dev->api(), "cuMemAllocHost", dev->api().cuMemAllocHost(&p, bytes));
-  return std::shared_ptr<void>(p, [pool = shared_from_this()](void *q) {
-    std::lock_guard<std::mutex> lock(pool->mutex);
-    pool->free.push_back(q);
-  });
 }
 
 } // namespace cgraph::cuda

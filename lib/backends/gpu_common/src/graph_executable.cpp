@@ -69,10 +69,12 @@ static void phaseDone(std::vector<rt::Executable::Phase> &phases, const char *na
   t = now;
 }
 
-Expected<Graph> flattenForGpu(const Graph &graph) {
+Expected<Graph> flattenForGpu(const Graph &graph, double *us) {
+  const auto t0 = std::chrono::steady_clock::now();
   CGRAPH_RETURN_IF_ERROR(firstError(validateGraph(graph, ValidateOptions{false, true, true})));
   Expected<Graph> flat = flattenSubgraphs(graph);
   if (!flat) return flat.error();
+  if (us) *us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
   return flat;
 }
 
@@ -246,8 +248,9 @@ Error GraphExecutable::planNode(uint32_t p, FunctionHandle fn, bool paramRange) 
   }
 }
 
-Error GraphExecutable::prepare(const rt::FinalizeOptions &opts, const Graph *original) {
+Error GraphExecutable::prepare(const rt::FinalizeOptions &opts, const Graph *original, double flattenUs) {
   const uint32_t nn = uint32_t(graph_.nodes.size());
+  if (flattenUs >= 0) phases_.push_back({"validated and flattened", flattenUs});
   auto t = std::chrono::steady_clock::now();
   // The partitions as stored (flatten keeps them); computed where the file has none.
   std::vector<Partition> partitions = graph_.partitions;
@@ -515,17 +518,23 @@ Error GraphExecutable::addLoaderNode(GraphHandle g) {
   return Error::success();
 }
 
+Expected<std::shared_ptr<void>> GraphExecutable::sharedPinned(size_t bytes) {
+  void *p = nullptr;
+  CGRAPH_RETURN_IF_ERROR(driver_->hostAlloc(&p, bytes));
+  return std::shared_ptr<void>(p, [d = driver_](void *q) {
+    (void)d->makeCurrent();
+    d->hostFree(q);
+  });
+}
+
 Error GraphExecutable::addDoneNode(GraphHandle g, const std::vector<GraphNodeHandle> &sinks) {
   auto fn = driver_->doneMarker();
   if (!fn) return Error::success(); // completion is an event per submission
   if (!doneWord_) {
-    void *p = nullptr;
-    CGRAPH_RETURN_IF_ERROR(driver_->hostAlloc(&p, 64).withContext("the done word"));
-    *static_cast<volatile uint32_t *>(p) = 0; // the device counter starts at zero too
-    doneWord_ = std::shared_ptr<void>(p, [d = driver_](void *q) {
-      (void)d->makeCurrent();
-      d->hostFree(q);
-    });
+    auto w = sharedPinned(64);
+    if (!w) return w.error().withContext("the done word");
+    doneWord_ = std::move(*w);
+    *static_cast<volatile uint32_t *>(doneWord_.get()) = 0; // the device counter starts at zero too
   }
   auto dev = driver_->hostDeviceAddress(doneWord_.get());
   if (!dev) return dev.error().withContext("the done word");

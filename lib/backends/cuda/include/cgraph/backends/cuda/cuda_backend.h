@@ -69,6 +69,11 @@ struct CudaBackendOptions {
   // mode and graphs with native conditionals record events as before. The
   // environment variable CGRAPH_CUDA_DONE_WORD (0 or 1) overrides it, for A/B runs.
   bool completionWord = true;
+  // Small pinned host blocks (the table ring, its launch count, the done word, small
+  // staging buffers) come from a pool of reused pinned chunks (gpu_common
+  // pinned_pool.h) instead of one cuMemAllocHost each per finalize. The environment
+  // variable CGRAPH_CUDA_PINNED_POOL (0 or 1) overrides it, for A/B runs.
+  bool pinnedPool = true;
 };
 
 std::unique_ptr<rt::Backend> makeCudaBackend(const CudaBackendOptions &opts = {});
@@ -88,6 +93,7 @@ struct CudaCounters {
   uint64_t ringLaunches = 0;   // replay launches whose table came through the ring loader
   uint64_t ringGrowths = 0;    // table rings doubled because every entry was in flight
   uint64_t wordCompletions = 0; // submissions whose completion is the host-memory count (no event)
+  uint64_t pinnedAllocations = 0; // cuMemAllocHost calls (the pinned pool's chunks included)
 };
 CudaCounters counters(const rt::Device &device);
 

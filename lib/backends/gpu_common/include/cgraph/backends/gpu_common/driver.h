@@ -65,6 +65,7 @@ struct ReplayCounters {
   std::atomic<uint64_t> ringLaunches{0};      // replay launches whose table came through the ring
   std::atomic<uint64_t> ringGrowths{0};       // rings doubled (every entry was in flight)
   std::atomic<uint64_t> wordCompletions{0};   // submissions completed through the done word
+  std::atomic<uint64_t> pinnedAllocations{0}; // vendor pinned host allocations (pool chunks included)
 };
 
 class Driver {

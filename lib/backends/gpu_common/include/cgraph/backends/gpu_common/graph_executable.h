@@ -47,7 +47,8 @@ namespace cgraph::gpu {
 // (updateTransfers), host task scalars are parameters the task reads, expression-sized
 // slots come as bound slots (the runtime allocates runtime-owned ones for the largest
 // size seen). Pure; thread-safe; the errors are validateGraph's and flattenSubgraphs'.
-Expected<Graph> flattenForGpu(const Graph &graph);
+// `us` (optional) gets the time it took, for prepare's finalizePhases.
+Expected<Graph> flattenForGpu(const Graph &graph, double *us = nullptr);
 
 class GraphExecutable : public rt::Executable {
 public:
@@ -56,7 +57,8 @@ public:
   // Call once after construction: plans, owned slots, the table and (replay) the graphs.
   // `original`: the graph before flattenSubgraphs (null: none kept); its top-level
   // Subgraph nodes become child graph nodes where they can (see ChildGroup).
-  Error prepare(const rt::FinalizeOptions &opts, const Graph *original = nullptr);
+  // `flattenUs` >= 0: flattenForGpu's time, the first of finalizePhases.
+  Error prepare(const rt::FinalizeOptions &opts, const Graph *original = nullptr, double flattenUs = -1);
 
 protected:
   struct NodePlan {
@@ -238,6 +240,9 @@ protected:
   bool doneCovers() const { return doneNode_ != nullptr && mode_ == rt::ExecMode::Replay; }
   uint32_t doneTarget() const { return uint32_t(ringSeq_); }
   const std::shared_ptr<void> &doneWord() const { return doneWord_; }
+  // `bytes` of pinned host memory (Driver::hostAlloc), freed when the last holder lets
+  // go: a submission's event may hold it past the executable (the driver outlives both).
+  Expected<std::shared_ptr<void>> sharedPinned(size_t bytes);
 
 private:
   // Pinned copies of uploaded tables. A staging buffer is reused once the submission
