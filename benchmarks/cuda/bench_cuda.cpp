@@ -378,6 +378,69 @@ void qualityBench(rt::Device &d, const std::string &suffix = "") {
   }
 }
 
+// The hand-written graph built as a library (handwritten.cu, CGRAPH_HW_LIBRARY) and
+// called in this process, alternating with cgraph's rows: host-submit and
+// finalize figures of the two sides moved by up to 1 us / 1 ms between runs of
+// separate processes, so the ratios come from rounds of one process. Rows:
+// ab_{cgraph,handwritten}_{submit,finalize}_..._roundN, then the medians over rounds.
+void alternated(const std::string &cu, rt::Device &d, int rounds) {
+  const std::string so = "/tmp/cgraph_bench_handwritten.so";
+  const std::string cmd = "nvcc -O3 -arch=native -shared -Xcompiler -fPIC -DCGRAPH_HW_LIBRARY -o " + so + " '" + cu + "' 2>&1";
+  if (std::system(cmd.c_str()) != 0) {
+    std::fprintf(stderr, "bench_cuda: nvcc failed; no alternated hand-written figures\n");
+    return;
+  }
+  void *lib = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    std::fprintf(stderr, "bench_cuda: %s\n", dlerror());
+    return;
+  }
+  using HwGraph = int (*)(int, int, int, double *, double *, double *);
+  auto hw = reinterpret_cast<HwGraph>(dlsym(lib, "cgraph_hw_graph"));
+  if (!hw) die("handwritten library: no cgraph_hw_graph");
+  std::map<std::string, std::vector<double>> host, build;
+  for (int r = 1; r <= rounds; ++r)
+    for (bool axpy : {false, true}) {
+      const std::string k = axpy ? "axpy4096_1000" : "empty_1000", rs = "_round" + std::to_string(r);
+      // cgraph: replay host submit (chainBench's row), then load + finalize of the file.
+      const size_t at = rows.size();
+      chainBench(d, 1000, axpy, rs, false);
+      host["cgraph_" + k].push_back(rows[at].hostUs);
+      rows.resize(at);
+      rows.push_back({"ab_cgraph_submit_" + k + rs, 0, host["cgraph_" + k].back()});
+      if (axpy) {
+        loadFinalizeBench(d, rs);
+        build["cgraph_" + k].push_back(rows[rows.size() - 2].hostUs);
+        rows.resize(rows.size() - 2);
+        rows.push_back({"ab_cgraph_load_finalize_" + k + rs, build["cgraph_" + k].back() / 1000,
+                        build["cgraph_" + k].back()});
+      }
+      double b = 0, h = 0, pn = 0;
+      if (hw(axpy ? 1 : 0, 1000, 50, &b, &h, &pn)) die("handwritten library failed");
+      host["handwritten_" + k].push_back(h);
+      build["handwritten_" + k].push_back(b);
+      rows.push_back({"ab_handwritten_submit_" + k + rs, pn, h});
+      if (axpy) rows.push_back({"ab_handwritten_capture_instantiate_" + k + rs, b / 1000, b});
+    }
+  auto med = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+  };
+  for (const char *k : {"empty_1000", "axpy4096_1000"}) {
+    const double c = med(host[std::string("cgraph_") + k]), w = med(host[std::string("handwritten_") + k]);
+    rows.push_back({std::string("ab_median_cgraph_submit_") + k, 0, c});
+    rows.push_back({std::string("ab_median_handwritten_submit_") + k, 0, w});
+    std::printf("alternated host submit %s: cgraph %.2f us, hand-written %.2f us (%.2fx), median of %d rounds\n", k,
+                c, w, c / w, rounds);
+  }
+  const double c = med(build["cgraph_axpy4096_1000"]), w = med(build["handwritten_axpy4096_1000"]);
+  rows.push_back({"ab_median_cgraph_load_finalize_axpy4096_1000", c / 1000, c});
+  rows.push_back({"ab_median_handwritten_capture_instantiate_axpy4096_1000", w / 1000, w});
+  std::printf("alternated load+finalize vs capture+instantiate axpy4096_1000: %.0f vs %.0f us (%.2fx), median of %d "
+              "rounds\n",
+              c, w, c / w, rounds);
+}
+
 void handwritten(const std::string &cu) {
   const std::string exe = "/tmp/cgraph_bench_handwritten";
   const std::string cmd = "nvcc -O3 -arch=native -o " + exe + " '" + cu + "' 2>&1";
@@ -457,7 +520,7 @@ int main(int argc, char **argv) {
     else if (a == "--only" && i + 1 < argc) only = argv[++i];
     else
       die("usage: bench_cuda [--json FILE] [--handwritten handwritten.cu] [--only SECTION,...]\n"
-          "sections: chain full_edges driver rebind param_loader done_word finalize quality "
+          "sections: chain full_edges driver rebind param_loader done_word finalize quality alternated "
           "(default: all; the hand-written reference runs whenever --handwritten is given)");
   }
   // --only: the sections to run, comma-separated (names as in the usage line).
@@ -543,7 +606,10 @@ int main(int argc, char **argv) {
     }
   }
   if (want("quality")) qualityBench(d);
-  if (!cu.empty()) handwritten(cu);
+  if (!cu.empty()) {
+    if (want("alternated")) alternated(cu, d, 5);
+    handwritten(cu);
+  }
   std::printf("%-48s %16s %16s\n", "benchmark", "us/node (device)", "us host/submit");
   for (const Row &r : rows)
     if (r.gbps == 0) std::printf("%-48s %16.4f %16.2f\n", r.name.c_str(), r.perNodeUs, r.hostUs);

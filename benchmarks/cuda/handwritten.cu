@@ -64,7 +64,7 @@ template <class F> static int quality(const char *name, double bytes, cudaStream
   return 0;
 }
 
-static int qualityAll(cudaStream_t s) {
+[[maybe_unused]] static int qualityAll(cudaStream_t s) {
   const size_t n = size_t(64) << 20;
   const unsigned grid = 4096;
   float *x, *y, *f;
@@ -85,6 +85,82 @@ static int qualityAll(cudaStream_t s) {
   return 0;
 }
 
+// One chain as a stream-captured graph: capture + instantiate + upload (the median of
+// 5, each destroyed before the next; bench_cuda's warm finalize is the median of 5
+// too), then `reps` launches of the last one: the median host time of a launch and the
+// device time per node. kind 0: the empty kernel, 1: axpy over 4096 floats.
+struct GraphFigures {
+  double buildUs = 0, captureUs = 0, hostUs = 0, perNodeUs = 0;
+};
+static int graphRun(int kind, int n, int reps, float *x, float *y, cudaStream_t s, GraphFigures &f) {
+  auto launch = [&] {
+    if (kind) axpy<<<16, 256, 0, s>>>(y, x, 0.5f);
+    else empty<<<1, 1, 0, s>>>();
+  };
+  cudaGraph_t g = nullptr;
+  cudaGraphExec_t ge = nullptr;
+  std::vector<double> builds, captures;
+  for (int b = 0; b < 5; ++b) {
+    if (ge) {
+      CK(cudaGraphExecDestroy(ge));
+      CK(cudaGraphDestroy(g));
+    }
+    double c0 = now();
+    CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+    for (int i = 0; i < n; ++i) launch();
+    CK(cudaStreamEndCapture(s, &g));
+    captures.push_back(now() - c0);
+    CK(cudaGraphInstantiate(&ge, g, 0));
+    CK(cudaGraphUpload(ge, s));
+    CK(cudaStreamSynchronize(s));
+    builds.push_back(now() - c0);
+  }
+  std::sort(builds.begin(), builds.end());
+  std::sort(captures.begin(), captures.end());
+  f.buildUs = builds[2];
+  f.captureUs = captures[2];
+  CK(cudaGraphLaunch(ge, s));
+  CK(cudaStreamSynchronize(s));
+  std::vector<double> host;
+  double r0 = now();
+  for (int r = 0; r < reps; ++r) {
+    double h0 = now();
+    CK(cudaGraphLaunch(ge, s));
+    host.push_back(now() - h0);
+  }
+  CK(cudaStreamSynchronize(s));
+  double r1 = now();
+  std::sort(host.begin(), host.end()); // the median, as bench_cuda reports
+  f.hostUs = reps % 2 ? host[reps / 2] : (host[reps / 2 - 1] + host[reps / 2]) / 2;
+  f.perNodeUs = (r1 - r0) / reps / n;
+  CK(cudaGraphExecDestroy(ge));
+  CK(cudaGraphDestroy(g));
+  return 0;
+}
+
+#ifdef CGRAPH_HW_LIBRARY
+// Built with -shared -DCGRAPH_HW_LIBRARY, bench_cuda loads this and calls it between
+// its own rows, in its own process (the same primary context): the two sides then
+// alternate on one host state instead of running minutes apart in two processes.
+// Returns 0, or 1 after printing the CUDA error.
+extern "C" int cgraph_hw_graph(int kind, int n, int reps, double *buildUs, double *hostUs, double *perNodeUs) {
+  static float *x = nullptr, *y = nullptr;
+  static cudaStream_t s = nullptr;
+  if (!s) {
+    CK(cudaMalloc(&x, 4096 * 4));
+    CK(cudaMalloc(&y, 4096 * 4));
+    CK(cudaMemset(x, 0, 4096 * 4));
+    CK(cudaMemset(y, 0, 4096 * 4));
+    CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  }
+  GraphFigures f;
+  if (graphRun(kind, n, reps, x, y, s, f)) return 1;
+  *buildUs = f.buildUs;
+  *hostUs = f.hostUs;
+  *perNodeUs = f.perNodeUs;
+  return 0;
+}
+#else
 int main() {
   float *x, *y;
   CK(cudaMalloc(&x, 4096 * 4));
@@ -109,50 +185,13 @@ int main() {
       CK(cudaStreamSynchronize(s));
       double t2 = now();
       std::printf("handwritten_eager_%s_%d %.4f %.2f\n", kname, n, (t2 - t0) / n, t1 - t0);
-      // graph
-      // Capture + instantiate + upload, the median of 5 (bench_cuda's warm finalize is
-      // the median of 5 too); the last graph is the one launched below.
-      cudaGraph_t g = nullptr;
-      cudaGraphExec_t ge = nullptr;
-      std::vector<double> builds, captures;
-      for (int b = 0; b < 5; ++b) {
-        if (ge) {
-          CK(cudaGraphExecDestroy(ge));
-          CK(cudaGraphDestroy(g));
-        }
-        double c0 = now();
-        CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
-        for (int i = 0; i < n; ++i) launch();
-        CK(cudaStreamEndCapture(s, &g));
-        captures.push_back(now() - c0);
-        CK(cudaGraphInstantiate(&ge, g, 0));
-        CK(cudaGraphUpload(ge, s));
-        CK(cudaStreamSynchronize(s));
-        builds.push_back(now() - c0);
-      }
-      std::sort(builds.begin(), builds.end());
-      std::sort(captures.begin(), captures.end());
-      const double build = builds[2];
-      std::printf("handwritten_capture_instantiate_%s_%d %.4f %.2f\n", kname, n, build / n, build);
+      GraphFigures f;
+      if (graphRun(kind, n, n >= 10000 ? 20 : 50, x, y, s, f)) return 1; // reps as bench_cuda's replay rows
+      std::printf("handwritten_capture_instantiate_%s_%d %.4f %.2f\n", kname, n, f.buildUs / n, f.buildUs);
       // The capture alone (the rest is instantiate + upload), for finalize's phases.
-      std::printf("handwritten_capture_only_%s_%d %.4f %.2f\n", kname, n, captures[2] / n, captures[2]);
-      const int reps = n >= 10000 ? 20 : 50; // as bench_cuda's replay rows
-      CK(cudaGraphLaunch(ge, s));
-      CK(cudaStreamSynchronize(s));
-      std::vector<double> host;
-      double r0 = now();
-      for (int r = 0; r < reps; ++r) {
-        double h0 = now();
-        CK(cudaGraphLaunch(ge, s));
-        host.push_back(now() - h0);
-      }
-      CK(cudaStreamSynchronize(s));
-      double r1 = now();
-      std::sort(host.begin(), host.end()); // the median, as bench_cuda reports
-      const double med = reps % 2 ? host[reps / 2] : (host[reps / 2 - 1] + host[reps / 2]) / 2;
-      std::printf("handwritten_graph_%s_%d %.4f %.2f\n", kname, n, (r1 - r0) / reps / n, med);
-      CK(cudaGraphExecDestroy(ge));
-      CK(cudaGraphDestroy(g));
+      std::printf("handwritten_capture_only_%s_%d %.4f %.2f\n", kname, n, f.captureUs / n, f.captureUs);
+      std::printf("handwritten_graph_%s_%d %.4f %.2f\n", kname, n, f.perNodeUs, f.hostUs);
     }
   return qualityAll(s);
 }
+#endif
