@@ -251,7 +251,7 @@ void loadFinalizeBench(rt::Device &d, const std::string &suffix = "") {
     auto read = readCgfFile(path);
     if (!read) die(read.error().message());
     const double l = usSince(t0);
-    auto one = d.finalize(*read, fo);
+    auto one = d.finalizeOwned(std::move(*read), fo); // the read graph is not needed after: moved, not copied
     const double t = usSince(t0);
     if (!one) die(one.error().message());
     loads.push_back(l);

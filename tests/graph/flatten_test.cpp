@@ -284,3 +284,91 @@ TEST_CASE("flattening carries stored expressions to the new nodes and parameters
     CHECK(p->toString() == texts[i]);
   }
 }
+
+TEST_CASE("a graph flattens the same whether it is copied or consumed", "[graph][flatten]") {
+  // Without Subgraph nodes the consuming overload works in place: duplicate edges
+  // dropped, conditional bodies renumbered in order of use (one body used twice, one
+  // unused), expressions sorted, a broken stored plan recomputed, no order computed.
+  GraphBuilder body("body");
+  body.addBarrier("inside");
+  GraphBuilder b("flat");
+  b.addSlot(slot("c", 64));
+  b.addParam(Param{"n", ScalarType::I32, 4});
+  b.addBarrier("n0");
+  b.addHost("h", HostOp{"print", ""}, {});
+  b.addBarrier("n2");
+  const uint32_t unused = b.addSubgraphGraph(inner());
+  const uint32_t used = b.addSubgraphGraph(body.take());
+  for (const char *name : {"if0", "if1"}) {
+    Node c;
+    c.name = name;
+    c.kind = NodeKind::Conditional;
+    c.cond.slot = 0;
+    c.subgraph = used;
+    b.addNode(c);
+  }
+  b.addEdge(0, 1);
+  b.addEdge(0, 1);
+  b.addEdge(1, 2);
+  b.addEdge(2, 3);
+  b.addEdge(3, 4);
+  Graph g = b.take();
+  REQUIRE(unused == 0);
+  g.partitions = {Partition{{0, 1, 2, 3, 4}, {}}};
+  FieldExpr e1, e2;
+  e1.node = 2;
+  e2.node = 0;
+  auto p = expr::parse("$n + 1");
+  REQUIRE(p.ok());
+  auto m0 = expr::remapVariables(*p, {0});
+  REQUIRE(m0.ok());
+  e1.code = e2.code = expr::encode(*m0);
+  g.exprs = {e1, e2};
+
+  auto copied = flattenSubgraphs(g);
+  REQUIRE(copied.ok());
+  auto moved = flattenSubgraphs(Graph(g));
+  REQUIRE(moved.ok());
+  for (const Graph *f : {&*copied, &*moved}) {
+    CHECK(names(*f) == std::vector<std::string>{"n0", "h", "n2", "if0", "if1"});
+    CHECK(f->edges.size() == 4);
+    CHECK(f->subgraphs.size() == 2); // the used body, once per conditional
+    CHECK(f->nodes[3].subgraph == 0);
+    CHECK(f->nodes[4].subgraph == 1);
+    CHECK(f->subgraphs[0].nodes.size() == 1);
+    CHECK(f->order == std::vector<uint32_t>{0, 1, 2, 3, 4});
+    // The stored single partition is broken (a host task and conditionals inside it):
+    // recomputed, each of them a partition of its own.
+    CHECK(f->partitions.size() == 5);
+    CHECK_FALSE(checkPartitions(*f).failed());
+    REQUIRE(f->exprs.size() == 2);
+    CHECK(f->exprs[0].node == 0);
+    CHECK(f->slots.size() == 1);
+    CHECK(f->params.size() == 1);
+  }
+  CHECK(moved->edges.size() == copied->edges.size());
+  for (size_t i = 0; i < moved->edges.size(); ++i) {
+    CHECK(moved->edges[i].from == copied->edges[i].from);
+    CHECK(moved->edges[i].to == copied->edges[i].to);
+  }
+  CHECK(moved->partitions.size() == copied->partitions.size());
+
+  // Errors are the same either way.
+  Graph bad = g;
+  bad.edges.push_back(Edge{0, 9});
+  auto c = flattenSubgraphs(bad);
+  auto m = flattenSubgraphs(Graph(bad));
+  REQUIRE_FALSE(c.ok());
+  REQUIRE_FALSE(m.ok());
+  CHECK(c.error().message() == m.error().message());
+  CHECK(m.error().message().find("points past the node table") != std::string::npos);
+
+  // With Subgraph nodes the consuming overload flattens as the copying one does.
+  auto t1 = flattenSubgraphs(top());
+  const Graph t = top();
+  auto t2 = flattenSubgraphs(t);
+  REQUIRE(t1.ok());
+  REQUIRE(t2.ok());
+  CHECK(names(*t1) == names(*t2));
+  CHECK(t1->order == t2->order);
+}

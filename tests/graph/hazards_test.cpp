@@ -389,6 +389,14 @@ TEST_CASE("slot requirements accumulate size and usage", "[graph][hazards]") {
   CHECK(req[5].minSize == 16);
   CHECK(req[5].alignment == 256);
   CHECK(req[5].usage == kUsageRead);
+  // Written: a copy source is not, a fill, copy or kernel destination and a subgraph's
+  // fill are; a print-only host task's slot is not.
+  CHECK_FALSE(req[0].written);
+  CHECK(req[1].written);
+  CHECK(req[2].written);
+  CHECK_FALSE(req[3].written);
+  CHECK(req[4].written);
+  CHECK_FALSE(req[5].written);
 
   accumulateSlotRequirements(b.graph());
   CHECK(b.graph().slots[1].usage == (kUsageTransfer | kUsageRead));

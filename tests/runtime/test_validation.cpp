@@ -303,3 +303,41 @@ TEST_CASE("stored expressions reach submit as extra parameters", "[runtime][vali
   REQUIRE_FALSE(he.ok());
   CHECK(he.error().message() == "node 'k': global[0]: parameter 'a' is not an integer");
 }
+
+TEST_CASE("a slot only a conditional's body writes counts as written for overlaps", "[runtime][validation]") {
+  // The body fills its slot 0, bound to the parent's "b"; "a" is only read (a copy
+  // source) at the top level. Bound to overlapping ranges of one buffer, the pair is an
+  // error because of the body's write.
+  GraphBuilder body("body");
+  body.addSlot(makeSlot("inner", 64, 4));
+  body.addFill("zero", fillOp(0, 0, 64, {0, 0, 0, 0}));
+  GraphBuilder b("cond");
+  const uint32_t a = b.addSlot(makeSlot("a", 64, 4));
+  const uint32_t bs = b.addSlot(makeSlot("b", 64, 4));
+  const uint32_t c = b.addSlot(makeSlot("c", 64, 4));
+  const uint32_t flag = b.addSlot(makeSlot("flag", 4, 4));
+  b.addCopy("read-a", copyOp(a, 0, c, 0, 64));
+  Node cond;
+  cond.name = "if";
+  cond.kind = NodeKind::Conditional;
+  cond.cond.slot = flag;
+  cond.subgraph = b.addSubgraphGraph(body.take());
+  cond.subgraphSlots = {bs};
+  b.addNode(cond);
+  RecordingDevice dev{"dev0"};
+  auto exe = dev.finalize(b.take(), {});
+  REQUIRE(exe.ok());
+  auto shared = std::move(*dev.allocate(256));
+  auto other = std::move(*dev.allocate(64));
+  auto flagBuf = std::move(*dev.allocate(4));
+  BindingTable t;
+  t.slots = {{shared.get(), 0, 64}, {shared.get(), 32, 64}, {other.get(), 0, 0}, {flagBuf.get(), 0, 0}};
+  Expected<EventPtr> e = (*exe)->enqueue(t, ParamValues{});
+  REQUIRE_FALSE(e.ok());
+  CHECK(e.error().message().find("slot 'a' and slot 'b' are bound to overlapping ranges of one buffer") !=
+        std::string::npos);
+  t.slots[1] = {shared.get(), 64, 64}; // apart: accepted
+  Expected<EventPtr> ok = (*exe)->enqueue(t, ParamValues{});
+  REQUIRE(ok.ok());
+  REQUIRE_FALSE((*ok)->wait());
+}

@@ -78,27 +78,29 @@ Graph sameHeader(const Graph &g) {
   return out;
 }
 
-Expected<Graph> alreadyFlat(const Graph &g) {
-  Graph out = sameHeader(g);
-  out.nodes = g.nodes;
+// `g` (no Subgraph nodes) made what alreadyFlat returns, in place: nothing is copied
+// but the conditional bodies in use.
+Error flattenInPlace(Graph &g) {
   const size_t n = g.nodes.size();
+  std::vector<Graph> bodies;
   for (uint32_t i = 0; i < n; ++i) {
-    Node &node = out.nodes[i];
+    Node &node = g.nodes[i];
     if (node.kind != NodeKind::Conditional) continue;
     if (node.subgraph >= g.subgraphs.size())
       return makeError(detail::nodeLabel(g, i) + ": body subgraph index " + s(node.subgraph) +
                        " but the graph has " + s(g.subgraphs.size()) + " subgraphs");
-    out.subgraphs.push_back(g.subgraphs[node.subgraph]);
-    node.subgraph = uint32_t(out.subgraphs.size() - 1);
+    bodies.push_back(g.subgraphs[node.subgraph]);
+    node.subgraph = uint32_t(bodies.size() - 1);
   }
+  g.subgraphs = std::move(bodies);
   // Duplicate edges dropped through an open-addressing set of (from, to) keys: one
   // allocation, not one per edge (no key is all ones: both ends are below n).
   size_t cap = 16;
   while (cap < 2 * g.edges.size()) cap <<= 1;
   std::vector<uint64_t> seen(cap, ~uint64_t(0));
-  out.edges.reserve(g.edges.size());
+  size_t kept = 0;
   for (size_t k = 0; k < g.edges.size(); ++k) {
-    const Edge &e = g.edges[k];
+    const Edge e = g.edges[k];
     if (e.from >= n || e.to >= n)
       return makeError("edge " + s(k) + " (" + s(e.from) + " -> " + s(e.to) +
                        ") points past the node table (" + s(n) + " nodes)");
@@ -107,24 +109,34 @@ Expected<Graph> alreadyFlat(const Graph &g) {
     while (seen[h] != ~uint64_t(0) && seen[h] != key) h = (h + 1) & (cap - 1);
     if (seen[h] == key) continue;
     seen[h] = key;
-    out.edges.push_back(e);
+    g.edges[kept++] = e;
   }
-  out.order = g.order;
-  if (!isTopologicalOrder(g, out.order)) {
+  g.edges.resize(kept);
+  if (!isTopologicalOrder(g, g.order)) {
     Expected<std::vector<uint32_t>> o = executionOrder(g);
     if (!o) return o.error();
-    out.order = std::move(*o);
+    g.order = std::move(*o);
   }
   for (const FieldExpr &e : g.exprs)
     if (e.field != ExprField::SlotSize && e.node >= n)
       return makeError("expression of node #" + s(e.node) + ": not a kernel node");
-  out.exprs = g.exprs;
-  std::stable_sort(out.exprs.begin(), out.exprs.end(), [](const FieldExpr &a, const FieldExpr &b) {
+  std::stable_sort(g.exprs.begin(), g.exprs.end(), [](const FieldExpr &a, const FieldExpr &b) {
     return std::make_tuple(a.node, uint16_t(a.field), a.arg) <
            std::make_tuple(b.node, uint16_t(b.field), b.arg);
   });
-  if (!g.partitions.empty() && !checkPartitions(g)) out.partitions = g.partitions;
-  else out.partitions = computePartitions(out, out.order);
+  if (g.partitions.empty() || checkPartitions(g)) g.partitions = computePartitions(g, g.order);
+  return Error::success();
+}
+
+Expected<Graph> alreadyFlat(const Graph &g) {
+  Graph out = sameHeader(g);
+  out.nodes = g.nodes;
+  out.subgraphs = g.subgraphs;
+  out.edges = g.edges;
+  out.order = g.order;
+  out.exprs = g.exprs;
+  out.partitions = g.partitions;
+  CGRAPH_RETURN_IF_ERROR(flattenInPlace(out));
   return out;
 }
 
@@ -284,5 +296,12 @@ Expected<Graph> flattenRec(const Graph &g, int depth) {
 } // namespace
 
 Expected<Graph> flattenSubgraphs(const Graph &graph) { return flattenRec(graph, 0); }
+
+Expected<Graph> flattenSubgraphs(Graph &&graph) {
+  if (std::any_of(graph.nodes.begin(), graph.nodes.end(), [](const Node &x) { return x.kind == NodeKind::Subgraph; }))
+    return flattenRec(graph, 0);
+  CGRAPH_RETURN_IF_ERROR(flattenInPlace(graph));
+  return std::move(graph);
+}
 
 } // namespace cgraph

@@ -284,6 +284,7 @@ std::vector<SlotRequirement> slotRequirements(const Graph &graph) {
         req[s].minSize = std::max(req[s].minSize, child[c].minSize);
         req[s].alignment = std::max(req[s].alignment, child[c].alignment);
         req[s].usage |= child[c].usage;
+        req[s].written = req[s].written || child[c].written;
       }
       continue;
     }
@@ -294,6 +295,7 @@ std::vector<SlotRequirement> slotRequirements(const Graph &graph) {
       SlotRequirement &r = req[a.slot];
       uint64_t end = a.size == kUnknownSize ? a.offset : a.end();
       r.minSize = std::max(r.minSize, end);
+      r.written = r.written || a.write;
       if (transfer)
         r.usage |= kUsageTransfer;
       else

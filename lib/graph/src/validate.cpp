@@ -171,18 +171,20 @@ std::vector<Diagnostic> run(const Graph &g, const ValidateOptions &opt, int dept
   bool orderOk = checkOrder(c, edgesOk);
   checkPartitions(c);
   for (uint32_t n = 0; n < g.nodes.size(); ++n) c.checkNode(n);
-  std::vector<uint32_t> computed;
-  const std::vector<uint32_t> *order = nullptr;
-  if (orderOk) {
-    order = &g.order;
-  } else if (edgesOk) {
-    auto o = executionOrder(g);
-    if (o) {
-      computed = std::move(*o);
-      order = &computed;
+  if (opt.warnings) { // warnings only: the order they follow is computed for them alone
+    std::vector<uint32_t> computed;
+    const std::vector<uint32_t> *order = nullptr;
+    if (orderOk) {
+      order = &g.order;
+    } else if (edgesOk) {
+      auto o = executionOrder(g);
+      if (o) {
+        computed = std::move(*o);
+        order = &computed;
+      }
     }
+    checkSlotUse(c, order);
   }
-  if (opt.warnings) checkSlotUse(c, order); // warnings only
   if (opt.recurseSubgraphs) {
     for (size_t i = 0; i < g.subgraphs.size(); ++i) {
       const Graph &child = g.subgraphs[i];

@@ -225,10 +225,9 @@ void Executable::computeNeeds() {
     }
     n.external = s.init == SlotInit::External;
   }
+  // Written by some node, conditional bodies included (overlap checks, checkOverlaps).
   written_.assign(graph_.slots.size(), 0);
-  for (uint32_t n = 0; n < graph_.nodes.size(); ++n)
-    for (const SlotAccess &a : nodeAccesses(graph_, n).accesses)
-      if (a.write && a.slot < written_.size()) written_[a.slot] = 1;
+  for (size_t i = 0; i < reqs.size() && i < written_.size(); ++i) written_[i] = reqs[i].written;
 }
 
 namespace {

@@ -29,7 +29,7 @@ public:
       if (run.empty()) return Error::success();
       Stage st;
       st.nodes = run;
-      auto exe = device_->finalize(stageGraph(g, run), opts);
+      auto exe = device_->finalizeOwned(stageGraph(g, run), opts);
       if (!exe) return exe.error();
       st.exe = std::move(*exe);
       stages_.push_back(std::move(st));

@@ -316,10 +316,10 @@ Error updateEveryKernelNode(rt::Executable &exe) {
   return e->updateEveryKernelNode();
 }
 
-Expected<std::unique_ptr<rt::Executable>> makeExecutable(CudaDevice &device, const Graph &original, Graph flattened,
+Expected<std::unique_ptr<rt::Executable>> makeExecutable(CudaDevice &device, const Graph *original, Graph flattened,
                                                          const rt::FinalizeOptions &opts, double flattenUs) {
   auto exe = std::make_unique<CudaExecutable>(device, std::move(flattened), opts);
-  CGRAPH_RETURN_IF_ERROR(exe->prepare(opts, &original, flattenUs));
+  CGRAPH_RETURN_IF_ERROR(exe->prepare(opts, original, flattenUs));
   return std::unique_ptr<rt::Executable>(std::move(exe));
 }
 

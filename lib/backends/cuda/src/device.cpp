@@ -144,17 +144,34 @@ Error CudaDevice::read(rt::Buffer &src, uint64_t offset, void *dst, uint64_t byt
   return Error::success();
 }
 
+namespace {
+// finalize's rest once the graph is flattened: runtime-driven stages for conditionals
+// CUDA conditional nodes cannot take (nativeConditionals, exec.h), else one executable.
+Expected<std::unique_ptr<rt::Executable>> finalizeFlat(CudaDevice &device, const Graph *original, Graph flat,
+                                                        const rt::FinalizeOptions &opts, double flattenUs) {
+  CGRAPH_RETURN_IF_ERROR(device.makeCurrent());
+  if (rt::hasConditionals(flat) && nativeConditionals(device, flat, opts.mode))
+    return rt::finalizeStaged(device, std::move(flat), opts);
+  return makeExecutable(device, original, std::move(flat), opts, flattenUs);
+}
+} // namespace
+
 Expected<std::unique_ptr<rt::Executable>> CudaDevice::finalize(const Graph &graph,
                                                                const rt::FinalizeOptions &opts) {
   double flattenUs = 0;
   Expected<Graph> flat = gpu::flattenForGpu(graph, &flattenUs);
   if (!flat) return flat.error();
-  CGRAPH_RETURN_IF_ERROR(makeCurrent());
-  // Conditional nodes: CUDA conditional nodes where nativeConditionals allows (exec.h),
-  // else runtime-driven stages.
-  if (rt::hasConditionals(*flat) && nativeConditionals(*this, *flat, opts.mode))
-    return rt::finalizeStaged(*this, std::move(*flat), opts);
-  return makeExecutable(*this, graph, std::move(*flat), opts, flattenUs);
+  return finalizeFlat(*this, &graph, std::move(*flat), opts, flattenUs);
+}
+
+Expected<std::unique_ptr<rt::Executable>> CudaDevice::finalizeOwned(Graph graph, const rt::FinalizeOptions &opts) {
+  // Subgraph nodes become child graphs, which needs the graph as it was: the copying path.
+  for (const Node &n : graph.nodes)
+    if (n.kind == NodeKind::Subgraph) return finalize(graph, opts);
+  double flattenUs = 0;
+  Expected<Graph> flat = gpu::flattenForGpu(std::move(graph), &flattenUs);
+  if (!flat) return flat.error();
+  return finalizeFlat(*this, nullptr, std::move(*flat), opts, flattenUs);
 }
 
 } // namespace cgraph::cuda

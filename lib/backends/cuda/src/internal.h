@@ -69,6 +69,7 @@ public:
   Error read(rt::Buffer &src, uint64_t offset, void *dst, uint64_t bytes) override;
   Expected<std::unique_ptr<rt::Executable>> finalize(const Graph &graph,
                                                      const rt::FinalizeOptions &opts) override;
+  Expected<std::unique_ptr<rt::Executable>> finalizeOwned(Graph graph, const rt::FinalizeOptions &opts) override;
 
   const CuApi &api() const { return *api_; }
   CUcontext context() const { return ctx_; }
@@ -211,7 +212,7 @@ private:
   std::vector<rt::NodeTiming> timings_; // always empty: profiled submissions use CudaEvent
 };
 
-Expected<std::unique_ptr<rt::Executable>> makeExecutable(CudaDevice &device, const Graph &original, Graph flattened,
+Expected<std::unique_ptr<rt::Executable>> makeExecutable(CudaDevice &device, const Graph *original, Graph flattened,
                                                          const rt::FinalizeOptions &opts, double flattenUs = -1);
 
 } // namespace cgraph::cuda

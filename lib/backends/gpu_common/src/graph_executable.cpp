@@ -69,6 +69,15 @@ static void phaseDone(std::vector<rt::Executable::Phase> &phases, const char *na
   t = now;
 }
 
+Expected<Graph> flattenForGpu(Graph &&graph, double *us) {
+  const auto t0 = std::chrono::steady_clock::now();
+  CGRAPH_RETURN_IF_ERROR(firstError(validateGraph(graph, ValidateOptions{false, true, true})));
+  Expected<Graph> flat = flattenSubgraphs(std::move(graph));
+  if (!flat) return flat.error();
+  if (us) *us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+  return flat;
+}
+
 Expected<Graph> flattenForGpu(const Graph &graph, double *us) {
   const auto t0 = std::chrono::steady_clock::now();
   CGRAPH_RETURN_IF_ERROR(firstError(validateGraph(graph, ValidateOptions{false, true, true})));
@@ -143,11 +152,11 @@ Expected<FunctionHandle> GraphExecutable::kernelFunction(uint32_t k, bool useCac
 }
 
 Error GraphExecutable::rangeOf(uint32_t p, const std::vector<uint64_t> &params, Launch &l) const {
-  return planRange(nodeAt(p), kernelAt(p), params, nodeLabel(p), driver_->apiName(), l);
+  return planRange(nodeAt(p), kernelAt(p), params, [this, p] { return nodeLabel(p); }, driver_->apiName(), l);
 }
 
 Error GraphExecutable::planKernel(uint32_t p, const std::vector<uint64_t> &params, Launch &l, bool paramRange) {
-  CGRAPH_RETURN_IF_ERROR(planKernelArgs(nodeAt(p), kernelAt(p), tableAddress(), nSlots_, nodeLabel(p),
+  CGRAPH_RETURN_IF_ERROR(planKernelArgs(nodeAt(p), kernelAt(p), tableAddress(), nSlots_, [this, p] { return nodeLabel(p); },
                                         driver_->maxSharedMemory(), l));
   // A range from parameters is computed again before the first launch (submit); the
   // values at hand (defaults, placeholders) need not give a launchable one.
@@ -404,7 +413,7 @@ Expected<GraphNodeHandle> GraphExecutable::addGraphNode(GraphHandle g, uint32_t 
   programmatic.clear();
   const bool split = p < graph_.nodes.size() && driver_->programmaticEdges() && programmaticInto(p);
   for (GraphNodeHandle d : deps)
-    (split && kernelHandles_.count(d) ? programmatic : ordinary).push_back(d);
+    (split && kernelHandles_.contains(d) ? programmatic : ordinary).push_back(d);
   Error e;
   if (plan.exprTransfer) {
     e = driver_->addKernelNode(&gn, g, ordinary, plan.launch);
@@ -578,8 +587,7 @@ Error GraphExecutable::buildPartition(uint32_t pi) {
   PartGraph &pg = parts_[pi];
   if (pg.host || pg.nodes.empty()) return Error::success();
   const auto t0 = std::chrono::steady_clock::now();
-  kernelHandles_.clear(); // handles of destroyed graphs may come back
-  kernelHandles_.reserve(pg.nodes.size());
+  kernelHandles_.reset(pg.nodes.size()); // handles of destroyed graphs may come back
   CGRAPH_RETURN_IF_ERROR(driver_->graphCreate(&pg.graph));
   if (pi == 0) CGRAPH_RETURN_IF_ERROR(addLoaderNode(pg.graph));
   GraphNodeHandle loader = pi == 0 ? loaderNode_ : nullptr;
@@ -598,10 +606,11 @@ Error GraphExecutable::buildPartition(uint32_t pi) {
         if (std::find(deps.begin(), deps.end(), gnode[p]) == deps.end()) deps.push_back(gnode[p]);
       }
   };
+  std::vector<GraphNodeHandle> deps; // reused: no allocation per node
   for (uint32_t n : pg.nodes) {
     if (gnode[n]) continue; // a member of a child graph added before
     const uint32_t gi = groupOf_[n];
-    std::vector<GraphNodeHandle> deps;
+    deps.clear();
     if (gi == kNone || groups_[gi].flatten) {
       depsOf(n, kNone, deps);
       if (deps.empty() && loader) { // a root: after the table load

@@ -24,5 +24,9 @@
 namespace cgraph {
 
 Expected<Graph> flattenSubgraphs(const Graph &graph);
+// The same, consuming `graph`: a graph without Subgraph nodes is moved into the result
+// (nothing is copied but the conditional bodies in use); on error `graph` may have been
+// changed (its edges deduplicated, conditional bodies renumbered).
+Expected<Graph> flattenSubgraphs(Graph &&graph);
 
 } // namespace cgraph

@@ -104,6 +104,7 @@ struct SlotRequirement {
   uint64_t minSize = 0;   // max(declared size, max over uses of offset+extent)
   uint32_t alignment = 16;
   uint32_t usage = 0;     // SlotUsage bits
+  bool written = false;   // some node writes it (a copy or fill destination included)
 };
 
 // One entry per slot (O(nodes) to compute; a runtime checks a binding table against it

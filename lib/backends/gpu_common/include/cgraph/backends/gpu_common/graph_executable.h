@@ -36,7 +36,6 @@
 #include <deque>
 #include <memory>
 #include <string>
-#include <unordered_set>
 #include <vector>
 
 namespace cgraph::gpu {
@@ -49,6 +48,9 @@ namespace cgraph::gpu {
 // size seen). Pure; thread-safe; the errors are validateGraph's and flattenSubgraphs'.
 // `us` (optional) gets the time it took, for prepare's finalizePhases.
 Expected<Graph> flattenForGpu(const Graph &graph, double *us = nullptr);
+// The same, consuming `graph` (flatten.h flattenSubgraphs(Graph &&): moved, not copied,
+// when it has no Subgraph nodes).
+Expected<Graph> flattenForGpu(Graph &&graph, double *us = nullptr);
 
 class GraphExecutable : public rt::Executable {
 public:
@@ -196,7 +198,45 @@ protected:
   std::vector<FunctionHandle> coarseFns_; // per kernel: its coarse entry, null if none
   std::vector<char> coarseLooked_;        // per kernel: coarseFns_ is known
   bool builtinsWait_ = false;       // the same for builtins_
-  std::unordered_set<GraphNodeHandle> kernelHandles_; // kernel nodes of the graphs being built
+  // The kernel nodes of the graph being built (addGraphNode: which dependencies may be
+  // programmatic): an open-addressing set of handles, one allocation per partition
+  // instead of one per node.
+  class HandleSet {
+  public:
+    void reset(size_t expected) {
+      size_t cap = 16;
+      while (cap < 2 * expected + 2) cap <<= 1;
+      slots_.assign(cap, nullptr);
+      count_ = 0;
+    }
+    void insert(GraphNodeHandle h) {
+      if (!h) return;
+      if (2 * (count_ + 1) > slots_.size()) grow();
+      size_t i = at(h);
+      while (slots_[i] && slots_[i] != h) i = (i + 1) & (slots_.size() - 1);
+      if (!slots_[i]) ++count_;
+      slots_[i] = h;
+    }
+    bool contains(GraphNodeHandle h) const {
+      if (slots_.empty() || !h) return false;
+      for (size_t i = at(h); slots_[i]; i = (i + 1) & (slots_.size() - 1))
+        if (slots_[i] == h) return true;
+      return false;
+    }
+
+  private:
+    size_t at(GraphNodeHandle h) const {
+      return size_t((uint64_t(reinterpret_cast<uintptr_t>(h)) * 0x9E3779B97F4A7C15ull) >> 24) & (slots_.size() - 1);
+    }
+    void grow() {
+      std::vector<GraphNodeHandle> old = std::move(slots_);
+      reset(std::max<size_t>(old.size(), 8));
+      for (GraphNodeHandle h : old) insert(h);
+    }
+    std::vector<GraphNodeHandle> slots_;
+    size_t count_ = 0;
+  };
+  HandleSet kernelHandles_;
   std::vector<GraphNodeHandle> depScratch_[2];        // addGraphNode's ordinary / programmatic deps
   std::unique_ptr<rt::HostTasks> hostTasks_;
   std::vector<NodePlan> plans_;              // per plan index

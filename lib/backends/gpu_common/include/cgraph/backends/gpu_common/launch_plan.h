@@ -31,10 +31,11 @@ inline uint64_t divisorUpTo(uint64_t g, uint64_t limit) {
 
 // The launch geometry of kernel node `node` (kernel `kern`) with parameter values
 // `params`: grid, block and the wrapper's offset/work_dim arguments (the last four
-// vals). `api` names the grid limit in errors ("CUDA", "HIP").
-template <class L>
+// vals). `api` names the grid limit in errors ("CUDA", "HIP"); `label()` gives the
+// node's name for them (called only on error).
+template <class L, class LabelFn>
 Error planRange(const Node &node, const Kernel &kern, const std::vector<uint64_t> &params,
-                const std::string &label, const char *api, L &l) {
+                const LabelFn &label, const char *api, L &l) {
   auto val = [&](const Dim &d) { return d.param != kNone ? params[d.param] : d.value; };
   uint64_t global[3] = {1, 1, 1}, local[3] = {1, 1, 1};
   const uint32_t dims = std::max<uint32_t>(1, std::min<uint32_t>(3, node.range.dims));
@@ -54,21 +55,21 @@ Error planRange(const Node &node, const Kernel &kern, const std::vector<uint64_t
   }
   uint64_t threads = 1;
   for (uint32_t d = 0; d < 3; ++d) {
-    if (global[d] == 0) return makeError(label + ": global size " + std::to_string(d) + " is 0");
+    if (global[d] == 0) return makeError(label() + ": global size " + std::to_string(d) + " is 0");
     if (local[d] == 0 || global[d] % local[d] != 0)
-      return makeError(label + ": global size " + std::to_string(global[d]) + " in dimension " +
+      return makeError(label() + ": global size " + std::to_string(global[d]) + " in dimension " +
                        std::to_string(d) + " is not a multiple of the work-group size " +
                        std::to_string(local[d]));
     threads *= local[d];
     l.block[d] = unsigned(local[d]);
     const uint64_t g = global[d] / local[d];
     if (g > (d == 0 ? 0x7FFFFFFFull : 65535ull))
-      return makeError(label + ": " + std::to_string(g) + " work-groups in dimension " +
+      return makeError(label() + ": " + std::to_string(g) + " work-groups in dimension " +
                        std::to_string(d) + " exceed the " + api + " grid limit");
     l.grid[d] = unsigned(g);
   }
   if (threads > 1024)
-    return makeError(label + ": work-group of " + std::to_string(threads) +
+    return makeError(label() + ": work-group of " + std::to_string(threads) +
                      " work-items exceeds 1024");
   const size_t base = 1 + 2 * kern.params.size();
   for (uint32_t d = 0; d < 3; ++d)
@@ -80,12 +81,12 @@ Error planRange(const Node &node, const Kernel &kern, const std::vector<uint64_t
 // The wrapper's arguments of kernel node `node`: vals = {table, {a_i, m_i}..., 0 x 4}
 // (the range fills the last four) and the dynamic shared memory of its __local
 // arguments (16-byte aligned each, at most `maxSmem` bytes). Slot s is table entry s;
-// parameter p is entry nSlots + p.
-template <class L>
+// parameter p is entry nSlots + p. `label()` names the node in errors.
+template <class L, class LabelFn>
 Error planKernelArgs(const Node &node, const Kernel &kern, uint64_t table, uint32_t nSlots,
-                     const std::string &label, uint64_t maxSmem, L &l) {
+                     const LabelFn &label, uint64_t maxSmem, L &l) {
   if (node.args.size() != kern.params.size())
-    return makeError(label + ": " + std::to_string(node.args.size()) + " arguments for kernel '" +
+    return makeError(label() + ": " + std::to_string(node.args.size()) + " arguments for kernel '" +
                      kern.name + "' of " + std::to_string(kern.params.size()) + " parameters");
   l.vals.assign(1 + 2 * kern.params.size() + 4, 0);
   l.vals[0] = table;
@@ -114,11 +115,11 @@ Error planKernelArgs(const Node &node, const Kernel &kern, uint64_t table, uint3
       smem += a.value;
       break;
     case ArgKind::String:
-      return makeError(label + ": arg " + std::to_string(i) + ": string argument for a kernel");
+      return makeError(label() + ": arg " + std::to_string(i) + ": string argument for a kernel");
     }
   }
   if (smem > maxSmem)
-    return makeError(label + ": " + std::to_string(smem) + " bytes of __local arguments exceed " +
+    return makeError(label() + ": " + std::to_string(smem) + " bytes of __local arguments exceed " +
                      std::to_string(maxSmem / 1024) + " KiB");
   l.smem = unsigned(smem);
   return Error::success();
