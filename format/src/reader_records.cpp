@@ -114,7 +114,9 @@ private:
                        std::to_string(len) + ") points past the string table (" + std::to_string(s.size) +
                        " bytes)");
     if (len == 0) return Error::success();
-    CGRAPH_RETURN_IF_ERROR(budget_.take(len, where + ": " + field));
+    // The record's name is built only for the error (a string per node otherwise).
+    if (len > budget_.left) return budget_.take(len, where + ": " + field);
+    budget_.left -= len;
     out->assign(reinterpret_cast<const char *>(s.data) + off, len);
     return Error::success();
   }
