@@ -73,6 +73,45 @@ public:
     CUDA_KERNEL_NODE_PARAMS kp = kernelNodeParams(l);
     CU_OK("cuGraphAddKernelNode", api_->cuGraphAddKernelNode(out<CUgraphNode>(n), CUgraph(g), list<CUgraphNode>(deps), deps.size(), &kp));
   }
+  // One cuGraphAddNode with per-edge data instead of cuGraphAddKernelNode and one
+  // cuGraphAddDependencies per programmatic edge.
+  Error addKernelNodeWithEdges(gpu::GraphNodeHandle *n, gpu::GraphHandle g, const std::vector<gpu::GraphNodeHandle> &deps,
+                               const std::vector<gpu::GraphNodeHandle> &programmatic, gpu::Launch &l) override {
+    if (programmatic.empty() || !api_->cuGraphAddNode)
+      return gpu::Driver::addKernelNodeWithEdges(n, g, deps, programmatic, l);
+    thread_local std::vector<CUgraphNode> from;
+    thread_local std::vector<CUgraphEdgeData> edges;
+    from.clear();
+    edges.clear();
+    CUgraphEdgeData plain;
+    std::memset(&plain, 0, sizeof(plain));
+    CUgraphEdgeData prog = plain;
+    prog.from_port = CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC;
+    prog.type = CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC;
+    for (gpu::GraphNodeHandle d : deps) {
+      from.push_back(CUgraphNode(d));
+      edges.push_back(plain);
+    }
+    for (gpu::GraphNodeHandle d : programmatic) {
+      from.push_back(CUgraphNode(d));
+      edges.push_back(prog);
+    }
+    CUgraphNodeParams np;
+    std::memset(&np, 0, sizeof(np));
+    np.type = CU_GRAPH_NODE_TYPE_KERNEL;
+    const CUDA_KERNEL_NODE_PARAMS kp = kernelNodeParams(l);
+    np.kernel.func = kp.func;
+    np.kernel.gridDimX = kp.gridDimX;
+    np.kernel.gridDimY = kp.gridDimY;
+    np.kernel.gridDimZ = kp.gridDimZ;
+    np.kernel.blockDimX = kp.blockDimX;
+    np.kernel.blockDimY = kp.blockDimY;
+    np.kernel.blockDimZ = kp.blockDimZ;
+    np.kernel.sharedMemBytes = kp.sharedMemBytes;
+    np.kernel.kernelParams = kp.kernelParams;
+    CU_OK("cuGraphAddNode (kernel, programmatic edges)",
+          api_->cuGraphAddNode(out<CUgraphNode>(n), CUgraph(g), from.data(), edges.data(), from.size(), &np));
+  }
   Error addMemcpyNode(gpu::GraphNodeHandle *n, gpu::GraphHandle g, const std::vector<gpu::GraphNodeHandle> &deps,
                       const gpu::Copy3D &c) override {
     CUDA_MEMCPY3D m = memcpyParams(c);

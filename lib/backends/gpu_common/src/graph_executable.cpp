@@ -416,7 +416,7 @@ Expected<GraphNodeHandle> GraphExecutable::addGraphNode(GraphHandle g, uint32_t 
     (split && kernelHandles_.contains(d) ? programmatic : ordinary).push_back(d);
   Error e;
   if (plan.exprTransfer) {
-    e = driver_->addKernelNode(&gn, g, ordinary, plan.launch);
+    e = driver_->addKernelNodeWithEdges(&gn, g, ordinary, programmatic, plan.launch);
     isKernel = true;
   } else if (copy && slotOwned(node.copy.srcSlot) && slotOwned(node.copy.dstSlot) &&
              copy3DFor(node, slotBase(node.copy.srcSlot), slotBase(node.copy.dstSlot), c3)) {
@@ -425,7 +425,7 @@ Expected<GraphNodeHandle> GraphExecutable::addGraphNode(GraphHandle g, uint32_t 
              memsetFor(node.fill, slotBase(node.fill.slot), ms)) {
     e = driver_->addMemsetNode(&gn, g, deps, ms, node.fill.bytes);
   } else if (plan.kind == NodePlan::Kernel) {
-    e = driver_->addKernelNode(&gn, g, ordinary, plan.launch);
+    e = driver_->addKernelNodeWithEdges(&gn, g, ordinary, programmatic, plan.launch);
     isKernel = true;
   } else {
     e = driver_->addEmptyNode(&gn, g, deps);
@@ -433,11 +433,7 @@ Expected<GraphNodeHandle> GraphExecutable::addGraphNode(GraphHandle g, uint32_t 
   }
   if (e) return std::move(e).withContext(nodeLabel(p));
   if (isKernel && p < graph_.nodes.size()) {
-    if (split)
-      for (GraphNodeHandle d : programmatic) {
-        if (Error pe = driver_->addProgrammaticEdge(g, d, gn)) return std::move(pe).withContext(nodeLabel(p));
-        ++driver_->counters().programmaticEdges;
-      }
+    driver_->counters().programmaticEdges += programmatic.size();
     kernelHandles_.insert(gn);
   }
   if (part != kNone && p < graph_.nodes.size()) {

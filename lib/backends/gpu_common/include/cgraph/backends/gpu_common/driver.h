@@ -114,6 +114,16 @@ public:
   virtual Error addProgrammaticEdge(GraphHandle, GraphNodeHandle, GraphNodeHandle) {
     return makeError("this driver has no programmatic graph edges (internal error)");
   }
+  // A kernel node after `deps` (ordinary edges) and `programmatic` (programmatic edges
+  // from kernel nodes of `g`), in one driver call where the driver has one (cuda:
+  // cuGraphAddNode with edge data, half the calls of a chain's finalize); by default
+  // addKernelNode, then addProgrammaticEdge per programmatic dependency.
+  virtual Error addKernelNodeWithEdges(GraphNodeHandle *n, GraphHandle g, const std::vector<GraphNodeHandle> &deps,
+                                       const std::vector<GraphNodeHandle> &programmatic, Launch &l) {
+    CGRAPH_RETURN_IF_ERROR(addKernelNode(n, g, deps, l));
+    for (GraphNodeHandle d : programmatic) CGRAPH_RETURN_IF_ERROR(addProgrammaticEdge(g, d, *n));
+    return Error::success();
+  }
   // The table loader (cuda): a kernel `(u64 *table, u32 n, u64 values[capacity])` that
   // copies its by-value `values` into the device table. A replay graph starts with it,
   // so a new table is one kernel-node parameter update (the driver copies the values
