@@ -95,7 +95,13 @@ bool has(uint32_t mask, ExprField f) { return (mask >> uint16_t(f)) & 1u; }
 
 AccessInfo nodeAccesses(const Graph &g, uint32_t node) {
   AccessInfo out;
-  if (node >= g.nodes.size()) return out;
+  nodeAccesses(g, node, out);
+  return out;
+}
+
+void nodeAccesses(const Graph &g, uint32_t node, AccessInfo &out) {
+  out.accesses.clear();
+  if (node >= g.nodes.size()) return;
   const Node &n = g.nodes[node];
   switch (n.kind) {
   case NodeKind::Kernel:
@@ -143,7 +149,6 @@ AccessInfo nodeAccesses(const Graph &g, uint32_t node) {
   case NodeKind::Barrier:
     break;
   }
-  return out;
 }
 
 std::vector<uint32_t> HazardTracker::add(const Graph &graph, uint32_t node) {
@@ -265,6 +270,7 @@ std::vector<Edge> barrierEdges(const Graph &graph) {
 
 std::vector<SlotRequirement> slotRequirements(const Graph &graph) {
   std::vector<SlotRequirement> req(graph.slots.size());
+  AccessInfo scratch; // reused: no allocation per node
   for (size_t s = 0; s < graph.slots.size(); ++s) {
     req[s].minSize = graph.slots[s].size;
     req[s].alignment = graph.slots[s].alignment;
@@ -290,7 +296,8 @@ std::vector<SlotRequirement> slotRequirements(const Graph &graph) {
     }
     bool transfer =
         n.kind == NodeKind::Copy || n.kind == NodeKind::CopyRect || n.kind == NodeKind::Fill;
-    for (const SlotAccess &a : nodeAccesses(graph, i).accesses) {
+    nodeAccesses(graph, i, scratch);
+    for (const SlotAccess &a : scratch.accesses) {
       if (a.slot >= req.size()) continue;
       SlotRequirement &r = req[a.slot];
       uint64_t end = a.size == kUnknownSize ? a.offset : a.end();

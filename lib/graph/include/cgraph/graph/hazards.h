@@ -48,6 +48,8 @@ struct AccessInfo {
 };
 
 AccessInfo nodeAccesses(const Graph &graph, uint32_t node);
+// The same into `out` (cleared first; its storage is reused across calls).
+void nodeAccesses(const Graph &graph, uint32_t node, AccessInfo &out);
 // Whether a host op name is a built-in that only reads / only writes its slot args.
 bool hostOpReadsOnly(const std::string &op);
 bool hostOpWritesOnly(const std::string &op);
