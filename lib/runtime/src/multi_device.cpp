@@ -46,7 +46,7 @@ public:
         for (const SlotAccess &a : nodeAccesses(g, n).accesses)
           if (a.slot < writes.size() && a.write) writes[a.slot] = 1;
       for (uint32_t s : used) seg.slots.push_back({s, writes[s] != 0});
-      auto exe = devices_[seg.device]->finalize(stage, opts);
+      auto exe = devices_[seg.device]->finalizeOwned(std::move(stage), opts);
       if (!exe)
         return exe.error().withContext("device " + std::to_string(seg.device) + " (" +
                                        deviceName(*devices_[seg.device]) + "), segment from " +
