@@ -620,7 +620,7 @@ int main(int argc, char **argv) {
   }
   if (want("quality")) qualityBench(d);
   if (!cu.empty()) {
-    if (want("alternated")) alternated(cu, d, 5);
+    if (want("alternated")) alternated(cu, d, 11);
     handwritten(cu);
   }
   std::printf("%-48s %16s %16s\n", "benchmark", "us/node (device)", "us host/submit");
