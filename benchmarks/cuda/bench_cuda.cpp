@@ -232,10 +232,25 @@ void rebindBench(rt::Device &d, const std::string &suffix = "") {
   if (suffix.empty()) measure("rebind16_setparams_every_node_1000", false, true);
 }
 
+// One row per finalize phase, named prefix + the phase (spaces as '_') + suffix; returns
+// their total in us.
+double phaseRows(const std::string &prefix, const std::vector<rt::Executable::Phase> &phases,
+                 const std::string &suffix) {
+  double total = 0;
+  for (const rt::Executable::Phase &ph : phases) {
+    std::string name = ph.name;
+    for (char &c : name)
+      if (c == ' ') c = '_';
+    rows.push_back({prefix + name + suffix, ph.us / 1000, ph.us});
+    total += ph.us;
+  }
+  return total;
+}
+
 // Benchmark 3 as the issue words it: the 1000-node graph as cgc writes it (order and
 // partitions stored), read from its file and finalized with a warm cache; the median
 // of 5, each executable destroyed before the next.
-void loadFinalizeBench(rt::Device &d, const std::string &suffix = "", bool phaseRows = false) {
+void loadFinalizeBench(rt::Device &d, const std::string &suffix = "", bool withPhases = false) {
   Graph g = chain(1000, true, 2);
   if (Error e = finalizeForFile(g)) die(e.message());
   char path[] = "/tmp/cgraph-bench-XXXXXX";
@@ -265,15 +280,8 @@ void loadFinalizeBench(rt::Device &d, const std::string &suffix = "", bool phase
   const Run &m = runs[2]; // the median run, and its phases
   rows.push_back({"load_finalize_warm_file_axpy_1000" + suffix, m.total / 1000, m.total});
   rows.push_back({"load_finalize_warm_file_phase_read" + suffix, m.read / 1000, m.read});
-  if (!phaseRows) return;
-  double rest = m.total - m.read;
-  for (const rt::Executable::Phase &ph : m.phases) {
-    std::string name = ph.name;
-    for (char &c : name)
-      if (c == ' ') c = '_';
-    rows.push_back({"load_finalize_warm_file_phase_" + name + suffix, ph.us / 1000, ph.us});
-    rest -= ph.us;
-  }
+  if (!withPhases) return;
+  const double rest = m.total - m.read - phaseRows("load_finalize_warm_file_phase_", m.phases, suffix);
   rows.push_back({"load_finalize_warm_file_phase_rest" + suffix, rest / 1000, rest});
 }
 
@@ -298,15 +306,9 @@ void finalizeBench(rt::Device &d, const std::string &suffix = "") {
     std::sort(runs.begin(), runs.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
     const double us = runs[runs.size() / 2].first;
     rows.push_back({std::string(cache ? "finalize_warm_axpy_1000" : "finalize_cold_axpy_1000") + suffix, us / 1000, us});
-    // Where the time went (the rest: validation and flattening before the executable).
-    double phases = 0;
-    for (const rt::Executable::Phase &ph : runs[runs.size() / 2].second) {
-      std::string name = ph.name;
-      for (char &c : name)
-        if (c == ' ') c = '_';
-      rows.push_back({std::string(cache ? "finalize_warm" : "finalize_cold") + "_phase_" + name + suffix, ph.us / 1000, ph.us});
-      phases += ph.us;
-    }
+    // Where the time went (the rest: before and after the executable's phases).
+    const double phases = phaseRows(std::string(cache ? "finalize_warm" : "finalize_cold") + "_phase_",
+                                    runs[runs.size() / 2].second, suffix);
     rows.push_back({std::string(cache ? "finalize_warm" : "finalize_cold") + "_phase_before_executable" + suffix, (us - phases) / 1000, us - phases});
   }
 }

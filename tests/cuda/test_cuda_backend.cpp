@@ -254,6 +254,28 @@ bool doneWord() {
   const char *e = std::getenv("CGRAPH_CUDA_DONE_WORD");
   return tableRing() && (!e || !*e || std::strcmp(e, "0") != 0);
 }
+// Slots x (x[i] = i) and y (every element `y0`) of 1024 u32 on `d`, and the table
+// binding them as slots 0 and 1 (addkChain's x and y).
+struct XY {
+  std::unique_ptr<rt::Buffer> x, y;
+  rt::BindingTable table;
+};
+XY boundXY(rt::Device &d, uint32_t y0) {
+  std::vector<uint32_t> x(1024), y(1024, y0);
+  for (uint32_t i = 0; i < 1024; ++i) x[i] = i;
+  XY b;
+  auto bx = d.allocate(4096, 64), by = d.allocate(4096, 64);
+  REQUIRE(bx);
+  REQUIRE(by);
+  b.x = std::move(*bx);
+  b.y = std::move(*by);
+  REQUIRE_FALSE(d.write(*b.x, 0, x.data(), 4096));
+  REQUIRE_FALSE(d.write(*b.y, 0, y.data(), 4096));
+  b.table.slots.resize(2);
+  b.table.slots[0].buffer = b.x.get();
+  b.table.slots[1].buffer = b.y.get();
+  return b;
+}
 } // namespace
 
 TEST_CASE("cuda: 40 submissions in flight, each with its own table, and bare launches between them",
@@ -317,17 +339,9 @@ TEST_CASE("cuda: 40 submissions in flight, each with its own table, and bare lau
 TEST_CASE("cuda: completions in flight outlive their executable; a host task last records an event",
           "[cuda][ring]") {
   rt::Device &d = cudaDevice();
-  std::vector<uint32_t> x(1024), y(1024, 5);
-  for (uint32_t i = 0; i < 1024; ++i) x[i] = i;
-  auto bx = d.allocate(4096, 64), by = d.allocate(4096, 64);
-  REQUIRE(bx);
-  REQUIRE(by);
-  REQUIRE_FALSE(d.write(**bx, 0, x.data(), 4096));
-  REQUIRE_FALSE(d.write(**by, 0, y.data(), 4096));
-  rt::BindingTable t;
-  t.slots.resize(2);
-  t.slots[0].buffer = bx->get();
-  t.slots[1].buffer = by->get();
+  std::vector<uint32_t> y(1024);
+  XY xy = boundXY(d, 5);
+  const rt::BindingTable &t = xy.table;
   std::vector<rt::EventPtr> evs;
   const cuda::CudaCounters before = cuda::counters(d);
   {
@@ -344,7 +358,7 @@ TEST_CASE("cuda: completions in flight outlive their executable; a host task las
     CHECK(e->isComplete());
   }
   CHECK(cuda::counters(d).wordCompletions - before.wordCompletions == (doneWord() ? 3u : 0u));
-  REQUIRE_FALSE(d.read(**by, 0, y.data(), 4096));
+  REQUIRE_FALSE(d.read(*xy.y, 0, y.data(), 4096));
   for (uint32_t i = 0; i < 1024; i += 37) CHECK(y[i] == 5 + 3 * 200 * i);
 
   // A host task after the kernels: the last partition runs on the host, so the
@@ -365,7 +379,7 @@ TEST_CASE("cuda: completions in flight outlive their executable; a host task las
   REQUIRE(ev);
   REQUIRE_FALSE((*ev)->wait());
   CHECK(cuda::counters(d).wordCompletions == words);
-  REQUIRE_FALSE(d.read(**by, 0, y.data(), 4096));
+  REQUIRE_FALSE(d.read(*xy.y, 0, y.data(), 4096));
   for (uint32_t i = 0; i < 1024; i += 37) CHECK(y[i] == 5 + 3 * 200 * i + 2 * i);
 }
 
@@ -376,17 +390,9 @@ TEST_CASE("cuda: finalizes after the first take their pinned words from the pool
   const char *e = std::getenv("CGRAPH_CUDA_PINNED_POOL");
   const bool pool = !e || !*e || std::strcmp(e, "0") != 0;
   rt::Device &d = cudaDevice();
-  std::vector<uint32_t> x(1024), y(1024, 1);
-  for (uint32_t i = 0; i < 1024; ++i) x[i] = i;
-  auto bx = d.allocate(4096, 64), by = d.allocate(4096, 64);
-  REQUIRE(bx);
-  REQUIRE(by);
-  REQUIRE_FALSE(d.write(**bx, 0, x.data(), 4096));
-  REQUIRE_FALSE(d.write(**by, 0, y.data(), 4096));
-  rt::BindingTable t;
-  t.slots.resize(2);
-  t.slots[0].buffer = bx->get();
-  t.slots[1].buffer = by->get();
+  std::vector<uint32_t> y(1024);
+  XY xy = boundXY(d, 1);
+  const rt::BindingTable &t = xy.table;
   auto round = [&] {
     auto exe = d.finalize(addkChain(10, [](int) { return uint64_t(1); }), {}); // y += 10 x
     REQUIRE(exe);
@@ -400,7 +406,7 @@ TEST_CASE("cuda: finalizes after the first take their pinned words from the pool
   const uint64_t more = cuda::counters(d).pinnedAllocations - pinned;
   if (pool) CHECK(more == 0);
   else if (tableRing()) CHECK(more >= 3 * 2); // the ring and its count, per finalize
-  REQUIRE_FALSE(d.read(**by, 0, y.data(), 4096));
+  REQUIRE_FALSE(d.read(*xy.y, 0, y.data(), 4096));
   for (uint32_t i = 0; i < 1024; i += 37) CHECK(y[i] == 1 + 4 * 10 * i);
 }
 

@@ -129,13 +129,7 @@ Error flattenInPlace(Graph &g) {
 }
 
 Expected<Graph> alreadyFlat(const Graph &g) {
-  Graph out = sameHeader(g);
-  out.nodes = g.nodes;
-  out.subgraphs = g.subgraphs;
-  out.edges = g.edges;
-  out.order = g.order;
-  out.exprs = g.exprs;
-  out.partitions = g.partitions;
+  Graph out = g;
   CGRAPH_RETURN_IF_ERROR(flattenInPlace(out));
   return out;
 }
