@@ -138,6 +138,27 @@ TEST_CASE("cgrun --list-devices", "[tools][cgrun]") {
 #endif
   }
   CHECK(hipListed);
+  // cuda is compiled in wherever cuda.h was found at configure time (CI has the toolkit
+  // and no GPU): without a device it says why, in text and JSON alike.
+#ifdef CGRUN_TEST_CUDA_STANDIN
+  bool cudaListed = false;
+  for (const json &b : j["backends"]) {
+    if (b["backend"] != "cuda") continue;
+    cudaListed = true;
+    CHECK(b["compiled_in"] == true);
+    if (b["available"] == true) { // a machine with an NVIDIA GPU
+      CHECK(!b["devices"].empty());
+      continue;
+    }
+    CHECK(b["devices"].empty());
+    const std::string reason = b["reason"];
+    CHECK((reason == "libcuda.so.1 not found (no NVIDIA driver installed)" ||
+           reason == "no CUDA device (cuInit: CUDA_ERROR_NO_DEVICE)"));
+    Result text = cgrun("--list-devices", dir);
+    CHECK(text.out.find("cuda: unavailable: " + reason + "\n") != std::string::npos);
+  }
+  CHECK(cudaListed);
+#endif
   // The opencl backend names its replay strategy per device (lib/backends/opencl rule).
   for (const json &b : j["backends"]) {
     if (b["backend"] != "opencl" || b["available"] != true) continue;
@@ -912,3 +933,48 @@ TEST_CASE("cgc places nodes (\"device\", --place); cgrun runs them on a device l
   CHECK(r.out.find(") + cpu (") != std::string::npos);
   CHECK(r.out.find("update-graph   update") != std::string::npos);
 }
+
+#ifdef CGRUN_TEST_CUDA_STANDIN
+// The other reasons a machine can have no cuda device, given by a stand-in libcuda.so.1
+// found first on LD_LIBRARY_PATH (tests/tools/standin_cuda): it exports the entry points
+// the backend looks up, says CUDA_ERROR_NO_DEVICE to cuInit and reports the driver
+// version it is told to.
+TEST_CASE("cgrun --list-devices says why there is no cuda device", "[tools][cgrun]") {
+  fs::path dir = scratch("list_cuda");
+  auto list = [&](const std::string &variant, const std::string &version, const std::string &flags) {
+    const std::string env = "LD_LIBRARY_PATH=" + tooltest::quote(CGRUN_TEST_CUDA_STANDIN "/" + variant) +
+                            ":\"$LD_LIBRARY_PATH\" CGRAPH_STANDIN_CUDA_VERSION=" + version;
+    return tooltest::runTool("env", env + " " + tooltest::quote(CGRUN_PATH) + " --list-devices " + flags,
+                             dir, dir / "std");
+  };
+  struct Case {
+    const char *variant, *version, *reason;
+  };
+  const Case cases[] = {
+      {"full", "13000", "no CUDA device (cuInit: CUDA_ERROR_NO_DEVICE)"},
+      {"full", "11080", "driver too old: CUDA 11.8, the cuda backend needs 12.0 or newer"},
+      {"partial", "13000", "driver too old: libcuda.so.1 has no cuDeviceGetCount"},
+  };
+  for (const Case &c : cases) {
+    INFO(c.variant << " " << c.version);
+    Result r = list(c.variant, c.version, "");
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    CHECK(r.out.find("cpu: 1 device") != std::string::npos); // the other backends are unaffected
+    CHECK(r.out.find(std::string("cuda: unavailable: ") + c.reason + "\n") != std::string::npos);
+    r = list(c.variant, c.version, "--json");
+    REQUIRE(r.code == 0);
+    json j = json::parse(r.out);
+    bool listed = false;
+    for (const json &b : j["backends"]) {
+      if (b["backend"] != "cuda") continue;
+      listed = true;
+      CHECK(b["compiled_in"] == true);
+      CHECK(b["available"] == false);
+      CHECK(b["devices"].empty());
+      CHECK(b["reason"] == c.reason);
+    }
+    CHECK(listed);
+  }
+}
+#endif
