@@ -4,7 +4,8 @@
 //      the hand-written CUDA graph (handwritten.cu, built with nvcc here at run time);
 //      device time per node (submit..wait / nodes) and host submit time;
 //   2. rebinding all 16 slots every submission on a 1000-node graph vs plain replay vs
-//      cuGraphExecKernelNodeSetParams on every kernel node per submission;
+//      cuGraphExecKernelNodeSetParams on every kernel node per submission, 11 rounds
+//      of the three in turn;
 //   3. finalize of the 1000-node axpy chain, cold (no cache) and warm (cache).
 //   4. kernel quality: axpy and a copy over 64M floats and the stencil example's
 //      jacobi_step on a 4096^2 grid, cgraph's PTX (20 runs in one graph) vs the
@@ -205,15 +206,21 @@ void chainBench(rt::Device &d, uint32_t n, bool axpy, const std::string &suffix 
   }
 }
 
-void rebindBench(rt::Device &d, const std::string &suffix = "") {
+// Rebinding all 16 slots every submission against plain replay (the same table) and
+// against updating every kernel node (cuGraphExecKernelNodeSetParams), `rounds` rounds
+// of the three in turn: host figures move by a microsecond from one stretch of time to
+// the next on these hosts, so each row is the median over rounds of each round's
+// median, and the line printed compares them.
+void rebindBench(rt::Device &d, const std::string &suffix = "", int rounds = 11) {
   Graph g = chain(1000, true, 16);
   Bound a = bind(d, g), b = bind(d, g);
   auto exe = d.finalize(g, {});
   if (!exe) die(exe.error().message());
-  const int reps = 50;
-  auto measure = [&](const char *name, bool alternate, bool updateNodes) {
+  const int reps = 25;
+  std::map<std::string, std::vector<double>> host, device;
+  auto measure = [&](const std::string &name, bool alternate, bool updateNodes) {
     submitWait(**exe, a.table, nullptr);
-    std::vector<double> host;
+    std::vector<double> h;
     auto t0 = Clock::now();
     for (int r = 0; r < reps; ++r) {
       const rt::BindingTable &t = (alternate && (r & 1)) ? b.table : a.table;
@@ -221,15 +228,30 @@ void rebindBench(rt::Device &d, const std::string &suffix = "") {
       if (updateNodes)
         if (Error e = cuda::updateEveryKernelNode(**exe)) die(e.message());
       auto ev = (*exe)->enqueue(t, {});
-      host.push_back(usSince(h0));
+      h.push_back(usSince(h0));
       if (!ev) die(ev.error().message());
       if (Error e = (*ev)->wait()) die(e.message());
     }
-    rows.push_back({name + suffix, usSince(t0) / reps / 1000, median(host)});
+    device[name].push_back(usSince(t0) / reps / 1000);
+    host[name].push_back(median(h));
   };
-  measure("rebind16_plain_replay_1000", false, false);
-  measure("rebind16_new_table_every_submission_1000", true, false);
-  if (suffix.empty()) measure("rebind16_setparams_every_node_1000", false, true);
+  const std::string plain = "rebind16_plain_replay_1000" + suffix,
+                    fresh = "rebind16_new_table_every_submission_1000" + suffix,
+                    setp = "rebind16_setparams_every_node_1000" + suffix;
+  for (int round = 0; round < rounds; ++round) {
+    measure(plain, false, false);
+    measure(fresh, true, false);
+    if (suffix.empty()) measure(setp, false, true);
+  }
+  for (const std::string &name : {plain, fresh, setp})
+    if (host.count(name)) rows.push_back({name, median(device[name]), median(host[name])});
+  const double p = median(host[plain]), f = median(host[fresh]);
+  std::printf("rebinding 16 slots%s: new table %.2f us vs plain replay %.2f us (%.2fx)", suffix.c_str(), f, p, f / p);
+  if (host.count(setp)) {
+    const double s = median(host[setp]);
+    std::printf(", SetParams on every node %.1f us (%.1f%%)", s, 100 * f / s);
+  }
+  std::printf(", host us per submission, median of %d rounds\n", rounds);
 }
 
 // One row per finalize phase, named prefix + the phase (spaces as '_') + suffix; returns
@@ -583,7 +605,7 @@ int main(int argc, char **argv) {
     if (!pd) die(pd.error().message());
     chainBench(**pd, 1000, false, "_param_loader", false);
     chainBench(**pd, 1000, true, "_param_loader", false);
-    rebindBench(**pd, "_param_loader");
+    rebindBench(**pd, "_param_loader", 3);
     // Host submit of the two loaders alternated (the first rows of the process run on
     // a colder host than later ones).
     for (int round = 1; round <= 3; ++round) {

@@ -52,7 +52,7 @@ fi
 timeout 90 ./run.sh cgrun bench cgf/chain1000.cgf --backend cuda --random y:1 --repetitions 20 --modes replay,update-node,update-graph 2>&1 | tail -8
 echo "== bench_cuda"
 timeout "${CGRAPH_BENCH_TIMEOUT:-200}" ./run.sh bench_cuda --handwritten src/handwritten.cu --json "$out/bench.json" 2>&1 | tee "$out/bench.log" | tail -90
-grep "^alternated" "$out/bench.log"
+grep -E "^alternated|^rebinding" "$out/bench.log"
 echo "== PyTorch next to cgrun on the chain1000 chain (benchmark 5)"
 timeout 120 python3 src/torch_chain.py --json "$out/torch.json" 2>&1 | tail -6
 timeout 60 ./run.sh cgrun bench cgf/chain1000.cgf --backend cuda --random y:1 --repetitions 30 2>&1 | tail -7

@@ -28,6 +28,8 @@
 #include <map>
 #include <sstream>
 
+#include <sys/wait.h>
+
 using namespace cgraph;
 using namespace cgraph::devtest;
 namespace fs = std::filesystem;
@@ -1115,5 +1117,112 @@ TEST_CASE("cuda: programmatic edges only into kernels whose module waits for its
       else
         CHECK(edges == 0);
     }
+  }
+}
+
+// ---- Device failures are errors, never aborts -------------------------------------
+
+TEST_CASE("cuda: out of device memory is an error naming the call; the device goes on", "[cuda][errors]") {
+  rt::Device &d = cudaDevice();
+  constexpr uint64_t kPetabyte = uint64_t(1) << 50;
+  auto big = d.allocate(kPetabyte, 64);
+  REQUIRE_FALSE(big);
+  INFO(big.error().message());
+  CHECK(big.error().message().find("CUDA_ERROR_OUT_OF_MEMORY") != std::string::npos);
+
+  // A runtime-owned slot too large for the device: finalize fails, naming it.
+  GraphBuilder b("oom");
+  auto k = addSource(b, kKernels, "kinds.cl");
+  uint32_t huge = b.addSlot(slot("huge", kPetabyte, SlotInit::Transient));
+  b.addKernelNode("mark-huge", k["mark"], range1D(256), {Arg::slot(huge), Arg::scalar(ScalarType::U32, 1)});
+  auto exe = d.finalize(b.take(), {});
+  REQUIRE_FALSE(exe);
+  INFO(exe.error().message());
+  CHECK(exe.error().message().find("CUDA_ERROR_OUT_OF_MEMORY") != std::string::npos);
+  CHECK(exe.error().message().find("huge") != std::string::npos);
+
+  // Nothing was left half-made: the same device runs a graph and gets its results.
+  Graph g = everyNodeKind();
+  std::vector<Bytes> in = inputsFor(g, 11);
+  requireSame(run(cpuDevice(), g, in, rt::ExecMode::Replay, paramSets(g, {5})),
+              run(d, g, in, rt::ExecMode::Replay, paramSets(g, {5})), "cuda after OOM vs cpu");
+}
+
+namespace {
+// A kernel that writes 4 TiB past its buffer: the device faults. A fault poisons the
+// CUDA context for the rest of the process, so the case that provokes it runs in a child
+// process (the hidden case below, run by the one after it).
+const char *kFaultKernel = R"CL(
+__kernel void poke(__global uint *d, ulong far) { d[get_global_id(0) + far] = 1u; }
+)CL";
+} // namespace
+
+TEST_CASE("cuda child: a faulting kernel", "[.cuda-fault-child]") {
+  const char *mode = std::getenv("CGRAPH_TEST_FAULT_MODE");
+  REQUIRE(mode);
+  rt::Device &d = cudaDevice();
+  GraphBuilder b("fault");
+  auto k = addSource(b, kFaultKernel, "fault.cl");
+  uint32_t s = b.addSlot(slot("d", 4096));
+  Param p;
+  p.name = "far";
+  p.type = ScalarType::U64;
+  p.defaultBits = 0;
+  uint32_t pf = b.addParam(p);
+  b.addKernelNode("poke", k["poke"], range1D(256), {Arg::slot(s), Arg::param(pf)});
+  rt::FinalizeOptions fo;
+  fo.mode = std::string(mode) == "eager" ? rt::ExecMode::Eager : rt::ExecMode::Replay;
+  auto exe = d.finalize(b.take(), fo);
+  REQUIRE(exe);
+  auto buf = d.allocate(4096, 64);
+  REQUIRE(buf);
+  rt::BindingTable t;
+  t.slots = {{buf->get()}};
+  rt::ParamValues harmless, far;
+  harmless.bits = {0};
+  far.bits = {uint64_t(1) << 40}; // 4 TiB of uints past the buffer
+  // A first submission within bounds works.
+  auto ok = (*exe)->enqueue(t, harmless);
+  REQUIRE(ok);
+  REQUIRE_FALSE((*ok)->wait());
+  // The fault comes back from wait (or from enqueue, where the launch itself reports
+  // it) as an Error naming the CUDA error.
+  std::string message;
+  auto ev = (*exe)->enqueue(t, far);
+  if (!ev) {
+    message = ev.error().message();
+  } else {
+    Error e = (*ev)->wait();
+    REQUIRE(e);
+    message = e.message();
+  }
+  INFO(message);
+  CHECK((message.find("CUDA_ERROR_ILLEGAL_ADDRESS") != std::string::npos ||
+         message.find("CUDA_ERROR_LAUNCH_FAILED") != std::string::npos));
+  // Everything after the fault fails with errors too (the context is gone), and the
+  // executable, buffers and device are destroyed without aborting (the process exits 0
+  // when these checks pass).
+  auto again = (*exe)->enqueue(t, harmless);
+  if (again) CHECK((*again)->wait());
+  CHECK_FALSE(d.allocate(4096, 64));
+  std::printf("fault message: %s\n", message.c_str());
+}
+
+TEST_CASE("cuda: a kernel that faults is an error, not an abort (replay and eager)", "[cuda][errors]") {
+  for (const char *mode : {"replay", "eager"}) {
+    INFO(mode);
+    const fs::path out = fs::temp_directory_path() / ("cgraph-cuda-fault-" + std::string(mode) + ".txt");
+    const std::string cmd = std::string("CGRAPH_TEST_FAULT_MODE=") + mode +
+                            " /proc/self/exe '[.cuda-fault-child]' > '" + out.string() + "' 2>&1";
+    const int status = std::system(cmd.c_str());
+    std::ifstream f(out);
+    std::stringstream text;
+    text << f.rdbuf();
+    INFO(text.str());
+    REQUIRE(WIFEXITED(status)); // not killed by a signal (abort, segfault)
+    CHECK(WEXITSTATUS(status) == 0);
+    CHECK(text.str().find("fault message: ") != std::string::npos);
+    CHECK(text.str().find("All tests passed") != std::string::npos);
+    fs::remove(out);
   }
 }
