@@ -242,3 +242,74 @@ __kernel void minmax64(__global long *g, __global ulong *u, __global long *out) 
     }
   }
 }
+
+// ---- Launches planned for the pool: timed, and run inline where that is faster ------
+
+TEST_CASE("cpu launch tuning: a small launch of a heavy kernel settles on the faster way, results unchanged",
+          "[cpu][tune]") {
+  cpu::KernelCompiler jit;
+  auto mod = compile(jit, "barrier_phis.cl", kernelFile("barrier_phis.cl"), {"loop_result"});
+  const cpu::JitKernel &k = *mod->find("loop_result");
+  REQUIRE(k.heavy);
+  constexpr uint64_t kN = 256, kLocal = 64;
+  cpu::LaunchPlan p;
+  cpu::planLaunch(k, kLocal * 4, launch1D(kN, kLocal), p);
+  CHECK(p.total == 4);
+  REQUIRE_FALSE(p.inlineRun); // a heavy kernel's groups are planned for the pool
+  std::vector<uint32_t> in(kN), out(kN);
+  // Every run is right, whichever way it ran: two on the pool, two on the calling
+  // thread (where the pool's were short), then the faster way.
+  for (uint32_t run = 0; run < 8; ++run) {
+    CAPTURE(run);
+    for (uint32_t i = 0; i < kN; ++i) in[i] = i * 2654435761u + run;
+    std::fill(out.begin(), out.end(), 0u);
+    const uint64_t args[3] = {uint64_t(uintptr_t(in.data())), uint64_t(uintptr_t(out.data())), 0};
+    REQUIRE_FALSE(cpu::runPlanned(k, args, p));
+    for (uint64_t g = 0; g < kN; g += kLocal) {
+      uint32_t s[kLocal];
+      for (uint64_t l = 0; l < kLocal; ++l) {
+        s[l] = 0;
+        for (uint64_t j = 0; j < kLocal; ++j) s[l] += in[g + j] * uint32_t(j + 1);
+      }
+      for (uint64_t l = 0; l < kLocal; ++l)
+        REQUIRE(out[g + l] == s[l] * 3u + (s[(l + 1) % kLocal] ^ uint32_t((l + 1) % kLocal)));
+    }
+    using Tune = cpu::LaunchPlan::Tune;
+#ifdef CGRAPH_CPU_TSAN
+    CHECK(p.tune == Tune::Pool); // TSan builds keep the pool (its race checks need it)
+#else
+    if (run == 1) CHECK(p.tune != Tune::Pool);  // the pool's two runs are in
+    if (run >= 3) CHECK(p.tune == Tune::Decided);
+    if (run >= 3 && p.poolBestNs <= 20000) CHECK(p.inlineBestNs != ~uint64_t(0)); // inline was tried
+#endif
+  }
+  // A new plan starts over.
+  cpu::planLaunch(k, kLocal * 4, launch1D(kN, kLocal), p);
+  CHECK(p.tune == cpu::LaunchPlan::Tune::Pool);
+  CHECK(p.tuneRuns == 0);
+}
+
+TEST_CASE("cpu launch tuning: a long launch stays on the pool without a run on one thread", "[cpu][tune]") {
+  cpu::KernelCompiler jit;
+  auto mod = compile(jit, "contended.cl", kSource, {"loop_then_add"});
+  const cpu::JitKernel &k = *mod->find("loop_then_add");
+  REQUIRE(k.heavy);
+  // 2^20 work-items of a 256-trip loop: milliseconds on any machine.
+  constexpr uint64_t kN = uint64_t(1) << 20;
+  std::vector<int32_t> in(256, 1), c(1, 0);
+  const uint64_t args[3] = {uint64_t(uintptr_t(c.data())), uint64_t(uintptr_t(in.data())), 256};
+  cpu::LaunchPlan p;
+  cpu::planLaunch(k, 0, launch1D(kN, 64), p);
+  REQUIRE_FALSE(p.inlineRun);
+  uint32_t want = 0; // each work-item adds sum(j * 1); the int counter wraps as uint32 does
+  for (uint32_t j = 0; j < 256; ++j) want += j;
+  for (uint32_t run = 0; run < 3; ++run) {
+    REQUIRE_FALSE(cpu::runPlanned(k, args, p));
+    CHECK(uint32_t(c[0]) == (run + 1) * uint32_t(kN) * want);
+  }
+  CHECK(p.inlineBestNs == ~uint64_t(0)); // never run on one thread
+#ifndef CGRAPH_CPU_TSAN
+  CHECK(p.tune == cpu::LaunchPlan::Tune::Decided);
+  CHECK(p.poolBestNs > 20000);
+#endif
+}

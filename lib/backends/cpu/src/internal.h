@@ -138,9 +138,21 @@ struct LaunchPlan {
   bool inlineRun = true;  // on the calling thread
   uint64_t grain = 1;
   uint64_t ctx[kCtxFields] = {}; // launch-wide ctx fields; group id and size of group 0
+  // A launch planned for the pool (inlineRun false) whose work the plan cannot weigh
+  // (work-items with loops or barriers) may still be a few microseconds, less than
+  // handing it to other threads costs. runPlanned times its first runs on the pool and,
+  // where they were short, as many on the calling thread, and keeps the faster way
+  // (decided). planLaunch starts this over. Not thread-safe: one run of a plan at a time
+  // (a replay runs each node once per submission, one submission at a time).
+  enum class Tune : uint8_t { Pool, Inline, Decided } tune = Tune::Pool;
+  uint8_t tuneRuns = 0;
+  uint64_t poolBestNs = ~uint64_t(0), inlineBestNs = ~uint64_t(0);
 };
 void planLaunch(const JitKernel &k, uint64_t localBytes, const Launch &launch, LaunchPlan &plan);
-Error runPlanned(const JitKernel &k, const uint64_t *args, const LaunchPlan &plan);
+// Runs a planned launch; a plan that runs again (replay) pass it non-const so that its
+// pool-or-inline choice can adapt (LaunchPlan::tune). Errors: scratch or fiber stacks
+// that cannot be allocated.
+Error runPlanned(const JitKernel &k, const uint64_t *args, LaunchPlan &plan);
 // One work-group of a kernel with barriers, as work-item fibers (fibers.cpp).
 // Returns false, running nothing, when the fiber stacks cannot be allocated.
 constexpr uint64_t kFiberStackBytes = 64 * 1024;

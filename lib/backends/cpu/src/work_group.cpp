@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <cstdlib>
 #include <memory>
@@ -145,9 +146,40 @@ void planLaunch(const JitKernel &k, uint64_t localBytes, const Launch &launch, L
   }
   p.ctx[kCtxWorkDim] = l.dims;
   p.ctx[kCtxPrivate] = p.privateOffset;
+  p.tune = LaunchPlan::Tune::Pool;
+  p.tuneRuns = 0;
+  p.poolBestNs = p.inlineBestNs = ~uint64_t(0);
 }
 
-Error runPlanned(const JitKernel &k, const uint64_t *args, const LaunchPlan &p) {
+namespace {
+// LaunchPlan::tune: runs of each way timed before choosing, and the pool time (the
+// fastest of its runs) up to which running inline is tried. A run tried inline costs at
+// most the pool's time on every worker (2 cores: 2 x 20 us), once per plan.
+constexpr uint8_t kTuneRuns = 2;
+constexpr uint64_t kTuneMaxPoolNs = 20000;
+// CGRAPH_CPU_TUNE_LAUNCHES=0 keeps every such launch on the pool (A/B runs), as do
+// ThreadSanitizer builds: the tests' racy-kernel checks need its work-groups on
+// several threads.
+bool tuneLaunches() {
+#ifdef CGRAPH_CPU_TSAN
+  return false;
+#else
+  static const bool on = [] {
+    const char *v = std::getenv("CGRAPH_CPU_TUNE_LAUNCHES");
+    return !v || std::string(v) != "0";
+  }();
+  return on;
+#endif
+}
+
+uint64_t nowNs() {
+  return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      std::chrono::steady_clock::now().time_since_epoch())
+                      .count());
+}
+} // namespace
+
+Error runPlanned(const JitKernel &k, const uint64_t *args, LaunchPlan &p) {
   if (p.total == 0) return Error::success();
   // Scratch (local blocks, fiber stacks) is allocated per thread on first use; a failed
   // allocation stops that thread's groups and fails the launch instead of crashing.
@@ -179,12 +211,29 @@ Error runPlanned(const JitKernel &k, const uint64_t *args, const LaunchPlan &p) 
       }
     }
   };
-  if (p.inlineRun) {
+  using Tune = LaunchPlan::Tune;
+  const bool tune = !p.inlineRun && tuneLaunches();
+  const bool timed = tune && p.tune != Tune::Decided;
+  const bool inlineNow = p.inlineRun || (tune && p.tune == Tune::Inline) ||
+                         (tune && p.tune == Tune::Decided && p.inlineBestNs < p.poolBestNs);
+  const uint64_t t0 = timed ? nowNs() : 0;
+  if (inlineNow) {
     run(0, p.total);
   } else {
     // Heavy work-items may cost unequal amounts (early returns, data-dependent loops):
     // their groups are handed out as threads free up.
     parallelFor(0, p.total, p.grain, k.heavy ? Partition::Dynamic : Partition::Static, run);
+  }
+  if (timed) {
+    const uint64_t ns = nowNs() - t0;
+    uint64_t &best = p.tune == Tune::Pool ? p.poolBestNs : p.inlineBestNs;
+    best = std::min(best, ns);
+    if (++p.tuneRuns == kTuneRuns) {
+      p.tuneRuns = 0;
+      // Decided: with the pool when its runs were long (inlineBestNs stays above), else
+      // the faster of the two.
+      p.tune = p.tune == Tune::Pool && p.poolBestNs <= kTuneMaxPoolNs ? Tune::Inline : Tune::Decided;
+    }
   }
   if (outOfMemory.load(std::memory_order_relaxed))
     return makeError(
