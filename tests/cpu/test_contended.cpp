@@ -294,8 +294,9 @@ TEST_CASE("cpu launch tuning: a long launch stays on the pool without a run on o
   auto mod = compile(jit, "contended.cl", kSource, {"loop_then_add"});
   const cpu::JitKernel &k = *mod->find("loop_then_add");
   REQUIRE(k.heavy);
-  // 2^20 work-items of a 256-trip loop: milliseconds on any machine.
-  constexpr uint64_t kN = uint64_t(1) << 20;
+  // 2^16 work-items of a 256-trip loop: 16M multiply-adds, far above the 20 us up to
+  // which inline runs are tried, on any machine (and not long in sanitizer builds).
+  constexpr uint64_t kN = uint64_t(1) << 16;
   std::vector<int32_t> in(256, 1), c(1, 0);
   const uint64_t args[3] = {uint64_t(uintptr_t(c.data())), uint64_t(uintptr_t(in.data())), 256};
   cpu::LaunchPlan p;
