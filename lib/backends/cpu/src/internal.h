@@ -143,14 +143,15 @@ struct LaunchPlan {
   // handing it to other threads costs. runPlanned times its first runs on the pool and,
   // where they were short, as many on the calling thread, and keeps the faster way
   // (decided). planLaunch starts this over. Not thread-safe: one run of a plan at a time
-  // (a replay runs each node once per submission, one submission at a time).
+  // (a replay runs a node's plan from one thread at a time: its submissions run one
+  // after another, loop bodies trip after trip).
   enum class Tune : uint8_t { Pool, Inline, Decided } tune = Tune::Pool;
   uint8_t tuneRuns = 0;
   uint64_t poolBestNs = ~uint64_t(0), inlineBestNs = ~uint64_t(0);
 };
 void planLaunch(const JitKernel &k, uint64_t localBytes, const Launch &launch, LaunchPlan &plan);
-// Runs a planned launch; a plan that runs again (replay) pass it non-const so that its
-// pool-or-inline choice can adapt (LaunchPlan::tune). Errors: scratch or fiber stacks
+// Runs a planned launch. The plan is updated (LaunchPlan::tune): a plan kept and run
+// again (replay) adapts its pool-or-inline choice. Errors: scratch or fiber stacks
 // that cannot be allocated.
 Error runPlanned(const JitKernel &k, const uint64_t *args, LaunchPlan &plan);
 // One work-group of a kernel with barriers, as work-item fibers (fibers.cpp).
