@@ -6,6 +6,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cstring>
 #include <filesystem>
 
 using namespace cgraph;
@@ -77,4 +79,76 @@ TEST_CASE("slot init errors", "[runtime][slot_init]") {
   REQUIRE_FALSE(escape.ok());
   CHECK(escape.error().message().rfind("slot 's': path '../../etc/passwd' resolves to '", 0) == 0);
   CHECK(escape.error().message().find("outside the allowed directories") != std::string::npos);
+}
+
+namespace {
+// Memory the runtime can reach only through write (no host pointer), as on a GPU; the
+// device records the largest single write.
+class DeviceOnlyBuffer : public Buffer {
+public:
+  explicit DeviceOnlyBuffer(uint64_t n) : bytes(size_t(n)) {}
+  uint64_t size() const override { return bytes.size(); }
+  std::vector<uint8_t> bytes;
+};
+
+class WriteOnlyDevice : public Device {
+public:
+  uint64_t largestWrite = 0;
+  const DeviceInfo &info() const override { return info_; }
+  Expected<std::unique_ptr<Buffer>> allocate(uint64_t bytes, uint32_t) override {
+    return std::unique_ptr<Buffer>(new DeviceOnlyBuffer(bytes));
+  }
+  Error write(Buffer &dst, uint64_t offset, const void *src, uint64_t bytes) override {
+    auto &b = static_cast<DeviceOnlyBuffer &>(dst).bytes;
+    if (offset > b.size() || bytes > b.size() - offset) return makeError("write out of range");
+    std::memcpy(b.data() + offset, src, size_t(bytes));
+    largestWrite = std::max(largestWrite, bytes);
+    return Error::success();
+  }
+  Error read(Buffer &, uint64_t, void *, uint64_t) override { return makeError("not used"); }
+  Expected<std::unique_ptr<Executable>> finalize(const Graph &, const FinalizeOptions &) override {
+    return makeError("not used");
+  }
+
+private:
+  DeviceInfo info_;
+};
+} // namespace
+
+TEST_CASE("owned slots on a device without host pointers: large zero and fill slots are written in pieces",
+          "[runtime][slot_init]") {
+  WriteOnlyDevice dev;
+  Graph g;
+  constexpr uint64_t kMiB = uint64_t(1) << 20;
+  g.slots = {slot(SlotInit::Transient, 20 * kMiB + 3), slot(SlotInit::Fill, 17 * kMiB + 5, {1, 2, 3}),
+             slot(SlotInit::Data, 10, {9, 8, 7, 6, 5, 4, 3, 2, 1, 0}), slot(SlotInit::Fill, 100, {4, 5})};
+  // The second fill slot's nodes need more than it declares: zeros past its 100 bytes;
+  // likewise 1 MiB of zeros past the large fill slot's pattern.
+  const std::vector<uint64_t> minSizes = {0, 18 * kMiB + 5, 0, 300};
+  auto bufs = allocateOwnedSlots(dev, g, minSizes, HostPolicy{}, 64);
+  REQUIRE(bufs.ok());
+  auto bytesOf = [&](size_t i) -> const std::vector<uint8_t> & {
+    return static_cast<DeviceOnlyBuffer &>(*(*bufs)[i]).bytes;
+  };
+  CHECK(dev.largestWrite <= 8 * kMiB); // never a host buffer of the slot's size
+  const std::vector<uint8_t> &zeros = bytesOf(0);
+  REQUIRE(zeros.size() == 20 * kMiB + 3);
+  CHECK(std::all_of(zeros.begin(), zeros.end(), [](uint8_t b) { return b == 0; }));
+  const std::vector<uint8_t> &fill = bytesOf(1);
+  REQUIRE(fill.size() == 18 * kMiB + 5);
+  size_t wrong = 0;
+  for (size_t i = 0; i < fill.size(); ++i)
+    wrong += fill[i] != (i < 17 * kMiB + 5 ? uint8_t(1 + i % 3) : uint8_t(0));
+  CHECK(wrong == 0);
+  CHECK(bytesOf(2) == std::vector<uint8_t>{9, 8, 7, 6, 5, 4, 3, 2, 1, 0});
+  const std::vector<uint8_t> &small = bytesOf(3);
+  REQUIRE(small.size() == 300);
+  for (size_t i = 0; i < small.size(); ++i) REQUIRE(small[i] == (i < 100 ? uint8_t(4 + i % 2) : 0));
+
+  // A bad fill pattern is still an error naming the slot.
+  Graph bad;
+  bad.slots = {slot(SlotInit::Fill, 9 * kMiB, {})};
+  auto none = allocateOwnedSlots(dev, bad, {}, HostPolicy{}, 64);
+  REQUIRE_FALSE(none.ok());
+  CHECK(none.error().message().find("slot 's': fill pattern has 0 bytes") != std::string::npos);
 }

@@ -63,6 +63,49 @@ uint64_t ownedSlotBytes(const Slot &slot, uint64_t minSize) {
   return std::max<uint64_t>({slot.size, minSize, 1});
 }
 
+namespace {
+// Zero and fill slots on a device without host pointers go through a staging buffer of
+// at most this many bytes, written piece by piece: a slot as large as the device's
+// memory (an H200 has more than many hosts) needs no host buffer of its size.
+constexpr uint64_t kStagingPiece = uint64_t(8) << 20;
+
+// Writes `bytes` bytes of the contents in `piece` (whole periods of them) to `buf` from
+// `offset` on, one piece at a time.
+Error writePieces(Device &device, Buffer &buf, uint64_t offset, uint64_t bytes, const std::vector<uint8_t> &piece) {
+  for (uint64_t done = 0; done < bytes;) {
+    const uint64_t n = std::min<uint64_t>(piece.size(), bytes - done);
+    CGRAPH_RETURN_IF_ERROR(device.write(buf, offset + done, piece.data(), n));
+    done += n;
+  }
+  return Error::success();
+}
+
+// The initial contents of owned slot `s` (`bytes` bytes: Slot::size of them initialized,
+// the rest zero) written through Device::write. initializeSlot's errors name the slot;
+// the writes' get `where`.
+Error stageSlot(Device &device, Buffer &buf, const Slot &s, uint64_t bytes, const HostPolicy &policy,
+                std::vector<uint8_t> &staging, const std::string &where) {
+  const bool repeats = s.init == SlotInit::Transient || s.init == SlotInit::Fill;
+  if (!repeats || bytes <= kStagingPiece) {
+    // Data and file slots: their contents are in host memory already.
+    staging.assign(size_t(bytes), 0);
+    CGRAPH_RETURN_IF_ERROR(initializeSlot(s, policy, staging.data(), s.size));
+    return device.write(buf, 0, staging.data(), bytes).withContext(where);
+  }
+  uint64_t zerosFrom = 0;
+  if (s.init == SlotInit::Fill) {
+    // A piece of whole pattern periods, so every piece starts on a period.
+    const uint64_t period = std::max<uint64_t>(1, s.data.size());
+    staging.assign(size_t(std::max<uint64_t>(period, kStagingPiece / period * period)), 0);
+    CGRAPH_RETURN_IF_ERROR(initializeSlot(s, policy, staging.data(), staging.size()));
+    CGRAPH_RETURN_IF_ERROR(writePieces(device, buf, 0, s.size, staging).withContext(where));
+    zerosFrom = s.size;
+  }
+  staging.assign(size_t(kStagingPiece), 0);
+  return writePieces(device, buf, zerosFrom, bytes - zerosFrom, staging).withContext(where);
+}
+} // namespace
+
 Expected<std::vector<std::unique_ptr<Buffer>>>
 allocateOwnedSlots(Device &device, const Graph &graph, const std::vector<uint64_t> &minSizes,
                    const HostPolicy &policy, uint32_t minAlignment) {
@@ -80,9 +123,7 @@ allocateOwnedSlots(Device &device, const Graph &graph, const std::vector<uint64_
       CGRAPH_RETURN_IF_ERROR(initializeSlot(s, policy, p, s.size));
       if (bytes > s.size) std::memset(static_cast<char *>(p) + s.size, 0, size_t(bytes - s.size));
     } else {
-      staging.assign(size_t(bytes), 0);
-      CGRAPH_RETURN_IF_ERROR(initializeSlot(s, policy, staging.data(), s.size));
-      CGRAPH_RETURN_IF_ERROR(device.write(**buf, 0, staging.data(), bytes).withContext(where));
+      CGRAPH_RETURN_IF_ERROR(stageSlot(device, **buf, s, bytes, policy, staging, where));
     }
     out[i] = std::move(*buf);
   }

@@ -42,7 +42,8 @@ uint64_t ownedSlotBytes(const Slot &slot, uint64_t minSize);
 // Allocates and initializes every runtime-owned slot of `graph` on `device`: result[i] is
 // null for External slots. `minSizes[i]` is the graph's minimum size for slot i (empty =
 // Slot::size). Initializes in place through Buffer::hostPointer() where the device has
-// one, else through one Device::write per slot. Errors name the slot. The buffers are
+// one, else through Device::write: one per data or file slot, pieces of at most 8 MiB for
+// zero and fill slots (no host buffer of a slot's size). Errors name the slot. The buffers are
 // owned by the caller and must be destroyed before `device`.
 Expected<std::vector<std::unique_ptr<Buffer>>>
 allocateOwnedSlots(Device &device, const Graph &graph, const std::vector<uint64_t> &minSizes,
