@@ -17,8 +17,10 @@
 #include "cgraph/runtime/slot_init.h"
 
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <functional>
@@ -49,7 +51,26 @@ struct PreparedNode {
   Launch launch;
   LaunchPlan plan; // of `launch` (a fixed range: planned at finalize)
   bool rangeFromParams = false;
+  // Replay's kernel when it is specialized for the launch's shape (`kernel` then points
+  // into it; eager runs look the general kernel up in `module`).
+  std::shared_ptr<const CompiledModule> specialized;
 };
+
+// Replay nodes with a fixed range run their kernel compiled for the launch's work-group
+// shape (internal.h's LocalSpecialization) where every group is full and the kernel
+// observes its shape or has loops or barriers (PoCL compiles per shape: loop_result's
+// `% get_local_size(0)` and its loop to the local size took it 0.9 us a launch, the
+// general kernel 1.2). At most this many shapes per kernel and executable: each is a
+// compile of its own (kept in the kernel cache). CGRAPH_CPU_SPECIALIZE=0 turns it off
+// (A/B runs).
+constexpr size_t kMaxShapesPerKernel = 4;
+bool specializeLaunches() {
+  static const bool on = [] {
+    const char *v = std::getenv("CGRAPH_CPU_SPECIALIZE");
+    return !v || std::string(v) != "0";
+  }();
+  return on;
+}
 
 // Runs submissions one at a time, in FIFO order. A submission that finds the queue idle
 // (nothing queued, nothing running) runs on the caller's thread: no hand-off, no
@@ -232,7 +253,52 @@ public:
     for (int d = 0; d < 3; ++d)
       p.rangeFromParams = p.rangeFromParams || r.global[d].param != kNone || r.local[d].param != kNone ||
                           r.offset[d].param != kNone;
-    if (!p.rangeFromParams) resolveLaunch(p, r, {});
+    if (!p.rangeFromParams) {
+      resolveLaunch(p, r, {});
+      CGRAPH_RETURN_IF_ERROR(specialize(p, node.kernel));
+    }
+    return Error::success();
+  }
+
+  // Swaps `p`'s replay kernel for one specialized for its planned shape where that
+  // applies (specializeLaunches above). Errors: the specialized compile failing.
+  Error specialize(PreparedNode &p, uint32_t kernel) {
+    if (mode_ == rt::ExecMode::Eager || !specializeLaunches()) return Error::success();
+    if (!p.kernel->heavy && !p.kernel->groupShape) return Error::success();
+    const Launch &l = p.plan.l;
+    LocalSpecialization spec;
+    spec.kernel = graph_.kernels[kernel].name;
+    for (int d = 0; d < 3; ++d) {
+      if (l.global[d] % l.local[d] != 0) return Error::success(); // a partial group
+      spec.local[d] = l.local[d];
+    }
+    std::shared_ptr<const CompiledModule> *slot = nullptr;
+    size_t shapes = 0;
+    for (Shape &s : shapes_) {
+      if (s.kernel != kernel) continue;
+      ++shapes;
+      if (std::equal(s.local, s.local + 3, spec.local)) slot = &s.module;
+    }
+    if (!slot) {
+      if (shapes >= kMaxShapesPerKernel) return Error::success();
+      auto compiled = cpu_.compiler().getSpecialized(graph_.modules[graph_.kernels[kernel].module], spec, useCache_);
+      if (!compiled)
+        return compiled.error().withContext("kernel '" + spec.kernel + "' specialized for local size " +
+                                            std::to_string(spec.local[0]) + "x" + std::to_string(spec.local[1]) +
+                                            "x" + std::to_string(spec.local[2]));
+      shapes_.push_back({kernel, {spec.local[0], spec.local[1], spec.local[2]}, *compiled});
+      slot = &shapes_.back().module;
+    }
+    const JitKernel *k = (*slot)->find(spec.kernel);
+    if (!k) return makeError("kernel '" + spec.kernel + "' missing from its specialized module");
+    LaunchPlan plan;
+    planLaunch(*k, p.localBytes, p.launch, plan);
+    // (The same kernel facts plan the same groups; were they to differ, the general
+    // kernel stays.)
+    if (!std::equal(plan.l.local, plan.l.local + 3, spec.local)) return Error::success();
+    p.specialized = *slot;
+    p.kernel = k;
+    p.plan = plan;
     return Error::success();
   }
 
@@ -463,6 +529,13 @@ private:
   std::vector<uint32_t> order_;
   std::vector<std::vector<uint32_t>> levels_;
   std::vector<PreparedNode> nodes_;
+  // Specialized kernels compiled for this executable, by kernel and shape.
+  struct Shape {
+    uint32_t kernel;
+    uint64_t local[3];
+    std::shared_ptr<const CompiledModule> module;
+  };
+  std::vector<Shape> shapes_;
   std::vector<std::unique_ptr<rt::Buffer>> storage_;
   std::unique_ptr<rt::HostTasks> host_;
   SubmitQueue queue_; // last: joined first, before the state it uses goes away

@@ -52,10 +52,24 @@ constexpr const char *kWrapperPrefix = "cgk.";
 // The work-item fiber switch lowered kernels call for barrier() (work_group.cpp).
 extern "C" void cgraph_cpu_barrier();
 
+// One kernel compiled for one work-group shape, as PoCL compiles its work-group
+// functions: get_local_size() and get_enqueued_local_size() are these constants and the
+// work-item loops have constant trip counts, so `% get_local_size(0)` is a mask and a
+// loop to it unrolls or vectorizes for its trip count. Valid only for launches whose
+// every group is full (global size a multiple of `local` in every dimension): a
+// trailing partial group's get_local_size() differs. Used for replay nodes with a fixed
+// range (command_buffer.cpp); eager runs take the general kernel.
+struct LocalSpecialization {
+  std::string kernel;
+  uint64_t local[3] = {1, 1, 1};
+};
+
 // SPIR-V module -> relocatable object for the host (kernel_compiler.cpp runs it).
-// `moduleName` names the module in errors.
+// `moduleName` names the module in errors. With `spec`, only that kernel is lowered,
+// specialized for its work-group shape.
 Expected<std::vector<uint8_t>> lowerToObject(const uint8_t *spirv, size_t size,
-                                             const std::string &moduleName);
+                                             const std::string &moduleName,
+                                             const LocalSpecialization *spec = nullptr);
 // The options string that enters the cache key (host CPU, features, compiler version).
 std::string hostCompileOptions();
 
@@ -103,6 +117,11 @@ public:
   // Compiles (or finds) `module` and resolves the kernels named in `kernelNames`.
   Expected<std::shared_ptr<const CompiledModule>>
   get(const KernelModule &module, const std::vector<std::string> &kernelNames, bool useCache);
+  // Compiles (or finds) `spec.kernel` of `module` specialized for `spec.local`
+  // (LocalSpecialization); the result holds that one kernel. Cached as get() is, the
+  // shape in the key.
+  Expected<std::shared_ptr<const CompiledModule>>
+  getSpecialized(const KernelModule &module, const LocalSpecialization &spec, bool useCache);
   // Counters for tests and benchmarks.
   uint64_t compiles() const;
   uint64_t memoryHits() const;

@@ -71,6 +71,10 @@ struct KernelCompiler::Impl {
     return Error::success();
   }
 
+  Expected<std::shared_ptr<const CompiledModule>> get(const KernelModule &module,
+                                                      const std::vector<std::string> &kernelNames,
+                                                      bool useCache, const LocalSpecialization *spec);
+
   Expected<std::shared_ptr<CompiledModule>> load(const std::vector<uint8_t> &object,
                                                  const std::vector<std::string> &names,
                                                  const std::string &moduleName) {
@@ -136,19 +140,32 @@ uint64_t KernelCompiler::memoryHits() const {
 Expected<std::shared_ptr<const CompiledModule>>
 KernelCompiler::get(const KernelModule &module, const std::vector<std::string> &kernelNames,
                     bool useCache) {
+  return impl_->get(module, kernelNames, useCache, nullptr);
+}
+
+Expected<std::shared_ptr<const CompiledModule>>
+KernelCompiler::getSpecialized(const KernelModule &module, const LocalSpecialization &spec,
+                               bool useCache) {
+  return impl_->get(module, {spec.kernel}, useCache, &spec);
+}
+
+Expected<std::shared_ptr<const CompiledModule>>
+KernelCompiler::Impl::get(const KernelModule &module, const std::vector<std::string> &kernelNames,
+                          bool useCache, const LocalSpecialization *spec) {
   if (module.forms.empty() || module.forms[0].kind != FormKind::SpirV)
     return makeError("module '" + module.name + "': forms[0] is not SPIR-V");
   // One compile at a time: LLVM compiles use both cores' worth of memory bandwidth and
   // the JIT's dylib creation is not worth finer locking at finalize.
-  std::lock_guard<std::mutex> lock(impl_->mutex);
-  CGRAPH_RETURN_IF_ERROR(impl_->ensureJit());
+  std::lock_guard<std::mutex> lock(mutex);
+  CGRAPH_RETURN_IF_ERROR(ensureJit());
   const std::vector<uint8_t> &spirv = module.forms[0].bytes;
   using Cache = cache::KernelCache<CompiledModule>;
   auto build = [&]() -> Expected<Cache::Built> {
-    ++impl_->compiles;
-    Expected<std::vector<uint8_t>> object = lowerToObject(spirv.data(), spirv.size(), module.name);
+    ++compiles;
+    Expected<std::vector<uint8_t>> object =
+        lowerToObject(spirv.data(), spirv.size(), module.name, spec);
     if (!object) return object.error();
-    Expected<std::shared_ptr<CompiledModule>> mod = impl_->load(*object, kernelNames, module.name);
+    Expected<std::shared_ptr<CompiledModule>> mod = load(*object, kernelNames, module.name);
     if (!mod) return mod.error();
     return Cache::Built{std::move(*mod), std::move(*object)};
   };
@@ -157,13 +174,20 @@ KernelCompiler::get(const KernelModule &module, const std::vector<std::string> &
     if (!built) return built.error();
     return built->value;
   }
-  if (!impl_->modules) impl_->modules = Cache::fromEnvironment();
+  if (!modules) modules = Cache::fromEnvironment();
   cache::CacheKey ck;
   ck.backend = "cpu";
   ck.deviceName = "host";
-  ck.compilerVersion = impl_->options;
+  ck.compilerVersion = options;
   ck.imageHash = cache::hashImage(spirv.data(), spirv.size());
   ck.buildOptions = module.forms[0].options;
+  // A specialized object holds one kernel compiled for one shape: the shape joins the
+  // options (the disk key) and the memory key.
+  std::string shape;
+  if (spec)
+    shape = " local=" + std::to_string(spec->local[0]) + "," + std::to_string(spec->local[1]) +
+            "," + std::to_string(spec->local[2]);
+  ck.buildOptions += shape;
   for (const std::string &n : kernelNames)
     ck.kernelNames += (ck.kernelNames.empty() ? "" : ",") + n;
   // A loaded module resolves only the kernels it was asked for, so the names join the
@@ -173,17 +197,19 @@ KernelCompiler::get(const KernelModule &module, const std::vector<std::string> &
     memoryImage.push_back(0);
     memoryImage.insert(memoryImage.end(), n.begin(), n.end());
   }
-  const uint64_t before = impl_->modules->counters().memory.hits;
-  Expected<Cache::Value> mod = impl_->modules->getOrBuild(
+  memoryImage.push_back(0);
+  memoryImage.insert(memoryImage.end(), shape.begin(), shape.end());
+  const uint64_t before = modules->counters().memory.hits;
+  Expected<Cache::Value> mod = modules->getOrBuild(
       ck, memoryImage.data(), memoryImage.size(), "elf-relocatable",
       [&](const std::vector<uint8_t> &object) -> Expected<Cache::Value> {
-        Expected<std::shared_ptr<CompiledModule>> m = impl_->load(object, kernelNames, module.name);
+        Expected<std::shared_ptr<CompiledModule>> m = load(object, kernelNames, module.name);
         if (!m) return m.error();
         return Cache::Value(std::move(*m));
       },
       build);
   if (!mod) return mod.error();
-  if (impl_->modules->counters().memory.hits != before) ++impl_->hits;
+  if (modules->counters().memory.hits != before) ++hits;
   return *mod;
 }
 

@@ -417,6 +417,7 @@ struct KernelPlan {
   bool straight = false;  // ... and without conditional branches (ilp.h rewrites its loop)
   uint64_t itemCost = 1;  // relative cost of a loop-free work-item (itemCost())
   bool contended = false; // its atomics all hit the same few words (contendedAtomics())
+  uint64_t fixedLocal[3] = {0, 0, 0}; // LocalSpecialization's shape (0: not specialized)
 };
 
 // A loop-free work-item's cost relative to a few vector-friendly instructions (axpy: 1):
@@ -632,8 +633,11 @@ void promoteAllocas(Function &body) {
 }
 
 // Loads kernel arguments and ctx values at the wrapper's entry, then calls the body.
+// `fixedLocal` (null: none): the work-group shape the kernel is specialized for
+// (LocalSpecialization), whose sizes replace the ctx fields of local sizes.
 std::vector<Value *> loadArgs(IRBuilder<> &b, Function *body, unsigned nParams, Value *args,
-                              Value *ctx, Value *local, BodyArgs &ba) {
+                              Value *ctx, Value *local, BodyArgs &ba,
+                              const uint64_t *fixedLocal = nullptr) {
   std::vector<Value *> out;
   Type *i8p = b.getInt8PtrTy();
   for (unsigned p = 0; p < nParams; ++p) {
@@ -656,6 +660,9 @@ std::vector<Value *> loadArgs(IRBuilder<> &b, Function *body, unsigned nParams, 
   (void)i8p;
   for (uint32_t k = 0; k < kCtxFields; ++k)
     ba.ctx[k] = b.CreateLoad(b.getInt64Ty(), b.CreateConstInBoundsGEP1_64(b.getInt64Ty(), ctx, k));
+  if (fixedLocal)
+    for (uint32_t d = 0; d < 3; ++d)
+      ba.ctx[kCtxLocalSize + d] = ba.ctx[kCtxEnqLocal + d] = b.getInt64(fixedLocal[d]);
   ba.local = local;
   return out;
 }
@@ -932,7 +939,8 @@ void emitWrappers(Module &m, const KernelPlan &k) {
     IRBuilder<> b(BasicBlock::Create(ctx, "entry", w));
     BodyArgs ba;
     std::vector<Value *> args =
-        loadArgs(b, k.body, k.numParams, w->getArg(0), w->getArg(1), w->getArg(2), ba);
+        loadArgs(b, k.body, k.numParams, w->getArg(0), w->getArg(1), w->getArg(2), ba,
+                 k.fixedLocal[0] ? k.fixedLocal : nullptr);
     MDNode *group = nullptr;
     WorkItemGuard guard;
     XDivision div;
@@ -999,7 +1007,8 @@ void emitWrappers(Module &m, const KernelPlan &k) {
     IRBuilder<> b(entry);
     BodyArgs ba;
     std::vector<Value *> args = loadArgs(b, k.regions.regions[0], k.numParams, w->getArg(0),
-                                         w->getArg(1), w->getArg(2), ba);
+                                         w->getArg(1), w->getArg(2), ba,
+                 k.fixedLocal[0] ? k.fixedLocal : nullptr);
     Type *i32 = b.getInt32Ty();
     AllocaInst *next = b.CreateAlloca(i32, nullptr, "next.region");
     // Uniform values carried between regions: `ins` going in, `outs` coming back.
@@ -1064,7 +1073,8 @@ void emitWrappers(Module &m, const KernelPlan &k) {
     IRBuilder<> b(BasicBlock::Create(ctx, "entry", w));
     BodyArgs ba;
     std::vector<Value *> args =
-        loadArgs(b, k.body, k.numParams, w->getArg(0), w->getArg(1), w->getArg(2), ba);
+        loadArgs(b, k.body, k.numParams, w->getArg(0), w->getArg(1), w->getArg(2), ba,
+                 k.fixedLocal[0] ? k.fixedLocal : nullptr);
     for (int d = 0; d < 3; ++d)
       ba.l[d] = w->getArg(3 + d);
     callBody(b, k.body, args, ba);
@@ -1278,7 +1288,8 @@ std::string hostCompileOptions() {
 }
 
 Expected<std::vector<uint8_t>> lowerToObject(const uint8_t *spirv, size_t size,
-                                             const std::string &moduleName) {
+                                             const std::string &moduleName,
+                                             const LocalSpecialization *spec) {
   initTargets();
   LLVMContext ctx;
   // The x loop asks for unroll-and-jam whether or not the kernel keeps a loop inside it
@@ -1325,6 +1336,16 @@ Expected<std::vector<uint8_t>> lowerToObject(const uint8_t *spirv, size_t size,
   Type *i8p = Type::getInt8PtrTy(lc);
   FunctionCallee barrierFn = m.getOrInsertFunction("cgraph_cpu_barrier", Type::getVoidTy(lc));
 
+  if (spec) {
+    // One kernel, specialized: the others are not lowered.
+    auto it = std::find_if(kernels.begin(), kernels.end(),
+                           [&](Function *k) { return k->getName() == spec->kernel; });
+    if (it == kernels.end())
+      return makeError("module '" + moduleName + "' has no kernel '" + spec->kernel + "'");
+    for (Function *k : kernels)
+      if (k != *it && k->use_empty()) k->eraseFromParent();
+    kernels = {*it};
+  }
   std::vector<KernelPlan> plans;
   for (Function *k : kernels) {
     if (!k->use_empty())
@@ -1332,6 +1353,9 @@ Expected<std::vector<uint8_t>> lowerToObject(const uint8_t *spirv, size_t size,
                        "' is called from another function (not supported by the cpu backend)");
     KernelPlan plan;
     plan.name = k->getName().str();
+    if (spec)
+      for (int d = 0; d < 3; ++d)
+        plan.fixedLocal[d] = std::max<uint64_t>(spec->local[d], 1);
     plan.numParams = uint32_t(k->arg_size());
     std::vector<Type *> params;
     for (Argument &a : k->args()) {
