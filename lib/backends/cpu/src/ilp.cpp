@@ -133,24 +133,31 @@ unsigned regsFor(Type *t, const DataLayout &dl, unsigned regBits) {
   return unsigned(std::max<uint64_t>(1, (bits + regBits - 1) / regBits));
 }
 
-// The most copies of the body whose vector values fit the register file together with
-// the loop-invariant vector values they use (copies run in lockstep, so their live sets
-// peak together): 0 or 1 when interleaving does not fit.
-unsigned copiesThatFit(const Shape &s, const TargetTransformInfo &tti, const DataLayout &dl,
-                       unsigned maxCopies) {
-  const unsigned regs = tti.getNumberOfRegisters(tti.getRegisterClassForType(true));
-  const unsigned regBits =
-      unsigned(tti.getRegisterBitWidth(TargetTransformInfo::RGK_FixedWidthVector).getFixedSize());
-  if (regs == 0 || regBits == 0) return 0;
+// General-purpose registers an integer value of type `t` takes. Addresses are left
+// out: the code generator folds them into the accesses' addressing or recomputes them.
+unsigned gprsFor(Type *t, const DataLayout &dl) {
+  if (!t->isIntegerTy()) return 0;
+  return unsigned(std::max<uint64_t>(1, (dl.getTypeSizeInBits(t).getFixedSize() + 63) / 64));
+}
+
+// The most copies of the body whose values fit a register file together with the
+// loop-invariant values they use (copies run in lockstep, so their live sets peak
+// together), where `size` gives the registers of that file a value takes and `spare` is
+// how many of them the code generator keeps for itself: 0 or 1 when interleaving does
+// not fit. Invariants used fewer than `minUses` times per copy are left out (a bound
+// or a base read once per work-item is as cheap to reload as to keep).
+template <typename Size>
+unsigned copiesThatFitFile(const Shape &s, unsigned regs, unsigned spare, unsigned minUses,
+                           unsigned maxCopies, Size size) {
   std::vector<Instruction *> order;
   std::map<Instruction *, size_t> index;
   for (Instruction &i : *s.body) {
     index[&i] = order.size();
     order.push_back(&i);
   }
-  // Last use of each value defined in the body, and the invariant vector operands.
+  // Last use of each value defined in the body, and the invariant operands' uses.
   std::map<Instruction *, size_t> lastUse;
-  std::vector<Value *> invariants;
+  std::map<Value *, unsigned> invariantUses;
   for (Instruction *i : order) {
     if (isa<PHINode>(i)) continue;
     for (Value *op : i->operands()) {
@@ -160,29 +167,50 @@ unsigned copiesThatFit(const Shape &s, const TargetTransformInfo &tti, const Dat
       } else if ((isa<Instruction>(op) || isa<Argument>(op) ||
                   (isa<Constant>(op) && op->getType()->isVectorTy() &&
                    !cast<Constant>(op)->isNullValue())) &&
-                 regsFor(op->getType(), dl, regBits) &&
-                 std::find(invariants.begin(), invariants.end(), op) == invariants.end()) {
-        invariants.push_back(op);
+                 size(op->getType())) {
+        ++invariantUses[op];
       }
     }
   }
   unsigned invariantRegs = 0;
-  for (Value *v : invariants)
-    invariantRegs += regsFor(v->getType(), dl, regBits);
+  for (auto &[v, uses] : invariantUses)
+    if (uses >= minUses) invariantRegs += size(v->getType());
   std::vector<std::vector<Instruction *>> dying(order.size());
   for (auto &[d, at] : lastUse)
     dying[at].push_back(d);
   unsigned live = 0, peak = 0;
   for (size_t k = 0; k < order.size(); ++k) {
     for (Instruction *d : dying[k])
-      live -= regsFor(d->getType(), dl, regBits);
-    if (lastUse.count(order[k])) live += regsFor(order[k]->getType(), dl, regBits);
+      live -= size(d->getType());
+    if (lastUse.count(order[k])) live += size(order[k]->getType());
     peak = std::max(peak, live);
   }
-  // One register kept free for the code generator's own temporaries.
-  if (regs < invariantRegs + 2) return 0;
-  const unsigned room = regs - invariantRegs - 1;
+  if (regs < invariantRegs + spare + 1) return 0;
+  const unsigned room = regs - invariantRegs - spare;
   return peak == 0 ? maxCopies : std::min(maxCopies, room / peak);
+}
+
+// The most copies that fit the vector registers (one kept for the code generator's
+// temporaries) and, for a body without vector values (the scalar loop of a group's last
+// work-items), also the general-purpose ones (three kept: stack pointer, loop counter,
+// one spare). long_chain's scalar loop (two values and a temporary live per copy, the
+// multiplier invariant): 3 copies, which measured fastest of 1 to 4 on AVX-512.
+unsigned copiesThatFit(const Shape &s, const TargetTransformInfo &tti, const DataLayout &dl,
+                       unsigned maxCopies) {
+  const unsigned regs = tti.getNumberOfRegisters(tti.getRegisterClassForType(true));
+  const unsigned regBits =
+      unsigned(tti.getRegisterBitWidth(TargetTransformInfo::RGK_FixedWidthVector).getFixedSize());
+  if (regs == 0 || regBits == 0) return 0;
+  unsigned k = copiesThatFitFile(s, regs, 1, 1, maxCopies,
+                                 [&](Type *t) { return regsFor(t, dl, regBits); });
+  bool vector = false;
+  for (Instruction &i : *s.body)
+    vector = vector || i.getType()->isVectorTy();
+  if (!vector) {
+    const unsigned gprs = tti.getNumberOfRegisters(tti.getRegisterClassForType(false));
+    k = std::min(k, copiesThatFitFile(s, gprs, 3, 3, maxCopies, [&](Type *t) { return gprsFor(t, dl); }));
+  }
+  return k;
 }
 
 // Emits `copies` copies of the body at iv = pos, pos + step, ... interleaved instruction

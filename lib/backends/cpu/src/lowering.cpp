@@ -311,6 +311,12 @@ cl::opt<unsigned>
     kJamCount("cgraph-cpu-jam", cl::init(8),
               cl::desc("cgraph cpu backend: work-items unrolled-and-jammed around kernel loops"));
 
+// A/B: CGRAPH_CPU_LLVM_ARGS=-cgraph-cpu-item-scopes=0 keeps the x loops' scope
+// declarations (WorkItemScopesPass).
+cl::opt<bool> kWorkItemScopes(
+    "cgraph-cpu-item-scopes", cl::init(true),
+    cl::desc("cgraph cpu backend: drop work-item noalias scope declarations from x loops"));
+
 // A/B switch for benchmarks: CGRAPH_CPU_LLVM_ARGS=-cgraph-cpu-fibers runs every kernel
 // with barriers as work-item fibers (part of hostCompileOptions() through llvm-args).
 cl::opt<bool>
@@ -338,12 +344,19 @@ cl::opt<bool> kMarkContended(
 // wide, one vector per iteration, and after O3 ilp.h's interleaveMarkedLoops() runs as
 // many vectors in lockstep as fit the vector registers, at most this many (LLVM's own
 // interleave count, a power of two, either left the pipes idle or overflowed the
-// registers: ilp.h). Groups of fewer than 2 * kIlpWidth work-items take the loop the
-// vectorizer chose itself. 0 or 1 turns it off (A/B: CGRAPH_CPU_LLVM_ARGS=-cgraph-cpu-ilp=0).
+// registers: ilp.h); the scalar loop the vectorizer leaves for the last work-items
+// (fewer than a vector) is interleaved the same way, so a group of 13 long work-items
+// is one vector and 5 work-items in two interleaved steps, not 13 chains one after
+// another. 0 or 1 turns it off (A/B: CGRAPH_CPU_LLVM_ARGS=-cgraph-cpu-ilp=0).
 cl::opt<unsigned>
     kIlpCount("cgraph-cpu-ilp", cl::init(8),
               cl::desc("cgraph cpu backend: most vectors of work-items interleaved in long kernels"));
 constexpr unsigned kIlpWidth = 8;
+// A/B: CGRAPH_CPU_LLVM_ARGS=-cgraph-cpu-ilp-tail=0 leaves the scalar remainder loop as
+// it was and sends groups of fewer than 2 * kIlpWidth work-items to the loop the
+// vectorizer chooses itself (a scalar loop for long_chain).
+cl::opt<bool> kIlpTail("cgraph-cpu-ilp-tail", cl::init(true),
+                       cl::desc("cgraph cpu backend: interleave the last work-items of long kernels"));
 // A loop-free work-item of at least this many instructions is "long" (above).
 constexpr size_t kLongBody = 256;
 
@@ -395,6 +408,14 @@ void emitLoop(IRBuilder<> &b, Value *bound, const char *name, F emit, LoopHints 
                        node({MDString::get(ctx, "llvm.loop.isvectorized"),
                              ConstantAsMetadata::get(b.getInt32(1))}),
                        node({MDString::get(ctx, "llvm.loop.unroll.disable")})}));
+    // ... and so is the scalar loop the vectorizer leaves for the last work-items (fewer
+    // than a vector): run one after another, 5 long work-items cost 5 chains' latency.
+    if (kIlpTail)
+      md.push_back(node({MDString::get(ctx, "llvm.loop.vectorize.followup_epilogue"),
+                         node({MDString::get(ctx, kIlpLoopMarker)}),
+                         node({MDString::get(ctx, "llvm.loop.isvectorized"),
+                               ConstantAsMetadata::get(b.getInt32(1))}),
+                         node({MDString::get(ctx, "llvm.loop.unroll.disable")})}));
   }
   if (md.size() > 1) {
     MDNode *loopId = MDNode::getDistinct(ctx, md);
@@ -798,8 +819,9 @@ struct XGuard {
 
 // The z/y/x loop over the group's work-items; `emit` is the work-item. `ilp`: the x
 // loop is versioned: with `straight` (a work-item without conditional branches, whose
-// vector loop is one block), groups of at least 2 * kIlpWidth work-items take a loop of
-// one vector per iteration that interleaveMarkedLoops() interleaves up to kIlpCount;
+// vector loop is one block), groups of at least 2 work-items take a loop of one vector
+// per iteration that interleaveMarkedLoops() interleaves up to kIlpCount (and its
+// scalar remainder loop too);
 // otherwise groups of at least kIlpWidth * kIlpCount work-items take a loop the
 // vectorizer interleaves kIlpCount times (it predicates the branches; ilp.h's rewrite
 // takes one block only).
@@ -838,7 +860,8 @@ void emitGroupLoop(IRBuilder<> &b, BodyArgs &ba, F emit, bool ilp = false, bool 
       BasicBlock *wide = BasicBlock::Create(ctx, "x.wide", f);
       BasicBlock *narrow = BasicBlock::Create(ctx, "x.narrow", f);
       BasicBlock *join = BasicBlock::Create(ctx, "x.join", f);
-      const uint64_t wideFrom = straight ? 2 * uint64_t(kIlpWidth) : uint64_t(kIlpWidth) * kIlpCount;
+      const uint64_t wideFrom = straight ? (kIlpTail ? 2 : 2 * uint64_t(kIlpWidth))
+                                         : uint64_t(kIlpWidth) * kIlpCount;
       b.CreateCondBr(b.CreateICmpUGE(lx, b.getInt64(wideFrom)), wide, narrow);
       b.SetInsertPoint(wide);
       if (straight)
@@ -1126,6 +1149,39 @@ void lowerAtomicPeeks(Module &m) {
   }
 }
 
+// The kernel body is inlined into the x loop once per work-item, and with it the
+// `llvm.experimental.noalias.scope.decl` of its `restrict` parameters: a call that
+// may touch memory, in the x loop's own blocks, so unroll-and-jam declines the loop
+// (matmul: a scalar k loop per work-item, not 8 work-items jammed and vectorized). A
+// declaration there limits the scopes to one work-item; OpenCL's `restrict` holds for
+// the whole launch, and accesses of different work-items may be reordered anyway (two
+// that conflict are a data race without a barrier, which is why the x loop's accesses
+// are parallel), so dropping those declarations claims nothing new. Only declarations
+// directly in a loop that asks for unroll-and-jam (emitLoop's x loop) are dropped; those
+// in the kernel's own loops stay.
+struct WorkItemScopesPass : PassInfoMixin<WorkItemScopesPass> {
+  PreservedAnalyses run(Function &f, FunctionAnalysisManager &fam) {
+    if (!f.getName().startswith(kWrapperPrefix)) return PreservedAnalyses::all();
+    LoopInfo &li = fam.getResult<LoopAnalysis>(f);
+    std::vector<Instruction *> dead;
+    for (Loop *l : li.getLoopsInPreorder()) {
+      if (!findOptionMDForLoop(l, "llvm.loop.unroll_and_jam.count")) continue;
+      for (BasicBlock *bb : l->blocks()) {
+        if (li.getLoopFor(bb) != l) continue; // inside one of the kernel's loops
+        for (Instruction &i : *bb)
+          if (auto *ii = dyn_cast<IntrinsicInst>(&i))
+            if (ii->getIntrinsicID() == Intrinsic::experimental_noalias_scope_decl) dead.push_back(ii);
+      }
+    }
+    for (Instruction *i : dead)
+      i->eraseFromParent();
+    if (dead.empty()) return PreservedAnalyses::all();
+    PreservedAnalyses pa;
+    pa.preserveSet<CFGAnalyses>();
+    return pa;
+  }
+};
+
 #ifdef CGRAPH_CPU_TSAN
 // ThreadSanitizer leaves accesses outside address space 0 alone. On the host every
 // OpenCL address space is ordinary memory, so TSan builds move each load, store and
@@ -1239,6 +1295,9 @@ Error runO3(Module &m, TargetMachine &tm) {
     mpm.addPass(createModuleToFunctionPassAdaptor(std::move(fpm)));
   });
 #endif
+  pb.registerVectorizerStartEPCallback([](FunctionPassManager &fpm, OptimizationLevel) {
+    if (kWorkItemScopes) fpm.addPass(WorkItemScopesPass());
+  });
   fam.registerPass([&] { return tm.getTargetIRAnalysis(); });
   pb.registerModuleAnalyses(mam);
   pb.registerCGSCCAnalyses(cgam);
