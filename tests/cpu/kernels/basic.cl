@@ -21,11 +21,10 @@
 // runs with vectors of work-items interleaved (a fused chain's shape; ilp.h): as many
 // per trip as fit the registers (4 of this kernel on AVX2), then 4 and 2 where they
 // are fewer, then the original loop for the last vector, and the scalar remainder
-// interleaved the same way (3 work-items per trip here, then 2). The backend
-// chooses the groups (the kernel cannot observe them): on 2 threads one per thread,
-// 1200 is groups of 608 and 592 work-items (76 and 74 vectors), 1003 of 512 and 491
-// (61 vectors and 3 work-items), 13 one group of 13 (one vector and 5 work-items);
-// other thread counts give other splits.
+// two work-items at a time. The backend chooses the groups (the kernel cannot observe
+// them): on 2 threads one per thread, 1200 is groups of 608 and 592 work-items (76 and
+// 74 vectors), 1003 of 512 and 491 (61 vectors and 3 work-items), 13 one group of 13
+// (one vector and 5 work-items); other thread counts give other splits.
 // cgtest: kernel=long_chain global=4096 local=64 args=v:u32[4096]:rand:out, x:u32[4096]:rand, 2654435761:u32
 // cgtest: kernel=long_chain global=1200 local=200 args=v:u32[1200]:rand:out, x:u32[1200]:rand, 40503:u32
 // cgtest: kernel=long_chain global=1003 args=v:u32[1003]:rand:out, x:u32[1003]:rand, 977:u32

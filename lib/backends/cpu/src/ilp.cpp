@@ -190,11 +190,17 @@ unsigned copiesThatFitFile(const Shape &s, unsigned regs, unsigned spare, unsign
   return peak == 0 ? maxCopies : std::min(maxCopies, room / peak);
 }
 
+// Copies of a body without vector values (the scalar loop of a group's last work-items,
+// fewer than a vector): at most 2, and then no tail groups, so the loop is 3 copies of
+// the body. Each copy of a long body is compile time: long_chain's 5-work-item
+// remainder at 13 items took 1.9 us with 3 copies and 2.2 with 2 (PoCL 3.4, one at a
+// time 6.1), and the 3 copies and their tail added 0.9 s to basic.cl's cold compile,
+// the 2 copies 0.35 s.
+constexpr unsigned kScalarCopies = 2;
+
 // The most copies that fit the vector registers (one kept for the code generator's
-// temporaries) and, for a body without vector values (the scalar loop of a group's last
-// work-items), also the general-purpose ones (three kept: stack pointer, loop counter,
-// one spare). long_chain's scalar loop (two values and a temporary live per copy, the
-// multiplier invariant): 3 copies, which measured fastest of 1 to 4 on AVX-512.
+// temporaries) and, for a body without vector values, also the general-purpose ones
+// (three kept: stack pointer, loop counter, one spare), at most kScalarCopies.
 unsigned copiesThatFit(const Shape &s, const TargetTransformInfo &tti, const DataLayout &dl,
                        unsigned maxCopies) {
   const unsigned regs = tti.getNumberOfRegisters(tti.getRegisterClassForType(true));
@@ -208,7 +214,8 @@ unsigned copiesThatFit(const Shape &s, const TargetTransformInfo &tti, const Dat
     vector = vector || i.getType()->isVectorTy();
   if (!vector) {
     const unsigned gprs = tti.getNumberOfRegisters(tti.getRegisterClassForType(false));
-    k = std::min(k, copiesThatFitFile(s, gprs, 3, 3, maxCopies, [&](Type *t) { return gprsFor(t, dl); }));
+    k = std::min({k, kScalarCopies,
+                  copiesThatFitFile(s, gprs, 3, 3, maxCopies, [&](Type *t) { return gprsFor(t, dl); })});
   }
   return k;
 }

@@ -21,9 +21,9 @@
 // invariant ones (at most `maxCopies`). Leftover iterations run as one group of 4, 2
 // (as many as apply, each also interleaved) and the original loop for the last one.
 // The vectorizer's scalar loop for the work-items after the last full vector is marked
-// too: scalar copies, as many as fit the general-purpose registers where the body has
-// integer values (a 5-work-item remainder of long_chain: 3 and 2 interleaved, not 5
-// chains in a row).
+// too: 2 scalar copies where they fit the registers (a 5-work-item remainder of
+// long_chain: 2, 2 and 1, not 5 chains in a row; more copies cost more compile time
+// than they gained, ilp.cpp's kScalarCopies).
 //
 // Soundness: the loop runs the work-items of one work-group of a barrier-free kernel.
 // Different work-items' plain accesses to one location, one of them a write, are a

@@ -305,7 +305,9 @@ uint64_t alignTo(uint64_t v, uint64_t a) {
 // Work-items jammed together when the x loop of a barrier-free kernel encloses a loop
 // of the kernel (matmul's k): unroll-and-jam by this count gives that inner loop this
 // many independent work-items per iteration, whose loads of consecutive work-items are
-// consecutive, and the late SLP pass (runO3) packs them into vectors of this width.
+// consecutive, and the late SLP pass (runO3) packs them into vectors of this width
+// (where the kernel's `restrict` parameters left scope declarations in the x loop,
+// WorkItemScopesPass removes them first, or unroll-and-jam declines the loop).
 // Overridable for experiments: CGRAPH_CPU_LLVM_ARGS=-cgraph-cpu-jam=N (0: off).
 cl::opt<unsigned>
     kJamCount("cgraph-cpu-jam", cl::init(8),
@@ -345,9 +347,8 @@ cl::opt<bool> kMarkContended(
 // many vectors in lockstep as fit the vector registers, at most this many (LLVM's own
 // interleave count, a power of two, either left the pipes idle or overflowed the
 // registers: ilp.h); the scalar loop the vectorizer leaves for the last work-items
-// (fewer than a vector) is interleaved the same way, so a group of 13 long work-items
-// is one vector and 5 work-items in two interleaved steps, not 13 chains one after
-// another. 0 or 1 turns it off (A/B: CGRAPH_CPU_LLVM_ARGS=-cgraph-cpu-ilp=0).
+// (fewer than a vector) is interleaved two at a time, so a group of 13 long work-items
+// is one vector and 5 work-items in three steps, not 13 chains one after another. 0 or 1 turns it off (A/B: CGRAPH_CPU_LLVM_ARGS=-cgraph-cpu-ilp=0).
 cl::opt<unsigned>
     kIlpCount("cgraph-cpu-ilp", cl::init(8),
               cl::desc("cgraph cpu backend: most vectors of work-items interleaved in long kernels"));
