@@ -234,6 +234,23 @@ TEST_CASE("cpu specialization: the kernel cache keeps shapes apart", "[cpu][spec
   // The specialized modules hold that kernel only.
   REQUIRE((*other)->kernels.size() == 1);
   REQUIRE((*other)->find("free_loop") == nullptr);
+  // Two kernels of the module specialized for one shape are two entries: a fresh
+  // compiler finds both on disk (mlp's layernorm and softmax at 256 once took turns
+  // overwriting one entry, and each finalize compiled again).
+  {
+    cpu::KernelCompiler first;
+    REQUIRE(first.getSpecialized(m, {"free_loop", {16, 1, 1}}, true).ok());
+    REQUIRE(first.getSpecialized(m, {"sizes", {16, 1, 1}}, true).ok());
+    REQUIRE(first.compiles() == 2);
+    cpu::KernelCompiler second;
+    auto f = second.getSpecialized(m, {"free_loop", {16, 1, 1}}, true);
+    auto z = second.getSpecialized(m, {"sizes", {16, 1, 1}}, true);
+    REQUIRE(f.ok());
+    REQUIRE(z.ok());
+    REQUIRE(second.compiles() == 0);
+    REQUIRE((*f)->find("free_loop"));
+    REQUIRE((*z)->find("sizes"));
+  }
 
   for (auto [spec, mod] : {std::pair{a, *fromDisk}, std::pair{c, *other}}) {
     const cpu::JitKernel *k = mod->find("shape");

@@ -181,12 +181,13 @@ KernelCompiler::Impl::get(const KernelModule &module, const std::vector<std::str
   ck.compilerVersion = options;
   ck.imageHash = cache::hashImage(spirv.data(), spirv.size());
   ck.buildOptions = module.forms[0].options;
-  // A specialized object holds one kernel compiled for one shape: the shape joins the
-  // options (the disk key) and the memory key.
+  // A specialized object holds one kernel compiled for one shape: the kernel and the
+  // shape join the options (the disk key, which has no kernel names: two kernels of one
+  // module specialized for one shape would share an entry) and the memory key.
   std::string shape;
   if (spec)
-    shape = " local=" + std::to_string(spec->local[0]) + "," + std::to_string(spec->local[1]) +
-            "," + std::to_string(spec->local[2]);
+    shape = " specialize=" + spec->kernel + ":" + std::to_string(spec->local[0]) + "," +
+            std::to_string(spec->local[1]) + "," + std::to_string(spec->local[2]);
   ck.buildOptions += shape;
   for (const std::string &n : kernelNames)
     ck.kernelNames += (ck.kernelNames.empty() ? "" : ",") + n;
