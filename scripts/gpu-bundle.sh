@@ -15,19 +15,25 @@ build="${1:-$root/build-gpu}"
 out="${2:-$build/cgraph-gpu.tar.xz}"
 targets="cgrun cgc cgfuse test_cuda_backend test_cuda_ptxas"
 [ -f "$root/benchmarks/cuda/CMakeLists.txt" ] && targets="$targets bench_cuda"
-# cpu next to PoCL on the GPU machine's 16 cores (bench_nodes), and the cpu suite there:
-# only with CGRAPH_GPU_BUNDLE_CPU=1 (they add about 5 MB; the device tool carries 64 MiB).
-[ "${CGRAPH_GPU_BUNDLE_CPU:-0}" = 1 ] && targets="$targets bench_nodes bench_cases cpu_backend_tests"
+# cpu next to PoCL on the GPU machine's 16 cores (bench_nodes, bench_cases), and the cpu
+# suite there: with CGRAPH_GPU_BUNDLE_CPU=1 added to the CUDA programs (about 5 MB more:
+# with the working tree, over the device tool's 64 MiB), with CGRAPH_GPU_BUNDLE_CPU=only
+# instead of them (no CUDA programs, no cubin forms; run-tests.sh runs the cpu suite).
+cpu="${CGRAPH_GPU_BUNDLE_CPU:-0}"
+[ "$cpu" = 1 ] && targets="$targets bench_nodes bench_cases cpu_backend_tests"
+[ "$cpu" = only ] && targets="cgrun cgc bench_nodes bench_cases cpu_backend_tests"
 CGRAPH_TARGETS="$targets" bash "$root/scripts/build.sh" "$build"
-grep -q "CGRAPH_CUDA_INCLUDE:PATH=.*include" "$build/CMakeCache.txt" ||
+[ "$cpu" = only ] || grep -q "CGRAPH_CUDA_INCLUDE:PATH=.*include" "$build/CMakeCache.txt" ||
   { echo "gpu-bundle.sh: cuda.h was not found at configure time: the CUDA backend is not built" >&2; exit 1; }
 
 stage="$(mktemp -d)/cgraph-gpu"
 mkdir -p "$stage/bin" "$stage/lib" "$stage/share/clc" "$stage/cgf"
-bins=("$build/tools/cgrun/cgrun" "$build/tools/cgc/cgc" "$build/tools/cgfuse/cgfuse" "$build/tests/cuda/test_cuda_backend"
-      "$build/tests/cuda/test_cuda_ptxas")
-[ -x "$build/benchmarks/cuda/bench_cuda" ] && bins+=("$build/benchmarks/cuda/bench_cuda")
-if [ "${CGRAPH_GPU_BUNDLE_CPU:-0}" = 1 ]; then
+bins=("$build/tools/cgrun/cgrun" "$build/tools/cgc/cgc")
+if [ "$cpu" != only ]; then
+  bins+=("$build/tools/cgfuse/cgfuse" "$build/tests/cuda/test_cuda_backend" "$build/tests/cuda/test_cuda_ptxas")
+  [ -x "$build/benchmarks/cuda/bench_cuda" ] && bins+=("$build/benchmarks/cuda/bench_cuda")
+fi
+if [ "$cpu" != 0 ]; then
   for extra in benchmarks/cpu/bench_nodes benchmarks/cpu/bench_cases tests/cpu/cpu_backend_tests; do
     [ -x "$build/$extra" ] && bins+=("$build/$extra")
   done
@@ -61,7 +67,8 @@ for g in "$root"/examples/*/graph.json; do
   ex="$(basename "$(dirname "$g")")"
   "$build/tools/cgc/cgc" "$g" -o "$stage/cgf/$ex.cgf" --keep-source
   # the same with PTX + cubin forms (cgc --target), so the backend loads a cubin
-  "$build/tools/cgc/cgc" "$g" -o "$stage/cgf/$ex.sm90.cgf" --target cuda:sm_90 --target cuda:sm_80 -q
+  [ "$cpu" = only ] ||
+    "$build/tools/cgc/cgc" "$g" -o "$stage/cgf/$ex.sm90.cgf" --target cuda:sm_90 --target cuda:sm_80 -q
 done
 cat > "$stage/run.sh" <<'RUN'
 #!/usr/bin/env bash
@@ -95,5 +102,16 @@ if [ $# -eq 0 ]; then
 fi
 RUN
 chmod +x "$stage/run-tests.sh"
+if [ "$cpu" = only ]; then
+  cat > "$stage/run-tests.sh" <<'RUN'
+#!/usr/bin/env bash
+# ./run-tests.sh [catch args]: the cpu backend's suite on the bundled sources, with a
+# cache of its own.
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+export CGRAPH_TEST_SOURCE_DIR="$here/src"
+export CGRAPH_CACHE_DIR="${CGRAPH_CACHE_DIR:-$here/cache}"
+"$here/run.sh" cpu_backend_tests "$@"; echo "cpu_backend_tests exit $?"
+RUN
+fi
 tar -C "$(dirname "$stage")" -cf - cgraph-gpu | xz "-${CGRAPH_XZ_LEVEL:-9}" -T2 > "$out"
 echo "gpu-bundle.sh: $out ($(du -h "$out" | cut -f1))"
