@@ -15,6 +15,8 @@
 #include "cgraph/kernel/spirv.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <filesystem>
 
 using namespace cgtest;
 
@@ -211,9 +213,28 @@ TEST_CASE("cpu specialization: shapes of one kernel in one graph are compiled on
 }
 
 TEST_CASE("cpu specialization: the kernel cache keeps shapes apart", "[cpu][specialize]") {
-  // Through the test's own persistent cache (CGRAPH_CACHE_DIR): a fresh compiler finds
-  // the 8x2 specialization on disk, compiles the 16x1 one (a different key), and each
-  // runs as its own shape.
+  // Through a persistent cache of this test's own, empty at the start (ctest's cache
+  // directory outlives a run): a fresh compiler finds the 8x2 specialization on disk,
+  // compiles the 16x1 one (a different key), and each runs as its own shape. The
+  // compilers read CGRAPH_CACHE_DIR when they first look something up.
+  const char *outer = std::getenv("CGRAPH_CACHE_DIR");
+  const std::string saved = outer ? outer : "";
+  char dirTemplate[] = "/tmp/cgraph-specialize-XXXXXX";
+  REQUIRE(mkdtemp(dirTemplate));
+  const std::string dir = dirTemplate;
+  setenv("CGRAPH_CACHE_DIR", dir.c_str(), 1);
+  struct Restore {
+    std::string saved, dir;
+    bool had;
+    ~Restore() {
+      if (had)
+        setenv("CGRAPH_CACHE_DIR", saved.c_str(), 1);
+      else
+        unsetenv("CGRAPH_CACHE_DIR");
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
+    }
+  } restore{saved, dir, outer != nullptr};
   const KernelModule m = module();
   cpu::LocalSpecialization a{"shape", {8, 2, 1}}, c{"shape", {16, 1, 1}};
   {
