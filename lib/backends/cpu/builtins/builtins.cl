@@ -20,6 +20,11 @@
 #include "builtins_half.h"
 #include "builtins_misc.h"
 
-void OVL mem_fence(cl_mem_fence_flags f) { __sync_synchronize(); }
-void OVL read_mem_fence(cl_mem_fence_flags f) { __sync_synchronize(); }
-void OVL write_mem_fence(cl_mem_fence_flags f) { __sync_synchronize(); }
+// OpenCL 2.0 defines the 1.2 fences as atomic_work_item_fence(flags, order,
+// memory_scope_work_group) with acq_rel (mem_fence), acquire (read_) and release
+// (write_): C11 fences of those orders, which on x86 order the compiler only (a
+// sequentially consistent fence, `__sync_synchronize`, is an mfence: three per
+// work-item made hist_fenced 1.5x PoCL's time on two Xeon cores).
+void OVL mem_fence(cl_mem_fence_flags f) { __atomic_thread_fence(__ATOMIC_ACQ_REL); }
+void OVL read_mem_fence(cl_mem_fence_flags f) { __atomic_thread_fence(__ATOMIC_ACQUIRE); }
+void OVL write_mem_fence(cl_mem_fence_flags f) { __atomic_thread_fence(__ATOMIC_RELEASE); }
