@@ -3,8 +3,9 @@
 // range whose groups are all full): the specialized code gives the general kernel's
 // results and a host reference's, on every shape the executable meets (full groups,
 // shapes shared by nodes, several shapes of one kernel, a trailing partial group of
-// backend-chosen groups, which must keep the general kernel), in replay and eager; which finalizes compile a specialization (the
-// compiler's counter); and the key that keeps two shapes apart in the kernel cache.
+// backend-chosen groups, which must keep the general kernel), in replay and eager;
+// which finalizes compile a specialization (the compiler's counter); and the key that
+// keeps shapes and kernels apart in the kernel cache.
 #include "cpu_test_util.h"
 
 #include "device.h"
@@ -22,9 +23,10 @@ using namespace cgtest;
 
 namespace {
 
-// shape: reads every field of its shape and a neighbour's value across a barrier
-// through `% get_local_size(0)`; loops to its local size.
+// shape: reads its local sizes and group counts, and a neighbour's value across a
+// barrier through `% get_local_size(0)`; loops to its local size.
 // free_loop: barrier-free, loops to its local size over its group's inputs.
+// sizes: barrier-free and loop-free, reads its local size and id.
 const char *kSource = R"CL(
 __kernel void shape(__global const uint *in, __global uint *out, __local uint *tile) {
   size_t lx = get_local_id(0), ly = get_local_id(1);
@@ -200,7 +202,8 @@ TEST_CASE("cpu specialization: a launch with a partial group keeps the general k
     }
     REQUIRE(results[0] == results[1]);
     // The last work-item's group: partial (20000 - 16384) or full.
-    REQUIRE(results[0].back() == uint32_t((n == 20000 ? 20000 - 16384 : 16384) * 8 + (16383 - (32768 - n)) % 7));
+    const uint64_t lastGroup = n == 20000 ? 20000 - 16384 : 16384;
+    REQUIRE(results[0].back() == uint32_t(lastGroup * 8 + (lastGroup - 1) % 7));
   }
 }
 

@@ -348,7 +348,8 @@ cl::opt<bool> kMarkContended(
 // interleave count, a power of two, either left the pipes idle or overflowed the
 // registers: ilp.h); the scalar loop the vectorizer leaves for the last work-items
 // (fewer than a vector) is interleaved two at a time, so a group of 13 long work-items
-// is one vector and 5 work-items in three steps, not 13 chains one after another. 0 or 1 turns it off (A/B: CGRAPH_CPU_LLVM_ARGS=-cgraph-cpu-ilp=0).
+// is one vector and 5 work-items in three steps, not 13 chains one after another. 0 or
+// 1 turns it off (A/B: CGRAPH_CPU_LLVM_ARGS=-cgraph-cpu-ilp=0).
 cl::opt<unsigned>
     kIlpCount("cgraph-cpu-ilp", cl::init(8),
               cl::desc("cgraph cpu backend: most vectors of work-items interleaved in long kernels"));
@@ -1032,7 +1033,7 @@ void emitWrappers(Module &m, const KernelPlan &k) {
     BodyArgs ba;
     std::vector<Value *> args = loadArgs(b, k.regions.regions[0], k.numParams, w->getArg(0),
                                          w->getArg(1), w->getArg(2), ba,
-                 k.fixedLocal[0] ? k.fixedLocal : nullptr);
+                                         k.fixedLocal[0] ? k.fixedLocal : nullptr);
     Type *i32 = b.getInt32Ty();
     AllocaInst *next = b.CreateAlloca(i32, nullptr, "next.region");
     // Uniform values carried between regions: `ins` going in, `outs` coming back.
