@@ -31,9 +31,15 @@ std::map<std::string, uint32_t> addKernels(GraphBuilder &b, const std::string &f
   REQUIRE(in.good());
   std::stringstream ss;
   ss << in.rdbuf();
+  return addKernelSource(b, ss.str(), file, clangArgs);
+}
+
+std::map<std::string, uint32_t> addKernelSource(GraphBuilder &b, const std::string &source,
+                                                const std::string &file,
+                                                const std::vector<std::string> &clangArgs) {
   CompileOptions opts;
   opts.extraArgs = clangArgs;
-  auto res = compileOpenCL(ss.str(), file, opts);
+  auto res = compileOpenCL(source, file, opts);
   INFO((res ? std::string() : res.error().message()));
   REQUIRE(res.ok());
   auto kernels = reflectKernels(res->spirv.data(), res->spirv.size());

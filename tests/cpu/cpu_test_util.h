@@ -24,6 +24,10 @@ rt::Device &cpuDevice();
 // optimized IR shapes that -O0 does not give). Fails the test on a compile error.
 std::map<std::string, uint32_t> addKernels(GraphBuilder &b, const std::string &file,
                                            const std::vector<std::string> &clangArgs = {});
+// The same for OpenCL C source text; `file` names the module.
+std::map<std::string, uint32_t> addKernelSource(GraphBuilder &b, const std::string &source,
+                                                const std::string &file,
+                                                const std::vector<std::string> &clangArgs = {});
 
 uint32_t addSlot(GraphBuilder &b, const std::string &name, uint64_t bytes);
 

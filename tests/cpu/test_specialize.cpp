@@ -13,7 +13,6 @@
 
 #include "cgraph/kernel/module_info.h"
 #include "cgraph/kernel/opencl_compiler.h"
-#include "cgraph/kernel/spirv.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -58,17 +57,7 @@ KernelModule module() {
 }
 
 std::map<std::string, uint32_t> addShapeKernels(GraphBuilder &b) {
-  KernelModule m = module();
-  auto kernels = reflectKernels(m.forms[0].bytes.data(), m.forms[0].bytes.size());
-  REQUIRE(kernels.ok());
-  const uint32_t mi = b.addModule(std::move(m));
-  std::map<std::string, uint32_t> out;
-  for (Kernel k : *kernels) {
-    k.module = mi;
-    std::string name = k.name;
-    out[name] = b.addKernel(std::move(k));
-  }
-  return out;
+  return addKernelSource(b, kSource, "shapes.cl");
 }
 
 uint32_t input(uint64_t i) {
