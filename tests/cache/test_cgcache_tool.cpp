@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdio>
 #include <fstream>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,9 +23,10 @@ struct RunResult {
   std::string out;
 };
 
-RunResult runTool(const std::string &args) {
+// `prefix` is shell text put before the command (limits, a timeout).
+RunResult runTool(const std::string &args, const std::string &prefix = "") {
   RunResult r;
-  std::string cmd = std::string(CGCACHE_PATH) + " " + args + " 2>&1";
+  std::string cmd = prefix + std::string(CGCACHE_PATH) + " " + args + " 2>&1";
   FILE *p = ::popen(cmd.c_str(), "r");
   REQUIRE(p);
   std::array<char, 4096> buf;
@@ -172,4 +174,87 @@ TEST_CASE("cgcache: stats, list, show, max size, eviction, clear, verify", "[cac
   CHECK(contains(runTool(d + " -C --dry-run").out, "would remove: 1 entries"));
   CHECK(contains(runTool(d + " -C").out, "removed: 1 entries"));
   CHECK(contains(runTool(d + " -s").out, "entries           0"));
+}
+
+TEST_CASE("cgcache: hostile cache contents", "[cache][tool][hostile]") {
+  TempDir dir, outside;
+  const std::string root = dir.sub("cache");
+  CacheKey key = makeKey(1);
+  {
+    PersistentCache cache(testConfig(root), silentSink());
+    auto v = makePayload(1, 3000);
+    cache.store(key, v.data(), v.size(), "elf-relocatable");
+  }
+  PersistentCache cache(testConfig(root), silentSink());
+  const std::string leaf = root + "/" + cache.leafDirectory(key);
+  const std::string d = "-d " + root;
+  // A guard against a hang (a killed tool exits 137 and fails the checks) and a 1 GiB
+  // address space, in which reading a huge entry whole would fail.
+  auto guarded = [](const std::string &args) {
+    return runTool(args, "ulimit -v 1048576; timeout -s KILL 120 ");
+  };
+
+  SECTION("a FIFO as .bin") {
+    REQUIRE(::unlink((leaf + "/0.bin").c_str()) == 0);
+    REQUIRE(::mkfifo((leaf + "/0.bin").c_str(), 0644) == 0);
+    RunResult v = guarded(d + " --verify");
+    INFO(v.out);
+    CHECK(v.status == 1);
+    CHECK(contains(v.out, "not a regular file"));
+    RunResult f = guarded(d + " --verify --fix");
+    INFO(f.out);
+    CHECK(f.status == 0);
+    CHECK(contains(f.out, "removed 1"));
+    CHECK_FALSE(std::filesystem::exists(std::filesystem::symlink_status(leaf + "/0.bin")));
+  }
+  SECTION("a 4 GiB sparse .bin under a 1 GiB address space") {
+    std::filesystem::resize_file(leaf + "/0.bin", 4ull << 30);
+    RunResult v = guarded(d + " --verify");
+    INFO(v.out);
+    CHECK(v.status == 1);
+    CHECK(contains(v.out, "more than the limit"));
+  }
+  SECTION("a symbolic link to a directory outside the root") {
+    for (const char *name : {"0.bin", "0.src", "7.bin.tmp.1.2"}) {
+      std::ofstream f(outside.path() + "/" + name);
+      f << "not the cache's";
+    }
+    std::filesystem::remove_all(leaf);
+    std::filesystem::create_symlink(outside.path(), leaf);
+    RunResult v = guarded(d + " --verify");
+    INFO(v.out);
+    CHECK(v.status == 1);
+    CHECK(contains(v.out, "symbolic link"));
+    RunResult c = guarded(d + " -C");
+    INFO(c.out);
+    CHECK(c.status == 0);
+    RunResult f = guarded(d + " --verify --fix");
+    INFO(f.out);
+    CHECK(f.status == 0);
+    for (const char *name : {"0.bin", "0.src", "7.bin.tmp.1.2"})
+      CHECK(std::filesystem::exists(outside.path() + "/" + name));
+    CHECK_FALSE(std::filesystem::exists(std::filesystem::symlink_status(leaf)));
+  }
+  SECTION("a directory as .src is reported, not removed") {
+    std::filesystem::remove(leaf + "/0.src");
+    std::filesystem::create_directory(leaf + "/0.src");
+    RunResult f = guarded(d + " --verify --fix");
+    INFO(f.out);
+    CHECK(f.status == 1);
+    CHECK(contains(f.out, "not removed: "));
+    CHECK(contains(f.out, "removed 0"));
+    CHECK(std::filesystem::is_directory(leaf + "/0.src"));
+  }
+  SECTION("durations out of range are usage errors naming the flag") {
+    RunResult big = guarded(d + " --evict-older-than 999999999999999w");
+    INFO(big.out);
+    CHECK(big.status == 2);
+    CHECK(contains(big.out, "--evict-older-than"));
+    CHECK(contains(big.out, "too large"));
+    RunResult zero = guarded(d + " --evict-older-than 0");
+    INFO(zero.out);
+    CHECK(zero.status == 2);
+    CHECK(contains(zero.out, "--evict-older-than"));
+    CHECK(guarded(d + " --evict-to 99999999999999999999T").status == 2);
+  }
 }

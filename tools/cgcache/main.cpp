@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -83,6 +84,9 @@ void printReport(const char *done, const char *would, const EvictionReport &r, b
 } // namespace
 
 int main(int argc, char **argv) {
+  // Past the file size limit (ulimit -f) a write fails with EFBIG, reported as an
+  // error with the temporary file removed, instead of the signal killing the tool.
+  std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{"cgcache: inspect and manage cgraph's persistent device binary cache.\n"
                "Environment: CGRAPH_CACHE_DIR, CGRAPH_CACHE_MAX_SIZE, CGRAPH_CACHE_MAX_AGE, CGRAPH_CACHE_TRACE "
                "(see lib/cache/README.md)",
@@ -150,6 +154,7 @@ int main(int argc, char **argv) {
     didSomething = true;
     Expected<uint64_t> age = parseAgeSeconds(evictOlderText);
     if (!age) return fail("--evict-older-than: " + age.error().message()), 2;
+    if (*age == 0) return fail("--evict-older-than: the age must be greater than zero"), 2;
     Expected<EvictionReport> r = cache.evictOlderThan(*age, dryRun);
     if (!r) return fail(r.error().message());
     if (asJson) out["evict_older_than"] = reportJson(*r, dryRun);
@@ -168,18 +173,25 @@ int main(int argc, char **argv) {
     didSomething = true;
     Expected<VerifyReport> r = cache.verify(fix, dryRun);
     if (!r) return fail(r.error().message());
-    bool removedAll = fix && !dryRun;
-    if (!r->bad.empty() && !removedAll) status = 1;
+    // Only what was really removed counts: a bad entry --fix could not remove (a
+    // directory in place of a file, a failed unlink) still fails the check.
+    if ((!r->bad.empty() && !(fix && !dryRun)) || !r->notRemoved.empty()) status = 1;
     if (asJson) {
-      json bad = json::array();
+      json bad = json::array(), notRemoved = json::array();
       for (const BadEntry &b : r->bad) bad.push_back({{"id", b.id}, {"reason", b.reason}});
-      out["verify"] = {{"checked", r->checked}, {"bad", bad}, {"orphans", r->orphans}, {"removed", r->removed}};
+      for (const BadEntry &b : r->notRemoved) notRemoved.push_back({{"id", b.id}, {"reason", b.reason}});
+      out["verify"] = {{"checked", r->checked}, {"bad", bad},          {"orphans", r->orphans},
+                       {"removed", r->removed}, {"not_removed", notRemoved}};
     } else {
       for (const BadEntry &b : r->bad) std::printf("bad: %s: %s\n", b.id.c_str(), b.reason.c_str());
       for (const std::string &o : r->orphans) std::printf("orphan: %s\n", o.c_str());
+      for (const BadEntry &b : r->notRemoved) std::printf("not removed: %s: %s\n", b.id.c_str(), b.reason.c_str());
       std::printf("checked %llu entries: %zu bad, %zu orphan files%s\n", (unsigned long long)r->checked, r->bad.size(),
                   r->orphans.size(),
-                  fix ? (dryRun ? ", nothing removed (dry run)" : (", removed " + std::to_string(r->removed)).c_str())
+                  fix ? (dryRun ? ", nothing removed (dry run)"
+                                : (", removed " + std::to_string(r->removed) +
+                                   (r->notRemoved.empty() ? "" : ", " + std::to_string(r->notRemoved.size()) + " not removed"))
+                                      .c_str())
                       : "");
     }
   }

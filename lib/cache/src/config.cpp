@@ -3,7 +3,6 @@
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
-#include <limits>
 
 namespace cgraph::cache {
 namespace {
@@ -21,15 +20,20 @@ bool splitNumber(std::string_view text, double &number, std::string &suffix) {
   size_t i = 0;
   while (i < t.size() && (std::isdigit(static_cast<unsigned char>(t[i])) || t[i] == '.')) ++i;
   if (i == 0) return false;
-  try {
-    number = std::stod(t.substr(0, i));
-  } catch (...) {
-    return false;
-  }
+  // strtod, not stod: an overflow is HUGE_VAL (reported as too large by the
+  // callers), not an exception; "1.2.3" stops early and is refused.
+  const std::string digits = t.substr(0, i);
+  char *end = nullptr;
+  number = std::strtod(digits.c_str(), &end);
+  if (end != digits.c_str() + digits.size()) return false;
   suffix = trim(std::string_view(t).substr(i));
   for (char &c : suffix) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return true;
 }
+
+// Whether a non-negative `v` converts to uint64_t: 2^64 and above (and infinity, NaN)
+// would be undefined behaviour in the cast.
+bool inRange(double v) { return v >= 0 && v < 18446744073709551616.0; }
 
 const char *env(const char *name) {
   const char *v = std::getenv(name);
@@ -57,8 +61,7 @@ Expected<uint64_t> parseSize(std::string_view text) {
   else if (suffix == "t") mult = 1024.0 * 1024 * 1024 * 1024;
   else return makeError("invalid size '" + std::string(text) + "': unknown suffix (use K, M, G or T)");
   double v = n * mult;
-  if (v >= static_cast<double>(std::numeric_limits<uint64_t>::max()))
-    return makeError("invalid size '" + std::string(text) + "': too large");
+  if (!inRange(v)) return makeError("invalid size '" + std::string(text) + "': too large");
   return static_cast<uint64_t>(v);
 }
 
@@ -73,7 +76,9 @@ Expected<uint64_t> parseAgeSeconds(std::string_view text) {
   else if (suffix == "m" || suffix == "min") mult = 60;
   else if (suffix == "s") mult = 1;
   else return makeError("invalid age '" + std::string(text) + "': unknown suffix (use s, m, h, d or w)");
-  return static_cast<uint64_t>(n * mult);
+  double v = n * mult;
+  if (!inRange(v)) return makeError("invalid age '" + std::string(text) + "': too large");
+  return static_cast<uint64_t>(v);
 }
 
 std::string formatSize(uint64_t bytes) {

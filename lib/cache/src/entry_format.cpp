@@ -1,6 +1,9 @@
 #include "entry_format.h"
 
+#include <cerrno>
 #include <cstring>
+#include <memory>
+#include <unistd.h>
 #include <xxhash.h>
 
 namespace cgraph::cache::detail {
@@ -117,11 +120,47 @@ std::string parseBinHeader(const uint8_t *b, uint64_t fileSize, BinHeader &out) 
   out.payloadSize = get(b + 16, 8);
   out.payloadChecksum = get(b + 24, 8);
   out.keyChecksum = get(b + 32, 8);
-  if (out.kindLength > 4096) return "binary kind too long";
+  if (out.kindLength > kMaxKindLength) return "binary kind too long";
   uint64_t expected = kBinHeaderSize + out.kindLength + out.payloadSize;
   if (out.payloadSize > fileSize || expected != fileSize)
     return "size mismatch: header says " + std::to_string(expected) + " bytes, file has " + std::to_string(fileSize);
   return {};
+}
+
+uint64_t payloadLimit(uint64_t maxItemSize, uint64_t maxSize) {
+  if (maxItemSize > 0) return maxItemSize;
+  if (maxSize > 0) return maxSize;
+  return UINT64_MAX;
+}
+
+std::string checkBinFileSize(uint64_t fileSize, uint64_t limit) {
+  const uint64_t overhead = kBinHeaderSize + kMaxKindLength;
+  if (limit <= UINT64_MAX - overhead && fileSize > overhead + limit)
+    return std::to_string(fileSize) + " bytes, more than the limit of " + std::to_string(overhead + limit);
+  return {};
+}
+
+std::string checkPayloadSize(const BinHeader &h, uint64_t limit) {
+  if (h.payloadSize > limit)
+    return "payload of " + std::to_string(h.payloadSize) + " bytes, more than the limit of " + std::to_string(limit);
+  return {};
+}
+
+bool checksumRange(int fd, uint64_t offset, uint64_t size, uint64_t &out) {
+  std::unique_ptr<XXH3_state_t, XXH_errorcode (*)(XXH3_state_t *)> state(XXH3_createState(), XXH3_freeState);
+  if (!state || XXH3_64bits_reset(state.get()) != XXH_OK) return false;
+  uint8_t buf[65536];
+  while (size > 0) {
+    size_t want = size < sizeof buf ? static_cast<size_t>(size) : sizeof buf;
+    ssize_t r = ::pread(fd, buf, want, static_cast<off_t>(offset));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return false;
+    XXH3_64bits_update(state.get(), buf, static_cast<size_t>(r));
+    offset += static_cast<uint64_t>(r);
+    size -= static_cast<uint64_t>(r);
+  }
+  out = XXH3_64bits_digest(state.get());
+  return true;
 }
 
 } // namespace cgraph::cache::detail

@@ -46,4 +46,19 @@ struct BinHeader {
 // Checks magic, version, header checksum and that fileSize == 48 + K + P.
 std::string parseBinHeader(const uint8_t *bytes, uint64_t fileSize, BinHeader &out);
 
+inline constexpr uint32_t kMaxKindLength = 4096;
+
+// Largest payload a load or verify accepts: the maximum item size (no store writes
+// more), else the maximum cache size, else none (UINT64_MAX).
+uint64_t payloadLimit(uint64_t maxItemSize, uint64_t maxSize);
+// Empty when a .bin of `fileSize` bytes (fstat) may hold a payload within `limit`,
+// else why not: checked before the file is read at all.
+std::string checkBinFileSize(uint64_t fileSize, uint64_t limit);
+// Empty when the header's payload is within `limit`, else why not.
+std::string checkPayloadSize(const BinHeader &h, uint64_t limit);
+
+// xxh3-64 of `size` bytes of `fd` from `offset`, read in small chunks (nothing the
+// size of the range is allocated); false on a read error or a short file.
+bool checksumRange(int fd, uint64_t offset, uint64_t size, uint64_t &out);
+
 } // namespace cgraph::cache::detail

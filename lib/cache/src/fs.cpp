@@ -44,30 +44,168 @@ IoError writeFileAtomic(const std::string &path, const std::string &head, const 
   return IoError{code == 0 ? EIO : code, e.message()};
 }
 
-IoError readFile(const std::string &path, std::string &out) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return ioError(errno, "cannot open " + path);
-  out.clear();
-  char buf[16384];
-  for (;;) {
-    ssize_t r = ::read(fd, buf, sizeof buf);
-    if (r < 0) {
-      if (errno == EINTR) continue;
-      int err = errno;
-      ::close(fd);
-      return ioError(err, "cannot read " + path);
-    }
-    if (r == 0) break;
-    out.append(buf, static_cast<size_t>(r));
+void Fd::reset(int fd) {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = fd;
+}
+
+std::string fileTypeName(unsigned mode) {
+  switch (mode & S_IFMT) {
+  case S_IFREG: return "a regular file";
+  case S_IFDIR: return "a directory";
+  case S_IFLNK: return "a symbolic link";
+  case S_IFIFO: return "a FIFO";
+  case S_IFSOCK: return "a socket";
+  case S_IFCHR: return "a character device";
+  case S_IFBLK: return "a block device";
+  default: return "not a file";
   }
-  ::close(fd);
+}
+
+IoError openRegular(int dirFd, const std::string &name, const std::string &display, Fd &out, struct stat &st) {
+  int fd = ::openat(dirFd, name.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    int err = errno;
+    if (err == ELOOP) return IoError{ELOOP, display + ": a symbolic link, not a regular file"};
+    return ioError(err, "cannot open " + display);
+  }
+  Fd owned(fd);
+  if (::fstat(fd, &st) != 0) return ioError(errno, "cannot stat " + display);
+  if (!S_ISREG(st.st_mode)) return IoError{EINVAL, display + ": not a regular file (" + fileTypeName(st.st_mode) + ")"};
+  out = std::move(owned);
   return {};
+}
+
+bool preadAll(int fd, void *buf, size_t size, uint64_t offset) {
+  auto *p = static_cast<char *>(buf);
+  while (size > 0) {
+    ssize_t r = ::pread(fd, p, size, static_cast<off_t>(offset));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return false;
+    p += r;
+    size -= static_cast<size_t>(r);
+    offset += static_cast<uint64_t>(r);
+  }
+  return true;
+}
+
+IoError readFileAt(int dirFd, const std::string &name, const std::string &display, uint64_t maxSize,
+                   std::string &out) {
+  out.clear();
+  Fd fd;
+  struct stat st;
+  if (IoError e = openRegular(dirFd, name, display, fd, st)) return e;
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  auto tooLarge = [&](uint64_t n) {
+    return IoError{EFBIG, display + ": " + std::to_string(n) + " bytes, more than the limit of " +
+                              std::to_string(maxSize)};
+  };
+  if (size > maxSize) return tooLarge(size);
+  try {
+    out.reserve(static_cast<size_t>(size));
+    char buf[16384];
+    for (;;) {
+      ssize_t r = ::read(fd.get(), buf, sizeof buf);
+      if (r < 0) {
+        if (errno == EINTR) continue;
+        return ioError(errno, "cannot read " + display);
+      }
+      if (r == 0) break;
+      // The file may grow while it is read: the limit holds for what is read too.
+      if (out.size() + static_cast<size_t>(r) > maxSize) return tooLarge(out.size() + static_cast<size_t>(r));
+      out.append(buf, static_cast<size_t>(r));
+    }
+  } catch (const std::bad_alloc &) {
+    out.clear();
+    return ioError(ENOMEM, "cannot read " + display);
+  }
+  return {};
+}
+
+IoError readFile(const std::string &path, std::string &out, uint64_t maxSize) {
+  return readFileAt(AT_FDCWD, path, path, maxSize, out);
+}
+
+namespace {
+
+// Opens `name` below `dirFd` as a directory without following a link.
+IoError openSubdir(int dirFd, const std::string &name, const std::string &display, Fd &out) {
+  int fd = ::openat(dirFd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd >= 0) {
+    out.reset(fd);
+    return {};
+  }
+  int err = errno;
+  struct stat st;
+  if ((err == ELOOP || err == ENOTDIR) && ::fstatat(dirFd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0)
+    return IoError{err, display + ": " + fileTypeName(st.st_mode) + ", not a directory"};
+  return ioError(err, "cannot open directory " + display);
+}
+
+std::vector<std::string> components(const std::string &rel) {
+  std::vector<std::string> parts;
+  size_t pos = 0;
+  while (pos <= rel.size()) {
+    size_t slash = rel.find('/', pos);
+    if (slash == std::string::npos) slash = rel.size();
+    if (slash > pos) parts.push_back(rel.substr(pos, slash - pos));
+    pos = slash + 1;
+  }
+  return parts;
+}
+
+IoError walkBelow(const std::string &root, const std::string &rel, bool create, Fd &out) {
+  int fd = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return ioError(errno, "cannot open directory " + root);
+  Fd dir(fd);
+  std::string display = root;
+  for (const std::string &part : components(rel)) {
+    display += "/" + part;
+    // EEXIST: it exists already, or another process made it meanwhile.
+    if (create && ::mkdirat(dir.get(), part.c_str(), 0777) != 0 && errno != EEXIST)
+      return ioError(errno, "cannot create " + display);
+    Fd next;
+    if (IoError e = openSubdir(dir.get(), part, display, next)) return e;
+    dir = std::move(next);
+  }
+  out = std::move(dir);
+  return {};
+}
+
+} // namespace
+
+IoError openDirBelow(const std::string &root, const std::string &rel, Fd &out) {
+  return walkBelow(root, rel, false, out);
+}
+
+IoError makeDirsBelow(const std::string &root, const std::string &rel, Fd &out) {
+  if (IoError e = makeDirs(root)) return e;
+  return walkBelow(root, rel, true, out);
 }
 
 IoError listDir(const std::string &path, std::vector<std::string> &names) {
   names.clear();
   DIR *d = ::opendir(path.c_str());
   if (!d) return ioError(errno, "cannot open directory " + path);
+  while (dirent *e = ::readdir(d)) {
+    if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
+    names.emplace_back(e->d_name);
+  }
+  ::closedir(d);
+  return {};
+}
+
+IoError listDirAt(int dirFd, const std::string &display, std::vector<std::string> &names) {
+  names.clear();
+  // fdopendir takes over the descriptor it is given: a duplicate keeps `dirFd` open.
+  int fd = ::openat(dirFd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return ioError(errno, "cannot open directory " + display);
+  DIR *d = ::fdopendir(fd);
+  if (!d) {
+    int err = errno;
+    ::close(fd);
+    return ioError(err, "cannot open directory " + display);
+  }
   while (dirent *e = ::readdir(d)) {
     if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
     names.emplace_back(e->d_name);
@@ -104,8 +242,19 @@ FileLock::~FileLock() {
 }
 
 IoError FileLock::acquire(const std::string &path, std::chrono::milliseconds timeout, FileLock &out) {
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-  if (fd < 0) return ioError(errno, "cannot open lock " + path);
+  return acquireAt(AT_FDCWD, path, path, timeout, out);
+}
+
+IoError FileLock::acquireAt(int dirFd, const std::string &name, const std::string &display,
+                            std::chrono::milliseconds timeout, FileLock &out) {
+  // O_NONBLOCK: a FIFO in place of the lock file must not block the open.
+  int fd = ::openat(dirFd, name.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0666);
+  if (fd < 0) {
+    int err = errno;
+    if (err == ELOOP) return IoError{ELOOP, "cannot open lock " + display + ": a symbolic link"};
+    return ioError(err, "cannot open lock " + display);
+  }
+  const std::string path = display;
   auto deadline = std::chrono::steady_clock::now() + timeout;
   auto pause = std::chrono::microseconds(50);
   for (;;) {
@@ -144,10 +293,17 @@ IoError updateCounterFile(const std::string &path, const std::map<std::string, i
   FileLock lock;
   if (IoError e = FileLock::acquire(path, timeout, lock)) return e;
   const int fd = lock.fd();
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return ioError(errno, "cannot stat " + path);
+  if (!S_ISREG(st.st_mode)) return IoError{EINVAL, path + ": not a regular file (" + fileTypeName(st.st_mode) + ")"};
   std::string text;
   char buf[4096];
   ssize_t r;
-  while ((r = ::pread(fd, buf, sizeof buf, static_cast<off_t>(text.size()))) > 0) text.append(buf, static_cast<size_t>(r));
+  // Counters are a few hundred bytes: a larger file is damage, and starts again empty.
+  while (text.size() < kMaxSmallFileSize &&
+         (r = ::pread(fd, buf, sizeof buf, static_cast<off_t>(text.size()))) > 0)
+    text.append(buf, static_cast<size_t>(r));
+  if (text.size() >= kMaxSmallFileSize) text.clear();
   std::map<std::string, uint64_t> m;
   {
     std::istringstream in(text);
@@ -173,7 +329,7 @@ IoError updateCounterFile(const std::string &path, const std::map<std::string, i
 
 bool modificationTime(const std::string &path, std::chrono::system_clock::time_point &out, uint64_t *size) {
   struct stat st;
-  if (::stat(path.c_str(), &st) != 0) return false;
+  if (::lstat(path.c_str(), &st) != 0) return false;
   out = std::chrono::system_clock::time_point(
       std::chrono::duration_cast<std::chrono::system_clock::duration>(
           std::chrono::seconds(st.st_mtim.tv_sec) + std::chrono::nanoseconds(st.st_mtim.tv_nsec)));

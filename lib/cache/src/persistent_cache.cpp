@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <fcntl.h>
+#include <map>
 #include <sstream>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -133,8 +134,17 @@ Expected<std::optional<std::vector<uint8_t>>> PersistentCache::load(const CacheK
     return Result();
   };
 
+  // The leaf is opened without following links: a link or a file in place of one of
+  // its directories is damage, never a way out of the root.
+  Fd dir;
+  if (IoError e = openDirBelow(config_.root, rel, dir)) {
+    if (e.code != ELOOP && e.code != ENOTDIR) return miss(""); // absent or unreadable: a plain miss
+    ++bad_;
+    warn("cache entry directory " + rel + ": " + e.message + "; ignoring it");
+    return miss("bad entry directory");
+  }
   std::vector<std::string> names;
-  if (listDir(leaf, names)) return miss("");
+  if (listDirAt(dir.get(), leaf, names)) return miss("");
   std::vector<unsigned> srcs;
   for (const std::string &name : names) {
     unsigned n;
@@ -145,7 +155,13 @@ Expected<std::optional<std::vector<uint8_t>>> PersistentCache::load(const CacheK
   int found = -1;
   for (unsigned n : srcs) {
     std::string text;
-    if (readFile(leaf + "/" + std::to_string(n) + ".src", text)) continue; // removed meanwhile
+    const std::string name = std::to_string(n) + ".src";
+    if (IoError e = readFileAt(dir.get(), name, leaf + "/" + name, kMaxSrcSize, text)) {
+      if (e.code == ENOENT) continue; // removed meanwhile
+      ++bad_;
+      warn("cache entry " + entryId(rel, n) + ": corrupt .src: " + e.message + "; ignoring it");
+      continue;
+    }
     CacheKey stored;
     std::string err = parseSrc(text, stored);
     if (!err.empty()) {
@@ -161,34 +177,44 @@ Expected<std::optional<std::vector<uint8_t>>> PersistentCache::load(const CacheK
   if (found < 0) return miss(srcs.empty() ? "" : "no matching key among " + std::to_string(srcs.size()));
 
   const std::string id = entryId(rel, static_cast<unsigned>(found));
-  const std::string binPath = leaf + "/" + std::to_string(found) + ".bin";
-  int fd = ::open(binPath.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return miss("entry removed meanwhile");
+  const std::string binName = std::to_string(found) + ".bin";
   auto bad = [&](const std::string &reason) {
-    ::close(fd);
     ++bad_;
     warn("cache entry " + id + ": " + reason + "; rebuilding it");
     return miss("bad entry");
   };
+  Fd fd;
   struct stat st;
-  if (::fstat(fd, &st) != 0) return bad("cannot stat .bin");
-  uint8_t head[kBinHeaderSize];
+  if (IoError e = openRegular(dir.get(), binName, leaf + "/" + binName, fd, st)) {
+    if (e.code == ENOENT) return miss("entry removed meanwhile");
+    return bad(e.message);
+  }
+  // Sizes first, from fstat and the header: nothing larger than the limits is read.
+  const uint64_t limit = payloadLimit(config_.maxItemSize, config_.maxSize);
   uint64_t fileSize = static_cast<uint64_t>(st.st_size);
-  ssize_t got = fileSize >= kBinHeaderSize ? ::pread(fd, head, kBinHeaderSize, 0) : 0;
+  if (std::string err = checkBinFileSize(fileSize, limit); !err.empty()) return bad(".bin: " + err);
+  uint8_t head[kBinHeaderSize];
+  bool gotHead = fileSize >= kBinHeaderSize && preadAll(fd.get(), head, kBinHeaderSize, 0);
   BinHeader h;
-  std::string err = parseBinHeader(head, got == static_cast<ssize_t>(kBinHeaderSize) ? fileSize : 0, h);
+  std::string err = parseBinHeader(head, gotHead ? fileSize : 0, h);
   if (!err.empty()) return bad(err);
+  if (err = checkPayloadSize(h, limit); !err.empty()) return bad(".bin: " + err);
   if (h.keyChecksum != identityChecksum(key)) return bad(".bin belongs to another key");
-  std::string kind(h.kindLength, '\0');
-  std::vector<uint8_t> payload(h.payloadSize);
-  if (::pread(fd, kind.data(), kind.size(), kBinHeaderSize) != static_cast<ssize_t>(kind.size()) ||
-      ::pread(fd, payload.data(), payload.size(), static_cast<off_t>(kBinHeaderSize + kind.size())) !=
-          static_cast<ssize_t>(payload.size()))
+  std::string kind;
+  std::vector<uint8_t> payload;
+  try {
+    kind.resize(h.kindLength);
+    payload.resize(static_cast<size_t>(h.payloadSize));
+  } catch (const std::bad_alloc &) {
+    return bad("cannot allocate " + std::to_string(h.payloadSize) + " bytes to load it");
+  }
+  if (!preadAll(fd.get(), kind.data(), kind.size(), kBinHeaderSize) ||
+      !preadAll(fd.get(), payload.data(), payload.size(), kBinHeaderSize + kind.size()))
     return bad("short read");
   if (checksum64(payload.data(), payload.size()) != h.payloadChecksum) return bad("payload checksum mismatch");
   // The .bin's mtime is the entry's last access, which LRU eviction sorts by.
-  if (writable_.load()) ::futimens(fd, nullptr);
-  ::close(fd);
+  if (writable_.load()) ::futimens(fd.get(), nullptr);
+  fd.reset();
   ++hits_;
   updateStats({{"hits", 1}, {"hits." + device, 1}});
   trace("hit " + id + " (" + std::to_string(payload.size()) + " bytes, " + kind + ")");
@@ -210,11 +236,32 @@ void PersistentCache::store(const CacheKey &key, const uint8_t *data, size_t siz
     return;
   }
   const std::string leaf = config_.root + "/" + rel;
+  if (size >= refusedSize_.load()) {
+    ++skipped_;
+    trace("not stored " + rel + ": " + std::to_string(size) + " bytes is over the file size limit");
+    return;
+  }
+  const std::string src = serializeSrc(key);
+  if (src.size() > kMaxSrcSize) {
+    ++skipped_;
+    warn("cannot store cache entry " + rel + ": its key takes " + std::to_string(src.size()) +
+         " bytes, more than the limit of " + std::to_string(kMaxSrcSize));
+    return;
+  }
   auto failed = [&](const IoError &e) {
     if (isDiskUnusable(e.code)) {
       disableWriting("cannot write to " + config_.root + ": " + e.message);
     } else if (e.code == ETIMEDOUT) {
       trace("not stored " + rel + ": the entry is locked by another process");
+    } else if (e.code == EFBIG) {
+      // A file size limit (RLIMIT_FSIZE): smaller entries may still fit, so only
+      // this size and larger ones are skipped from now on, with one warning.
+      uint64_t seen = refusedSize_.load();
+      while (size < seen && !refusedSize_.compare_exchange_weak(seen, size)) {
+      }
+      if (seen == UINT64_MAX)
+        warn("cannot store cache entry " + rel + ": " + e.message + "; entries of " + std::to_string(size) +
+             " bytes or more are not stored");
     } else {
       warn("cannot store cache entry " + rel + ": " + e.message);
     }
@@ -224,54 +271,67 @@ void PersistentCache::store(const CacheKey &key, const uint8_t *data, size_t siz
   int64_t delta = 0;
   unsigned slot = 0;
   for (int attempt = 0;; ++attempt) {
-    IoError e = makeDirs(leaf);
+    // Created and opened without following links: a store never writes or removes
+    // anything outside the root.
+    Fd dir;
+    IoError e = makeDirsBelow(config_.root, rel, dir);
     FileLock lock;
-    if (!e) e = FileLock::acquire(leaf + "/.lock", kLeafLockTimeout, lock);
+    if (!e) e = FileLock::acquireAt(dir.get(), ".lock", leaf + "/.lock", kLeafLockTimeout, lock);
     if (e.code == ENOENT && attempt < 2) continue; // a concurrent cleanup removed the directory
     if (e) return failed(e);
 
     std::vector<std::string> names;
-    if ((e = listDir(leaf, names))) return failed(e);
-    unsigned next = 0;
+    if ((e = listDirAt(dir.get(), leaf, names))) return failed(e);
     int match = -1;
     std::vector<unsigned> srcs;
+    std::map<unsigned, int> used; // slot -> files of it left in the directory
     for (const std::string &name : names) {
       unsigned n;
       std::string ext;
       if (!parseEntryName(name, n, ext)) continue;
-      next = std::max(next, n + 1);
+      ++used[n];
       if (ext == "src") srcs.push_back(n);
     }
     std::sort(srcs.begin(), srcs.end());
     for (unsigned n : srcs) {
-      std::string base = leaf + "/" + std::to_string(n);
+      const std::string base = std::to_string(n);
       std::string text;
-      if (readFile(base + ".src", text)) continue;
+      IoError re = readFileAt(dir.get(), base + ".src", leaf + "/" + base + ".src", kMaxSrcSize, text);
+      // Gone, or unreadable for a reason that says nothing about the file (EACCES,
+      // EMFILE, ENOMEM, EIO): left alone.
+      const bool damaged = re.code == ELOOP || re.code == EINVAL || re.code == EFBIG;
+      if (re && !damaged) continue;
       CacheKey stored;
-      if (!parseSrc(text, stored).empty()) {
-        // Under the lock nobody else writes here: a .src that does not parse is damage.
-        ::unlink((base + ".src").c_str());
-        ::unlink((base + ".bin").c_str());
-        trace("removed corrupt entry " + entryId(rel, n));
+      if (damaged || !parseSrc(text, stored).empty()) {
+        // Under the lock nobody else writes here: a .src that cannot be read (not a
+        // regular file, too large) or does not parse is damage. unlinkat removes a
+        // link or a FIFO itself; a directory stays, and keeps its slot.
+        if (::unlinkat(dir.get(), (base + ".src").c_str(), 0) == 0) {
+          if (::unlinkat(dir.get(), (base + ".bin").c_str(), 0) == 0 || errno == ENOENT) used.erase(n);
+          trace("removed corrupt entry " + entryId(rel, n));
+        }
         continue;
       }
       if (match < 0 && sameIdentity(stored, key)) match = static_cast<int>(n);
     }
+    const unsigned next = used.empty() ? 0 : used.rbegin()->first + 1;
     slot = match >= 0 ? static_cast<unsigned>(match) : next;
-    std::string base = leaf + "/" + std::to_string(slot);
+    const std::string base = std::to_string(slot);
+    const std::string path = leaf + "/" + base;
     uint64_t oldSize = 0;
     struct stat st;
     if (match >= 0) {
-      if (::stat((base + ".bin").c_str(), &st) == 0) oldSize += static_cast<uint64_t>(st.st_size);
-      if (::stat((base + ".src").c_str(), &st) == 0) oldSize += static_cast<uint64_t>(st.st_size);
+      for (const char *ext : {".bin", ".src"})
+        if (::fstatat(dir.get(), (base + ext).c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+          oldSize += static_cast<uint64_t>(st.st_size);
     }
     // .bin first, then .src: a reader finds entries through their .src, so it never
-    // sees one whose binary is not complete.
+    // sees one whose binary is not complete. The writer removes its temp file on any
+    // failure (EFBIG included) and leaves the old file as it was.
     std::string header = makeBinHeader(binaryKind, data, size, identityChecksum(key));
-    if ((e = writeFileAtomic(base + ".bin", header, data, size))) return failed(e);
-    std::string src = serializeSrc(key);
-    if ((e = writeFileAtomic(base + ".src", src, nullptr, 0))) {
-      ::unlink((base + ".bin").c_str());
+    if ((e = writeFileAtomic(path + ".bin", header, data, size))) return failed(e);
+    if ((e = writeFileAtomic(path + ".src", src, nullptr, 0))) {
+      ::unlinkat(dir.get(), (base + ".bin").c_str(), 0);
       return failed(e);
     }
     delta = static_cast<int64_t>(header.size() + size + src.size()) - static_cast<int64_t>(oldSize);
@@ -299,7 +359,8 @@ void PersistentCache::maybeEvictAfterStore(uint64_t totalBytes) {
     const std::string stamp = config_.root + "/age-scan";
     std::chrono::system_clock::time_point last;
     if (!modificationTime(stamp, last) || std::chrono::system_clock::now() - last > kAgeScanInterval) {
-      int fd = ::open(stamp.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+      // O_NONBLOCK|O_NOFOLLOW: a FIFO or a link in its place must not block or redirect.
+      int fd = ::open(stamp.c_str(), O_WRONLY | O_CREAT | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC, 0666);
       if (fd >= 0) {
         ::futimens(fd, nullptr);
         ::close(fd);

@@ -20,10 +20,16 @@
 // counter update is skipped with a trace event).
 //
 // Failure modes: load() and store() never fail a run. A truncated, corrupt or
-// mismatched entry is a miss plus a warning (and is replaced by the next store); a
-// read-only or full disk turns writing off for this object with one warning. load()
-// returns an Error only for a malformed key. The admin functions (stats, list, evict,
-// verify, clear) return Errors for an unreadable root.
+// mismatched entry is a miss plus a warning (and is replaced by the next store), and
+// so is an entry that is not made of regular files (a FIFO, a device, a directory or
+// a symbolic link in place of a .src/.bin or of a directory of the layout) or whose
+// size is beyond the limits: sizes are checked before anything is read, so no entry
+// can make a load block or allocate more than the limits allow. A read-only or full
+// disk turns writing off for this object with one warning; a file size limit
+// (RLIMIT_FSIZE, EFBIG) skips the entries it refuses. load() returns an Error only for
+// a malformed key. The admin functions (stats, list, evict, verify, clear) return
+// Errors for an unreadable root; they never follow a symbolic link below the root,
+// so they never read or remove anything outside it.
 #pragma once
 
 #include "cgraph/cache/config.h"
@@ -79,7 +85,10 @@ struct VerifyReport {
   // .bin files without a .src (a writer killed between its two renames) and temp
   // files of killed writers: not entries, never loaded; --fix removes them.
   std::vector<std::string> orphans;
-  uint64_t removed = 0;
+  uint64_t removed = 0; // files and links actually removed by `fix`
+  // What `fix` found bad but could not remove (a directory in place of a file, a
+  // failed unlink), with the reason.
+  std::vector<BadEntry> notRemoved;
 };
 
 struct EvictionReport {
@@ -125,7 +134,11 @@ public:
   Expected<EvictionReport> evictToSize(uint64_t targetBytes, bool dryRun);
   Expected<EvictionReport> evictOlderThan(uint64_t ageSeconds, bool dryRun);
   Expected<EvictionReport> clear(bool dryRun);
-  // Checks every entry's header, checksums and key; `fix` removes the bad ones.
+  // Checks every entry: regular files (not links, FIFOs, devices, directories),
+  // sizes within the limits, header, checksums and key; a symbolic link in place of
+  // a directory of the layout is a bad entry too. `fix` removes bad entries, orphans,
+  // temp files and links (the link, never its target); a directory in place of a
+  // file is never removed, only reported in `notRemoved`.
   Expected<VerifyReport> verify(bool fix, bool dryRun);
   // Persists max_size in <root>/cgcache.conf.
   Error setMaxSize(uint64_t bytes);
@@ -144,6 +157,9 @@ private:
   PathHashFn pathHash_;
   std::atomic<bool> writable_{true};
   std::atomic<bool> warnedDisabled_{false};
+  // Smallest entry a file size limit (EFBIG) refused; entries this large or larger
+  // are not tried again by this object.
+  std::atomic<uint64_t> refusedSize_{UINT64_MAX};
   mutable std::atomic<uint64_t> hits_{0}, misses_{0}, writes_{0}, evictions_{0}, bad_{0}, skipped_{0};
 };
 
