@@ -1,6 +1,7 @@
 #include <cgraph/graph/hazards.h>
 
 #include <algorithm>
+#include <map>
 
 namespace cgraph {
 
@@ -15,8 +16,15 @@ uint64_t rectExtent(const uint64_t region[3], uint64_t rowPitch, uint64_t sliceP
   uint64_t w = region[0], h = region[1], d = region[2];
   if (w == 0 || h == 0 || d == 0) return 0;
   if (rowPitch == 0) rowPitch = w;
-  if (slicePitch == 0) slicePitch = rowPitch * h;
-  return (d - 1) * slicePitch + (h - 1) * rowPitch + w;
+  uint64_t rows, slices, extent;
+  // Every step checked: a wrapped extent would let a copy run past its slot.
+  if (__builtin_mul_overflow(rowPitch, h, &rows)) return kUnknownSize;
+  if (slicePitch == 0) slicePitch = rows;
+  if (__builtin_mul_overflow(d - 1, slicePitch, &slices) ||
+      __builtin_mul_overflow(h - 1, rowPitch, &rows) ||
+      __builtin_add_overflow(slices, rows, &extent) || __builtin_add_overflow(extent, w, &extent))
+    return kUnknownSize;
+  return extent;
 }
 
 namespace {
@@ -70,10 +78,6 @@ void addSubgraphAccesses(const Graph &g, const Node &n, AccessInfo &out) {
       it->write |= ca.write;
     }
   }
-}
-
-bool overlaps(uint64_t aBegin, uint64_t aEnd, uint64_t bBegin, uint64_t bEnd) {
-  return aBegin < bEnd && bBegin < aEnd;
 }
 
 // Bit f set: field f (< 32) of node `node` is a stored parameter expression (Graph::exprs
@@ -151,92 +155,372 @@ void nodeAccesses(const Graph &g, uint32_t node, AccessInfo &out) {
   }
 }
 
-std::vector<uint32_t> HazardTracker::add(const Graph &graph, uint32_t node) {
-  if (preds_.size() <= node) {
-    preds_.resize(node + 1);
-    hasSucc_.resize(node + 1, 0);
-  }
-  std::vector<uint32_t> cands;
-  bool isBarrier = node < graph.nodes.size() && graph.nodes[node].kind == NodeKind::Barrier;
-  if (isBarrier) {
-    // SYCL barrier without a wait list: waits for everything submitted since the previous
-    // barrier; its leaves suffice since the rest reaches them.
-    for (uint32_t n : sinceBarrier_)
-      if (!hasSucc_[n]) cands.push_back(n);
-    if (cands.empty() && lastBarrier_ != kNone) cands.push_back(lastBarrier_);
-    // Everything earlier is an ancestor of this barrier, so it absorbs all hazards.
-    for (auto &l : live_) {
-      l.writes.clear();
-      l.reads.clear();
+namespace {
+
+constexpr uint32_t kNil = ~0u;
+
+// Live read-only accesses, one treap per slot over a pool shared by all slots. A treap
+// is keyed by (begin, record id) and every record carries the largest end in its
+// subtree, so the reads overlapping a byte range are found in O(log n + k) whatever
+// their mix of extents (a scan of a list was O(live reads) per write).
+class ReadSet {
+public:
+  struct Rec {
+    uint64_t begin, end, maxEnd;
+    uint32_t node, left, right, prio;
+    bool live;
+  };
+
+  const Rec &rec(uint32_t id) const { return recs_[id]; }
+
+  uint32_t insert(uint32_t &root, uint64_t begin, uint64_t end, uint32_t node) {
+    uint32_t id;
+    if (!free_.empty()) {
+      id = free_.back();
+      free_.pop_back();
+    } else {
+      id = uint32_t(recs_.size());
+      recs_.emplace_back();
     }
-    lastBarrier_ = node;
-    sinceBarrier_.clear();
-  } else {
-    AccessInfo info = nodeAccesses(graph, node);
-    // Out-of-range slots (unvalidated graphs) take no part in hazards.
-    info.accesses.erase(
-        std::remove_if(info.accesses.begin(), info.accesses.end(),
-                       [&](const SlotAccess &a) { return a.slot >= graph.slots.size(); }),
-        info.accesses.end());
-    if (live_.size() < graph.slots.size()) live_.resize(graph.slots.size());
-    for (const SlotAccess &a : info.accesses) {
-      const SlotLive &l = live_[a.slot];
-      for (const Record &r : l.writes)
-        if (overlaps(r.offset, r.end, a.offset, a.end())) cands.push_back(r.node);
-      if (a.write)
-        for (const Record &r : l.reads)
-          if (overlaps(r.offset, r.end, a.offset, a.end())) cands.push_back(r.node);
-    }
-    for (const SlotAccess &a : info.accesses) {
-      SlotLive &l = live_[a.slot];
-      uint64_t b = a.offset, e = a.end();
-      if (a.write) {
-        // A record inside this write's range is now reached through this node.
-        auto covered = [&](const Record &r) { return r.offset >= b && r.end <= e; };
-        l.writes.erase(std::remove_if(l.writes.begin(), l.writes.end(), covered), l.writes.end());
-        l.reads.erase(std::remove_if(l.reads.begin(), l.reads.end(), covered), l.reads.end());
-        l.writes.push_back(Record{node, b, e, true});
-      } else {
-        l.reads.push_back(Record{node, b, e, false});
-      }
-    }
-    bool afterBarrier = false;
-    for (uint32_t c : cands)
-      afterBarrier |= lastBarrier_ == kNone || c > lastBarrier_;
-    if (lastBarrier_ != kNone && !afterBarrier) cands.push_back(lastBarrier_);
-    sinceBarrier_.push_back(node);
+    rng_ ^= rng_ << 13;
+    rng_ ^= rng_ >> 17;
+    rng_ ^= rng_ << 5;
+    recs_[id] = Rec{begin, end, end, node, kNil, kNil, rng_, true};
+    root = insertAt(root, id);
+    return id;
   }
 
+  void erase(uint32_t &root, uint32_t id) {
+    root = eraseAt(root, id);
+    recs_[id].live = false;
+    free_.push_back(id);
+  }
+
+  // Appends the ids of the records overlapping [begin, end) to `out`.
+  void overlapping(uint32_t root, uint64_t begin, uint64_t end, std::vector<uint32_t> &out) const {
+    if (root == kNil || recs_[root].maxEnd <= begin) return;
+    const Rec &r = recs_[root];
+    overlapping(r.left, begin, end, out);
+    if (r.begin >= end) return; // the right subtree starts later still
+    if (r.end > begin) out.push_back(root);
+    overlapping(r.right, begin, end, out);
+  }
+
+  void clear(uint32_t &root) {
+    if (root == kNil) return;
+    std::vector<uint32_t> stack{root};
+    while (!stack.empty()) {
+      uint32_t t = stack.back();
+      stack.pop_back();
+      if (recs_[t].left != kNil) stack.push_back(recs_[t].left);
+      if (recs_[t].right != kNil) stack.push_back(recs_[t].right);
+      recs_[t].live = false;
+      free_.push_back(t);
+    }
+    root = kNil;
+  }
+
+private:
+  bool before(uint32_t a, uint32_t b) const {
+    return recs_[a].begin < recs_[b].begin || (recs_[a].begin == recs_[b].begin && a < b);
+  }
+  void pull(uint32_t t) {
+    Rec &r = recs_[t];
+    r.maxEnd = r.end;
+    if (r.left != kNil) r.maxEnd = std::max(r.maxEnd, recs_[r.left].maxEnd);
+    if (r.right != kNil) r.maxEnd = std::max(r.maxEnd, recs_[r.right].maxEnd);
+  }
+  // Records of `t` before `key` into `l`, the others into `r`.
+  void split(uint32_t t, uint32_t key, uint32_t &l, uint32_t &r) {
+    if (t == kNil) {
+      l = r = kNil;
+      return;
+    }
+    if (before(t, key)) {
+      split(recs_[t].right, key, recs_[t].right, r);
+      l = t;
+    } else {
+      split(recs_[t].left, key, l, recs_[t].left);
+      r = t;
+    }
+    pull(t);
+  }
+  uint32_t merge(uint32_t l, uint32_t r) {
+    if (l == kNil) return r;
+    if (r == kNil) return l;
+    if (recs_[l].prio > recs_[r].prio) {
+      recs_[l].right = merge(recs_[l].right, r);
+      pull(l);
+      return l;
+    }
+    recs_[r].left = merge(l, recs_[r].left);
+    pull(r);
+    return r;
+  }
+  uint32_t insertAt(uint32_t t, uint32_t id) {
+    if (t == kNil) return id;
+    if (recs_[id].prio > recs_[t].prio) {
+      split(t, id, recs_[id].left, recs_[id].right);
+      pull(id);
+      return id;
+    }
+    if (before(id, t))
+      recs_[t].left = insertAt(recs_[t].left, id);
+    else
+      recs_[t].right = insertAt(recs_[t].right, id);
+    pull(t);
+    return t;
+  }
+  uint32_t eraseAt(uint32_t t, uint32_t id) {
+    if (t == kNil) return kNil;
+    if (t == id) return merge(recs_[t].left, recs_[t].right);
+    if (before(id, t))
+      recs_[t].left = eraseAt(recs_[t].left, id);
+    else
+      recs_[t].right = eraseAt(recs_[t].right, id);
+    pull(t);
+    return t;
+  }
+
+  std::vector<Rec> recs_;
+  std::vector<uint32_t> free_;
+  uint32_t rng_ = 0x9e3779b9u; // deterministic: the same graph gives the same treaps
+};
+
+// The last writer of a byte range, and the newest node that read part of it since:
+// that reader depends on the writer, so a node that depends on the reader needs no edge
+// from the writer.
+struct WriteSeg {
+  uint64_t end;
+  uint32_t writer;
+  uint32_t lastReader;
+};
+
+struct SlotState {
+  std::map<uint64_t, WriteSeg> writes; // disjoint ranges, keyed by their first byte
+  uint32_t readRoot = kNil;            // live read-only accesses (ReadSet)
+  uint32_t lastRead = kNil;            // the newest read record, for collapsing
+  uint32_t epoch = 0;                  // state older than the last barrier is dropped
+};
+
+// Makes x a boundary between write ranges (the range that straddles it is cut in two).
+void splitAt(std::map<uint64_t, WriteSeg> &m, uint64_t x) {
+  auto it = m.upper_bound(x);
+  if (it == m.begin()) return;
+  --it;
+  if (it->first < x && it->second.end > x) {
+    WriteSeg tail = it->second;
+    it->second.end = x;
+    m.emplace_hint(std::next(it), x, tail);
+  }
+}
+
+// The first write range that overlaps [begin, ...).
+std::map<uint64_t, WriteSeg>::iterator firstOverlap(std::map<uint64_t, WriteSeg> &m,
+                                                    uint64_t begin) {
+  auto it = m.upper_bound(begin);
+  if (it != m.begin() && std::prev(it)->second.end > begin) --it;
+  return it;
+}
+
+// A search for redundant candidates examines at most this many edges (plus a few per
+// candidate): beyond it, a candidate not yet found redundant is kept as an edge.
+constexpr size_t kReductionBudget = 512;
+
+} // namespace
+
+struct HazardTracker::State {
+  std::vector<SlotState> slots;
+  ReadSet reads;
+  uint32_t epoch = 0;
+  // Edges returned so far, per node in index order (compressed rows).
+  std::vector<uint32_t> predStart{0};
+  std::vector<uint32_t> preds;
+  std::vector<uint8_t> hasSucc;
+  uint32_t lastBarrier = kNone;
+  std::vector<uint32_t> sinceBarrier; // nodes added after lastBarrier
+  // Per node, equal to `stamp` when: a candidate of the node being added, redundant by
+  // a later reader (WriteSeg::lastReader), visited by the reduction search.
+  std::vector<uint32_t> candMark, domMark, visitMark;
+  uint32_t stamp = 0;
+  // Scratch, kept to reuse its storage.
+  AccessInfo info;
+  std::vector<uint32_t> cands, found, stack;
+  std::vector<std::pair<uint32_t, uint32_t>> dominated; // (writer, reader after it)
+
+  SlotState &slot(uint32_t i) {
+    SlotState &s = slots[i];
+    if (s.epoch != epoch) {
+      s.writes.clear();
+      reads.clear(s.readRoot);
+      s.lastRead = kNil;
+      s.epoch = epoch;
+    }
+    return s;
+  }
+  bool knownAncestor(uint32_t x) const { return candMark[x] == stamp || visitMark[x] == stamp; }
+
+  void collect(const SlotAccess &a);
+  void applyWrite(SlotState &s, uint64_t b, uint64_t e, uint32_t node);
+  void applyRead(SlotState &s, uint64_t b, uint64_t e, uint32_t node);
+  std::vector<uint32_t> reduce();
+};
+
+// Candidates of one access: the writers of the overlapping ranges and, for a write, the
+// overlapping live reads.
+void HazardTracker::State::collect(const SlotAccess &a) {
+  SlotState &s = slot(a.slot);
+  const uint64_t b = a.offset, e = a.end();
+  for (auto it = firstOverlap(s.writes, b); it != s.writes.end() && it->first < e; ++it) {
+    cands.push_back(it->second.writer);
+    if (it->second.lastReader != kNil) dominated.emplace_back(it->second.writer, it->second.lastReader);
+  }
+  if (!a.write) return;
+  found.clear();
+  reads.overlapping(s.readRoot, b, e, found);
+  for (uint32_t id : found) cands.push_back(reads.rec(id).node);
+}
+
+// `node` wrote [b, e): it becomes the range's writer, and the reads inside it are now
+// ordered before it (a later access that conflicts with them conflicts with `node`).
+void HazardTracker::State::applyWrite(SlotState &s, uint64_t b, uint64_t e, uint32_t node) {
+  found.clear();
+  reads.overlapping(s.readRoot, b, e, found);
+  for (uint32_t id : found) {
+    const ReadSet::Rec r = reads.rec(id);
+    reads.erase(s.readRoot, id);
+    if (s.lastRead == id) s.lastRead = kNil;
+    if (r.begin < b) reads.insert(s.readRoot, r.begin, b, r.node);
+    if (r.end > e) reads.insert(s.readRoot, e, r.end, r.node);
+  }
+  splitAt(s.writes, b);
+  splitAt(s.writes, e);
+  s.writes.erase(s.writes.lower_bound(b), s.writes.lower_bound(e));
+  s.writes.emplace(b, WriteSeg{e, node, kNil});
+}
+
+void HazardTracker::State::applyRead(SlotState &s, uint64_t b, uint64_t e, uint32_t node) {
+  for (auto it = firstOverlap(s.writes, b); it != s.writes.end() && it->first < e; ++it)
+    it->second.lastReader = node;
+  // A previous read inside this one by an ancestor of `node` is implied by this one: a
+  // later write that overlaps it overlaps this read and so is ordered after both. Only
+  // the newest record is looked at, which collapses the reads of a slot along a chain.
+  if (s.lastRead != kNil) {
+    const ReadSet::Rec &r = reads.rec(s.lastRead);
+    if (r.live && r.begin >= b && r.end <= e && r.node != node && knownAncestor(r.node))
+      reads.erase(s.readRoot, s.lastRead);
+  }
+  s.lastRead = reads.insert(s.readRoot, b, e, node);
+}
+
+// The candidates less those that are ancestors of another candidate (found by a search
+// over the edges returned so far, bounded by kReductionBudget), ascending.
+std::vector<uint32_t> HazardTracker::State::reduce() {
+  std::vector<uint32_t> kept;
+  for (uint32_t c : cands) candMark[c] = stamp;
+  for (const auto &[w, reader] : dominated)
+    if (reader != w && candMark[reader] == stamp) domMark[w] = stamp;
   std::sort(cands.begin(), cands.end(), std::greater<uint32_t>());
   cands.erase(std::unique(cands.begin(), cands.end()), cands.end());
-  // Transitive reduction: drop a candidate that is an ancestor of a higher candidate.
-  // Edges returned by this tracker always go from lower to higher index, so the
-  // backward search can stop below the lowest candidate.
-  std::vector<uint32_t> kept;
-  if (!cands.empty()) {
-    uint32_t low = cands.back();
-    if (visitMark_.size() < preds_.size()) visitMark_.resize(preds_.size(), 0);
-    ++stamp_;
-    std::vector<uint32_t> stack;
-    for (uint32_t c : cands) {
-      if (visitMark_[c] == stamp_) continue;
-      kept.push_back(c);
-      stack.push_back(c);
-      while (!stack.empty()) {
-        uint32_t x = stack.back();
-        stack.pop_back();
-        for (uint32_t p : preds_[x]) {
-          if (p < low || visitMark_[p] == stamp_) continue;
-          visitMark_[p] = stamp_;
-          stack.push_back(p);
-        }
+  if (cands.empty()) return kept;
+  // Edges go from lower to higher index, so the backward search stops below the lowest
+  // candidate.
+  const uint32_t low = cands.back();
+  size_t budget = kReductionBudget + 4 * cands.size();
+  for (uint32_t c : cands) {
+    if (visitMark[c] == stamp || domMark[c] == stamp) continue;
+    kept.push_back(c);
+    stack.clear();
+    stack.push_back(c);
+    while (!stack.empty() && budget) {
+      uint32_t x = stack.back();
+      stack.pop_back();
+      // Predecessors are ascending: walk down and stop below `low`.
+      for (uint32_t i = predStart[x + 1]; i-- > predStart[x] && budget;) {
+        --budget;
+        uint32_t p = preds[i];
+        if (p < low) break;
+        if (visitMark[p] == stamp) continue;
+        visitMark[p] = stamp;
+        stack.push_back(p);
       }
     }
   }
   std::sort(kept.begin(), kept.end());
-  preds_[node] = kept;
-  for (uint32_t p : kept)
-    hasSucc_[p] = 1;
+  return kept;
+}
+
+HazardTracker::HazardTracker() : s_(std::make_unique<State>()) {}
+HazardTracker::~HazardTracker() = default;
+HazardTracker::HazardTracker(const HazardTracker &other)
+    : s_(std::make_unique<State>(other.s_ ? *other.s_ : State())) {}
+HazardTracker::HazardTracker(HazardTracker &&other) noexcept = default;
+HazardTracker &HazardTracker::operator=(const HazardTracker &other) {
+  if (this != &other) s_ = std::make_unique<State>(other.s_ ? *other.s_ : State());
+  return *this;
+}
+HazardTracker &HazardTracker::operator=(HazardTracker &&other) noexcept = default;
+
+std::vector<uint32_t> HazardTracker::add(const Graph &graph, uint32_t node) {
+  if (!s_) s_ = std::make_unique<State>(); // moved from
+  State &st = *s_;
+  if (st.candMark.size() <= node) {
+    const size_t n = std::max<size_t>(node + 1, st.candMark.size() * 2);
+    st.candMark.resize(n, 0);
+    st.domMark.resize(n, 0);
+    st.visitMark.resize(n, 0);
+    st.hasSucc.resize(n, 0);
+  }
+  // Nodes skipped over get no edges; a node added again is answered but not recorded.
+  while (st.predStart.size() <= node) st.predStart.push_back(uint32_t(st.preds.size()));
+  const bool record = st.predStart.size() == size_t(node) + 1;
+  if (++st.stamp == 0) { // wrapped: old marks could alias the new stamp
+    std::fill(st.candMark.begin(), st.candMark.end(), 0);
+    std::fill(st.domMark.begin(), st.domMark.end(), 0);
+    std::fill(st.visitMark.begin(), st.visitMark.end(), 0);
+    st.stamp = 1;
+  }
+  st.cands.clear();
+  st.dominated.clear();
+  std::vector<SlotAccess> &acc = st.info.accesses;
+  const bool isBarrier = node < graph.nodes.size() && graph.nodes[node].kind == NodeKind::Barrier;
+  if (isBarrier) {
+    acc.clear();
+    // SYCL barrier without a wait list: waits for everything submitted since the previous
+    // barrier; its leaves suffice since the rest reaches them.
+    for (uint32_t n : st.sinceBarrier)
+      if (!st.hasSucc[n]) st.cands.push_back(n);
+    if (st.cands.empty() && st.lastBarrier != kNone) st.cands.push_back(st.lastBarrier);
+    // Everything earlier is an ancestor of this barrier, so it absorbs all hazards: the
+    // slots' state is dropped lazily, when each is next touched.
+    ++st.epoch;
+    st.lastBarrier = node;
+    st.sinceBarrier.clear();
+  } else {
+    nodeAccesses(graph, node, st.info);
+    // Out-of-range slots (unvalidated graphs) and empty ranges take no part in hazards.
+    acc.erase(std::remove_if(acc.begin(), acc.end(),
+                             [&](const SlotAccess &a) {
+                               return a.slot >= graph.slots.size() || a.offset >= a.end();
+                             }),
+              acc.end());
+    if (st.slots.size() < graph.slots.size()) st.slots.resize(graph.slots.size());
+    for (const SlotAccess &a : acc) st.collect(a);
+    // Candidates all follow the last barrier (older state was dropped).
+    if (st.cands.empty() && st.lastBarrier != kNone) st.cands.push_back(st.lastBarrier);
+    st.sinceBarrier.push_back(node);
+  }
+  std::vector<uint32_t> kept = st.reduce();
+  for (const SlotAccess &a : acc) {
+    SlotState &s = st.slot(a.slot);
+    if (a.write)
+      st.applyWrite(s, a.offset, a.end(), node);
+    else
+      st.applyRead(s, a.offset, a.end(), node);
+  }
+  if (record) st.preds.insert(st.preds.end(), kept.begin(), kept.end());
+  if (record) st.predStart.push_back(uint32_t(st.preds.size()));
+  for (uint32_t p : kept) st.hasSucc[p] = 1;
   return kept;
 }
 

@@ -7,6 +7,7 @@
 #include <cgraph/graph/hazards.h>
 
 #include <algorithm>
+#include <cstdint>
 
 namespace cgraph {
 namespace detail {
@@ -81,15 +82,21 @@ struct NodeChecker {
 
   void checkRange(uint32_t slot, uint64_t offset, uint64_t bytes, const char *verb,
                   const char *what) {
+    // Whatever the slot's size (unsized ones are checked against the bindings, from
+    // the requirement offset + bytes): an end past 2^64 would wrap.
+    uint64_t end;
+    if (__builtin_add_overflow(offset, bytes, &end)) {
+      c.error(n, slot, pre() + what + " " + verb + " " + s(bytes) + " bytes from offset " +
+                           s(offset) + ": the end overflows 64 bits");
+      return;
+    }
     if (slot >= g.slots.size() || g.slots[slot].size == 0) return;
     // A size or field known only per submission is checked then (lib/runtime).
     if (slotSizeExpr(slot)) return;
     uint64_t size = g.slots[slot].size;
-    uint64_t end = offset + bytes;
-    if (end < offset || end > size)
-      c.error(n, slot, pre() + what + " " + verb + " bytes [" + s(offset) + ", " +
-                           (end < offset ? std::string("overflow") : s(end)) + ") of " +
-                           c.slotName(slot) + " which has " + s(size) + " bytes");
+    if (end > size)
+      c.error(n, slot, pre() + what + " " + verb + " bytes [" + s(offset) + ", " + s(end) +
+                           ") of " + c.slotName(slot) + " which has " + s(size) + " bytes");
   }
 
   // `field` ("global", "local", "offset") and `dim` name it; the name is built only
@@ -117,6 +124,33 @@ struct NodeChecker {
     return mask;
   }
 
+  // The literal parts of the nd-range against 64-bit arithmetic (the runtime checks the
+  // parameter-driven ones per submission): at most 2^63 - 1 work-items in all, and no
+  // global id past 2^64 - 1 (offset + global size must not wrap).
+  template <class GlobalExpr, class OffsetExpr>
+  void checkRangeOverflow(const GlobalExpr &globalExpr, const OffsetExpr &offsetExpr) {
+    const NDRange &r = node.range;
+    uint64_t items = 1;
+    bool wrapped = false;
+    for (uint32_t d = 0; d < r.dims; ++d) {
+      const Dim &gl = r.global[d], &off = r.offset[d];
+      if (gl.param != kNone || globalExpr(d)) continue;
+      wrapped = wrapped || __builtin_mul_overflow(items, gl.value, &items);
+      uint64_t end;
+      if (off.param == kNone && !offsetExpr(d) && __builtin_add_overflow(off.value, gl.value, &end))
+        c.error(n, kNone, pre() + "offset " + s(off.value) + " + global size " + s(gl.value) +
+                              " in dimension " + s(d) + " overflows 64 bits");
+    }
+    if (wrapped || items > uint64_t(INT64_MAX)) {
+      std::string sizes;
+      for (uint32_t d = 0; d < r.dims; ++d)
+        sizes += (d ? "," : "") + (r.global[d].param != kNone || globalExpr(d) ? std::string("?")
+                                                                             : s(r.global[d].value));
+      c.error(n, kNone, pre() + "global size (" + sizes +
+                            ") has more than 2^63 - 1 work-items in all");
+    }
+  }
+
   void checkRangeSanity(const Kernel *k) {
     const NDRange &r = node.range;
     const uint32_t ex = exprFields();
@@ -133,6 +167,7 @@ struct NodeChecker {
       if (r.global[d].param == kNone && !globalExpr(d) && r.global[d].value == 0)
         c.error(n, kNone, pre() + "global size 0 in dimension " + s(d));
     }
+    checkRangeOverflow(globalExpr, [&](uint32_t d) { return (ex >> (6 + d)) & 1u; });
     bool hasLocal = r.hasLocal();
     if (hasLocal) {
       for (uint32_t d = 0; d < r.dims; ++d) {
@@ -253,6 +288,43 @@ struct NodeChecker {
     }
   }
 
+  // One side of a rect copy: its pitches against the region and its byte extent
+  // (hazards.h rectExtent) into *extent, every product and sum checked against 64 bits;
+  // false after an error that names the side and field.
+  bool rectSide(const char *side, uint64_t row, uint64_t slice, uint64_t *extent) {
+    const uint64_t w = node.copy.region[0], h = node.copy.region[1], d = node.copy.region[2];
+    auto where = [&] { return pre() + "rect copy " + side + " "; }; // only for an error
+    if (row != 0 && row < w) {
+      c.error(n, kNone, where() + "row pitch " + s(row) + " is less than the region width " + s(w));
+      return false;
+    }
+    const uint64_t effRow = row ? row : w;
+    uint64_t plane, slices, rows;
+    if (__builtin_mul_overflow(effRow, h, &plane)) {
+      c.error(n, kNone, where() + "row pitch " + s(effRow) + " * " + s(h) +
+                            " rows (region[1]) overflows 64 bits");
+      return false;
+    }
+    if (slice != 0 && slice < plane) {
+      c.error(n, kNone, where() + "slice pitch " + s(slice) + " is less than row pitch * height " +
+                            s(plane));
+      return false;
+    }
+    const uint64_t effSlice = slice ? slice : plane;
+    if (__builtin_mul_overflow(d - 1, effSlice, &slices)) {
+      c.error(n, kNone, where() + "slice pitch " + s(effSlice) + " * " + s(d - 1) +
+                            " slices (region[2] - 1) overflows 64 bits");
+      return false;
+    }
+    rows = (h - 1) * effRow; // below plane
+    if (__builtin_add_overflow(slices, rows, extent) || __builtin_add_overflow(*extent, w, extent)) {
+      c.error(n, kNone, where() + "extent (region " + triple(node.copy.region) + ", pitches " +
+                            s(effRow) + ", " + s(effSlice) + ") overflows 64 bits");
+      return false;
+    }
+    return true;
+  }
+
   void checkCopy(bool rect) {
     const CopyOp &op = node.copy;
     const char *what = rect ? "rect copy" : "copy";
@@ -264,25 +336,9 @@ struct NodeChecker {
         c.error(n, kNone, pre() + "rect copy region has a zero extent " + triple(op.region));
         return;
       }
-      bool pitchOk = true;
-      auto pitches = [&](const char *side, uint64_t row, uint64_t slice) {
-        if (row != 0 && row < op.region[0]) {
-          c.error(n, kNone, pre() + "rect copy " + side + " row pitch " + s(row) +
-                                " is less than the region width " + s(op.region[0]));
-          pitchOk = false;
-        }
-        uint64_t effRow = row ? row : op.region[0];
-        if (slice != 0 && slice < effRow * op.region[1]) {
-          c.error(n, kNone, pre() + "rect copy " + side + " slice pitch " + s(slice) +
-                                " is less than row pitch * height " + s(effRow * op.region[1]));
-          pitchOk = false;
-        }
-      };
-      pitches("source", op.srcRowPitch, op.srcSlicePitch);
-      pitches("destination", op.dstRowPitch, op.dstSlicePitch);
+      bool pitchOk = rectSide("source", op.srcRowPitch, op.srcSlicePitch, &srcBytes);
+      pitchOk = rectSide("destination", op.dstRowPitch, op.dstSlicePitch, &dstBytes) && pitchOk;
       if (!pitchOk) return;
-      srcBytes = rectExtent(op.region, op.srcRowPitch, op.srcSlicePitch);
-      dstBytes = rectExtent(op.region, op.dstRowPitch, op.dstSlicePitch);
     } else if (op.bytes == 0 && !exprFields()) {
       c.warning(n, kNone, pre() + "copy of 0 bytes");
     }
@@ -290,8 +346,11 @@ struct NodeChecker {
     if (!rect && exprFields()) return;
     if (srcOk) checkRange(op.srcSlot, op.srcOffset, srcBytes, "reads", what);
     if (dstOk) checkRange(op.dstSlot, op.dstOffset, dstBytes, "writes", what);
-    if (srcOk && dstOk && op.srcSlot == op.dstSlot && op.srcOffset < op.dstOffset + dstBytes &&
-        op.dstOffset < op.srcOffset + srcBytes)
+    uint64_t srcEnd, dstEnd; // a wrapped end was reported above
+    if (__builtin_add_overflow(op.srcOffset, srcBytes, &srcEnd) ||
+        __builtin_add_overflow(op.dstOffset, dstBytes, &dstEnd))
+      return;
+    if (srcOk && dstOk && op.srcSlot == op.dstSlot && op.srcOffset < dstEnd && op.dstOffset < srcEnd)
       c.error(n, op.srcSlot, pre() + what + " source and destination overlap in " +
                                  c.slotName(op.srcSlot));
   }

@@ -25,6 +25,7 @@
 #include <cgraph/model.h>
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace cgraph {
@@ -54,42 +55,38 @@ void nodeAccesses(const Graph &graph, uint32_t node, AccessInfo &out);
 bool hostOpReadsOnly(const std::string &op);
 bool hostOpWritesOnly(const std::string &op);
 // Byte extent of one side of a rect copy: (d-1)*slicePitch + (h-1)*rowPitch + w, with the
-// OpenCL pitch defaults.
+// OpenCL pitch defaults. kUnknownSize when that (or the default slice pitch rowPitch * h)
+// does not fit 64 bits; validateGraph refuses such a node, naming the field.
 uint64_t rectExtent(const uint64_t region[3], uint64_t rowPitch, uint64_t slicePitch);
 
 // Incremental hazard tracking in node index order (the SYCL record-and-replay rules).
 // add(graph, n) returns the predecessors of node n (sorted ascending), given that the
-// tracker has seen nodes 0..n-1 of the same graph. Rules: a read depends on the earlier
-// overlapping writes, a write on the earlier overlapping reads and writes (RAW, WAR,
-// WAW); ranges that do not overlap never conflict. A barrier depends on every node since
-// the previous barrier (on the leaves among them), and every later node depends on it.
-// The result is transitively reduced with respect to the edges this tracker returned.
-// Cost per node: its candidates plus the ancestors between the lowest and highest
-// candidate (worst case O(nodes + edges)).
+// tracker has seen nodes 0..n-1 of the same graph, in that order. Rules: a read depends
+// on the earlier overlapping writes, a write on the earlier overlapping reads and writes
+// (RAW, WAR, WAW); ranges that do not overlap never conflict, and an access of no bytes
+// conflicts with nothing. A barrier depends on every node since the previous barrier (on
+// the leaves among them), and every later node depends on it.
+// The result is transitively reduced with respect to the edges this tracker returned,
+// except where the search for redundant candidates exceeds its bound (a few hundred
+// edges per node): a candidate not yet shown redundant is then kept. Either way the
+// edges order exactly the hazards, no more (their transitive closure is the same).
+// Cost per node: O(log n) per access plus its candidates and that bounded search; per
+// slot, the live writes are disjoint byte ranges and the live reads an interval tree.
+// Ownership: owns its state (O(nodes + edges + live ranges)). Thread-safety: none.
 class HazardTracker {
 public:
+  HazardTracker();
+  ~HazardTracker();
+  HazardTracker(const HazardTracker &other);
+  HazardTracker(HazardTracker &&other) noexcept;
+  HazardTracker &operator=(const HazardTracker &other);
+  HazardTracker &operator=(HazardTracker &&other) noexcept;
+
   std::vector<uint32_t> add(const Graph &graph, uint32_t node);
 
 private:
-  struct Record {
-    uint32_t node;
-    uint64_t offset, end;
-    bool write;
-  };
-  // Per slot, the accesses not yet covered by a later write. Read-only accesses are
-  // kept apart: a new read conflicts only with writes, so a slot read by every node
-  // (chain1000's `x`) costs O(1) per read instead of a scan of all earlier reads.
-  struct SlotLive {
-    std::vector<Record> writes; // write and read-write accesses
-    std::vector<Record> reads;  // read-only accesses
-  };
-  std::vector<SlotLive> live_;
-  std::vector<std::vector<uint32_t>> preds_;   // per node, edges returned so far
-  std::vector<uint8_t> hasSucc_;               // per node
-  uint32_t lastBarrier_ = kNone;
-  std::vector<uint32_t> sinceBarrier_;         // nodes added after lastBarrier_
-  std::vector<uint32_t> visitMark_;            // per node, for the reduction search
-  uint32_t stamp_ = 0;
+  struct State; // hazards.cpp
+  std::unique_ptr<State> s_;
 };
 
 // The edges implied by slot accesses (HazardTracker over all nodes in index order).
