@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <atomic>
 #include <array>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -240,10 +241,28 @@ Error checkNodeRange(const Graph &graph_, uint32_t n, const Capabilities &caps, 
     auto where = [&] { return detail::nodeLabel(graph_, n); }; // only for an error
     const bool hasLocal = r.hasLocal();
     const uint32_t dims = std::min<uint32_t>(r.dims, 3);
-    uint64_t items = 1;
+    uint64_t items = 1, total = 1;
+    bool wrapped = false;
     for (uint32_t d = 0; d < dims; ++d) {
-      if (value(r.global[d]) == 0)
+      const uint64_t g = value(r.global[d]), off = value(r.offset[d]);
+      if (g == 0)
         return makeError(where() + ": global size in dimension " + std::to_string(d) + " is 0");
+      // Backends count work-items and global ids in 64 bits: neither may wrap (at most
+      // 2^63 - 1 work-items in all, no id past 2^64 - 1), as validation has it for
+      // literal ranges.
+      uint64_t end;
+      if (__builtin_add_overflow(off, g, &end))
+        return makeError(where() + ": offset " + std::to_string(off) + " + global size " +
+                         std::to_string(g) + " in dimension " + std::to_string(d) +
+                         " overflows 64 bits");
+      wrapped = wrapped || __builtin_mul_overflow(total, g, &total);
+      if (wrapped || total > uint64_t(INT64_MAX)) {
+        std::string sizes;
+        for (uint32_t k = 0; k < dims; ++k)
+          sizes += (k ? "," : "") + std::to_string(value(r.global[k]));
+        return makeError(where() + ": global size (" + sizes +
+                         ") has more than 2^63 - 1 work-items in all");
+      }
       if (!hasLocal) continue;
       const uint64_t l = value(r.local[d]);
       if (l == 0)
