@@ -151,6 +151,7 @@ int main(int argc, char **argv) {
       fusion::FuseOptions o;
       o.groups.push_back(fusion::GroupRequest({"k1", "k2", "k3", "k4"}));
       o.internalize = v.internalize;
+      o.scratch = {"t1", "t2", "t3"}; // the intermediates are scratch: they may leave
       Expected<fusion::FuseReport> rep = fusion::fuseGraph(g, o);
       if (!rep) die(rep.error().message());
       if (rep->fused.size() != 1) die(std::string(v.name) + ": the chain was not fused");

@@ -132,7 +132,8 @@ int run(int argc, char **argv) {
   app.set_version_flag("--version",
                        std::string("cgfuse ") + CGRAPH_VERSION + " (cgraph, .cgf 1.0, LLVM 14)");
   std::string input, output, printIR, planFile;
-  std::vector<std::string> groups;
+  std::vector<std::string> groups, scratch, paramValues;
+  uint32_t maxGroup = fusion::FuseOptions().maxGroupKernels;
   bool autoFuse = false, autoLinear = false, remarks = false, json = false, noConstants = false,
        noInternalize = false, noRestrict = false;
   app.add_option("input", input, ".cgf file")->required();
@@ -151,7 +152,22 @@ int run(int argc, char **argv) {
   app.add_flag("--remarks", remarks, "print what was fused and why the rest was not (stderr)");
   app.add_flag("--json", json, "print a JSON report on stdout");
   app.add_flag("--no-constants", noConstants, "keep literal scalar arguments as parameters");
-  app.add_flag("--no-internalize", noInternalize, "keep intermediate slots in global memory");
+  app.add_option("--internalize", scratch,
+                 "scratch slots: transient slots used only inside a fused group that may leave "
+                 "the graph (private or local memory); no other slot leaves it (repeatable)")
+      ->type_name("SLOT[,SLOT...]")
+      ->take_all();
+  app.add_flag("--no-internalize", noInternalize,
+               "keep every slot in global memory, scratch slots too");
+  app.add_option("--max-group", maxGroup,
+                 "the most kernels one --auto chain takes; longer chains are cut (0: no limit)")
+      ->type_name("N");
+  app.add_option("--param", paramValues,
+                 "specialize: give parameter NAME this value before fusion (stored expressions "
+                 "over it are folded, its nd-range sizes and arguments become literals); "
+                 "repeatable")
+      ->type_name("NAME=VALUE")
+      ->take_all();
   app.add_flag(
       "--no-restrict", noRestrict,
       "do not mark parameters of distinct slots noalias (the runtime refuses overlapping bindings, "
@@ -171,6 +187,18 @@ int run(int argc, char **argv) {
     opts.groups.push_back(fusion::GroupRequest(splitList(g)));
   opts.autoFuse = autoFuse;
   opts.autoLinear = autoLinear;
+  opts.maxGroupKernels = maxGroup;
+  for (const std::string &s : scratch)
+    for (const std::string &name : splitList(s))
+      opts.scratch.push_back(name);
+  for (const std::string &pv : paramValues) {
+    size_t eq = pv.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      std::cerr << "cgfuse: error: --param '" << pv << "': expected NAME=VALUE\n";
+      return 2;
+    }
+    opts.paramValues.push_back({pv.substr(0, eq), pv.substr(eq + 1)});
+  }
   if (!planFile.empty())
     if (Error e = readPlan(planFile, opts)) {
       std::cerr << "cgfuse: error: " << e.message() << "\n";
@@ -233,7 +261,8 @@ int run(int argc, char **argv) {
     for (const fusion::Remark &r : rep->remarks)
       j["remarks"].push_back(
           {{"group", r.group}, {"kind", kindName(r.kind)}, {"message", r.message}});
-    std::cout << j.dump(2) << "\n";
+    // names are bytes from the file: invalid UTF-8 is replaced, as `cgc dump --json` does
+    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   }
   return 0;
 }

@@ -3,14 +3,17 @@
 #include "cgraph/fusion/fusion.h"
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <map>
 #include <set>
+#include <sstream>
 #include <tuple>
 
+#include "cgraph/expr.h"
 #include "cgraph/graph/order.h"
 #include "cgraph/graph/validate.h"
 #include "cgraph/kernel/spirv.h"
@@ -36,11 +39,73 @@ std::string join(const Graph &g, const std::vector<uint32_t> &nodes) {
   return s;
 }
 
-std::string dimText(const Graph &g, const Dim *d, uint32_t dims) {
+// The graph's stored parameter expressions (.cgf 2.0, Graph::exprs) by node: those of
+// each nd-range field (ExprField order: global, local, offset per dimension) and of
+// each scalar argument. Fusion carries them into the fused node; a node whose nd-range
+// has one is not literal, so its group must share one nd-range (the same expressions).
+struct ExprIndex {
+  const Graph &g;
+  std::vector<std::array<int32_t, 9>> range;                   // per node; -1: none
+  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> args; // per node: (arg, expr)
+  explicit ExprIndex(const Graph &graph) : g(graph) {
+    if (g.exprs.empty()) return;
+    std::array<int32_t, 9> none;
+    none.fill(-1);
+    range.assign(g.nodes.size(), none);
+    args.resize(g.nodes.size());
+    for (uint32_t e = 0; e < g.exprs.size(); ++e) {
+      const FieldExpr &x = g.exprs[e];
+      if (x.node >= g.nodes.size()) continue;
+      uint16_t f = uint16_t(x.field);
+      if (f <= uint16_t(ExprField::Offset2))
+        range[x.node][f] = int32_t(e);
+      else if (x.field == ExprField::ScalarArg)
+        args[x.node].push_back({x.arg, e});
+    }
+  }
+  // Expression index of node n's nd-range field f (ExprField value 0..8), or -1.
+  int32_t field(uint32_t n, unsigned f) const { return range.empty() ? -1 : range[n][f]; }
+  bool anyRange(uint32_t n) const {
+    for (unsigned f = 0; f < 9; ++f)
+      if (field(n, f) >= 0) return true;
+    return false;
+  }
+  // Expression index of node n's argument a, or -1.
+  int32_t arg(uint32_t n, uint32_t a) const {
+    if (args.empty()) return -1;
+    for (auto [i, e] : args[n])
+      if (i == a) return int32_t(e);
+    return -1;
+  }
+  bool sameField(uint32_t a, uint32_t b, unsigned f) const {
+    int32_t x = field(a, f), y = field(b, f);
+    if (x < 0 || y < 0) return x == y;
+    return g.exprs[size_t(x)].code == g.exprs[size_t(y)].code;
+  }
+  // "$batch * 2048"
+  std::string text(int32_t e) const {
+    const std::vector<uint8_t> &code = g.exprs[size_t(e)].code;
+    Expected<expr::Program> p = expr::decode(code.data(), code.size(), uint32_t(g.params.size()));
+    if (!p) return "?";
+    for (const Param &q : g.params)
+      p->names.push_back(q.name);
+    return p->toString();
+  }
+};
+
+// Node n's nd-range dimensions of one kind (0 global, 1 local, 2 offset): "64x$n", with
+// an expression in parentheses.
+std::string dimText(const Graph &g, const ExprIndex &ex, uint32_t n, unsigned kind) {
+  const NDRange &r = g.nodes[n].range;
+  const Dim *d = kind == 0 ? r.global : kind == 1 ? r.local : r.offset;
   std::string s;
-  for (uint32_t i = 0; i < dims; ++i) {
+  for (uint32_t i = 0; i < r.dims; ++i) {
     if (i) s += "x";
-    s += d[i].param != kNone ? "$" + g.params[d[i].param].name : std::to_string(d[i].value);
+    int32_t e = ex.field(n, kind * 3 + i);
+    if (e >= 0)
+      s += "(" + ex.text(e) + ")";
+    else
+      s += d[i].param != kNone ? "$" + g.params[d[i].param].name : std::to_string(d[i].value);
   }
   return s;
 }
@@ -90,30 +155,39 @@ bool sameVec(const detail::Range &a, const uint64_t *x, const detail::Range &b, 
 // size does not count.
 using GroupFree = std::function<bool(uint32_t)>;
 
-std::string planRanges(const Graph &g, const std::vector<uint32_t> &grp, detail::Range &fused,
-                       std::vector<detail::Remap> &remap, bool &literal,
+std::string planRanges(const Graph &g, const ExprIndex &ex, const std::vector<uint32_t> &grp,
+                       detail::Range &fused, std::vector<detail::Remap> &remap, bool &literal,
                        const GroupFree &groupFree) {
   remap.assign(grp.size(), detail::Remap::Same);
   literal = true;
   for (uint32_t n : grp)
-    literal = literal && literalRange(g.nodes[n].range);
-  const NDRange &r0 = g.nodes[grp[0]].range;
+    literal = literal && literalRange(g.nodes[n].range) && !ex.anyRange(n);
+  uint32_t n0 = grp[0];
+  const NDRange &r0 = g.nodes[n0].range;
   if (!literal) {
-    // a size from a graph parameter: only identical ranges fuse
+    // a size from a graph parameter or an expression: only identical ranges fuse
+    auto same = [&](uint32_t n, unsigned kind) {
+      const NDRange &r = g.nodes[n].range;
+      const Dim *a = kind == 0 ? r0.global : kind == 1 ? r0.local : r0.offset;
+      const Dim *b = kind == 0 ? r.global : kind == 1 ? r.local : r.offset;
+      if (!sameDims(a, b, r0.dims)) return false;
+      for (uint32_t d = 0; d < r0.dims; ++d)
+        if (!ex.sameField(n0, n, kind * 3 + d)) return false;
+      return true;
+    };
     for (size_t i = 1; i < grp.size(); ++i) {
-      const NDRange &r = g.nodes[grp[i]].range;
+      uint32_t n = grp[i];
+      const NDRange &r = g.nodes[n].range;
       if (r.dims != r0.dims)
         return "dimensions differ: " + std::to_string(r0.dims) + " vs " + std::to_string(r.dims) +
                " (work-item remapping needs literal sizes)";
-      if (!sameDims(r0.global, r.global, r0.dims))
-        return "global sizes differ: " + dimText(g, r0.global, r0.dims) + " vs " +
-               dimText(g, r.global, r.dims) + " (work-item remapping needs literal sizes)";
-      if (!sameDims(r0.local, r.local, r0.dims))
-        return "local sizes differ: " + dimText(g, r0.local, r0.dims) + " vs " +
-               dimText(g, r.local, r.dims);
-      if (!sameDims(r0.offset, r.offset, r0.dims))
-        return "global offsets differ: " + dimText(g, r0.offset, r0.dims) + " vs " +
-               dimText(g, r.offset, r.dims);
+      if (!same(n, 0))
+        return "global sizes differ: " + dimText(g, ex, n0, 0) + " vs " + dimText(g, ex, n, 0) +
+               " (work-item remapping needs literal sizes)";
+      if (!same(n, 1))
+        return "local sizes differ: " + dimText(g, ex, n0, 1) + " vs " + dimText(g, ex, n, 1);
+      if (!same(n, 2))
+        return "global offsets differ: " + dimText(g, ex, n0, 2) + " vs " + dimText(g, ex, n, 2);
     }
     fused = toRange(r0);
     return {};
@@ -210,10 +284,10 @@ std::string planRanges(const Graph &g, const std::vector<uint32_t> &grp, detail:
 constexpr uint64_t kIdleRatio = 16;
 constexpr uint64_t kPrivateLimit = 4096;
 
-std::string costWhyNot(const Graph &g, const std::vector<uint32_t> &grp) {
+std::string costWhyNot(const Graph &g, const ExprIndex &ex, const std::vector<uint32_t> &grp) {
   uint64_t most = 0;
   for (uint32_t n : grp) {
-    if (!literalRange(g.nodes[n].range)) return {};
+    if (!literalRange(g.nodes[n].range) || ex.anyRange(n)) return {};
     most = std::max(most, toRange(g.nodes[n].range).total());
   }
   for (uint32_t n : grp) {
@@ -237,55 +311,104 @@ struct Adjacency {
   }
 };
 
-std::vector<bool> reach(const std::vector<std::vector<uint32_t>> &adj,
-                        const std::vector<uint32_t> &from) {
-  std::vector<bool> seen(adj.size(), false);
-  std::vector<uint32_t> stack;
-  for (uint32_t f : from)
-    for (uint32_t s : adj[f])
-      stack.push_back(s);
-  while (!stack.empty()) {
-    uint32_t n = stack.back();
-    stack.pop_back();
-    if (seen[n]) continue;
-    seen[n] = true;
-    for (uint32_t s : adj[n])
-      stack.push_back(s);
+// Whether a group's shape in the graph allows fusing it: the rules that do not depend
+// on nd-ranges. Each query costs time in proportion to the group, the edges of its
+// nodes and the nodes between its first and last node (in execution order) that
+// descend from it, never to the whole graph (--auto asks once per node it adds to a
+// chain); the marks it sets are cleared before it returns.
+class GroupChecker {
+public:
+  GroupChecker(const Graph &g, const Adjacency &adj, const std::vector<uint32_t> &order)
+      : g_(g), adj_(adj), topo_(g.nodes.size(), 0), pos_(g.nodes.size(), -1),
+        mark_(g.nodes.size(), 0) {
+    for (uint32_t i = 0; i < order.size(); ++i)
+      topo_[order[i]] = i;
   }
-  return seen;
-}
 
-// Empty when `grp` (node indices in the requested order) may be fused; else why not.
-std::string whyNot(const Graph &g, const Adjacency &adj, const std::vector<uint32_t> &grp,
-                   const GroupFree &groupFree) {
-  if (grp.size() < 2) return "a group needs at least two nodes";
-  for (uint32_t n : grp)
-    if (g.nodes[n].kind != NodeKind::Kernel)
-      return "'" + g.nodes[n].name + "' is a " + nodeKindName(g.nodes[n].kind) +
-             " node, not a kernel";
-  {
-    detail::Range fused;
-    std::vector<detail::Remap> remap;
-    bool literal;
-    std::string d = planRanges(g, grp, fused, remap, literal, groupFree);
-    if (!d.empty()) return d;
+  // Empty when `grp` (node indices in the requested order) has the shape of a fusable
+  // group; else the rule it breaks.
+  std::string whyNot(const std::vector<uint32_t> &grp) {
+    if (grp.size() < 2) return "a group needs at least two nodes";
+    for (uint32_t n : grp)
+      if (g_.nodes[n].kind != NodeKind::Kernel)
+        return "'" + g_.nodes[n].name + "' is a " + nodeKindName(g_.nodes[n].kind) +
+               " node, not a kernel";
+    for (size_t i = 0; i < grp.size(); ++i)
+      pos_[grp[i]] = int(i);
+    std::string why = between(grp);
+    if (why.empty()) why = edgeRules(grp);
+    for (uint32_t n : grp)
+      pos_[n] = -1;
+    return why;
   }
-  std::vector<int> pos(g.nodes.size(), -1);
-  for (size_t i = 0; i < grp.size(); ++i)
-    pos[grp[i]] = int(i);
-  std::vector<bool> down = reach(adj.succ, grp), up = reach(adj.pred, grp);
-  for (uint32_t n = 0; n < g.nodes.size(); ++n)
-    if (pos[n] < 0 && down[n] && up[n])
-      return "'" + g.nodes[n].name + "' (" + nodeKindName(g.nodes[n].kind) +
-             ") sits between nodes of the group";
-  for (const Edge &e : g.edges) {
-    if (pos[e.from] >= 0 && pos[e.to] >= 0 && pos[e.from] > pos[e.to])
-      return "'" + g.nodes[e.from].name + "' must run before '" + g.nodes[e.to].name + "'";
-    if (pos[e.from] >= 0 && pos[e.from] + 1 < int(grp.size()) && pos[e.to] < 0)
-      return "'" + g.nodes[e.to].name + "' depends on intermediate node '" + g.nodes[e.from].name +
-             "'";
+
+private:
+  // A node outside the group that depends on one node of the group while another
+  // depends on it: fusing would need it to run inside the fused kernel. Such a node
+  // lies strictly between the group's first and last node in execution order, and so
+  // does every node on the paths through it, which bounds both searches.
+  std::string between(const std::vector<uint32_t> &grp) {
+    uint32_t lo = topo_[grp[0]], hi = lo;
+    for (uint32_t n : grp) {
+      lo = std::min(lo, topo_[n]);
+      hi = std::max(hi, topo_[n]);
+    }
+    std::vector<uint32_t> touched, stack;
+    auto search = [&](const std::vector<std::vector<uint32_t>> &adj, uint8_t bit, bool down) {
+      for (uint32_t n : grp)
+        for (uint32_t s : adj[n])
+          stack.push_back(s);
+      while (!stack.empty()) {
+        uint32_t n = stack.back();
+        stack.pop_back();
+        if ((mark_[n] & bit) || (down ? topo_[n] > hi : topo_[n] < lo)) continue;
+        if (!mark_[n]) touched.push_back(n);
+        mark_[n] |= bit;
+        for (uint32_t s : adj[n])
+          stack.push_back(s);
+      }
+    };
+    search(adj_.succ, 1, true);
+    search(adj_.pred, 2, false);
+    uint32_t first = kNone;
+    for (uint32_t n : touched) {
+      if (mark_[n] == 3 && pos_[n] < 0) first = std::min(first, n);
+      mark_[n] = 0;
+    }
+    if (first == kNone) return {};
+    return "'" + g_.nodes[first].name + "' (" + nodeKindName(g_.nodes[first].kind) +
+           ") sits between nodes of the group";
   }
-  return {};
+
+  // The group's own edges go forward in the requested order, and only its last node
+  // has successors outside it.
+  std::string edgeRules(const std::vector<uint32_t> &grp) {
+    for (uint32_t from : grp)
+      for (uint32_t to : adj_.succ[from])
+        if (pos_[to] >= 0 && pos_[from] > pos_[to])
+          return "'" + g_.nodes[from].name + "' must run before '" + g_.nodes[to].name + "'";
+    for (uint32_t from : grp)
+      for (uint32_t to : adj_.succ[from])
+        if (pos_[from] + 1 < int(grp.size()) && pos_[to] < 0)
+          return "'" + g_.nodes[to].name + "' depends on intermediate node '" +
+                 g_.nodes[from].name + "'";
+    return {};
+  }
+
+  const Graph &g_;
+  const Adjacency &adj_;
+  std::vector<uint32_t> topo_; // node -> position in execution order
+  std::vector<int> pos_;       // node -> position in the group asked about, -1 outside
+  std::vector<uint8_t> mark_;  // 1: below the group, 2: above it (cleared after use)
+};
+
+// Empty when the nodes of `grp` may run in one fused range (planRanges); else why not.
+std::string rangeWhyNot(const Graph &g, const ExprIndex &ex, const std::vector<uint32_t> &grp,
+                        const GroupFree &groupFree) {
+  detail::Range fused;
+  std::vector<detail::Remap> remap;
+  bool literal;
+  return planRanges(g, ex, grp, fused, remap, literal, groupFree);
 }
 
 std::string identifier(const std::string &s) {
@@ -296,33 +419,55 @@ std::string identifier(const std::string &s) {
   return r;
 }
 
-// Slots some node outside `grp` uses (any kind of use).
-std::vector<bool> usedOutside(const Graph &g, const std::vector<uint32_t> &grp) {
-  std::vector<bool> in(g.nodes.size(), false), out(g.slots.size(), false);
-  for (uint32_t n : grp)
-    in[n] = true;
-  for (uint32_t n = 0; n < g.nodes.size(); ++n) {
-    if (in[n]) continue;
-    const Node &node = g.nodes[n];
-    for (const Arg &a : node.args)
-      if (a.kind == ArgKind::Slot && a.index < out.size()) out[a.index] = true;
-    if (node.kind == NodeKind::Copy || node.kind == NodeKind::CopyRect) {
-      if (node.copy.srcSlot < out.size()) out[node.copy.srcSlot] = true;
-      if (node.copy.dstSlot < out.size()) out[node.copy.dstSlot] = true;
+// Which nodes use which slots (any kind of use), so that "is this slot used outside
+// the group" costs time in proportion to the group.
+struct SlotUsers {
+  std::vector<std::vector<uint32_t>> slotsOf; // per node, each slot once
+  std::vector<uint32_t> users;                // per slot, how many nodes use it
+  explicit SlotUsers(const Graph &g) : slotsOf(g.nodes.size()), users(g.slots.size(), 0) {
+    for (uint32_t n = 0; n < g.nodes.size(); ++n) {
+      const Node &node = g.nodes[n];
+      std::vector<uint32_t> &v = slotsOf[n];
+      for (const Arg &a : node.args)
+        if (a.kind == ArgKind::Slot) v.push_back(a.index);
+      if (node.kind == NodeKind::Copy || node.kind == NodeKind::CopyRect) {
+        v.push_back(node.copy.srcSlot);
+        v.push_back(node.copy.dstSlot);
+      }
+      if (node.kind == NodeKind::Fill) v.push_back(node.fill.slot);
+      for (uint32_t s : node.subgraphSlots)
+        v.push_back(s);
+      if (node.kind == NodeKind::Conditional) v.push_back(node.cond.slot);
+      v.erase(std::remove_if(v.begin(), v.end(), [&](uint32_t s) { return s >= users.size(); }),
+              v.end());
+      std::sort(v.begin(), v.end());
+      v.erase(std::unique(v.begin(), v.end()), v.end());
+      for (uint32_t s : v)
+        ++users[s];
     }
-    if (node.kind == NodeKind::Fill && node.fill.slot < out.size()) out[node.fill.slot] = true;
-    for (uint32_t s : node.subgraphSlots)
-      if (s < out.size()) out[s] = true;
   }
-  return out;
-}
+  // The slots some node outside `grp` uses, among those the group uses.
+  std::set<uint32_t> outside(const std::vector<uint32_t> &grp) const {
+    std::map<uint32_t, uint32_t> inGroup;
+    for (uint32_t n : grp)
+      for (uint32_t s : slotsOf[n])
+        ++inGroup[s];
+    std::set<uint32_t> out;
+    for (auto [s, count] : inGroup)
+      if (users[s] > count) out.insert(s);
+    return out;
+  }
+};
 
 struct Planned {
   std::vector<uint32_t> grp;
   IrRequest req;
   std::vector<Arg> paramArgs; // per FusedParam: the argument the fused node passes
+  std::vector<int32_t> paramExpr; // per FusedParam: its stored expression (Graph::exprs), -1
   IrResult res;
   std::string nodeName;
+  std::vector<std::string> notes;   // remarks for the group once it is fused
+  std::vector<std::string> unnamed; // transient slots only it uses, not named scratch
 };
 
 // Builds the request for one group: instances, shared parameters, candidates.
@@ -365,35 +510,54 @@ Expected<uint64_t> constantBits(const Param &p, const std::string &text) {
   return bits;
 }
 
+// Where a scratch slot was named (Remark text), per slot; empty: not scratch.
+using ScratchSlots = std::vector<std::string>;
+
 Planned plan(const Graph &g, const std::vector<uint32_t> &grp, const FuseOptions &o,
-             const std::set<std::string> &takenNames, unsigned serial, const GroupRequest *gr,
-             const std::map<uint32_t, uint64_t> &constants, const GroupFree &groupFree) {
+             const std::set<std::string> &takenNames, const GroupRequest *gr,
+             const std::map<uint32_t, uint64_t> &constants, const GroupFree &groupFree,
+             const SlotUsers &users, const ScratchSlots &scratch, const ExprIndex &ex) {
   Planned pl;
   pl.grp = grp;
   std::string base =
       "fused_" + identifier(g.nodes[grp.front()].name) + "_" + identifier(g.nodes[grp.back()].name);
   pl.nodeName = base;
-  for (unsigned k = 1; takenNames.count(pl.nodeName) || g.findNode(pl.nodeName) != kNone ||
-                       g.findKernel(pl.nodeName) != kNone;
-       ++k)
+  for (unsigned k = 1; takenNames.count(pl.nodeName); ++k)
     pl.nodeName = base + "_" + std::to_string(k);
-  (void)serial;
   IrRequest &req = pl.req;
   req.fusedName = pl.nodeName;
-  for (const KernelModule &m : g.modules)
-    req.modules.push_back(&m);
+  req.modules = &g.modules;
+  req.slots = &g.slots;
   std::vector<detail::Remap> remap;
-  (void)planRanges(g, grp, req.fused, remap, req.literal, groupFree); // whyNot checked it
+  (void)planRanges(g, ex, grp, req.fused, remap, req.literal, groupFree); // checked
   req.internalize = o.internalize;
   req.constants = o.constants;
   req.keepIR = o.keepIR;
   req.noBarriers = gr && gr->noBarriers;
   req.noAlias = o.noAlias;
-  for (const Slot &s : g.slots) {
-    req.slotNames.push_back(s.name);
-    req.slotBytes.push_back(s.size);
-  }
-  std::vector<bool> outside = usedOutside(g, grp);
+  std::set<uint32_t> outside = users.outside(grp);
+  // scratch slots the group uses that cannot leave the graph; slots that could but
+  // were not named scratch
+  std::set<uint32_t> seen;
+  for (uint32_t n : grp)
+    for (uint32_t s : users.slotsOf[n]) {
+      if (!seen.insert(s).second) continue;
+      const Slot &slot = g.slots[s];
+      bool transient = slot.init == SlotInit::Transient, in = !outside.count(s);
+      bool listed = gr && gr->internalizeListed &&
+                    std::find(gr->internalize.begin(), gr->internalize.end(), slot.name) !=
+                        gr->internalize.end();
+      if (!scratch[s].empty() && !listed) {
+        if (!transient)
+          pl.notes.push_back(slot.name + " is named scratch but is not transient: it stays in "
+                                         "the graph");
+        else if (!in)
+          pl.notes.push_back(slot.name + " is named scratch but is used outside the group: it "
+                                         "stays in the graph");
+      } else if (scratch[s].empty() && !listed && transient && in && o.internalize) {
+        pl.unnamed.push_back(slot.name);
+      }
+    }
   std::map<std::tuple<int, uint64_t, uint64_t, uint32_t>, uint32_t> shared;
   std::set<std::string> names;
   auto uniqueName = [&](std::string n) {
@@ -418,6 +582,7 @@ Planned plan(const Graph &g, const std::vector<uint32_t> &grp, const FuseOptions
       const KernelParam &kp = k.params[p];
       std::tuple<int, uint64_t, uint64_t, uint32_t> key;
       bool elidable = true;
+      int32_t expr = -1;
       FusedParam fp;
       fp.inst = i;
       fp.param = p;
@@ -427,11 +592,16 @@ Planned plan(const Graph &g, const std::vector<uint32_t> &grp, const FuseOptions
         key = {0, a.index, a.value, uint32_t(kp.kind)};
         name = g.slots[a.index].name + (a.value ? "_" + std::to_string(a.value) : "");
         fp.slotKey = int32_t(a.index);
-        fp.internalCandidate = !outside[a.index] && g.slots[a.index].init == SlotInit::Transient;
+        // only a slot named scratch may leave the graph (FuseOptions::scratch)
+        fp.internalCandidate = !outside.count(a.index) &&
+                               g.slots[a.index].init == SlotInit::Transient &&
+                               !scratch[a.index].empty();
         if (gr && gr->internalizeListed) {
           auto it =
               std::find(gr->internalize.begin(), gr->internalize.end(), g.slots[a.index].name);
-          fp.internalCandidate = fp.internalCandidate && it != gr->internalize.end();
+          fp.internalCandidate = !outside.count(a.index) &&
+                                 g.slots[a.index].init == SlotInit::Transient &&
+                                 it != gr->internalize.end();
           size_t at = size_t(it - gr->internalize.begin());
           if (it != gr->internalize.end() && at < gr->internalizeTo.size())
             fp.memory = gr->internalizeTo[at];
@@ -450,7 +620,10 @@ Planned plan(const Graph &g, const std::vector<uint32_t> &grp, const FuseOptions
       case ArgKind::Scalar:
         key = {2, a.value, uint64_t(a.type), kp.size};
         name = k.name + "_" + (kp.name.empty() ? std::to_string(p) : kp.name);
-        fp.constCandidate = true;
+        // a value from a stored expression changes per submission: its own parameter
+        expr = ex.arg(grp[i], p);
+        elidable = expr < 0;
+        fp.constCandidate = expr < 0;
         fp.bits = a.value;
         break;
       default: // LocalMem: each allocation is its own
@@ -468,6 +641,7 @@ Planned plan(const Graph &g, const std::vector<uint32_t> &grp, const FuseOptions
       uint32_t idx = uint32_t(req.params.size());
       req.params.push_back(fp);
       pl.paramArgs.push_back(a);
+      pl.paramExpr.push_back(expr);
       if (elidable) shared[key] = idx;
       in.bind.push_back(idx);
     }
@@ -517,21 +691,181 @@ void collectKernels(Graph &g) {
   g.modules = std::move(ms);
 }
 
+bool isFloat(ScalarType t) {
+  return t == ScalarType::F16 || t == ScalarType::F32 || t == ScalarType::F64;
+}
+
+// Sets the field `e` names to `v` (a specialized expression's value).
+Error setField(Graph &g, const FieldExpr &e, int64_t v) {
+  std::string where = e.node == kNone ? "slot '" + g.slots[e.arg].name + "'"
+                                      : "node '" + g.nodes[e.node].name + "'";
+  where += " " + exprFieldName(e.field, e.arg);
+  if (v < 0 && e.field != ExprField::ScalarArg)
+    return makeError(where + " is " + std::to_string(v) + " with the given parameter values");
+  uint16_t f = uint16_t(e.field);
+  if (e.node == kNone) {
+    g.slots[e.arg].size = uint64_t(v);
+    return Error();
+  }
+  Node &n = g.nodes[e.node];
+  if (f <= uint16_t(ExprField::Offset2)) {
+    Dim *d = f < 3 ? n.range.global : f < 6 ? n.range.local : n.range.offset;
+    d[f % 3].value = uint64_t(v);
+    d[f % 3].param = kNone;
+    return Error();
+  }
+  switch (e.field) {
+  case ExprField::ScalarArg: {
+    Arg &a = n.args[e.arg];
+    uint32_t size = scalarSize(a.type);
+    a.value = uint64_t(v);
+    if (size < 8) a.value &= (uint64_t(1) << (8 * size)) - 1;
+    return Error();
+  }
+  case ExprField::CopySrcOffset:
+    n.copy.srcOffset = uint64_t(v);
+    return Error();
+  case ExprField::CopyDstOffset:
+    n.copy.dstOffset = uint64_t(v);
+    return Error();
+  case ExprField::CopyBytes:
+    n.copy.bytes = uint64_t(v);
+    return Error();
+  case ExprField::FillOffset:
+    n.fill.offset = uint64_t(v);
+    return Error();
+  case ExprField::FillBytes:
+    n.fill.bytes = uint64_t(v);
+    return Error();
+  default:
+    return makeError(where + ": unknown expression field");
+  }
+}
+
+// FuseOptions::paramValues: each named parameter takes its value in every stored
+// expression (folded to a literal where it was the last variable), nd-range size and
+// kernel argument that uses it.
+Error specialize(Graph &g, const std::vector<std::pair<std::string, std::string>> &values,
+                 FuseReport &rep) {
+  std::vector<bool> fixed(g.params.size(), false);
+  std::vector<int64_t> ival(g.params.size(), 0);
+  std::string list;
+  for (const auto &[name, text] : values) {
+    uint32_t p = g.findParam(name);
+    if (p == kNone) return makeError("--param: no parameter named '" + name + "'");
+    Expected<uint64_t> bits = constantBits(g.params[p], text);
+    if (!bits) return bits.error().withContext("--param");
+    fixed[p] = true;
+    g.params[p].defaultBits = *bits;
+    ival[p] = isFloat(g.params[p].type) ? 0 : expr::integerValue(g.params[p].type, *bits);
+    g.metadata.push_back({"specialized." + name, text});
+    list += (list.empty() ? "" : ", ") + name + " = " + text;
+  }
+  unsigned folded = 0, literals = 0;
+  std::vector<FieldExpr> keep;
+  for (FieldExpr &e : g.exprs) {
+    Expected<expr::Program> prog =
+        expr::decode(e.code.data(), e.code.size(), uint32_t(g.params.size()));
+    if (!prog) return prog.error().withContext("stored expression");
+    bool changed = false, open = false;
+    for (expr::Instr &in : prog->code) {
+      if (in.op != expr::Op::Var) continue;
+      if (!fixed[size_t(in.operand)]) {
+        open = true;
+        continue;
+      }
+      in = {expr::Op::Lit, ival[size_t(in.operand)]};
+      changed = true;
+    }
+    if (!changed) {
+      keep.push_back(std::move(e));
+      continue;
+    }
+    if (open) { // other parameters remain: the expression stays, with the values in it
+      e.code = expr::encode(*prog);
+      keep.push_back(std::move(e));
+      continue;
+    }
+    Expected<int64_t> v = expr::evaluate(*prog, nullptr, 0);
+    if (!v) return v.error().withContext("stored expression of " + exprFieldName(e.field, e.arg));
+    CGRAPH_RETURN_IF_ERROR(setField(g, e, *v));
+    ++folded;
+  }
+  g.exprs = std::move(keep);
+  for (Node &n : g.nodes) {
+    for (Dim *d : {n.range.global, n.range.local, n.range.offset})
+      for (uint32_t i = 0; i < 3; ++i)
+        if (d[i].param != kNone && d[i].param < fixed.size() && fixed[d[i].param]) {
+          d[i].value = uint64_t(ival[d[i].param]);
+          d[i].param = kNone;
+          ++literals;
+        }
+    if (n.kind != NodeKind::Kernel) continue;
+    for (Arg &a : n.args)
+      if (a.kind == ArgKind::Param && a.index < fixed.size() && fixed[a.index]) {
+        a = Arg::scalar(g.params[a.index].type, g.params[a.index].defaultBits);
+        ++literals;
+      }
+  }
+  rep.remarks.push_back({Remark::Note, "",
+                         "specialized " + list + ": " + std::to_string(folded) +
+                             " stored expressions folded, " + std::to_string(literals) +
+                             " nd-range sizes and arguments made literal; the fused graph "
+                             "ignores other values of these parameters"});
+  return Error();
+}
+
+// The slots named scratch (FuseOptions::scratch, the graph's "scratch" metadata), each
+// with where it was named. A name the options give that is no slot is an Error; one the
+// metadata gives is a Note.
+Expected<ScratchSlots> scratchSlots(const Graph &g, const FuseOptions &o, FuseReport &rep) {
+  ScratchSlots scratch(g.slots.size());
+  for (const std::string &name : o.scratch) {
+    uint32_t s = g.findSlot(name);
+    if (s == kNone) return makeError("no slot named '" + name + "' to internalize");
+    scratch[s] = "named scratch by the options";
+  }
+  for (const auto &[key, value] : g.metadata) {
+    if (key != "scratch") continue;
+    std::stringstream ss(value);
+    std::string name;
+    while (std::getline(ss, name, ',')) {
+      name.erase(0, name.find_first_not_of(" \t"));
+      name.erase(name.find_last_not_of(" \t") + 1);
+      if (name.empty()) continue;
+      uint32_t s = g.findSlot(name);
+      if (s == kNone)
+        rep.remarks.push_back({Remark::Note, "", "the graph's 'scratch' metadata names '" + name +
+                                                     "', which is not a slot"});
+      else if (scratch[s].empty())
+        scratch[s] = "named scratch by the graph's metadata";
+    }
+  }
+  for (uint32_t s = 0; s < g.slots.size(); ++s)
+    if (!scratch[s].empty() && g.slots[s].init != SlotInit::Transient)
+      rep.remarks.push_back({Remark::Note, "",
+                             g.slots[s].name + " is named scratch but is not transient: it stays "
+                                               "in the graph"});
+  return scratch;
+}
+
 } // namespace
 
 Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
   FuseReport rep;
-  // Stored parameter expressions (.cgf 2.0) name nodes by index and shape ranges per
-  // submission; fusion renumbers nodes and needs literal ranges. Refused, not dropped.
-  if (!g.exprs.empty())
-    return makeError(
-        "the graph stores " + std::to_string(g.exprs.size()) +
-        " parameter expressions (format 2.0); fusing such graphs is not supported yet");
   CGRAPH_RETURN_IF_ERROR(
       firstError(validateGraph(g, {false, true, true})).withContext("input graph"));
+  if (!o.paramValues.empty()) CGRAPH_RETURN_IF_ERROR(specialize(g, o.paramValues, rep));
+  // Stored parameter expressions (.cgf 2.0) stay with their fields: nodes whose nd-ranges
+  // have them fuse only with nodes of the same nd-range, arguments keep them.
+  const ExprIndex ex(g);
   Expected<std::vector<uint32_t>> order = executionOrder(g);
   if (!order) return order.error();
+  Expected<ScratchSlots> scratch = scratchSlots(g, o, rep);
+  if (!scratch) return scratch.error();
   Adjacency adj(g);
+  GroupChecker checker(g, adj, *order);
+  SlotUsers users(g);
   std::map<uint32_t, std::map<std::string, bool>> groupUse; // per module, read on first use
   GroupFree groupFree = [&](uint32_t n) {
     const Node &node = g.nodes[n];
@@ -547,14 +881,22 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
   };
   std::vector<bool> taken(g.nodes.size(), false);
   std::vector<Planned> done;
+  // names a fused node or kernel must not take: the graph's and the new ones
   std::set<std::string> newNames;
+  std::map<std::string, uint32_t> nodeIndex;
+  for (uint32_t n = 0; n < g.nodes.size(); ++n) {
+    newNames.insert(g.nodes[n].name);
+    nodeIndex.emplace(g.nodes[n].name, n);
+  }
+  for (const Kernel &k : g.kernels)
+    newNames.insert(k.name);
 
   // Returns, for an automatic chain refused because of a hazard, how many of its first
   // nodes may still be fused together (0 otherwise).
   auto attempt = [&](const std::vector<uint32_t> &grp, bool automatic, const GroupRequest *gr,
                      const std::map<uint32_t, uint64_t> &constants) -> uint32_t {
     std::string gname = join(g, grp);
-    Planned pl = plan(g, grp, o, newNames, unsigned(done.size()), gr, constants, groupFree);
+    Planned pl = plan(g, grp, o, newNames, gr, constants, groupFree, users, *scratch, ex);
     Expected<IrResult> res = detail::buildFusedKernel(pl.req);
     if (!res) {
       rep.remarks.push_back(
@@ -572,14 +914,30 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
                              res->hazard + ": fused with work-group barriers as requested; "
                                            "correct only if work-groups do not share data"});
     }
-    for (const std::string &r : res->remarks)
-      rep.remarks.push_back({Remark::Note, gname, r});
     if (automatic && res->privateBytes > kPrivateLimit) {
+      for (const std::string &r : res->remarks)
+        rep.remarks.push_back({Remark::Note, gname, r});
       rep.remarks.push_back({Remark::Refused, gname,
                              "cost: the fused kernel keeps " + std::to_string(res->privateBytes) +
                                  " bytes of private arrays per work-item, over the limit of " +
                                  std::to_string(kPrivateLimit)});
       return 0;
+    }
+    for (const std::string &r : res->remarks)
+      rep.remarks.push_back({Remark::Note, gname, r});
+    for (const std::string &r : pl.notes)
+      rep.remarks.push_back({Remark::Note, gname, r});
+    if (!pl.unnamed.empty()) {
+      std::string list;
+      for (const std::string &x : pl.unnamed)
+        list += (list.empty() ? "" : ",") + x;
+      rep.remarks.push_back(
+          {Remark::Note, gname,
+           "kept " + list + " in the graph with " +
+               (pl.unnamed.size() > 1 ? "their" : "its") +
+               " final contents: transient and used only by the group, but not named scratch "
+               "(internalize " +
+               (pl.unnamed.size() > 1 ? "them" : "it") + " with --internalize " + list + ")"});
     }
     pl.res = std::move(*res);
     for (uint32_t n : grp)
@@ -589,17 +947,21 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
     return 0;
   };
 
-  // explicit groups
+  // explicit groups: a group whose shape breaks a rule is an error; one whose nd-ranges
+  // or kernels cannot be fused is left as it is, with a remark
   for (const GroupRequest &gr : o.groups) {
     const std::vector<std::string> &names = gr.nodes;
     std::vector<uint32_t> grp;
     std::string gname;
     for (const std::string &n : names)
       gname += (gname.empty() ? "" : ",") + n;
+    std::set<uint32_t> inGroup;
     for (const std::string &n : names) {
-      uint32_t idx = g.findNode(n);
-      if (idx == kNone) return makeError("group '" + gname + "': no node named '" + n + "'");
-      if (std::find(grp.begin(), grp.end(), idx) != grp.end())
+      auto found = nodeIndex.find(n);
+      if (found == nodeIndex.end())
+        return makeError("group '" + gname + "': no node named '" + n + "'");
+      uint32_t idx = found->second;
+      if (!inGroup.insert(idx).second)
         return makeError("group '" + gname + "': node '" + n + "' is named twice");
       if (taken[idx]) return makeError("group '" + gname + "': node '" + n + "' is already fused");
       grp.push_back(idx);
@@ -612,25 +974,27 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
       if (!bits) return bits.error().withContext("group '" + gname + "'");
       constants[p] = *bits;
     }
-    std::vector<bool> outside = usedOutside(g, grp);
+    std::string why = checker.whyNot(grp);
+    if (!why.empty()) return makeError("group '" + gname + "': " + why);
+    std::set<uint32_t> outside = users.outside(grp);
     for (const std::string &sname : gr.internalize) {
       uint32_t s = g.findSlot(sname);
       if (s == kNone) return makeError("group '" + gname + "': no slot named '" + sname + "'");
-      bool inGroup = false;
+      bool used = false;
       for (uint32_t n : grp)
         for (const Arg &a : g.nodes[n].args)
-          inGroup = inGroup || (a.kind == ArgKind::Slot && a.index == s);
-      if (!inGroup)
+          used = used || (a.kind == ArgKind::Slot && a.index == s);
+      if (!used)
         rep.remarks.push_back(
             {Remark::Note, gname, sname + " is not used by the group: cannot internalize"});
       else if (g.slots[s].init != SlotInit::Transient)
         rep.remarks.push_back(
             {Remark::Note, gname, sname + " is not transient: cannot internalize"});
-      else if (outside[s])
+      else if (outside.count(s))
         rep.remarks.push_back(
             {Remark::Note, gname, sname + " is used outside the group: cannot internalize"});
     }
-    std::string why = whyNot(g, adj, grp, groupFree);
+    why = rangeWhyNot(g, ex, grp, groupFree);
     if (!why.empty()) {
       rep.remarks.push_back({Remark::Refused, gname, why});
       continue;
@@ -643,10 +1007,10 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
     std::vector<uint32_t> pos(g.nodes.size());
     for (uint32_t i = 0; i < order->size(); ++i)
       pos[(*order)[i]] = i;
+    std::vector<bool> inChain(g.nodes.size(), false); // cleared after each chain
     for (uint32_t n : *order) {
       if (taken[n] || g.nodes[n].kind != NodeKind::Kernel) continue;
       std::vector<uint32_t> chain{n};
-      std::vector<bool> inChain(g.nodes.size(), false);
       inChain[n] = true;
       for (;;) {
         uint32_t last = chain.back();
@@ -657,18 +1021,23 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
         if (succ.empty()) break;
         uint32_t s = succ.front();
         std::string why;
-        if (taken[s] || inChain[s])
+        if (taken[s] || inChain[s]) {
           why = "'" + g.nodes[s].name + "' is already fused";
-        else {
+        } else if (o.maxGroupKernels && chain.size() >= o.maxGroupKernels) {
+          why = "the chain has " + std::to_string(chain.size()) +
+                " kernels, the most one group takes (FuseOptions::maxGroupKernels): the rest "
+                "starts a new chain";
+        } else {
           std::vector<uint32_t> next = chain;
           next.push_back(s);
-          why = whyNot(g, adj, next, groupFree);
-          if (why.empty()) why = costWhyNot(g, next);
+          why = checker.whyNot(next);
+          if (why.empty()) why = rangeWhyNot(g, ex, next, groupFree);
+          if (why.empty()) why = costWhyNot(g, ex, next);
           if (why.empty() && !o.autoLinear) {
             detail::Range fr;
             std::vector<detail::Remap> remap;
             bool literal = true;
-            (void)planRanges(g, next, fr, remap, literal, groupFree);
+            (void)planRanges(g, ex, next, fr, remap, literal, groupFree);
             for (size_t i = 0; i < next.size() && why.empty(); ++i)
               if (remap[i] == detail::Remap::Linear) {
                 detail::Range r = toRange(g.nodes[next[i]].range);
@@ -679,19 +1048,20 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
           }
         }
         if (!why.empty()) {
-          if (chain.size() > 1 || g.nodes[s].kind == NodeKind::Kernel || true)
-            rep.remarks.push_back({Remark::Note, join(g, chain),
-                                   "chain ends before '" + g.nodes[s].name + "': " + why});
+          rep.remarks.push_back(
+              {Remark::Note, join(g, chain), "chain ends before '" + g.nodes[s].name + "': " + why});
           break;
         }
         chain.push_back(s);
         inChain[s] = true;
       }
+      for (uint32_t c : chain)
+        inChain[c] = false;
       if (chain.size() < 2) continue;
       // cut the chain where a kernel would read another work-item's results, then fuse
       // each part of two or more kernels
-      Expected<std::vector<detail::Cut>> cuts =
-          detail::chainCuts(plan(g, chain, o, newNames, 0, nullptr, {}, groupFree).req);
+      Expected<std::vector<detail::Cut>> cuts = detail::chainCuts(
+          plan(g, chain, o, newNames, nullptr, {}, groupFree, users, *scratch, ex).req);
       if (!cuts) {
         rep.remarks.push_back({Remark::Refused, join(g, chain),
                                "cannot analyse the chain: " + cuts.error().message()});
@@ -714,7 +1084,8 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
         // the parts run in chain order; each is a legal group (a piece of a legal chain)
         chain = part;
         if (chain.size() >= 2 && parts.size() > 1) {
-          std::string why = whyNot(g, adj, chain, groupFree);
+          std::string why = checker.whyNot(chain);
+          if (why.empty()) why = rangeWhyNot(g, ex, chain, groupFree);
           if (!why.empty()) {
             rep.remarks.push_back({Remark::Refused, join(g, chain), why});
             continue;
@@ -733,7 +1104,7 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
   }
 
   // rewrite the graph
-  if (done.empty()) return rep;
+  if (done.empty() && o.paramValues.empty()) return rep;
   std::vector<uint32_t> owner(g.nodes.size(), kNone);
   for (uint32_t f = 0; f < done.size(); ++f)
     for (uint32_t n : done[f].grp)
@@ -741,6 +1112,7 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
   std::vector<Node> nodes;
   std::vector<uint32_t> nodeMap(g.nodes.size(), kNone), fusedNode(done.size(), kNone);
   std::vector<uint32_t> dropSlots;
+  std::vector<FieldExpr> newExprs;
   for (uint32_t n = 0; n < g.nodes.size(); ++n) {
     uint32_t f = owner[n];
     if (f == kNone) {
@@ -792,6 +1164,20 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
       for (uint32_t m : pl.grp)
         fg.from.push_back(g.nodes[m].name);
       uint64_t savedTraffic = 0;
+      std::string gone; // the slots leaving the graph, and why they may
+      auto leaves = [&](uint32_t slot) {
+        const std::string &why = (*scratch)[slot];
+        gone += (gone.empty() ? "" : ", ") + g.slots[slot].name + " (" +
+                (why.empty() ? std::string("listed by the plan") : why) + ")";
+      };
+      for (uint32_t p : pl.res.internalized)
+        leaves(uint32_t(pl.req.params[p].slotKey));
+      for (auto &lp : pl.res.localized)
+        leaves(uint32_t(pl.req.params[lp.first].slotKey));
+      if (!gone.empty())
+        rep.remarks.push_back({Remark::Note, join(g, pl.grp),
+                               "slots leaving the graph: " + gone +
+                                   "; scratch, transient and used only by the group"});
       for (uint32_t p : pl.res.internalized) {
         fg.internalized.push_back(g.slots[pl.req.params[p].slotKey].name);
         dropSlots.push_back(uint32_t(pl.req.params[p].slotKey));
@@ -804,8 +1190,20 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
         savedTraffic += 2 * g.slots[pl.req.params[p].slotKey].size;
         pl.paramArgs[p] = Arg::localMem(bytes);
       }
+      // the fused node's stored expressions: the nd-range the group shares (planRanges
+      // took the first node's where any is an expression) and those of its arguments
+      const uint32_t fusedIndex = uint32_t(nodes.size());
+      if (!pl.req.literal)
+        for (unsigned fld = 0; fld < 9; ++fld)
+          if (int32_t e = ex.field(pl.grp.front(), fld); e >= 0)
+            newExprs.push_back({fusedIndex, ExprField(fld), 0, g.exprs[size_t(e)].code});
       for (size_t p = 0; p < pl.req.params.size(); ++p)
-        if (pl.res.kept[p]) fused.args.push_back(pl.paramArgs[p]);
+        if (pl.res.kept[p]) {
+          if (pl.paramExpr[p] >= 0)
+            newExprs.push_back({fusedIndex, ExprField::ScalarArg, uint32_t(fused.args.size()),
+                                g.exprs[size_t(pl.paramExpr[p])].code});
+          fused.args.push_back(pl.paramArgs[p]);
+        }
       std::string bakedParams;
       for (uint32_t p : pl.res.baked) {
         fg.constants.push_back(pl.req.params[p].name);
@@ -856,6 +1254,13 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
     nodeMap[n] = fusedNode[f];
   }
   g.nodes = std::move(nodes);
+  for (const FieldExpr &e : g.exprs)
+    if (e.node != kNone && owner[e.node] == kNone) {
+      newExprs.push_back(e);
+      newExprs.back().node = nodeMap[e.node];
+    } else if (e.node == kNone) {
+      newExprs.push_back(e); // a slot's size: remapped with the slots below
+    }
   std::set<std::pair<uint32_t, uint32_t>> seen;
   std::vector<Edge> edges;
   for (const Edge &e : g.edges) {
@@ -875,7 +1280,21 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
       }
     g.slots = std::move(slots);
     remapSlots(g, map);
+    std::vector<FieldExpr> kept;
+    for (FieldExpr &e : newExprs) {
+      if (e.node == kNone && e.field == ExprField::SlotSize) {
+        if (e.arg >= map.size() || map[e.arg] == kNone) continue; // the slot left the graph
+        e.arg = map[e.arg];
+      }
+      kept.push_back(std::move(e));
+    }
+    newExprs = std::move(kept);
   }
+  std::sort(newExprs.begin(), newExprs.end(), [](const FieldExpr &a, const FieldExpr &b) {
+    return std::make_tuple(a.node, uint16_t(a.field), a.arg) <
+           std::make_tuple(b.node, uint16_t(b.field), b.arg);
+  });
+  g.exprs = std::move(newExprs);
   collectKernels(g);
   g.order.clear();
   g.partitions.clear();

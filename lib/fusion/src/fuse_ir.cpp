@@ -1013,6 +1013,60 @@ std::string tileText(const TileShape &t) {
   return s;
 }
 
+// The type qualifiers of fused parameter `p` from those of every kernel parameter bound
+// to it: `const` only where every one is const (a parameter one kernel may write is
+// written by the fused kernel), `restrict` only where every one is, `volatile` where
+// any one is. Reflection reads these back; the graph's slot usage and hazards follow.
+std::string sharedTypeQual(const IrRequest &req, const std::vector<llvm::Function *> &callee,
+                           uint32_t p) {
+  bool isConst = true, isRestrict = true, isVolatile = false, any = false;
+  for (size_t i = 0; i < req.insts.size(); ++i)
+    for (size_t q = 0; q < req.insts[i].bind.size(); ++q) {
+      if (req.insts[i].bind[q] != p) continue;
+      any = true;
+      std::string text;
+      if (llvm::MDNode *n = callee[i]->getMetadata("kernel_arg_type_qual"))
+        if (q < n->getNumOperands())
+          if (auto *str = llvm::dyn_cast_or_null<llvm::MDString>(n->getOperand(q).get()))
+            text = str->getString().str();
+      std::istringstream words(text);
+      bool c = false, r = false;
+      for (std::string w; words >> w;) {
+        c = c || w == "const";
+        r = r || w == "restrict";
+        isVolatile = isVolatile || w == "volatile";
+      }
+      isConst = isConst && c;
+      isRestrict = isRestrict && r;
+    }
+  std::string out;
+  if (any && isConst) out = "const";
+  if (any && isRestrict) out += out.empty() ? "restrict" : " restrict";
+  if (isVolatile) out += out.empty() ? "volatile" : " volatile";
+  return out;
+}
+
+// The attributes of fused parameter `p`: its representative's, less the memory and
+// aliasing promises some other kernel bound to it does not make (a parameter one kernel
+// only reads and another writes is not readonly in the fused kernel). noalias is
+// decided in step 7, where the parameters of one slot are known.
+llvm::AttrBuilder sharedParamAttrs(const IrRequest &req, const std::vector<llvm::Function *> &callee,
+                                   uint32_t p, llvm::LLVMContext &ctx) {
+  const FusedParam &fp = req.params[p];
+  llvm::AttrBuilder ab(ctx, callee[fp.inst]->getAttributes().getParamAttrs(fp.param));
+  ab.removeAttribute(llvm::Attribute::NoAlias);
+  const llvm::Attribute::AttrKind promises[] = {llvm::Attribute::ReadOnly,
+                                                llvm::Attribute::ReadNone,
+                                                llvm::Attribute::WriteOnly};
+  for (size_t i = 0; i < req.insts.size(); ++i)
+    for (size_t q = 0; q < req.insts[i].bind.size(); ++q) {
+      if (req.insts[i].bind[q] != p) continue;
+      for (llvm::Attribute::AttrKind k : promises)
+        if (!callee[i]->hasParamAttribute(unsigned(q), k)) ab.removeAttribute(k);
+    }
+  return ab;
+}
+
 Error prepare(const IrRequest &req, llvm::LLVMContext &ctx, llvm::Module *dst,
               std::vector<llvm::Function *> &callee, AccessMap &analysis,
               std::vector<const std::vector<Access> *> &accessOf) {
@@ -1022,7 +1076,7 @@ Error prepare(const IrRequest &req, llvm::LLVMContext &ctx, llvm::Module *dst,
     used.insert(in.module);
   bool first = true;
   for (uint32_t mi : used) {
-    const KernelModule *km = req.modules[mi];
+    const KernelModule *km = &(*req.modules)[mi];
     if (km->forms.empty() || km->forms[0].kind != FormKind::SpirV)
       return makeError("module '" + km->name + "' has no SPIR-V form");
     const std::vector<uint8_t> &spv = km->forms[0].bytes;
@@ -1147,7 +1201,7 @@ void addUses(const IrRequest &req, uint32_t i, const std::vector<Access> &acc,
     SlotUse &su = slots[key];
     su.params.insert(fp);
     if (!acc[p].read && !acc[p].write) continue;
-    const std::string &slot = req.slotNames[key];
+    const std::string &slot = (*req.slots)[key].name;
     bool firstUse = su.insts.empty();
     if (su.insts.empty() || su.insts.back() != i) su.insts.push_back(i);
     su.written = su.written || acc[p].write;
@@ -1201,7 +1255,7 @@ std::string hazardOf(const IrRequest &req, int32_t key, SlotUse &su) {
     // to each parameter's own base)
     su.own = false;
     su.group = false;
-    su.other = req.insts[su.insts.front()].node + " accesses " + req.slotNames[key] +
+    su.other = req.insts[su.insts.front()].node + " accesses " + (*req.slots)[key].name +
                " at two offsets (the addresses may overlap)";
     su.outside = su.other + ": cannot internalize to local memory";
   }
@@ -1342,8 +1396,7 @@ Expected<IrResult> buildFusedKernel(const IrRequest &req) {
   for (size_t p = 0; p < req.params.size(); ++p) {
     const FusedParam &fp = req.params[p];
     fused->getArg(p)->setName(fp.name);
-    llvm::AttributeSet as = callee[fp.inst]->getAttributes().getParamAttrs(fp.param);
-    fused->addParamAttrs(p, llvm::AttrBuilder(ctx, as));
+    fused->addParamAttrs(p, sharedParamAttrs(req, callee, uint32_t(p), ctx));
   }
   llvm::BasicBlock *bb = llvm::BasicBlock::Create(ctx, "entry", fused);
   llvm::IRBuilder<> b(bb);
@@ -1454,7 +1507,7 @@ Expected<IrResult> buildFusedKernel(const IrRequest &req) {
       const FusedParam &fp = req.params[p];
       if (!fp.internalCandidate || fp.slotKey < 0) continue;
       const SlotUse &su = slots[fp.slotKey];
-      const std::string &sname = req.slotNames[fp.slotKey];
+      const std::string &sname = (*req.slots)[fp.slotKey].name;
       bool sameSize = true, fusedSize = true;
       for (uint32_t i : su.insts) {
         // the same work-items (a linearly remapped kernel of as many work-items counts:
@@ -1689,7 +1742,10 @@ Expected<IrResult> buildFusedKernel(const IrRequest &req) {
     llvm::Function *rep = callee[req.params[p].inst];
     for (size_t m = 0; m < std::size(kArgMDKinds); ++m) {
       llvm::MDNode *n = rep->getMetadata(kArgMDKinds[m]);
-      if (n && req.params[p].param < n->getNumOperands())
+      if (!n || req.params[p].param >= n->getNumOperands()) continue;
+      if (llvm::StringRef(kArgMDKinds[m]) == "kernel_arg_type_qual")
+        md[m].push_back(llvm::MDString::get(ctx, sharedTypeQual(req, callee, uint32_t(p))));
+      else
         md[m].push_back(n->getOperand(req.params[p].param).get());
     }
     names.push_back(llvm::MDString::get(ctx, req.params[p].name));

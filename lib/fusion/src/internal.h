@@ -64,11 +64,12 @@ struct Instance {
 
 struct IrRequest {
   std::string fusedName;                     // fused kernel name
-  std::vector<const KernelModule *> modules; // indexed by Instance::module
+  // The graph's modules (indexed by Instance::module) and slots (by slotKey); not owned,
+  // they outlive the request.
+  const std::vector<KernelModule> *modules = nullptr;
+  const std::vector<Slot> *slots = nullptr;
   std::vector<Instance> insts;
   std::vector<FusedParam> params;
-  std::vector<std::string> slotNames; // by slotKey
-  std::vector<uint64_t> slotBytes;    // by slotKey
   bool hasLocalMem = false;           // some kernel gets a __local argument: keep barriers
   bool noBarriers = false;            // the plan asserts no work-item reads another's results
   bool noAlias = true;                // mark single-parameter slots noalias (see fuse_ir.cpp)

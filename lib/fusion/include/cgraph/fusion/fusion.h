@@ -11,8 +11,10 @@
 // and inlined. Identical arguments (same slot and offset, same graph parameter, same
 // literal) are passed once; literal scalars are baked in as constants; a work-group
 // barrier separates kernels unless every slot shared between kernels of the group is
-// only accessed at the work-item's own index; an intermediate slot used only inside
-// the group (transient, not used by any other node) with only own-index accesses
+// only accessed at the work-item's own index; an intermediate slot named scratch
+// (FuseOptions::scratch: the caller says its contents are not needed; no other slot
+// ever leaves the graph) and used only inside the group (transient, not used by any
+// other node) with only own-index accesses
 // becomes one private variable per work-item and leaves the graph (also across kernels
 // of different global sizes: a work-item keeps its global linear id, seed rule 8, when
 // every kernel reading the slot runs on no more work-items than one before it writing
@@ -53,14 +55,33 @@
 // more than 4096 bytes of private arrays per work-item. Remarks starting "cost:" report
 // the model's decisions and, per fused group, the launches and traffic it saves.
 //
-// A group that cannot be fused is left as it was and gets a Remark saying why; the
+// Parameters of the fused kernel: one per distinct argument; its type qualifiers
+// (const, restrict) and memory attributes hold only where they hold for every kernel
+// parameter bound to it, so a slot one member writes is written by the fused kernel (not
+// const), and the graph's slot usage and hazards follow.
+//
+// Chains are at most FuseOptions::maxGroupKernels long (a remark says where one is cut).
+// Each legality query costs time in proportion to the group and its neighbourhood, so
+// --auto takes time linear in the graph's size.
+//
+// Stored parameter expressions (.cgf 2.0): nodes whose nd-ranges have them fuse only with
+// nodes of the same nd-range (the same expressions, field by field); the fused node
+// keeps those expressions and those of the scalar arguments it passes (never baked in
+// as constants or shared). FuseOptions::paramValues specializes the graph first.
+//
+// An explicit group (--fuse, --plan) whose shape breaks a rule (fewer than two nodes, a
+// node that is not a kernel, a node of the graph between its nodes, an order against
+// the graph's edges, an intermediate node with a successor outside the group) is an
+// Error naming the rule. A group that cannot be fused for its nd-ranges or its kernels'
+// accesses is left as it was and gets a Remark saying why; the
 // output graph is still valid. Order, partitions and slot usage are recomputed
 // (finalizeForFile) and the graph metadata records `fused.<node> = a,b,c`.
 //
 // Ownership: fuseGraph mutates the Graph it is given and keeps nothing.
 // Thread-safety: concurrent calls on distinct graphs are safe (each uses its own
-// LLVMContext). Failures: an Error for bad requests (unknown or repeated node names)
-// or a broken input graph; a group the rules refuse is a Remark, not an Error; an
+// LLVMContext). Failures: an Error for bad requests (unknown or repeated node names, an
+// explicit group breaking a rule, an unknown scratch slot or parameter) or a broken
+// input graph; a group the nd-range or access rules refuse is a Remark, not an Error; an
 // internal failure to build one group's kernel (translator, validator) is a Remark
 // too and that group stays unfused.
 #pragma once
@@ -108,8 +129,28 @@ struct FuseOptions {
   bool autoLinear = false;
   // Bake literal scalar arguments into the fused kernel.
   bool constants = true;
-  // Promote intermediate slots to private memory where legal.
+  // Promote the slots named scratch (below) to private or local memory where legal;
+  // false keeps every slot in global memory.
   bool internalize = true;
+  // The slots the caller declares scratch: runtime-owned transient slots whose contents
+  // nobody needs after the graph runs. Only a scratch slot (one named here, in the
+  // graph's metadata key "scratch" as a comma-separated list, or in a GroupRequest's
+  // `internalize` list) may leave the graph, and only when it is transient and used by
+  // no node outside the fused group; every other slot keeps its place and its final
+  // contents, whether or not a fused group is its only user. A name that is not a slot
+  // of the graph is an Error.
+  std::vector<std::string> scratch;
+  // The most kernels one automatic chain takes (0: no limit): a longer chain is cut
+  // there, with a remark, and the rest starts a new chain. Bounds the fused kernel's
+  // size and the time to build it; explicit groups are not limited.
+  uint32_t maxGroupKernels = 64;
+  // Specialization (`cgfuse --param n=256`): each named graph parameter takes this
+  // value (text as for GroupRequest::constants) before fusion: every stored expression
+  // is folded with it (one left without variables becomes the field's literal value
+  // and is dropped), nd-range sizes and scalar arguments that name the parameter
+  // become literals. The parameter stays in the graph; the metadata key
+  // `specialized.<name>` records the value, which later submissions no longer change.
+  std::vector<std::pair<std::string, std::string>> paramValues;
   // Mark the parameters of distinct slots noalias (restrict). Sound because the runtime
   // refuses bindings where a written slot overlaps another slot.
   bool noAlias = true;
