@@ -1,6 +1,8 @@
-// File entry points: mmap-based reading and the atomic write (temp file in the same
-// directory, fsync, rename, fsync of the directory).
+// File entry points: mmap-based reading, the atomic write (temp file in the same
+// directory, fsync, rename, fsync of the directory) and the tools' output write, which
+// picks between the atomic write and writing through by what the path names.
 #include "cgraph/format/atomic_file.h"
+#include "cgraph/format/output_file.h"
 #include "cgraph/format/reader.h"
 #include "cgraph/format/writer.h"
 
@@ -19,7 +21,12 @@ namespace {
 
 std::atomic<uint64_t> gTempCounter{0};
 
-std::string osError(const std::string &what, int err) { return what + ": " + std::strerror(err); }
+std::string osError(const std::string &what, int err) {
+  std::string m = what + ": " + std::strerror(err);
+  // EFBIG from a regular file means the process's size limit (RLIMIT_FSIZE) was hit.
+  if (err == EFBIG) m += " (the file size limit, ulimit -f)";
+  return m;
+}
 
 class Fd {
 public:
@@ -128,6 +135,125 @@ Error writeCgfFile(const Graph &g, const std::string &path, const WriteOptions &
   auto bytes = writeCgf(g, opts);
   if (!bytes) return bytes.error().withContext(path);
   return writeFileAtomic(path, bytes->data(), bytes->size());
+}
+
+namespace {
+
+// Writes every part to `fd` (a stream, device or FIFO: no fsync, no truncation).
+Error writeParts(int fd, std::initializer_list<ByteSpan> parts, const std::string &name, int *osErrorOut) {
+  for (const ByteSpan &part : parts) {
+    const uint8_t *data = static_cast<const uint8_t *>(part.data);
+    size_t done = 0;
+    while (done < part.size) {
+      ssize_t n = ::write(fd, data + done, part.size - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        if (osErrorOut) *osErrorOut = errno;
+        return makeError(osError("cannot write " + name, errno));
+      }
+      done += static_cast<size_t>(n);
+    }
+  }
+  return Error::success();
+}
+
+bool isWrittenThrough(mode_t mode) { return S_ISCHR(mode) || S_ISFIFO(mode); }
+
+const char *kindName(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISBLK(mode)) return "a block device";
+  return "not a regular file, character device or FIFO";
+}
+
+Error refuse(const std::string &path, mode_t mode, const std::string &via) {
+  return makeError("cannot write '" + path + "'" + via + ": it is " + kindName(mode));
+}
+
+// Opens an existing device or FIFO for writing and writes the parts. The type is
+// checked again on the open descriptor: a regular file swapped in since the lstat is
+// never truncated in place.
+Error writeThrough(const std::string &path, std::initializer_list<ByteSpan> parts, int *osErrorOut) {
+  Fd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY));
+  if (fd.get() < 0) {
+    if (osErrorOut) *osErrorOut = errno;
+    return makeError(osError("cannot open '" + path + "' for writing", errno));
+  }
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0) {
+    if (osErrorOut) *osErrorOut = errno;
+    return makeError(osError("cannot stat '" + path + "'", errno));
+  }
+  if (!isWrittenThrough(st.st_mode)) return makeError("cannot write '" + path + "': it changed while being opened");
+  return writeParts(fd.get(), parts, "'" + path + "'", osErrorOut);
+}
+
+// The path a chain of symbolic links ends at (the last link's target may not exist).
+// Relative targets resolve against the directory of the link that names them.
+Expected<std::string> followLinks(const std::string &path) {
+  std::string cur = path;
+  for (int hops = 0; hops < 40; ++hops) {
+    std::vector<char> buf(4096);
+    ssize_t n = ::readlink(cur.c_str(), buf.data(), buf.size());
+    if (n < 0) {
+      if (errno == EINVAL || errno == ENOENT) return cur; // not a link, or nothing there
+      return makeError(osError("cannot read the symbolic link '" + cur + "'", errno));
+    }
+    if (size_t(n) >= buf.size()) return makeError("symbolic link '" + cur + "' has too long a target");
+    std::string target(buf.data(), size_t(n));
+    if (target[0] != '/' && cur.find('/') != std::string::npos) target = dirOf(cur) + "/" + target;
+    cur = target;
+  }
+  return makeError("cannot write '" + path + "': too many levels of symbolic links");
+}
+
+bool isStdout(const struct stat &st) {
+  struct stat out;
+  return ::fstat(STDOUT_FILENO, &out) == 0 && out.st_dev == st.st_dev && out.st_ino == st.st_ino;
+}
+
+Error writeThroughLink(const std::string &path, std::initializer_list<ByteSpan> parts, int *osErrorOut) {
+  const std::string via = " (through the symbolic link '" + path + "')";
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0) {
+    if (isStdout(st)) return writeParts(STDOUT_FILENO, parts, "to standard output", osErrorOut);
+    if (isWrittenThrough(st.st_mode)) return writeThrough(path, parts, osErrorOut);
+    if (!S_ISREG(st.st_mode)) {
+      Expected<std::string> target = followLinks(path);
+      return refuse(target ? *target : path, st.st_mode, via);
+    }
+  } else if (errno != ENOENT) {
+    if (osErrorOut) *osErrorOut = errno;
+    return makeError(osError("cannot write '" + path + "'", errno));
+  }
+  // A regular file, or a dangling link: replace (or create) the file at its end.
+  Expected<std::string> target = followLinks(path);
+  if (!target) return target.error();
+  return writeFileAtomic(*target, parts, osErrorOut);
+}
+
+} // namespace
+
+Error writeOutputFile(const std::string &path, std::initializer_list<ByteSpan> parts, int *osErrorOut) {
+  if (osErrorOut) *osErrorOut = 0;
+  if (path == "-") return writeParts(STDOUT_FILENO, parts, "to standard output", osErrorOut);
+  if (path.empty()) return makeError("empty output path");
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return writeFileAtomic(path, parts, osErrorOut);
+    if (osErrorOut) *osErrorOut = errno;
+    return makeError(osError("cannot write '" + path + "'", errno));
+  }
+  if (S_ISREG(st.st_mode)) return writeFileAtomic(path, parts, osErrorOut);
+  if (S_ISLNK(st.st_mode)) return writeThroughLink(path, parts, osErrorOut);
+  if (isWrittenThrough(st.st_mode)) return writeThrough(path, parts, osErrorOut);
+  return refuse(path, st.st_mode, "");
+}
+
+Error writeCgfOutput(const Graph &g, const std::string &path, const WriteOptions &opts) {
+  auto bytes = writeCgf(g, opts);
+  if (!bytes) return bytes.error().withContext(path);
+  return writeOutputFile(path, bytes->data(), bytes->size());
 }
 
 } // namespace cgraph

@@ -9,9 +9,15 @@
 #include <catch2/catch.hpp>
 #include <xxhash.h>
 
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 using namespace cgraph;
 using namespace cgraph::rt;
@@ -74,6 +80,37 @@ struct HostFixture {
     return v;
   }
 };
+
+std::string slurp(const fs::path &p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+size_t countEntries(const fs::path &dir) {
+  size_t n = 0;
+  for (auto it = fs::directory_iterator(dir); it != fs::directory_iterator(); ++it) ++n;
+  return n;
+}
+
+// Runs `body` in a forked child whose file size limit is `limit` bytes, with SIGXFSZ
+// ignored (so a write past the limit fails with EFBIG, as on a full disk, instead of
+// killing the process). Returns the child's exit status: body's result, or -1 when
+// the child did not exit normally.
+int withFileSizeLimit(rlim_t limit, const std::function<int()> &body) {
+  std::fflush(nullptr);
+  pid_t pid = fork();
+  if (pid == 0) {
+    std::signal(SIGXFSZ, SIG_IGN);
+    struct rlimit lim;
+    getrlimit(RLIMIT_FSIZE, &lim);
+    lim.rlim_cur = limit;
+    if (setrlimit(RLIMIT_FSIZE, &lim) != 0) _exit(100);
+    _exit(body());
+  }
+  int status = 0;
+  if (pid < 0 || waitpid(pid, &status, 0) != pid) return -2;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
 
 std::string hex(uint64_t v) {
   char buf[17];
@@ -283,4 +320,76 @@ TEST_CASE("plugin host tasks load only when allowed", "[runtime][host][plugin]")
     f.g.nodes[n].host.library = CGRAPH_TEST_PLUGIN;
     CHECK(f.run(n).find("prepare: node 'plug': plugin library: path '") == 0);
   }
+}
+
+TEST_CASE("write_file does not follow a dangling symlink out of the allowed directory", "[runtime][host][paths]") {
+  HostFixture f;
+  TempDir outside;
+  const fs::path target = outside.path() / "planted.bin";
+  fs::create_symlink(target, f.dir.path() / "out.bin");
+  SECTION("the task is refused, naming where the link leads") {
+    uint32_t n = f.addHost("w", "write_file", {Arg::slot(0), Arg::string("out.bin")});
+    CHECK(f.run(n) == "prepare: node 'w': path 'out.bin' resolves to '" + target.string() +
+                          "', outside the allowed directories (" + f.dir.str() + ")");
+    uint32_t m = f.addHost("w2", "write_file", {Arg::slot(0), Arg::string("nope/../out.bin")});
+    CHECK(f.run(m).find("outside the allowed directories") != std::string::npos);
+  }
+  SECTION("a link planted after prepare is refused at run") {
+    fs::remove(f.dir.path() / "out.bin");
+    uint32_t n = f.addHost("w", "write_file", {Arg::slot(0), Arg::string("out.bin")});
+    auto t = f.prepare();
+    REQUIRE(t.ok());
+    fs::create_symlink(target, f.dir.path() / "out.bin");
+    Error e = (*t)->run(n, f.spans(), {});
+    REQUIRE(e);
+    CHECK(e.message().find("outside the allowed directories") != std::string::npos);
+  }
+  SECTION("the writer replaces a link at the final name instead of following it") {
+    REQUIRE_FALSE(writeBinaryFile(f.dir.str("out.bin"), "0123456789abcdef", 16));
+    CHECK_FALSE(fs::is_symlink(f.dir.path() / "out.bin"));
+    CHECK(slurp(f.dir.path() / "out.bin") == "0123456789abcdef");
+  }
+  SECTION("a dangling link inside the allowed directory writes its target") {
+    fs::create_symlink(f.dir.path() / "real.bin", f.dir.path() / "alias.bin");
+    uint32_t n = f.addHost("w", "write_file", {Arg::slot(0), Arg::string("alias.bin")});
+    CHECK(f.run(n) == "");
+    CHECK(fs::is_symlink(f.dir.path() / "alias.bin"));
+    CHECK(fs::file_size(f.dir.path() / "real.bin") == 16);
+  }
+  CHECK_FALSE(fs::exists(fs::symlink_status(target)));
+  CHECK(countEntries(outside.path()) == 0);
+}
+
+TEST_CASE("a write that fails midway leaves the old file and no temporary files", "[runtime][host]") {
+  HostFixture f;
+  uint32_t big = f.addSlot("big", std::vector<float>(256 * 1024, 1.5f)); // 1 MiB
+  const std::string old = "the previous contents";
+  for (const char *name : {"out.bin", "out.npy", "direct.bin", "direct.npy"}) {
+    std::ofstream(f.dir.path() / name, std::ios::binary) << old;
+  }
+  uint32_t w = f.addHost("w", "write_file", {Arg::slot(big), Arg::string("out.bin")});
+  uint32_t wn = f.addHost("wn", "write_file", {Arg::slot(big), Arg::string("out.npy"), Arg::string("f32")});
+  auto t = f.prepare();
+  REQUIRE(t.ok());
+  std::vector<HostSpan> spans = f.spans();
+  auto failsWithEfbig = [](const Error &e) {
+    return e && e.message().find("File too large") != std::string::npos &&
+           e.message().find("ulimit -f") != std::string::npos;
+  };
+  int rc = withFileSizeLimit(64 * 1024, [&] {
+    int bad = 0;
+    if (!failsWithEfbig((*t)->run(w, spans, {}))) bad |= 1;
+    if (!failsWithEfbig((*t)->run(wn, spans, {}))) bad |= 2;
+    const std::vector<uint8_t> &bytes = f.memory[big];
+    if (!failsWithEfbig(writeBinaryFile(f.dir.str("direct.bin"), bytes.data(), bytes.size()))) bad |= 4;
+    if (!failsWithEfbig(writeNpyFile(f.dir.str("direct.npy"), ScalarType::F32, bytes.data(), bytes.size())))
+      bad |= 8;
+    return bad;
+  });
+  CHECK(rc == 0);
+  for (const char *name : {"out.bin", "out.npy", "direct.bin", "direct.npy"}) {
+    INFO(name);
+    CHECK(slurp(f.dir.path() / name) == old);
+  }
+  CHECK(countEntries(f.dir.path()) == 4);
 }

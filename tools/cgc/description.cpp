@@ -109,6 +109,48 @@ std::string joinPath(const std::string &dir, const std::string &rel) {
 
 Graph DescriptionReader::readFile(const std::string &path, const Location &from, uint32_t depth) {
   auto fail = [&](const std::string &msg) -> DescError {
+namespace {
+
+// `p` made absolute against the current directory, with symbolic links and ".."
+// resolved (a missing tail kept lexically), without a trailing separator.
+std::string resolvedPath(const std::string &p, std::error_code &ec) {
+  std::filesystem::path abs = std::filesystem::absolute(std::filesystem::path(p.empty() ? "." : p), ec);
+  if (ec) return "";
+  std::filesystem::path r = std::filesystem::weakly_canonical(abs, ec);
+  if (r.has_relative_path() && r.filename().empty()) r = r.parent_path();
+  return r.string();
+}
+
+bool isInside(const std::filesystem::path &p, const std::filesystem::path &dir) {
+  auto d = dir.begin(), de = dir.end();
+  auto q = p.begin(), qe = p.end();
+  for (; d != de; ++d, ++q)
+    if (q == qe || *q != *d) return false;
+  return true;
+}
+
+} // namespace
+
+void AllowedDirs::add(const std::string &dir) {
+  std::error_code ec;
+  std::string r = resolvedPath(dir, ec);
+  if (!ec && std::find(dirs_.begin(), dirs_.end(), r) == dirs_.end()) dirs_.push_back(r);
+}
+
+void AllowedDirs::check(const std::string &file, const JValue &at, const std::string &what,
+                        const std::string &path) const {
+  std::error_code ec;
+  std::string r = resolvedPath(path, ec);
+  if (ec) failAt(file, at, what + " '" + path + "': " + ec.message());
+  std::string list;
+  for (const std::string &d : dirs_) {
+    if (isInside(r, d)) return;
+    list += (list.empty() ? "" : ", ") + d;
+  }
+  failAt(file, at, what + " '" + path + "' resolves to '" + r + "', outside the allowed directories (" + list +
+                       "); add its directory with --allow-dir");
+}
+
     if (from.file.empty()) return DescError{Location{}, msg, false};
     return DescError{from, msg, false};
   };
@@ -183,7 +225,7 @@ void DescriptionReader::readKernels(GraphCtx &c, const JValue &list) {
   expectKind(c.file, list, JValue::Kind::Array, "'kernels'");
   std::map<std::string, std::string> owner; // kernel name -> file
   for (const JValue &entry : list.items) {
-    const KernelCache::Entry &e = kernels_.load(entry, c.file, c.dir, opts_, diags_);
+    const KernelCache::Entry &e = kernels_.load(entry, c.file, c.dir, opts_, allowed_, diags_);
     const JValue &at = entry.isObject() && entry.find("file") ? *entry.find("file") : entry;
     for (const auto &m : c.g().modules)
       if (m.name == e.module.name) failAt(c.file, at, "kernel file '" + m.name + "' is listed twice");
@@ -327,6 +369,7 @@ void DescriptionReader::readSlots(GraphCtx &c, const JValue &list) {
           if (!readWholeFile(path, kMaxEmbeddedBytes, &bytes, &why))
             failAt(f, *pv, what + ": cannot read data file '" + path + "': " + why);
           slot.data.assign(bytes.begin(), bytes.end());
+          allowed_.check(f, *pv, what + ": 'data_file'", path);
         } else {
           const JValue *fileV = init->find("file");
           slot.init = SlotInit::File;
@@ -409,7 +452,11 @@ void DescriptionReader::validate(GraphCtx &c, Graph &g, bool warnings) {
 
 bool loadDescription(const std::string &path, const DescriptionOptions &opts, DiagSink &diags, Graph *out) {
   try {
-    DescriptionReader reader(opts, diags);
+    AllowedDirs allowed;
+    allowed.add(std::filesystem::path(path).parent_path().string());
+    for (const std::string &d : opts.compile.includeDirs) allowed.add(d);
+    for (const std::string &d : opts.allowDirs) allowed.add(d);
+    DescriptionReader reader(opts, allowed, diags);
     *out = reader.readFile(path, Location{}, 0);
     return diags.errorCount() == 0;
   } catch (const DescError &e) {

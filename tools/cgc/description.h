@@ -19,6 +19,7 @@
 #include "cgraph/model.h"
 
 #include <string>
+#include <vector>
 
 namespace cgraph::cgc {
 
@@ -27,6 +28,10 @@ struct DescriptionOptions {
   bool keepSource = false;  // also store the OpenCL C source form
   bool keepBitcode = false; // also store the spir64 LLVM bitcode form
   bool validate = true;     // run validateGraph and report its diagnostics
+  // More directories files named by the description may be read from (--allow-dir),
+  // besides the description's own folder and compile.includeDirs (-I); files
+  // elsewhere are refused before they are read.
+  std::vector<std::string> allowDirs;
 };
 
 // Limits that keep hostile descriptions from exhausting memory.

@@ -448,7 +448,9 @@ void DescriptionReader::bindSubgraph(GraphCtx &c, const JValue &n, const JValue 
   const std::string &f = c.file;
   Graph child;
   if (sv.isString()) {
-    child = readFile(joinPath(c.dir, sv.text), Location::at(f, sv.pos), c.depth + 1);
+    const std::string path = joinPath(c.dir, sv.text);
+    allowed_.check(f, sv, "subgraph file", path);
+    child = readFile(path, Location::at(f, sv.pos), c.depth + 1);
   } else {
     expectKind(f, sv, JValue::Kind::Object, "'subgraph'");
     if (c.depth + 1 > kMaxSubgraphDepth)

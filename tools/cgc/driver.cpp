@@ -3,6 +3,7 @@
 #include "cuda_target.h"
 #include "reader.h"
 
+#include "cgraph/format/output_file.h"
 #include "cgraph/format/reader.h"
 #include "cgraph/format/writer.h"
 #include "cgraph/graph/dot.h"
@@ -41,7 +42,7 @@ Error writeText(const std::string &path, const std::string &text, std::ostream &
     out.flush();
     return out ? Error::success() : makeError("cannot write to standard output");
   }
-  return writeFileAtomic(path, reinterpret_cast<const uint8_t *>(text.data()), text.size());
+  return writeOutputFile(path, text.data(), text.size());
 }
 
 } // namespace
@@ -89,7 +90,7 @@ int runCompile(const CompileRequest &req, DiagSink &diags, std::ostream &out) {
       if (!out) err = makeError("cannot write to standard output");
     }
   } else {
-    err = writeCgfFile(g, output);
+    err = writeCgfOutput(g, output);
   }
   if (err) {
     diags.error(Location{}, err.message());

@@ -78,7 +78,7 @@ std::vector<std::string> readDefines(const std::string &file, const JValue &v) {
 
 const KernelCache::Entry &KernelCache::load(const JValue &entry, const std::string &file,
                                             const std::string &dir, const DescriptionOptions &opts,
-                                            DiagSink &diags) {
+                                            const AllowedDirs &allowed, DiagSink &diags) {
   if (entry.isString()) {
     // Shorthand: "kernels/saxpy.cl"
     JValue obj;
@@ -86,7 +86,7 @@ const KernelCache::Entry &KernelCache::load(const JValue &entry, const std::stri
     obj.pos = entry.pos;
     obj.keys.emplace_back("file", entry.pos);
     obj.items.push_back(entry);
-    return load(obj, file, dir, opts, diags);
+    return load(obj, file, dir, opts, allowed, diags);
   }
   expectKind(file, entry, JValue::Kind::Object, "kernel file entry");
   checkKeys(file, entry, {"file", "type", "defines", "include", "cl_std", "options"}, "kernel file entry");
@@ -119,11 +119,15 @@ const KernelCache::Entry &KernelCache::load(const JValue &entry, const std::stri
       auto defs = readDefines(file, *d);
       co.defines.insert(co.defines.end(), defs.begin(), defs.end());
     }
-    if (const JValue *inc = entry.find("include"))
-      for (const auto &s : readStringList(file, *inc, "'include'")) {
+    if (const JValue *inc = entry.find("include")) {
+      expectKind(file, *inc, JValue::Kind::Array, "'include'");
+      for (size_t i = 0; i < inc->items.size(); ++i) {
+        const std::string s = toStr(file, inc->items[i], "'include' entry");
+        allowed.check(file, inc->items[i], "'include' directory", joinPath(dir, s));
         co.includeDirs.push_back(joinPath(dir, s));
         shown.includeDirs.push_back(s);
       }
+    }
     if (const JValue *s = entry.find("cl_std")) {
       co.clStd = toStr(file, *s, "'cl_std'");
       if (co.clStd != "CL1.2" && co.clStd != "CL2.0" && co.clStd != "CL3.0")
@@ -139,6 +143,7 @@ const KernelCache::Entry &KernelCache::load(const JValue &entry, const std::stri
         failAt(file, *v, std::string("'") + k + "' applies to OpenCL C files only");
   }
 
+  allowed.check(file, fileV, "kernel file", path);
   std::string key = type + "\n" + path + "\n" + canonicalBuildOptions(co);
   auto it = entries_.find(key);
   if (it != entries_.end()) return *it->second;

@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <csignal>
 #include <iostream>
 #include <new>
 
@@ -30,9 +31,15 @@ int run(int argc, char **argv) {
   app.add_option("input", req.input, "graph description (.json)");
   app.add_option("-o", req.output,
                  "output file ('-' for stdout; default: <input name>.cgf in the current directory, "
-                 "stdout for --emit=json|dot)");
+                 "stdout for --emit=json|dot). A file is replaced atomically; a device or FIFO is "
+                 "written to; a symbolic link is followed (the file it points to is replaced); "
+                 "directories and sockets are refused");
   app.add_option("-I", req.description.compile.includeDirs, "add DIR to the OpenCL C include path")
       ->type_name("DIR")->take_all();
+  app.add_option("--allow-dir", req.description.allowDirs,
+                 "directory the description may read files from (kernels, data_file, subgraphs; "
+                 "repeatable; always allowed: the description's directory and the -I directories)")
+      ->type_name("DIR")->allow_extra_args(false);
   app.add_option("-D", req.description.compile.defines, "define macro NAME[=VAL] for every OpenCL C file")
       ->type_name("NAME[=VAL]")->take_all();
   app.add_option("--emit", req.emit, "what to write")->check(CLI::IsMember({"cgf", "json", "dot"}))
@@ -96,6 +103,9 @@ int run(int argc, char **argv) {
 } // namespace
 
 int main(int argc, char **argv) {
+  // Past the file size limit (ulimit -f) a write fails with EFBIG, reported as an
+  // error with the temporary file removed, instead of the signal killing cgc.
+  std::signal(SIGXFSZ, SIG_IGN);
   try {
     return run(argc, argv);
   } catch (const std::bad_alloc &) {

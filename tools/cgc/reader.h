@@ -31,6 +31,22 @@ struct DescError {
 // Reads a file of at most `maxBytes`; false with a reason (strerror style) otherwise.
 bool readWholeFile(const std::string &path, uint64_t maxBytes, std::string *out, std::string *why);
 
+// The directories a description may read files from (kernel files, their include
+// directories, data_file, subgraph files): the top-level description's folder, the -I
+// folders and each --allow-dir. Paths are compared after resolving symbolic links and
+// "..", so neither leads out.
+class AllowedDirs {
+public:
+  // `dir` relative to the current directory; "" is the current directory.
+  void add(const std::string &dir);
+  // Throws DescError at `at` in `file` when `path` resolves outside every allowed
+  // directory; `what` names the field ("'data_file'", "kernel file").
+  void check(const std::string &file, const JValue &at, const std::string &what, const std::string &path) const;
+
+private:
+  std::vector<std::string> dirs_; // resolved, absolute
+};
+
 // Compiled or loaded kernel files, shared by a graph and its subgraphs so that one file
 // with the same options is compiled once per run.
 class KernelCache {
@@ -41,8 +57,9 @@ public:
   };
   // `entry` is the kernels[] element of the description; `dir` the description's
   // directory. Throws DescError.
+  // Files outside `allowed` are refused before they are read.
   const Entry &load(const JValue &entry, const std::string &file, const std::string &dir,
-                    const DescriptionOptions &opts, DiagSink &diags);
+                    const DescriptionOptions &opts, const AllowedDirs &allowed, DiagSink &diags);
 
 private:
   std::map<std::string, std::unique_ptr<Entry>> entries_;
@@ -58,7 +75,8 @@ struct SourceMap {
 
 class DescriptionReader {
 public:
-  DescriptionReader(const DescriptionOptions &opts, DiagSink &diags) : opts_(opts), diags_(diags) {}
+  DescriptionReader(const DescriptionOptions &opts, const AllowedDirs &allowed, DiagSink &diags)
+      : opts_(opts), allowed_(allowed), diags_(diags) {}
 
   // Parses and builds the description file at `path` (`from`: where it was referenced).
   Graph readFile(const std::string &path, const Location &from, uint32_t depth);
@@ -179,6 +197,7 @@ private:
 [[noreturn]] void failAt(const std::string &file, Pos p, const std::string &message);
 // Refuses keys outside `allowed`; keys starting with '_' are comments and skipped.
 void checkKeys(const std::string &file, const JValue &obj, std::initializer_list<const char *> allowed,
+  const AllowedDirs &allowed_;
                const std::string &what);
 const JValue &expectKind(const std::string &file, const JValue &v, JValue::Kind kind,
                          const std::string &what);

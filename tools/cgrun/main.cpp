@@ -13,6 +13,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 
@@ -191,3 +192,6 @@ int main(int argc, char **argv) {
     return 1;
   }
 }
+  // Past the file size limit (ulimit -f) a write fails with EFBIG, reported as an
+  // error with the temporary file removed, instead of the signal killing the tool.
+  std::signal(SIGXFSZ, SIG_IGN);

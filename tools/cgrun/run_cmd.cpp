@@ -1,6 +1,7 @@
 // `cgrun FILE.cgf`: finalize once, replay N times, write outputs, check results.
 #include "common.h"
 
+#include "cgraph/format/output_file.h"
 #include "cgraph/runtime/multi_device.h"
 #include "cgraph/runtime/npy.h"
 #include "cgraph/runtime/trace.h"
@@ -171,12 +172,17 @@ int runCommand(const CommonOptions &o, uint32_t iterations, const std::vector<st
   for (const OutputSpec &out : outs) {
     auto data = readSlot(**dev, *bound, out.slot, 0, bytes[out.slot]);
     if (!data) return fail(data.error().withContext("--output " + g.slots[out.slot].name));
-    Error e = rt::isNpyPath(out.path)
-                  ? rt::writeNpyFile(out.path, slotType(g, out.slot), data->data(),
-                                     data->size() / scalarSize(slotType(g, out.slot)) *
-                                         scalarSize(slotType(g, out.slot)))
-                  : rt::writeBinaryFile(out.path, data->data(), data->size());
-    if (e) return fail(e);
+    // writeOutputFile: '-' is stdout, a device or FIFO is written through, a file is
+    // replaced atomically (a failed write leaves the old one).
+    const std::vector<uint8_t> *file = &*data;
+    Expected<std::vector<uint8_t>> img = std::vector<uint8_t>();
+    if (rt::isNpyPath(out.path)) {
+      const uint64_t item = scalarSize(slotType(g, out.slot));
+      img = rt::encodeNpy(slotType(g, out.slot), data->data(), data->size() / item * item);
+      if (!img) return fail(img.error().withContext(out.path));
+      file = &*img;
+    }
+    if (Error e = writeOutputFile(out.path, file->data(), file->size())) return fail(e);
     jOutputs.push_back({{"slot", g.slots[out.slot].name}, {"path", out.path}, {"bytes", data->size()}});
     if (!o.json) note("wrote " + slotLabel(g, out.slot) + " to " + out.path);
   }

@@ -8,6 +8,8 @@
 // and ending in "\n".
 #include "cgraph/runtime/npy.h"
 
+#include "cgraph/format/atomic_file.h"
+
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
@@ -209,13 +211,10 @@ Expected<std::vector<uint8_t>> readBinaryFile(const std::string &path) {
 }
 
 Error writeBinaryFile(const std::string &path, const void *data, uint64_t bytes) {
-  std::unique_ptr<FILE, int (*)(FILE *)> f(std::fopen(path.c_str(), "wb"), &std::fclose);
-  if (!f) return makeError(path + ": cannot create: " + std::strerror(errno));
-  if (bytes && std::fwrite(data, 1, size_t(bytes), f.get()) != bytes)
-    return makeError(path + ": write failed: " + std::strerror(errno));
-  FILE *raw = f.release();
-  if (std::fclose(raw) != 0) return makeError(path + ": write failed: " + std::strerror(errno));
-  return Error::success();
+  // Atomic (temporary + fsync + rename): a failed write (a full disk, the file size
+  // limit) leaves no truncated file under `path` and an existing one untouched.
+  if (bytes > uint64_t(SIZE_MAX)) return makeError(path + ": " + std::to_string(bytes) + " bytes is too large to write");
+  return writeFileAtomic(path, static_cast<const uint8_t *>(data), size_t(bytes));
 }
 
 Expected<NpyArray> readNpyFile(const std::string &path) {

@@ -1,7 +1,7 @@
 // Chrome trace event JSON writer (see trace.h).
 #include "cgraph/runtime/trace.h"
 
-#include "cgraph/runtime/npy.h"
+#include "cgraph/format/output_file.h"
 
 #include <cstdio>
 
@@ -102,7 +102,7 @@ std::string TraceWriter::json() const {
 
 Error TraceWriter::writeFile(const std::string &path) const {
   const std::string s = json();
-  return writeBinaryFile(path, s.data(), s.size());
+  return writeOutputFile(path, s.data(), s.size());
 }
 
 } // namespace cgraph::rt

@@ -4,7 +4,9 @@
 //
 // Ownership: a TraceWriter owns its events. Thread-safety: none; one writer per thread.
 // Failure modes: writeFile returns an Error naming the path; json() never fails (names
-// are escaped, invalid UTF-8 bytes are replaced).
+// are escaped, invalid UTF-8 bytes are replaced). writeFile writes through
+// writeOutputFile (cgraph/format/output_file.h): "-" is standard output, a device or
+// FIFO is written through, a file is replaced atomically.
 #pragma once
 
 #include "cgraph/error.h"
