@@ -143,7 +143,7 @@ struct FuseOptions {
   // The most kernels one automatic chain takes (0: no limit): a longer chain is cut
   // there, with a remark, and the rest starts a new chain. Bounds the fused kernel's
   // size and the time to build it; explicit groups are not limited.
-  uint32_t maxGroupKernels = 64;
+  uint32_t maxGroupKernels = 256;
   // Specialization (`cgfuse --param n=256`): each named graph parameter takes this
   // value (text as for GroupRequest::constants) before fusion: every stored expression
   // is folded with it (one left without variables becomes the field's literal value
