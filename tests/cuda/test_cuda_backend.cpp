@@ -16,6 +16,7 @@
 #include "../opencl/kernel_manifest.h"
 #include "../opencl/transfer_exprs.h"
 #include "../common/device_compare.h"
+#include "../common/transfer_conformance.h"
 
 #include <catch2/catch.hpp>
 
@@ -1228,4 +1229,9 @@ TEST_CASE("cuda: a kernel that faults is an error, not an abort (replay and eage
     CHECK(text.str().find("All tests passed") != std::string::npos);
     fs::remove(out);
   }
+}
+
+TEST_CASE("cuda: transfer conformance: fills at the end of an owned slot (replay and eager)", "[cuda][conformance]") {
+  conformance::checkFillTails(cudaDevice(), rt::ExecMode::Replay);
+  conformance::checkFillTails(cudaDevice(), rt::ExecMode::Eager);
 }

@@ -3,6 +3,7 @@
 // finalized and enqueued by the real backend; the tests assert the exact calls and
 // arguments, and that the fake found no misuse of the API.
 #include "ze_fake.h"
+#include "../common/transfer_conformance.h"
 
 #include "cgraph/backends/level_zero/level_zero_backend.h"
 #include "cgraph/expr.h"
@@ -933,5 +934,15 @@ TEST_CASE("level_zero: a failure after a list was executed drains the queue firs
   // The next submission runs normally.
   f.run(*exe, t);
   CHECK(f.read(*A) == std::vector<uint8_t>(64, 2));
+  CHECK(fake::violations().empty());
+}
+
+// The conformance suite's transfer shapes on the stand-in driver, which moves bytes but
+// runs no kernels: the cases with a kernel between the fills run on devices only.
+TEST_CASE("level_zero fake: transfer conformance: fills at the end of an owned slot (replay and eager)",
+          "[level_zero][fake][conformance]") {
+  Fixture f;
+  conformance::checkFillTails(*f.dev, rt::ExecMode::Replay, false);
+  conformance::checkFillTails(*f.dev, rt::ExecMode::Eager, false);
   CHECK(fake::violations().empty());
 }

@@ -2,6 +2,7 @@
 // pre-resolved node list; ctest runs this binary once per strategy) vs node-by-node,
 // copy/rect/fill nodes, binding tables, host tasks, kernel forms.
 #include "cl_test_util.h"
+#include "../common/transfer_conformance.h"
 
 #include <cmath>
 #include <cstdlib>
@@ -591,4 +592,11 @@ TEST_CASE("a pre-resolved replay gives per-node timestamps when asked", "[opencl
   }
   CHECK(readAll<float>(d, *y)[7] == 12.0f); // 2 submissions x 3 nodes x 2 * 1
   CHECK(opencl::recordingsMade(*exe) == 1);
+}
+
+TEST_CASE("transfer conformance: fills at the end of an owned slot (replay and eager)", "[opencl][conformance]") {
+  auto backend = opencl::makeOpenCLBackend();
+  rt::Device &d = *openPocl(*backend);
+  conformance::checkFillTails(d, rt::ExecMode::Replay);
+  conformance::checkFillTails(d, rt::ExecMode::Eager);
 }

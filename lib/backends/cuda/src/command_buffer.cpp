@@ -254,6 +254,16 @@ Error CudaExecutable::updateEveryKernelNode() {
   return Error::success();
 }
 
+Error CudaExecutable::partitionRebuilt(uint32_t pi) {
+  for (uint32_t m : parts_[pi].nodes) {
+    const GraphNodeRef &r = graphNodes_[m];
+    if (nodeEnabled(m) || !r.node || !r.enableable) continue;
+    CUresult rc = api_->cuGraphNodeSetEnabled(CUgraphExec(parts_[pi].exec), CUgraphNode(r.node), 0u);
+    if (rc != CUDA_SUCCESS) return cuError(*api_, "cuGraphNodeSetEnabled", rc).withContext(nodeLabel(m));
+  }
+  return Error::success();
+}
+
 Error CudaExecutable::applyUpdate(const std::vector<uint32_t> &nodes) {
   CGRAPH_RETURN_IF_ERROR(dev_->makeCurrent());
   for (uint32_t n : nodes) {
@@ -262,13 +272,7 @@ Error CudaExecutable::applyUpdate(const std::vector<uint32_t> &nodes) {
     // nodes disabled on the old executable graph are disabled on the new one.
     uint32_t rebuilt = kNone;
     CGRAPH_RETURN_IF_ERROR(flattenGroupOf(n, &rebuilt));
-    if (rebuilt != kNone)
-      for (uint32_t m : parts_[rebuilt].nodes) {
-        const GraphNodeRef &r = graphNodes_[m];
-        if (nodeEnabled(m) || !r.node || !r.enableable) continue;
-        CUresult rc = api_->cuGraphNodeSetEnabled(CUgraphExec(parts_[rebuilt].exec), CUgraphNode(r.node), 0u);
-        if (rc != CUDA_SUCCESS) return cuError(*api_, "cuGraphNodeSetEnabled", rc).withContext(nodeLabel(m));
-      }
+    if (rebuilt != kNone) CGRAPH_RETURN_IF_ERROR(partitionRebuilt(rebuilt));
     const Node &node = graph_.nodes[n];
     NodePlan &p = plans_[n];
     const GraphNodeRef *ref = n < graphNodes_.size() && graphNodes_[n].node ? &graphNodes_[n] : nullptr;

@@ -76,6 +76,7 @@ protected:
   Error eagerNodeStarting(uint32_t n, const rt::SubmitOptions &opts) override;
   Error eagerNodeDone(uint32_t n, const rt::SubmitOptions &opts) override;
   Expected<rt::EventPtr> finishSubmission(const rt::SubmitOptions &opts) override;
+  Error partitionRebuilt(uint32_t pi) override;
 
 private:
   // Lifts the body of conditional plan `p` (a node of `owner`, whose parameters map to

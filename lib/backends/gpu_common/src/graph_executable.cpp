@@ -314,6 +314,10 @@ Error GraphExecutable::prepare(const rt::FinalizeOptions &opts, const Graph *ori
         return true;
       },
       table_, slotLength_, nSlots_, nParams_);
+  ownedAddress_.assign(nSlots_, 0);
+  directSlots_.assign(nSlots_, 0);
+  for (uint32_t s = 0; s < nSlots_; ++s)
+    if (slotOwned(s)) ownedAddress_[s] = table_[s];
   // One table entry per fill pattern, the fills of bodies a backend lifts included.
   std::function<uint64_t(const Graph &, int)> countFills = [&](const Graph &g, int depth) -> uint64_t {
     uint64_t c = 0;
@@ -415,11 +419,11 @@ Expected<GraphNodeHandle> GraphExecutable::addGraphNode(GraphHandle g, uint32_t 
   if (plan.exprTransfer) {
     e = driver_->addKernelNodeWithEdges(&gn, g, ordinary, programmatic, plan.launch);
     isKernel = true;
-  } else if (copy && slotOwned(node.copy.srcSlot) && slotOwned(node.copy.dstSlot) &&
-             copy3DFor(node, slotBase(node.copy.srcSlot), slotBase(node.copy.dstSlot), c3)) {
+  } else if (copy && copy3DFor(node, ownedBase(node.copy.srcSlot), ownedBase(node.copy.dstSlot), c3) &&
+             directTransfer({node.copy.srcSlot, node.copy.dstSlot})) {
     e = driver_->addMemcpyNode(&gn, g, deps, c3);
-  } else if (node.kind == NodeKind::Fill && slotOwned(node.fill.slot) &&
-             memsetFor(node.fill, slotBase(node.fill.slot), ms)) {
+  } else if (node.kind == NodeKind::Fill && memsetFor(node.fill, ownedBase(node.fill.slot), ms) &&
+             directTransfer({node.fill.slot})) {
     e = driver_->addMemsetNode(&gn, g, deps, ms, node.fill.bytes);
   } else if (plan.kind == NodePlan::Kernel) {
     e = driver_->addKernelNodeWithEdges(&gn, g, ordinary, programmatic, plan.launch);
@@ -839,7 +843,7 @@ Error GraphExecutable::runNodeEager(uint32_t n, const std::vector<uint64_t> &par
   if (!nodeEnabled(n)) return Error::success(); // disabled: its edges still order
   const Node &node = graph_.nodes[n];
   NodePlan &p = plans_[n];
-  if (node.kind == NodeKind::Host) return runHost(n, params).withContext(nodeLabel(n));
+  if (node.kind == NodeKind::Host) return runHost(n, params); // HostTasks' errors name the node
   if (p.kind != NodePlan::Kernel) return Error::success();
   if (node.kind == NodeKind::Kernel && p.paramRange) CGRAPH_RETURN_IF_ERROR(rangeOf(n, params, p.launch));
   if (p.exprTransfer) patchTransfer(n, transfer(n, params));
@@ -890,10 +894,14 @@ Expected<rt::EventPtr> GraphExecutable::submit(const std::vector<ResolvedSlot> &
       if (r.buffer) {
         table_[s] = driver_->address(*r.buffer) + r.offset; // the runtime checked the owner
         slotLength_[s] = r.length;
+      } else if (slotOwned(s)) { // its own storage again after a submission bound it over
+        table_[s] = ownedAddress_[s];
+        slotLength_[s] = owned_[s]->size();
       }
     }
     for (uint32_t p = 0; p < nParams_ && p < params.size(); ++p)
       table_[nSlots_ + p] = params[p];
+    if (mode_ == rt::ExecMode::Replay) CGRAPH_RETURN_IF_ERROR(checkDirectTransfers());
   }
   CGRAPH_RETURN_IF_ERROR(uploadTable());
   CGRAPH_RETURN_IF_ERROR(submissionStarted(opts));
@@ -929,6 +937,37 @@ Expected<rt::EventPtr> GraphExecutable::submit(const std::vector<ResolvedSlot> &
   }
   lastSubmitDone_ = bool(ev);
   return ev;
+}
+
+bool GraphExecutable::directTransfer(std::initializer_list<uint32_t> slots) {
+  if (!directTransfers_) return false;
+  for (uint32_t s : slots)
+    if (!slotOwned(s)) return false;
+  for (uint32_t s : slots) directSlots_[s] = 1;
+  return true;
+}
+
+Error GraphExecutable::checkDirectTransfers() {
+  if (!directTransfers_) return Error::success();
+  bool moved = false;
+  for (uint32_t s = 0; s < nSlots_ && !moved; ++s)
+    moved = directSlots_[s] && table_[s] != ownedAddress_[s];
+  if (!moved) return Error::success();
+  directTransfers_ = false;
+  CGRAPH_RETURN_IF_ERROR(driver_->streamSynchronize());
+  for (uint32_t pi = 0; pi < parts_.size(); ++pi) {
+    PartGraph &pg = parts_[pi];
+    if (!pg.graph) continue;
+    if (pg.exec) driver_->execDestroy(pg.exec);
+    driver_->graphDestroy(pg.graph);
+    pg.exec = nullptr;
+    pg.graph = nullptr;
+    pg.kernelNodes.clear();
+  }
+  CGRAPH_RETURN_IF_ERROR(buildGraphs());
+  for (uint32_t pi = 0; pi < parts_.size(); ++pi)
+    if (parts_[pi].exec) CGRAPH_RETURN_IF_ERROR(partitionRebuilt(pi));
+  return Error::success();
 }
 
 Error GraphExecutable::launchPartition(uint32_t pi) {

@@ -34,6 +34,7 @@
 #include "cgraph/runtime/runtime.h"
 
 #include <deque>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
@@ -127,6 +128,9 @@ protected:
   virtual Error eagerNodeDone(uint32_t, const rt::SubmitOptions &) { return Error::success(); }
   // The submission's completion event, recorded after its last work.
   virtual Expected<rt::EventPtr> finishSubmission(const rt::SubmitOptions &opts) = 0;
+  // After partition `pi`'s graph was rebuilt and instantiated again: state set on the
+  // old executable graph (disabled nodes) set on the new one.
+  virtual Error partitionRebuilt(uint32_t) { return Error::success(); }
 
   // ---- shared steps ----
   Expected<rt::EventPtr> submit(const std::vector<ResolvedSlot> &slots, const std::vector<uint64_t> &params,
@@ -185,11 +189,25 @@ protected:
   void releaseDriverObjects();
   bool slotOwned(uint32_t s) const { return s < owned_.size() && owned_[s] != nullptr; }
   uint64_t slotBase(uint32_t s) const { return s < table_.size() ? table_[s] : 0; }
+  uint64_t ownedBase(uint32_t s) const { return s < ownedAddress_.size() ? ownedAddress_[s] : 0; }
+  // Whether a copy or fill of runtime-owned slots becomes a driver memcpy/memset node
+  // whose addresses are fixed when the graph is built (directTransfers_, and the
+  // slots all owned); records those slots in directSlots_.
+  bool directTransfer(std::initializer_list<uint32_t> slots);
+  // A submission that binds a runtime-owned slot over its own storage
+  // (BindingTable::overrideInternal) would leave the driver memcpy/memset nodes of
+  // that slot writing the owned storage while kernels, through the table, use the
+  // bound buffer: the first such submission rebuilds the graphs with those copies and
+  // fills as table-ABI kernels (directTransfers_ off for good).
+  Error checkDirectTransfers();
   uint64_t tableAddress() const { return driver_->address(*tableBuf_); }
 
   Driver *driver_;
   bool useCache_ = true;
   std::vector<std::unique_ptr<rt::Buffer>> owned_;
+  std::vector<uint64_t> ownedAddress_; // per slot: the owned storage's address, else 0
+  bool directTransfers_ = true;
+  std::vector<char> directSlots_; // per slot: a driver memcpy/memset node addresses it
   std::vector<ModuleRef> modules_;  // every module a plan uses
   std::vector<ModuleRef> byModule_; // per module of graph()
   ModuleRef builtins_;

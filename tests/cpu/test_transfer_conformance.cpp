@@ -1,0 +1,12 @@
+// The conformance suite's transfer shapes (tests/common/transfer_conformance.h) on the
+// cpu backend.
+#include "cpu_test_util.h"
+
+#include "../common/transfer_conformance.h"
+
+using namespace cgraph;
+
+TEST_CASE("transfer conformance: fills at the end of an owned slot (replay and eager)", "[cpu][conformance]") {
+  conformance::checkFillTails(cpuDevice(), rt::ExecMode::Replay);
+  conformance::checkFillTails(cpuDevice(), rt::ExecMode::Eager);
+}
