@@ -335,3 +335,27 @@ TEST_CASE("cgc reads files only inside the allowed directories", "[tools][paths]
   CHECK(r.code == 1);
   CHECK(r.err.find("outside the allowed directories") != std::string::npos);
 }
+
+TEST_CASE("cgc refuses kernel options that name files", "[tools][paths]") {
+  Scratch s;
+  std::ofstream(s / "secret.txt") << "top secret line\n";
+  std::ofstream(s / "k.cl") << "__kernel void k(__global int *a) { a[0] = N; }\n";
+  auto compile = [&](const std::string &options) {
+    std::ofstream(s / "g.json") << R"({ "version": 1,
+      "kernels": [{ "file": "k.cl", "options": [)" << options << R"(] }],
+      "slots": [{ "name": "a", "bytes": 64, "external": true }],
+      "nodes": [{ "name": "n", "kernel": "k", "global": [1], "args": ["a"] }] })";
+    return cgc("g.json --emit=json -o out.json", s.dir());
+  };
+  for (const char *bad : {R"("-include", "secret.txt")", R"("-DN=1", "-I", "/etc")", R"("-o", "x")",
+                          R"("-fplugin=x.so")", R"("-DN=1", "-load", "x.so")"}) {
+    INFO(bad);
+    Result r = compile(bad);
+    CHECK(r.code == 1);
+    CHECK(r.err.find("is not allowed in a description") != std::string::npos);
+    CHECK(r.err.find("top secret") == std::string::npos);
+  }
+  Result ok = compile(R"("-cl-mad-enable", "-D", "N=2", "-Wall", "-ffp-contract=fast", "-O2")");
+  INFO(ok.err);
+  CHECK(ok.code == 0);
+}

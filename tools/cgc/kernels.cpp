@@ -74,6 +74,30 @@ std::vector<std::string> readDefines(const std::string &file, const JValue &v) {
   return out;
 }
 
+// A description's "options" reach clang -cc1 as given, so only flags that change code
+// generation or diagnostics pass: -cl-*, -D/-U (attached or with the next argument),
+// -W*, -w, -O*, and -f flags without a value (or -ffp-contract=). Options that name
+// files (-include, -I, -o, -load, -fplugin=, ...) would read or write outside the
+// allowed directories. Throws DescError at the refused entry.
+std::vector<std::string> readOptions(const std::string &file, const JValue &v) {
+  std::vector<std::string> out = readStringList(file, v, "'options'");
+  auto starts = [](const std::string &a, const char *p) { return a.rfind(p, 0) == 0; };
+  for (size_t i = 0; i < out.size(); ++i) {
+    const std::string &a = out[i];
+    if ((a == "-D" || a == "-U") && i + 1 < out.size() && !starts(out[i + 1], "-")) {
+      ++i;
+      continue;
+    }
+    if (starts(a, "-cl-") || starts(a, "-D") || starts(a, "-U") || starts(a, "-W") || a == "-w" ||
+        starts(a, "-O") || (starts(a, "-f") && (a.find('=') == std::string::npos || starts(a, "-ffp-contract="))))
+      continue;
+    failAt(file, v.items[i], "option '" + a +
+                                 "' is not allowed in a description (-cl-*, -D, -U, -W*, -w, -O* and -f flags "
+                                 "without a value are; options that name files are not)");
+  }
+  return out;
+}
+
 } // namespace
 
 const KernelCache::Entry &KernelCache::load(const JValue &entry, const std::string &file,
@@ -133,7 +157,7 @@ const KernelCache::Entry &KernelCache::load(const JValue &entry, const std::stri
       if (co.clStd != "CL1.2" && co.clStd != "CL2.0" && co.clStd != "CL3.0")
         failAt(file, *s, "unsupported cl_std '" + co.clStd + "' (expected CL1.2, CL2.0 or CL3.0)");
     }
-    if (const JValue *o = entry.find("options")) co.extraArgs = readStringList(file, *o, "'options'");
+    if (const JValue *o = entry.find("options")) co.extraArgs = readOptions(file, *o);
     shown.defines = co.defines;
     shown.clStd = co.clStd;
     shown.extraArgs = co.extraArgs;
