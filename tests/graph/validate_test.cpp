@@ -390,6 +390,18 @@ TEST_CASE("validate: names, host tasks, unknown kinds", "[graph][validate]") {
     g.nodes[4].kind = NodeKind(42);
     EXPECT_DIAG(g, "error: node 'h': unknown node kind 42");
   }
+  SECTION("built-in host task arguments (host_ops.h)") {
+    g.nodes[4].host.op = "system";
+    EXPECT_DIAG(g, "error: node 'h': unknown built-in host task 'system' (built-ins: checksum, print, write_file, "
+                   "read_file, compare)");
+    g.nodes[4].host.library = "libmine.so"; // a plugin's arguments are its own
+    CHECK(msgs(g).empty());
+    g.nodes[4].host = HostOp{"print", ""};
+    g.nodes[4].args.push_back(Arg::slot(0));
+    EXPECT_DIAG(g, "error: node 'h': arg 1: 'print' takes 1 slot argument");
+    g.nodes[4].args.clear();
+    EXPECT_DIAG(g, "error: node 'h': 'print' needs 1 slot argument, got 0 args");
+  }
 }
 
 TEST_CASE("validate: slot use warnings", "[graph][validate]") {
@@ -404,6 +416,7 @@ TEST_CASE("validate: slot use warnings", "[graph][validate]") {
     g.nodes.push_back(g.nodes.back());
     g.nodes.back().name = "w";
     g.nodes.back().host.op = "read_file";
+    g.nodes.back().args.push_back(Arg::string("t2.bin"));
     g.edges.push_back(Edge{5, 6});
     EXPECT_DIAG(g, "warning: node 'p': reads transient slot 't2' before any node writes it");
     auto d = validateGraph(g);
@@ -418,6 +431,7 @@ TEST_CASE("validate: slot use warnings", "[graph][validate]") {
   }
   SECTION("external and data slots may be read first") {
     g.slots.push_back(slot("in", 64, SlotInit::Data));
+    g.nodes[4].host.op = "compare"; // two slots
     g.nodes[4].args.push_back(Arg::slot(3));
     CHECK(msgs(g).empty());
   }

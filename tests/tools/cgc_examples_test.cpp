@@ -26,7 +26,7 @@ const Example kExamples[] = {
     {"examples/image", 5, 4},
     {"examples/chain1000", 1000, 1},
     {"examples/lu", 510, 2}, // 255 x (scale, update), ranges from expressions
-    {"tests/tools/data/features", 19, 4},
+    {"tests/tools/data/features", 20, 4},
 };
 
 } // namespace

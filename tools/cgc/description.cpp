@@ -99,6 +99,10 @@ std::string suggest(const std::string &name, const std::vector<std::string> &nam
   return pick ? " (did you mean '" + *pick + "'?)" : "";
 }
 
+std::string repeatLabel(const std::string &var) {
+  return var.empty() ? std::string("repeat block") : "repeat '" + var + "'";
+}
+
 std::string joinPath(const std::string &dir, const std::string &rel) {
   std::filesystem::path p(rel);
   if (p.is_absolute() || dir.empty()) return p.lexically_normal().string();
@@ -427,21 +431,99 @@ void DescriptionReader::readParams(GraphCtx &c, const JValue &list) {
   }
 }
 
+namespace {
+
+// "0-999", "0-3, 5, 7-9"; nested blocks: "1.0-1.4, 2.0-2.4" (runs of the innermost
+// iteration). At most 8 runs are written.
+std::string iterationRanges(std::vector<std::vector<uint64_t>> iters) {
+  std::sort(iters.begin(), iters.end());
+  auto text = [](const std::vector<uint64_t> &it) {
+    std::string t;
+    for (uint64_t v : it) t += (t.empty() ? "" : ".") + std::to_string(v);
+    return t;
+  };
+  std::string out;
+  size_t runs = 0;
+  for (size_t i = 0; i < iters.size();) {
+    size_t j = i;
+    while (j + 1 < iters.size() && iters[j + 1].size() == iters[j].size() &&
+           std::equal(iters[j].begin(), iters[j].end() - 1, iters[j + 1].begin()) &&
+           iters[j + 1].back() == iters[j].back() + 1)
+      ++j;
+    if (++runs > 8) return out + ", ... (" + std::to_string(iters.size()) + " in all)";
+    out += (out.empty() ? "" : ", ") + text(iters[i]) + (j > i ? "-" + text(iters[j]) : "");
+    i = j + 1;
+  }
+  return out;
+}
+
+void replaceAll(std::string &s, const std::string &from, const std::string &to) {
+  for (size_t p = 0; (p = s.find(from, p)) != std::string::npos; p += to.size()) s.replace(p, from.size(), to);
+}
+
+// One diagnostic as reported: the copies of a repeat block's template that fail the
+// same way are one group, reported once.
+struct DiagGroup {
+  Diagnostic::Severity severity;
+  Location loc;
+  std::string message;      // the first copy's, or the template's with kMark for its name
+  const NodeOrigin *origin = nullptr;
+  std::vector<std::vector<uint64_t>> iters;
+};
+
+const char *const kMark = "\x01";
+
+// `nodes 'w' (repeat 'i', iterations 0-999): <the rest>` for a group of several copies.
+std::string groupMessage(const DiagGroup &gr) {
+  if (gr.iters.size() < 2) return gr.message;
+  const std::string lead = std::string("node '") + kMark + "': ";
+  std::string rest = gr.message.rfind(lead, 0) == 0 ? gr.message.substr(lead.size()) : gr.message;
+  replaceAll(rest, kMark, gr.origin->templateName);
+  return "nodes '" + gr.origin->templateName + "' (" + gr.origin->repeat + ", iterations " +
+         iterationRanges(gr.iters) + "): " + rest;
+}
+
+} // namespace
+
 void DescriptionReader::validate(GraphCtx &c, Graph &g, bool warnings) {
   ValidateOptions vo;
   vo.warnings = warnings;
   vo.recurseSubgraphs = false; // each subgraph was validated against its own description
   std::vector<Diagnostic> diags = validateGraph(g, vo);
-  bool failed = false;
+  std::vector<DiagGroup> groups;
+  std::map<std::string, size_t> byKey; // severity, position, message with the name marked
   for (const Diagnostic &d : diags) {
     Location loc = Location::at(c.file, c.map.graphPos);
     if (d.node != kNone && d.node < c.map.nodes.size()) loc.pos = c.map.nodes[d.node];
     else if (d.slot != kNone && d.slot < c.map.slots.size()) loc.pos = c.map.slots[d.slot];
-    if (d.severity == Diagnostic::Error) {
-      diags_.error(loc, d.message);
+    const NodeOrigin *origin =
+        d.node != kNone && d.node < c.map.origins.size() && !c.map.origins[d.node].iters.empty()
+            ? &c.map.origins[d.node]
+            : nullptr;
+    if (!origin) {
+      groups.push_back(DiagGroup{d.severity, loc, d.message, nullptr, {}});
+      continue;
+    }
+    std::string marked = d.message;
+    replaceAll(marked, "'" + g.nodes[d.node].name + "'", std::string("'") + kMark + "'");
+    const std::string key = std::to_string(int(d.severity)) + ":" + std::to_string(loc.pos.line) + ":" +
+                            std::to_string(loc.pos.col) + ":" + marked;
+    auto it = byKey.find(key);
+    if (it == byKey.end()) {
+      it = byKey.emplace(key, groups.size()).first;
+      groups.push_back(DiagGroup{d.severity, loc, d.message, origin, {}});
+    } else if (groups[it->second].iters.size() == 1) {
+      groups[it->second].message = marked;
+    }
+    groups[it->second].iters.push_back(origin->iters);
+  }
+  bool failed = false;
+  for (const DiagGroup &gr : groups) {
+    if (gr.severity == Diagnostic::Error) {
+      diags_.error(gr.loc, groupMessage(gr));
       failed = true;
     } else {
-      diags_.warning(loc, d.message);
+      diags_.warning(gr.loc, groupMessage(gr));
     }
   }
   // Reported above; unwinds without printing again.

@@ -606,6 +606,11 @@ void DescriptionReader::readRepeat(GraphCtx &c, const JValue &block) {
   const std::string &f = c.file;
   checkKeys(f, block, {"repeat", "var", "swap", "nodes"}, "repeat block");
   uint64_t count = toU64(f, *block.find("repeat"), "'repeat'");
+  if (count == 0) {
+    const JValue *var = block.find("var");
+    failAt(f, *block.find("repeat"),
+           repeatLabel(var && var->isString() ? var->text : "") + ": 'repeat' is 0; a repeat block runs at least once");
+  }
   const JValue &nodes = require(f, block, "nodes", "repeat block");
   expectKind(f, nodes, JValue::Kind::Array, "'nodes'");
   if (nodes.items.empty()) failAt(f, nodes, "empty repeat block");
@@ -763,6 +768,13 @@ void DescriptionReader::readNode(GraphCtx &c, const JValue &n) {
   }
   c.pendingExprs.clear();
   c.map.nodes.push_back(n.pos);
+  NodeOrigin origin;
+  if (!c.frames.empty()) {
+    origin.templateName = nameV ? nameV->text : node.name;
+    for (const Frame &fr : c.frames) origin.iters.push_back(fr.iter);
+    origin.repeat = repeatLabel(c.frames.back().var);
+  }
+  c.map.origins.push_back(std::move(origin));
   c.builder.addNode(std::move(node));
 }
 

@@ -65,11 +65,21 @@ private:
   std::map<std::string, std::unique_ptr<Entry>> entries_;
 };
 
+// Where a node came from when a repeat block made it: its template's name, the
+// iteration of every enclosing block (outermost first) and the innermost block's label
+// ("repeat 'i'", or "repeat block" without a variable). Empty `iters` outside repeats.
+struct NodeOrigin {
+  std::string templateName;
+  std::vector<uint64_t> iters;
+  std::string repeat;
+};
+
 // Positions of one graph's elements, for mapping validateGraph diagnostics back.
 struct SourceMap {
   std::string file;
   Pos graphPos;
   std::vector<Pos> nodes;
+  std::vector<NodeOrigin> origins; // per node, as `nodes`
   std::vector<Pos> slots;
 };
 
@@ -209,6 +219,8 @@ ScalarType toType(const std::string &file, const JValue &v);
 // " (did you mean 'x'?)" when one of `names` is close to `name`, else "".
 std::string suggest(const std::string &name, const std::vector<std::string> &names);
 std::string joinPath(const std::string &dir, const std::string &rel);
+// "repeat 'i'" for a block with variable `var`, "repeat block" without one.
+std::string repeatLabel(const std::string &var);
 // Whether a string value is written as an integer expression. `strict` (arguments,
 // where a string is also a slot name): it starts with '$', a digit, '-', '(' or a call
 // of min/max/ceil_div/align_up. Otherwise (numeric fields): it contains a character of

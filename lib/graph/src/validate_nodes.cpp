@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include <cgraph/graph/hazards.h>
+#include <cgraph/graph/host_ops.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -438,13 +439,19 @@ struct NodeChecker {
       if (k && c.opt.checkSignatures) checkKernelArgs(*k);
       break;
     }
-    case NodeKind::Host:
+    case NodeKind::Host: {
+      const size_t before = c.out.size();
       checkArgRefs();
       if (node.host.op.empty()) c.error(n, kNone, pre() + "host task has no op");
       for (size_t i = 0; i < node.args.size(); ++i)
         if (node.args[i].kind == ArgKind::LocalMem)
           c.error(n, kNone, pre() + "arg " + s(i) + ": local memory args are only allowed for kernels");
+      // The built-ins' argument shapes, as the runtime checks them (host_ops.h); once
+      // the references above are sound, so that one problem is reported once.
+      if (c.out.size() == before && !node.host.op.empty())
+        if (Error e = checkHostTask(g, node)) c.error(n, kNone, pre() + e.message());
       break;
+    }
     case NodeKind::Copy: checkCopy(false); break;
     case NodeKind::CopyRect: checkCopy(true); break;
     case NodeKind::Fill: checkFill(); break;

@@ -1,6 +1,7 @@
 // Host task preparation (argument checks, plugin loading) and dispatch.
 #include "host_internal.h"
 
+#include "cgraph/graph/host_ops.h"
 #include "cgraph/runtime/paths.h"
 #include "cgraph/runtime/scalar_text.h"
 
@@ -52,8 +53,8 @@ std::string slotName(const Graph &g, uint32_t s) {
 
 bool startsWith(const std::string &s, const char *p) { return s.rfind(p, 0) == 0; }
 
-// Parses the non-slot args of built-in `b`. `params` null: value checks of Param args
-// are skipped (prepare time).
+// Reads the non-slot args of built-in `b` (checkHostTask has checked their shapes at
+// prepare). `params` null: Param values are not read (prepare time).
 Error parseExtras(const Builtin &b, const TaskNode &t, const std::vector<ScalarType> &paramTypes,
                   const std::vector<uint64_t> *params, Extras *x) {
   bool havePath = false;
@@ -125,19 +126,6 @@ Error parseExtras(const Builtin &b, const TaskNode &t, const std::vector<ScalarT
     }
   }
   if (b.needsPath && !havePath) return makeError("'" + std::string(b.name) + "' needs a path argument");
-  return Error::success();
-}
-
-Error checkSlotArgs(const TaskNode &t, uint32_t count, size_t nSlots) {
-  if (t.args.size() < count)
-    return makeError("'" + t.op + "' needs " + std::to_string(count) + " slot argument" +
-                     (count == 1 ? "" : "s") + ", got " + std::to_string(t.args.size()) + " args");
-  for (uint32_t i = 0; i < count; ++i) {
-    if (t.args[i].kind != ArgKind::Slot)
-      return makeError("arg " + std::to_string(i) + ": '" + t.op + "' expects a slot here");
-    if (t.args[i].index >= nSlots)
-      return makeError("arg " + std::to_string(i) + ": slot index out of range");
-  }
   return Error::success();
 }
 
@@ -222,14 +210,10 @@ Expected<std::unique_ptr<HostTasks>> HostTasks::prepare(const Graph &graph,
       continue;
     }
 
-    const Builtin *b = detail::findBuiltin(t.op);
-    if (!b) {
-      std::string names;
-      for (const std::string &s : builtinNames()) names += (names.empty() ? "" : ", ") + s;
-      return makeError(t.name + ": unknown built-in host task '" + t.op + "' (built-ins: " +
-                       names + ")");
-    }
-    Error e = checkSlotArgs(t, b->slotArgs, graph.slots.size());
+    // The one argument check cgc and validateGraph make too (cgraph/graph/host_ops.h).
+    Error e = checkHostTask(graph, node);
+    const Builtin *b = e ? nullptr : detail::findBuiltin(t.op);
+    if (!e && !b) e = makeError("built-in host task '" + t.op + "' has no implementation here");
     if (!e) {
       Extras x;
       e = parseExtras(*b, t, im.paramTypes, nullptr, &x);
