@@ -42,6 +42,7 @@
 #endif
 #include <llvm/Support/CommandLine.h>
 #include <llvm/Support/Host.h>
+#include <llvm/Support/KnownBits.h>
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
@@ -494,6 +495,55 @@ uint64_t itemCost(Function &body) {
       }
     }
   return 1 + kSlowOpCost * slow + body.getInstructionCount() / kInstructionsPerCost;
+}
+
+// Integer division and remainder trap on x86 (SIGFPE, the whole process) for a zero
+// divisor and for the signed minimum divided by -1; OpenCL leaves the result undefined,
+// not the program. Each sdiv/udiv/srem/urem whose divisor may be zero, or, signed, may
+// be -1 with a dividend that may be the minimum, divides by 1 in those cases instead: a
+// compare and a select per division (per lane on vectors, which vectorize), nothing
+// where the divisor is a known nonzero constant. Runs before the division-run search
+// (guards.h XDivision): a guarded divisor is still group-uniform.
+void guardDivisions(Function &body) {
+  const DataLayout &dl = body.getParent()->getDataLayout();
+  std::vector<BinaryOperator *> divs;
+  for (BasicBlock &bb : body)
+    for (Instruction &i : bb)
+      if (auto *bo = dyn_cast<BinaryOperator>(&i))
+        switch (bo->getOpcode()) {
+        case Instruction::UDiv:
+        case Instruction::SDiv:
+        case Instruction::URem:
+        case Instruction::SRem:
+          divs.push_back(bo);
+          break;
+        default:
+          break;
+        }
+  for (BinaryOperator *bo : divs) {
+    Value *x = bo->getOperand(0), *d = bo->getOperand(1);
+    Type *t = d->getType();
+    const unsigned bits = t->getScalarSizeInBits();
+    const bool isSigned = bo->getOpcode() == Instruction::SDiv || bo->getOpcode() == Instruction::SRem;
+    IRBuilder<> b(bo);
+    Value *bad = nullptr;
+    if (!isKnownNonZero(d, dl)) bad = b.CreateICmpEQ(d, Constant::getNullValue(t));
+    if (isSigned) {
+      // -1 has every bit set; the minimum has only the sign bit.
+      KnownBits kd = computeKnownBits(d, dl), kx = computeKnownBits(x, dl);
+      const APInt min = APInt::getSignedMinValue(bits);
+      const bool dMinusOne = kd.Zero.isZero();
+      const bool xMin = !kx.Zero[bits - 1] && (kx.One & ~min).isZero();
+      if (dMinusOne && xMin) {
+        Value *o = b.CreateAnd(b.CreateICmpEQ(d, Constant::getAllOnesValue(t)),
+                               b.CreateICmpEQ(x, ConstantInt::get(t, min)));
+        bad = bad ? b.CreateOr(bad, o) : o;
+      }
+    }
+    if (!bad) continue;
+    if (auto *c = dyn_cast<Constant>(bad); c && c->isNullValue()) continue;
+    bo->setOperand(1, b.CreateSelect(bad, ConstantInt::get(t, 1), d, "div.safe"));
+  }
 }
 
 // Whether a value of the work-item body is the same in every work-item of the launch:
@@ -1518,6 +1568,7 @@ Expected<std::vector<uint8_t>> lowerToObject(const uint8_t *spirv, size_t size,
                         auto *br = dyn_cast<BranchInst>(bb.getTerminator());
                         return isa<ReturnInst>(bb.getTerminator()) || (br && br->isUnconditional());
                       });
+      guardDivisions(*body);
       plan.itemCost = itemCost(*body);
       plan.contended = kMarkContended && contendedAtomics(*body, plan.numParams);
     }
