@@ -89,6 +89,42 @@ TEST_CASE("cpu barriers: a large private array live across a barrier", "[cpu][ba
   }
 }
 
+// A private array indexed by the work-item's id and read after a barrier: its address
+// `&priv[lid % 4]` depends only on parameters, so the cut hoists it into the setup block,
+// where the array becomes a context array. The context pointer must come first (it was
+// made at the end of setup: "Instruction does not dominate all uses").
+TEST_CASE("cpu barriers: an id-indexed private array read after a barrier", "[cpu][barrier]") {
+  const char *src = R"CL(
+__kernel void priv_index(__global const int *in, __global int *out, __local int *tile) {
+  size_t l = get_local_id(0), i = get_global_id(0);
+  int priv[4];
+  for (int k = 0; k < 4; ++k) priv[k] = in[i] * (k + 1);
+  tile[l] = in[i];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  out[i] = priv[l % 4] + tile[(l + 1) % get_local_size(0)];
+}
+)CL";
+  const uint32_t n = 256, wg = 64;
+  GraphBuilder b("priv_index");
+  auto k = addKernelSource(b, src, "priv_index.cl");
+  uint32_t sin = addSlot(b, "in", n * 4), sout = addSlot(b, "out", n * 4);
+  b.addKernelNode("priv_index", k["priv_index"], range1D(n, wg),
+                  {Arg::slot(sin), Arg::slot(sout), Arg::localMem(wg * 4)});
+  Graph g = b.take();
+  auto exe = finalizeOrFail(g);
+  Buffers bufs(g);
+  std::vector<int> in(n);
+  for (uint32_t i = 0; i < n; ++i)
+    in[i] = int(i * 7) - 300;
+  bufs.set(sin, in);
+  runOrFail(*exe, bufs.table);
+  auto out = bufs.get<int>(sout);
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint32_t l = i % wg, next = i - l + (l + 1) % wg;
+    REQUIRE(out[i] == in[i] * int(l % 4 + 1) + in[next]);
+  }
+}
+
 namespace {
 
 // References for the kernels of barrier_phis.cl, one work-group `v` (its inputs, made

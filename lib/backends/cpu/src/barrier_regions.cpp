@@ -378,7 +378,9 @@ bool splitAtBarriers(Function &body, Function &barrier, unsigned numParams, Barr
     return x->getAlign().value() > y->getAlign().value();
   });
   {
-    IRBuilder<> b(setupBr);
+    // At the top of setup: instructions hoisted there may use the allocas replaced here
+    // (`&priv[lid % 4]`); the context pointers depend on parameters only.
+    IRBuilder<> b(&*setup->getFirstInsertionPt());
     Argument *x = body.getArg(numParams), *y = body.getArg(numParams + 1),
              *z = body.getArg(numParams + 2);
     Argument *local = body.getArg(numParams + 3);
@@ -399,10 +401,11 @@ bool splitAtBarriers(Function &body, Function &barrier, unsigned numParams, Barr
       Value *p = b.CreateInBoundsGEP(b.getInt8Ty(), base, off);
       p = b.CreatePointerBitCastOrAddrSpaceCast(p, a->getType(), a->getName() + ".ctx");
       a->replaceAllUsesWith(p);
-      a->eraseFromParent();
       ctxPtrs.push_back(p);
       prefix += size;
     }
+    for (AllocaInst *a : context) // (after the loop: `b` inserts before the first one)
+      a->eraseFromParent();
     out.privateBytes = prefix;
     markContextScope(body, ctxPtrs);
   }
