@@ -13,6 +13,7 @@
 #endif
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -230,8 +231,20 @@ TEST_CASE("kernel suite on PoCL: replay and eager against the C++ references", "
 }
 
 #ifdef CGRAPH_HAVE_CPU_BACKEND
+namespace {
+// CGRAPH_TEST_CPU_CHECK_BOUNDS=1: the cpu backend's kernels are bounds-checked
+// (CpuOptions::checkBounds), so an access of a suite kernel outside its buffers fails its
+// case (ctest's test_opencl_kernels_cpu_check_bounds).
+cpu::CpuOptions cpuOptions() {
+  cpu::CpuOptions o;
+  const char *v = std::getenv("CGRAPH_TEST_CPU_CHECK_BOUNDS");
+  o.checkBounds = v && std::string(v) == "1";
+  return o;
+}
+} // namespace
+
 TEST_CASE("kernel suite on the cpu backend: replay and eager against the C++ references", "[opencl][cpu]") {
-  auto cpu = cpu::makeCpuBackend();
+  auto cpu = cpu::makeCpuBackend(cpuOptions());
   rt::BackendProbe cp = cpu->probe();
   INFO("cpu probe: " << cp.reason);
   REQUIRE(cp.available);
@@ -243,7 +256,7 @@ TEST_CASE("kernel suite on the cpu backend: replay and eager against the C++ ref
 // Cases without a C++ reference are still checked across backends.
 TEST_CASE("kernel suite: cpu backend vs PoCL where no reference exists", "[opencl][cpu][compare]") {
   auto pocl = opencl::makeOpenCLBackend();
-  auto cpu = cpu::makeCpuBackend();
+  auto cpu = cpu::makeCpuBackend(cpuOptions());
   rt::Device &pd = *openPocl(*pocl);
   rt::BackendProbe cp = cpu->probe();
   INFO("cpu probe: " << cp.reason);

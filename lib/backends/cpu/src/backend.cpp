@@ -53,6 +53,7 @@ namespace {
 
 class CpuBackend : public rt::Backend {
 public:
+  explicit CpuBackend(const CpuOptions &options) : options_(options) {}
   const char *name() const override { return "cpu"; }
   rt::BackendProbe probe() override {
     rt::BackendProbe p;
@@ -65,17 +66,22 @@ public:
     if (index != 0)
       return makeError("cpu backend has one device (index 0), not " + std::to_string(index));
     std::lock_guard<std::mutex> lock(mutex_);
-    if (!device_) device_ = std::make_unique<CpuDevice>();
+    if (!device_) device_ = std::make_unique<CpuDevice>(options_);
     return static_cast<rt::Device *>(device_.get());
   }
 
 private:
+  CpuOptions options_;
   std::mutex mutex_;
   std::unique_ptr<CpuDevice> device_;
 };
 
 } // namespace
 
-std::unique_ptr<rt::Backend> makeCpuBackend() { return std::make_unique<CpuBackend>(); }
+std::unique_ptr<rt::Backend> makeCpuBackend() { return makeCpuBackend(CpuOptions{}); }
+
+std::unique_ptr<rt::Backend> makeCpuBackend(const CpuOptions &options) {
+  return std::make_unique<CpuBackend>(options);
+}
 
 } // namespace cgraph::cpu

@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -54,6 +55,9 @@ struct PreparedNode {
   // Replay's kernel when it is specialized for the launch's shape (`kernel` then points
   // into it; eager runs look the general kernel up in `module`).
   std::shared_ptr<const CompiledModule> specialized;
+  // Bounds-checked kernels: the launch's table (internal.h BoundsTable), whose address
+  // is the argument block's last word.
+  std::vector<uint64_t> bounds;
 };
 
 // Replay nodes with a fixed range run their kernel compiled for the launch's work-group
@@ -137,6 +141,55 @@ std::string nodeLabel(const Graph &g, uint32_t n) {
   return g.nodes[n].name.empty() ? "node #" + std::to_string(n) : "node '" + g.nodes[n].name + "'";
 }
 
+// Bounds-checked launches: sets `table` up for node `n`'s launch (the bindings' sizes:
+// from each argument's offset to the end of its slot's binding) and points `args`' last
+// word at it. `base`/`length`: the submission's slots.
+void setBounds(const Graph &g, uint32_t n, uint64_t localBytes, const std::vector<uint64_t> &length,
+               std::vector<uint64_t> &table, uint64_t *args) {
+  const Node &node = g.nodes[n];
+  table.assign(kBoundsSizes + node.args.size(), 0);
+  table[kBoundsLocalBytes] = localBytes;
+  for (size_t a = 0; a < node.args.size(); ++a) {
+    const Arg &arg = node.args[a];
+    if (arg.kind != ArgKind::Slot) continue;
+    const uint64_t len = length[arg.index];
+    table[kBoundsSizes + a] = arg.value < len ? len - arg.value : 0;
+  }
+  args[node.args.size()] = uint64_t(uintptr_t(table.data()));
+}
+
+// The error of a bounds-checked launch whose access failed (the table's fields), with
+// the node's label: "node 'k2' (kernel 'axpy'): argument 1 ('y'): access at byte 4096
+// outside its 4096-byte binding (4-byte write)". Success when none failed.
+Error boundsError(const Graph &g, uint32_t n, const std::vector<uint64_t> &table) {
+  if (table.empty() || !table[kBoundsFailed]) return Error::success();
+  const Node &node = g.nodes[n];
+  const Kernel &k = g.kernels[node.kernel];
+  std::string m = nodeLabel(g, n) + " (kernel '" + k.name + "'): ";
+  const uint64_t arg = table[kBoundsArg];
+  const std::string what = " (" + std::to_string(table[kBoundsBytes]) + "-byte " +
+                           (table[kBoundsWrite] ? "write" : "read") + ")";
+  if (arg < node.args.size()) {
+    m += "argument " + std::to_string(arg);
+    if (arg < k.params.size() && !k.params[arg].name.empty()) m += " ('" + k.params[arg].name + "')";
+    m += ": access at byte " + std::to_string(int64_t(table[kBoundsOffset])) + " outside its " +
+         std::to_string(table[kBoundsSizes + arg]) + "-byte binding" + what;
+  } else {
+    char addr[32];
+    std::snprintf(addr, sizeof addr, "0x%llx", static_cast<unsigned long long>(table[kBoundsOffset]));
+    m += std::string("access at address ") + addr + " outside every buffer argument's binding" + what;
+  }
+  return makeError(m);
+}
+
+// Adds the node's label to a failed node's error, unless boundsError gave it one.
+Error withNode(const Graph &g, uint32_t n, Error e) {
+  if (!e) return e;
+  const std::string label = nodeLabel(g, n);
+  if (e.message().rfind(label + " (kernel '", 0) == 0) return e;
+  return e.withContext(label);
+}
+
 uint64_t dimValue(const Dim &d, const std::vector<uint64_t> &params) {
   return d.param == kNone ? d.value : params[d.param];
 }
@@ -152,7 +205,8 @@ struct Submission {
 class CpuExecutable : public rt::Executable {
 public:
   CpuExecutable(CpuDevice &device, Graph flat, const rt::FinalizeOptions &opts)
-      : Executable(device, std::move(flat), opts.mode), cpu_(device), useCache_(opts.useCache) {}
+      : Executable(device, std::move(flat), opts.mode), cpu_(device), useCache_(opts.useCache),
+        checkBounds_(device.options().checkBounds) {}
 
   Error prepare(const rt::FinalizeOptions &opts) {
     const Graph &g = graph_;
@@ -216,7 +270,7 @@ public:
     std::vector<std::string> names;
     for (const Kernel &k : graph_.kernels)
       if (k.module == module) names.push_back(k.name);
-    return cpu_.compiler().get(graph_.modules[module], names, useCache_);
+    return cpu_.compiler().get(graph_.modules[module], names, useCache_, checkBounds_);
   }
 
   Error prepareKernel(uint32_t n, PreparedNode &p) {
@@ -232,7 +286,8 @@ public:
     if (node.args.size() != p.kernel->numParams)
       return makeError("kernel '" + kern.name + "' takes " + std::to_string(p.kernel->numParams) +
                        " arguments, the node gives " + std::to_string(node.args.size()));
-    p.args.assign(node.args.size(), 0);
+    // A bounds-checked kernel's block ends with its table's address (set per run).
+    p.args.assign(node.args.size() + (p.kernel->checked ? 1 : 0), 0);
     uint64_t local = p.kernel->staticLocalBytes;
     for (uint32_t a = 0; a < node.args.size(); ++a) {
       const Arg &arg = node.args[a];
@@ -281,7 +336,8 @@ public:
     }
     if (!slot) {
       if (shapes >= kMaxShapesPerKernel) return Error::success();
-      auto compiled = cpu_.compiler().getSpecialized(graph_.modules[graph_.kernels[kernel].module], spec, useCache_);
+      auto compiled = cpu_.compiler().getSpecialized(graph_.modules[graph_.kernels[kernel].module], spec,
+                                                     useCache_, checkBounds_);
       if (!compiled)
         return compiled.error().withContext("kernel '" + spec.kernel + "' specialized for local size " +
                                             std::to_string(spec.local[0]) + "x" + std::to_string(spec.local[1]) +
@@ -378,7 +434,10 @@ public:
       for (const Patch &pt : p.patches)
         p.args[pt.arg] = pt.param ? sub.params[pt.index] : uint64_t(uintptr_t(sub.base[pt.index] + pt.offset));
       if (p.rangeFromParams) resolveLaunch(p, node.range, sub.params);
-      return runPlanned(*p.kernel, p.args.data(), p.plan);
+      if (!p.kernel->checked) return runPlanned(*p.kernel, p.args.data(), p.plan);
+      setBounds(graph_, p.node, p.localBytes, sub.length, p.bounds, p.args.data());
+      CGRAPH_RETURN_IF_ERROR(runPlanned(*p.kernel, p.args.data(), p.plan));
+      return boundsError(graph_, p.node, p.bounds);
     }
     case NodeKind::Copy: {
       const CopyOp &c = node.copy;
@@ -441,7 +500,7 @@ public:
       const std::vector<uint32_t> &nodes = levels_[lv];
       if (nodes.size() == 1) {
         // The label only on failure: building it costs more than a small kernel.
-        if (Error e = timed(nodes[0])) err = e.withContext(nodeLabel(graph_, nodes[0]));
+        if (Error e = timed(nodes[0])) err = withNode(graph_, nodes[0], std::move(e));
         continue;
       }
       // Results are published under a mutex: the join inside libtbb is invisible to
@@ -452,8 +511,7 @@ public:
       Error levelErr;
       parallelFor(0, nodes.size(), 1, Partition::Dynamic, [&](uint64_t b, uint64_t end) {
         for (size_t i = b; i < end; ++i) {
-          Error e = timed(nodes[i]);
-          if (e) e = e.withContext(nodeLabel(graph_, nodes[i]));
+          Error e = withNode(graph_, nodes[i], timed(nodes[i]));
           // Taken by every node (not only failing ones) so that its timing record is
           // also ordered before the read below, as far as ThreadSanitizer can tell.
           std::lock_guard<std::mutex> lock(errMutex);
@@ -484,7 +542,7 @@ public:
         // clCreateKernel), arguments set from the binding table, launch, finish.
         const PreparedNode &pre = nodes_[n];
         const JitKernel *k = pre.module->find(graph_.kernels[node.kernel].name);
-        std::vector<uint64_t> args(node.args.size());
+        std::vector<uint64_t> args(node.args.size() + (k->checked ? 1 : 0));
         uint64_t local = k->staticLocalBytes;
         for (size_t a = 0; a < node.args.size(); ++a) {
           const Arg &arg = node.args[a];
@@ -504,9 +562,13 @@ public:
         p.node = n;
         p.kernel = k;
         resolveLaunch(p, node.range, sub.params, false);
-        if (Error e = runKernel(*k, args.data(), local, p.launch)) err = e.withContext(nodeLabel(graph_, n));
+        std::vector<uint64_t> bounds;
+        if (k->checked) setBounds(graph_, n, local, sub.length, bounds, args.data());
+        Error e = runKernel(*k, args.data(), local, p.launch);
+        if (!e) e = boundsError(graph_, n, bounds);
+        err = withNode(graph_, n, std::move(e));
       } else {
-        err = runNode(nodes_[n], sub).withContext(nodeLabel(graph_, n));
+        err = withNode(graph_, n, runNode(nodes_[n], sub));
       }
       // Eager callers (cgrun compare) read this node's results before the next runs.
       if (!err && sub.opts.afterNode) err = sub.opts.afterNode(n);
@@ -526,6 +588,7 @@ public:
 private:
   CpuDevice &cpu_;
   bool useCache_;
+  bool checkBounds_; // the device's CpuOptions::checkBounds
   std::vector<uint32_t> order_;
   std::vector<std::vector<uint32_t>> levels_;
   std::vector<PreparedNode> nodes_;

@@ -12,7 +12,7 @@ namespace cgraph::cpu {
 
 CpuBuffer::~CpuBuffer() { std::free(data_); }
 
-CpuDevice::CpuDevice() : info_(hostDeviceInfo()) {}
+CpuDevice::CpuDevice(const CpuOptions &options) : options_(options), info_(hostDeviceInfo()) {}
 
 Expected<std::unique_ptr<rt::Buffer>> CpuDevice::allocate(uint64_t bytes, uint32_t alignment) {
   if (alignment < 64) alignment = 64;

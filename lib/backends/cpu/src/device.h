@@ -3,6 +3,7 @@
 
 #include "internal.h"
 
+#include "cgraph/backends/cpu/cpu_backend.h"
 #include "cgraph/runtime/runtime.h"
 
 #include <condition_variable>
@@ -44,7 +45,7 @@ private:
 
 class CpuDevice : public rt::Device {
 public:
-  CpuDevice();
+  explicit CpuDevice(const CpuOptions &options = {});
   const rt::DeviceInfo &info() const override { return info_; }
   Expected<std::unique_ptr<rt::Buffer>> allocate(uint64_t bytes, uint32_t alignment) override;
   Error write(rt::Buffer &dst, uint64_t offset, const void *src, uint64_t bytes) override;
@@ -52,8 +53,10 @@ public:
   Expected<std::unique_ptr<rt::Executable>> finalize(const Graph &graph,
                                                      const rt::FinalizeOptions &opts) override;
   KernelCompiler &compiler() { return compiler_; }
+  const CpuOptions &options() const { return options_; }
 
 private:
+  CpuOptions options_;
   rt::DeviceInfo info_;
   KernelCompiler compiler_;
 };

@@ -26,8 +26,33 @@ enum WgCtx : uint32_t {
   kCtxGlobalOffset = 15,
   kCtxWorkDim = 18,
   kCtxPrivate = 19, // byte offset of the per-group context arrays from the local pointer
-  kCtxFields = 20,
+  // Bounds-checked kernels: the address of the launch's bounds table (below). Not read
+  // from ctx: the wrapper loads it from the argument block (args[numParams]); 0 in
+  // kernels compiled without checks.
+  kCtxBounds = 20,
+  kCtxFields = 21,
 };
+// Bounds-checked kernels (lowerToObject's checkBounds): every access to memory that is
+// not provably private or __local is checked against the byte ranges of the buffer
+// parameters it may reach; one that falls outside is not made (a load gives 0) and is
+// recorded here. The argument block has one more u64 after the parameters: the address
+// of this table of u64 words, one per launch, which the launcher fills.
+enum BoundsTable : uint32_t {
+  kBoundsFailed = 0,     // nonzero once an access failed (the next fields say which)
+  kBoundsArg = 1,        // parameter of the first failed access, or kBoundsNoArg
+  kBoundsOffset = 2,     // its byte offset from that parameter's address (else its address)
+  kBoundsBytes = 3,      // its size in bytes
+  kBoundsWrite = 4,      // 1: a write (store, atomic, memcpy/memset destination)
+  kBoundsLocalBytes = 5, // bytes of the launch's local block (static + dynamic)
+  kBoundsSizes = 6,      // + i: bytes of parameter i's binding (0: not a buffer)
+};
+// The failed access may be in more than one parameter's range (a pointer selected from
+// several), or in none that the kernel's code names.
+constexpr uint64_t kBoundsNoArg = ~uint64_t(0);
+// Records a failed access in `table` (the first one wins; thread-safe). Called by
+// bounds-checked kernels (work_group.cpp).
+extern "C" void cgraph_cpu_bounds_fail(uint64_t table, uint64_t arg, uint64_t offset, uint64_t bytes,
+                                       uint64_t write);
 // args: one u64 per kernel parameter: a buffer's address, a scalar's bits (low bytes),
 // or for a __local pointer parameter the byte offset into the group's local block.
 // `cgk.<name>.wg` runs every work-item of one group: barrier-free kernels in one z/y/x
@@ -40,12 +65,13 @@ using WgLoopFn = void (*)(const uint64_t *args, const uint64_t *ctx, char *local
 // fiber; barrier() switches fibers.
 using WiFn = void (*)(const uint64_t *args, const uint64_t *ctx, char *local, uint64_t lx,
                       uint64_t ly, uint64_t lz);
-// `cgk.<name>.info`: u64[8] = {barriers (kNoBarrier, kBarrierRegions, kBarrierFibers),
+// `cgk.<name>.info`: u64[9] = {barriers (kNoBarrier, kBarrierRegions, kBarrierFibers),
 // static __local bytes, parameter count, observes its work-group shape (local ids or
 // sizes, group ids or counts, __local memory), context-array bytes per work-item,
 // the work-item has loops, relative cost of a work-item (1: a few vector instructions;
 // more with unvectorizable slow operations such as a division by a variable), its
-// atomics all hit work-item-independent addresses (JitKernel::contended)}.
+// atomics all hit work-item-independent addresses (JitKernel::contended), its accesses
+// are bounds-checked (BoundsTable)}.
 enum BarrierMode : uint64_t { kNoBarrier = 0, kBarrierRegions = 1, kBarrierFibers = 2 };
 constexpr const char *kWrapperPrefix = "cgk.";
 
@@ -66,10 +92,12 @@ struct LocalSpecialization {
 
 // SPIR-V module -> relocatable object for the host (kernel_compiler.cpp runs it).
 // `moduleName` names the module in errors. With `spec`, only that kernel is lowered,
-// specialized for its work-group shape.
+// specialized for its work-group shape. With `checkBounds`, every kernel's buffer
+// accesses are checked (BoundsTable).
 Expected<std::vector<uint8_t>> lowerToObject(const uint8_t *spirv, size_t size,
                                              const std::string &moduleName,
-                                             const LocalSpecialization *spec = nullptr);
+                                             const LocalSpecialization *spec = nullptr,
+                                             bool checkBounds = false);
 // The options string that enters the cache key (host CPU, features, compiler version).
 std::string hostCompileOptions();
 
@@ -98,6 +126,9 @@ struct JitKernel {
   bool contended = false;
   uint64_t staticLocalBytes = 0;
   uint32_t numParams = 0;
+  // Compiled with bounds checks: the argument block has numParams + 1 words, the last
+  // the address of a BoundsTable; groups after a failed access do not run.
+  bool checked = false;
 };
 
 struct CompiledModule {
@@ -115,13 +146,16 @@ public:
   KernelCompiler();
   ~KernelCompiler();
   // Compiles (or finds) `module` and resolves the kernels named in `kernelNames`.
+  // `checkBounds`: compiled with bounds checks (JitKernel::checked); part of the key.
   Expected<std::shared_ptr<const CompiledModule>>
-  get(const KernelModule &module, const std::vector<std::string> &kernelNames, bool useCache);
+  get(const KernelModule &module, const std::vector<std::string> &kernelNames, bool useCache,
+      bool checkBounds = false);
   // Compiles (or finds) `spec.kernel` of `module` specialized for `spec.local`
   // (LocalSpecialization); the result holds that one kernel. Cached as get() is, the
   // shape in the key.
   Expected<std::shared_ptr<const CompiledModule>>
-  getSpecialized(const KernelModule &module, const LocalSpecialization &spec, bool useCache);
+  getSpecialized(const KernelModule &module, const LocalSpecialization &spec, bool useCache,
+                 bool checkBounds = false);
   // Counters for tests and benchmarks.
   uint64_t compiles() const;
   uint64_t memoryHits() const;

@@ -73,7 +73,8 @@ struct KernelCompiler::Impl {
 
   Expected<std::shared_ptr<const CompiledModule>> get(const KernelModule &module,
                                                       const std::vector<std::string> &kernelNames,
-                                                      bool useCache, const LocalSpecialization *spec);
+                                                      bool useCache, const LocalSpecialization *spec,
+                                                      bool checkBounds);
 
   Expected<std::shared_ptr<CompiledModule>> load(const std::vector<uint8_t> &object,
                                                  const std::vector<std::string> &names,
@@ -87,6 +88,8 @@ struct KernelCompiler::Impl {
     llvm::orc::SymbolMap syms;
     syms[jit->mangleAndIntern("cgraph_cpu_barrier")] = llvm::JITEvaluatedSymbol(
         llvm::pointerToJITTargetAddress(&cgraph_cpu_barrier), llvm::JITSymbolFlags::Exported);
+    syms[jit->mangleAndIntern("cgraph_cpu_bounds_fail")] = llvm::JITEvaluatedSymbol(
+        llvm::pointerToJITTargetAddress(&cgraph_cpu_bounds_fail), llvm::JITSymbolFlags::Exported);
     if (auto e = jd->define(llvm::orc::absoluteSymbols(std::move(syms))))
       return makeError(toText(std::move(e)));
     auto buf = llvm::MemoryBuffer::getMemBufferCopy(
@@ -114,6 +117,7 @@ struct KernelCompiler::Impl {
       k.heavy = k.barrier || i[5] != 0;
       k.itemCost = std::max<uint64_t>(i[6], 1);
       k.contended = i[7] != 0;
+      k.checked = i[8] != 0;
       auto fn = jit->lookup(*jd, base + (k.fibers ? ".wi" : ".wg"));
       if (!fn)
         return makeError("module '" + moduleName + "': kernel '" + n +
@@ -139,19 +143,19 @@ uint64_t KernelCompiler::memoryHits() const {
 
 Expected<std::shared_ptr<const CompiledModule>>
 KernelCompiler::get(const KernelModule &module, const std::vector<std::string> &kernelNames,
-                    bool useCache) {
-  return impl_->get(module, kernelNames, useCache, nullptr);
+                    bool useCache, bool checkBounds) {
+  return impl_->get(module, kernelNames, useCache, nullptr, checkBounds);
 }
 
 Expected<std::shared_ptr<const CompiledModule>>
 KernelCompiler::getSpecialized(const KernelModule &module, const LocalSpecialization &spec,
-                               bool useCache) {
-  return impl_->get(module, {spec.kernel}, useCache, &spec);
+                               bool useCache, bool checkBounds) {
+  return impl_->get(module, {spec.kernel}, useCache, &spec, checkBounds);
 }
 
 Expected<std::shared_ptr<const CompiledModule>>
 KernelCompiler::Impl::get(const KernelModule &module, const std::vector<std::string> &kernelNames,
-                          bool useCache, const LocalSpecialization *spec) {
+                          bool useCache, const LocalSpecialization *spec, bool checkBounds) {
   if (module.forms.empty() || module.forms[0].kind != FormKind::SpirV)
     return makeError("module '" + module.name + "': forms[0] is not SPIR-V");
   // One compile at a time: LLVM compiles use both cores' worth of memory bandwidth and
@@ -163,7 +167,7 @@ KernelCompiler::Impl::get(const KernelModule &module, const std::vector<std::str
   auto build = [&]() -> Expected<Cache::Built> {
     ++compiles;
     Expected<std::vector<uint8_t>> object =
-        lowerToObject(spirv.data(), spirv.size(), module.name, spec);
+        lowerToObject(spirv.data(), spirv.size(), module.name, spec, checkBounds);
     if (!object) return object.error();
     Expected<std::shared_ptr<CompiledModule>> mod = load(*object, kernelNames, module.name);
     if (!mod) return mod.error();
@@ -188,6 +192,8 @@ KernelCompiler::Impl::get(const KernelModule &module, const std::vector<std::str
   if (spec)
     shape = " specialize=" + spec->kernel + ":" + std::to_string(spec->local[0]) + "," +
             std::to_string(spec->local[1]) + "," + std::to_string(spec->local[2]);
+  // Bounds-checked objects are other code: the mode joins both keys.
+  if (checkBounds) shape += " check-bounds";
   ck.buildOptions += shape;
   for (const std::string &n : kernelNames)
     ck.kernelNames += (ck.kernelNames.empty() ? "" : ",") + n;

@@ -31,7 +31,9 @@
 #include <llvm/IR/DiagnosticPrinter.h>
 #include <llvm/IR/Dominators.h>
 #include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/IntrinsicInst.h>
 #include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Linker/Linker.h>
@@ -51,6 +53,7 @@
 #include <llvm/Transforms/InstCombine/InstCombine.h>
 #include <llvm/Transforms/Scalar/SimplifyCFG.h>
 #include <llvm/Transforms/Vectorize/SLPVectorizer.h>
+#include <llvm/Transforms/Utils/BasicBlockUtils.h>
 #include <llvm/Transforms/Utils/Cloning.h>
 #include <llvm/Transforms/Utils/Local.h>
 #include <llvm/Transforms/Utils/PromoteMemToReg.h>
@@ -442,6 +445,7 @@ struct KernelPlan {
   uint64_t itemCost = 1;  // relative cost of a loop-free work-item (itemCost())
   bool contended = false; // its atomics all hit the same few words (contendedAtomics())
   uint64_t fixedLocal[3] = {0, 0, 0}; // LocalSpecialization's shape (0: not specialized)
+  bool checkBounds = false; // accesses checked (instrumentBounds); args has one more word
 };
 
 // A loop-free work-item's cost relative to a few vector-friendly instructions (axpy: 1):
@@ -476,7 +480,9 @@ uint64_t itemCost(Function &body) {
         }
         switch (callee->getIntrinsicID()) {
         case Intrinsic::not_intrinsic:
-          if (callee->isDeclaration() && callee->getName() != "cgraph_cpu_barrier") ++slow;
+          if (callee->isDeclaration() && callee->getName() != "cgraph_cpu_barrier" &&
+              callee->getName() != "cgraph_cpu_bounds_fail")
+            ++slow;
           break;
         // Intrinsics the x86 code generator turns into libm calls.
         case Intrinsic::exp:
@@ -545,6 +551,210 @@ void guardDivisions(Function &body) {
     bo->setOperand(1, b.CreateSelect(bad, ConstantInt::get(t, 1), d, "div.safe"));
   }
 }
+
+// Bounds-checked kernels (internal.h BoundsTable). Every load, store, atomic and
+// memcpy/memmove/memset of the body is checked against the byte ranges of the objects
+// its address may be derived from (getUnderlyingObjects): a buffer parameter (its
+// binding, from the table), the local block (the launch's local bytes), a private
+// variable or a program-scope variable (their own sizes). Where an address's origin is
+// not found (loaded from memory, made from an integer), it must lie in some buffer
+// parameter's range or the local block. Accesses whose every origin is private or
+// __local are left alone: they cannot reach the process's other memory through a
+// binding a .cgf got wrong. A failed check calls cgraph_cpu_bounds_fail and skips the
+// access: a load gives 0, a compare-and-swap reports success (a retry loop ends).
+class BoundsInstrumenter {
+public:
+  BoundsInstrumenter(Function &body, unsigned numParams, Value *table, FunctionCallee fail)
+      : body_(body), numParams_(numParams), table_(table), fail_(fail),
+        dl_(body.getParent()->getDataLayout()), entry_(&*body.getEntryBlock().getFirstInsertionPt()) {}
+
+  void run() {
+    std::vector<Instruction *> work;
+    for (BasicBlock &bb : body_)
+      for (Instruction &i : bb)
+        if (isa<LoadInst>(i) || isa<StoreInst>(i) || isa<AtomicRMWInst>(i) || isa<AtomicCmpXchgInst>(i) ||
+            isa<MemIntrinsic>(i))
+          work.push_back(&i);
+    // The parameters' and the local block's ranges at the entry, before any block is
+    // split (those not used are deleted by O3); the table's loads are not checked.
+    for (unsigned i = 0; i < numParams_; ++i)
+      if (isBufferParam(body_.getArg(i))) params_[i] = makeRange(body_.getArg(i), tableWord(kBoundsSizes + i), i);
+    local_ = makeRange(body_.getArg(numParams_ + 3), tableWord(kBoundsLocalBytes), kBoundsNoArg);
+    for (Instruction *i : work)
+      instrument(i);
+  }
+
+private:
+  struct Range {
+    Value *base, *size; // i64
+    uint64_t arg;       // parameter number, or kBoundsNoArg
+  };
+  struct Check {
+    Value *ok = nullptr, *arg = nullptr, *offset = nullptr;
+  };
+
+  Type *i64() { return Type::getInt64Ty(body_.getContext()); }
+
+  // A word of the table, loaded at the body's entry (the launch's constants).
+  Value *tableWord(uint32_t index) {
+    IRBuilder<> b(entry_);
+    Value *p = b.CreateIntToPtr(table_, PointerType::get(i64(), 0));
+    LoadInst *l = b.CreateLoad(i64(), b.CreateConstInBoundsGEP1_64(i64(), p, index));
+    l->setMetadata(LLVMContext::MD_invariant_load, MDNode::get(body_.getContext(), {}));
+    return l;
+  }
+  Range makeRange(Value *base, Value *size, uint64_t arg) {
+    IRBuilder<> b(entry_);
+    return {b.CreatePtrToInt(base, i64()), size, arg};
+  }
+  bool isBufferParam(const Argument *a) const {
+    auto *pt = dyn_cast<PointerType>(a->getType());
+    return a->getArgNo() < numParams_ && pt && pt->getAddressSpace() != 3;
+  }
+  bool isLocal(const Argument *a) const {
+    auto *pt = dyn_cast<PointerType>(a->getType());
+    return a->getArgNo() == numParams_ + 3 || (a->getArgNo() < numParams_ && pt && pt->getAddressSpace() == 3);
+  }
+
+  // The ranges an access through `ptr` may use; false when it needs no check.
+  bool ranges(Value *ptr, Instruction *at, std::vector<Range> &out) {
+    SmallVector<const Value *, 4> objs;
+    getUnderlyingObjects(ptr, objs, nullptr, 0);
+    bool unknown = objs.empty(), shared = false;
+    for (const Value *o : objs) {
+      if (auto *a = dyn_cast<Argument>(o)) {
+        if (isLocal(a)) {
+          out.push_back(local_); // __local memory: checked only with other origins
+          continue;
+        }
+        if (isBufferParam(a)) {
+          out.push_back(params_.at(a->getArgNo()));
+          shared = true;
+          continue;
+        }
+      } else if (auto *al = dyn_cast<AllocaInst>(o)) {
+        auto *n = dyn_cast<ConstantInt>(al->getArraySize());
+        if (n && al->getParent() == &body_.getEntryBlock()) {
+          IRBuilder<> b(at);
+          out.push_back({b.CreatePtrToInt(const_cast<AllocaInst *>(al), i64()),
+                         ConstantInt::get(i64(), dl_.getTypeAllocSize(al->getAllocatedType()) * n->getZExtValue()),
+                         kBoundsNoArg});
+          continue;
+        }
+      } else if (auto *g = dyn_cast<GlobalVariable>(o)) {
+        out.push_back({ConstantExpr::getPtrToInt(const_cast<GlobalVariable *>(g), i64()),
+                       ConstantInt::get(i64(), dl_.getTypeAllocSize(g->getValueType())), kBoundsNoArg});
+        shared = true;
+        continue;
+      }
+      unknown = true;
+    }
+    if (!unknown && !shared) return false; // private or __local only
+    if (unknown) {
+      out.clear();
+      for (const auto &p : params_)
+        out.push_back(p.second);
+      out.push_back(local_);
+    }
+    return true;
+  }
+
+  // `ok`: [p, p + bytes) lies in one of the ranges of `ptr`; null when not checked.
+  Check check(IRBuilder<> &b, Value *ptr, Value *bytes) {
+    std::vector<Range> rs;
+    Check c;
+    if (!ranges(ptr, &*b.GetInsertPoint(), rs)) return c;
+    Value *p = b.CreatePtrToInt(ptr, i64());
+    bytes = b.CreateZExtOrTrunc(bytes, i64());
+    Value *firstOffset = nullptr;
+    for (const Range &r : rs) {
+      Value *off = b.CreateSub(p, r.base);
+      if (!firstOffset) firstOffset = off;
+      Value *in = b.CreateAnd(b.CreateICmpULE(off, r.size), b.CreateICmpULE(bytes, b.CreateSub(r.size, off)));
+      c.ok = c.ok ? b.CreateOr(c.ok, in) : in;
+    }
+    // Named only where the address has one origin, a parameter.
+    const bool one = rs.size() == 1 && rs[0].arg != kBoundsNoArg;
+    c.arg = ConstantInt::get(i64(), one ? rs[0].arg : kBoundsNoArg);
+    c.offset = one ? firstOffset : p;
+    return c;
+  }
+
+  void instrument(Instruction *i) {
+    IRBuilder<> b(i);
+    Check c;
+    Value *bytes = nullptr;
+    bool write = true;
+    if (auto *l = dyn_cast<LoadInst>(i)) {
+      bytes = b.getInt64(dl_.getTypeStoreSize(l->getType()));
+      write = false;
+      c = check(b, l->getPointerOperand(), bytes);
+    } else if (auto *st = dyn_cast<StoreInst>(i)) {
+      bytes = b.getInt64(dl_.getTypeStoreSize(st->getValueOperand()->getType()));
+      c = check(b, st->getPointerOperand(), bytes);
+    } else if (auto *rmw = dyn_cast<AtomicRMWInst>(i)) {
+      bytes = b.getInt64(dl_.getTypeStoreSize(rmw->getValOperand()->getType()));
+      c = check(b, rmw->getPointerOperand(), bytes);
+    } else if (auto *cas = dyn_cast<AtomicCmpXchgInst>(i)) {
+      bytes = b.getInt64(dl_.getTypeStoreSize(cas->getNewValOperand()->getType()));
+      c = check(b, cas->getPointerOperand(), bytes);
+    } else if (auto *mi = dyn_cast<MemIntrinsic>(i)) {
+      bytes = b.CreateZExtOrTrunc(mi->getLength(), i64());
+      c = check(b, mi->getRawDest(), bytes);
+      if (auto *mt = dyn_cast<MemTransferInst>(mi)) {
+        Check src = check(b, mt->getRawSource(), bytes);
+        if (src.ok && c.ok) {
+          // The destination's failure is reported first.
+          c.arg = b.CreateSelect(c.ok, src.arg, c.arg);
+          c.offset = b.CreateSelect(c.ok, src.offset, c.offset);
+          Value *w = b.CreateSelect(c.ok, b.getInt64(0), b.getInt64(1));
+          c.ok = b.CreateAnd(c.ok, src.ok);
+          c.ok = b.CreateOr(c.ok, b.CreateICmpEQ(bytes, b.getInt64(0)));
+          emitGuard(i, c, bytes, w);
+          return;
+        }
+        if (src.ok) {
+          c = src;
+          write = false;
+        }
+      }
+      if (c.ok) c.ok = b.CreateOr(c.ok, b.CreateICmpEQ(bytes, b.getInt64(0)));
+    }
+    if (!c.ok) return;
+    emitGuard(i, c, bytes, b.getInt64(write ? 1 : 0));
+  }
+
+  // if (ok) i; else fail(...); with i's value 0 (a compare-and-swap: success) on failure.
+  void emitGuard(Instruction *i, const Check &c, Value *bytes, Value *write) {
+    Instruction *thenT = nullptr, *elseT = nullptr;
+    SplitBlockAndInsertIfThenElse(c.ok, i, &thenT, &elseT,
+                                  MDBuilder(i->getContext()).createBranchWeights(1 << 20, 1));
+    BasicBlock *cont = i->getParent();
+    i->moveBefore(thenT);
+    IRBuilder<> fb(elseT);
+    CallInst *call = fb.CreateCall(fail_, {table_, c.arg, c.offset, bytes, write});
+    call->setCallingConv(CallingConv::C);
+    if (i->getType()->isVoidTy()) return;
+    Value *failed = Constant::getNullValue(i->getType());
+    if (auto *cas = dyn_cast<AtomicCmpXchgInst>(i)) {
+      failed = fb.CreateInsertValue(UndefValue::get(cas->getType()), cas->getCompareOperand(), 0);
+      failed = fb.CreateInsertValue(failed, fb.getTrue(), 1);
+    }
+    PHINode *phi = PHINode::Create(i->getType(), 2, i->getName() + ".checked", &cont->front());
+    i->replaceAllUsesWith(phi);
+    phi->addIncoming(i, thenT->getParent());
+    phi->addIncoming(failed, elseT->getParent());
+  }
+
+  Function &body_;
+  unsigned numParams_;
+  Value *table_;
+  FunctionCallee fail_;
+  const DataLayout &dl_;
+  Instruction *entry_;
+  std::map<unsigned, Range> params_; // buffer parameters' ranges
+  Range local_{};
+};
 
 // Whether a value of the work-item body is the same in every work-item of the launch:
 // computed from constants, the kernel's arguments (not a __local pointer) and the
@@ -707,10 +917,11 @@ void promoteAllocas(Function &body) {
 
 // Loads kernel arguments and ctx values at the wrapper's entry, then calls the body.
 // `fixedLocal` (null: none): the work-group shape the kernel is specialized for
-// (LocalSpecialization), whose sizes replace the ctx fields of local sizes.
+// (LocalSpecialization), whose sizes replace the ctx fields of local sizes. `checked`:
+// the bounds table's address follows the parameters (internal.h kCtxBounds).
 std::vector<Value *> loadArgs(IRBuilder<> &b, Function *body, unsigned nParams, Value *args,
                               Value *ctx, Value *local, BodyArgs &ba,
-                              const uint64_t *fixedLocal = nullptr) {
+                              const uint64_t *fixedLocal, bool checked) {
   std::vector<Value *> out;
   Type *i8p = b.getInt8PtrTy();
   for (unsigned p = 0; p < nParams; ++p) {
@@ -732,7 +943,10 @@ std::vector<Value *> loadArgs(IRBuilder<> &b, Function *body, unsigned nParams, 
   }
   (void)i8p;
   for (uint32_t k = 0; k < kCtxFields; ++k)
-    ba.ctx[k] = b.CreateLoad(b.getInt64Ty(), b.CreateConstInBoundsGEP1_64(b.getInt64Ty(), ctx, k));
+    ba.ctx[k] = k == kCtxBounds ? static_cast<Value *>(b.getInt64(0))
+                                : b.CreateLoad(b.getInt64Ty(), b.CreateConstInBoundsGEP1_64(b.getInt64Ty(), ctx, k));
+  if (checked)
+    ba.ctx[kCtxBounds] = b.CreateLoad(b.getInt64Ty(), b.CreateConstInBoundsGEP1_64(b.getInt64Ty(), args, nParams));
   if (fixedLocal)
     for (uint32_t d = 0; d < 3; ++d)
       ba.ctx[kCtxLocalSize + d] = ba.ctx[kCtxEnqLocal + d] = b.getInt64(fixedLocal[d]);
@@ -1015,7 +1229,7 @@ void emitWrappers(Module &m, const KernelPlan &k) {
     BodyArgs ba;
     std::vector<Value *> args =
         loadArgs(b, k.body, k.numParams, w->getArg(0), w->getArg(1), w->getArg(2), ba,
-                 k.fixedLocal[0] ? k.fixedLocal : nullptr);
+                 k.fixedLocal[0] ? k.fixedLocal : nullptr, k.checkBounds);
     MDNode *group = nullptr;
     WorkItemGuard guard;
     XDivision div;
@@ -1083,7 +1297,7 @@ void emitWrappers(Module &m, const KernelPlan &k) {
     BodyArgs ba;
     std::vector<Value *> args = loadArgs(b, k.regions.regions[0], k.numParams, w->getArg(0),
                                          w->getArg(1), w->getArg(2), ba,
-                                         k.fixedLocal[0] ? k.fixedLocal : nullptr);
+                                         k.fixedLocal[0] ? k.fixedLocal : nullptr, k.checkBounds);
     Type *i32 = b.getInt32Ty();
     AllocaInst *next = b.CreateAlloca(i32, nullptr, "next.region");
     // Uniform values carried between regions: `ins` going in, `outs` coming back.
@@ -1149,7 +1363,7 @@ void emitWrappers(Module &m, const KernelPlan &k) {
     BodyArgs ba;
     std::vector<Value *> args =
         loadArgs(b, k.body, k.numParams, w->getArg(0), w->getArg(1), w->getArg(2), ba,
-                 k.fixedLocal[0] ? k.fixedLocal : nullptr);
+                 k.fixedLocal[0] ? k.fixedLocal : nullptr, k.checkBounds);
     for (int d = 0; d < 3; ++d)
       ba.l[d] = w->getArg(3 + d);
     callBody(b, k.body, args, ba);
@@ -1159,11 +1373,12 @@ void emitWrappers(Module &m, const KernelPlan &k) {
                         : k.regions.regions.empty() ? kBarrierFibers
                                                     : kBarrierRegions;
   Constant *info = ConstantArray::get(
-      ArrayType::get(i64, 8),
+      ArrayType::get(i64, 9),
       {ConstantInt::get(i64, mode), ConstantInt::get(i64, k.staticLocal),
        ConstantInt::get(i64, k.numParams), ConstantInt::get(i64, k.groupShape ? 1 : 0),
        ConstantInt::get(i64, k.regions.privateBytes), ConstantInt::get(i64, k.loops ? 1 : 0),
-       ConstantInt::get(i64, cost), ConstantInt::get(i64, k.contended ? 1 : 0)});
+       ConstantInt::get(i64, cost), ConstantInt::get(i64, k.contended ? 1 : 0),
+       ConstantInt::get(i64, k.checkBounds ? 1 : 0)});
   new GlobalVariable(m, info->getType(), true, GlobalValue::ExternalLinkage, info,
                      kWrapperPrefix + k.name + ".info");
 }
@@ -1379,8 +1594,8 @@ std::string hostCompileOptions() {
   // The builtin library is linked into every object: a changed library must miss.
   static const size_t builtinsHash = std::hash<std::string_view>{}(
       std::string_view(reinterpret_cast<const char *>(kBuiltinsBitcode), kBuiltinsBitcodeSize));
-  // cgraph-cpu-6: `.info` has eight fields (cgraph-cpu-5 objects had seven).
-  std::string s = "cgraph-cpu-6 llvm-14 builtins=" + std::to_string(builtinsHash) +
+  // cgraph-cpu-7: `.info` has nine fields (cgraph-cpu-6 objects had eight).
+  std::string s = "cgraph-cpu-7 llvm-14 builtins=" + std::to_string(builtinsHash) +
                   " cpu=" + sys::getHostCPUName().str();
   if (const char *llvmArgs = std::getenv("CGRAPH_CPU_LLVM_ARGS"))
     s += std::string(" llvm-args=") + llvmArgs;
@@ -1400,7 +1615,7 @@ std::string hostCompileOptions() {
 
 Expected<std::vector<uint8_t>> lowerToObject(const uint8_t *spirv, size_t size,
                                              const std::string &moduleName,
-                                             const LocalSpecialization *spec) {
+                                             const LocalSpecialization *spec, bool checkBounds) {
   initTargets();
   LLVMContext ctx;
   // The x loop asks for unroll-and-jam whether or not the kernel keeps a loop inside it
@@ -1446,6 +1661,13 @@ Expected<std::vector<uint8_t>> lowerToObject(const uint8_t *spirv, size_t size,
   Type *i64 = Type::getInt64Ty(lc);
   Type *i8p = Type::getInt8PtrTy(lc);
   FunctionCallee barrierFn = m.getOrInsertFunction("cgraph_cpu_barrier", Type::getVoidTy(lc));
+  FunctionCallee boundsFailFn;
+  if (checkBounds) {
+    boundsFailFn = m.getOrInsertFunction("cgraph_cpu_bounds_fail", Type::getVoidTy(lc), i64, i64, i64, i64, i64);
+    auto *f = cast<Function>(boundsFailFn.getCallee());
+    f->addFnAttr(Attribute::Cold);
+    f->addFnAttr(Attribute::NoUnwind);
+  }
 
   if (spec) {
     // One kernel, specialized: the others are not lowered.
@@ -1559,6 +1781,11 @@ Expected<std::vector<uint8_t>> lowerToObject(const uint8_t *spirv, size_t size,
           }
     }
     if (plan.staticLocal) plan.groupShape = true;
+    if (checkBounds) {
+      plan.checkBounds = true;
+      promoteAllocas(*body); // parameters' pointers followed through SSA values, not allocas
+      BoundsInstrumenter(*body, plan.numParams, ba.ctx[kCtxBounds], boundsFailFn).run();
+    }
     {
       SmallVector<std::pair<const BasicBlock *, const BasicBlock *>, 4> backEdges;
       FindFunctionBackedges(*body, backEdges);

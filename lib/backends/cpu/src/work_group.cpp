@@ -46,7 +46,30 @@ struct ThreadScratch {
 };
 
 thread_local ThreadScratch tScratch;
+
+// A bounds-checked launch stops handing out groups once an access failed.
+bool boundsFailed(const JitKernel &k, const uint64_t *args) {
+  if (!k.checked) return false;
+  const auto *table = reinterpret_cast<const uint64_t *>(uintptr_t(args[k.numParams]));
+  return __atomic_load_n(&table[kBoundsFailed], __ATOMIC_RELAXED) != 0;
+}
 } // namespace
+
+// The first failed access claims the table (kBoundsFailed 0 -> 2), writes its fields,
+// then marks them complete (1). The launch's caller reads them after the launch joined.
+extern "C" void cgraph_cpu_bounds_fail(uint64_t table, uint64_t arg, uint64_t offset, uint64_t bytes,
+                                       uint64_t write) {
+  auto *t = reinterpret_cast<uint64_t *>(uintptr_t(table));
+  uint64_t expected = 0;
+  if (!__atomic_compare_exchange_n(&t[kBoundsFailed], &expected, 2, false, __ATOMIC_ACQ_REL,
+                                   __ATOMIC_RELAXED))
+    return;
+  t[kBoundsArg] = arg;
+  t[kBoundsOffset] = offset;
+  t[kBoundsBytes] = bytes;
+  t[kBoundsWrite] = write;
+  __atomic_store_n(&t[kBoundsFailed], 1, __ATOMIC_RELEASE);
+}
 
 namespace {
 // Work-items per group when the backend chooses the groups: one call of the loop
@@ -194,6 +217,7 @@ Error runPlanned(const JitKernel &k, const uint64_t *args, LaunchPlan &p) {
     std::memcpy(ctx, p.ctx, sizeof ctx);
     const Launch &l = p.l;
     for (uint64_t g = begin; g < end; ++g) {
+      if (boundsFailed(k, args)) return;
       if (p.total > 1) {
         const uint64_t gid[3] = {p.groups[0] == 1 ? 0 : g % p.groups[0],
                                  p.groups[1] == 1 ? 0 : (g / p.groups[0]) % p.groups[1],
