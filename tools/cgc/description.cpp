@@ -109,10 +109,6 @@ std::string joinPath(const std::string &dir, const std::string &rel) {
   return (std::filesystem::path(dir) / p).lexically_normal().string();
 }
 
-// ---- files and graphs -----------------------------------------------------------------
-
-Graph DescriptionReader::readFile(const std::string &path, const Location &from, uint32_t depth) {
-  auto fail = [&](const std::string &msg) -> DescError {
 namespace {
 
 // `p` made absolute against the current directory, with symbolic links and ".."
@@ -155,6 +151,10 @@ void AllowedDirs::check(const std::string &file, const JValue &at, const std::st
                        "); add its directory with --allow-dir");
 }
 
+// ---- files and graphs -----------------------------------------------------------------
+
+Graph DescriptionReader::readFile(const std::string &path, const Location &from, uint32_t depth) {
+  auto fail = [&](const std::string &msg) -> DescError {
     if (from.file.empty()) return DescError{Location{}, msg, false};
     return DescError{from, msg, false};
   };
@@ -369,11 +369,11 @@ void DescriptionReader::readSlots(GraphCtx &c, const JValue &list) {
           slot.init = SlotInit::Data;
           if (init->find("type")) failAt(f, *init->find("type"), what + ": 'type' does not apply to 'data_file'");
           std::string path = joinPath(c.dir, toStr(f, *pv, "'data_file'"));
+          allowed_.check(f, *pv, what + ": 'data_file'", path);
           std::string bytes, why;
           if (!readWholeFile(path, kMaxEmbeddedBytes, &bytes, &why))
             failAt(f, *pv, what + ": cannot read data file '" + path + "': " + why);
           slot.data.assign(bytes.begin(), bytes.end());
-          allowed_.check(f, *pv, what + ": 'data_file'", path);
         } else {
           const JValue *fileV = init->find("file");
           slot.init = SlotInit::File;

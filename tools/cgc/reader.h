@@ -197,6 +197,7 @@ private:
   void resolveEdges(GraphCtx &c);
 
   const DescriptionOptions &opts_;
+  const AllowedDirs &allowed_;
   DiagSink &diags_;
   KernelCache kernels_;
   std::vector<std::string> fileStack_; // description files being read (cycle check)
@@ -207,7 +208,6 @@ private:
 [[noreturn]] void failAt(const std::string &file, Pos p, const std::string &message);
 // Refuses keys outside `allowed`; keys starting with '_' are comments and skipped.
 void checkKeys(const std::string &file, const JValue &obj, std::initializer_list<const char *> allowed,
-  const AllowedDirs &allowed_;
                const std::string &what);
 const JValue &expectKind(const std::string &file, const JValue &v, JValue::Kind kind,
                          const std::string &what);

@@ -42,11 +42,9 @@ uint64_t nsBetween(std::chrono::steady_clock::time_point a, std::chrono::steady_
   return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(b - a).count());
 }
 
-std::unique_ptr<rt::Registry> makeRegistry(bool checkBounds) {
+std::unique_ptr<rt::Registry> makeRegistry() {
   auto r = std::make_unique<rt::Registry>();
-  cpu::CpuOptions cpuOptions;
-  cpuOptions.checkBounds = checkBounds;
-  r->add(cpu::makeCpuBackend(cpuOptions));
+  r->add(cpu::makeCpuBackend());
 #ifdef CGRUN_HAVE_OPENCL
   r->add(opencl::makeOpenCLBackend());
 #endif

@@ -61,9 +61,6 @@ Flags addCommon(CLI::App &app, CommonOptions &o, Command cmd) {
   app.add_option("--update-from", o.updateFrom,
                  "OTHER.cgf: whole-graph update from a graph of the same topology");
   app.add_flag("--allow-plugins", o.allowPlugins, "let host tasks load plugin libraries");
-  app.add_flag("--check-bounds", o.checkBounds,
-               "cpu backend: check every kernel buffer access against its binding (slower; for "
-               "untrusted .cgf files): an access outside fails the run naming node, argument and byte");
   app.add_flag("--json", o.json, "results as JSON on stdout (everything else on stderr)");
   Flags f;
   if (cmd != Command::Bench) {
@@ -180,6 +177,9 @@ int mainImpl(int argc, char **argv) {
 } // namespace
 
 int main(int argc, char **argv) {
+  // Past the file size limit (ulimit -f) a write fails with EFBIG, reported as an
+  // error with the temporary file removed, instead of the signal killing the tool.
+  std::signal(SIGXFSZ, SIG_IGN);
   // lib/ never prints: the binary cache's warnings (and CGRAPH_CACHE_TRACE events)
   // reach stderr through this sink. Host task text is printed by run_cmd's output.
   cgraph::cache::setProcessSink([](cgraph::cache::CacheEvent event, const std::string &message) {
@@ -195,6 +195,3 @@ int main(int argc, char **argv) {
     return 1;
   }
 }
-  // Past the file size limit (ulimit -f) a write fails with EFBIG, reported as an
-  // error with the temporary file removed, instead of the signal killing the tool.
-  std::signal(SIGXFSZ, SIG_IGN);
