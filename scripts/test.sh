@@ -13,6 +13,16 @@ stamp "build (Release)"
 "$root/scripts/build.sh" "$root/build"
 stamp "ctest (Release)"
 ctest --test-dir "$root/build" --output-on-failure -j 2
+stamp "examples on cpu with bounds-checked kernels (cgrun --check-bounds)"
+# No example kernel may reach outside its buffers; zeros for inputs not given.
+bounds_dir="$(mktemp -d)"
+for graph in "$root"/examples/*/graph.json; do
+  name="$(basename "$(dirname "$graph")")"
+  "$root/build/tools/cgc/cgc" "$graph" -o "$bounds_dir/$name.cgf"
+  "$root/build/tools/cgrun/cgrun" "$bounds_dir/$name.cgf" --check-bounds >"$bounds_dir/$name.log" 2>&1 ||
+    { cat "$bounds_dir/$name.log"; exit 1; }
+done
+rm -rf "$bounds_dir"
 
 if [ "${CGRAPH_SKIP_SANITIZERS:-0}" != 1 ]; then
   san_flags="-O2 -g1 -DNDEBUG"
