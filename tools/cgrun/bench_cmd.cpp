@@ -107,7 +107,7 @@ int benchCommand(const CommonOptions &o, const BenchOptions &b) {
   auto specs = parseInputs(g, o);
   if (!specs) return fail(specs.error());
   const rt::ParamValues *params = &shapes->front();
-  auto registry = makeRegistry();
+  auto registry = makeRegistry(o.checkBounds);
   const std::string spec = deviceSpec(o.backends.empty() ? "" : o.backends[0], o.device);
   Expected<rt::Device *> dev = registry->open(spec);
   if (!dev) return fail(dev.error());

@@ -42,9 +42,11 @@ uint64_t nsBetween(std::chrono::steady_clock::time_point a, std::chrono::steady_
   return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(b - a).count());
 }
 
-std::unique_ptr<rt::Registry> makeRegistry() {
+std::unique_ptr<rt::Registry> makeRegistry(bool checkBounds) {
   auto r = std::make_unique<rt::Registry>();
-  r->add(cpu::makeCpuBackend());
+  cpu::CpuOptions cpuOptions;
+  cpuOptions.checkBounds = checkBounds;
+  r->add(cpu::makeCpuBackend(cpuOptions));
 #ifdef CGRUN_HAVE_OPENCL
   r->add(opencl::makeOpenCLBackend());
 #endif

@@ -33,6 +33,7 @@ struct CommonOptions {
   std::vector<std::string> sets, disables;
   std::string updateFrom;
   bool allowPlugins = false;
+  bool checkBounds = false; // --check-bounds: the cpu backend's CpuOptions::checkBounds
   bool json = false;
   Tolerance tol;
 };
@@ -55,7 +56,7 @@ double msSince(std::chrono::steady_clock::time_point t0);
 uint64_t nsBetween(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b);
 
 // All backends compiled into this binary.
-std::unique_ptr<rt::Registry> makeRegistry();
+std::unique_ptr<rt::Registry> makeRegistry(bool checkBounds = false);
 // "cpu" / "cpu:1" / --backend X --device N.
 // "a,b,,c" -> {"a", "b", "", "c"}; "" -> {""}.
 std::vector<std::string> splitList(const std::string &text);

@@ -380,7 +380,7 @@ int compareCommand(const CommonOptions &o, const CompareOptions &c) {
   auto inputs = parseInputs(g, o);
   if (!inputs) return fail(inputs.error());
   s.params = std::move(*params);
-  auto registry = makeRegistry();
+  auto registry = makeRegistry(o.checkBounds);
   s.policy = hostPolicy(o);
   s.policy.output = [](const std::string &line) { note(line); };
   // Every slot is bound by cgrun, so that every node's writes can be read back.

@@ -61,6 +61,9 @@ Flags addCommon(CLI::App &app, CommonOptions &o, Command cmd) {
   app.add_option("--update-from", o.updateFrom,
                  "OTHER.cgf: whole-graph update from a graph of the same topology");
   app.add_flag("--allow-plugins", o.allowPlugins, "let host tasks load plugin libraries");
+  app.add_flag("--check-bounds", o.checkBounds,
+               "cpu backend: check every kernel buffer access against its binding (slower; for "
+               "untrusted .cgf files): an access outside fails the run naming node, argument and byte");
   app.add_flag("--json", o.json, "results as JSON on stdout (everything else on stderr)");
   Flags f;
   if (cmd != Command::Bench) {

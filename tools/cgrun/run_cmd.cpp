@@ -107,7 +107,7 @@ int runCommand(const CommonOptions &o, uint32_t iterations, const std::vector<st
     chks.push_back(std::move(*c));
   }
 
-  auto registry = makeRegistry();
+  auto registry = makeRegistry(o.checkBounds);
   const std::string spec = deviceSpec(o.backends.empty() ? "" : o.backends[0], o.device);
   Expected<rt::Device *> dev = registry->open(spec);
   if (!dev) return fail(dev.error());
