@@ -102,8 +102,7 @@ int main(int argc, char **argv) {
     auto t1 = Clock::now();
     if (!rep) die(rep.error().message());
     double ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
-    std::printf("%8u %8zu %8zu %10.1f %12.2f\n", n, edges, rep->fused.size(), ms,
-                1000.0 * ms / n);
+    std::printf("%8u %8zu %8zu %10.1f %12.2f\n", n, edges, rep->fused.size(), ms, 1000.0 * ms / n);
   }
   return 0;
 }

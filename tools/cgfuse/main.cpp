@@ -140,6 +140,7 @@ int run(int argc, char **argv) {
   app.add_option("-o", output, "output .cgf file")->required();
   app.add_option("--fuse", groups, "fuse the named kernel nodes, in this order (repeatable)")
       ->type_name("A,B,...")
+      ->allow_extra_args(false)
       ->take_all();
   app.add_option(
          "--plan", planFile,
@@ -156,6 +157,7 @@ int run(int argc, char **argv) {
                  "scratch slots: transient slots used only inside a fused group that may leave "
                  "the graph (private or local memory); no other slot leaves it (repeatable)")
       ->type_name("SLOT[,SLOT...]")
+      ->allow_extra_args(false)
       ->take_all();
   app.add_flag("--no-internalize", noInternalize,
                "keep every slot in global memory, scratch slots too");
@@ -167,6 +169,7 @@ int run(int argc, char **argv) {
                  "over it are folded, its nd-range sizes and arguments become literals); "
                  "repeatable")
       ->type_name("NAME=VALUE")
+      ->allow_extra_args(false)
       ->take_all();
   app.add_flag(
       "--no-restrict", noRestrict,

@@ -45,7 +45,7 @@ std::string join(const Graph &g, const std::vector<uint32_t> &nodes) {
 // has one is not literal, so its group must share one nd-range (the same expressions).
 struct ExprIndex {
   const Graph &g;
-  std::vector<std::array<int32_t, 9>> range;                   // per node; -1: none
+  std::vector<std::array<int32_t, 9>> range;                    // per node; -1: none
   std::vector<std::vector<std::pair<uint32_t, uint32_t>>> args; // per node: (arg, expr)
   explicit ExprIndex(const Graph &graph) : g(graph) {
     if (g.exprs.empty()) return;
@@ -462,7 +462,7 @@ struct SlotUsers {
 struct Planned {
   std::vector<uint32_t> grp;
   IrRequest req;
-  std::vector<Arg> paramArgs; // per FusedParam: the argument the fused node passes
+  std::vector<Arg> paramArgs;     // per FusedParam: the argument the fused node passes
   std::vector<int32_t> paramExpr; // per FusedParam: its stored expression (Graph::exprs), -1
   IrResult res;
   std::string nodeName;
@@ -835,8 +835,9 @@ Expected<ScratchSlots> scratchSlots(const Graph &g, const FuseOptions &o, FuseRe
       if (name.empty()) continue;
       uint32_t s = g.findSlot(name);
       if (s == kNone)
-        rep.remarks.push_back({Remark::Note, "", "the graph's 'scratch' metadata names '" + name +
-                                                     "', which is not a slot"});
+        rep.remarks.push_back(
+            {Remark::Note, "",
+             "the graph's 'scratch' metadata names '" + name + "', which is not a slot"});
       else if (scratch[s].empty())
         scratch[s] = "named scratch by the graph's metadata";
     }
@@ -933,8 +934,7 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
         list += (list.empty() ? "" : ",") + x;
       rep.remarks.push_back(
           {Remark::Note, gname,
-           "kept " + list + " in the graph with " +
-               (pl.unnamed.size() > 1 ? "their" : "its") +
+           "kept " + list + " in the graph with " + (pl.unnamed.size() > 1 ? "their" : "its") +
                " final contents: transient and used only by the group, but not named scratch "
                "(internalize " +
                (pl.unnamed.size() > 1 ? "them" : "it") + " with --internalize " + list + ")"});
@@ -1048,8 +1048,8 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
           }
         }
         if (!why.empty()) {
-          rep.remarks.push_back(
-              {Remark::Note, join(g, chain), "chain ends before '" + g.nodes[s].name + "': " + why});
+          rep.remarks.push_back({Remark::Note, join(g, chain),
+                                 "chain ends before '" + g.nodes[s].name + "': " + why});
           break;
         }
         chain.push_back(s);

@@ -1050,14 +1050,14 @@ std::string sharedTypeQual(const IrRequest &req, const std::vector<llvm::Functio
 // aliasing promises some other kernel bound to it does not make (a parameter one kernel
 // only reads and another writes is not readonly in the fused kernel). noalias is
 // decided in step 7, where the parameters of one slot are known.
-llvm::AttrBuilder sharedParamAttrs(const IrRequest &req, const std::vector<llvm::Function *> &callee,
-                                   uint32_t p, llvm::LLVMContext &ctx) {
+llvm::AttrBuilder sharedParamAttrs(const IrRequest &req,
+                                   const std::vector<llvm::Function *> &callee, uint32_t p,
+                                   llvm::LLVMContext &ctx) {
   const FusedParam &fp = req.params[p];
   llvm::AttrBuilder ab(ctx, callee[fp.inst]->getAttributes().getParamAttrs(fp.param));
   ab.removeAttribute(llvm::Attribute::NoAlias);
-  const llvm::Attribute::AttrKind promises[] = {llvm::Attribute::ReadOnly,
-                                                llvm::Attribute::ReadNone,
-                                                llvm::Attribute::WriteOnly};
+  const llvm::Attribute::AttrKind promises[] = {
+      llvm::Attribute::ReadOnly, llvm::Attribute::ReadNone, llvm::Attribute::WriteOnly};
   for (size_t i = 0; i < req.insts.size(); ++i)
     for (size_t q = 0; q < req.insts[i].bind.size(); ++q) {
       if (req.insts[i].bind[q] != p) continue;
@@ -1512,9 +1512,10 @@ Expected<IrResult> buildFusedKernel(const IrRequest &req) {
       for (uint32_t i : su.insts) {
         // the same work-items (a linearly remapped kernel of as many work-items counts:
         // own-index accesses are at the same global linear id)
-        sameSize = sameSize && (sameGlobal(req.insts[i].range, req.insts[su.insts[0]].range) ||
-                                (req.literal && req.insts[i].range.total() ==
-                                                    req.insts[su.insts[0]].range.total()));
+        sameSize =
+            sameSize &&
+            (sameGlobal(req.insts[i].range, req.insts[su.insts[0]].range) ||
+             (req.literal && req.insts[i].range.total() == req.insts[su.insts[0]].range.total()));
         fusedSize = fusedSize && req.insts[i].remap == Remap::Same;
       }
       if (!sameSize) {

@@ -63,16 +63,16 @@ struct Instance {
 };
 
 struct IrRequest {
-  std::string fusedName;                     // fused kernel name
+  std::string fusedName; // fused kernel name
   // The graph's modules (indexed by Instance::module) and slots (by slotKey); not owned,
   // they outlive the request.
   const std::vector<KernelModule> *modules = nullptr;
   const std::vector<Slot> *slots = nullptr;
   std::vector<Instance> insts;
   std::vector<FusedParam> params;
-  bool hasLocalMem = false;           // some kernel gets a __local argument: keep barriers
-  bool noBarriers = false;            // the plan asserts no work-item reads another's results
-  bool noAlias = true;                // mark single-parameter slots noalias (see fuse_ir.cpp)
+  bool hasLocalMem = false; // some kernel gets a __local argument: keep barriers
+  bool noBarriers = false;  // the plan asserts no work-item reads another's results
+  bool noAlias = true;      // mark single-parameter slots noalias (see fuse_ir.cpp)
   // The fused node's nd-range. `literal` false: some size is a graph parameter, every
   // instance has the same range and nothing is remapped (the ranges then hold only the
   // dimension count).
