@@ -15,17 +15,19 @@ fuse() { # NAME JSON OPTIONS...
   files="$files $work/$name-fused.cgf"
 }
 files=""
-fuse chain4 "$D/chain4.json" --fuse k1,k2,k3,k4
+fuse chain4 "$D/chain4.json" --fuse k1,k2,k3,k4 --internalize t1,t2,t3
 fuse chain4_local "$D/chain4.json" --plan "$D/chain4_local_plan.json"
-fuse ichain "$D/ichain.json" --fuse i1,i2,i3,i4
-fuse local "$D/local.json" --fuse a,b,c
-fuse ranges "$D/ranges.json" --fuse a1,a2 --fuse e1,e2
-fuse tile "$D/tile.json" --auto
-fuse tile2d "$D/tile2d.json" --auto
-fuse ndrange "$D/ndrange.json" --fuse a1,a2 --fuse b1,b2 --fuse c1,c2 --fuse f1,f2
+fuse ichain "$D/ichain.json" --fuse i1,i2,i3,i4 --internalize t
+fuse local "$D/local.json" --fuse a,b,c --internalize t
+fuse ranges "$D/ranges.json" --fuse a1,a2 --fuse e1,e2 --internalize t5
+fuse tile "$D/tile.json" --auto --internalize t,u,it
+fuse tile2d "$D/tile2d.json" --auto --internalize t,u,it
+fuse ndrange "$D/ndrange.json" --fuse a1,a2 --fuse b1,b2 --fuse c1,c2 --fuse f1,f2 --internalize t1,t2,t3,t7
 fuse chain1000 "$E/chain1000/graph.json" --auto
 fuse mlp "$E/mlp/graph.json" --auto
 fuse stencil "$E/stencil/graph.json" --fuse sweep.0,residual.0
 fuse image "$E/image/graph.json" --auto
+fuse timeloop "$D/timeloop.json" --auto --internalize b
+fuse exprs_chain "$D/exprs_chain.json" --auto --internalize t
 # shellcheck disable=SC2086
 "$check" $files
