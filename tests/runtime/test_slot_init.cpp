@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <new>
 
 using namespace cgraph;
 using namespace cgraph::rt;
@@ -94,8 +95,13 @@ public:
 class WriteOnlyDevice : public Device {
 public:
   uint64_t largestWrite = 0;
+  int allocations = 0;
+  bool throwBadAlloc = false; // allocate() throws std::bad_alloc, as an allocator may
+  DeviceInfo info_;
   const DeviceInfo &info() const override { return info_; }
   Expected<std::unique_ptr<Buffer>> allocate(uint64_t bytes, uint32_t) override {
+    ++allocations;
+    if (throwBadAlloc) throw std::bad_alloc();
     return std::unique_ptr<Buffer>(new DeviceOnlyBuffer(bytes));
   }
   Error write(Buffer &dst, uint64_t offset, const void *src, uint64_t bytes) override {
@@ -109,9 +115,6 @@ public:
   Expected<std::unique_ptr<Executable>> finalize(const Graph &, const FinalizeOptions &) override {
     return makeError("not used");
   }
-
-private:
-  DeviceInfo info_;
 };
 } // namespace
 
@@ -151,4 +154,48 @@ TEST_CASE("owned slots on a device without host pointers: large zero and fill sl
   auto none = allocateOwnedSlots(dev, bad, {}, HostPolicy{}, 64);
   REQUIRE_FALSE(none.ok());
   CHECK(none.error().message().find("slot 's': fill pattern has 0 bytes") != std::string::npos);
+}
+
+TEST_CASE("owned slots larger than the device's memory are refused before anything is allocated",
+          "[runtime][slot_init]") {
+  WriteOnlyDevice dev;
+  dev.info_.name = "small";
+  dev.info_.caps.globalMemoryBytes = uint64_t(1) << 30;
+  Graph g;
+  g.slots = {slot(SlotInit::Transient, 64), slot(SlotInit::Transient, uint64_t(1) << 40)};
+  g.slots[1].name = "big";
+  auto bufs = allocateOwnedSlots(dev, g, {}, HostPolicy{}, 64);
+  REQUIRE_FALSE(bufs.ok());
+  CHECK(bufs.error().message() ==
+        "slot 'big': 1099511627776 bytes is more than the memory of device 'small' (1073741824 bytes)");
+  CHECK(dev.allocations == 0);
+  // A slot's minimum size from its nodes counts, not only its declared size.
+  Graph grows;
+  grows.slots = {slot(SlotInit::Transient, 64)};
+  auto min = allocateOwnedSlots(dev, grows, {(uint64_t(1) << 30) + 1}, HostPolicy{}, 64);
+  REQUIRE_FALSE(min.ok());
+  CHECK(min.error().message().rfind("slot 's': 1073741825 bytes is more than the memory", 0) == 0);
+  CHECK(dev.allocations == 0);
+  // At the limit it is allocated.
+  CHECK(checkSlotFits(dev.info(), "s", uint64_t(1) << 30).failed() == false);
+
+  // Devices that do not say: host-memory buffers are bounded by the host's memory,
+  // others are not bounded here.
+  DeviceInfo host;
+  host.caps.hostPointerBuffers = true;
+  CHECK(deviceMemoryLimit(host) > 0);
+  CHECK(checkSlotFits(host, "huge", uint64_t(1) << 62).failed());
+  CHECK(deviceMemoryLimit(DeviceInfo{}) == 0);
+  CHECK_FALSE(checkSlotFits(DeviceInfo{}, "huge", uint64_t(1) << 62).failed());
+}
+
+TEST_CASE("an allocation failure while setting up owned slots names the slot and its size",
+          "[runtime][slot_init]") {
+  WriteOnlyDevice dev;
+  dev.throwBadAlloc = true;
+  Graph g;
+  g.slots = {slot(SlotInit::Fill, 4096, {1, 2})};
+  auto bufs = allocateOwnedSlots(dev, g, {}, HostPolicy{}, 64);
+  REQUIRE_FALSE(bufs.ok());
+  CHECK(bufs.error().message() == "slot 's': out of memory allocating 4096 bytes");
 }

@@ -6,6 +6,7 @@
 #include "cgraph/backends/cpu/cpu_backend.h"
 #include "cgraph/format/reader.h"
 #include "cgraph/graph/hazards.h"
+#include "cgraph/runtime/slot_init.h"
 #ifdef CGRUN_HAVE_OPENCL
 #include "cgraph/backends/opencl/opencl_backend.h"
 #endif
@@ -24,6 +25,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <new>
 
 namespace cgraph::cgrun {
 
@@ -83,6 +85,26 @@ std::string deviceSpec(const std::string &backend, const std::string &device) {
   if (device.find_first_not_of("0123456789") == std::string::npos)
     return (backend.empty() ? std::string("cpu") : backend) + ":" + device;
   return device;
+}
+
+Error checkDeviceOption(const std::string &backend, const std::string &device) {
+  auto index = [](const std::string &t) { return !t.empty() && t.find_first_not_of("0123456789") == std::string::npos; };
+  auto registry = makeRegistry();
+  const size_t colon = device.find(':');
+  const std::string name = device.substr(0, colon);
+  if (index(device) || (registry->find(name) && (colon == std::string::npos || index(device.substr(colon + 1)))))
+    return Error::success();
+  const std::string b = backend.empty() ? "cpu" : backend.substr(0, backend.find(':'));
+  std::string known;
+  for (const auto &k : registry->backends()) known += std::string(known.empty() ? "" : ", ") + k->name();
+  std::string count = "backend '" + b + "' is not compiled in";
+  if (rt::Backend *be = registry->find(b)) {
+    const size_t n = be->probe().devices.size();
+    count = b + " has " + std::to_string(n) + " device" + (n == 1 ? "" : "s") +
+            (n ? " (0 to " + std::to_string(n - 1) + ")" : "");
+  }
+  return makeError("--device " + device + ": not a device; give an index (" + count +
+                   ") or a spec BACKEND[:INDEX] such as cpu, cpu:0, opencl:1 (backends: " + known + ")");
 }
 
 Expected<Graph> loadGraph(const std::string &path) { return readCgfFile(path); }
@@ -161,18 +183,30 @@ bool typeFromName(std::string t, ScalarType *out) {
 
 } // namespace
 
-ScalarType slotType(const Graph &g, uint32_t slot) {
+std::vector<ScalarType> slotKernelTypes(const Graph &g, uint32_t slot) {
+  std::vector<ScalarType> out;
   for (const Node &n : g.nodes) {
     if (n.kind != NodeKind::Kernel || n.kernel >= g.kernels.size()) continue;
     const Kernel &k = g.kernels[n.kernel];
     for (size_t i = 0; i < n.args.size() && i < k.params.size(); ++i) {
       ScalarType t;
       if (n.args[i].kind == ArgKind::Slot && n.args[i].index == slot &&
-          typeFromName(k.params[i].typeName, &t))
-        return t;
+          typeFromName(k.params[i].typeName, &t) && std::find(out.begin(), out.end(), t) == out.end())
+        out.push_back(t);
     }
   }
+  return out;
+}
+
+ScalarType slotType(const Graph &g, uint32_t slot) {
+  std::vector<ScalarType> types = slotKernelTypes(g, slot);
+  if (!types.empty()) return types[0];
   return slot < g.slots.size() && g.slots[slot].size % 4 == 0 ? ScalarType::F32 : ScalarType::U8;
+}
+
+uint64_t hostMemoryBytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && pageSize > 0 ? uint64_t(pages) * uint64_t(pageSize) : 0;
 }
 
 std::string slotLabel(const Graph &g, uint32_t s) {
@@ -211,8 +245,13 @@ Expected<Bound> bindContents(rt::Device &dev, const Graph &g,
     const bool external = g.slots[s].init == SlotInit::External;
     if (!external && contents[s].empty()) continue;
     const uint64_t size = std::max<uint64_t>(bytes[s], 1);
-    Expected<std::unique_ptr<rt::Buffer>> buf =
-        dev.allocate(size, std::max<uint32_t>(g.slots[s].alignment, 64));
+    CGRAPH_RETURN_IF_ERROR(rt::checkSlotFits(dev.info(), g.slots[s].name, size));
+    Expected<std::unique_ptr<rt::Buffer>> buf = makeError("");
+    try {
+      buf = dev.allocate(size, std::max<uint32_t>(g.slots[s].alignment, 64));
+    } catch (const std::bad_alloc &) {
+      buf = makeError("out of memory");
+    }
     if (!buf) return buf.error().withContext(slotLabel(g, s) + ": allocating " + std::to_string(size) + " bytes");
     b.buffers[s] = std::move(*buf);
     b.table.slots[s] = rt::Binding{b.buffers[s].get(), 0, 0};

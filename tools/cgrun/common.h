@@ -46,6 +46,7 @@ struct InputSpec {
   std::string value;
   ScalarType type = ScalarType::F32;
   bool typeGiven = false;
+  bool raw = false; // --input slot=file:raw: the file's bytes whatever its dtype
 };
 
 // Output lines that are not results: stderr (stdout carries results only with --json).
@@ -63,6 +64,10 @@ std::vector<std::string> splitList(const std::string &text);
 // Prints "cgrun: error: MSG" and returns 2 (a usage error).
 int usage(const std::string &msg);
 std::string deviceSpec(const std::string &backend, const std::string &device);
+// --device's forms: an index of `backend`'s devices (cpu when empty), BACKEND or
+// BACKEND:INDEX. Anything else is an Error (a usage error) giving these forms and the
+// number of devices the backend has.
+Error checkDeviceOption(const std::string &backend, const std::string &device);
 
 Expected<Graph> loadGraph(const std::string &path);
 rt::HostPolicy hostPolicy(const CommonOptions &o);
@@ -77,6 +82,12 @@ void sizeSlotsForParams(Graph &g, const std::vector<rt::ParamValues> &paramSets)
 // The element type of a slot, from the kernel parameters it is bound to (float* -> f32);
 // f32 when unknown and the size is a multiple of 4, else u8.
 ScalarType slotType(const Graph &g, uint32_t slot);
+// The element types of the kernel parameters `slot` is bound to, first use first; empty
+// when no kernel says.
+std::vector<ScalarType> slotKernelTypes(const Graph &g, uint32_t slot);
+// This host's physical memory in bytes (0 when unknown): no slot cgrun holds a host copy
+// of may be larger.
+uint64_t hostMemoryBytes();
 Expected<uint32_t> findSlotArg(const Graph &g, const std::string &name, const std::string &option);
 
 // Parses --input/--random/--zeros/--fill into one spec per slot.

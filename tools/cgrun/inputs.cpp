@@ -5,7 +5,9 @@
 #include "cgraph/runtime/scalar_text.h"
 #include "cgraph/runtime/slot_init.h"
 
+#include <algorithm>
 #include <cstring>
+#include <new>
 
 namespace cgraph::cgrun {
 
@@ -56,6 +58,22 @@ Error splitAssign(const std::string &arg, const std::string &option, std::string
   return Error::success();
 }
 
+// A .npy input's dtype must be the slot's element type (as the kernels bound to it
+// declare it), unless the input says ":raw". Raw files and slots no kernel types are
+// not checked.
+Error checkInputType(const Graph &g, uint32_t s, const InputSpec &spec, const rt::NpyArray &header) {
+  if (spec.raw || !rt::isNpyPath(spec.path)) return Error::success();
+  std::vector<ScalarType> types = slotKernelTypes(g, s);
+  if (types.empty() || std::find(types.begin(), types.end(), header.type) != types.end())
+    return Error::success();
+  std::string slotTypes;
+  for (ScalarType t : types) slotTypes += std::string(slotTypes.empty() ? "" : " or ") + scalarName(t);
+  const std::string arg = g.slots[s].name + "=" + spec.path;
+  return makeError("--input " + arg + ": '" + spec.path + "' holds " + scalarName(header.type) + ", " +
+                   slotLabel(g, s) + " is " + slotTypes + " (--input " + arg +
+                   ":raw binds the file's bytes as they are)");
+}
+
 } // namespace
 
 Expected<std::vector<InputSpec>> parseInputs(const Graph &g, const CommonOptions &o) {
@@ -77,6 +95,12 @@ Expected<std::vector<InputSpec>> parseInputs(const Graph &g, const CommonOptions
     InputSpec spec;
     spec.kind = InputSpec::File;
     spec.path = path;
+    // "file:raw": the bytes as they are, whatever the dtype of a .npy file.
+    const std::string rawSuffix = ":raw";
+    if (path.size() > rawSuffix.size() && path.compare(path.size() - rawSuffix.size(), rawSuffix.size(), rawSuffix) == 0) {
+      spec.raw = true;
+      spec.path = path.substr(0, path.size() - rawSuffix.size());
+    }
     CGRAPH_RETURN_IF_ERROR(assign(*s, spec, "--input " + a));
   }
   for (const std::string &a : o.randoms) {
@@ -136,16 +160,26 @@ Expected<std::vector<std::vector<uint8_t>>> initialContents(const Graph &g,
   std::vector<std::vector<uint8_t>> out(g.slots.size());
   for (uint32_t s = 0; s < g.slots.size(); ++s) {
     const Slot &slot = g.slots[s];
+    if (slot.init != SlotInit::External && !wanted[s]) continue;
+    // A zeroed host copy of the slot: refused before allocating when the host could
+    // never hold it, and an allocation failure names the slot.
+    const uint64_t size = std::max<uint64_t>(bytes[s], 1);
+    const uint64_t host = hostMemoryBytes();
+    if (host && size > host)
+      return makeError(slotLabel(g, s) + ": " + std::to_string(size) + " bytes is more than this host's memory (" +
+                       std::to_string(host) + " bytes)");
+    try {
+      out[s].assign(size_t(size), 0);
+    } catch (const std::bad_alloc &) {
+      return makeError(slotLabel(g, s) + ": out of memory allocating " + std::to_string(size) + " bytes");
+    }
     if (slot.init != SlotInit::External) {
-      if (!wanted[s]) continue;
       // Bound by cgrun so it can be read back; same contents the backend would give it.
-      out[s].assign(size_t(std::max<uint64_t>(bytes[s], 1)), 0);
       Error e = rt::initializeSlot(slot, policy, out[s].data(), std::min(bytes[s], slot.size));
       if (e) return e;
       continue;
     }
     std::vector<uint8_t> &v = out[s];
-    v.assign(size_t(std::max<uint64_t>(bytes[s], 1)), 0);
     const InputSpec &spec = specs[s];
     switch (spec.kind) {
     case InputSpec::None:
@@ -169,6 +203,7 @@ Expected<std::vector<std::vector<uint8_t>>> initialContents(const Graph &g,
       rt::NpyArray header;
       Expected<std::vector<uint8_t>> data = rt::readDataFile(spec.path, &header);
       if (!data) return data.error().withContext("--input " + slot.name);
+      CGRAPH_RETURN_IF_ERROR(checkInputType(g, s, spec, header));
       if (data->size() != bytes[s])
         return makeError("--input " + slot.name + "=" + spec.path + ": file has " +
                          std::to_string(data->size()) + " bytes of data, " + slotLabel(g, s) +

@@ -15,6 +15,7 @@
 
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 using namespace cgraph;
@@ -28,6 +29,17 @@ struct Flags {
   CLI::Option *rtol = nullptr, *atol = nullptr, *ulp = nullptr;
 };
 
+// A number >= 0: tolerances and times (NaN and negative values are usage errors).
+std::string nonNegative(std::string &text) {
+  char *end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0') return "'" + text + "' is not a number";
+  if (!(v >= 0)) return "expected a number >= 0, got '" + text + "'";
+  return "";
+}
+
+const CLI::Validator kNonNegative(nonNegative, "NUMBER >= 0");
+
 Flags addCommon(CLI::App &app, CommonOptions &o, Command cmd) {
   app.add_option("file", o.file, "the .cgf graph to run");
   app.add_option("--backend", o.backends,
@@ -37,7 +49,9 @@ Flags addCommon(CLI::App &app, CommonOptions &o, Command cmd) {
       ->allow_extra_args(false);
   if (cmd != Command::Compare)
     app.add_option("--device", o.device, "device index of --backend, or a full spec (opencl:1)");
-  app.add_option("--input", o.inputs, "slot=file.npy|file.bin: contents of an external slot")
+  app.add_option("--input", o.inputs,
+                 "slot=file.npy|file.bin[:raw]: contents of an external slot; a .npy file's dtype must be "
+                 "the slot's element type, unless ':raw' binds the file's bytes as they are")
       ->allow_extra_args(false);
   app.add_option("--random", o.randoms, "slot[:seed]: random contents (floats in [0,1))")
       ->allow_extra_args(false);
@@ -67,9 +81,10 @@ Flags addCommon(CLI::App &app, CommonOptions &o, Command cmd) {
   app.add_flag("--json", o.json, "results as JSON on stdout (everything else on stderr)");
   Flags f;
   if (cmd != Command::Bench) {
-    f.rtol = app.add_option("--rtol", o.tol.rtol, "relative tolerance (default 1e-5)");
-    f.atol = app.add_option("--atol", o.tol.atol, "absolute tolerance (default 1e-8)");
-    f.ulp = app.add_option("--ulp", o.tol.ulp, "tolerance in units in the last place (floats)");
+    f.rtol = app.add_option("--rtol", o.tol.rtol, "relative tolerance (default 1e-5)")->check(kNonNegative);
+    f.atol = app.add_option("--atol", o.tol.atol, "absolute tolerance (default 1e-8)")->check(kNonNegative);
+    f.ulp = app.add_option("--ulp", o.tol.ulp, "tolerance in units in the last place (floats)")
+                ->check(kNonNegative);
   }
   return f;
 }
@@ -134,7 +149,8 @@ int mainImpl(int argc, char **argv) {
   } else if (cmd == Command::Bench) {
     app.add_option("--warmup", bench.warmup, "untimed runs per mode (default 3)");
     app.add_option("--repetitions", bench.repetitions, "timed runs per mode (default 10)");
-    app.add_option("--min-time", bench.minTime, "keep repeating until this many seconds per mode");
+    app.add_option("--min-time", bench.minTime, "keep repeating until this many seconds per mode")
+        ->check(kNonNegative);
     app.add_option("--modes", bench.modes,
                    "comma-separated modes to time: eager, replay, replay-rebind, replay-stream (10 replays "
                    "back to back per sample: throughput), replay-reshape (needs "
@@ -163,6 +179,8 @@ int mainImpl(int argc, char **argv) {
   }
   if (list) return listDevices(o.json);
   if (o.file.empty()) return usage("no input file (cgrun FILE.cgf; see --help)");
+  if (!o.device.empty())
+    if (Error e = checkDeviceOption(o.backends.empty() ? "" : o.backends[0], o.device)) return usage(e.message());
   if (cmd == Command::Run) {
     if (o.backends.size() > 1 && !o.device.empty()) return usage("--device with more than one --backend");
     if (iterations == 0) return usage("--iterations must be at least 1");

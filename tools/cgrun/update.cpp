@@ -2,6 +2,7 @@
 // executable from the command line (rt::Executable::update does the checking).
 #include "common.h"
 
+#include "cgraph/graph/flatten.h"
 #include "cgraph/runtime/scalar_text.h"
 
 #include <map>
@@ -76,6 +77,34 @@ Expected<Arg> parseArg(const Graph &g, const Arg &old, const std::string &text, 
   return makeError(what + ": this argument cannot be updated");
 }
 
+bool sameArg(const Arg &x, const Arg &y) {
+  return x.kind == y.kind && x.type == y.type && x.index == y.index && x.value == y.value && x.text == y.text;
+}
+
+// rt::Executable::update(Graph) updates kernel nodes only; a host task that differs in
+// the source graph would be silently kept as it was. Refused here instead, naming the node.
+Error checkHostTasksUnchanged(const Graph &mine, const Graph &source) {
+  auto flat = flattenSubgraphs(source);
+  if (!flat || flat->nodes.size() != mine.nodes.size()) return Error::success(); // update reports it
+  for (size_t n = 0; n < mine.nodes.size(); ++n) {
+    const Node &a = mine.nodes[n], &b = flat->nodes[n];
+    if (a.kind != NodeKind::Host || b.kind != NodeKind::Host) continue;
+    const std::string what = "node '" + a.name + "': the host task differs in the source graph (";
+    const std::string why = "); host tasks cannot be updated";
+    auto task = [](const HostOp &h) { return "'" + (h.library.empty() ? h.op : h.library + ":" + h.op) + "'"; };
+    if (a.host.op != b.host.op || a.host.library != b.host.library)
+      return makeError(what + task(b.host) + " instead of " + task(a.host) + why);
+    if (a.args.size() != b.args.size())
+      return makeError(what + std::to_string(b.args.size()) + " arguments instead of " + std::to_string(a.args.size()) + why);
+    for (size_t i = 0; i < a.args.size(); ++i) {
+      // A stored expression's argument (a Param past the graph's) follows the parameters.
+      if (a.args[i].kind == ArgKind::Param && a.args[i].index >= mine.params.size()) continue;
+      if (!sameArg(a.args[i], b.args[i])) return makeError(what + "arg " + std::to_string(i) + why);
+    }
+  }
+  return Error::success();
+}
+
 } // namespace
 
 bool hasUpdates(const CommonOptions &o) {
@@ -86,6 +115,7 @@ Error applyUpdates(rt::Executable &exe, const CommonOptions &o) {
   if (!o.updateFrom.empty()) {
     Expected<Graph> other = loadGraph(o.updateFrom);
     if (!other) return other.error().withContext("--update-from");
+    CGRAPH_RETURN_IF_ERROR(checkHostTasksUnchanged(exe.graph(), *other).withContext("--update-from " + o.updateFrom));
     CGRAPH_RETURN_IF_ERROR(exe.update(*other).withContext("--update-from " + o.updateFrom));
   }
   const Graph &g = exe.graph();

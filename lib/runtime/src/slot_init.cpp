@@ -4,8 +4,12 @@
 #include "cgraph/runtime/npy.h"
 #include "cgraph/runtime/paths.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstring>
+#include <new>
+#include <stdexcept>
 
 namespace cgraph::rt {
 
@@ -104,12 +108,53 @@ Error stageSlot(Device &device, Buffer &buf, const Slot &s, uint64_t bytes, cons
   staging.assign(size_t(kStagingPiece), 0);
   return writePieces(device, buf, zerosFrom, bytes - zerosFrom, staging).withContext(where);
 }
+
+// Allocates and initializes one owned slot. A std::bad_alloc from the device's
+// allocator or the staging buffer becomes an Error naming the slot and its size.
+Expected<std::unique_ptr<Buffer>> setUpSlot(Device &device, const Slot &s, uint64_t bytes, uint32_t align,
+                                            const HostPolicy &policy, std::vector<uint8_t> &staging,
+                                            const std::string &where) {
+  try {
+    Expected<std::unique_ptr<Buffer>> buf = device.allocate(bytes, align);
+    if (!buf) return buf.error().withContext(where + " (" + std::to_string(bytes) + " bytes)");
+    if (void *p = (*buf)->hostPointer()) {
+      CGRAPH_RETURN_IF_ERROR(initializeSlot(s, policy, p, s.size));
+      if (bytes > s.size) std::memset(static_cast<char *>(p) + s.size, 0, size_t(bytes - s.size));
+    } else {
+      CGRAPH_RETURN_IF_ERROR(stageSlot(device, **buf, s, bytes, policy, staging, where));
+    }
+    return buf;
+  } catch (const std::bad_alloc &) {
+    return makeError(where + ": out of memory allocating " + std::to_string(bytes) + " bytes");
+  }
+}
 } // namespace
+
+uint64_t deviceMemoryLimit(const DeviceInfo &info) {
+  if (info.caps.globalMemoryBytes) return info.caps.globalMemoryBytes;
+  if (!info.caps.hostPointerBuffers) return 0;
+  const long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && pageSize > 0 ? uint64_t(pages) * uint64_t(pageSize) : 0;
+}
+
+Error checkSlotFits(const DeviceInfo &info, const std::string &slotName, uint64_t bytes) {
+  const uint64_t limit = deviceMemoryLimit(info);
+  if (!limit || bytes <= limit) return Error::success();
+  return makeError("slot '" + slotName + "': " + std::to_string(bytes) + " bytes is more than the memory of device '" +
+                   info.name + "' (" + std::to_string(limit) + " bytes)");
+}
 
 Expected<std::vector<std::unique_ptr<Buffer>>>
 allocateOwnedSlots(Device &device, const Graph &graph, const std::vector<uint64_t> &minSizes,
                    const HostPolicy &policy, uint32_t minAlignment) {
   std::vector<std::unique_ptr<Buffer>> out(graph.slots.size());
+  // Every size is checked before the first allocation: a graph that cannot fit fails
+  // at once, without allocating (and zeroing) the slots before the one too large.
+  for (size_t i = 0; i < graph.slots.size(); ++i) {
+    const Slot &s = graph.slots[i];
+    if (s.init == SlotInit::External) continue;
+    CGRAPH_RETURN_IF_ERROR(checkSlotFits(device.info(), s.name, ownedSlotBytes(s, i < minSizes.size() ? minSizes[i] : 0)));
+  }
   std::vector<uint8_t> staging;
   for (size_t i = 0; i < graph.slots.size(); ++i) {
     const Slot &s = graph.slots[i];
@@ -117,21 +162,22 @@ allocateOwnedSlots(Device &device, const Graph &graph, const std::vector<uint64_
     const std::string where = "slot '" + s.name + "'";
     const uint64_t bytes = ownedSlotBytes(s, i < minSizes.size() ? minSizes[i] : 0);
     const uint32_t align = std::max<uint32_t>(s.alignment ? s.alignment : 1, minAlignment);
-    Expected<std::unique_ptr<Buffer>> buf = device.allocate(bytes, align);
-    if (!buf) return buf.error().withContext(where);
-    if (void *p = (*buf)->hostPointer()) {
-      CGRAPH_RETURN_IF_ERROR(initializeSlot(s, policy, p, s.size));
-      if (bytes > s.size) std::memset(static_cast<char *>(p) + s.size, 0, size_t(bytes - s.size));
-    } else {
-      CGRAPH_RETURN_IF_ERROR(stageSlot(device, **buf, s, bytes, policy, staging, where));
-    }
+    Expected<std::unique_ptr<Buffer>> buf = setUpSlot(device, s, bytes, align, policy, staging, where);
+    if (!buf) return buf.error();
     out[i] = std::move(*buf);
   }
   return out;
 }
 
 Expected<std::vector<uint8_t>> initialSlotContents(const Slot &slot, const HostPolicy &policy) {
-  std::vector<uint8_t> out(size_t(slot.size));
+  std::vector<uint8_t> out;
+  try {
+    out.resize(size_t(slot.size));
+  } catch (const std::bad_alloc &) {
+    return makeError("slot '" + slot.name + "': out of memory allocating " + std::to_string(slot.size) + " bytes");
+  } catch (const std::length_error &) {
+    return makeError("slot '" + slot.name + "': out of memory allocating " + std::to_string(slot.size) + " bytes");
+  }
   Error e = initializeSlot(slot, policy, out.data(), slot.size);
   if (e) return e;
   return out;

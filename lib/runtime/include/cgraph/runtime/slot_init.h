@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace cgraph::rt {
@@ -39,11 +40,22 @@ void fillPattern(void *dst, uint64_t bytes, const uint8_t *pattern, size_t patte
 // Semantics are written in format/SPEC.md ("Runtime-owned slots").
 uint64_t ownedSlotBytes(const Slot &slot, uint64_t minSize);
 
+// The most bytes one slot may have on a device: DeviceInfo::caps.globalMemoryBytes, or,
+// where the device does not say and its buffers are host memory, the host's physical
+// memory; 0 = unknown (no limit).
+uint64_t deviceMemoryLimit(const DeviceInfo &info);
+// An Error naming slot `slotName` and both sizes when `bytes` is more than
+// deviceMemoryLimit(info): `slot 'big': 1099511627776 bytes is more than the memory of
+// device 'cpu' (16777216000 bytes)`.
+Error checkSlotFits(const DeviceInfo &info, const std::string &slotName, uint64_t bytes);
+
 // Allocates and initializes every runtime-owned slot of `graph` on `device`: result[i] is
 // null for External slots. `minSizes[i]` is the graph's minimum size for slot i (empty =
 // Slot::size). Initializes in place through Buffer::hostPointer() where the device has
 // one, else through Device::write: one per data or file slot, pieces of at most 8 MiB for
-// zero and fill slots (no host buffer of a slot's size). Errors name the slot. The buffers are
+// zero and fill slots (no host buffer of a slot's size). Before allocating anything, every
+// slot is checked with checkSlotFits; a std::bad_alloc while setting one up is caught. Errors
+// name the slot (and its size where it did not fit). The buffers are
 // owned by the caller and must be destroyed before `device`.
 Expected<std::vector<std::unique_ptr<Buffer>>>
 allocateOwnedSlots(Device &device, const Graph &graph, const std::vector<uint64_t> &minSizes,

@@ -1,0 +1,165 @@
+// cgrun end to end: what it refuses, and how it says so (input dtypes, slot sizes,
+// option values, device specs, host task updates), and the description reference's
+// complete example compiled by cgc and run on the cpu backend.
+#include "cgrun_test_util.h"
+
+#include <algorithm>
+#include <fstream>
+
+using namespace cgruntest;
+
+namespace {
+
+struct Saxpy {
+  fs::path dir;
+  explicit Saxpy(const std::string &name) : dir(scratch(name)) {
+    writeSaxpy(dir / "saxpy.cgf");
+    writeFloats(dir / "ones.npy", 1.0f);
+  }
+  Result run(const std::string &args) { return cgrun(args, dir); }
+};
+
+const std::string kInputs = "saxpy.cgf --input x=ones.npy --fill y=2 ";
+
+Result cgc(const std::string &args, const fs::path &cwd) {
+  return tooltest::runTool(CGC_PATH, args, cwd, cwd / "cgc");
+}
+
+// The first ```json block after `heading` in a Markdown file.
+std::string jsonBlockAfter(const fs::path &md, const std::string &heading) {
+  const std::string text = slurp(md);
+  size_t at = text.find(heading);
+  REQUIRE(at != std::string::npos);
+  at = text.find("```json\n", at);
+  REQUIRE(at != std::string::npos);
+  at += 8;
+  const size_t end = text.find("```", at);
+  REQUIRE(end != std::string::npos);
+  return text.substr(at, end - at);
+}
+
+} // namespace
+
+TEST_CASE("cgrun --input refuses a .npy whose dtype is not the slot's", "[tools][cgrun][checks]") {
+  Saxpy s("input_dtype");
+  std::vector<int32_t> ints(kN, 1);
+  REQUIRE_FALSE(rt::writeNpyFile((s.dir / "ints.npy").string(), ScalarType::I32, ints.data(), ints.size() * 4));
+  Result r = s.run("saxpy.cgf --input x=ints.npy --fill y=2");
+  INFO(r.err);
+  CHECK(r.code == 1);
+  CHECK(r.err == "cgrun: error: --input x=ints.npy: 'ints.npy' holds i32, slot 'x' is f32 "
+                 "(--input x=ints.npy:raw binds the file's bytes as they are)\n");
+  // ":raw": the bytes as they are (1 as an i32 is a denormal f32).
+  r = s.run("saxpy.cgf --input x=ints.npy:raw --fill y=2");
+  INFO(r.err);
+  CHECK(r.code == 0);
+  r = s.run(kInputs);
+  CHECK(r.code == 0);
+  r = s.run("--help");
+  CHECK(r.code == 0);
+  CHECK(r.out.find(":raw") != std::string::npos);
+}
+
+TEST_CASE("cgrun refuses a slot larger than the device before allocating it", "[tools][cgrun][checks]") {
+  fs::path dir = scratch("huge_slot");
+  constexpr uint64_t kHuge = uint64_t(1) << 40;
+  for (SlotInit init : {SlotInit::Transient, SlotInit::External}) {
+    GraphBuilder b("huge");
+    const uint32_t big = b.addSlot(slot("big", kHuge, init));
+    FillOp f;
+    f.slot = big;
+    f.offset = 0;
+    f.bytes = 4;
+    f.pattern = {1, 2, 3, 4};
+    b.addFill("f", f);
+    writeGraph(b.take(), dir / "huge.cgf");
+    REQUIRE_FALSE(rt::writeBinaryFile((dir / "small.bin").string(), "abcd", 4));
+    // Under a 64 GiB address space limit an attempt to allocate the slot fails with
+    // std::bad_alloc; the refusal comes first, naming the slot and both sizes.
+    Result r = tooltest::runTool("/bin/sh",
+                                 "-c " + quote("ulimit -v 67108864; exec " + quote(CGRUN_PATH) + " huge.cgf" +
+                                               (init == SlotInit::External ? " --input big=small.bin" : "")),
+                                 dir, dir / "std");
+    INFO(r.err);
+    CHECK(r.code == 1);
+    CHECK(r.err.find("cgrun: error: slot 'big': 1099511627776 bytes is more than ") != std::string::npos);
+    CHECK(r.err.find("memory") != std::string::npos);
+    CHECK(r.err.find("bad_alloc") == std::string::npos);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  }
+}
+
+TEST_CASE("cgrun refuses negative or NaN tolerances and times and malformed device specs", "[tools][cgrun][checks]") {
+  Saxpy s("option_values");
+  auto usage = [&](const std::string &args, const std::string &message) {
+    Result r = s.run(args);
+    INFO(args << "\n" << r.err);
+    CHECK(r.code == 2);
+    CHECK(r.err.find("cgrun: error: ") == 0);
+    CHECK(r.err.find(message) != std::string::npos);
+    CHECK(r.out.empty());
+  };
+  usage("compare " + kInputs + "--backend cpu --rtol -1", "--rtol: expected a number >= 0, got '-1'");
+  usage("compare " + kInputs + "--backend cpu --atol nan", "--atol: expected a number >= 0, got 'nan'");
+  usage("compare " + kInputs + "--backend cpu --ulp -3", "--ulp: expected a number >= 0, got '-3'");
+  usage(kInputs + "--rtol -0.5", "--rtol: expected a number >= 0");
+  usage("bench " + kInputs + "--min-time -5", "--min-time: expected a number >= 0, got '-5'");
+  usage("bench " + kInputs + "--min-time NaN", "--min-time: expected a number >= 0, got 'NaN'");
+  usage(kInputs + "--device -1", "--device -1: not a device; give an index (cpu has 1 device (0 to 0)) or a "
+                                 "spec BACKEND[:INDEX] such as cpu, cpu:0, opencl:1");
+  usage("bench " + kInputs + "--device cpu:x", "--device cpu:x: not a device");
+  // The valid forms still run.
+  for (const char *d : {"0", "cpu", "cpu:0"}) {
+    Result r = s.run(kInputs + "--device " + d);
+    INFO(d << "\n" << r.err);
+    CHECK(r.code == 0);
+  }
+  Result r = s.run("compare " + kInputs + "--backend cpu --rtol 0 --atol 1e-3 --ulp 4");
+  INFO(r.err);
+  CHECK(r.code == 0);
+}
+
+TEST_CASE("cgrun --update-from refuses a host task that differs, naming the node", "[tools][cgrun][checks][update]") {
+  Saxpy s("update_host");
+  writeSaxpy(s.dir / "print.cgf", "print");
+  writeSaxpy(s.dir / "typed.cgf", "checksum", {Arg::string("i32")});
+  Result r = s.run(kInputs + "--update-from print.cgf");
+  INFO(r.err);
+  CHECK(r.code == 1);
+  CHECK(r.err == "cgrun: error: --update-from print.cgf: node 'sum': the host task differs in the source graph "
+                 "('print' instead of 'checksum'); host tasks cannot be updated\n");
+  r = s.run(kInputs + "--update-from typed.cgf");
+  CHECK(r.code == 1);
+  CHECK(r.err.find("node 'sum': the host task differs in the source graph (2 arguments instead of 1)") !=
+        std::string::npos);
+  // The same graph still updates.
+  r = s.run(kInputs + "--update-from saxpy.cgf");
+  INFO(r.err);
+  CHECK(r.code == 0);
+}
+
+TEST_CASE("the description reference's complete example compiles and runs on the cpu backend",
+          "[tools][cgrun][checks][cgc]") {
+  const fs::path src = fs::path(CGRAPH_SOURCE_DIR);
+  fs::path dir = scratch("docs_example");
+  fs::copy(src / "tests/tools/data/features", dir, fs::copy_options::recursive);
+  // The example as the documentation shows it is the file the tests use.
+  const std::string doc = jsonBlockAfter(src / "docs/graph-json.md", "## Complete example");
+  CHECK(doc == slurp(dir / "graph.json"));
+  std::ofstream(dir / "doc.json", std::ios::binary) << doc;
+  Result c = cgc("doc.json -o doc.cgf", dir);
+  INFO(c.err);
+  REQUIRE(c.code == 0);
+  Result l = cgc("lint doc.json", dir);
+  INFO(l.err);
+  CHECK(l.code == 0);
+  std::vector<float> ext(1024, 0.25f);
+  REQUIRE_FALSE(rt::writeNpyFile((dir / "c.npy").string(), ScalarType::F32, ext.data(), ext.size() * 4));
+  Result r = cgrun("doc.cgf --input c=c.npy --backend cpu", dir);
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("print blob: ") != std::string::npos);
+  CHECK(r.out.find("print tile: ") != std::string::npos);
+  CHECK(r.out.find("checksum c: xxh3=") != std::string::npos);
+  CHECK(fs::file_size(dir / "out.bin") == 4096);
+}
