@@ -138,6 +138,19 @@ TEST_CASE("cgrun --update-from refuses a host task that differs, naming the node
   CHECK(r.code == 0);
 }
 
+TEST_CASE("a host task's run-time error names its node once", "[tools][cgrun][checks]") {
+  fs::path dir = scratch("host_error_context");
+  GraphBuilder b("cmp");
+  const uint32_t a = b.addSlot(slot("a", 16));
+  const uint32_t c = b.addSlot(slot("c", 16));
+  b.addHost("w", HostOp{"compare", ""}, {Arg::slot(a), Arg::slot(c), Arg::string("f32")});
+  writeGraph(b.take(), dir / "cmp.cgf");
+  Result r = cgrun("cmp.cgf --fill a=1 --fill c=2", dir);
+  INFO(r.err);
+  CHECK(r.code == 1);
+  CHECK(r.err == "cgrun: error: iteration 0: node 'w': compare 'a' vs 'c': element 0 differs: 1 vs 2\n");
+}
+
 TEST_CASE("the description reference's complete example compiles and runs on the cpu backend",
           "[tools][cgrun][checks][cgc]") {
   const fs::path src = fs::path(CGRAPH_SOURCE_DIR);

@@ -182,7 +182,8 @@ Error boundsError(const Graph &g, uint32_t n, const std::vector<uint64_t> &table
   return makeError(m);
 }
 
-// Adds the node's label to a failed node's error, unless boundsError gave it one.
+// Adds the node's label to a failed node's error, unless boundsError or the host task
+// (rt::HostTasks names its node) gave it one.
 Error withNode(const Graph &g, uint32_t n, Error e) {
   if (!e) return e;
   const std::string label = nodeLabel(g, n);
@@ -194,6 +195,7 @@ uint64_t dimValue(const Dim &d, const std::vector<uint64_t> &params) {
   return d.param == kNone ? d.value : params[d.param];
 }
 
+  if (g.nodes[n].kind == NodeKind::Host && e.message().rfind(label + ": ", 0) == 0) return e;
 struct Submission {
   std::vector<char *> base;     // per slot
   std::vector<uint64_t> length; // per slot
