@@ -188,6 +188,7 @@ Error withNode(const Graph &g, uint32_t n, Error e) {
   if (!e) return e;
   const std::string label = nodeLabel(g, n);
   if (e.message().rfind(label + " (kernel '", 0) == 0) return e;
+  if (g.nodes[n].kind == NodeKind::Host && e.message().rfind(label + ": ", 0) == 0) return e;
   return e.withContext(label);
 }
 
@@ -195,7 +196,6 @@ uint64_t dimValue(const Dim &d, const std::vector<uint64_t> &params) {
   return d.param == kNone ? d.value : params[d.param];
 }
 
-  if (g.nodes[n].kind == NodeKind::Host && e.message().rfind(label + ": ", 0) == 0) return e;
 struct Submission {
   std::vector<char *> base;     // per slot
   std::vector<uint64_t> length; // per slot
