@@ -69,6 +69,9 @@ Result cgc(const std::string &args, const fs::path &cwd, const std::string &pref
 Result cgrun(const std::string &args, const fs::path &cwd, const std::string &prefix = "") {
   return run(CGRUN_PATH, args, cwd, prefix);
 }
+Result cgfuse(const std::string &args, const fs::path &cwd, const std::string &prefix = "") {
+  return run(CGFUSE_PATH, args, cwd, prefix);
+}
 
 // Files whose name holds ".tmp." (the atomic writer's temporaries) under `dir`.
 int temporaries(const fs::path &dir) {
@@ -358,4 +361,35 @@ TEST_CASE("cgc refuses kernel options that name files", "[tools][paths]") {
   Result ok = compile(R"("-cl-mad-enable", "-D", "N=2", "-Wall", "-ffp-contract=fast", "-O2")");
   INFO(ok.err);
   CHECK(ok.code == 0);
+}
+
+TEST_CASE("cgfuse -o follows the output rules and survives the file size limit", "[tools][output]") {
+  Scratch s;
+  writeDataGraph(s.dir(), 1 << 20);
+  Result c = cgc("g.json -o g.cgf", s.dir());
+  INFO(c.err);
+  REQUIRE(c.code == 0);
+  SECTION("a character device stays a device") {
+    REQUIRE(::mknod((s / "null").c_str(), S_IFCHR | 0666, makedev(1, 3)) == 0);
+    Result r = cgfuse("g.cgf --auto -o null", s.dir());
+    INFO(r.err);
+    CHECK(r.code == 0);
+    CHECK(isCharDevice(s / "null"));
+  }
+  SECTION("a directory is refused") {
+    fs::create_directory(s / "d");
+    Result r = cgfuse("g.cgf --auto -o d", s.dir());
+    CHECK(r.code == 1);
+    CHECK(r.err.find("it is a directory") != std::string::npos);
+    CHECK(fs::is_directory(s / "d"));
+  }
+  SECTION("past the file size limit: EFBIG, the old output kept, no temporaries") {
+    std::ofstream(s / "f.cgf") << "the previous output";
+    Result r = cgfuse("g.cgf --auto -o f.cgf", s.dir(), "ulimit -f 64 &&");
+    INFO(r.err);
+    CHECK(r.code == 1); // not 128 + SIGXFSZ
+    CHECK(r.err.find("File too large") != std::string::npos);
+    CHECK(slurp(s / "f.cgf") == "the previous output");
+    CHECK(temporaries(s.dir()) == 0);
+  }
 }

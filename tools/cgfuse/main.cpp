@@ -3,11 +3,13 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <csignal>
 #include <fstream>
 #include <iostream>
 #include <new>
 #include <sstream>
 
+#include "cgraph/format/output_file.h"
 #include "cgraph/format/reader.h"
 #include "cgraph/format/writer.h"
 #include "cgraph/fusion/fusion.h"
@@ -137,7 +139,11 @@ int run(int argc, char **argv) {
   bool autoFuse = false, autoLinear = false, remarks = false, json = false, noConstants = false,
        noInternalize = false, noRestrict = false;
   app.add_option("input", input, ".cgf file")->required();
-  app.add_option("-o", output, "output .cgf file")->required();
+  app.add_option("-o", output,
+                 "output .cgf file ('-' for stdout). A file is replaced atomically; a device or FIFO "
+                 "is written to; a symbolic link is followed (the file it points to is replaced); "
+                 "directories and sockets are refused")
+      ->required();
   app.add_option("--fuse", groups, "fuse the named kernel nodes, in this order (repeatable)")
       ->type_name("A,B,...")
       ->allow_extra_args(false)
@@ -226,7 +232,7 @@ int run(int argc, char **argv) {
     std::cerr << "cgfuse: error: " << rep.error().message() << "\n";
     return 1;
   }
-  if (Error e = writeCgfFile(*g, output)) {
+  if (Error e = writeCgfOutput(*g, output)) {
     std::cerr << "cgfuse: error: " << e.message() << "\n";
     return 1;
   }
@@ -273,6 +279,7 @@ int run(int argc, char **argv) {
 } // namespace
 
 int main(int argc, char **argv) {
+  std::signal(SIGXFSZ, SIG_IGN); // a write over `ulimit -f` is an error (EFBIG), not a kill
   try {
     return run(argc, argv);
   } catch (const std::bad_alloc &) {
