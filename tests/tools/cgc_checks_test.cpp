@@ -20,7 +20,8 @@ std::string description(const std::string &nodes) {
 
 size_t errorLines(const std::string &err) {
   size_t n = 0;
-  for (const std::string &l : lines(err)) n += l.find(": error: ") != std::string::npos;
+  for (const std::string &l : lines(err))
+    n += l.find(": error: ") != std::string::npos;
   return n;
 }
 
@@ -42,28 +43,34 @@ void refused(const std::string &name, const std::string &text, const std::string
 
 TEST_CASE("cgc and cgc lint refuse built-in host tasks cgrun refuses", "[cgc][host]") {
   refused("host_system", description(R"({ "name": "s", "host": "system", "args": ["x"] })"),
-          "g.json:2:13: error: node 's': unknown built-in host task 'system' (built-ins: checksum, print, "
-          "write_file, read_file, compare)");
+          "g.json:2:13: error: node 's': unknown built-in host task 'system' (built-ins: checksum, "
+          "print, write_file, read_file, compare)");
   refused("checksum_no_slot", description(R"({ "name": "c", "host": "checksum", "args": [] })"),
           "error: node 'c': 'checksum' needs 1 slot argument, got 0 args");
-  refused("print_two_slots", description(R"({ "name": "show", "host": "print", "args": ["x", "y"] })"),
+  refused("print_two_slots",
+          description(R"({ "name": "show", "host": "print", "args": ["x", "y"] })"),
           "error: node 'show': arg 1: 'print' takes 1 slot argument");
   refused("compare_one_slot",
           description(R"({ "name": "d", "host": "compare", "args": ["x", { "string": "f32" }] })"),
           "error: node 'd': arg 1: 'compare' expects a slot here");
-  refused("write_file_scalar", description(R"({ "name": "w", "host": "write_file", "args": ["x", 3] })"),
+  refused("write_file_scalar",
+          description(R"({ "name": "w", "host": "write_file", "args": ["x", 3] })"),
           "error: node 'w': arg 1: 'write_file' takes no scalar argument here");
   refused("print_unknown_string",
           description(R"({ "name": "p", "host": "print", "args": ["x", { "string": "loud" }] })"),
           "error: node 'p': arg 1: 'loud' is not understood by 'print'");
-  refused("read_file_no_path", description(R"({ "name": "r", "host": "read_file", "args": ["x"] })"),
+  refused("read_file_no_path",
+          description(R"({ "name": "r", "host": "read_file", "args": ["x"] })"),
           "error: node 'r': 'read_file' needs a path argument");
-  refused("checksum_scalar", description(R"({ "name": "c", "host": "checksum", "args": ["x", 3] })"),
+  refused("checksum_scalar",
+          description(R"({ "name": "c", "host": "checksum", "args": ["x", 3] })"),
           "error: node 'c': arg 1: 'checksum' takes no scalar argument here");
   refused("compare_bad_tolerance",
-          description(R"({ "name": "d", "host": "compare", "args": ["x", "y", { "string": "atol=-1" }] })"),
+          description(
+              R"({ "name": "d", "host": "compare", "args": ["x", "y", { "string": "atol=-1" }] })"),
           "error: node 'd': arg 2: tolerance must be >= 0");
-  refused("print_negative_count", description(R"({ "name": "p", "host": "print", "args": ["x", -2] })"),
+  refused("print_negative_count",
+          description(R"({ "name": "p", "host": "print", "args": ["x", -2] })"),
           "error: node 'p': arg 1: count must be >= 0");
 
   // What the built-ins do take, and a plugin's arguments, pass.
@@ -87,8 +94,10 @@ TEST_CASE("cgc reports one error of every copy of a repeat block once", "[cgc][r
     Result r = cgc(cmd, dir);
     INFO(r.err);
     CHECK(r.code == 1);
-    CHECK(r.err == "g.json:2:53: error: nodes 'w' (repeat 'r', iterations 0-999): arg 1: 'print' takes 1 slot "
-                   "argument\n");
+    CHECK(
+        r.err ==
+        "g.json:2:53: error: nodes 'w' (repeat 'r', iterations 0-999): arg 1: 'print' takes 1 slot "
+        "argument\n");
   }
 
   // The example chain of 1000 launches with a local size that does not divide the
@@ -124,10 +133,13 @@ TEST_CASE("cgc reports one error of every copy of a repeat block once", "[cgc][r
 }
 
 TEST_CASE("cgc refuses a repeat block of 0 iterations", "[cgc][repeat]") {
-  refused("repeat_zero",
-          description(R"({ "repeat": 0, "var": "r", "nodes": [{ "name": "w", "host": "checksum", "args": ["x"] }] })"),
-          "g.json:2:25: error: repeat 'r': 'repeat' is 0; a repeat block runs at least once");
+  refused(
+      "repeat_zero",
+      description(
+          R"({ "repeat": 0, "var": "r", "nodes": [{ "name": "w", "host": "checksum", "args": ["x"] }] })"),
+      "g.json:2:25: error: repeat 'r': 'repeat' is 0; a repeat block runs at least once");
   refused("repeat_zero_novar",
-          description(R"({ "repeat": 0, "nodes": [{ "name": "w", "host": "checksum", "args": ["x"] }] })"),
+          description(
+              R"({ "repeat": 0, "nodes": [{ "name": "w", "host": "checksum", "args": ["x"] }] })"),
           "error: repeat block: 'repeat' is 0; a repeat block runs at least once");
 }

@@ -43,7 +43,8 @@ std::string jsonBlockAfter(const fs::path &md, const std::string &heading) {
 TEST_CASE("cgrun --input refuses a .npy whose dtype is not the slot's", "[tools][cgrun][checks]") {
   Saxpy s("input_dtype");
   std::vector<int32_t> ints(kN, 1);
-  REQUIRE_FALSE(rt::writeNpyFile((s.dir / "ints.npy").string(), ScalarType::I32, ints.data(), ints.size() * 4));
+  REQUIRE_FALSE(rt::writeNpyFile((s.dir / "ints.npy").string(), ScalarType::I32, ints.data(),
+                                 ints.size() * 4));
   Result r = s.run("saxpy.cgf --input x=ints.npy --fill y=2");
   INFO(r.err);
   CHECK(r.code == 1);
@@ -60,7 +61,8 @@ TEST_CASE("cgrun --input refuses a .npy whose dtype is not the slot's", "[tools]
   CHECK(r.out.find(":raw") != std::string::npos);
 }
 
-TEST_CASE("cgrun refuses a slot larger than the device before allocating it", "[tools][cgrun][checks]") {
+TEST_CASE("cgrun refuses a slot larger than the device before allocating it",
+          "[tools][cgrun][checks]") {
   fs::path dir = scratch("huge_slot");
   constexpr uint64_t kHuge = uint64_t(1) << 40;
   for (SlotInit init : {SlotInit::Transient, SlotInit::External}) {
@@ -76,20 +78,23 @@ TEST_CASE("cgrun refuses a slot larger than the device before allocating it", "[
     REQUIRE_FALSE(rt::writeBinaryFile((dir / "small.bin").string(), "abcd", 4));
     // Under a 64 GiB address space limit an attempt to allocate the slot fails with
     // std::bad_alloc; the refusal comes first, naming the slot and both sizes.
-    Result r = tooltest::runTool("/bin/sh",
-                                 "-c " + quote("ulimit -v 67108864; exec " + quote(CGRUN_PATH) + " huge.cgf" +
-                                               (init == SlotInit::External ? " --input big=small.bin" : "")),
-                                 dir, dir / "std");
+    Result r = tooltest::runTool(
+        "/bin/sh",
+        "-c " + quote("ulimit -v 67108864; exec " + quote(CGRUN_PATH) + " huge.cgf" +
+                      (init == SlotInit::External ? " --input big=small.bin" : "")),
+        dir, dir / "std");
     INFO(r.err);
     CHECK(r.code == 1);
-    CHECK(r.err.find("cgrun: error: slot 'big': 1099511627776 bytes is more than ") != std::string::npos);
+    CHECK(r.err.find("cgrun: error: slot 'big': 1099511627776 bytes is more than ") !=
+          std::string::npos);
     CHECK(r.err.find("memory") != std::string::npos);
     CHECK(r.err.find("bad_alloc") == std::string::npos);
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
   }
 }
 
-TEST_CASE("cgrun refuses negative or NaN tolerances and times and malformed device specs", "[tools][cgrun][checks]") {
+TEST_CASE("cgrun refuses negative or NaN tolerances and times and malformed device specs",
+          "[tools][cgrun][checks]") {
   Saxpy s("option_values");
   auto usage = [&](const std::string &args, const std::string &message) {
     Result r = s.run(args);
@@ -99,14 +104,17 @@ TEST_CASE("cgrun refuses negative or NaN tolerances and times and malformed devi
     CHECK(r.err.find(message) != std::string::npos);
     CHECK(r.out.empty());
   };
-  usage("compare " + kInputs + "--backend cpu --rtol -1", "--rtol: expected a number >= 0, got '-1'");
-  usage("compare " + kInputs + "--backend cpu --atol nan", "--atol: expected a number >= 0, got 'nan'");
+  usage("compare " + kInputs + "--backend cpu --rtol -1",
+        "--rtol: expected a number >= 0, got '-1'");
+  usage("compare " + kInputs + "--backend cpu --atol nan",
+        "--atol: expected a number >= 0, got 'nan'");
   usage("compare " + kInputs + "--backend cpu --ulp -3", "--ulp: expected a number >= 0, got '-3'");
   usage(kInputs + "--rtol -0.5", "--rtol: expected a number >= 0");
   usage("bench " + kInputs + "--min-time -5", "--min-time: expected a number >= 0, got '-5'");
   usage("bench " + kInputs + "--min-time NaN", "--min-time: expected a number >= 0, got 'NaN'");
-  usage(kInputs + "--device -1", "--device -1: not a device; give an index (cpu has 1 device (0 to 0)) or a "
-                                 "spec BACKEND[:INDEX] such as cpu, cpu:0, opencl:1");
+  usage(kInputs + "--device -1",
+        "--device -1: not a device; give an index (cpu has 1 device (0 to 0)) or a "
+        "spec BACKEND[:INDEX] such as cpu, cpu:0, opencl:1");
   usage("bench " + kInputs + "--device cpu:x", "--device cpu:x: not a device");
   // The valid forms still run.
   for (const char *d : {"0", "cpu", "cpu:0"}) {
@@ -119,18 +127,21 @@ TEST_CASE("cgrun refuses negative or NaN tolerances and times and malformed devi
   CHECK(r.code == 0);
 }
 
-TEST_CASE("cgrun --update-from refuses a host task that differs, naming the node", "[tools][cgrun][checks][update]") {
+TEST_CASE("cgrun --update-from refuses a host task that differs, naming the node",
+          "[tools][cgrun][checks][update]") {
   Saxpy s("update_host");
   writeSaxpy(s.dir / "print.cgf", "print");
   writeSaxpy(s.dir / "typed.cgf", "checksum", {Arg::string("i32")});
   Result r = s.run(kInputs + "--update-from print.cgf");
   INFO(r.err);
   CHECK(r.code == 1);
-  CHECK(r.err == "cgrun: error: --update-from print.cgf: node 'sum': the host task differs in the source graph "
+  CHECK(r.err == "cgrun: error: --update-from print.cgf: node 'sum': the host task differs in the "
+                 "source graph "
                  "('print' instead of 'checksum'); host tasks cannot be updated\n");
   r = s.run(kInputs + "--update-from typed.cgf");
   CHECK(r.code == 1);
-  CHECK(r.err.find("node 'sum': the host task differs in the source graph (2 arguments instead of 1)") !=
+  CHECK(r.err.find(
+            "node 'sum': the host task differs in the source graph (2 arguments instead of 1)") !=
         std::string::npos);
   // The same graph still updates.
   r = s.run(kInputs + "--update-from saxpy.cgf");
@@ -148,7 +159,8 @@ TEST_CASE("a host task's run-time error names its node once", "[tools][cgrun][ch
   Result r = cgrun("cmp.cgf --fill a=1 --fill c=2", dir);
   INFO(r.err);
   CHECK(r.code == 1);
-  CHECK(r.err == "cgrun: error: iteration 0: node 'w': compare 'a' vs 'c': element 0 differs: 1 vs 2\n");
+  CHECK(r.err ==
+        "cgrun: error: iteration 0: node 'w': compare 'a' vs 'c': element 0 differs: 1 vs 2\n");
 }
 
 TEST_CASE("the description reference's complete example compiles and runs on the cpu backend",
@@ -167,7 +179,8 @@ TEST_CASE("the description reference's complete example compiles and runs on the
   INFO(l.err);
   CHECK(l.code == 0);
   std::vector<float> ext(1024, 0.25f);
-  REQUIRE_FALSE(rt::writeNpyFile((dir / "c.npy").string(), ScalarType::F32, ext.data(), ext.size() * 4));
+  REQUIRE_FALSE(
+      rt::writeNpyFile((dir / "c.npy").string(), ScalarType::F32, ext.data(), ext.size() * 4));
   Result r = cgrun("doc.cgf --input c=c.npy --backend cpu", dir);
   INFO(r.out << r.err);
   REQUIRE(r.code == 0);

@@ -14,7 +14,8 @@ bool isFloatType(ScalarType t) {
 }
 
 bool isSignedType(ScalarType t) {
-  return t == ScalarType::I8 || t == ScalarType::I16 || t == ScalarType::I32 || t == ScalarType::I64;
+  return t == ScalarType::I8 || t == ScalarType::I16 || t == ScalarType::I32 ||
+         t == ScalarType::I64;
 }
 
 // The value of scalar bits (Param::defaultBits layout) as a double; enough to tell
@@ -24,8 +25,9 @@ double scalarValue(ScalarType t, uint64_t bits) {
   case ScalarType::F16: {
     const uint32_t sign = uint32_t(bits >> 15) & 1, expo = uint32_t(bits >> 10) & 0x1F,
                    mant = uint32_t(bits) & 0x3FF;
-    double v = expo == 0x1F ? (mant ? NAN : INFINITY) : std::ldexp(double(expo ? (mant | 0x400) : mant),
-                                                                   int(expo ? expo : 1) - 25);
+    double v = expo == 0x1F
+                   ? (mant ? NAN : INFINITY)
+                   : std::ldexp(double(expo ? (mant | 0x400) : mant), int(expo ? expo : 1) - 25);
     return sign ? -v : v;
   }
   case ScalarType::F32: {
@@ -39,7 +41,8 @@ double scalarValue(ScalarType t, uint64_t bits) {
     std::memcpy(&d, &bits, 8);
     return d;
   }
-  default: break;
+  default:
+    break;
   }
   const uint32_t width = scalarSize(t) * 8;
   if (width == 0 || width > 64) return 0;
@@ -47,7 +50,9 @@ double scalarValue(ScalarType t, uint64_t bits) {
   return double(width == 64 ? bits : bits & ((uint64_t(1) << width) - 1));
 }
 
-bool startsWith(const std::string &s, const char *p) { return s.rfind(p, 0) == 0; }
+bool startsWith(const std::string &s, const char *p) {
+  return s.rfind(p, 0) == 0;
+}
 
 std::string plural(uint32_t n, const char *what) {
   return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
@@ -72,7 +77,8 @@ Error checkExtra(const Graph &g, const HostOpInfo &op, const Arg &a, bool *haveP
       if (!(v >= 0)) return makeError("tolerance must be >= 0");
       return Error::success();
     }
-    if (name == "print" && !a.text.empty() && a.text.find_first_not_of("0123456789") == std::string::npos)
+    if (name == "print" && !a.text.empty() &&
+        a.text.find_first_not_of("0123456789") == std::string::npos)
       return Error::success();
     return makeError("'" + a.text + "' is not understood by '" + name + "'");
   }
@@ -120,8 +126,10 @@ Error checkHostTask(const Graph &g, const Node &node) {
   const HostOpInfo *op = findBuiltinHostOp(node.host.op);
   if (!op) {
     std::string names;
-    for (const HostOpInfo &b : builtinHostOps()) names += (names.empty() ? "" : ", ") + std::string(b.name);
-    return makeError("unknown built-in host task '" + node.host.op + "' (built-ins: " + names + ")");
+    for (const HostOpInfo &b : builtinHostOps())
+      names += (names.empty() ? "" : ", ") + std::string(b.name);
+    return makeError("unknown built-in host task '" + node.host.op + "' (built-ins: " + names +
+                     ")");
   }
   const std::string name = op->name;
   const std::vector<Arg> &args = node.args;
@@ -136,7 +144,8 @@ Error checkHostTask(const Graph &g, const Node &node) {
   }
   bool havePath = false;
   for (size_t i = op->slotArgs; i < args.size(); ++i)
-    if (Error e = checkExtra(g, *op, args[i], &havePath)) return e.withContext("arg " + std::to_string(i));
+    if (Error e = checkExtra(g, *op, args[i], &havePath))
+      return e.withContext("arg " + std::to_string(i));
   if (op->needsPath && !havePath) return makeError("'" + name + "' needs a path argument");
   return Error::success();
 }
