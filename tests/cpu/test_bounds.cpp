@@ -2,8 +2,8 @@
 // a buffer argument's binding (a slot smaller than the kernel's extent, an argument
 // offset moved, an index out of range) fails the submission with an error naming the
 // node, the kernel, the argument and the byte, and is not made: the memory around the
-// binding stays as it was. Stores, loads, atomics, struct copies (llvm.memcpy) and
-// addresses made from integers are checked; kernels that stay in bounds give the same
+// binding stays as it was. Stores, loads, atomics, struct copies (llvm.memcpy),
+// addresses made from integers, __local and private arrays are checked; kernels that stay in bounds give the same
 // results as without checks, in replay and eager; checked kernels have their own cache
 // key.
 #include "cpu_test_util.h"
@@ -46,6 +46,28 @@ __kernel void count_at(__global int *c, int idx) { atomic_inc(&c[idx]); }
 typedef struct { int v[8]; } Block;
 __kernel void copy_blocks(__global Block *dst, __global const Block *src) {
   dst[get_global_id(0)] = src[get_global_id(0)];
+}
+// Out of a __local allocation, a static __local array and a private array.
+__kernel void local_at(__global int *out, __local int *tile, int idx) {
+  tile[get_local_id(0)] = 1;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (get_local_id(0) == 0) tile[idx] = 2;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  out[get_global_id(0)] = tile[get_local_id(0)];
+}
+__kernel void static_local_at(__global int *out, int idx) {
+  __local int s[8];
+  s[get_local_id(0)] = 1;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (get_local_id(0) == 0) s[idx] = 2;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  out[get_global_id(0)] = s[get_local_id(0)];
+}
+__kernel void private_at(__global int *out, int idx) {
+  int p[4];
+  for (int k = 0; k < 4; ++k) p[k] = k;
+  p[idx & 7] = 9;
+  out[get_global_id(0)] = p[get_global_id(0) % 4];
 }
 // An address made from an integer: its origin is not followed.
 __kernel void write_raw(__global int *y, ulong byteOffset, int v) {
@@ -221,6 +243,39 @@ TEST_CASE("cpu bounds: atomics, struct copies and integer-made addresses are che
     CHECK(submit(ok, checkedDevice()).empty());
     CHECK(words(ok, 0)[1023] == 9);
   }
+}
+
+TEST_CASE("cpu bounds: __local and private memory are checked", "[cpu][bounds]") {
+  {
+    Run r = makeRun("local_at", "loc", 8, 8, {32},
+                    {Arg::slot(0), Arg::localMem(32), Arg::scalar(ScalarType::I32, 8)}, checkedDevice());
+    CHECK(submit(r, checkedDevice()) ==
+          "node 'loc' (kernel 'local_at'): argument 1 ('tile'): access at byte 32 outside its "
+          "32-byte __local allocation (4-byte write)");
+  }
+  {
+    Run r = makeRun("static_local_at", "sloc", 8, 8, {32}, {Arg::slot(0), Arg::scalar(ScalarType::I32, 8)},
+                    checkedDevice());
+    CHECK(submit(r, checkedDevice()) ==
+          "node 'sloc' (kernel 'static_local_at'): access at byte 32 outside the work-group's 32-byte "
+          "__local memory (4-byte write)");
+  }
+  {
+    Run r = makeRun("private_at", "priv", 4, 0, {16}, {Arg::slot(0), Arg::scalar(ScalarType::I32, 5)},
+                    checkedDevice());
+    CHECK(submit(r, checkedDevice()) ==
+          "node 'priv' (kernel 'private_at'): access at byte 20 outside its 16-byte private or "
+          "program-scope variable (4-byte write)");
+  }
+  // In bounds: the same kernels run and give their values.
+  Run r = makeRun("private_at", "priv", 4, 0, {16}, {Arg::slot(0), Arg::scalar(ScalarType::I32, 2)},
+                  checkedDevice());
+  CHECK(submit(r, checkedDevice()).empty());
+  CHECK(std::vector<int32_t>(words(r, 0), words(r, 0) + 4) == std::vector<int32_t>{0, 1, 9, 3});
+  Run l = makeRun("local_at", "loc", 8, 8, {32}, {Arg::slot(0), Arg::localMem(32), Arg::scalar(ScalarType::I32, 3)},
+                  checkedDevice());
+  CHECK(submit(l, checkedDevice()).empty());
+  CHECK(std::vector<int32_t>(words(l, 0), words(l, 0) + 8) == std::vector<int32_t>{1, 1, 1, 2, 1, 1, 1, 1});
 }
 
 TEST_CASE("cpu bounds: in-bounds kernels give the same results with and without checks", "[cpu][bounds]") {

@@ -142,8 +142,8 @@ std::string nodeLabel(const Graph &g, uint32_t n) {
 }
 
 // Bounds-checked launches: sets `table` up for node `n`'s launch (the bindings' sizes:
-// from each argument's offset to the end of its slot's binding) and points `args`' last
-// word at it. `base`/`length`: the submission's slots.
+// from each argument's offset to the end of its slot's binding; __local sizes) and
+// points `args`' last word at it. `length`: the submission's slots' binding lengths.
 void setBounds(const Graph &g, uint32_t n, uint64_t localBytes, const std::vector<uint64_t> &length,
                std::vector<uint64_t> &table, uint64_t *args) {
   const Node &node = g.nodes[n];
@@ -151,6 +151,7 @@ void setBounds(const Graph &g, uint32_t n, uint64_t localBytes, const std::vecto
   table[kBoundsLocalBytes] = localBytes;
   for (size_t a = 0; a < node.args.size(); ++a) {
     const Arg &arg = node.args[a];
+    if (arg.kind == ArgKind::LocalMem) table[kBoundsSizes + a] = arg.value;
     if (arg.kind != ArgKind::Slot) continue;
     const uint64_t len = length[arg.index];
     table[kBoundsSizes + a] = arg.value < len ? len - arg.value : 0;
@@ -169,11 +170,17 @@ Error boundsError(const Graph &g, uint32_t n, const std::vector<uint64_t> &table
   const uint64_t arg = table[kBoundsArg];
   const std::string what = " (" + std::to_string(table[kBoundsBytes]) + "-byte " +
                            (table[kBoundsWrite] ? "write" : "read") + ")";
+  const std::string at = "access at byte " + std::to_string(int64_t(table[kBoundsOffset])) + " outside ";
+  const std::string size = std::to_string(table[kBoundsObject]) + "-byte ";
   if (arg < node.args.size()) {
     m += "argument " + std::to_string(arg);
     if (arg < k.params.size() && !k.params[arg].name.empty()) m += " ('" + k.params[arg].name + "')";
-    m += ": access at byte " + std::to_string(int64_t(table[kBoundsOffset])) + " outside its " +
-         std::to_string(table[kBoundsSizes + arg]) + "-byte binding" + what;
+    m += ": " + at + "its " + size + (node.args[arg].kind == ArgKind::LocalMem ? "__local allocation" : "binding") +
+         what;
+  } else if (arg == kBoundsVariable) {
+    m += at + "its " + size + "private or program-scope variable" + what;
+  } else if (arg == kBoundsLocalBlock) {
+    m += at + "the work-group's " + size + "__local memory" + what;
   } else {
     char addr[32];
     std::snprintf(addr, sizeof addr, "0x%llx", static_cast<unsigned long long>(table[kBoundsOffset]));

@@ -32,27 +32,32 @@ enum WgCtx : uint32_t {
   kCtxBounds = 20,
   kCtxFields = 21,
 };
-// Bounds-checked kernels (lowerToObject's checkBounds): every access to memory that is
-// not provably private or __local is checked against the byte ranges of the buffer
-// parameters it may reach; one that falls outside is not made (a load gives 0) and is
-// recorded here. The argument block has one more u64 after the parameters: the address
-// of this table of u64 words, one per launch, which the launcher fills.
+// Bounds-checked kernels (lowerToObject's checkBounds): every access to memory is
+// checked against the byte ranges of the objects it may reach (buffer and __local
+// parameters, the local block, private and program-scope variables); one that falls
+// outside is not made (a load gives 0) and is recorded here. The argument block has one
+// more u64 after the parameters: the address of this table of u64 words, one per
+// launch, which the launcher fills.
 enum BoundsTable : uint32_t {
   kBoundsFailed = 0,     // nonzero once an access failed (the next fields say which)
-  kBoundsArg = 1,        // parameter of the first failed access, or kBoundsNoArg
-  kBoundsOffset = 2,     // its byte offset from that parameter's address (else its address)
+  kBoundsArg = 1,        // what the first failed access reached: a parameter, or below
+  kBoundsOffset = 2,     // its byte offset from that object's address (else its address)
   kBoundsBytes = 3,      // its size in bytes
   kBoundsWrite = 4,      // 1: a write (store, atomic, memcpy/memset destination)
-  kBoundsLocalBytes = 5, // bytes of the launch's local block (static + dynamic)
-  kBoundsSizes = 6,      // + i: bytes of parameter i's binding (0: not a buffer)
+  kBoundsObject = 5,     // the object's size in bytes
+  kBoundsLocalBytes = 6, // bytes of the launch's local block (static + dynamic)
+  kBoundsSizes = 7,      // + i: bytes of parameter i's binding or __local size (0: none)
 };
-// The failed access may be in more than one parameter's range (a pointer selected from
-// several), or in none that the kernel's code names.
+// kBoundsArg values besides parameter numbers: the address's origin is not known (it
+// lies outside every buffer parameter and the local block), or a private or program-
+// scope variable, or the work-group's local block (static __local variables).
 constexpr uint64_t kBoundsNoArg = ~uint64_t(0);
+constexpr uint64_t kBoundsVariable = ~uint64_t(1);
+constexpr uint64_t kBoundsLocalBlock = ~uint64_t(2);
 // Records a failed access in `table` (the first one wins; thread-safe). Called by
 // bounds-checked kernels (work_group.cpp).
 extern "C" void cgraph_cpu_bounds_fail(uint64_t table, uint64_t arg, uint64_t offset, uint64_t bytes,
-                                       uint64_t write);
+                                       uint64_t write, uint64_t object);
 // args: one u64 per kernel parameter: a buffer's address, a scalar's bits (low bytes),
 // or for a __local pointer parameter the byte offset into the group's local block.
 // `cgk.<name>.wg` runs every work-item of one group: barrier-free kernels in one z/y/x

@@ -554,14 +554,13 @@ void guardDivisions(Function &body) {
 
 // Bounds-checked kernels (internal.h BoundsTable). Every load, store, atomic and
 // memcpy/memmove/memset of the body is checked against the byte ranges of the objects
-// its address may be derived from (getUnderlyingObjects): a buffer parameter (its
-// binding, from the table), the local block (the launch's local bytes), a private
-// variable or a program-scope variable (their own sizes). Where an address's origin is
-// not found (loaded from memory, made from an integer), it must lie in some buffer
-// parameter's range or the local block. Accesses whose every origin is private or
-// __local are left alone: they cannot reach the process's other memory through a
-// binding a .cgf got wrong. A failed check calls cgraph_cpu_bounds_fail and skips the
-// access: a load gives 0, a compare-and-swap reports success (a retry loop ends).
+// its address may be derived from (getUnderlyingObjects): a buffer or __local parameter
+// (its binding or __local size, from the table), the local block (static __local
+// variables: the launch's local bytes), a private or program-scope variable (its own
+// size). Where an address's origin is not found (loaded from memory, made from an
+// integer), it must lie in some buffer parameter's range or the local block. A failed
+// check calls cgraph_cpu_bounds_fail and skips the access: a load gives 0, a
+// compare-and-swap reports success (a retry loop ends).
 class BoundsInstrumenter {
 public:
   BoundsInstrumenter(Function &body, unsigned numParams, Value *table, FunctionCallee fail)
@@ -578,8 +577,9 @@ public:
     // The parameters' and the local block's ranges at the entry, before any block is
     // split (those not used are deleted by O3); the table's loads are not checked.
     for (unsigned i = 0; i < numParams_; ++i)
-      if (isBufferParam(body_.getArg(i))) params_[i] = makeRange(body_.getArg(i), tableWord(kBoundsSizes + i), i);
-    local_ = makeRange(body_.getArg(numParams_ + 3), tableWord(kBoundsLocalBytes), kBoundsNoArg);
+      if (body_.getArg(i)->getType()->isPointerTy())
+        params_[i] = makeRange(body_.getArg(i), tableWord(kBoundsSizes + i), i);
+    local_ = makeRange(body_.getArg(numParams_ + 3), tableWord(kBoundsLocalBytes), kBoundsLocalBlock);
     for (Instruction *i : work)
       instrument(i);
   }
@@ -587,10 +587,10 @@ public:
 private:
   struct Range {
     Value *base, *size; // i64
-    uint64_t arg;       // parameter number, or kBoundsNoArg
+    uint64_t arg;       // parameter number, kBoundsVariable or kBoundsLocalBlock
   };
   struct Check {
-    Value *ok = nullptr, *arg = nullptr, *offset = nullptr;
+    Value *ok = nullptr, *arg = nullptr, *offset = nullptr, *object = nullptr;
   };
 
   Type *i64() { return Type::getInt64Ty(body_.getContext()); }
@@ -611,49 +611,42 @@ private:
     auto *pt = dyn_cast<PointerType>(a->getType());
     return a->getArgNo() < numParams_ && pt && pt->getAddressSpace() != 3;
   }
-  bool isLocal(const Argument *a) const {
-    auto *pt = dyn_cast<PointerType>(a->getType());
-    return a->getArgNo() == numParams_ + 3 || (a->getArgNo() < numParams_ && pt && pt->getAddressSpace() == 3);
-  }
-
-  // The ranges an access through `ptr` may use; false when it needs no check.
+  // The ranges an access through `ptr` may use; false when it cannot be bounded (a
+  // private variable of dynamic size, which OpenCL C does not have).
   bool ranges(Value *ptr, Instruction *at, std::vector<Range> &out) {
     SmallVector<const Value *, 4> objs;
     getUnderlyingObjects(ptr, objs, nullptr, 0);
-    bool unknown = objs.empty(), shared = false;
+    bool unknown = objs.empty();
     for (const Value *o : objs) {
       if (auto *a = dyn_cast<Argument>(o)) {
-        if (isLocal(a)) {
-          out.push_back(local_); // __local memory: checked only with other origins
+        if (a->getArgNo() == numParams_ + 3) {
+          out.push_back(local_);
           continue;
         }
-        if (isBufferParam(a)) {
-          out.push_back(params_.at(a->getArgNo()));
-          shared = true;
+        auto it = params_.find(a->getArgNo());
+        if (a->getArgNo() < numParams_ && it != params_.end()) {
+          out.push_back(it->second);
           continue;
         }
       } else if (auto *al = dyn_cast<AllocaInst>(o)) {
         auto *n = dyn_cast<ConstantInt>(al->getArraySize());
-        if (n && al->getParent() == &body_.getEntryBlock()) {
-          IRBuilder<> b(at);
-          out.push_back({b.CreatePtrToInt(const_cast<AllocaInst *>(al), i64()),
-                         ConstantInt::get(i64(), dl_.getTypeAllocSize(al->getAllocatedType()) * n->getZExtValue()),
-                         kBoundsNoArg});
-          continue;
-        }
+        if (!n || al->getParent() != &body_.getEntryBlock()) return false;
+        IRBuilder<> b(at);
+        out.push_back({b.CreatePtrToInt(const_cast<AllocaInst *>(al), i64()),
+                       ConstantInt::get(i64(), dl_.getTypeAllocSize(al->getAllocatedType()) * n->getZExtValue()),
+                       kBoundsVariable});
+        continue;
       } else if (auto *g = dyn_cast<GlobalVariable>(o)) {
         out.push_back({ConstantExpr::getPtrToInt(const_cast<GlobalVariable *>(g), i64()),
-                       ConstantInt::get(i64(), dl_.getTypeAllocSize(g->getValueType())), kBoundsNoArg});
-        shared = true;
+                       ConstantInt::get(i64(), dl_.getTypeAllocSize(g->getValueType())), kBoundsVariable});
         continue;
       }
       unknown = true;
     }
-    if (!unknown && !shared) return false; // private or __local only
     if (unknown) {
       out.clear();
       for (const auto &p : params_)
-        out.push_back(p.second);
+        if (isBufferParam(body_.getArg(p.first))) out.push_back(p.second);
       out.push_back(local_);
     }
     return true;
@@ -673,10 +666,11 @@ private:
       Value *in = b.CreateAnd(b.CreateICmpULE(off, r.size), b.CreateICmpULE(bytes, b.CreateSub(r.size, off)));
       c.ok = c.ok ? b.CreateOr(c.ok, in) : in;
     }
-    // Named only where the address has one origin, a parameter.
-    const bool one = rs.size() == 1 && rs[0].arg != kBoundsNoArg;
+    // Named only where the address has one origin.
+    const bool one = rs.size() == 1;
     c.arg = ConstantInt::get(i64(), one ? rs[0].arg : kBoundsNoArg);
     c.offset = one ? firstOffset : p;
+    c.object = one ? rs[0].size : b.getInt64(0);
     return c;
   }
 
@@ -707,6 +701,7 @@ private:
           // The destination's failure is reported first.
           c.arg = b.CreateSelect(c.ok, src.arg, c.arg);
           c.offset = b.CreateSelect(c.ok, src.offset, c.offset);
+          c.object = b.CreateSelect(c.ok, src.object, c.object);
           Value *w = b.CreateSelect(c.ok, b.getInt64(0), b.getInt64(1));
           c.ok = b.CreateAnd(c.ok, src.ok);
           c.ok = b.CreateOr(c.ok, b.CreateICmpEQ(bytes, b.getInt64(0)));
@@ -732,7 +727,7 @@ private:
     BasicBlock *cont = i->getParent();
     i->moveBefore(thenT);
     IRBuilder<> fb(elseT);
-    CallInst *call = fb.CreateCall(fail_, {table_, c.arg, c.offset, bytes, write});
+    CallInst *call = fb.CreateCall(fail_, {table_, c.arg, c.offset, bytes, write, c.object});
     call->setCallingConv(CallingConv::C);
     if (i->getType()->isVoidTy()) return;
     Value *failed = Constant::getNullValue(i->getType());
@@ -1663,7 +1658,8 @@ Expected<std::vector<uint8_t>> lowerToObject(const uint8_t *spirv, size_t size,
   FunctionCallee barrierFn = m.getOrInsertFunction("cgraph_cpu_barrier", Type::getVoidTy(lc));
   FunctionCallee boundsFailFn;
   if (checkBounds) {
-    boundsFailFn = m.getOrInsertFunction("cgraph_cpu_bounds_fail", Type::getVoidTy(lc), i64, i64, i64, i64, i64);
+    boundsFailFn =
+        m.getOrInsertFunction("cgraph_cpu_bounds_fail", Type::getVoidTy(lc), i64, i64, i64, i64, i64, i64);
     auto *f = cast<Function>(boundsFailFn.getCallee());
     f->addFnAttr(Attribute::Cold);
     f->addFnAttr(Attribute::NoUnwind);

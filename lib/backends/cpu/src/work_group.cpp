@@ -58,7 +58,7 @@ bool boundsFailed(const JitKernel &k, const uint64_t *args) {
 // The first failed access claims the table (kBoundsFailed 0 -> 2), writes its fields,
 // then marks them complete (1). The launch's caller reads them after the launch joined.
 extern "C" void cgraph_cpu_bounds_fail(uint64_t table, uint64_t arg, uint64_t offset, uint64_t bytes,
-                                       uint64_t write) {
+                                       uint64_t write, uint64_t object) {
   auto *t = reinterpret_cast<uint64_t *>(uintptr_t(table));
   uint64_t expected = 0;
   if (!__atomic_compare_exchange_n(&t[kBoundsFailed], &expected, 2, false, __ATOMIC_ACQ_REL,
@@ -68,6 +68,7 @@ extern "C" void cgraph_cpu_bounds_fail(uint64_t table, uint64_t arg, uint64_t of
   t[kBoundsOffset] = offset;
   t[kBoundsBytes] = bytes;
   t[kBoundsWrite] = write;
+  t[kBoundsObject] = object;
   __atomic_store_n(&t[kBoundsFailed], 1, __ATOMIC_RELEASE);
 }
 

@@ -22,11 +22,11 @@ namespace cgraph::cpu {
 
 struct CpuOptions {
   // Bounds-checked kernels, for graphs from untrusted .cgf files: every kernel access to
-  // memory that is not provably private or __local is checked against the byte ranges
-  // of the buffer arguments it may reach. A failed access is not made (a load gives 0),
-  // the launch runs no further work-groups, and Event::wait() fails naming the node, the
-  // kernel, the argument and the byte offset. Kernels compile separately (the mode is
-  // part of their cache key) and run slower.
+  // memory is checked against the byte ranges of the objects it may reach (buffer
+  // arguments' bindings, __local allocations, private variables). A failed access is not
+  // made (a load gives 0), the launch runs no further work-groups, and Event::wait()
+  // fails naming the node, the kernel, the argument and the byte offset. Kernels compile
+  // separately (the mode is part of their cache key) and run slower.
   bool checkBounds = false;
 };
 
