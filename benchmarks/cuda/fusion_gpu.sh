@@ -17,7 +17,7 @@ sed -e "s/\"count\": 4096/\"count\": $n/g" -e "s/\"global\": \[4096\], \"local\"
   src/tests/fusion/data/chain4.json > "$w/chain4.json"
 ./run.sh cgc "$w/chain4.json" -o "$w/unfused.cgf" -q || exit 1
 ./run.sh cgfuse "$w/unfused.cgf" -o "$w/fused.cgf" --fuse k1,k2,k3,k4 --no-internalize >/dev/null || exit 1
-./run.sh cgfuse "$w/unfused.cgf" -o "$w/fused_priv.cgf" --fuse k1,k2,k3,k4 --remarks || exit 1
+./run.sh cgfuse "$w/unfused.cgf" -o "$w/fused_priv.cgf" --fuse k1,k2,k3,k4 --internalize t1,t2,t3 --remarks || exit 1
 # Each with the cuda backend's coarse entries (4 work-items per thread, 16-byte
 # accesses: the default) and without (CGRAPH_CUDA_COARSEN_MIN=0), side by side.
 for coarse in on off; do
