@@ -21,11 +21,12 @@ namespace {
 
 std::atomic<uint64_t> gTempCounter{0};
 
-std::string osError(const std::string &what, int err) {
+// A failed system call on a file: ErrorCode::Io with its errno (ENOMEM: OutOfMemory).
+Error osError(const std::string &what, int err) {
   std::string m = what + ": " + std::strerror(err);
   // EFBIG from a regular file means the process's size limit (RLIMIT_FSIZE) was hit.
   if (err == EFBIG) m += " (the file size limit, ulimit -f)";
-  return m;
+  return Error::make(std::move(m), err == ENOMEM ? ErrorCode::OutOfMemory : ErrorCode::Io, err);
 }
 
 class Fd {
@@ -57,9 +58,9 @@ constexpr size_t kMapAtLeast = size_t(4) << 20;
 
 Expected<Graph> readCgfFile(const std::string &path, const ReadOptions &opts) {
   Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) return makeError(osError("cannot open '" + path + "'", errno));
+  if (fd.get() < 0) return osError("cannot open '" + path + "'", errno);
   struct stat st;
-  if (::fstat(fd.get(), &st) != 0) return makeError(osError("cannot stat '" + path + "'", errno));
+  if (::fstat(fd.get(), &st) != 0) return osError("cannot stat '" + path + "'", errno);
   if (!S_ISREG(st.st_mode)) return makeError("'" + path + "' is not a regular file");
   size_t size = static_cast<size_t>(st.st_size);
   Expected<Graph> g = makeError("unreachable");
@@ -76,7 +77,7 @@ Expected<Graph> readCgfFile(const std::string &path, const ReadOptions &opts) {
     while (got < size) {
       ssize_t n = ::read(fd.get(), buf.data() + got, size - got);
       if (n < 0 && errno == EINTR) continue;
-      if (n < 0) return makeError(osError("cannot read '" + path + "'", errno));
+      if (n < 0) return osError("cannot read '" + path + "'", errno);
       if (n == 0) break;
       got += static_cast<size_t>(n);
     }
@@ -90,7 +91,7 @@ Error writeFileAtomic(const std::string &path, std::initializer_list<ByteSpan> p
   if (osErrorOut) *osErrorOut = 0;
   auto osFail = [&](const std::string &what, int err) {
     if (osErrorOut) *osErrorOut = err;
-    return makeError(osError(what, err));
+    return osError(what, err);
   };
   std::string dir = dirOf(path);
   std::string tmp;
@@ -149,7 +150,7 @@ Error writeParts(int fd, std::initializer_list<ByteSpan> parts, const std::strin
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) {
         if (osErrorOut) *osErrorOut = errno;
-        return makeError(osError("cannot write " + name, errno));
+        return osError("cannot write " + name, errno);
       }
       done += static_cast<size_t>(n);
     }
@@ -177,12 +178,12 @@ Error writeThrough(const std::string &path, std::initializer_list<ByteSpan> part
   Fd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY));
   if (fd.get() < 0) {
     if (osErrorOut) *osErrorOut = errno;
-    return makeError(osError("cannot open '" + path + "' for writing", errno));
+    return osError("cannot open '" + path + "' for writing", errno);
   }
   struct stat st;
   if (::fstat(fd.get(), &st) != 0) {
     if (osErrorOut) *osErrorOut = errno;
-    return makeError(osError("cannot stat '" + path + "'", errno));
+    return osError("cannot stat '" + path + "'", errno);
   }
   if (!isWrittenThrough(st.st_mode)) return makeError("cannot write '" + path + "': it changed while being opened");
   return writeParts(fd.get(), parts, "'" + path + "'", osErrorOut);
@@ -197,7 +198,7 @@ Expected<std::string> followLinks(const std::string &path) {
     ssize_t n = ::readlink(cur.c_str(), buf.data(), buf.size());
     if (n < 0) {
       if (errno == EINVAL || errno == ENOENT) return cur; // not a link, or nothing there
-      return makeError(osError("cannot read the symbolic link '" + cur + "'", errno));
+      return osError("cannot read the symbolic link '" + cur + "'", errno);
     }
     if (size_t(n) >= buf.size()) return makeError("symbolic link '" + cur + "' has too long a target");
     std::string target(buf.data(), size_t(n));
@@ -224,7 +225,7 @@ Error writeThroughLink(const std::string &path, std::initializer_list<ByteSpan> 
     }
   } else if (errno != ENOENT) {
     if (osErrorOut) *osErrorOut = errno;
-    return makeError(osError("cannot write '" + path + "'", errno));
+    return osError("cannot write '" + path + "'", errno);
   }
   // A regular file, or a dangling link: replace (or create) the file at its end.
   Expected<std::string> target = followLinks(path);
@@ -242,7 +243,7 @@ Error writeOutputFile(const std::string &path, std::initializer_list<ByteSpan> p
   if (::lstat(path.c_str(), &st) != 0) {
     if (errno == ENOENT) return writeFileAtomic(path, parts, osErrorOut);
     if (osErrorOut) *osErrorOut = errno;
-    return makeError(osError("cannot write '" + path + "'", errno));
+    return osError("cannot write '" + path + "'", errno);
   }
   if (S_ISREG(st.st_mode)) return writeFileAtomic(path, parts, osErrorOut);
   if (S_ISLNK(st.st_mode)) return writeThroughLink(path, parts, osErrorOut);
