@@ -1130,6 +1130,7 @@ TEST_CASE("cuda: out of device memory is an error naming the call; the device go
   REQUIRE_FALSE(big);
   INFO(big.error().message());
   CHECK(big.error().message().find("CUDA_ERROR_OUT_OF_MEMORY") != std::string::npos);
+  CHECK(big.error().code() == ErrorCode::OutOfMemory);
 
   // A runtime-owned slot larger than the device's memory: finalize refuses it before
   // allocating, naming it and both sizes.
@@ -1190,15 +1191,19 @@ TEST_CASE("cuda child: a faulting kernel", "[.cuda-fault-child]") {
   // The fault comes back from wait (or from enqueue, where the launch itself reports
   // it) as an Error naming the CUDA error.
   std::string message;
+  ErrorCode code = ErrorCode::Invalid;
   auto ev = (*exe)->enqueue(t, far);
   if (!ev) {
     message = ev.error().message();
+    code = ev.error().code();
   } else {
     Error e = (*ev)->wait();
     REQUIRE(e);
     message = e.message();
+    code = e.code();
   }
   INFO(message);
+  CHECK(code == ErrorCode::DeviceLost);
   CHECK((message.find("CUDA_ERROR_ILLEGAL_ADDRESS") != std::string::npos ||
          message.find("CUDA_ERROR_LAUNCH_FAILED") != std::string::npos));
   // Everything after the fault fails with errors too (the context is gone), and the

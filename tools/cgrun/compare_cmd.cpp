@@ -37,15 +37,15 @@ namespace cgraph::cgrun {
 
 namespace {
 
-const char *const kStop = "cgrun-compare-stop";
+// A hook returns this to end the side's run early (the run's error then carries it;
+// runSide knows the stop by the flag it set, not by the error's text).
+Error stopRun() { return makeError("stopped by cgrun compare after the node it needed"); }
 constexpr uint64_t kNoneU64 = ~uint64_t(0);
 
 int fail(const Error &e) {
   note("cgrun: error: " + e.message());
   return 1;
 }
-
-bool isStop(const Error &e) { return e && e.message().find(kStop) != std::string::npos; }
 
 const char *modeName(rt::ExecMode m) { return m == rt::ExecMode::Eager ? "eager" : "replay"; }
 
@@ -201,20 +201,27 @@ struct Setup {
   rt::HostPolicy policy;
 };
 
-Error runSide(const Setup &s, Side &side, const std::function<Error(uint32_t)> &hook, uint64_t *calls) {
+// `hook(n, &stop)` runs after node n; setting `stop` ends the run there (not an error).
+Error runSide(const Setup &s, Side &side, const std::function<Error(uint32_t, bool *)> &hook,
+              uint64_t *calls) {
   CGRAPH_RETURN_IF_ERROR(uploadContents(*side.dev, side.bound, s.contents));
   rt::SubmitOptions so;
+  bool stopped = false;
   if (hook)
     so.afterNode = [&](uint32_t n) -> Error {
       ++*calls;
-      return hook(n);
+      bool stop = false;
+      CGRAPH_RETURN_IF_ERROR(hook(n, &stop));
+      if (!stop) return Error::success();
+      stopped = true;
+      return stopRun();
     };
   auto ev = side.exe->enqueue(side.bound.table, s.params, so);
   // A backend may run eager submissions synchronously and report the hook's stop from
   // enqueue itself rather than from the event.
-  if (!ev) return isStop(ev.error()) ? Error::success() : ev.error().withContext(side.label());
+  if (!ev) return stopped ? Error::success() : ev.error().withContext(side.label());
   Error e = (*ev)->wait();
-  if (e && !isStop(e)) return e.withContext(side.label());
+  if (e && !stopped) return e.withContext(side.label());
   return Error::success();
 }
 
@@ -268,9 +275,12 @@ Expected<Outcome> comparePerNode(const Setup &s, Side (&sides)[2], bool *hookMis
   while (out.difference.empty()) {
     std::map<uint32_t, std::vector<Snapshot>> snaps;
     uint64_t used = 0, callsA = 0, callsB = 0;
-    Error e = runSide(s, sides[0], [&](uint32_t n) -> Error {
+    Error e = runSide(s, sides[0], [&](uint32_t n, bool *stop) -> Error {
       if (n >= done.size() || done[n]) return Error::success();
-      if (used >= s.c->memoryBudget && !snaps.empty()) return makeError(kStop);
+      if (used >= s.c->memoryBudget && !snaps.empty()) {
+        *stop = true;
+        return Error::success();
+      }
       std::vector<Snapshot> &list = snaps[n];
       for (auto &r : writtenRanges(fg, n, s.bytes)) {
         auto data = readSlot(*sides[0].dev, sides[0].bound, r.first, r.second.first, r.second.second);
@@ -287,7 +297,7 @@ Expected<Outcome> comparePerNode(const Setup &s, Side (&sides)[2], bool *hookMis
     }
     if (snaps.empty()) break; // every node compared
     size_t remaining = snaps.size();
-    e = runSide(s, sides[1], [&](uint32_t n) -> Error {
+    e = runSide(s, sides[1], [&](uint32_t n, bool *stop) -> Error {
       auto it = snaps.find(n);
       if (it == snaps.end()) return Error::success();
       for (const Snapshot &sn : it->second) {
@@ -308,12 +318,13 @@ Expected<Outcome> comparePerNode(const Setup &s, Side (&sides)[2], bool *hookMis
           }
           out.firstDifference = v.j;
           out.slots.push_back(v.j);
-          return makeError(kStop);
+          *stop = true;
+          return Error::success();
         }
       }
       done[n] = 1;
       ++out.nodesCompared;
-      if (--remaining == 0) return makeError(kStop);
+      *stop = --remaining == 0;
       return Error::success();
     }, &callsB);
     if (e) return e;

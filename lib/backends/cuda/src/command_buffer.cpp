@@ -101,9 +101,10 @@ Expected<gpu::GraphNodeHandle> CudaExecutable::addExtensionNode(gpu::GraphHandle
 namespace {
 
 // Why the conditionals of `g` (a flattened graph or body) cannot be CUDA conditional
-// nodes; success where they can.
+// nodes (ErrorCode::Unsupported); success where they can; another code for a graph
+// that is wrong whatever runs it.
 Error bodiesNative(const Graph &g, int depth) {
-  if (depth > 16) return makeError("conditional nodes nested deeper than 16 levels");
+  if (depth > 16) return makeError(ErrorCode::Unsupported, "conditional nodes nested deeper than 16 levels");
   for (uint32_t n = 0; n < g.nodes.size(); ++n) {
     const Node &node = g.nodes[n];
     if (node.kind != NodeKind::Conditional) continue;
@@ -111,14 +112,14 @@ Error bodiesNative(const Graph &g, int depth) {
     if (node.subgraph >= g.subgraphs.size()) return makeError(what + ": no body");
     auto body = flattenSubgraphs(g.subgraphs[node.subgraph]);
     if (!body) return body.error().withContext(what + ": body");
-    if (!body->exprs.empty()) return makeError(what + ": its body has stored expressions");
+    if (!body->exprs.empty()) return makeError(ErrorCode::Unsupported, what + ": its body has stored expressions");
     for (const Node &b : body->nodes) {
-      if (b.kind == NodeKind::Host) return makeError(what + ": its body has a host task");
+      if (b.kind == NodeKind::Host) return makeError(ErrorCode::Unsupported, what + ": its body has a host task");
       if (b.kind == NodeKind::Kernel)
         for (uint32_t d = 0; d < 3; ++d)
           if (b.range.global[d].param != kNone || b.range.local[d].param != kNone ||
               b.range.offset[d].param != kNone)
-            return makeError(what + ": an nd-range in its body reads a parameter");
+            return makeError(ErrorCode::Unsupported, what + ": an nd-range in its body reads a parameter");
     }
     CGRAPH_RETURN_IF_ERROR(bodiesNative(*body, depth + 1));
   }
@@ -135,11 +136,11 @@ Error remapIndex(uint32_t &i, const std::vector<uint32_t> &map, const std::strin
 } // namespace
 
 Error nativeConditionals(CudaDevice &device, const Graph &flattened, rt::ExecMode mode) {
-  if (mode != rt::ExecMode::Replay) return makeError("eager mode runs conditionals node by node on the host");
+  if (mode != rt::ExecMode::Replay) return makeError(ErrorCode::Unsupported, "eager mode runs conditionals node by node on the host");
   if (const char *e = std::getenv("CGRAPH_CUDA_CONDITIONALS"); e && std::string(e) == "staged")
-    return makeError("CGRAPH_CUDA_CONDITIONALS=staged");
-  auto k = device.setConditionKernel();
-  if (!k) return k.error();
+    return makeError(ErrorCode::Unsupported, "CGRAPH_CUDA_CONDITIONALS=staged");
+  auto k = device.setConditionKernel(); // needs the nvcc-built fatbin and a 12.3 driver
+  if (!k) return makeError(ErrorCode::Unsupported, k.error().message());
   return bodiesNative(flattened, 0);
 }
 

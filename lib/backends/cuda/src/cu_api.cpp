@@ -52,7 +52,29 @@ Error cuError(const CuApi &api, const char *call, CUresult rc) {
   if (api.cuGetErrorString) api.cuGetErrorString(rc, &text);
   std::string s = std::string(call) + ": " + (name ? name : "CUDA error " + std::to_string(int(rc)));
   if (text) s += std::string(" (") + text + ")";
-  return makeError(s);
+  return makeError(cuErrorCode(rc), s);
+}
+
+ErrorCode cuErrorCode(CUresult rc) {
+  switch (rc) {
+  case CUDA_ERROR_OUT_OF_MEMORY:
+    return ErrorCode::OutOfMemory;
+  case CUDA_ERROR_NOT_SUPPORTED:
+  case CUDA_ERROR_NO_DEVICE:
+  case CUDA_ERROR_NO_BINARY_FOR_GPU:
+  case CUDA_ERROR_UNSUPPORTED_PTX_VERSION:
+    return ErrorCode::Unsupported;
+  case CUDA_ERROR_INVALID_VALUE:
+  case CUDA_ERROR_INVALID_HANDLE:
+  case CUDA_ERROR_INVALID_IMAGE:
+  case CUDA_ERROR_INVALID_PTX:
+  case CUDA_ERROR_NOT_FOUND:
+    return ErrorCode::Invalid;
+  default:
+    // Faults (illegal address, launch failure), a lost or uninitialized context, ECC and
+    // hardware errors: the device or driver failed.
+    return ErrorCode::DeviceLost;
+  }
 }
 
 } // namespace cgraph::cuda

@@ -48,6 +48,9 @@ Expected<const CuApi *> loadCuApi();
 
 // "cuLaunchKernel: CUDA_ERROR_LAUNCH_FAILED (unspecified launch failure)".
 Error cuError(const CuApi &api, const char *call, CUresult rc);
+// The ErrorCode of a failed driver call: out of memory, unsupported, invalid input, else
+// device lost (faults, a lost context, hardware errors).
+ErrorCode cuErrorCode(CUresult rc);
 
 // Evaluates `expr` once; on failure returns cuError(api, call, rc) from the caller.
 #define CGRAPH_CU_CHECK(api, call, expr)                                                  \

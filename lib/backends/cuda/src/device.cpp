@@ -150,8 +150,11 @@ namespace {
 Expected<std::unique_ptr<rt::Executable>> finalizeFlat(CudaDevice &device, const Graph *original, Graph flat,
                                                         const rt::FinalizeOptions &opts, double flattenUs) {
   CGRAPH_RETURN_IF_ERROR(device.makeCurrent());
-  if (rt::hasConditionals(flat) && nativeConditionals(device, flat, opts.mode))
-    return rt::finalizeStaged(device, std::move(flat), opts);
+  if (rt::hasConditionals(flat)) {
+    Error native = nativeConditionals(device, flat, opts.mode);
+    if (native && native.code() != ErrorCode::Unsupported) return native;
+    if (native) return rt::finalizeStaged(device, std::move(flat), opts);
+  }
   return makeExecutable(device, original, std::move(flat), opts, flattenUs);
 }
 } // namespace

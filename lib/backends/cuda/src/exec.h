@@ -38,7 +38,9 @@ namespace cgraph::cuda {
 using gpu::Launch;
 
 // Whether `flattened` (with Conditional nodes) can run its conditionals as CUDA
-// conditional nodes on `device` in `mode`; the error says why not.
+// conditional nodes on `device` in `mode`: success, or ErrorCode::Unsupported saying why
+// not (the caller then runs them as runtime-driven stages); any other code is an error
+// of the graph itself.
 Error nativeConditionals(CudaDevice &device, const Graph &flattened, rt::ExecMode mode);
 
 struct CondPlan {
