@@ -33,4 +33,12 @@ struct CpuOptions {
 std::unique_ptr<rt::Backend> makeCpuBackend();
 std::unique_ptr<rt::Backend> makeCpuBackend(const CpuOptions &options);
 
+// A Buffer over `bytes` bytes of the caller's host memory at `ptr`, bound without a copy
+// (the C API binds its callers' arrays this way). The buffer does not own the memory:
+// the caller keeps it valid and unmoved until the buffer is destroyed and every
+// submission that binds it has completed. Kernels see exactly `bytes` bytes.
+// Failures: `device` not a cpu device (Unsupported); a null `ptr` with `bytes` > 0
+// (Invalid). Thread-safe; allocates only the small buffer object.
+Expected<std::unique_ptr<rt::Buffer>> wrapHostMemory(rt::Device &device, void *ptr, uint64_t bytes);
+
 } // namespace cgraph::cpu

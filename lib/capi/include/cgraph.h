@@ -1,0 +1,276 @@
+/* cgraph C API: load .cgf command graphs, finalize them for a device, bind memory and
+ * run them, from C or through a foreign-function interface (the Python package uses it
+ * through ctypes). Library: libcgraph.so (CMake target cgraph_capi).
+ *
+ * Conventions (every function):
+ * - Plain C types only; handles are opaque pointers. A handle returned through an `out`
+ *   argument is owned by the caller and freed with its cgraph_*_release function
+ *   (releasing NULL does nothing). On failure `*out` is set to NULL.
+ * - Functions that can fail return a cgraph_status. CGRAPH_OK is 0; on any other value
+ *   cgraph_last_error() holds a one-line message naming what failed (`slot 'y': bound
+ *   range is 16 bytes, the graph needs at least 4096`). Nothing is printed, no C++
+ *   exception crosses the API and no failure aborts the process (an allocation failure
+ *   is CGRAPH_ERROR_OUT_OF_MEMORY).
+ * - Strings returned by the library (names, messages) are NUL-terminated UTF-8 owned by
+ *   the library; their lifetime is stated per function.
+ * - Thread-safety: different handles may be used from different threads at the same
+ *   time. One handle must not be used from two threads at once, except cgraph_graph and
+ *   cgraph_device (read-only after creation: any thread, concurrently) and
+ *   cgraph_event_wait (several threads may wait on one event).
+ */
+#ifndef CGRAPH_H
+#define CGRAPH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define CGRAPH_API __attribute__((visibility("default")))
+#else
+#define CGRAPH_API
+#endif
+
+/* Version of this header's API; cgraph_api_version() returns the library's. A library
+ * with the same value is compatible with this header. */
+#define CGRAPH_API_VERSION 1
+
+/* Status codes; the values are stable. Non-zero values mirror cgraph::ErrorCode. */
+typedef enum cgraph_status {
+  CGRAPH_OK = 0,
+  CGRAPH_ERROR_INVALID = 1,       /* bad input: malformed file, wrong argument or binding */
+  CGRAPH_ERROR_OUT_OF_MEMORY = 2, /* a host or device allocation failed */
+  CGRAPH_ERROR_DEVICE_LOST = 3,   /* the device or its driver failed */
+  CGRAPH_ERROR_UNSUPPORTED = 4,   /* valid, but this device or build cannot do it */
+  CGRAPH_ERROR_IO = 5,            /* a file operation failed */
+  CGRAPH_ERROR_TIMEOUT = 6,       /* a wait ran past its limit */
+  CGRAPH_ERROR_INTERNAL = 7       /* a broken invariant inside cgraph */
+} cgraph_status;
+
+/* Element types of slots and parameters; values mirror the .cgf format's scalar types. */
+typedef enum cgraph_type {
+  CGRAPH_TYPE_UNKNOWN = 0, /* a slot no kernel argument types (or typed inconsistently) */
+  CGRAPH_TYPE_I8 = 1,
+  CGRAPH_TYPE_I16 = 2,
+  CGRAPH_TYPE_I32 = 3,
+  CGRAPH_TYPE_I64 = 4,
+  CGRAPH_TYPE_U8 = 5,
+  CGRAPH_TYPE_U16 = 6,
+  CGRAPH_TYPE_U32 = 7,
+  CGRAPH_TYPE_U64 = 8,
+  CGRAPH_TYPE_F16 = 9,
+  CGRAPH_TYPE_F32 = 10,
+  CGRAPH_TYPE_F64 = 11
+} cgraph_type;
+
+typedef enum cgraph_mode {
+  CGRAPH_MODE_REPLAY = 0, /* pre-resolved schedule / native command buffer (default) */
+  CGRAPH_MODE_EAGER = 1   /* node by node through the ordinary submit path */
+} cgraph_mode;
+
+typedef struct cgraph_graph_s *cgraph_graph;           /* a loaded graph (immutable) */
+typedef struct cgraph_device_s *cgraph_device;         /* a device of a compiled-in backend */
+typedef struct cgraph_executable_s *cgraph_executable; /* a graph finalized for a device */
+typedef struct cgraph_bindings_s *cgraph_bindings;     /* slot bindings + parameter values */
+typedef struct cgraph_event_s *cgraph_event;           /* one submission */
+typedef struct cgraph_buffer_s *cgraph_buffer;         /* device memory the library allocated */
+
+/* ---- library ------------------------------------------------------------------- */
+
+/* The library version ("0.1.0"); static storage. Never fails. */
+CGRAPH_API const char *cgraph_version(void);
+/* The API version the library implements (CGRAPH_API_VERSION it was built with). */
+CGRAPH_API int cgraph_api_version(void);
+/* The message of the last failed call on the calling thread ("" when none has failed).
+ * Thread-local; valid until the next cgraph call on this thread. */
+CGRAPH_API const char *cgraph_last_error(void);
+/* The status's name: "ok", "invalid", "out_of_memory", ... ("unknown" for other values);
+ * static storage. */
+CGRAPH_API const char *cgraph_status_name(cgraph_status status);
+/* The type's name ("f32", "i64", ...; "unknown"); static storage. */
+CGRAPH_API const char *cgraph_type_name(cgraph_type type);
+/* Size in bytes of one element of `type` (0 for CGRAPH_TYPE_UNKNOWN). */
+CGRAPH_API size_t cgraph_type_size(cgraph_type type);
+
+/* ---- graphs -------------------------------------------------------------------- */
+
+/* Reads a .cgf file. Failures: the file cannot be opened or read (IO, the message names
+ * the path and the system error), the contents are not a valid .cgf (INVALID). */
+CGRAPH_API cgraph_status cgraph_graph_load(const char *path, cgraph_graph *out);
+/* Reads a .cgf image from memory (`size` bytes at `data`, copied; the caller may free
+ * it when the call returns). Failures as cgraph_graph_load, without IO. */
+CGRAPH_API cgraph_status cgraph_graph_load_memory(const void *data, size_t size, cgraph_graph *out);
+/* Frees the graph. Executables finalized from it stay valid (they hold a copy). */
+CGRAPH_API void cgraph_graph_release(cgraph_graph graph);
+
+/* The graph's name (valid while the graph lives). */
+CGRAPH_API const char *cgraph_graph_name(cgraph_graph graph);
+CGRAPH_API uint32_t cgraph_graph_slot_count(cgraph_graph graph);
+CGRAPH_API uint32_t cgraph_graph_param_count(cgraph_graph graph);
+CGRAPH_API uint32_t cgraph_graph_node_count(cgraph_graph graph);
+
+typedef struct cgraph_slot_info {
+  const char *name;     /* valid while the graph lives */
+  uint64_t size;        /* bytes a binding must hold (declared size or what nodes reach) */
+  uint32_t alignment;   /* a bound address must be a multiple of it */
+  cgraph_type element;  /* from the kernels' argument types; UNKNOWN when none or mixed */
+  int external;         /* 1: the caller binds it per submission; 0: the graph owns it */
+  int read;             /* 1: some node reads it */
+  int written;          /* 1: some node writes it */
+} cgraph_slot_info;
+
+/* Slot `index` (0 .. slot_count-1). Failures: index out of range (INVALID). */
+CGRAPH_API cgraph_status cgraph_graph_slot_info(cgraph_graph graph, uint32_t index, cgraph_slot_info *out);
+/* Index of the slot named `name`. Failures: no such slot (INVALID, naming the slots). */
+CGRAPH_API cgraph_status cgraph_graph_find_slot(cgraph_graph graph, const char *name, uint32_t *index);
+
+typedef struct cgraph_param_info {
+  const char *name;  /* valid while the graph lives */
+  cgraph_type type;
+  int64_t default_int;    /* the default, for integer types */
+  double default_float;   /* the default, for floating-point types */
+} cgraph_param_info;
+
+/* Parameter `index` (0 .. param_count-1). Failures: index out of range (INVALID). */
+CGRAPH_API cgraph_status cgraph_graph_param_info(cgraph_graph graph, uint32_t index, cgraph_param_info *out);
+/* Index of the parameter named `name`. Failures: no such parameter (INVALID). */
+CGRAPH_API cgraph_status cgraph_graph_find_param(cgraph_graph graph, const char *name, uint32_t *index);
+
+/* ---- devices ------------------------------------------------------------------- */
+
+/* Devices of the compiled-in backends whose driver is present (cpu first), numbered from
+ * 0 in that order. Probes the drivers on first use (process-wide, thread-safe). */
+CGRAPH_API uint32_t cgraph_device_count(void);
+/* Opens device `index` (0 .. cgraph_device_count()-1). Failures: index out of range
+ * (INVALID); the driver fails to open it (DEVICE_LOST or as reported). */
+CGRAPH_API cgraph_status cgraph_device_get(uint32_t index, cgraph_device *out);
+/* Opens a device by spec: a backend name with an optional index ("cpu", "cpu:0",
+ * "opencl:1"). Failures: unknown backend or index (INVALID). */
+CGRAPH_API cgraph_status cgraph_device_open(const char *spec, cgraph_device *out);
+/* Frees the handle; the device itself stays open for the process (a later get or open
+ * returns it again). Executables, buffers and bindings made from it stay valid. */
+CGRAPH_API void cgraph_device_release(cgraph_device device);
+
+typedef struct cgraph_device_info {
+  const char *backend;  /* "cpu", "opencl", "cuda", ...; valid while the handle lives */
+  const char *name;     /* the device's name */
+  const char *vendor;
+  const char *spec;     /* "cpu:0": what cgraph_device_open accepts for it */
+  uint64_t memory_bytes; /* global memory (0 = unknown) */
+  uint32_t compute_units;
+  int host_memory;       /* 1: cgraph_bind_host works on it (the cpu backend) */
+} cgraph_device_info;
+
+/* Fills `out`. Never fails for a valid handle (INVALID for NULL). */
+CGRAPH_API cgraph_status cgraph_device_get_info(cgraph_device device, cgraph_device_info *out);
+
+/* ---- executables --------------------------------------------------------------- */
+
+typedef struct cgraph_finalize_options {
+  cgraph_mode mode; /* CGRAPH_MODE_REPLAY (0) or CGRAPH_MODE_EAGER */
+  int use_cache;    /* 1: in-memory and persistent kernel binary cache; 0: compile afresh */
+  /* Directory that relative file paths of the graph (file slots, host tasks) resolve
+   * against and may read or write inside; NULL = the current directory. Copied. */
+  const char *base_dir;
+} cgraph_finalize_options;
+
+/* Default options: replay mode, cache on, the current directory. */
+CGRAPH_API cgraph_finalize_options cgraph_finalize_options_default(void);
+
+/* Compiles the graph's kernels for `device` and builds an executable (options NULL =
+ * defaults). The executable keeps its own copy of the graph and allocates the slots the
+ * graph owns. Failures: a graph the device cannot run (INVALID or UNSUPPORTED, naming the
+ * node or kernel), allocation (OUT_OF_MEMORY). The device handle may be released first. */
+CGRAPH_API cgraph_status cgraph_finalize(cgraph_device device, cgraph_graph graph,
+                                         const cgraph_finalize_options *options, cgraph_executable *out);
+/* Frees the executable. Every event of it must have been waited on, and bindings made
+ * from it released, first. */
+CGRAPH_API void cgraph_executable_release(cgraph_executable exe);
+
+/* Copies `bytes` bytes at `offset` of slot `slot`, which the graph owns (not external),
+ * to `dst`. Wait for the submissions that write it first. Failures: slot out of range,
+ * an external slot, a range past the slot's end (INVALID). */
+CGRAPH_API cgraph_status cgraph_slot_read(cgraph_executable exe, uint32_t slot, uint64_t offset,
+                                          void *dst, uint64_t bytes);
+/* Copies `bytes` bytes from `src` into slot `slot` (owned by the graph) at `offset`;
+ * later submissions see them. Failures as cgraph_slot_read. */
+CGRAPH_API cgraph_status cgraph_slot_write(cgraph_executable exe, uint32_t slot, uint64_t offset,
+                                           const void *src, uint64_t bytes);
+
+/* ---- buffers ------------------------------------------------------------------- */
+
+/* Allocates `bytes` bytes of device memory (contents undefined). Failures:
+ * OUT_OF_MEMORY. The buffer may outlive the device handle. */
+CGRAPH_API cgraph_status cgraph_buffer_alloc(cgraph_device device, uint64_t bytes, cgraph_buffer *out);
+CGRAPH_API uint64_t cgraph_buffer_size(cgraph_buffer buffer);
+/* Synchronous copies between host memory and the buffer. Failures: a range past the end
+ * (INVALID). Wait for submissions that use the buffer first. */
+CGRAPH_API cgraph_status cgraph_buffer_write(cgraph_buffer buffer, uint64_t offset, const void *src, uint64_t bytes);
+CGRAPH_API cgraph_status cgraph_buffer_read(cgraph_buffer buffer, uint64_t offset, void *dst, uint64_t bytes);
+/* Frees the buffer. Submissions that bind it keep it alive until they complete. */
+CGRAPH_API void cgraph_buffer_release(cgraph_buffer buffer);
+
+/* ---- bindings and parameters ------------------------------------------------------ */
+
+/* A binding table for `exe`: every external slot unbound, every parameter at its
+ * default. It is the caller's to fill and reuse across submissions; a submission copies
+ * what it needs, so the table may be changed right after cgraph_enqueue returns.
+ * Release it before the executable. */
+CGRAPH_API cgraph_status cgraph_bindings_create(cgraph_executable exe, cgraph_bindings *out);
+CGRAPH_API void cgraph_bindings_release(cgraph_bindings bindings);
+
+/* Binds `bytes` bytes of host memory at `ptr` to external slot `slot`, without a copy:
+ * kernels read and write that memory. Only on devices with host_memory (cpu). The caller
+ * keeps the memory valid and unmoved until every submission that binds it has
+ * completed (cgraph_event_wait). Binding the same address and size again costs nothing.
+ * Failures (INVALID unless said): slot out of range; a slot the graph owns; `bytes`
+ * less than the slot's size; `ptr` not a multiple of the slot's alignment; a device
+ * without host memory (UNSUPPORTED). */
+CGRAPH_API cgraph_status cgraph_bind_host(cgraph_bindings bindings, uint32_t slot, void *ptr, uint64_t bytes);
+/* Binds `length` bytes at `offset` of `buffer` (length 0 = to its end) to external slot
+ * `slot`. The buffer must come from the executable's device. Failures as cgraph_bind_host
+ * (sizes are checked at enqueue). */
+CGRAPH_API cgraph_status cgraph_bind_buffer(cgraph_bindings bindings, uint32_t slot, cgraph_buffer buffer,
+                                            uint64_t offset, uint64_t length);
+/* Removes the binding of `slot`. Failures: slot out of range (INVALID). */
+CGRAPH_API cgraph_status cgraph_unbind(cgraph_bindings bindings, uint32_t slot);
+/* The host address bound to `slot` (NULL when unbound or bound to a cgraph_buffer). */
+CGRAPH_API void *cgraph_bound_address(cgraph_bindings bindings, uint32_t slot);
+
+/* Sets parameter `index` for later submissions. Integer parameters take
+ * cgraph_set_param_int (range-checked against the type); floating-point ones take either
+ * function. Failures: index out of range, a value out of range or a double for an
+ * integer parameter (INVALID, naming the parameter). */
+CGRAPH_API cgraph_status cgraph_set_param_int(cgraph_bindings bindings, uint32_t index, int64_t value);
+CGRAPH_API cgraph_status cgraph_set_param_float(cgraph_bindings bindings, uint32_t index, double value);
+/* The same by name. Failures: no such parameter (INVALID). */
+CGRAPH_API cgraph_status cgraph_set_param_int_by_name(cgraph_bindings bindings, const char *name, int64_t value);
+CGRAPH_API cgraph_status cgraph_set_param_float_by_name(cgraph_bindings bindings, const char *name, double value);
+
+/* ---- submissions ----------------------------------------------------------------- */
+
+/* Validates `bindings` against the graph (every external slot bound, sizes, alignment,
+ * overlaps: errors name the slot) and submits one run. Submissions of one executable run
+ * in order. Nothing runs when it fails. `out` receives an event to wait on; it keeps
+ * the bound cgraph_buffers alive (not host memory: see cgraph_bind_host). */
+CGRAPH_API cgraph_status cgraph_enqueue(cgraph_executable exe, cgraph_bindings bindings, cgraph_event *out);
+/* Blocks until the submission completed; returns its failure, if any (a host task that
+ * failed, a device fault). May be called again and from several threads. */
+CGRAPH_API cgraph_status cgraph_event_wait(cgraph_event event);
+/* 1 when the submission has completed, 0 when not. */
+CGRAPH_API int cgraph_event_is_complete(cgraph_event event);
+/* Frees the handle; first waits for the submission if it is still running (its result
+ * is then dropped: call cgraph_event_wait to see it). */
+CGRAPH_API void cgraph_event_release(cgraph_event event);
+
+/* cgraph_enqueue, then cgraph_event_wait, then release of the event. */
+CGRAPH_API cgraph_status cgraph_run(cgraph_executable exe, cgraph_bindings bindings);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CGRAPH_H */

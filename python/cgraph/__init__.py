@@ -1,0 +1,29 @@
+"""cgraph: load command graphs (.cgf files made by ``cgc``), finalize them for a device
+and run them on arrays in place.
+
+    import numpy as np, cgraph
+    g = cgraph.load("saxpy.cgf")
+    exe = g.finalize(device="cpu")
+    y = np.zeros(1 << 20, dtype=np.float32)
+    exe.run(y=y, a=3.0)        # the graph writes y itself: nothing is copied
+
+Pure Python over the C library libcgraph.so (ctypes): located through the
+CGRAPH_LIBRARY environment variable, next to this package, or in the source
+checkout's build tree. Failures raise ``cgraph.Error`` subclasses carrying the
+library's message and status code.
+"""
+
+from ._device import Device, devices
+from ._errors import (DeviceLostError, Error, InternalError, InvalidError, IoError, OutOfMemoryError,
+                      UnsupportedError, WaitTimeoutError)
+from ._executable import Event, Executable
+from ._graph import Graph, Param, Slot, load, loads
+from ._native import LIBRARY_PATH, lib as _lib
+
+__version__: str = _lib.cgraph_version().decode()
+
+__all__ = [
+    "Device", "DeviceLostError", "Error", "Event", "Executable", "Graph", "InternalError", "InvalidError",
+    "IoError", "LIBRARY_PATH", "OutOfMemoryError", "Param", "Slot", "UnsupportedError", "WaitTimeoutError",
+    "devices", "load", "loads",
+]

@@ -1,0 +1,213 @@
+"""Executables (a graph finalized for a device), runs and events."""
+
+from __future__ import annotations
+
+import ctypes
+import numbers
+from typing import Any, Optional
+
+from . import _native
+from ._arrays import KDL_CPU, TYPE_NAMES, host_array
+from ._device import Device
+from ._errors import InvalidError
+
+_TYPE_CODES = {name: code for code, name in TYPE_NAMES.items()}
+
+
+class Event:
+    """One submission (``Executable.enqueue``). Holds the bound arrays until it is
+    dropped, so they stay alive while the run uses them."""
+
+    def __init__(self, handle: ctypes.c_void_p, owners: list[Any]) -> None:
+        self._handle = handle
+        self._owners = owners
+
+    def wait(self) -> None:
+        """Blocks until the run completed. Raises its failure (an ``Error`` subclass),
+        if any; may be called again and returns (or raises) the same."""
+        _native.check(_native.lib.cgraph_event_wait(self._handle))
+
+    @property
+    def done(self) -> bool:
+        """True once the run has completed (successfully or not)."""
+        return bool(_native.lib.cgraph_event_is_complete(self._handle))
+
+    def __del__(self) -> None:
+        handle, self._handle = getattr(self, "_handle", None), None
+        if handle:
+            _native.lib.cgraph_event_release(handle)  # waits for the run, then the arrays may go
+        self._owners = []
+
+
+class Executable:
+    """A graph finalized for one device (``Graph.finalize``).
+
+    Attributes:
+        name, slots, params: those of the graph it was finalized from.
+        device: the ``cgraph.Device`` it runs on.
+        mode: ``"replay"`` or ``"eager"``.
+
+    Thread-safety: use one Executable from one thread at a time; runs of one Executable
+    execute in submission order.
+    """
+
+    def __init__(self, handle: ctypes.c_void_p, graph: Any, device: Device, mode: str) -> None:
+        self._handle = handle
+        self._bindings = ctypes.c_void_p()
+        _native.check(_native.lib.cgraph_bindings_create(handle, ctypes.byref(self._bindings)))
+        self.name: str = graph.name
+        self.slots = graph.slots
+        self.params = graph.params
+        self.device = device
+        self.mode = mode
+        self._slot_index = {s.name: s.index for s in self.slots}
+        self._param_index = {p.name: p.index for p in self.params}
+        self._bound: set[int] = set()     # slots bound by the previous call
+        self._params_set: set[int] = set()  # params not at their default
+
+    def __del__(self) -> None:
+        bindings, self._bindings = getattr(self, "_bindings", None), None
+        if bindings:
+            _native.lib.cgraph_bindings_release(bindings)
+        handle, self._handle = getattr(self, "_handle", None), None
+        if handle:
+            _native.lib.cgraph_executable_release(handle)
+
+    def __repr__(self) -> str:
+        return f"<cgraph.Executable '{self.name}' on {self.device.spec} ({self.mode})>"
+
+    # ---- runs ------------------------------------------------------------------------
+
+    def run(self, **arguments: Any) -> None:
+        """Runs the graph once and waits for it.
+
+        Keyword arguments name slots or parameters of the graph:
+
+        - every external slot (``Slot.external``) must be given an array: any object
+          with ``__array_interface__`` (numpy) or ``__dlpack__`` whose memory is in the
+          host (cpu devices). The array's own memory is bound, never copied: the graph
+          reads and writes it in place. It must be C-contiguous, have exactly
+          ``Slot.size`` bytes, the slot's element type (``Slot.element``, when known)
+          and, for a slot the graph writes, be writable.
+        - parameters (``Param``) take an int or a float; a parameter not given has its
+          default value.
+
+        Raises:
+            InvalidError (a ValueError): an unknown name, a missing or wrong array
+                (the message names the slot), a parameter value out of range.
+            Error subclasses: the run itself failed (the library's message).
+        """
+        owners = self._bind(arguments)
+        _native.check(_native.lib.cgraph_run(self._handle, self._bindings))
+        del owners
+
+    def enqueue(self, **arguments: Any) -> Event:
+        """Submits one run, as ``run`` takes it, and returns its ``Event`` without
+        waiting. The arrays must not be resized or freed until the event completed (the
+        event holds references to them). Raises as ``run`` for what is checked before
+        the submission; failures of the run itself come from ``Event.wait``."""
+        owners = self._bind(arguments)
+        event = ctypes.c_void_p()
+        _native.check(_native.lib.cgraph_enqueue(self._handle, self._bindings, ctypes.byref(event)))
+        return Event(event, owners)
+
+    def bound_address(self, slot: str) -> Optional[int]:
+        """The host address bound to `slot` by the latest run or enqueue (None when
+        unbound): the array's own data pointer, since nothing is copied."""
+        index = self._slot(slot).index
+        return _native.lib.cgraph_bound_address(self._bindings, index)
+
+    # ---- graph-owned slots -----------------------------------------------------------
+
+    def read(self, slot: str, out: Any = None) -> Any:
+        """Copies the contents of a slot the graph owns (not external).
+
+        `out`: a writable contiguous array of exactly the slot's size to fill (and
+        return); None returns a new ``bytearray``. Raises InvalidError for an external
+        slot or a wrong `out`."""
+        s = self._slot(slot)
+        if out is None:
+            buf = bytearray(s.size)
+            c = (ctypes.c_char * s.size).from_buffer(buf)
+            _native.check(_native.lib.cgraph_slot_read(self._handle, s.index, 0, c, s.size))
+            return buf
+        arr = self._host(s, out, writing=True)
+        _native.check(_native.lib.cgraph_slot_read(self._handle, s.index, 0, arr.address, s.size))
+        return out
+
+    def write(self, slot: str, data: Any) -> None:
+        """Copies `data` (a contiguous array of exactly the slot's size) into a slot the
+        graph owns; later runs see it. Raises InvalidError for an external slot or a
+        wrong array."""
+        s = self._slot(slot)
+        arr = self._host(s, data, writing=False)
+        _native.check(_native.lib.cgraph_slot_write(self._handle, s.index, 0, arr.address, s.size))
+
+    # ---- helpers ---------------------------------------------------------------------
+
+    def _slot(self, name: str):
+        index = self._slot_index.get(name)
+        if index is None:
+            known = ", ".join(self._slot_index) or "it has none"
+            raise InvalidError(f"graph '{self.name}' has no slot '{name}' (slots: {known})")
+        return self.slots[index]
+
+    def _bind(self, arguments: dict[str, Any]) -> list[Any]:
+        owners = []
+        bound: set[int] = set()
+        params: set[int] = set()
+        for name, value in arguments.items():
+            index = self._slot_index.get(name)
+            if index is not None:
+                owners.append(self._bind_slot(self.slots[index], value))
+                bound.add(index)
+            elif name in self._param_index:
+                index = self._param_index[name]
+                self._set_param(self.params[index], value)
+                params.add(index)
+            else:
+                slots = ", ".join(self._slot_index) or "none"
+                names = ", ".join(self._param_index) or "none"
+                raise InvalidError(f"graph '{self.name}' has no slot or param '{name}' (slots: {slots}; params: {names})")
+        for index in self._bound - bound:
+            _native.check(_native.lib.cgraph_unbind(self._bindings, index))
+        for index in self._params_set - params:
+            p = self.params[index]
+            self._set_param(p, p.default)
+        self._bound, self._params_set = bound, params
+        return owners
+
+    def _bind_slot(self, slot, value: Any) -> Any:
+        if not slot.external:
+            raise InvalidError(f"slot '{slot.name}' is owned by the graph; use Executable.write and read for it")
+        arr = self._host(slot, value, writing=slot.written)
+        _native.check(_native.lib.cgraph_bind_host(self._bindings, slot.index, arr.address, arr.nbytes))
+        return arr.owner
+
+    def _host(self, slot, value: Any, writing: bool):
+        label = f"slot '{slot.name}'"
+        arr = host_array(value)
+        if arr is None:
+            raise InvalidError(f"{label}: a {type(value).__name__} is not an array "
+                               "(it needs __array_interface__ or __dlpack__)")
+        if arr.device[0] != KDL_CPU:
+            raise InvalidError(f"{label}: the array is on DLPack device {arr.device}, not in host memory")
+        if not arr.contiguous:
+            raise InvalidError(f"{label}: the array is not contiguous (numpy.ascontiguousarray makes a copy that is)")
+        if slot.element is not None and arr.element != _TYPE_CODES[slot.element]:
+            raise InvalidError(f"{label}: the array's element type is {arr.type_text}, the graph's kernels use "
+                               f"{slot.element}")
+        if arr.nbytes != slot.size:
+            raise InvalidError(f"{label}: the array has {arr.nbytes} bytes, the slot has {slot.size}")
+        if writing and arr.readonly:
+            raise InvalidError(f"{label}: the array is read-only, but the graph writes the slot")
+        return arr
+
+    def _set_param(self, param, value: Any) -> None:
+        if isinstance(value, numbers.Integral):
+            status = _native.lib.cgraph_set_param_int(self._bindings, param.index, int(value))
+        elif isinstance(value, numbers.Real):
+            status = _native.lib.cgraph_set_param_float(self._bindings, param.index, float(value))
+        else:
+            raise InvalidError(f"param '{param.name}': a {type(value).__name__} is not a number")
+        _native.check(status)

@@ -1,0 +1,82 @@
+"""Running graphs on numpy arrays bound in place, parameters, graph-owned slots."""
+
+import numpy as np
+import pytest
+
+import cgraph
+
+N = 1 << 20
+
+
+def ramp():
+    return (np.arange(N) % 100).astype(np.float32)
+
+
+def test_run_writes_the_callers_array_in_place(saxpy_exe):
+    y = ramp()
+    expected = y + 2.0  # x is the graph's fill of 1.0; a defaults to 2
+    saxpy_exe.run(y=y)
+    np.testing.assert_array_equal(y, expected)
+
+
+def test_the_bound_address_is_the_arrays_own(saxpy_exe):
+    y = ramp()
+    saxpy_exe.run(y=y, a=0.0)
+    assert saxpy_exe.bound_address("y") == y.__array_interface__["data"][0]
+
+
+def test_a_write_through_the_array_is_seen_by_the_next_run(saxpy_exe):
+    y = np.zeros(N, dtype=np.float32)
+    saxpy_exe.run(y=y, a=1.0)
+    y[7] = 100.0  # through the array, no call in between
+    saxpy_exe.run(y=y, a=1.0)
+    assert y[7] == 101.0 and y[8] == 2.0
+
+
+def test_a_view_of_a_larger_buffer_is_bound_where_it_starts(saxpy_exe):
+    big = np.zeros(N + 16, dtype=np.float32)
+    view = big[16:]
+    saxpy_exe.run(y=view, a=1.0)
+    assert big[:16].sum() == 0.0 and big[16] == 1.0 and big[-1] == 1.0
+
+
+def test_params_by_name_int_and_float(saxpy_exe):
+    y = np.zeros(N, dtype=np.float32)
+    saxpy_exe.run(y=y, a=3)
+    assert y[0] == 3.0
+    saxpy_exe.run(y=y, a=np.float32(0.5))
+    assert y[0] == 3.5
+    saxpy_exe.run(y=y)  # a back at its default
+    assert y[0] == 5.5
+
+
+def test_enqueue_then_wait(saxpy_exe):
+    y = np.ones(N, dtype=np.float32)
+    ev = saxpy_exe.enqueue(y=y, a=4.0)
+    ev.wait()
+    assert ev.done and y[123] == 5.0
+    ev.wait()  # again: same result
+
+
+def test_owned_slot_read_and_write(saxpy_exe):
+    x = np.empty(N, dtype=np.float32)
+    assert saxpy_exe.read("x", out=x) is x
+    assert (x == 1.0).all()
+    raw = saxpy_exe.read("x")
+    assert isinstance(raw, bytearray) and len(raw) == 4 * N
+
+
+def test_owned_slot_write_is_seen_by_runs(saxpy_path):
+    exe = cgraph.load(saxpy_path).finalize()
+    exe.write("x", np.full(N, 2.0, dtype=np.float32))
+    y = np.zeros(N, dtype=np.float32)
+    exe.run(y=y, a=1.0)
+    assert (y == 2.0).all()
+
+
+def test_eager_mode_gives_the_same_result(saxpy_path):
+    exe = cgraph.load(saxpy_path).finalize(device="cpu:0", mode="eager", cache=False)
+    y = ramp()
+    expected = y + 2.0
+    exe.run(y=y)
+    np.testing.assert_array_equal(y, expected)
