@@ -98,17 +98,27 @@ def _count(shape: tuple[int, ...]) -> int:
     return n
 
 
-def from_array_interface(obj: Any) -> HostArray:
-    ai = obj.__array_interface__
+_TYPESTRS: dict[str, tuple[int | None, int]] = {}
+
+
+def _typestr(typestr: str) -> tuple[int | None, int]:
+    """(cgraph_type code or None, item size) of an array-interface type string."""
+    known = _TYPESTRS.get(typestr)
+    if known is None:
+        byteorder, kind, itemsize = typestr[0], typestr[1], int(typestr[2:])
+        native = byteorder in "|=" or byteorder == ("<" if sys.byteorder == "little" else ">")
+        known = _TYPESTRS[typestr] = (_TYPES.get((kind, itemsize)) if native else None, itemsize)
+    return known
+
+
+def from_array_interface(obj: Any, ai: dict) -> HostArray:
     typestr = ai["typestr"]
-    byteorder, kind, itemsize = typestr[0], typestr[1], int(typestr[2:])
-    native = byteorder in "|=" or byteorder == ("<" if sys.byteorder == "little" else ">")
-    element = _TYPES.get((kind, itemsize)) if native else None
-    shape = tuple(ai["shape"])
+    element, itemsize = _typestr(typestr)
+    shape = ai["shape"]
+    strides = ai.get("strides")
     address, readonly = ai["data"]
-    return HostArray(address=address or 0, nbytes=_count(shape) * itemsize, element=element, type_text=typestr,
-                     readonly=bool(readonly), contiguous=_contiguous(shape, ai.get("strides"), itemsize),
-                     device=(KDL_CPU, 0), owner=obj)
+    return HostArray(address or 0, _count(shape) * itemsize, element, typestr, bool(readonly),
+                     strides is None or _contiguous(shape, strides, itemsize), (KDL_CPU, 0), obj)
 
 
 def from_dlpack(obj: Any) -> HostArray:
@@ -136,8 +146,9 @@ def from_dlpack(obj: Any) -> HostArray:
 
 def host_array(obj: Any) -> HostArray | None:
     """The memory of `obj` when it exposes an array interface or DLPack, else None."""
-    if hasattr(obj, "__array_interface__"):
-        return from_array_interface(obj)
+    ai = getattr(obj, "__array_interface__", None)  # numpy builds the dict per access: once
+    if ai is not None:
+        return from_array_interface(obj, ai)
     if hasattr(obj, "__dlpack__"):
         return from_dlpack(obj)
     return None

@@ -185,29 +185,37 @@ class Executable:
         return arr.owner
 
     def _host(self, slot, value: Any, writing: bool):
-        label = f"slot '{slot.name}'"
         arr = host_array(value)
         if arr is None:
-            raise InvalidError(f"{label}: a {type(value).__name__} is not an array "
+            raise InvalidError(f"slot '{slot.name}': a {type(value).__name__} is not an array "
                                "(it needs __array_interface__ or __dlpack__)")
-        if arr.device[0] != KDL_CPU:
-            raise InvalidError(f"{label}: the array is on DLPack device {arr.device}, not in host memory")
-        if not arr.contiguous:
-            raise InvalidError(f"{label}: the array is not contiguous (numpy.ascontiguousarray makes a copy that is)")
-        if slot.element is not None and arr.element != _TYPE_CODES[slot.element]:
-            raise InvalidError(f"{label}: the array's element type is {arr.type_text}, the graph's kernels use "
-                               f"{slot.element}")
-        if arr.nbytes != slot.size:
-            raise InvalidError(f"{label}: the array has {arr.nbytes} bytes, the slot has {slot.size}")
-        if writing and arr.readonly:
-            raise InvalidError(f"{label}: the array is read-only, but the graph writes the slot")
+        problem = _problem(slot, arr, writing)
+        if problem:
+            raise InvalidError(f"slot '{slot.name}': {problem}")
         return arr
 
     def _set_param(self, param, value: Any) -> None:
-        if isinstance(value, numbers.Integral):
+        if type(value) is float:  # the common case, without the ABC checks below
+            status = _native.lib.cgraph_set_param_float(self._bindings, param.index, value)
+        elif isinstance(value, numbers.Integral):
             status = _native.lib.cgraph_set_param_int(self._bindings, param.index, int(value))
         elif isinstance(value, numbers.Real):
             status = _native.lib.cgraph_set_param_float(self._bindings, param.index, float(value))
         else:
             raise InvalidError(f"param '{param.name}': a {type(value).__name__} is not a number")
         _native.check(status)
+
+
+def _problem(slot, arr, writing: bool) -> Optional[str]:
+    """Why `arr` cannot be bound to `slot` (None when it can)."""
+    if arr.device[0] != KDL_CPU:
+        return f"the array is on DLPack device {arr.device}, not in host memory"
+    if not arr.contiguous:
+        return "the array is not contiguous (numpy.ascontiguousarray makes a copy that is)"
+    if slot.element is not None and arr.element != _TYPE_CODES[slot.element]:
+        return f"the array's element type is {arr.type_text}, the graph's kernels use {slot.element}"
+    if arr.nbytes != slot.size:
+        return f"the array has {arr.nbytes} bytes, the slot has {slot.size}"
+    if writing and arr.readonly:
+        return "the array is read-only, but the graph writes the slot"
+    return None
