@@ -18,9 +18,10 @@ class Event:
     """One submission (``Executable.enqueue``). Holds the bound arrays until it is
     dropped, so they stay alive while the run uses them."""
 
-    def __init__(self, handle: ctypes.c_void_p, owners: list[Any]) -> None:
+    def __init__(self, handle: ctypes.c_void_p, owners: list[Any], executable: "Executable") -> None:
         self._handle = handle
         self._owners = owners
+        self._executable = executable  # outlives the submission
 
     def wait(self) -> None:
         """Blocks until the run completed. Raises its failure (an ``Error`` subclass),
@@ -37,6 +38,7 @@ class Event:
         if handle:
             _native.lib.cgraph_event_release(handle)  # waits for the run, then the arrays may go
         self._owners = []
+        self._executable = None
 
 
 class Executable:
@@ -109,7 +111,7 @@ class Executable:
         owners = self._bind(arguments)
         event = ctypes.c_void_p()
         _native.check(_native.lib.cgraph_enqueue(self._handle, self._bindings, ctypes.byref(event)))
-        return Event(event, owners)
+        return Event(event, owners, self)
 
     def bound_address(self, slot: str) -> Optional[int]:
         """The host address bound to `slot` by the latest run or enqueue (None when
