@@ -13,6 +13,7 @@ checkout's build tree. Failures raise ``cgraph.Error`` subclasses carrying the
 library's message and status code.
 """
 
+from ._buffer import Buffer
 from ._device import Device, devices
 from ._errors import (DeviceLostError, Error, InternalError, InvalidError, IoError, OutOfMemoryError,
                       UnsupportedError, WaitTimeoutError)
@@ -23,7 +24,7 @@ from ._native import LIBRARY_PATH, lib as _lib
 __version__: str = _lib.cgraph_version().decode()
 
 __all__ = [
-    "Device", "DeviceLostError", "Error", "Event", "Executable", "Graph", "InternalError", "InvalidError",
+    "Buffer", "Device", "DeviceLostError", "Error", "Event", "Executable", "Graph", "InternalError", "InvalidError",
     "IoError", "LIBRARY_PATH", "OutOfMemoryError", "Param", "Slot", "UnsupportedError", "WaitTimeoutError",
     "devices", "load", "loads",
 ]

@@ -34,6 +34,13 @@ DeviceLike = Union[str, int, Device]
 
 def devices() -> list[Device]: ...
 
+class Buffer:
+    device: Device
+    size: int
+    def __init__(self, device: DeviceLike, size: int) -> None: ...
+    def write(self, data: Any, offset: int = ...) -> None: ...
+    def read(self, out: Any = ..., offset: int = ..., size: Optional[int] = ...) -> Any: ...
+
 @dataclass(frozen=True)
 class Slot:
     index: int

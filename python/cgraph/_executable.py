@@ -8,6 +8,7 @@ from typing import Any, Optional
 
 from . import _native
 from ._arrays import KDL_CPU, TYPE_NAMES, host_array
+from ._buffer import Buffer
 from ._device import Device
 from ._errors import InvalidError
 
@@ -90,7 +91,9 @@ class Executable:
           host (cpu devices). The array's own memory is bound, never copied: the graph
           reads and writes it in place. It must be C-contiguous, have exactly
           ``Slot.size`` bytes, the slot's element type (``Slot.element``, when known)
-          and, for a slot the graph writes, be writable.
+          and, for a slot the graph writes, be writable. On devices without
+          ``Device.host_memory`` (opencl, ...) give a ``cgraph.Buffer`` of that device
+          instead (at least ``Slot.size`` bytes).
         - parameters (``Param``) take an int or a float; a parameter not given has its
           default value.
 
@@ -182,6 +185,12 @@ class Executable:
     def _bind_slot(self, slot, value: Any) -> Any:
         if not slot.external:
             raise InvalidError(f"slot '{slot.name}' is owned by the graph; use Executable.write and read for it")
+        if isinstance(value, Buffer):
+            _native.check(_native.lib.cgraph_bind_buffer(self._bindings, slot.index, value._handle, 0, 0))
+            return value
+        if not self.device.host_memory:
+            raise InvalidError(f"slot '{slot.name}': device {self.device.spec} cannot use host memory in place; "
+                               "bind a cgraph.Buffer")
         arr = self._host(slot, value, writing=slot.written)
         _native.check(_native.lib.cgraph_bind_host(self._bindings, slot.index, arr.address, arr.nbytes))
         return arr.owner
