@@ -29,8 +29,10 @@ int main(int argc, char **argv) {
   cgraph_device cpu;
   cgraph_executable exe;
   cgraph_bindings b;
-  if (check(cgraph_graph_load(argv[1], &g), "load") || check(cgraph_device_open("cpu", &cpu), "device") ||
-      check(cgraph_finalize(cpu, g, NULL, &exe), "finalize") || check(cgraph_bindings_create(exe, &b), "bindings"))
+  if (check(cgraph_graph_load(argv[1], &g), "load") ||
+      check(cgraph_device_open("cpu", &cpu), "device") ||
+      check(cgraph_finalize(cpu, g, NULL, &exe), "finalize") ||
+      check(cgraph_bindings_create(exe, &b), "bindings"))
     return 1;
   static float y[64] __attribute__((aligned(64)));
   double best = 1e30;
@@ -39,7 +41,8 @@ int main(int argc, char **argv) {
     for (long i = -1000; i < runs; ++i) {
       if (i == 0) t0 = now_us();
       cgraph_event ev;
-      if (check(cgraph_bind_host(b, 0, y, sizeof y), "bind") || check(cgraph_set_param_float(b, 0, 1.0), "param") ||
+      if (check(cgraph_bind_host(b, 0, y, sizeof y), "bind") ||
+          check(cgraph_set_param_float(b, 0, 1.0), "param") ||
           check(cgraph_enqueue(exe, b, &ev), "enqueue") || check(cgraph_event_wait(ev), "wait"))
         return 1;
       cgraph_event_release(ev);
@@ -50,7 +53,8 @@ int main(int argc, char **argv) {
   /* Every submission ran: y[i] was incremented once per submission. */
   const float expected = 3.0f * (float)(runs + 1000);
   if (y[0] != expected || y[63] != expected) {
-    fprintf(stderr, "bench_capi_overhead: error: y[0] is %g after %g submissions\n", y[0], expected);
+    fprintf(stderr, "bench_capi_overhead: error: y[0] is %g after %g submissions\n", y[0],
+            expected);
     return 1;
   }
   printf("c_api_us_per_run %.3f\n", best);

@@ -10,23 +10,23 @@
 
 static int failures = 0;
 
-#define CHECK(cond)                                                                      \
-  do {                                                                                   \
-    if (!(cond)) {                                                                       \
-      fprintf(stderr, "%s:%d: check failed: %s (last error: %s)\n", __FILE__, __LINE__, \
-              #cond, cgraph_last_error());                                               \
-      ++failures;                                                                        \
-    }                                                                                    \
+#define CHECK(cond)                                                                                \
+  do {                                                                                             \
+    if (!(cond)) {                                                                                 \
+      fprintf(stderr, "%s:%d: check failed: %s (last error: %s)\n", __FILE__, __LINE__, #cond,     \
+              cgraph_last_error());                                                                \
+      ++failures;                                                                                  \
+    }                                                                                              \
   } while (0)
 
-#define REQUIRE_OK(call)                                                                 \
-  do {                                                                                   \
-    cgraph_status st_ = (call);                                                          \
-    if (st_ != CGRAPH_OK) {                                                              \
-      fprintf(stderr, "%s:%d: %s failed: %s: %s\n", __FILE__, __LINE__, #call,           \
-              cgraph_status_name(st_), cgraph_last_error());                             \
-      exit(1);                                                                           \
-    }                                                                                    \
+#define REQUIRE_OK(call)                                                                           \
+  do {                                                                                             \
+    cgraph_status st_ = (call);                                                                    \
+    if (st_ != CGRAPH_OK) {                                                                        \
+      fprintf(stderr, "%s:%d: %s failed: %s: %s\n", __FILE__, __LINE__, #call,                     \
+              cgraph_status_name(st_), cgraph_last_error());                                       \
+      exit(1);                                                                                     \
+    }                                                                                              \
   } while (0)
 
 enum { kN = 1048576 };
@@ -77,7 +77,8 @@ static cgraph_device open_cpu(void) {
   REQUIRE_OK(cgraph_device_get(0, &first));
   cgraph_device_info info;
   REQUIRE_OK(cgraph_device_get_info(first, &info));
-  CHECK(strcmp(info.backend, "cpu") == 0 && strcmp(info.spec, "cpu:0") == 0 && info.host_memory == 1);
+  CHECK(strcmp(info.backend, "cpu") == 0 && strcmp(info.spec, "cpu:0") == 0 &&
+        info.host_memory == 1);
   CHECK(info.memory_bytes > 0);
   cgraph_device_release(first);
   CHECK(cgraph_device_open("nosuch:0", &cpu) == CGRAPH_ERROR_INVALID && cpu == NULL);
@@ -89,7 +90,8 @@ static cgraph_device open_cpu(void) {
 /* Runs y = a*x + y with y the caller's array; x is the graph's fill of 1.0. */
 static void test_run(cgraph_executable exe) {
   float *y = aligned_alloc(64, (size_t)kN * 4);
-  for (int i = 0; i < kN; ++i) y[i] = (float)(i % 100);
+  for (int i = 0; i < kN; ++i)
+    y[i] = (float)(i % 100);
   cgraph_bindings b = NULL;
   REQUIRE_OK(cgraph_bindings_create(exe, &b));
   CHECK(cgraph_run(exe, b) == CGRAPH_ERROR_INVALID); /* y unbound */
@@ -185,7 +187,9 @@ int main(int argc, char **argv) {
   CHECK(cgraph_finalize(cpu, NULL, &opts, &none) == CGRAPH_ERROR_INVALID && none == NULL);
   cgraph_executable_release(exe);
   cgraph_device_release(cpu);
-  if (failures) fprintf(stderr, "%d checks failed\n", failures);
-  else printf("all C API checks passed\n");
+  if (failures)
+    fprintf(stderr, "%d checks failed\n", failures);
+  else
+    printf("all C API checks passed\n");
   return failures ? 1 : 0;
 }

@@ -113,31 +113,35 @@ CGRAPH_API uint32_t cgraph_graph_param_count(cgraph_graph graph);
 CGRAPH_API uint32_t cgraph_graph_node_count(cgraph_graph graph);
 
 typedef struct cgraph_slot_info {
-  const char *name;     /* valid while the graph lives */
-  uint64_t size;        /* bytes a binding must hold (declared size or what nodes reach) */
-  uint32_t alignment;   /* a bound address must be a multiple of it */
-  cgraph_type element;  /* from the kernels' argument types; UNKNOWN when none or mixed */
-  int external;         /* 1: the caller binds it per submission; 0: the graph owns it */
-  int read;             /* 1: some node reads it */
-  int written;          /* 1: some node writes it */
+  const char *name;    /* valid while the graph lives */
+  uint64_t size;       /* bytes a binding must hold (declared size or what nodes reach) */
+  uint32_t alignment;  /* a bound address must be a multiple of it */
+  cgraph_type element; /* from the kernels' argument types; UNKNOWN when none or mixed */
+  int external;        /* 1: the caller binds it per submission; 0: the graph owns it */
+  int read;            /* 1: some node reads it */
+  int written;         /* 1: some node writes it */
 } cgraph_slot_info;
 
 /* Slot `index` (0 .. slot_count-1). Failures: index out of range (INVALID). */
-CGRAPH_API cgraph_status cgraph_graph_slot_info(cgraph_graph graph, uint32_t index, cgraph_slot_info *out);
+CGRAPH_API cgraph_status cgraph_graph_slot_info(cgraph_graph graph, uint32_t index,
+                                                cgraph_slot_info *out);
 /* Index of the slot named `name`. Failures: no such slot (INVALID, naming the slots). */
-CGRAPH_API cgraph_status cgraph_graph_find_slot(cgraph_graph graph, const char *name, uint32_t *index);
+CGRAPH_API cgraph_status cgraph_graph_find_slot(cgraph_graph graph, const char *name,
+                                                uint32_t *index);
 
 typedef struct cgraph_param_info {
-  const char *name;  /* valid while the graph lives */
+  const char *name; /* valid while the graph lives */
   cgraph_type type;
-  int64_t default_int;    /* the default, for integer types */
-  double default_float;   /* the default, for floating-point types */
+  int64_t default_int;  /* the default, for integer types */
+  double default_float; /* the default, for floating-point types */
 } cgraph_param_info;
 
 /* Parameter `index` (0 .. param_count-1). Failures: index out of range (INVALID). */
-CGRAPH_API cgraph_status cgraph_graph_param_info(cgraph_graph graph, uint32_t index, cgraph_param_info *out);
+CGRAPH_API cgraph_status cgraph_graph_param_info(cgraph_graph graph, uint32_t index,
+                                                 cgraph_param_info *out);
 /* Index of the parameter named `name`. Failures: no such parameter (INVALID). */
-CGRAPH_API cgraph_status cgraph_graph_find_param(cgraph_graph graph, const char *name, uint32_t *index);
+CGRAPH_API cgraph_status cgraph_graph_find_param(cgraph_graph graph, const char *name,
+                                                 uint32_t *index);
 
 /* ---- devices ------------------------------------------------------------------- */
 
@@ -155,13 +159,13 @@ CGRAPH_API cgraph_status cgraph_device_open(const char *spec, cgraph_device *out
 CGRAPH_API void cgraph_device_release(cgraph_device device);
 
 typedef struct cgraph_device_info {
-  const char *backend;  /* "cpu", "opencl", "cuda", ...; valid while the handle lives */
-  const char *name;     /* the device's name */
+  const char *backend; /* "cpu", "opencl", "cuda", ...; valid while the handle lives */
+  const char *name;    /* the device's name */
   const char *vendor;
-  const char *spec;     /* "cpu:0": what cgraph_device_open accepts for it */
+  const char *spec;      /* "cpu:0": what cgraph_device_open accepts for it */
   uint64_t memory_bytes; /* global memory (0 = unknown) */
   uint32_t compute_units;
-  int host_memory;       /* 1: cgraph_bind_host works on it (the cpu backend) */
+  int host_memory; /* 1: cgraph_bind_host works on it (the cpu backend) */
 } cgraph_device_info;
 
 /* Fills `out`. Never fails for a valid handle (INVALID for NULL). */
@@ -185,7 +189,8 @@ CGRAPH_API cgraph_finalize_options cgraph_finalize_options_default(void);
  * graph owns. Failures: a graph the device cannot run (INVALID or UNSUPPORTED, naming the
  * node or kernel), allocation (OUT_OF_MEMORY). The device handle may be released first. */
 CGRAPH_API cgraph_status cgraph_finalize(cgraph_device device, cgraph_graph graph,
-                                         const cgraph_finalize_options *options, cgraph_executable *out);
+                                         const cgraph_finalize_options *options,
+                                         cgraph_executable *out);
 /* Frees the executable. Every event of it must have been waited on, and bindings made
  * from it released, first. */
 CGRAPH_API void cgraph_executable_release(cgraph_executable exe);
@@ -204,12 +209,15 @@ CGRAPH_API cgraph_status cgraph_slot_write(cgraph_executable exe, uint32_t slot,
 
 /* Allocates `bytes` bytes of device memory (contents undefined). Failures:
  * OUT_OF_MEMORY. The buffer may outlive the device handle. */
-CGRAPH_API cgraph_status cgraph_buffer_alloc(cgraph_device device, uint64_t bytes, cgraph_buffer *out);
+CGRAPH_API cgraph_status cgraph_buffer_alloc(cgraph_device device, uint64_t bytes,
+                                             cgraph_buffer *out);
 CGRAPH_API uint64_t cgraph_buffer_size(cgraph_buffer buffer);
 /* Synchronous copies between host memory and the buffer. Failures: a range past the end
  * (INVALID). Wait for submissions that use the buffer first. */
-CGRAPH_API cgraph_status cgraph_buffer_write(cgraph_buffer buffer, uint64_t offset, const void *src, uint64_t bytes);
-CGRAPH_API cgraph_status cgraph_buffer_read(cgraph_buffer buffer, uint64_t offset, void *dst, uint64_t bytes);
+CGRAPH_API cgraph_status cgraph_buffer_write(cgraph_buffer buffer, uint64_t offset, const void *src,
+                                             uint64_t bytes);
+CGRAPH_API cgraph_status cgraph_buffer_read(cgraph_buffer buffer, uint64_t offset, void *dst,
+                                            uint64_t bytes);
 /* Frees the buffer. Submissions that bind it keep it alive until they complete. */
 CGRAPH_API void cgraph_buffer_release(cgraph_buffer buffer);
 
@@ -229,12 +237,13 @@ CGRAPH_API void cgraph_bindings_release(cgraph_bindings bindings);
  * Failures (INVALID unless said): slot out of range; a slot the graph owns; `bytes`
  * less than the slot's size; `ptr` not a multiple of the slot's alignment; a device
  * without host memory (UNSUPPORTED). */
-CGRAPH_API cgraph_status cgraph_bind_host(cgraph_bindings bindings, uint32_t slot, void *ptr, uint64_t bytes);
+CGRAPH_API cgraph_status cgraph_bind_host(cgraph_bindings bindings, uint32_t slot, void *ptr,
+                                          uint64_t bytes);
 /* Binds `length` bytes at `offset` of `buffer` (length 0 = to its end) to external slot
  * `slot`. The buffer must come from the executable's device. Failures as cgraph_bind_host
  * (sizes are checked at enqueue). */
-CGRAPH_API cgraph_status cgraph_bind_buffer(cgraph_bindings bindings, uint32_t slot, cgraph_buffer buffer,
-                                            uint64_t offset, uint64_t length);
+CGRAPH_API cgraph_status cgraph_bind_buffer(cgraph_bindings bindings, uint32_t slot,
+                                            cgraph_buffer buffer, uint64_t offset, uint64_t length);
 /* Removes the binding of `slot`. Failures: slot out of range (INVALID). */
 CGRAPH_API cgraph_status cgraph_unbind(cgraph_bindings bindings, uint32_t slot);
 /* The host address bound to `slot` (NULL when unbound or bound to a cgraph_buffer). */
@@ -244,11 +253,15 @@ CGRAPH_API void *cgraph_bound_address(cgraph_bindings bindings, uint32_t slot);
  * cgraph_set_param_int (range-checked against the type); floating-point ones take either
  * function. Failures: index out of range, a value out of range or a double for an
  * integer parameter (INVALID, naming the parameter). */
-CGRAPH_API cgraph_status cgraph_set_param_int(cgraph_bindings bindings, uint32_t index, int64_t value);
-CGRAPH_API cgraph_status cgraph_set_param_float(cgraph_bindings bindings, uint32_t index, double value);
+CGRAPH_API cgraph_status cgraph_set_param_int(cgraph_bindings bindings, uint32_t index,
+                                              int64_t value);
+CGRAPH_API cgraph_status cgraph_set_param_float(cgraph_bindings bindings, uint32_t index,
+                                                double value);
 /* The same by name. Failures: no such parameter (INVALID). */
-CGRAPH_API cgraph_status cgraph_set_param_int_by_name(cgraph_bindings bindings, const char *name, int64_t value);
-CGRAPH_API cgraph_status cgraph_set_param_float_by_name(cgraph_bindings bindings, const char *name, double value);
+CGRAPH_API cgraph_status cgraph_set_param_int_by_name(cgraph_bindings bindings, const char *name,
+                                                      int64_t value);
+CGRAPH_API cgraph_status cgraph_set_param_float_by_name(cgraph_bindings bindings, const char *name,
+                                                        double value);
 
 /* ---- submissions ----------------------------------------------------------------- */
 
@@ -256,7 +269,8 @@ CGRAPH_API cgraph_status cgraph_set_param_float_by_name(cgraph_bindings bindings
  * overlaps: errors name the slot) and submits one run. Submissions of one executable run
  * in order. Nothing runs when it fails. `out` receives an event to wait on; it keeps
  * the bound cgraph_buffers alive (not host memory: see cgraph_bind_host). */
-CGRAPH_API cgraph_status cgraph_enqueue(cgraph_executable exe, cgraph_bindings bindings, cgraph_event *out);
+CGRAPH_API cgraph_status cgraph_enqueue(cgraph_executable exe, cgraph_bindings bindings,
+                                        cgraph_event *out);
 /* Blocks until the submission completed; returns its failure, if any (a host task that
  * failed, a device fault). May be called again and from several threads. */
 CGRAPH_API cgraph_status cgraph_event_wait(cgraph_event event);

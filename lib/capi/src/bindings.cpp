@@ -11,11 +11,13 @@ namespace {
 cgraph_status checkExternal(cgraph_bindings b, uint32_t slot) {
   const cgraph_executable_s &x = *b->exe;
   if (slot >= x.slots.size())
-    return fail(CGRAPH_ERROR_INVALID, "slot index " + std::to_string(slot) + " is out of range (the graph has " +
+    return fail(CGRAPH_ERROR_INVALID, "slot index " + std::to_string(slot) +
+                                          " is out of range (the graph has " +
                                           std::to_string(x.slots.size()) + " slots)");
   if (!x.slots[slot].external)
-    return fail(CGRAPH_ERROR_INVALID, slotLabel(x.graph, slot) +
-                                          " is owned by the graph; read and write it with cgraph_slot_read/write");
+    return fail(CGRAPH_ERROR_INVALID,
+                slotLabel(x.graph, slot) +
+                    " is owned by the graph; read and write it with cgraph_slot_read/write");
   return CGRAPH_OK;
 }
 
@@ -25,16 +27,18 @@ cgraph_status checkHostRange(cgraph_bindings b, uint32_t slot, const void *ptr, 
   const std::string label = slotLabel(x.graph, slot);
   if (!ptr) return fail(CGRAPH_ERROR_INVALID, label + ": host address is null");
   if (!m.sizeExpr && bytes < m.size)
-    return fail(CGRAPH_ERROR_INVALID, label + ": " + std::to_string(bytes) + " bytes bound, the graph needs " +
+    return fail(CGRAPH_ERROR_INVALID, label + ": " + std::to_string(bytes) +
+                                          " bytes bound, the graph needs " +
                                           std::to_string(m.size));
   if (m.alignment > 1 && reinterpret_cast<uintptr_t>(ptr) % m.alignment)
-    return fail(CGRAPH_ERROR_INVALID, label + ": host address is not a multiple of the slot's alignment " +
-                                          std::to_string(m.alignment));
+    return fail(CGRAPH_ERROR_INVALID,
+                label + ": host address is not a multiple of the slot's alignment " +
+                    std::to_string(m.alignment));
   return CGRAPH_OK;
 }
 
-void setBinding(cgraph_bindings b, uint32_t slot, std::shared_ptr<rt::Buffer> buffer, uint64_t offset,
-                uint64_t length, void *host) {
+void setBinding(cgraph_bindings b, uint32_t slot, std::shared_ptr<rt::Buffer> buffer,
+                uint64_t offset, uint64_t length, void *host) {
   b->table.slots[slot] = rt::Binding{buffer.get(), offset, length};
   b->keep[slot] = std::move(buffer);
   b->hostAddress[slot] = host;
@@ -48,7 +52,8 @@ cgraph_status setParamBits(cgraph_bindings b, uint32_t index, const Error &e, ui
 
 cgraph_status checkParamIndex(cgraph_bindings b, uint32_t index) {
   if (index < b->exe->graph.params.size()) return CGRAPH_OK;
-  return fail(CGRAPH_ERROR_INVALID, "param index " + std::to_string(index) + " is out of range (the graph has " +
+  return fail(CGRAPH_ERROR_INVALID, "param index " + std::to_string(index) +
+                                        " is out of range (the graph has " +
                                         std::to_string(b->exe->graph.params.size()) + " params)");
 }
 
@@ -57,7 +62,8 @@ cgraph_status findParam(cgraph_bindings b, const char *name, uint32_t *index) {
   *index = b->exe->graph.findParam(name);
   if (*index != kNone) return CGRAPH_OK;
   std::string known;
-  for (const Param &p : b->exe->graph.params) known += (known.empty() ? "" : ", ") + p.name;
+  for (const Param &p : b->exe->graph.params)
+    known += (known.empty() ? "" : ", ") + p.name;
   return fail(CGRAPH_ERROR_INVALID, "graph has no param '" + std::string(name) + "' (" +
                                         (known.empty() ? std::string("it has none") : known) + ")");
 }
@@ -86,14 +92,18 @@ cgraph_status cgraph_bindings_create(cgraph_executable exe, cgraph_bindings *out
     b->keep.resize(n);
     b->hostAddress.resize(n);
     for (size_t s = 0; s < n; ++s)
-      if (s < exe->owned.size() && exe->owned[s]) capi::setBinding(b.get(), uint32_t(s), exe->owned[s], 0, 0, nullptr);
-    for (const Param &p : exe->graph.params) b->params.bits.push_back(p.defaultBits);
+      if (s < exe->owned.size() && exe->owned[s])
+        capi::setBinding(b.get(), uint32_t(s), exe->owned[s], 0, 0, nullptr);
+    for (const Param &p : exe->graph.params)
+      b->params.bits.push_back(p.defaultBits);
     *out = b.release();
     return CGRAPH_OK;
   });
 }
 
-void cgraph_bindings_release(cgraph_bindings bindings) { delete bindings; }
+void cgraph_bindings_release(cgraph_bindings bindings) {
+  delete bindings;
+}
 
 cgraph_status cgraph_bind_host(cgraph_bindings bindings, uint32_t slot, void *ptr, uint64_t bytes) {
   return guard([&] {
@@ -103,14 +113,15 @@ cgraph_status cgraph_bind_host(cgraph_bindings bindings, uint32_t slot, void *pt
     const rt::Buffer *cur = bindings->keep[slot].get();
     if (cur && bindings->hostAddress[slot] == ptr && cur->size() == bytes) return CGRAPH_OK;
     auto wrapped = cpu::wrapHostMemory(*bindings->exe->device, ptr, bytes);
-    if (!wrapped) return fail(wrapped.error().withContext(capi::slotLabel(bindings->exe->graph, slot)));
+    if (!wrapped)
+      return fail(wrapped.error().withContext(capi::slotLabel(bindings->exe->graph, slot)));
     capi::setBinding(bindings, slot, std::shared_ptr<rt::Buffer>(std::move(*wrapped)), 0, 0, ptr);
     return CGRAPH_OK;
   });
 }
 
-cgraph_status cgraph_bind_buffer(cgraph_bindings bindings, uint32_t slot, cgraph_buffer buffer, uint64_t offset,
-                                 uint64_t length) {
+cgraph_status cgraph_bind_buffer(cgraph_bindings bindings, uint32_t slot, cgraph_buffer buffer,
+                                 uint64_t offset, uint64_t length) {
   return guard([&] {
     if (!bindings) return nullArgument("bindings");
     if (!buffer) return nullArgument("buffer");
@@ -154,7 +165,8 @@ cgraph_status cgraph_set_param_float(cgraph_bindings bindings, uint32_t index, d
   });
 }
 
-cgraph_status cgraph_set_param_int_by_name(cgraph_bindings bindings, const char *name, int64_t value) {
+cgraph_status cgraph_set_param_int_by_name(cgraph_bindings bindings, const char *name,
+                                           int64_t value) {
   return guard([&] {
     if (!bindings) return nullArgument("bindings");
     uint32_t index = 0;
@@ -163,7 +175,8 @@ cgraph_status cgraph_set_param_int_by_name(cgraph_bindings bindings, const char 
   });
 }
 
-cgraph_status cgraph_set_param_float_by_name(cgraph_bindings bindings, const char *name, double value) {
+cgraph_status cgraph_set_param_float_by_name(cgraph_bindings bindings, const char *name,
+                                             double value) {
   return guard([&] {
     if (!bindings) return nullArgument("bindings");
     uint32_t index = 0;

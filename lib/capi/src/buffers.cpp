@@ -23,9 +23,12 @@ cgraph_status cgraph_buffer_alloc(cgraph_device device, uint64_t bytes, cgraph_b
   });
 }
 
-uint64_t cgraph_buffer_size(cgraph_buffer buffer) { return buffer ? buffer->buffer->size() : 0; }
+uint64_t cgraph_buffer_size(cgraph_buffer buffer) {
+  return buffer ? buffer->buffer->size() : 0;
+}
 
-cgraph_status cgraph_buffer_write(cgraph_buffer buffer, uint64_t offset, const void *src, uint64_t bytes) {
+cgraph_status cgraph_buffer_write(cgraph_buffer buffer, uint64_t offset, const void *src,
+                                  uint64_t bytes) {
   return guard([&] {
     if (!buffer) return nullArgument("buffer");
     if (!src && bytes) return nullArgument("src");
@@ -41,6 +44,8 @@ cgraph_status cgraph_buffer_read(cgraph_buffer buffer, uint64_t offset, void *ds
   });
 }
 
-void cgraph_buffer_release(cgraph_buffer buffer) { delete buffer; }
+void cgraph_buffer_release(cgraph_buffer buffer) {
+  delete buffer;
+}
 
 } // extern "C"

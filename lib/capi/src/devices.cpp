@@ -53,7 +53,8 @@ const std::vector<std::string> &deviceSpecs() {
     for (const auto &b : registry().backends()) {
       const rt::BackendProbe probe = b->probe();
       if (!probe.available) continue;
-      for (size_t i = 0; i < probe.devices.size(); ++i) out.push_back(std::string(b->name()) + ":" + std::to_string(i));
+      for (size_t i = 0; i < probe.devices.size(); ++i)
+        out.push_back(std::string(b->name()) + ":" + std::to_string(i));
     }
     return out;
   }();
@@ -104,8 +105,9 @@ cgraph_status cgraph_device_get(uint32_t index, cgraph_device *out) {
     *out = nullptr;
     const auto &specs = capi::deviceSpecs();
     if (index >= specs.size())
-      return fail(CGRAPH_ERROR_INVALID, "device index " + std::to_string(index) + " is out of range (" +
-                                            std::to_string(specs.size()) + " devices)");
+      return fail(CGRAPH_ERROR_INVALID, "device index " + std::to_string(index) +
+                                            " is out of range (" + std::to_string(specs.size()) +
+                                            " devices)");
     return capi::openSpec(specs[index], out);
   });
 }
@@ -119,19 +121,17 @@ cgraph_status cgraph_device_open(const char *spec, cgraph_device *out) {
   });
 }
 
-void cgraph_device_release(cgraph_device device) { delete device; }
+void cgraph_device_release(cgraph_device device) {
+  delete device;
+}
 
 cgraph_status cgraph_device_get_info(cgraph_device device, cgraph_device_info *out) {
   return guard([&] {
     if (!device) return nullArgument("device");
     if (!out) return nullArgument("out");
     const rt::DeviceInfo &i = device->device->info();
-    *out = cgraph_device_info{i.backend.c_str(),
-                              i.name.c_str(),
-                              i.vendor.c_str(),
-                              device->spec.c_str(),
-                              rt::deviceMemoryLimit(i),
-                              i.caps.computeUnits,
+    *out = cgraph_device_info{i.backend.c_str(),    i.name.c_str(),           i.vendor.c_str(),
+                              device->spec.c_str(), rt::deviceMemoryLimit(i), i.caps.computeUnits,
                               i.backend == "cpu"};
     return CGRAPH_OK;
   });

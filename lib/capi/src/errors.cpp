@@ -37,16 +37,23 @@ using namespace cgraph;
 
 extern "C" {
 
-const char *cgraph_version(void) { return CGRAPH_CAPI_VERSION; }
+const char *cgraph_version(void) {
+  return CGRAPH_CAPI_VERSION;
+}
 
-int cgraph_api_version(void) { return CGRAPH_API_VERSION; }
+int cgraph_api_version(void) {
+  return CGRAPH_API_VERSION;
+}
 
-const char *cgraph_last_error(void) { return capi::lastError.c_str(); }
+const char *cgraph_last_error(void) {
+  return capi::lastError.c_str();
+}
 
 const char *cgraph_status_name(cgraph_status status) {
   if (status == CGRAPH_OK) return "ok";
   const int c = static_cast<int>(status);
-  if (c < static_cast<int>(ErrorCode::Invalid) || c > static_cast<int>(ErrorCode::Internal)) return "unknown";
+  if (c < static_cast<int>(ErrorCode::Invalid) || c > static_cast<int>(ErrorCode::Internal))
+    return "unknown";
   return errorCodeName(static_cast<ErrorCode>(c));
 }
 

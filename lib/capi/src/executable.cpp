@@ -14,7 +14,8 @@ rt::FinalizeOptions finalizeOptions(const cgraph_finalize_options &o) {
   f.mode = o.mode == CGRAPH_MODE_EAGER ? rt::ExecMode::Eager : rt::ExecMode::Replay;
   f.useCache = o.use_cache != 0;
   std::error_code ec;
-  const std::string dir = o.base_dir ? std::string(o.base_dir) : std::filesystem::current_path(ec).string();
+  const std::string dir =
+      o.base_dir ? std::string(o.base_dir) : std::filesystem::current_path(ec).string();
   f.host.baseDir = dir;
   f.host.allowedDirs = {dir};
   return f;
@@ -34,8 +35,10 @@ Error allocateOwned(cgraph_executable_s &x, const rt::HostPolicy &policy) {
   auto owned = rt::allocateOwnedSlots(*x.device, slotsOnly, minSizes, policy);
   if (!owned) return owned.error();
   x.owned.resize(owned->size());
-  for (size_t s = 0; s < owned->size(); ++s) x.owned[s] = std::move((*owned)[s]);
-  for (Slot &s : x.graph.slots) s.data.clear(); // initial contents are in the buffers now
+  for (size_t s = 0; s < owned->size(); ++s)
+    x.owned[s] = std::move((*owned)[s]);
+  for (Slot &s : x.graph.slots)
+    s.data.clear(); // initial contents are in the buffers now
   return Error::success();
 }
 
@@ -43,13 +46,16 @@ Error allocateOwned(cgraph_executable_s &x, const rt::HostPolicy &policy) {
 cgraph_status ownedRange(cgraph_executable exe, uint32_t slot, uint64_t offset, uint64_t bytes,
                          rt::Buffer **out) {
   if (slot >= exe->slots.size())
-    return fail(CGRAPH_ERROR_INVALID, "slot index " + std::to_string(slot) + " is out of range (the graph has " +
+    return fail(CGRAPH_ERROR_INVALID, "slot index " + std::to_string(slot) +
+                                          " is out of range (the graph has " +
                                           std::to_string(exe->slots.size()) + " slots)");
   const std::string label = slotLabel(exe->graph, slot);
   if (exe->slots[slot].external)
     return fail(CGRAPH_ERROR_INVALID, label + " is external: the caller's bound memory holds it");
   rt::Buffer *b = exe->owned[slot].get();
-  if (!b) return fail(CGRAPH_ERROR_UNSUPPORTED, label + ": its size is a parameter expression; it cannot be read");
+  if (!b)
+    return fail(CGRAPH_ERROR_UNSUPPORTED,
+                label + ": its size is a parameter expression; it cannot be read");
   if (offset > b->size() || bytes > b->size() - offset)
     return fail(CGRAPH_ERROR_INVALID, label + ": " + std::to_string(bytes) + " bytes at offset " +
                                           std::to_string(offset) + " are past its end (" +
@@ -73,14 +79,15 @@ cgraph_finalize_options cgraph_finalize_options_default(void) {
   return cgraph_finalize_options{CGRAPH_MODE_REPLAY, 1, nullptr};
 }
 
-cgraph_status cgraph_finalize(cgraph_device device, cgraph_graph graph, const cgraph_finalize_options *options,
-                              cgraph_executable *out) {
+cgraph_status cgraph_finalize(cgraph_device device, cgraph_graph graph,
+                              const cgraph_finalize_options *options, cgraph_executable *out) {
   return guard([&] {
     if (!out) return nullArgument("out");
     *out = nullptr;
     if (!device) return nullArgument("device");
     if (!graph) return nullArgument("graph");
-    const rt::FinalizeOptions opts = capi::finalizeOptions(options ? *options : cgraph_finalize_options_default());
+    const rt::FinalizeOptions opts =
+        capi::finalizeOptions(options ? *options : cgraph_finalize_options_default());
     auto x = std::make_unique<cgraph_executable_s>();
     x->device = device->device;
     x->graph.name = graph->graph.name;
@@ -96,9 +103,12 @@ cgraph_status cgraph_finalize(cgraph_device device, cgraph_graph graph, const cg
   });
 }
 
-void cgraph_executable_release(cgraph_executable exe) { delete exe; }
+void cgraph_executable_release(cgraph_executable exe) {
+  delete exe;
+}
 
-cgraph_status cgraph_slot_read(cgraph_executable exe, uint32_t slot, uint64_t offset, void *dst, uint64_t bytes) {
+cgraph_status cgraph_slot_read(cgraph_executable exe, uint32_t slot, uint64_t offset, void *dst,
+                               uint64_t bytes) {
   return guard([&] {
     if (!exe) return nullArgument("exe");
     if (!dst && bytes) return nullArgument("dst");
@@ -108,8 +118,8 @@ cgraph_status cgraph_slot_read(cgraph_executable exe, uint32_t slot, uint64_t of
   });
 }
 
-cgraph_status cgraph_slot_write(cgraph_executable exe, uint32_t slot, uint64_t offset, const void *src,
-                                uint64_t bytes) {
+cgraph_status cgraph_slot_write(cgraph_executable exe, uint32_t slot, uint64_t offset,
+                                const void *src, uint64_t bytes) {
   return guard([&] {
     if (!exe) return nullArgument("exe");
     if (!src && bytes) return nullArgument("src");

@@ -14,19 +14,22 @@ namespace {
 
 // "const float4*" / "__global float *" -> F32; false for anything else.
 bool elementFromTypeName(std::string t, ScalarType *out) {
-  for (const char *q : {"const ", "__global ", "global ", "__constant ", "constant ", "volatile ",
-                        "restrict "}) {
+  for (const char *q :
+       {"const ", "__global ", "global ", "__constant ", "constant ", "volatile ", "restrict "}) {
     size_t p;
-    while ((p = t.find(q)) != std::string::npos) t.erase(p, std::strlen(q));
+    while ((p = t.find(q)) != std::string::npos)
+      t.erase(p, std::strlen(q));
   }
-  while (!t.empty() && (t.back() == '*' || t.back() == ' ')) t.pop_back();
-  while (!t.empty() && std::isdigit(static_cast<unsigned char>(t.back()))) t.pop_back();
+  while (!t.empty() && (t.back() == '*' || t.back() == ' '))
+    t.pop_back();
+  while (!t.empty() && std::isdigit(static_cast<unsigned char>(t.back())))
+    t.pop_back();
   static const std::pair<const char *, ScalarType> kMap[] = {
-      {"float", ScalarType::F32},  {"double", ScalarType::F64}, {"half", ScalarType::F16},
-      {"char", ScalarType::I8},    {"uchar", ScalarType::U8},   {"unsigned char", ScalarType::U8},
-      {"short", ScalarType::I16},  {"ushort", ScalarType::U16}, {"unsigned short", ScalarType::U16},
-      {"int", ScalarType::I32},    {"uint", ScalarType::U32},   {"unsigned int", ScalarType::U32},
-      {"long", ScalarType::I64},   {"ulong", ScalarType::U64},  {"unsigned long", ScalarType::U64},
+      {"float", ScalarType::F32}, {"double", ScalarType::F64}, {"half", ScalarType::F16},
+      {"char", ScalarType::I8},   {"uchar", ScalarType::U8},   {"unsigned char", ScalarType::U8},
+      {"short", ScalarType::I16}, {"ushort", ScalarType::U16}, {"unsigned short", ScalarType::U16},
+      {"int", ScalarType::I32},   {"uint", ScalarType::U32},   {"unsigned int", ScalarType::U32},
+      {"long", ScalarType::I64},  {"ulong", ScalarType::U64},  {"unsigned long", ScalarType::U64},
   };
   for (const auto &m : kMap)
     if (t == m.first) {
@@ -47,7 +50,8 @@ std::vector<cgraph_type> slotElements(const Graph &g) {
     for (size_t i = 0; i < n.args.size() && i < k.params.size(); ++i) {
       const Arg &a = n.args[i];
       ScalarType t;
-      if (a.kind != ArgKind::Slot || a.index >= g.slots.size() || !elementFromTypeName(k.params[i].typeName, &t))
+      if (a.kind != ArgKind::Slot || a.index >= g.slots.size() ||
+          !elementFromTypeName(k.params[i].typeName, &t))
         continue;
       const auto c = static_cast<cgraph_type>(t);
       if (out[a.index] != CGRAPH_TYPE_UNKNOWN && out[a.index] != c) mixed[a.index] = 1;
@@ -70,7 +74,8 @@ std::vector<SlotMeta> describeSlots(const Graph &g) {
     SlotMeta &m = out[s];
     const SlotRequirement r = s < reqs.size() ? reqs[s] : SlotRequirement{};
     m.size = std::max(slot.size, r.minSize);
-    m.alignment = std::max<uint32_t>({slot.alignment ? slot.alignment : 1, r.alignment ? r.alignment : 1});
+    m.alignment =
+        std::max<uint32_t>({slot.alignment ? slot.alignment : 1, r.alignment ? r.alignment : 1});
     m.element = elements[s];
     m.external = slot.init == SlotInit::External;
     m.read = ((slot.usage | r.usage) & kUsageRead) != 0;
@@ -101,7 +106,8 @@ cgraph_status adopt(Expected<Graph> g, cgraph_graph *out) {
 
 std::string knownNames(const std::vector<std::string> &names) {
   std::string known;
-  for (const std::string &n : names) known += (known.empty() ? "" : ", ") + n;
+  for (const std::string &n : names)
+    known += (known.empty() ? "" : ", ") + n;
   return known.empty() ? std::string("it has none") : known;
 }
 
@@ -127,26 +133,42 @@ cgraph_status cgraph_graph_load_memory(const void *data, size_t size, cgraph_gra
   });
 }
 
-void cgraph_graph_release(cgraph_graph graph) { delete graph; }
+void cgraph_graph_release(cgraph_graph graph) {
+  delete graph;
+}
 
-const char *cgraph_graph_name(cgraph_graph graph) { return graph ? graph->graph.name.c_str() : ""; }
+const char *cgraph_graph_name(cgraph_graph graph) {
+  return graph ? graph->graph.name.c_str() : "";
+}
 
-uint32_t cgraph_graph_slot_count(cgraph_graph graph) { return graph ? uint32_t(graph->graph.slots.size()) : 0; }
+uint32_t cgraph_graph_slot_count(cgraph_graph graph) {
+  return graph ? uint32_t(graph->graph.slots.size()) : 0;
+}
 
-uint32_t cgraph_graph_param_count(cgraph_graph graph) { return graph ? uint32_t(graph->graph.params.size()) : 0; }
+uint32_t cgraph_graph_param_count(cgraph_graph graph) {
+  return graph ? uint32_t(graph->graph.params.size()) : 0;
+}
 
-uint32_t cgraph_graph_node_count(cgraph_graph graph) { return graph ? uint32_t(graph->graph.nodes.size()) : 0; }
+uint32_t cgraph_graph_node_count(cgraph_graph graph) {
+  return graph ? uint32_t(graph->graph.nodes.size()) : 0;
+}
 
 cgraph_status cgraph_graph_slot_info(cgraph_graph graph, uint32_t index, cgraph_slot_info *out) {
   return guard([&] {
     if (!graph) return nullArgument("graph");
     if (!out) return nullArgument("out");
     if (index >= graph->slots.size())
-      return fail(CGRAPH_ERROR_INVALID, "slot index " + std::to_string(index) + " is out of range (the graph has " +
+      return fail(CGRAPH_ERROR_INVALID, "slot index " + std::to_string(index) +
+                                            " is out of range (the graph has " +
                                             std::to_string(graph->slots.size()) + " slots)");
     const capi::SlotMeta &m = graph->slots[index];
-    *out = cgraph_slot_info{graph->graph.slots[index].name.c_str(), m.size, m.alignment, m.element,
-                            m.external, m.read, m.written};
+    *out = cgraph_slot_info{graph->graph.slots[index].name.c_str(),
+                            m.size,
+                            m.alignment,
+                            m.element,
+                            m.external,
+                            m.read,
+                            m.written};
     return CGRAPH_OK;
   });
 }
@@ -159,8 +181,10 @@ cgraph_status cgraph_graph_find_slot(cgraph_graph graph, const char *name, uint3
     const uint32_t s = graph->graph.findSlot(name);
     if (s == kNone) {
       std::vector<std::string> names;
-      for (const Slot &sl : graph->graph.slots) names.push_back(sl.name);
-      return fail(CGRAPH_ERROR_INVALID, "graph has no slot '" + std::string(name) + "' (" + knownNames(names) + ")");
+      for (const Slot &sl : graph->graph.slots)
+        names.push_back(sl.name);
+      return fail(CGRAPH_ERROR_INVALID,
+                  "graph has no slot '" + std::string(name) + "' (" + knownNames(names) + ")");
     }
     *index = s;
     return CGRAPH_OK;
@@ -172,8 +196,9 @@ cgraph_status cgraph_graph_param_info(cgraph_graph graph, uint32_t index, cgraph
     if (!graph) return nullArgument("graph");
     if (!out) return nullArgument("out");
     if (index >= graph->graph.params.size())
-      return fail(CGRAPH_ERROR_INVALID, "param index " + std::to_string(index) + " is out of range (the graph has " +
-                                            std::to_string(graph->graph.params.size()) + " params)");
+      return fail(CGRAPH_ERROR_INVALID,
+                  "param index " + std::to_string(index) + " is out of range (the graph has " +
+                      std::to_string(graph->graph.params.size()) + " params)");
     const Param &p = graph->graph.params[index];
     *out = cgraph_param_info{p.name.c_str(), static_cast<cgraph_type>(p.type), 0, 0.0};
     capi::paramDefault(p, &out->default_int, &out->default_float);
@@ -189,8 +214,10 @@ cgraph_status cgraph_graph_find_param(cgraph_graph graph, const char *name, uint
     const uint32_t p = graph->graph.findParam(name);
     if (p == kNone) {
       std::vector<std::string> names;
-      for (const Param &q : graph->graph.params) names.push_back(q.name);
-      return fail(CGRAPH_ERROR_INVALID, "graph has no param '" + std::string(name) + "' (" + knownNames(names) + ")");
+      for (const Param &q : graph->graph.params)
+        names.push_back(q.name);
+      return fail(CGRAPH_ERROR_INVALID,
+                  "graph has no param '" + std::string(name) + "' (" + knownNames(names) + ")");
     }
     *index = p;
     return CGRAPH_OK;

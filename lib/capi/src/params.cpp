@@ -11,13 +11,17 @@ namespace cgraph::capi {
 
 namespace {
 
-bool isFloat(ScalarType t) { return t == ScalarType::F16 || t == ScalarType::F32 || t == ScalarType::F64; }
+bool isFloat(ScalarType t) {
+  return t == ScalarType::F16 || t == ScalarType::F32 || t == ScalarType::F64;
+}
 bool isSigned(ScalarType t) {
-  return t == ScalarType::I8 || t == ScalarType::I16 || t == ScalarType::I32 || t == ScalarType::I64;
+  return t == ScalarType::I8 || t == ScalarType::I16 || t == ScalarType::I32 ||
+         t == ScalarType::I64;
 }
 
 Error outOfRange(const Param &p, const std::string &value) {
-  return makeError("param '" + p.name + "': " + value + " is out of range for " + scalarName(p.type));
+  return makeError("param '" + p.name + "': " + value + " is out of range for " +
+                   scalarName(p.type));
 }
 
 } // namespace
@@ -37,8 +41,10 @@ void paramDefault(const Param &p, int64_t *asInt, double *asFloat) {
     *asFloat = rt::halfBitsToFloat(uint16_t(b));
   } else {
     const unsigned bits = scalarSize(p.type) * 8;
-    if (isSigned(p.type) && bits < 64) *asInt = int64_t(b << (64 - bits)) >> (64 - bits); // sign-extend
-    else *asInt = int64_t(b);
+    if (isSigned(p.type) && bits < 64)
+      *asInt = int64_t(b << (64 - bits)) >> (64 - bits); // sign-extend
+    else
+      *asInt = int64_t(b);
   }
 }
 
@@ -55,19 +61,22 @@ Error paramBitsFromInt(const Param &p, int64_t value, uint64_t *bits) {
     }
     return Error::success();
   }
-  if (value < 0 || (width < 64 && uint64_t(value) >> width)) return outOfRange(p, std::to_string(value));
+  if (value < 0 || (width < 64 && uint64_t(value) >> width))
+    return outOfRange(p, std::to_string(value));
   *bits = uint64_t(value);
   return Error::success();
 }
 
 Error paramBitsFromFloat(const Param &p, double value, uint64_t *bits) {
   if (!isFloat(p.type))
-    return makeError("param '" + p.name + "' is " + scalarName(p.type) + "; give it an integer, not a floating-point value");
+    return makeError("param '" + p.name + "' is " + scalarName(p.type) +
+                     "; give it an integer, not a floating-point value");
   if (p.type == ScalarType::F64) {
     std::memcpy(bits, &value, 8);
     return Error::success();
   }
-  const double limit = p.type == ScalarType::F32 ? double(std::numeric_limits<float>::max()) : 65504.0;
+  const double limit =
+      p.type == ScalarType::F32 ? double(std::numeric_limits<float>::max()) : 65504.0;
   if (std::isfinite(value) && std::fabs(value) > limit) return outOfRange(p, std::to_string(value));
   const float f = float(value);
   if (p.type == ScalarType::F16) {

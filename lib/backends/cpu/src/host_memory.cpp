@@ -25,10 +25,12 @@ private:
 
 } // namespace
 
-Expected<std::unique_ptr<rt::Buffer>> wrapHostMemory(rt::Device &device, void *ptr, uint64_t bytes) {
+Expected<std::unique_ptr<rt::Buffer>> wrapHostMemory(rt::Device &device, void *ptr,
+                                                     uint64_t bytes) {
   if (device.info().backend != "cpu")
-    return makeError(ErrorCode::Unsupported, "device '" + device.info().name +
-                                                 "' is not a cpu device; host memory can be bound only on cpu");
+    return makeError(ErrorCode::Unsupported,
+                     "device '" + device.info().name +
+                         "' is not a cpu device; host memory can be bound only on cpu");
   if (!ptr && bytes)
     return makeError("host memory of " + std::to_string(bytes) + " bytes at a null address");
   auto *buffer = new (std::nothrow) HostMemoryBuffer(&device, ptr, bytes);
