@@ -197,7 +197,8 @@ CGRAPH_API void cgraph_executable_release(cgraph_executable exe);
 
 /* Copies `bytes` bytes at `offset` of slot `slot`, which the graph owns (not external),
  * to `dst`. Wait for the submissions that write it first. Failures: slot out of range,
- * an external slot, a range past the slot's end (INVALID). */
+ * an external slot, a range past the slot's end (INVALID); a slot whose size is a
+ * parameter expression (UNSUPPORTED: the runtime resizes it per submission). */
 CGRAPH_API cgraph_status cgraph_slot_read(cgraph_executable exe, uint32_t slot, uint64_t offset,
                                           void *dst, uint64_t bytes);
 /* Copies `bytes` bytes from `src` into slot `slot` (owned by the graph) at `offset`;
