@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <threads.h>
 
 static int failures = 0;
 
@@ -163,6 +164,30 @@ static void test_buffer(cgraph_device cpu, cgraph_executable exe) {
   cgraph_bindings_release(b);
 }
 
+/* Fails a call on another thread: that thread's message is its own. */
+static int fail_on_thread(void *arg) {
+  (void)arg;
+  cgraph_slot_info info;
+  if (cgraph_graph_slot_info(NULL, 0, &info) != CGRAPH_ERROR_INVALID) return 1;
+  return strcmp(cgraph_last_error(), "graph is null") == 0 ? 0 : 1;
+}
+
+static void test_last_error_is_per_thread(void) {
+  uint32_t index;
+  CHECK(cgraph_graph_find_slot(NULL, "y", &index) == CGRAPH_ERROR_INVALID);
+  CHECK(strcmp(cgraph_last_error(), "graph is null") == 0);
+  cgraph_graph bad;
+  CHECK(cgraph_graph_load("/nonexistent/a.cgf", &bad) == CGRAPH_ERROR_IO);
+  thrd_t t;
+  int result = -1;
+  CHECK(thrd_create(&t, fail_on_thread, NULL) == thrd_success);
+  CHECK(thrd_join(t, &result) == thrd_success && result == 0);
+  CHECK(strstr(cgraph_last_error(), "/nonexistent/a.cgf") != NULL); /* untouched by the thread */
+  CHECK(strcmp(cgraph_status_name((cgraph_status)42), "unknown") == 0);
+  CHECK(strcmp(cgraph_type_name(CGRAPH_TYPE_UNKNOWN), "unknown") == 0 &&
+        cgraph_type_size(CGRAPH_TYPE_UNKNOWN) == 0);
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: test_capi SAXPY.cgf\n");
@@ -171,6 +196,7 @@ int main(int argc, char **argv) {
   CHECK(cgraph_api_version() == CGRAPH_API_VERSION);
   CHECK(strlen(cgraph_version()) > 0);
   CHECK(strcmp(cgraph_status_name(CGRAPH_ERROR_OUT_OF_MEMORY), "out_of_memory") == 0);
+  test_last_error_is_per_thread();
   cgraph_graph g = NULL;
   REQUIRE_OK(cgraph_graph_load(argv[1], &g));
   test_introspection(g);
