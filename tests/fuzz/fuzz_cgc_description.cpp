@@ -1,8 +1,9 @@
 // libFuzzer target for cgc's description reader: each input is a graph description
 // (JSON), loaded as cgc loads it (positions, kernels, repeat blocks, subgraphs,
 // expressions, hazard edges, validation), then finalized and written as cgc would.
-// Besides "never crash, hang or leak", it checks that a failed load reported an error
-// and that the writer takes every graph the reader accepts.
+// Besides "never crash, hang or leak", it checks that a failed load reported an error,
+// that the writer takes every graph the reader accepts, and that an accepted graph has
+// no copy, fill or nd-range whose arithmetic wraps 64 bits (validation refuses those).
 //
 // Kernels: one SPIR-V file, "k.spv", compiled once at start-up from kKernels and placed
 // beside the input, so no input runs clang (inputs that name a .cl file still do). The
@@ -10,9 +11,11 @@
 #include "description.h"
 
 #include "cgraph/format/writer.h"
+#include "cgraph/graph/hazards.h"
 #include "cgraph/graph/order.h"
 #include "cgraph/kernel/opencl_compiler.h"
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -45,6 +48,40 @@ std::string gDir; // scratch directory: k.spv and the current input
 void removeDir() {
   std::error_code ec;
   std::filesystem::remove_all(gDir, ec);
+}
+
+// What validation promises of an accepted graph (and its subgraphs): literal copy and
+// fill ranges and rect extents fit 64 bits, literal nd-ranges count at most 2^63 - 1
+// work-items and their ids do not wrap. Returns what is wrong, or "".
+std::string wrapped(const cgraph::Graph &g) {
+  using namespace cgraph;
+  for (const Graph &child : g.subgraphs)
+    if (std::string w = wrapped(child); !w.empty()) return w;
+  AccessInfo info;
+  for (uint32_t n = 0; n < g.nodes.size(); ++n) {
+    const Node &node = g.nodes[n];
+    bool hasExpr = false;
+    for (const FieldExpr &e : g.exprs) hasExpr = hasExpr || e.node == n;
+    if (hasExpr) continue; // checked per submission
+    uint64_t end;
+    if (node.kind == NodeKind::Copy || node.kind == NodeKind::CopyRect || node.kind == NodeKind::Fill) {
+      nodeAccesses(g, n, info);
+      for (const SlotAccess &a : info.accesses)
+        if (a.size == kUnknownSize || __builtin_add_overflow(a.offset, a.size, &end))
+          return "node '" + node.name + "': a transfer range wraps 64 bits";
+    }
+    if (node.kind != NodeKind::Kernel) continue;
+    uint64_t items = 1;
+    for (uint32_t d = 0; d < node.range.dims && d < 3; ++d) {
+      const Dim &gl = node.range.global[d], &off = node.range.offset[d];
+      if (gl.param != kNone) continue;
+      if (__builtin_mul_overflow(items, gl.value, &items) || items > uint64_t(INT64_MAX))
+        return "node '" + node.name + "': the work-item count wraps";
+      if (off.param == kNone && __builtin_add_overflow(off.value, gl.value, &end))
+        return "node '" + node.name + "': global ids wrap";
+    }
+  }
+  return "";
 }
 
 } // namespace
@@ -85,6 +122,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       std::abort();
     }
     return 0;
+  }
+  if (std::string w = wrapped(g); !w.empty()) {
+    std::fprintf(stderr, "cgc accepted a description whose arithmetic wraps: %s\n", w.c_str());
+    std::abort();
   }
   if (Error e = finalizeForFile(g)) {
     std::fprintf(stderr, "cgc accepted a description that finalizeForFile refuses: %s\n",
