@@ -86,7 +86,7 @@ TEST_CASE("cgc --order stores reverse depth-first or breadth-first order", "[cgc
   CHECK(dumpJson(dir, "bfs.cgf")["order"] == json::array({0, 1, 2, 3, 4}));
   CHECK(slurp(dir / "dfs.cgf") == slurp(dir / "dfs2.cgf"));
   Result r = cgc(data("options/graph.json") + " --order=random" + kOptDefs, dir);
-  CHECK(r.code == 1);
+  CHECK(r.code == 2); // a usage error
   CHECK(r.err.rfind("cgc: error:", 0) == 0);
 }
 
@@ -113,7 +113,7 @@ TEST_CASE("cgc --cl-std selects the OpenCL C version", "[cgc][options]") {
               std::string("-cl-std=") + std) != std::string::npos);
   }
   Result r = cgc(example("saxpy/graph.json") + " --cl-std=CL9.9", dir);
-  CHECK(r.code == 1);
+  CHECK(r.code == 2); // a usage error
 }
 
 TEST_CASE("cgc --version, --help and usage errors", "[cgc][options]") {
@@ -125,16 +125,17 @@ TEST_CASE("cgc --version, --help and usage errors", "[cgc][options]") {
   CHECK(h.code == 0);
   for (const char *opt : {"-o", "-I", "-D", "--emit", "--order", "--keep-source", "--cl-std", "-q", "dump", "lint"})
     CHECK(h.out.find(opt) != std::string::npos);
+  CHECK(v.out.find("writes .cgf 1.0 to 2.2") != std::string::npos);
   Result none = cgc("", dir);
-  CHECK(none.code == 1);
+  CHECK(none.code == 2); // usage errors exit 2, as in every tool
   CHECK(none.err.find("no input file") != std::string::npos);
   Result bad = cgc("--no-such-option x.json", dir);
-  CHECK(bad.code == 1);
+  CHECK(bad.code == 2);
   Result missing = cgc("missing.json", dir);
   CHECK(missing.code == 1);
   CHECK(missing.err == "cgc: error: cannot read 'missing.json': No such file or directory\n");
   Result emit = cgc(example("saxpy/graph.json") + " --emit=asm", dir);
-  CHECK(emit.code == 1);
+  CHECK(emit.code == 2);
 }
 
 TEST_CASE("cgc prints warnings unless -q", "[cgc][options]") {
@@ -173,4 +174,21 @@ TEST_CASE("cgc lint and dump on .cgf files", "[cgc][options]") {
   // dump of a JSON description is not a .cgf file
   Result j = cgc("dump " + example("saxpy/graph.json"), dir);
   CHECK(j.code == 1);
+}
+
+TEST_CASE("cgc given a compiled file says so, and converts it with --emit", "[cgc][options]") {
+  fs::path dir = scratch("opt_compiled_input");
+  REQUIRE(cgc(example("saxpy/graph.json") + " -o s.cgf", dir).code == 0);
+  Result r = cgc("s.cgf -o t.cgf", dir);
+  CHECK(r.code == 1);
+  CHECK(r.err.find("this is a compiled graph (.cgf), not a description") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir / "t.cgf"));
+  Result dot = cgc("s.cgf --emit=dot", dir);
+  INFO(dot.err);
+  CHECK(dot.code == 0);
+  CHECK(dot.out.find("digraph") != std::string::npos);
+  CHECK(dot.out.find("saxpy") != std::string::npos);
+  Result js = cgc("s.cgf --emit=json", dir);
+  CHECK(js.code == 0);
+  CHECK(json::parse(js.out)["name"] == "saxpy");
 }

@@ -72,6 +72,21 @@ TEST_CASE("cgrun --input refuses a .npy whose dtype is not the slot's", "[tools]
   CHECK(r.out.find(":raw") != std::string::npos);
 }
 
+TEST_CASE("cgrun --help lists its subcommands with an example; --version names the .cgf versions",
+          "[tools][cgrun][checks]") {
+  Saxpy s("help");
+  Result r = s.run("--help");
+  CHECK(r.code == 0);
+  CHECK(r.out.find("  bench     time eager, replay") != std::string::npos);
+  CHECK(r.out.find("  compare   run on two devices") != std::string::npos);
+  CHECK(r.out.find("cgrun compare mlp.cgf") != std::string::npos);
+  r = s.run("--version");
+  CHECK(r.code == 0);
+  CHECK(r.out.find("writes .cgf 1.0 to 2.2") != std::string::npos);
+  r = s.run("--no-such-option");
+  CHECK(r.code == 2);
+}
+
 TEST_CASE("cgrun refuses a slot larger than the device before allocating it",
           "[tools][cgrun][checks]") {
   fs::path dir = scratch("huge_slot");

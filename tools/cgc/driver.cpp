@@ -47,7 +47,31 @@ Error writeText(const std::string &path, const std::string &text, std::ostream &
 
 } // namespace
 
+// A compiled file given where a description was expected: --emit=json|dot convert it,
+// else say what it is and what to run instead.
+int runCompiledInput(const CompileRequest &req, DiagSink &diags, std::ostream &out) {
+  if (req.emit != "json" && req.emit != "dot") {
+    diags.error(Location::inFile(req.input),
+                "this is a compiled graph (.cgf), not a description: 'cgc dump " + req.input +
+                    "' lists it, 'cgc " + req.input + " --emit=dot' or '--emit=json' converts it");
+    return 1;
+  }
+  Expected<Graph> g = readCgfFile(req.input);
+  if (!g) {
+    reportFileError(diags, req.input, g.error().message());
+    return 1;
+  }
+  const std::string text = req.emit == "dot" ? toDot(*g)
+                                             : toJson(*g).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  if (Error e = writeText(req.output, text, out)) {
+    diags.error(Location{}, e.message());
+    return 1;
+  }
+  return 0;
+}
+
 int runCompile(const CompileRequest &req, DiagSink &diags, std::ostream &out) {
+  if (isCgfFile(req.input)) return runCompiledInput(req, diags, out);
   Graph g;
   if (!loadDescription(req.input, req.description, diags, &g)) return 1;
   Error err = finalizeForFile(g, req.order);

@@ -2,6 +2,8 @@
 // lists a .cgf file, `cgc lint` checks a description or .cgf file without writing.
 #include "driver.h"
 
+#include "cgraph/format/version_text.h"
+
 #include <CLI/CLI.hpp>
 
 #include <csignal>
@@ -21,7 +23,7 @@ int run(int argc, char **argv) {
   CLI::App app{"cgc: compile a JSON command-graph description and its OpenCL C / SPIR-V "
                "kernels into a .cgf file",
                "cgc"};
-  app.set_version_flag("--version", std::string("cgc ") + CGRAPH_VERSION + " (cgraph, .cgf 1.0, LLVM 14)");
+  app.set_version_flag("--version", std::string("cgc ") + CGRAPH_VERSION + " (cgraph, LLVM 14; " + cgfVersionText() + ")");
   app.fallthrough();
   app.require_subcommand(0, 1);
 
@@ -85,7 +87,7 @@ int run(int argc, char **argv) {
   } catch (const CLI::ParseError &e) {
     if (e.get_exit_code() == 0) return app.exit(e); // --help, --version
     std::cerr << "cgc: error: " << e.what() << "\n(run 'cgc --help' for usage)\n";
-    return 1;
+    return 2; // a usage error, as in every tool
   }
 
   DiagSink diags(std::cerr);
@@ -95,7 +97,7 @@ int run(int argc, char **argv) {
   if (lint->parsed()) return runLint(lintInput, req.description, req.order, diags);
   if (req.input.empty()) {
     diags.error(Location{}, "no input file (run 'cgc --help' for usage)");
-    return 1;
+    return 2;
   }
   return runCompile(req, diags, std::cout);
 }

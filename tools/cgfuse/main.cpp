@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "cgraph/format/output_file.h"
+#include "cgraph/format/version_text.h"
 #include "cgraph/format/reader.h"
 #include "cgraph/format/writer.h"
 #include "cgraph/fusion/fusion.h"
@@ -132,7 +133,7 @@ const char *kindName(fusion::Remark::Kind k) {
 int run(int argc, char **argv) {
   CLI::App app{"cgfuse: fuse chains of kernel nodes of a .cgf file into single kernels", "cgfuse"};
   app.set_version_flag("--version",
-                       std::string("cgfuse ") + CGRAPH_VERSION + " (cgraph, .cgf 1.0, LLVM 14)");
+                       std::string("cgfuse ") + CGRAPH_VERSION + " (cgraph, LLVM 14; " + cgfVersionText() + ")");
   std::string input, output, printIR, planFile;
   std::vector<std::string> groups, scratch, paramValues;
   uint32_t maxGroup = fusion::FuseOptions().maxGroupKernels;

@@ -10,6 +10,7 @@
 #include "common.h"
 
 #include "cgraph/cache/sink.h"
+#include "cgraph/format/version_text.h"
 
 #include <CLI/CLI.hpp>
 
@@ -128,6 +129,14 @@ int mainImpl(int argc, char **argv) {
                : cmd == Command::Bench ? "Benchmark eager, replay and replay with rebinding"
                                        : "Run a graph on two devices or in two modes (replay, eager) and report where the results differ",
                name);
+  if (cmd == Command::Run)
+    app.footer("\nSubcommands (cgrun SUBCOMMAND --help for their options):\n"
+               "  bench     time eager, replay and replay with rebinding side by side\n"
+               "  compare   run on two devices or in two modes and report where results differ\n"
+               "\nExamples:\n"
+               "  cgrun saxpy.cgf --random y --output y=y.npy\n"
+               "  cgrun bench chain1000.cgf --backend cpu --backend opencl\n"
+               "  cgrun compare mlp.cgf --backend cpu --backend opencl\n");
   CommonOptions o;
   Flags flags = addCommon(app, o, cmd);
   bool version = false, list = false;
@@ -174,7 +183,7 @@ int mainImpl(int argc, char **argv) {
   if (done) return rc;
   finishTolerance(flags, o);
   if (version) {
-    std::printf("cgrun %s\n", CGRAPH_VERSION);
+    std::printf("cgrun %s (cgraph; %s)\n", CGRAPH_VERSION, cgfVersionText().c_str());
     return 0;
   }
   if (list) return listDevices(o.json);
