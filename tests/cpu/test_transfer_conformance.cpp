@@ -5,6 +5,7 @@
 #include "../common/transfer_conformance.h"
 
 using namespace cgraph;
+using cgtest::cpuDevice;
 
 TEST_CASE("transfer conformance: fills at the end of an owned slot (replay and eager)", "[cpu][conformance]") {
   conformance::checkFillTails(cpuDevice(), rt::ExecMode::Replay);
