@@ -5,6 +5,8 @@
 //   chain    every node updates one slot and reads a slot written once at the start
 //   fan-in   nodes that each write their own part of a slot, then one that reads it all
 //   random   fills, copies and kernels over random partial ranges of 16 slots
+//   far      fills of disjoint parts of a slot, then a chain of copies that each read one
+//            of them: every node's search for redundant edges runs to its bound
 // Usage: bench_hazards [max nodes] (default 1000000; sizes 10k, 100k, then max)
 #include <cgraph/graph/builder.h>
 #include <cgraph/graph/hazards.h>
@@ -129,6 +131,18 @@ Graph randomRanges(uint32_t n) {
   return b.take();
 }
 
+Graph far(uint32_t n) {
+  GraphBuilder b("far");
+  const uint32_t half = n / 2;
+  b.addSlot(slot("parts", uint64_t(half) * 16));
+  b.addSlot(slot("acc", 16));
+  b.graph().nodes.reserve(n);
+  for (uint32_t i = 0; i < half; ++i) b.addFill("f" + std::to_string(i), fill(0, uint64_t(i) * 16, 16));
+  for (uint32_t i = 0; i + half < n; ++i)
+    b.addCopy("c" + std::to_string(i), copy(0, uint64_t(i % half) * 16, 1, 0, 16));
+  return b.take();
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -136,7 +150,8 @@ int main(int argc, char **argv) {
   struct Shape {
     const char *name;
     Graph (*make)(uint32_t);
-  } shapes[] = {{"fan-out", fanOut}, {"chain", chain}, {"fan-in", fanIn}, {"random", randomRanges}};
+  } shapes[] = {{"fan-out", fanOut}, {"chain", chain}, {"fan-in", fanIn}, {"random", randomRanges},
+                   {"far", far}};
   std::vector<uint32_t> sizes;
   for (uint32_t n : {10000u, 100000u, maxNodes})
     if (n <= maxNodes && (sizes.empty() || n > sizes.back())) sizes.push_back(n);
