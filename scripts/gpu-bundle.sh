@@ -13,7 +13,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${1:-$root/build-gpu}"
 out="${2:-$build/cgraph-gpu.tar.xz}"
-targets="cgrun cgc cgfuse test_cuda_backend test_cuda_ptxas"
+targets="cgrun cgc cgfuse test_cuda_backend test_cuda_ptxas cgraph_capi"
 [ -f "$root/benchmarks/cuda/CMakeLists.txt" ] && targets="$targets bench_cuda"
 # cpu next to PoCL on the GPU machine's 16 cores (bench_nodes, bench_cases), and the cpu
 # suite there: with CGRAPH_GPU_BUNDLE_CPU=1 added to the CUDA programs (about 5 MB more:
@@ -41,7 +41,9 @@ fi
 cp "${bins[@]}" "$stage/bin/"
 # Libraries Ubuntu 24.04 has in a compatible (same or newer) version: not shipped.
 skip='^(linux-vdso|ld-linux|libc|libm|libdl|libpthread|librt|libstdc\+\+|libgcc_s|libresolv|libutil)\.so'
-for b in "${bins[@]}"; do
+capi=()
+[ "$cpu" != only ] && [ -f "$build/lib/capi/libcgraph.so" ] && capi=("$build/lib/capi/libcgraph.so")
+for b in "${bins[@]}" "${capi[@]}"; do
   ldd "$b" | awk '/=> \//{print $3}'
 done | sort -u | while read -r lib; do
   name="$(basename "$lib")"
@@ -49,6 +51,14 @@ done | sort -u | while read -r lib; do
   cp -L "$lib" "$stage/lib/$name"
 done
 cp /usr/lib/clc/nvptx64--nvidiacl.bc "$stage/share/clc/"
+# The Python package (pure Python over libcgraph.so) and its GPU tests and benchmark.
+if [ ${#capi[@]} -gt 0 ]; then
+  cp -L "${capi[0]}" "$stage/lib/libcgraph.so"
+  cp -r "$root/python" "$stage/python"
+  mkdir -p "$stage/src/tests"
+  cp -r "$root/tests/python_gpu" "$stage/src/tests/"
+  cp "$root/benchmarks/python/bench_torch_cuda.py" "$stage/src/"
+fi
 # clang's OpenCL headers (in-process OpenCL C compiles: tests, builtin kernels, cgc),
 # where lib/kernel looks for them beside the loaded libclang-cpp.
 resdir="$(ls -d /usr/lib/llvm-14/lib/clang/*/ | head -1)"
@@ -93,6 +103,13 @@ export CGRAPH_PTXAS="${CGRAPH_PTXAS:-$(command -v ptxas || echo /usr/local/cuda/
 "$here/run.sh" test_cuda_backend "$@"; echo "test_cuda_backend exit $?"
 # The kernel suite again with every 1-D range coarsened where the kernel allows it
 # (the default coarsens only ranges of a million items and more).
+# The Python package on cuda with torch tensors, where torch is installed.
+if [ -f "$here/lib/libcgraph.so" ] && python3 -c "import torch" 2>/dev/null; then
+  PYTHONPATH="$here/python" CGRAPH_LIBRARY="$here/lib/libcgraph.so" CGRAPH_TEST_SAXPY="$here/cgf/saxpy.cgf" \
+    LD_LIBRARY_PATH="$here/lib" CGRAPH_LIBCLC_DIR="$here/share/clc" PYTHONDONTWRITEBYTECODE=1 \
+    python3 -m pytest -q -p no:cacheprovider "$here/src/tests/python_gpu"
+  echo "pytest python_gpu exit $?"
+fi
 if [ $# -eq 0 ]; then
   CGRAPH_CUDA_COARSEN_MIN=1 "$here/run.sh" test_cuda_backend "[kernels]" | tail -3
   echo "test_cuda_backend [kernels], coarsened from 1 item, exit ${PIPESTATUS[0]}"

@@ -1,5 +1,6 @@
-"""Host memory of array objects, found without copying: numpy's ``__array_interface__``
-or a DLPack capsule (``__dlpack__``, DLPack 0.6 ``DLManagedTensor`` read with ctypes)."""
+"""The memory of array objects, found without copying: numpy's ``__array_interface__``,
+``__cuda_array_interface__`` (PyTorch, CuPy, Numba) or a DLPack capsule (``__dlpack__``,
+DLPack 0.6 ``DLManagedTensor`` read with ctypes), in host or CUDA device memory."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ TYPE_NAMES = {1: "i8", 2: "i16", 3: "i32", 4: "i64", 5: "u8", 6: "u16", 7: "u32"
               10: "f32", 11: "f64"}
 
 KDL_CPU = 1  # DLDeviceType kDLCPU
+KDL_CUDA = 2  # DLDeviceType kDLCUDA
 _DL_KINDS = {0: "i", 1: "u", 2: "f"}  # DLDataTypeCode kDLInt, kDLUInt, kDLFloat
 
 
@@ -111,19 +113,30 @@ def _typestr(typestr: str) -> tuple[int | None, int]:
     return known
 
 
-def from_array_interface(obj: Any, ai: dict) -> HostArray:
+def from_array_interface(obj: Any, ai: dict, device: tuple[int, int] = (KDL_CPU, 0)) -> HostArray:
     typestr = ai["typestr"]
     element, itemsize = _typestr(typestr)
     shape = ai["shape"]
     strides = ai.get("strides")
     address, readonly = ai["data"]
     return HostArray(address or 0, _count(shape) * itemsize, element, typestr, bool(readonly),
-                     strides is None or _contiguous(shape, strides, itemsize), (KDL_CPU, 0), obj)
+                     strides is None or _contiguous(shape, strides, itemsize), device, obj)
+
+
+def _cuda_ordinal(obj: Any) -> int:
+    """The CUDA device of an object with ``__cuda_array_interface__`` (which does not say):
+    PyTorch's ``.device.index``, CuPy's ``.device.id``; -1 when it cannot be told."""
+    dev = getattr(obj, "device", None)
+    for attr in ("index", "id"):
+        value = getattr(dev, attr, None)
+        if isinstance(value, int):
+            return value
+    return -1
 
 
 def from_dlpack(obj: Any) -> HostArray:
     device = tuple(obj.__dlpack_device__()) if hasattr(obj, "__dlpack_device__") else (KDL_CPU, 0)
-    if device[0] != KDL_CPU:
+    if device[0] not in (KDL_CPU, KDL_CUDA):
         return HostArray(0, 0, None, "", False, True, device, obj)
     capsule = obj.__dlpack__()
     if not _capsule_valid(capsule, b"dltensor"):
@@ -141,14 +154,19 @@ def from_dlpack(obj: Any) -> HostArray:
     return HostArray(address=(t.data or 0) + t.byte_offset, nbytes=_count(shape) * itemsize * t.dtype.lanes,
                      element=element, type_text=text, readonly=False,
                      contiguous=_contiguous(shape, strides, itemsize * t.dtype.lanes),
-                     device=(t.device.device_type, t.device.device_id), owner=owner)
+                     device=device if hasattr(obj, "__dlpack_device__") else (t.device.device_type, t.device.device_id),
+                     owner=owner)
 
 
 def host_array(obj: Any) -> HostArray | None:
-    """The memory of `obj` when it exposes an array interface or DLPack, else None."""
+    """The memory of `obj` (host or CUDA device) when it exposes an array interface, the
+    CUDA array interface or DLPack, else None."""
     ai = getattr(obj, "__array_interface__", None)  # numpy builds the dict per access: once
     if ai is not None:
         return from_array_interface(obj, ai)
+    cai = getattr(obj, "__cuda_array_interface__", None)
+    if cai is not None:
+        return from_array_interface(obj, cai, (KDL_CUDA, _cuda_ordinal(obj)))
     if hasattr(obj, "__dlpack__"):
         return from_dlpack(obj)
     return None

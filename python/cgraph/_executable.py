@@ -7,7 +7,7 @@ import numbers
 from typing import Any, Optional
 
 from . import _native
-from ._arrays import KDL_CPU, TYPE_NAMES, host_array
+from ._arrays import KDL_CPU, KDL_CUDA, TYPE_NAMES, host_array
 from ._buffer import Buffer
 from ._device import Device
 from ._errors import InvalidError
@@ -88,11 +88,13 @@ class Executable:
 
         - every external slot (``Slot.external``) must be given an array: any object
           with ``__array_interface__`` (numpy) or ``__dlpack__`` whose memory is in the
-          host (cpu devices). The array's own memory is bound, never copied: the graph
+          host (cpu devices), or, on cuda devices, a tensor in that GPU's memory with
+          ``__cuda_array_interface__`` or ``__dlpack__`` (PyTorch, CuPy). The array's
+          own memory is bound, never copied: the graph
           reads and writes it in place. It must be C-contiguous, have exactly
           ``Slot.size`` bytes, the slot's element type (``Slot.element``, when known)
           and, for a slot the graph writes, be writable. On devices without
-          ``Device.host_memory`` (opencl, ...) give a ``cgraph.Buffer`` of that device
+          ``Device.host_memory`` other than cuda (opencl, ...) give a ``cgraph.Buffer`` of that device
           instead (at least ``Slot.size`` bytes).
         - parameters (``Param``) take an int or a float; a parameter not given has its
           default value.
@@ -188,6 +190,10 @@ class Executable:
         if isinstance(value, Buffer):
             _native.check(_native.lib.cgraph_bind_buffer(self._bindings, slot.index, value._handle, 0, 0))
             return value
+        if self.device.backend == "cuda":
+            arr = self._host(slot, value, writing=slot.written, where=(KDL_CUDA, self._ordinal()))
+            _native.check(_native.lib.cgraph_bind_device(self._bindings, slot.index, arr.address, arr.nbytes))
+            return arr.owner
         if not self.device.host_memory:
             raise InvalidError(f"slot '{slot.name}': device {self.device.spec} cannot use host memory in place; "
                                "bind a cgraph.Buffer")
@@ -195,12 +201,16 @@ class Executable:
         _native.check(_native.lib.cgraph_bind_host(self._bindings, slot.index, arr.address, arr.nbytes))
         return arr.owner
 
-    def _host(self, slot, value: Any, writing: bool):
+    def _ordinal(self) -> int:
+        """The CUDA device ordinal of a cuda executable ("cuda:1" -> 1)."""
+        return int(self.device.spec.rpartition(":")[2] or 0)
+
+    def _host(self, slot, value: Any, writing: bool, where: tuple[int, int] = (KDL_CPU, 0)):
         arr = host_array(value)
         if arr is None:
             raise InvalidError(f"slot '{slot.name}': a {type(value).__name__} is not an array "
-                               "(it needs __array_interface__ or __dlpack__)")
-        problem = _problem(slot, arr, writing)
+                               "(it needs __array_interface__, __cuda_array_interface__ or __dlpack__)")
+        problem = _problem(slot, arr, writing, where)
         if problem:
             raise InvalidError(f"slot '{slot.name}': {problem}")
         return arr
@@ -217,10 +227,16 @@ class Executable:
         _native.check(status)
 
 
-def _problem(slot, arr, writing: bool) -> Optional[str]:
-    """Why `arr` cannot be bound to `slot` (None when it can)."""
-    if arr.device[0] != KDL_CPU:
+def _problem(slot, arr, writing: bool, where: tuple[int, int] = (KDL_CPU, 0)) -> Optional[str]:
+    """Why `arr` cannot be bound to `slot` of an executable whose memory is `where`
+    ((DLPack device type, ordinal)); None when it can."""
+    if where[0] == KDL_CPU and arr.device[0] != KDL_CPU:
         return f"the array is on DLPack device {arr.device}, not in host memory"
+    if where[0] == KDL_CUDA:
+        if arr.device[0] != KDL_CUDA:
+            return f"the array is not in CUDA device memory (DLPack device {arr.device}); the executable is on cuda:{where[1]}"
+        if arr.device[1] >= 0 and arr.device[1] != where[1]:
+            return f"the array is on cuda:{arr.device[1]}, the executable on cuda:{where[1]}"
     if not arr.contiguous:
         return "the array is not contiguous (numpy.ascontiguousarray makes a copy that is)"
     if slot.element is not None and arr.element != _TYPE_CODES[slot.element]:

@@ -78,6 +78,7 @@ _PROTOTYPES = {
     "cgraph_bindings_create": (_S, [Handle, POINTER(Handle)]),
     "cgraph_bindings_release": (None, [Handle]),
     "cgraph_bind_host": (_S, [Handle, c_uint32, c_void_p, c_uint64]),
+    "cgraph_bind_device": (_S, [Handle, c_uint32, c_uint64, c_uint64]),
     "cgraph_unbind": (_S, [Handle, c_uint32]),
     "cgraph_bound_address": (c_void_p, [Handle, c_uint32]),
     "cgraph_set_param_int": (_S, [Handle, c_uint32, c_int64]),

@@ -240,6 +240,15 @@ CGRAPH_API void cgraph_bindings_release(cgraph_bindings bindings);
  * without host memory (UNSUPPORTED). */
 CGRAPH_API cgraph_status cgraph_bind_host(cgraph_bindings bindings, uint32_t slot, void *ptr,
                                           uint64_t bytes);
+/* Binds `bytes` bytes of device memory at `address` to external slot `slot`, without a
+ * copy: on cuda a CUdeviceptr of the device's primary context (what the CUDA runtime,
+ * PyTorch and CuPy allocate in), on cpu a host address as cgraph_bind_host. The caller
+ * keeps the memory allocated until every submission that binds it has completed.
+ * Failures: as cgraph_bind_host; an address that is not memory of the executable's
+ * device or a range past its allocation (INVALID); a backend that cannot wrap memory
+ * (UNSUPPORTED). */
+CGRAPH_API cgraph_status cgraph_bind_device(cgraph_bindings bindings, uint32_t slot, uint64_t address,
+                                            uint64_t bytes);
 /* Binds `length` bytes at `offset` of `buffer` (length 0 = to its end) to external slot
  * `slot`. The buffer must come from the executable's device. Failures as cgraph_bind_host
  * (sizes are checked at enqueue). */

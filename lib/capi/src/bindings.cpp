@@ -2,6 +2,9 @@
 #include "internal.h"
 
 #include "cgraph/backends/cpu/cpu_backend.h"
+#ifdef CGRAPH_CAPI_HAVE_CUDA
+#include "cgraph/backends/cuda/cuda_backend.h"
+#endif
 
 namespace cgraph::capi {
 
@@ -55,6 +58,18 @@ cgraph_status checkParamIndex(cgraph_bindings b, uint32_t index) {
   return fail(CGRAPH_ERROR_INVALID, "param index " + std::to_string(index) +
                                         " is out of range (the graph has " +
                                         std::to_string(b->exe->graph.params.size()) + " params)");
+}
+
+// The caller's memory at `address` as a buffer of `device`: host memory on cpu, device
+// memory on cuda; Unsupported elsewhere.
+Expected<std::unique_ptr<rt::Buffer>> wrapMemory(rt::Device &device, uint64_t address, uint64_t bytes) {
+  const std::string backend = device.info().backend;
+  if (backend == "cpu") return cpu::wrapHostMemory(device, reinterpret_cast<void *>(uintptr_t(address)), bytes);
+#ifdef CGRAPH_CAPI_HAVE_CUDA
+  if (backend == "cuda") return cuda::wrapDeviceMemory(device, address, bytes);
+#endif
+  return makeError(ErrorCode::Unsupported, "the " + backend + " backend cannot bind memory it did not allocate; "
+                                           "copy into a cgraph_buffer instead");
 }
 
 cgraph_status findParam(cgraph_bindings b, const char *name, uint32_t *index) {
@@ -113,6 +128,22 @@ cgraph_status cgraph_bind_host(cgraph_bindings bindings, uint32_t slot, void *pt
     const rt::Buffer *cur = bindings->keep[slot].get();
     if (cur && bindings->hostAddress[slot] == ptr && cur->size() == bytes) return CGRAPH_OK;
     auto wrapped = cpu::wrapHostMemory(*bindings->exe->device, ptr, bytes);
+    if (!wrapped)
+      return fail(wrapped.error().withContext(capi::slotLabel(bindings->exe->graph, slot)));
+    capi::setBinding(bindings, slot, std::shared_ptr<rt::Buffer>(std::move(*wrapped)), 0, 0, ptr);
+    return CGRAPH_OK;
+  });
+}
+
+cgraph_status cgraph_bind_device(cgraph_bindings bindings, uint32_t slot, uint64_t address, uint64_t bytes) {
+  return guard([&] {
+    if (!bindings) return nullArgument("bindings");
+    if (cgraph_status st = capi::checkExternal(bindings, slot)) return st;
+    void *ptr = reinterpret_cast<void *>(uintptr_t(address));
+    if (cgraph_status st = capi::checkHostRange(bindings, slot, ptr, bytes)) return st;
+    const rt::Buffer *cur = bindings->keep[slot].get();
+    if (cur && bindings->hostAddress[slot] == ptr && cur->size() == bytes) return CGRAPH_OK;
+    auto wrapped = capi::wrapMemory(*bindings->exe->device, address, bytes);
     if (!wrapped)
       return fail(wrapped.error().withContext(capi::slotLabel(bindings->exe->graph, slot)));
     capi::setBinding(bindings, slot, std::shared_ptr<rt::Buffer>(std::move(*wrapped)), 0, 0, ptr);

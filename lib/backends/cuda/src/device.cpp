@@ -11,7 +11,7 @@ namespace cgraph::cuda {
 Expected<rt::DeviceInfo> describeCudaDevice(const CuApi &api, int ordinal);
 
 CudaBuffer::~CudaBuffer() {
-  if (ptr_ && device_->makeCurrent().failed() == false) device_->api().cuMemFree(ptr_);
+  if (owns_ && ptr_ && device_->makeCurrent().failed() == false) device_->api().cuMemFree(ptr_);
 }
 
 const rt::Device *CudaBuffer::device() const { return device_; }

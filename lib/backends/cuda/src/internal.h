@@ -23,8 +23,9 @@ class CudaDevice;
 
 class CudaBuffer final : public rt::Buffer {
 public:
-  CudaBuffer(CudaDevice &device, CUdeviceptr ptr, uint64_t size)
-      : device_(&device), ptr_(ptr), size_(size) {}
+  // `owns`: the buffer frees `ptr` when destroyed (false: the caller's memory, wrapped).
+  CudaBuffer(CudaDevice &device, CUdeviceptr ptr, uint64_t size, bool owns = true)
+      : device_(&device), ptr_(ptr), size_(size), owns_(owns) {}
   ~CudaBuffer() override;
   uint64_t size() const override { return size_; }
   const rt::Device *device() const override;
@@ -34,6 +35,7 @@ private:
   CudaDevice *device_;
   CUdeviceptr ptr_;
   uint64_t size_;
+  bool owns_;
 };
 
 // A loaded CUmodule and its kernels; shared by the device's cache and executables.

@@ -107,4 +107,14 @@ Error updateEveryKernelNode(rt::Executable &exe);
 // must be current on the calling thread; a graph with host-task partitions is an error.
 Error launchGraphsOnly(rt::Executable &exe);
 
+// A Buffer over `bytes` bytes of the caller's device memory at `address` (a CUdeviceptr
+// of `device`'s primary context, which is the context CUDA's runtime API, PyTorch and
+// CuPy use), bound without a copy. The buffer does not own the memory: the caller keeps
+// it allocated until the buffer is destroyed and every submission that binds it has
+// completed. Failures: `device` not a cuda device (Unsupported); a null address with
+// `bytes` > 0, an address that is not device memory, or a range past the end of its
+// allocation (Invalid; checked with cuMemGetAddressRange where the driver has it).
+// Thread-safe.
+Expected<std::unique_ptr<rt::Buffer>> wrapDeviceMemory(rt::Device &device, uint64_t address, uint64_t bytes);
+
 } // namespace cgraph::cuda

@@ -1,0 +1,83 @@
+"""The Python package on a CUDA device with PyTorch tensors: zero-copy bindings (the
+tensor's own memory, checked by a write seen through the tensor at the same address) and
+the errors for tensors that cannot be bound. cgraph submits on a stream of its own, not
+torch's: each test synchronizes torch's work before a run reads what torch wrote. Needs a CUDA GPU and torch: run on such a
+machine with `pytest tests/python_gpu` (CGRAPH_LIBRARY, PYTHONPATH and
+CGRAPH_TEST_SAXPY / CGRAPH_TEST_CHAIN set as for tests/python); CI has no GPU."""
+
+import os
+
+import pytest
+import torch
+
+import cgraph
+
+
+@pytest.fixture(scope="module")
+def saxpy():
+    return cgraph.load(os.environ["CGRAPH_TEST_SAXPY"]).finalize(device="cuda")
+
+
+N = 1 << 20
+
+
+def test_a_cuda_tensor_is_bound_in_place(saxpy):
+    y = torch.ones(N, device="cuda", dtype=torch.float32)
+    before = y.data_ptr()
+    torch.cuda.synchronize()
+    saxpy.run(y=y, a=3.0)
+    assert y.data_ptr() == before
+    assert torch.all(y == 4.0).item()  # x is filled with 1.0: y = 3 * 1 + 1, written in place
+    saxpy.run(y=y, a=0.5)
+    assert torch.all(y == 4.5).item()
+
+
+def test_a_view_at_an_offset_binds_its_own_first_element(saxpy):
+    big = torch.zeros(N + 64, device="cuda", dtype=torch.float32)
+    view = big[64:]
+    torch.cuda.synchronize()
+    saxpy.run(y=view, a=2.0)
+    assert torch.all(big[:64] == 0.0).item()
+    assert torch.all(view == 2.0).item()
+
+
+def test_enqueue_returns_an_event(saxpy):
+    y = torch.zeros(N, device="cuda", dtype=torch.float32)
+    torch.cuda.synchronize()
+    ev = saxpy.enqueue(y=y, a=1.0)
+    ev.wait()
+    assert torch.all(y == 1.0).item()
+
+
+@pytest.mark.parametrize(
+    "make, words",
+    [
+        (lambda: torch.ones(N, device="cuda", dtype=torch.float64), "element type"),
+        (lambda: torch.ones(N, dtype=torch.float32), "not in CUDA device memory"),
+        (lambda: torch.ones(2 * N, device="cuda", dtype=torch.float32)[::2], "not contiguous"),
+        (lambda: torch.ones(N - 1, device="cuda", dtype=torch.float32), "bytes"),
+    ],
+)
+def test_tensors_that_cannot_be_bound_are_value_errors_naming_the_slot(saxpy, make, words):
+    with pytest.raises(ValueError) as info:
+        saxpy.run(y=make())
+    assert "slot 'y'" in str(info.value)
+    assert words in str(info.value)
+
+
+def test_dlpack_capsule_of_a_cuda_tensor_binds_in_place(saxpy):
+    y = torch.ones(N, device="cuda", dtype=torch.float32)
+
+    class OnlyDLPack:  # hides __cuda_array_interface__: the DLPack path
+        def __init__(self, t):
+            self.t = t
+
+        def __dlpack__(self, stream=None):
+            return self.t.__dlpack__()
+
+        def __dlpack_device__(self):
+            return self.t.__dlpack_device__()
+
+    torch.cuda.synchronize()
+    saxpy.run(y=OnlyDLPack(y), a=1.0)
+    assert torch.all(y == 2.0).item()
