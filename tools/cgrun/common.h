@@ -2,6 +2,8 @@
 // Tool code: errors are cgraph::Error values until main() prints them.
 #pragma once
 
+#include "cgraph/graph/slot_types.h"
+
 #include "cgraph/error.h"
 #include "cgraph/model.h"
 #include "cgraph/runtime/runtime.h"
@@ -82,9 +84,8 @@ void sizeSlotsForParams(Graph &g, const std::vector<rt::ParamValues> &paramSets)
 // The element type of a slot, from the kernel parameters it is bound to (float* -> f32);
 // f32 when unknown and the size is a multiple of 4, else u8.
 ScalarType slotType(const Graph &g, uint32_t slot);
-// The element types of the kernel parameters `slot` is bound to, first use first; empty
-// when no kernel says.
-std::vector<ScalarType> slotKernelTypes(const Graph &g, uint32_t slot);
+// slotKernelTypes (the element types kernels use for a slot): cgraph/graph/slot_types.h.
+using ::cgraph::slotKernelTypes;
 // This host's physical memory in bytes (0 when unknown): no slot cgrun holds a host copy
 // of may be larger.
 uint64_t hostMemoryBytes();

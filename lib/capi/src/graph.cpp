@@ -3,6 +3,7 @@
 
 #include "cgraph/format/reader.h"
 #include "cgraph/graph/hazards.h"
+#include "cgraph/graph/slot_types.h"
 
 #include <algorithm>
 #include <cctype>
@@ -11,33 +12,6 @@
 namespace cgraph::capi {
 
 namespace {
-
-// "const float4*" / "__global float *" -> F32; false for anything else.
-bool elementFromTypeName(std::string t, ScalarType *out) {
-  for (const char *q :
-       {"const ", "__global ", "global ", "__constant ", "constant ", "volatile ", "restrict "}) {
-    size_t p;
-    while ((p = t.find(q)) != std::string::npos)
-      t.erase(p, std::strlen(q));
-  }
-  while (!t.empty() && (t.back() == '*' || t.back() == ' '))
-    t.pop_back();
-  while (!t.empty() && std::isdigit(static_cast<unsigned char>(t.back())))
-    t.pop_back();
-  static const std::pair<const char *, ScalarType> kMap[] = {
-      {"float", ScalarType::F32}, {"double", ScalarType::F64}, {"half", ScalarType::F16},
-      {"char", ScalarType::I8},   {"uchar", ScalarType::U8},   {"unsigned char", ScalarType::U8},
-      {"short", ScalarType::I16}, {"ushort", ScalarType::U16}, {"unsigned short", ScalarType::U16},
-      {"int", ScalarType::I32},   {"uint", ScalarType::U32},   {"unsigned int", ScalarType::U32},
-      {"long", ScalarType::I64},  {"ulong", ScalarType::U64},  {"unsigned long", ScalarType::U64},
-  };
-  for (const auto &m : kMap)
-    if (t == m.first) {
-      *out = m.second;
-      return true;
-    }
-  return false;
-}
 
 // The element type every kernel argument bound to a slot agrees on; UNKNOWN when none
 // types it or two disagree.
@@ -51,7 +25,7 @@ std::vector<cgraph_type> slotElements(const Graph &g) {
       const Arg &a = n.args[i];
       ScalarType t;
       if (a.kind != ArgKind::Slot || a.index >= g.slots.size() ||
-          !elementFromTypeName(k.params[i].typeName, &t))
+          !scalarFromKernelTypeName(k.params[i].typeName, &t))
         continue;
       const auto c = static_cast<cgraph_type>(t);
       if (out[a.index] != CGRAPH_TYPE_UNKNOWN && out[a.index] != c) mixed[a.index] = 1;
