@@ -1613,18 +1613,20 @@ Expected<std::vector<uint8_t>> lowerToObject(const uint8_t *spirv, size_t size,
                                              const LocalSpecialization *spec, bool checkBounds) {
   initTargets();
   LLVMContext ctx;
-  // The x loop asks for unroll-and-jam whether or not the kernel keeps a loop inside it
-  // (emitLoop); where it cannot apply, LLVM's "loop not unroll-and-jammed" warning is
-  // expected, not news: optimization-failure diagnostics are dropped, the rest printed.
+  // LLVM's diagnostics never reach stderr (lib/ never prints): errors are kept and fail
+  // the lowering below; warnings, remarks and optimization failures (the x loop asks for
+  // unroll-and-jam whether or not it can apply) are dropped.
+  std::string diagnosed;
   ctx.setDiagnosticHandlerCallBack(
-      [](const DiagnosticInfo &d, void *) {
-        if (d.getKind() == DK_OptimizationFailure || d.getSeverity() == DS_Remark) return;
-        DiagnosticPrinterRawOStream dp(errs());
-        errs() << LLVMContext::getDiagnosticMessagePrefix(d.getSeverity()) << ": ";
+      [](const DiagnosticInfo &d, void *out) {
+        if (d.getSeverity() != DS_Error) return;
+        std::string &text = *static_cast<std::string *>(out);
+        raw_string_ostream os(text);
+        DiagnosticPrinterRawOStream dp(os);
+        if (!text.empty()) os << "; ";
         d.print(dp);
-        errs() << "\n";
       },
-      nullptr);
+      &diagnosed);
   auto mod = spirvToLLVM(ctx, spirv, size);
   if (!mod) return mod.error().withContext("module '" + moduleName + "'");
   Module &m = **mod;
@@ -1856,6 +1858,7 @@ Expected<std::vector<uint8_t>> lowerToObject(const uint8_t *spirv, size_t size,
   if ((*tm)->addPassesToEmitFile(pm, os, nullptr, CGFT_ObjectFile))
     return makeError("module '" + moduleName + "': the host target cannot emit object files");
   pm.run(m);
+  if (!diagnosed.empty()) return makeError("module '" + moduleName + "': code generation failed: " + diagnosed);
   return std::vector<uint8_t>(obj.begin(), obj.end());
 }
 

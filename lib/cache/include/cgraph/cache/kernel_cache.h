@@ -25,7 +25,7 @@
 // `.src` is compared on every load (persistent_cache.h); there the image is named by
 // its 128-bit xxh3 hash, as in the seed design and ccache, to keep `.src` small.
 //
-// A future CUDA backend:
+// How the CUDA backend uses it, for example:
 //   CacheKey k{"cuda", "sm_90", driverVersionString, loweringHash, "", "", ptxasOpts};
 //   cache->getOrBuild(k, spirv, spirvSize, "cubin",
 //       [&](const Binary &cubin) { return loadModule(cubin); },      // cuModuleLoadData

@@ -5,12 +5,12 @@
 // description; Device::finalize turns it into an Executable for one device (kernels
 // compiled, native command buffers built, runtime-owned slots allocated).
 // Executable::enqueue validates the binding table and
-// parameters ONCE here, in O(slots + params), then hands the resolved submission to the
+// parameters ONCE here, in O(slots log slots + params), then hands the resolved submission to the
 // backend, which trusts it (backends never re-check what this layer checked).
 //
 // Ownership and lifetime:
-// - A Device is owned by the Registry that created it and outlives every Buffer and
-//   Executable made from it (callers must destroy those first).
+// - A Device is owned by the Backend that opened it (a Registry owns its Backends) and
+//   outlives every Buffer and Executable made from it (callers must destroy those first).
 // - A Buffer is owned by the caller (unique_ptr). It must stay alive until every
 //   Event of a submission that binds it has completed.
 // - An Executable is owned by the caller; it keeps a copy of the (flattened) Graph and
@@ -453,7 +453,7 @@ public:
 };
 
 // The set of backends compiled into a program. Tools create one and add the backends
-// they link (e.g. cgraph::cpu::makeBackend()); lib/runtime depends on no backend.
+// they link (e.g. cgraph::cpu::makeCpuBackend()); lib/runtime depends on no backend.
 class Registry {
 public:
   void add(std::unique_ptr<Backend> backend);

@@ -11,7 +11,8 @@
 // Failure modes: every error is a value (rt::Expected / rt::Error): a SPIR-V module
 // that fails to translate or uses an unsupported builtin is reported at finalize
 // naming the module and the symbol; a failure while running (host task, missing
-// file) is reported by Event::wait(). Nothing throws or prints.
+// file) is reported by Event::wait(); an LLVM code-generation error fails the lowering
+// with its diagnostic. Nothing throws or prints.
 #pragma once
 
 #include "cgraph/runtime/runtime.h"
