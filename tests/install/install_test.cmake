@@ -27,3 +27,16 @@ if(NOT LAST_OUT MATCHES "wrote [0-9]+ bytes")
   message(FATAL_ERROR "unexpected consumer output: ${LAST_OUT}")
 endif()
 message(STATUS "consumer: ${LAST_OUT}")
+
+# The C++ example (examples/cpp-runner, a project of its own, C++ only) against the
+# prefix: links the cpu and opencl backends, runs the saxpy example compiled by the
+# installed cgc, checks y = 2 * 1 + 1 on every element.
+run(${WORK_DIR}/prefix/bin/cgc ${EXAMPLES_DIR}/saxpy/graph.json -o ${WORK_DIR}/saxpy.cgf -q)
+run(${CMAKE_COMMAND} -S ${EXAMPLES_DIR}/cpp-runner -B ${WORK_DIR}/runner -G Ninja
+    -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix -DCMAKE_BUILD_TYPE=Release ${extra})
+run(${CMAKE_COMMAND} --build ${WORK_DIR}/runner)
+run(${WORK_DIR}/runner/cpp-runner ${WORK_DIR}/saxpy.cgf cpu)
+if(NOT LAST_OUT MATCHES "cpu: y\\[0\\.\\.2\\] = 3 3 3, sum 3\\.14573e\\+06")
+  message(FATAL_ERROR "unexpected cpp-runner output: ${LAST_OUT}")
+endif()
+message(STATUS "cpp-runner: ${LAST_OUT}")
