@@ -192,3 +192,20 @@ TEST_CASE("cgc given a compiled file says so, and converts it with --emit", "[cg
   CHECK(js.code == 0);
   CHECK(json::parse(js.out)["name"] == "saxpy");
 }
+
+TEST_CASE("cgc dump shows stored expressions as written, in text and JSON", "[cgc][options]") {
+  fs::path dir = scratch("opt_dump_exprs");
+  REQUIRE(cgc(example("lu/lu_n.json") + " -o lu.cgf -q", dir).code == 0);
+  Result d = cgc("dump lu.cgf", dir);
+  REQUIRE(d.code == 0);
+  CHECK(d.out.find("  [0] scale.0  kernel lu_scale  global (256) local (64)  args: a i32 0 i32 1 $n\n"
+                   "      global[0] = align_up(max($n - 0 - 1, 1), 64)\n") != std::string::npos);
+  json j = dumpJson(dir, "lu.cgf");
+  REQUIRE(j["exprs"].is_array());
+  CHECK(j["exprs"][0]["node"] == 0);
+  CHECK(j["exprs"][0]["field"] == "global[0]");
+  CHECK(j["exprs"][0]["expr"] == "align_up(max($n - 0 - 1, 1), 64)");
+  REQUIRE(cgc(example("mlp/mlp_batch.json") + " -o mlp.cgf -q", dir).code == 0);
+  d = cgc("dump mlp.cgf", dir);
+  CHECK(d.out.find("size = $batch * ") != std::string::npos); // slot sizes too
+}

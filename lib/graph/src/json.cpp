@@ -1,11 +1,13 @@
 #include <cgraph/graph/json.h>
 
+#include <cgraph/expr.h>
 #include <cgraph/graph/hazards.h>
 
 #include "render_util.h"
 
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cstdio>
 
 namespace cgraph {
@@ -143,6 +145,24 @@ json nodeJson(const Graph &g, uint32_t i) {
   return j;
 }
 
+// A stored expression as written ("align_up($n - 1, 64)"), its variables named after
+// the graph's parameters; "<invalid>" for code that does not decode.
+std::string exprText(const Graph &g, const FieldExpr &fe) {
+  Expected<expr::Program> p = expr::decode(fe.code.data(), fe.code.size(), uint32_t(g.params.size()));
+  if (!p) return "<invalid>";
+  p->names.clear();
+  for (const Param &param : g.params) p->names.push_back(param.name);
+  return p->toString();
+}
+
+// "global[0] = ($n * 4)" for a node's field, "slot 'x' size = ..." for a slot size.
+std::string exprLine(const Graph &g, const FieldExpr &fe) {
+  std::string what = fe.field == ExprField::SlotSize
+                         ? "slot " + (fe.arg < g.slots.size() ? "'" + g.slots[fe.arg].name + "'" : "#" + std::to_string(fe.arg)) + " size"
+                         : exprFieldName(fe.field, fe.arg);
+  return what + " = " + exprText(g, fe);
+}
+
 json qualifiersJson(uint32_t q) {
   json j = json::array();
   if (q & kQualConst) j.push_back("const");
@@ -219,6 +239,14 @@ json toJsonRec(const Graph &g, int depth) {
   json parts = json::array();
   for (const Partition &p : g.partitions) parts.push_back(json{{"nodes", p.nodes}, {"deps", p.deps}});
   j["partitions"] = parts;
+  json exprs = json::array();
+  for (const FieldExpr &fe : g.exprs) {
+    json e{{"field", exprFieldName(fe.field, fe.arg)}, {"expr", exprText(g, fe)}};
+    if (fe.node != kNone) e["node"] = fe.node;
+    if (fe.field == ExprField::SlotSize) e["slot"] = fe.arg;
+    exprs.push_back(e);
+  }
+  j["exprs"] = exprs;
   json subs = json::array();
   for (const Graph &c : g.subgraphs)
     subs.push_back(depth < 64 ? toJsonRec(c, depth + 1) : json{{"name", c.name}, {"truncated", true}});
@@ -336,7 +364,13 @@ void listingRec(const Graph &g, const std::string &ind, std::string &o, int dept
       for (const Arg &a : n.args) t += " " + argText(g, a);
     }
     line(t);
+    // Stored expressions (.cgf 2.x): the fields above show their default values.
+    auto first = std::lower_bound(g.exprs.begin(), g.exprs.end(), i,
+                                  [](const FieldExpr &e, uint32_t node) { return e.node < node; });
+    for (auto it = first; it != g.exprs.end() && it->node == i; ++it) line("      " + exprLine(g, *it));
   }
+  for (const FieldExpr &fe : g.exprs)
+    if (fe.field == ExprField::SlotSize) line("  " + exprLine(g, fe));
   line("edges:");
   for (const Edge &e : g.edges) line("  " + std::to_string(e.from) + " -> " + std::to_string(e.to));
   if (!g.partitions.empty()) {
