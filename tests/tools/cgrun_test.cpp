@@ -574,9 +574,20 @@ TEST_CASE("cgc stores expressions over parameters; cgrun runs one LU file at sev
   std::set<std::string> runs;
   for (const json &x : bj["benchmarks"])
     runs.insert(x["run_name"].get<std::string>());
-  CHECK(runs.count("lu_n/replay/total"));
-  CHECK(runs.count("lu_n/replay-reshape/total"));
-  CHECK(runs.count("lu_n/update-graph/total"));
+  // Every mode once per value, its rows labelled with it; the reshape mode cycles.
+  CHECK(runs.count("lu_n/replay/n=32/total"));
+  CHECK(runs.count("lu_n/replay/n=9/total"));
+  CHECK(runs.count("lu_n/replay/n=20/total"));
+  CHECK(runs.count("lu_n/replay-reshape/n=32|n=9|n=20/total"));
+  CHECK(runs.count("lu_n/update-graph/n=9/total"));
+  for (const json &x : bj["benchmarks"])
+    if (x["run_name"] == "lu_n/eager/n=20/total") CHECK(x["params"] == "n=20");
+  Result text = cgrun("bench lu.cgf --zeros a --param n=32 --param n=9 --warmup 0 --repetitions 1", dir);
+  INFO(text.err);
+  REQUIRE(text.code == 0);
+  CHECK(text.out.find("params") != std::string::npos);
+  CHECK(text.out.find("replay         n=9   ") != std::string::npos);
+  CHECK(text.out.find("replay-reshape n=32|n=9 ") != std::string::npos);
   // n = 20: step k = 19 has n - k - 1 = 0 rows; refused before anything runs.
   c = tooltest::runTool(CGC_PATH, "lu_strict.json -o lu_strict.cgf", dir, dir / "cgc_std");
   INFO(c.out << c.err);
@@ -671,9 +682,9 @@ TEST_CASE("cgrun runs copy, fill, host and slot size expressions at several n",
   std::set<std::string> runs;
   for (const json &x : bj["benchmarks"])
     runs.insert(x["run_name"].get<std::string>());
-  CHECK(runs.count("resize/replay/total"));
-  CHECK(runs.count("resize/replay-reshape/total"));
-  CHECK(runs.count("resize/eager/total"));
+  CHECK(runs.count("resize/replay/n=50/total"));
+  CHECK(runs.count("resize/replay-reshape/n=3|n=50|n=9/total"));
+  CHECK(runs.count("resize/eager/n=3/total"));
 }
 
 // The same fields in a runtime-driven graph (an `if` node: stages and a body executable)

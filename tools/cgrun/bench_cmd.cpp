@@ -64,7 +64,14 @@ constexpr uint32_t kStreamBatch = 10;
 // The parameter value sets of `--param` given more than once: set i takes the i-th
 // value of each repeated parameter (all repeated ones need the same count) and the only
 // value of the others. One set when no parameter repeats.
-Expected<std::vector<rt::ParamValues>> paramShapes(const Graph &g, const CommonOptions &o) {
+// One parameter set of the run: its values and, where a --param was given several
+// times, the label of its rows ("n=64"; empty otherwise).
+struct Shape {
+  rt::ParamValues values;
+  std::string label;
+};
+
+Expected<std::vector<Shape>> paramShapes(const Graph &g, const CommonOptions &o) {
   std::vector<std::string> order;
   std::map<std::string, std::vector<std::string>> byName;
   for (const std::string &p : o.params) {
@@ -83,13 +90,14 @@ Expected<std::vector<rt::ParamValues>> paramShapes(const Graph &g, const CommonO
                        "' has " + std::to_string(c) + ", another " + std::to_string(count) + ")");
     count = c;
   }
-  std::vector<rt::ParamValues> out(count);
+  std::vector<Shape> out(count);
   for (size_t i = 0; i < count; ++i)
     for (const std::string &n : order) {
       const std::vector<std::string> &vals = byName[n];
       const std::string &v = vals[vals.size() == 1 ? 0 : i];
-      Error e = out[i].set(g, n, v);
+      Error e = out[i].values.set(g, n, v);
       if (e) return e.withContext("--param " + n + "=" + v);
+      if (vals.size() > 1) out[i].label += (out[i].label.empty() ? "" : ",") + n + "=" + v;
     }
   return out;
 }
@@ -102,11 +110,16 @@ int benchCommand(const CommonOptions &o, const BenchOptions &b) {
   auto shapes = paramShapes(*graph, o);
   if (!shapes) return fail(shapes.error());
   // Slot sizes that depend on parameters: buffers for the largest shape.
-  sizeSlotsForParams(*graph, *shapes);
+  std::vector<rt::ParamValues> shapeValues;
+  std::string cycleLabel; // replay-reshape's rows: every shape, in turn
+  for (const Shape &sh : *shapes) {
+    shapeValues.push_back(sh.values);
+    cycleLabel += (cycleLabel.empty() ? "" : "|") + sh.label;
+  }
+  sizeSlotsForParams(*graph, shapeValues);
   const Graph &g = *graph;
   auto specs = parseInputs(g, o);
   if (!specs) return fail(specs.error());
-  const rt::ParamValues *params = &shapes->front();
   auto registry = makeRegistry(o.checkBounds);
   const std::string spec = deviceSpec(o.backends.empty() ? "" : o.backends[0], o.device);
   Expected<rt::Device *> dev = registry->open(spec);
@@ -172,12 +185,24 @@ int benchCommand(const CommonOptions &o, const BenchOptions &b) {
   }
   struct Result {
     const Mode *mode;
+    std::string params; // the parameter values of its runs ("" when none vary)
     double finalizeMs;
     size_t nodes;
     Samples s;
   };
   std::vector<Result> results;
-  for (const Mode &m : modes) {
+  // Every mode once per parameter set (its rows labelled with the values); the reshape
+  // mode once, cycling through them.
+  struct Run {
+    const Mode *mode;
+    size_t shape;
+  };
+  std::vector<Run> runs;
+  for (const Mode &m : modes)
+    for (size_t si = 0; si < (m.reshape ? size_t(1) : shapes->size()); ++si) runs.push_back({&m, si});
+  for (const Run &run : runs) {
+    const Mode &m = *run.mode;
+    const rt::ParamValues *params = &shapeValues[run.shape];
     rt::FinalizeOptions fo;
     fo.mode = m.exec;
     fo.host = policy;
@@ -186,7 +211,7 @@ int benchCommand(const CommonOptions &o, const BenchOptions &b) {
     const double finMs = msSince(t0);
     if (!exe) return fail(exe.error().withContext(m.name));
     if (Error e = applyUpdates(**exe, o)) return fail(e.withContext(m.name));
-    Result r{&m, finMs, (*exe)->graph().nodes.size(), {}};
+    Result r{&m, m.reshape ? cycleLabel : (*shapes)[run.shape].label, finMs, (*exe)->graph().nodes.size(), {}};
     rt::NodeUpdate same;
     if (m.update == Mode::Node) {
       same.node = updated;
@@ -206,7 +231,7 @@ int benchCommand(const CommonOptions &o, const BenchOptions &b) {
         if (i >= b.warmup)
           r.s.updateUs.push_back(double(nsBetween(s, std::chrono::steady_clock::now())) / 1e3);
       }
-      const rt::ParamValues &pv = m.reshape ? (*shapes)[i % shapes->size()] : *params;
+      const rt::ParamValues &pv = m.reshape ? shapeValues[i % shapeValues.size()] : *params;
       const uint32_t batch = m.stream ? kStreamBatch : 1;
       std::vector<rt::EventPtr> evs;
       for (uint32_t k = 0; k < batch; ++k) {
@@ -256,7 +281,8 @@ int benchCommand(const CommonOptions &o, const BenchOptions &b) {
           {"submit", &r.s.submitUs}, {"total", &r.s.totalUs}};
       if (!r.s.updateUs.empty()) metrics.insert(metrics.begin(), {"update", &r.s.updateUs});
       for (const auto &mt : metrics) {
-        const std::string runName = base + "/" + r.mode->name + "/" + mt.first;
+        const std::string runName =
+            base + "/" + r.mode->name + "/" + (r.params.empty() ? "" : r.params + "/") + mt.first;
         Stats st = stats(*mt.second);
         Stats cpu = stats(r.s.cpuUs);
         const std::pair<const char *, double> aggs[] = {
@@ -275,7 +301,8 @@ int benchCommand(const CommonOptions &o, const BenchOptions &b) {
                              {"time_unit", "us"},
                              {"nodes", r.nodes},
                              {"per_node_us", r.nodes ? aggs[a].second / double(r.nodes) : 0.0},
-                             {"finalize_ms", r.finalizeMs}});
+                             {"finalize_ms", r.finalizeMs},
+                             {"params", r.params}});
         }
       }
     }
@@ -288,16 +315,22 @@ int benchCommand(const CommonOptions &o, const BenchOptions &b) {
     shown += " + " + o.backends[d] + " (" + devices[d]->info().name + ")";
   std::printf("device: %s, %zu nodes, warm-up %u, repetitions %zu+\n", shown.c_str(), results.empty() ? size_t(0) : results[0].nodes, b.warmup,
               size_t(b.repetitions));
-  std::printf("%-14s %-7s %12s %12s %12s %14s %12s\n", "mode", "time", "min us", "median us", "max us",
-              "median us/node", "finalize ms");
+  // A params column where a --param was given several times.
+  int paramsWidth = 0;
+  for (const Result &r : results) paramsWidth = std::max(paramsWidth, int(r.params.size()));
+  const std::string paramsHead = paramsWidth ? "params" : "";
+  if (paramsWidth) paramsWidth = std::max(paramsWidth, int(paramsHead.size())) + 1;
+  std::printf("%-14s %-*s%-7s %12s %12s %12s %14s %12s\n", "mode", paramsWidth, paramsHead.c_str(), "time",
+              "min us", "median us", "max us", "median us/node", "finalize ms");
   for (const Result &r : results) {
     std::vector<std::pair<const char *, const std::vector<double> *>> metrics = {
         {"submit", &r.s.submitUs}, {"total", &r.s.totalUs}};
     if (!r.s.updateUs.empty()) metrics.insert(metrics.begin(), {"update", &r.s.updateUs});
     for (const auto &mt : metrics) {
       Stats st = stats(*mt.second);
-      std::printf("%-14s %-7s %12.2f %12.2f %12.2f %14.3f %12.2f\n", r.mode->name, mt.first, st.min,
-                  st.median, st.max, r.nodes ? st.median / double(r.nodes) : 0.0, r.finalizeMs);
+      std::printf("%-14s %-*s%-7s %12.2f %12.2f %12.2f %14.3f %12.2f\n", r.mode->name, paramsWidth,
+                  r.params.c_str(), mt.first, st.min, st.median, st.max,
+                  r.nodes ? st.median / double(r.nodes) : 0.0, r.finalizeMs);
     }
   }
   return 0;
