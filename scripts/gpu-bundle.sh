@@ -17,7 +17,7 @@ targets="cgrun cgc cgfuse test_cuda_backend test_cuda_ptxas cgraph_capi"
 [ -f "$root/benchmarks/cuda/CMakeLists.txt" ] && targets="$targets bench_cuda"
 # cpu next to PoCL on the GPU machine's 16 cores (bench_nodes, bench_cases), and the cpu
 # suite there: with CGRAPH_GPU_BUNDLE_CPU=1 added to the CUDA programs (about 5 MB more:
-# with the working tree, over the device tool's 64 MiB), with CGRAPH_GPU_BUNDLE_CPU=only
+# over 64 MiB with the sources), with CGRAPH_GPU_BUNDLE_CPU=only
 # instead of them (no CUDA programs, no cubin forms; run-tests.sh runs the cpu suite).
 cpu="${CGRAPH_GPU_BUNDLE_CPU:-0}"
 [ "$cpu" = 1 ] && targets="$targets bench_nodes bench_cases cpu_backend_tests"
