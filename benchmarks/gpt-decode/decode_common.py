@@ -1,0 +1,130 @@
+"""What the GPT-2 decode benchmarks share: finding examples/gpt-decode and its config,
+weights generated on demand, the .cgf built on demand, and step timing."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Callable, Optional
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+# Generated weights and compiled graphs, unless --weights / --cgf say otherwise.
+WORKDIR = os.path.join(tempfile.gettempdir(), "cgraph-gpt-decode")
+
+
+def find_example(given: Optional[str]) -> str:
+    """The examples/gpt-decode directory: `given`, else beside the source checkout or
+    an unpacked bundle (src/examples/gpt-decode). Raises SystemExit naming the places."""
+    candidates = [given] if given else [
+        os.path.join(HERE, "..", "..", "examples", "gpt-decode"),
+        os.path.join(HERE, "..", "examples", "gpt-decode"),
+        os.path.join(HERE, "..", "src", "examples", "gpt-decode"),
+    ]
+    for c in candidates:
+        if c and os.path.isfile(os.path.join(c, "model.py")):
+            return os.path.abspath(c)
+    raise SystemExit("examples/gpt-decode not found (looked in: " + ", ".join(map(str, candidates)) +
+                     "); pass --example DIR")
+
+
+def import_from(directory: str, name: str):
+    """Imports `name`.py of `directory` (the example's modules import each other by
+    plain name, so the directory goes on sys.path)."""
+    if directory not in sys.path:
+        sys.path.insert(0, directory)
+    spec = importlib.util.spec_from_file_location(name, os.path.join(directory, name + ".py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def config(example: str, name: str):
+    """The example's model.Config called `name`."""
+    return import_from(example, "model").get(name)
+
+
+def ensure_weights(example: str, cfg, directory: Optional[str]) -> str:
+    """`directory` holding every weight .npy of `cfg`; written with the example's
+    make_weights.py (seed 0) where a file is missing. None: WORKDIR/weights-<config>."""
+    directory = directory or os.path.join(WORKDIR, "weights-" + cfg.name)
+    names = list(cfg.weight_shapes())
+    if all(os.path.exists(os.path.join(directory, n + ".npy")) for n in names):
+        return directory
+    import numpy as np
+    mw = import_from(example, "make_weights")
+    print(f"writing {cfg.name} weights to {directory} ...", flush=True)
+    os.makedirs(directory, exist_ok=True)
+    for n, w in mw.make(cfg, 0).items():
+        np.save(os.path.join(directory, n + ".npy"), w)
+    return directory
+
+
+def find_cgc(given: Optional[str]) -> str:
+    cgc = given or shutil.which("cgc") or os.path.join(HERE, "..", "..", "build", "tools", "cgc", "cgc")
+    if not os.path.isfile(cgc):
+        raise SystemExit("cgc not found: pass --cgc PATH or put it on PATH")
+    return cgc
+
+
+def ensure_cgf(example: str, cfg, cgf: Optional[str], cgc: Optional[str], workdir: str) -> str:
+    """`cgf` when given, else <workdir>/<config>.cgf compiled by cgc from the example's
+    <config>.json (written by its gen_graph.py where missing); built only when missing."""
+    if cgf:
+        if not os.path.isfile(cgf):
+            raise SystemExit(f"{cgf}: no such file")
+        return cgf
+    out = os.path.join(workdir, cfg.name + ".cgf")
+    if os.path.isfile(out):
+        return out
+    description = os.path.join(example, cfg.name + ".json")  # its kernels/ paths are relative to it
+    if not os.path.isfile(description):
+        subprocess.run([sys.executable, os.path.join(example, "gen_graph.py"), "--config", cfg.name,
+                        "-o", description], check=True)
+    os.makedirs(workdir, exist_ok=True)
+    print(f"compiling {description} -> {out} ...", flush=True)
+    subprocess.run([find_cgc(cgc), "-q", description, "-o", out], check=True)
+    return out
+
+
+def time_steps(fn: Callable[[], object], sync: Callable[[], object], steps: int, warmup: int) -> dict:
+    """Times `steps` calls of `fn` each followed by `sync`, after `warmup` untimed ones.
+    Returns median, min and mean in microseconds."""
+    for _ in range(warmup):
+        fn()
+        sync()
+    times = []
+    for _ in range(steps):
+        t0 = time.perf_counter()
+        fn()
+        sync()
+        times.append((time.perf_counter() - t0) * 1e6)
+    return {"median_us": statistics.median(times), "min_us": min(times), "mean_us": statistics.fmean(times),
+            "steps": steps}
+
+
+def clamp_sizes(pairs, cfg) -> list[tuple[int, int]]:
+    """(b, t) pairs limited to b <= B_MAX and t < T_MAX (t = T_MAX asks for the last
+    position), without repeats, in order."""
+    out = []
+    for b, t in pairs:
+        p = (max(1, min(b, cfg.batch_max)), max(0, min(t, cfg.context_max - 1)))
+        if p not in out:
+            out.append(p)
+    return out
+
+
+def parse_sizes(text: str) -> list[tuple[int, int]]:
+    """'1x128,8x1024' -> [(1, 128), (8, 1024)]."""
+    pairs = []
+    for item in text.split(","):
+        b, _, t = item.strip().partition("x")
+        if not t:
+            raise SystemExit(f"--sizes: '{item}' is not BxT (e.g. 8x128)")
+        pairs.append((int(b), int(t)))
+    return pairs
