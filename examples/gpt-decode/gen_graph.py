@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""Writes the graph description of one decode step of a config (cgc input).
+
+    gen_graph.py --config small -o small.json
+
+One file serves every batch size b <= B_MAX and position t < T_MAX: both are integer
+parameters, and every size and nd-range that depends on b is an expression over $b that
+the runtime evaluates per submission. Layers are unrolled here; layer l reads its
+weights at byte offset l * (one layer's size) of the stacked weight slots, and its cache
+part at offset l * B_MAX * T_MAX * D * 4 of k_cache and v_cache.
+"""
+
+import argparse
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import model  # noqa: E402
+
+F32 = 4
+LIN_WG, LIN_NB, LIN_OR = 64, 8, 4  # linear.cl's tiling; the nd-ranges below depend on it
+LN_WG, ATT_WG, AM_WG = 128, 128, 256
+EPI_BIAS, EPI_GELU, EPI_ACCUMULATE = 1, 2, 4
+EPS = 1e-5
+
+
+def in_range(var: str, lo: int, hi: int) -> str:
+    """An expression that is 0 when lo <= $var <= hi and 1 otherwise."""
+    return f"min(max(${var} - {hi}, 0), 1) + min(max({lo} - ${var}, 0), 1)"
+
+
+def slots(cfg: model.Config) -> list:
+    D, F, V = cfg.d_model, cfg.d_ff, cfg.vocab
+    cache = cfg.layers * cfg.batch_max * cfg.context_max * D
+    # The caches' size grows past any binding when b or t is out of range, so the
+    # runtime refuses such a submission (naming the slot) before a kernel writes
+    # outside a sequence's part of the cache.
+    guard = f"(1 + {in_range('b', 1, cfg.batch_max)} + {in_range('t', 0, cfg.context_max - 1)})"
+    out = [
+        {"name": "tokens", "count": "$b", "type": "i32", "external": True},
+        {"name": "next", "count": "$b", "type": "i32", "external": True},
+        {"name": "logits", "count": f"$b * {V}", "type": "f32", "external": True},
+        {"name": "k_cache", "count": f"{cache} * {guard}", "type": "f32", "external": True},
+        {"name": "v_cache", "count": f"{cache} * {guard}", "type": "f32", "external": True},
+    ]
+    for name, shape in cfg.weight_shapes().items():
+        count = 1
+        for n in shape:
+            count *= n
+        out.append({"name": name, "count": count, "type": "f32", "external": True})
+    for name, width in (("x", D), ("h", D), ("qkv", 3 * D), ("att", D), ("m", F)):
+        out.append({"name": name, "count": f"$b * {width}", "type": "f32", "init": "transient"})
+    return out
+
+
+def ref(slot: str, offset: int):
+    return {"slot": slot, "offset": offset} if offset else slot
+
+
+def linear(name, y, x, w, w_off, bias, b_off, k_dim, o_dim, epilogue):
+    groups = -(-o_dim // LIN_OR)
+    return {"name": name, "kernel": "linear",
+            "global": [groups * LIN_WG, f"ceil_div($b, {LIN_NB})"], "local": [LIN_WG, 1],
+            "args": [y, x, ref(w, w_off), ref(bias, b_off), "$b", k_dim, o_dim, epilogue]}
+
+
+def layernorm(name, y, x, g, b, off, n):
+    return {"name": name, "kernel": "layernorm", "global": [f"$b * {LN_WG}"], "local": [LN_WG],
+            "args": [y, x, ref(g, off), ref(b, off), n, EPS]}
+
+
+def layer_nodes(cfg: model.Config, l: int) -> list:
+    D, F = cfg.d_model, cfg.d_ff
+    cache_off = l * cfg.batch_max * cfg.context_max * D * F32
+    return [
+        layernorm(f"ln1.{l}", "h", "x", "ln1_g", "ln1_b", l * D * F32, D),
+        linear(f"qkv.{l}", "qkv", "h", "wqkv", l * 3 * D * D * F32, "bqkv", l * 3 * D * F32,
+               D, 3 * D, EPI_BIAS),
+        {"name": f"attn.{l}", "kernel": "attention", "global": [ATT_WG * cfg.heads, "$b"],
+         "local": [ATT_WG, 1],
+         "args": ["att", "qkv", ref("k_cache", cache_off), ref("v_cache", cache_off), "$t", D]},
+        linear(f"proj.{l}", "x", "att", "wo", l * D * D * F32, "bo", l * D * F32,
+               D, D, EPI_BIAS | EPI_ACCUMULATE),
+        layernorm(f"ln2.{l}", "h", "x", "ln2_g", "ln2_b", l * D * F32, D),
+        linear(f"fc1.{l}", "m", "h", "w1", l * F * D * F32, "b1", l * F * F32,
+               D, F, EPI_BIAS | EPI_GELU),
+        linear(f"fc2.{l}", "x", "m", "w2", l * D * F * F32, "b2", l * D * F32,
+               F, D, EPI_BIAS | EPI_ACCUMULATE),
+    ]
+
+
+def describe(cfg: model.Config) -> dict:
+    D, V = cfg.d_model, cfg.vocab
+    nodes = [{"name": "embed", "kernel": "embed", "global": [f"$b * {LN_WG}"], "local": [LN_WG],
+              "args": ["x", "wte", "wpe", "tokens", "$t", D, V]}]
+    for l in range(cfg.layers):
+        nodes += layer_nodes(cfg, l)
+    nodes += [
+        layernorm("lnf", "h", "x", "lnf_g", "lnf_b", 0, D),
+        # Tied embeddings: logits = h @ wte.T. bias is not read without EPI_BIAS.
+        linear("logits", "logits", "h", "wte", 0, "lnf_b", 0, D, V, 0),
+        {"name": "argmax", "kernel": "argmax", "global": [AM_WG, "$b"], "local": [AM_WG, 1],
+         "args": ["next", "logits", V]},
+    ]
+    return {
+        "name": f"gpt-decode-{cfg.name}",
+        "metadata": {
+            "description": "one GPT-2-style decode step (pre-layernorm, tied embeddings, greedy) "
+                           "for b sequences at position t; b and t are parameters",
+            "config": cfg.name, "layers": cfg.layers, "d_model": D, "heads": cfg.heads,
+            "vocab": V, "positions": cfg.positions, "batch_max": cfg.batch_max,
+            "context_max": cfg.context_max,
+        },
+        "kernels": [
+            "kernels/embed.cl",
+            {"file": "kernels/layernorm.cl", "defines": {"LN_WG": LN_WG}},
+            {"file": "kernels/linear.cl", "defines": {"LIN_WG": LIN_WG, "LIN_NB": LIN_NB, "LIN_OR": LIN_OR}},
+            {"file": "kernels/attention.cl",
+             "defines": {"ATT_WG": ATT_WG, "HD": cfg.head_dim, "T_MAX": cfg.context_max}},
+            {"file": "kernels/argmax.cl", "defines": {"AM_WG": AM_WG}},
+        ],
+        # b defaults to B_MAX: the declared sizes (Slot.size) are then the largest ones.
+        "params": [{"name": "b", "type": "i32", "default": cfg.batch_max},
+                   {"name": "t", "type": "i32", "default": 0}],
+        "slots": slots(cfg),
+        "nodes": nodes,
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--config", required=True, choices=sorted(model.CONFIGS))
+    ap.add_argument("-o", "--output", required=True)
+    args = ap.parse_args()
+    cfg = model.get(args.config)
+    assert cfg.head_dim % 4 == 0 and ATT_WG % cfg.head_dim == 0 and cfg.d_model % 4 == 0
+    with open(args.output, "w") as f:
+        json.dump(describe(cfg), f, indent=1)
+        f.write("\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+"""Writes deterministic random weights of a config, one .npy per tensor.
+
+    make_weights.py --config small --out weights-small [--seed 0]
+
+Matrices and embeddings ~ normal(0, 0.02); biases ~ normal(0, 0.02); layernorm gains
+1 + normal(0, 0.02), offsets normal(0, 0.02). Tensors are drawn in model.weight_shapes()
+order from numpy's default_rng(seed), so a seed gives the same files everywhere.
+"""
+
+import argparse
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import model  # noqa: E402
+
+
+def make(cfg: model.Config, seed: int = 0) -> dict:
+    rng = np.random.default_rng(seed)
+    weights = {}
+    for name, shape in cfg.weight_shapes().items():
+        w = rng.normal(0.0, 0.02, size=shape).astype(np.float32)
+        if name.endswith("_g"):
+            w += np.float32(1.0)
+        weights[name] = w
+    return weights
+
+
+def load(directory: str, cfg: model.Config) -> dict:
+    """Reads the .npy files of `cfg` from `directory`, checking each shape and dtype."""
+    weights = {}
+    for name, shape in cfg.weight_shapes().items():
+        w = np.load(os.path.join(directory, name + ".npy"))
+        if w.shape != shape or w.dtype != np.float32:
+            raise SystemExit(f"{name}.npy: {w.dtype} {w.shape}, expected float32 {shape}")
+        weights[name] = np.ascontiguousarray(w)
+    return weights
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--config", required=True, choices=sorted(model.CONFIGS))
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    for name, w in make(model.get(args.config), args.seed).items():
+        np.save(os.path.join(args.out, name + ".npy"), w)
+    print(f"wrote {len(model.get(args.config).weight_shapes())} tensors to {args.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,151 @@
+"""The small config's decode step against reference.py: one executable per device serves
+every (b, t); cgfuse --auto keeps the tokens; both drivers agree with the reference.
+
+Tolerance: logits are compared with rtol = atol = 1e-4. The kernels sum in another order
+than numpy's BLAS (K split over work-items and reduced as a tree; softmax and layernorm
+sums likewise), so results differ by float32 rounding, about 1e-6 relative for this
+depth and width; 1e-4 leaves a wide margin while any indexing or layout mistake moves
+logits by 1e-2 or more. `next` must equal the reference argmax wherever the top two
+logits differ by more than the tolerance, and be one of the near-maximal ones elsewhere.
+"""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import EXAMPLE, device_spec, tool
+
+sys.path.insert(0, EXAMPLE)
+import decode  # noqa: E402
+import gen_graph  # noqa: E402
+import model  # noqa: E402
+import reference  # noqa: E402
+
+TOL = 1e-4
+# (b, t) per step, all on one executable: b = 1, B_MAX and sizes that are not powers of
+# two, positions in and out of order, and the last position (the longest score loop).
+SHAPES = [(8, 0), (1, 1), (5, 2), (8, 3), (3, 4), (7, 5), (8, 127)]
+
+
+def check_tokens(got, logits):
+    """`got` [b] against reference `logits` [b, V], with the margin rule above."""
+    order = np.argsort(-logits, axis=1, kind="stable")
+    for i, row in enumerate(logits):
+        top = row[order[i, 0]]
+        if top - row[order[i, 1]] > TOL:
+            assert got[i] == order[i, 0], f"sequence {i}: next {got[i]}, reference {order[i, 0]}"
+        else:
+            assert top - row[got[i]] <= TOL, f"sequence {i}: next {got[i]} is not a near-maximal logit"
+
+
+def run_shapes(decoder, cfg, weights, shapes):
+    """Runs `shapes` on `decoder` and reference.step side by side; returns every step's next."""
+    rk = np.zeros(cfg.cache_shape(), np.float32)
+    rv = np.zeros_like(rk)
+    rng = np.random.default_rng(7)
+    tokens_seen = []
+    for b, t in shapes:
+        tokens = rng.integers(0, cfg.vocab, b, dtype=np.int32)
+        decoder.step(b, t, tokens)
+        ref_logits, _ = reference.step(weights, cfg, tokens, t, rk, rv)
+        np.testing.assert_allclose(decoder.last_logits(b), ref_logits, rtol=TOL, atol=TOL,
+                                   err_msg=f"logits at b={b} t={t}")
+        got = decoder.last_tokens(b)
+        check_tokens(got, ref_logits)
+        tokens_seen.append(got)
+    np.testing.assert_allclose(decoder.k_cache.read(), rk, rtol=TOL, atol=TOL, err_msg="k_cache")
+    np.testing.assert_allclose(decoder.v_cache.read(), rv, rtol=TOL, atol=TOL, err_msg="v_cache")
+    return tokens_seen
+
+
+@pytest.mark.parametrize("backend", ["cpu", "opencl"])
+def test_one_executable_serves_every_shape(backend, cfg, weights, small_cgf):
+    decoder = decode.Decoder(small_cgf, weights, cfg, device_spec(backend))
+    run_shapes(decoder, cfg, weights, SHAPES)
+
+
+def test_out_of_range_batch_or_position_is_refused(cfg, weights, small_cgf):
+    import cgraph
+
+    decoder = decode.Decoder(small_cgf, weights, cfg, "cpu")
+    for b, t, slot in [(cfg.batch_max + 1, 0, "tokens"), (0, 0, "embed"),
+                       (1, cfg.context_max, "k_cache"), (1, -1, "k_cache")]:
+        with pytest.raises(cgraph.InvalidError, match=f"'{slot}'"):
+            decoder.step(b, t, np.zeros(min(max(b, 1), cfg.batch_max), np.int32))
+
+
+def greedy_reference(cfg, weights, prompts, steps):
+    """Tokens of reference.step fed as decode.generate feeds the graph; a sequence stops
+    being compared (-1) after a step whose top two logits are within TOL."""
+    b, n_prompt = prompts.shape
+    rk = np.zeros(cfg.cache_shape(), np.float32)
+    rv = np.zeros_like(rk)
+    out = np.full((b, steps), -1, np.int32)
+    tokens, live = prompts[:, 0], np.ones(b, bool)
+    for t in range(steps):
+        if t < n_prompt:
+            tokens = prompts[:, t]
+        logits, tokens = reference.step(weights, cfg, tokens, t, rk, rv)
+        top2 = np.sort(logits, axis=1)[:, -2:]
+        out[live, t] = tokens[live]
+        live &= top2[:, 1] - top2[:, 0] > TOL
+    return out
+
+
+def compare_greedy(got, expected):
+    known = expected >= 0
+    np.testing.assert_array_equal(got[known], expected[known])
+    assert known.sum() >= got.size // 2, "too few steps with a clear maximum to compare"
+
+
+def test_greedy_generation_swaps_buffers_and_matches_reference(cfg, weights, small_cgf):
+    decoder = decode.Decoder(small_cgf, weights, cfg, "cpu")
+    prompts = decode.make_prompts(cfg, 3, 4)
+    got, _ = decode.generate(decoder, prompts, 24)
+    compare_greedy(got, greedy_reference(cfg, weights, prompts, 24))
+
+
+def test_cgfuse_auto_keeps_the_tokens(cfg, weights, small_cgf, tmp_path):
+    fused = str(tmp_path / "small.fused.cgf")
+    subprocess.run([tool("CGFUSE"), "--auto", small_cgf, "-o", fused], check=True)
+    shapes = SHAPES[:4]
+    plain = run_shapes(decode.Decoder(small_cgf, weights, cfg, "cpu"), cfg, weights, shapes)
+    fused_tokens = run_shapes(decode.Decoder(fused, weights, cfg, "cpu"), cfg, weights, shapes)
+    for a, b in zip(plain, fused_tokens):
+        np.testing.assert_array_equal(a, b)
+
+
+def driver_tokens(output, batch):
+    rows = [line for line in output.splitlines() if line.startswith("seq ")]
+    assert len(rows) == batch, output
+    return np.array([[int(v) for v in r.split("| next ")[1].split()] for r in rows], np.int32)
+
+
+def test_drivers_print_the_reference_tokens(cfg, weights, small_cgf, tmp_path):
+    wdir = str(tmp_path / "weights")
+    subprocess.run([sys.executable, os.path.join(EXAMPLE, "make_weights.py"), "--config", "small",
+                    "--out", wdir], check=True)
+    args = ["--cgf", small_cgf, "--weights", wdir, "--batch", "3", "--steps", "16"]
+    expected = greedy_reference(cfg, weights, decode.make_prompts(cfg, 3, 4), 16)
+    for cmd in ([sys.executable, os.path.join(EXAMPLE, "decode.py")], [tool("GPT_DECODE_CPP")]):
+        res = subprocess.run(cmd + args, check=True, capture_output=True, text=True)
+        assert "tokens/s" in res.stdout
+        compare_greedy(driver_tokens(res.stdout, 3), expected)
+
+
+@pytest.mark.parametrize("name", sorted(model.CONFIGS))
+def test_committed_descriptions_are_what_gen_graph_writes(name, tmp_path):
+    out = tmp_path / f"{name}.json"
+    subprocess.run([sys.executable, os.path.join(EXAMPLE, "gen_graph.py"), "--config", name,
+                    "-o", str(out)], check=True)
+    with open(os.path.join(EXAMPLE, f"{name}.json")) as f:
+        assert out.read_text() == f.read(), f"{name}.json is stale: rerun gen_graph.py"
+
+
+def test_gpt2_description_compiles(tmp_path):
+    out = str(tmp_path / "gpt2.cgf")
+    subprocess.run([tool("CGC"), os.path.join(EXAMPLE, "gpt2.json"), "-o", out], check=True)
+    assert os.path.getsize(out) > 0
