@@ -16,6 +16,7 @@
 #include "../opencl/kernel_manifest.h"
 #include "../opencl/transfer_exprs.h"
 #include "../common/device_compare.h"
+#include "../common/memory_plan_conformance.h"
 #include "../common/transfer_conformance.h"
 
 #include <catch2/catch.hpp>
@@ -1240,4 +1241,10 @@ TEST_CASE("cuda: a kernel that faults is an error, not an abort (replay and eage
 TEST_CASE("cuda: transfer conformance: fills at the end of an owned slot (replay and eager)", "[cuda][conformance]") {
   conformance::checkFillTails(cudaDevice(), rt::ExecMode::Replay);
   conformance::checkFillTails(cudaDevice(), rt::ExecMode::Eager);
+}
+
+TEST_CASE("cuda: memory plan conformance: branches apart, a chain shared (replay and eager)",
+          "[cuda][conformance][plan]") {
+  conformance::checkMemoryPlan(cudaDevice(), rt::ExecMode::Replay);
+  conformance::checkMemoryPlan(cudaDevice(), rt::ExecMode::Eager);
 }

@@ -2,6 +2,7 @@
 // pre-resolved node list; ctest runs this binary once per strategy) vs node-by-node,
 // copy/rect/fill nodes, binding tables, host tasks, kernel forms.
 #include "cl_test_util.h"
+#include "../common/memory_plan_conformance.h"
 #include "../common/transfer_conformance.h"
 
 #include <cmath>
@@ -599,4 +600,11 @@ TEST_CASE("transfer conformance: fills at the end of an owned slot (replay and e
   rt::Device &d = *openPocl(*backend);
   conformance::checkFillTails(d, rt::ExecMode::Replay);
   conformance::checkFillTails(d, rt::ExecMode::Eager);
+}
+
+TEST_CASE("memory plan conformance: branches apart, a chain shared (replay and eager)", "[opencl][conformance][plan]") {
+  auto backend = opencl::makeOpenCLBackend();
+  rt::Device &d = *openPocl(*backend);
+  conformance::checkMemoryPlan(d, rt::ExecMode::Replay);
+  conformance::checkMemoryPlan(d, rt::ExecMode::Eager);
 }

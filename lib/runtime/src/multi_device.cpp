@@ -28,7 +28,8 @@ public:
         return makeError(nodeName(g, n) + " is placed on device " + std::to_string(g.nodes[n].device) + " but " +
                          std::to_string(devices_.size()) + " device" + (devices_.size() == 1 ? " was" : "s were") +
                          " given");
-    auto owned = allocateOwnedSlots(opts.host);
+    // No memory planning: segments move and mirror slots one by one between devices.
+    auto owned = allocateOwnedSlots(opts.host, 1, false);
     if (!owned) return owned.error();
     owned_ = std::move(*owned);
     mirrors_.resize(devices_.size());

@@ -179,7 +179,7 @@ Error Executable::checkOverlaps() {
   scratchRanges_.clear();
   for (uint32_t j = 0; j < scratchSlots_.size(); ++j) {
     const ResolvedSlot &r = scratchSlots_[j];
-    if (!r.buffer) continue;
+    if (!r.buffer || inBlock_[j]) continue; // planned slots share blocks by design
     const uint64_t need = needs_[j].minSize;
     const uint64_t extent = need ? std::min(r.length, need) : r.length;
     if (extent) scratchRanges_.push_back({r.buffer, r.offset, r.offset + extent, j});
@@ -429,20 +429,10 @@ Error Executable::ensureGrown(uint32_t slot, uint64_t bytes) {
   if (cur && cur->size() >= bytes) return Error::success();
   Slot s = graph_.slots[slot];
   s.size = bytes;
-  const std::string where = slotLabel(graph_, slot);
   const uint64_t alloc = ownedSlotBytes(s, needs_[slot].minSize);
   const uint32_t align = std::max<uint32_t>(s.alignment ? s.alignment : 1, ownedAlignment_);
-  Expected<std::unique_ptr<Buffer>> buf = device_->allocate(alloc, align);
-  if (!buf)
-    return buf.error().withContext(where + ": growing to " + std::to_string(alloc) + " bytes");
-  if (void *p = (*buf)->hostPointer()) {
-    CGRAPH_RETURN_IF_ERROR(initializeSlot(s, ownedPolicy_, p, bytes));
-    if (alloc > bytes) std::memset(static_cast<char *>(p) + bytes, 0, size_t(alloc - bytes));
-  } else {
-    std::vector<uint8_t> staging(size_t(alloc), 0);
-    CGRAPH_RETURN_IF_ERROR(initializeSlot(s, ownedPolicy_, staging.data(), bytes));
-    CGRAPH_RETURN_IF_ERROR(device_->write(**buf, 0, staging.data(), alloc).withContext(where));
-  }
+  Expected<std::unique_ptr<Buffer>> buf = setUpOwnedSlot(*device_, s, alloc, align, ownedPolicy_);
+  if (!buf) return buf.error().withContext("growing to " + std::to_string(alloc) + " bytes");
   // A submission in flight may still use the old buffer.
   if (last_) (void)last_->wait();
   cur = std::move(*buf);
@@ -510,6 +500,8 @@ Expected<EventPtr> Executable::enqueue(const BindingTable &bindings, const Param
 
   for (ResolvedSlot &r : scratchSlots_)
     r = ResolvedSlot{};
+  inBlock_.assign(graph_.slots.size(), 0);
+  std::fill(blockNeed_.begin(), blockNeed_.end(), 0);
   for (size_t i = 0; i < callerSlots; ++i) {
     const uint32_t j = slotMap_[i];
     const SlotNeed &need = needs_[j];
@@ -532,6 +524,10 @@ Expected<EventPtr> Executable::enqueue(const BindingTable &bindings, const Param
       if (need.external)
         return makeError(slotLabel(graph_, j) + ": no binding (the slot is external and " +
                          std::to_string(needBytes) + " bytes are needed)");
+      if (planned(j)) {
+        notePlanned(j, sized ? needBytes : ownedSlotBytes(graph_.slots[j], need.minSize));
+        continue;
+      }
       if (sized) {
         CGRAPH_RETURN_IF_ERROR(ensureGrown(j, needBytes));
         scratchSlots_[j] = ResolvedSlot{grown_[j].get(), 0, needBytes};
@@ -539,6 +535,10 @@ Expected<EventPtr> Executable::enqueue(const BindingTable &bindings, const Param
       continue;
     }
     if (!need.external && !bindings.overrideInternal) {
+      if (planned(j)) {
+        notePlanned(j, sized ? needBytes : ownedSlotBytes(graph_.slots[j], need.minSize));
+        continue;
+      }
       if (sized) {
         CGRAPH_RETURN_IF_ERROR(ensureGrown(j, needBytes));
         scratchSlots_[j] = ResolvedSlot{grown_[j].get(), 0, needBytes};
@@ -572,6 +572,7 @@ Expected<EventPtr> Executable::enqueue(const BindingTable &bindings, const Param
     scratchSlots_[j] = ResolvedSlot{b->buffer, b->offset, sized ? needBytes : length};
   }
 
+  CGRAPH_RETURN_IF_ERROR(placePlanned());
   CGRAPH_RETURN_IF_ERROR(checkTransfers());
   CGRAPH_RETURN_IF_ERROR(checkOverlaps());
   CGRAPH_RETURN_IF_ERROR(checkRanges(!literalRangesChecked_));
@@ -583,21 +584,26 @@ Expected<EventPtr> Executable::enqueue(const BindingTable &bindings, const Param
 }
 
 Expected<std::vector<std::unique_ptr<Buffer>>>
-Executable::allocateOwnedSlots(const HostPolicy &policy, uint32_t minAlignment) {
+Executable::allocateOwnedSlots(const HostPolicy &policy, uint32_t minAlignment, bool planMemory) {
   ownedPolicy_ = policy;
   ownedAlignment_ = minAlignment;
+  planOwnedSlots(planMemory);
   std::vector<uint64_t> minSizes(needs_.size());
   for (size_t i = 0; i < needs_.size(); ++i)
     minSizes[i] = needs_[i].minSize;
-  if (slotSizeExpr_.empty())
-    return rt::allocateOwnedSlots(*device_, graph_, minSizes, policy, minAlignment);
-  // Slots whose size is an expression are allocated per submission (ensureGrown); for
-  // the backend they are bound slots.
+  // Slots whose size is an expression are allocated per submission (ensureGrown), and
+  // planned slots in their blocks (placePlanned); for the backend both are bound slots.
   Graph slotsOnly;
   slotsOnly.slots = graph_.slots;
-  for (size_t i = 0; i < slotsOnly.slots.size(); ++i)
-    if (slotSizeExpr_[i] != kNone) slotsOnly.slots[i].init = SlotInit::External;
-  return rt::allocateOwnedSlots(*device_, slotsOnly, minSizes, policy, minAlignment);
+  for (uint32_t i = 0; i < slotsOnly.slots.size(); ++i)
+    if ((!slotSizeExpr_.empty() && slotSizeExpr_[i] != kNone) || planned(i))
+      slotsOnly.slots[i].init = SlotInit::External;
+  auto owned = rt::allocateOwnedSlots(*device_, slotsOnly, minSizes, policy, minAlignment);
+  finalizeOwnedBytes_ = 0;
+  if (owned)
+    for (const auto &b : *owned)
+      if (b) finalizeOwnedBytes_ += b->size();
+  return owned;
 }
 
 // ---- Registry ------------------------------------------------------------------------
@@ -860,7 +866,10 @@ Error Executable::commitUpdates(std::vector<std::pair<uint32_t, Node>> changed,
   checked_ = false; // the checks read the nodes (needs_, nd-ranges)
   if (slotsChanged) computeNeeds();
   Error err = applyUpdate(touched);
-  if (!err) return Error::success();
+  if (!err) {
+    if (slotsChanged) replanOwnedSlots();
+    return Error::success();
+  }
   for (auto &[n, node] : saved)
     graph_.nodes[n] = std::move(node);
   disabled_ = std::move(savedDisabled);

@@ -130,6 +130,13 @@ Expected<std::unique_ptr<Buffer>> setUpSlot(Device &device, const Slot &s, uint6
 }
 } // namespace
 
+Expected<std::unique_ptr<Buffer>> setUpOwnedSlot(Device &device, const Slot &slot, uint64_t bytes,
+                                                 uint32_t align, const HostPolicy &policy) {
+  CGRAPH_RETURN_IF_ERROR(checkSlotFits(device.info(), slot.name, bytes));
+  std::vector<uint8_t> staging;
+  return setUpSlot(device, slot, std::max(bytes, slot.size), align, policy, staging, "slot '" + slot.name + "'");
+}
+
 uint64_t deviceMemoryLimit(const DeviceInfo &info) {
   if (info.caps.globalMemoryBytes) return info.caps.globalMemoryBytes;
   if (!info.caps.hostPointerBuffers) return 0;

@@ -20,7 +20,7 @@ public:
       : Executable(device, flat, mode), plan_(std::move(flat)) {}
 
   Error build(const FinalizeOptions &opts) {
-    auto owned = allocateOwnedSlots(opts.host);
+    auto owned = allocateOwnedSlots(opts.host, 1, opts.planMemory);
     if (!owned) return owned.error();
     owned_ = std::move(*owned);
     const Graph &g = plan_;

@@ -245,7 +245,7 @@ public:
     nodes_.resize(g.nodes.size());
 
     // Runtime-owned slots live as long as the executable.
-    auto owned = allocateOwnedSlots(opts.host, 64);
+    auto owned = allocateOwnedSlots(opts.host, 64, opts.planMemory);
     if (!owned) return owned.error();
     storage_ = std::move(*owned);
 

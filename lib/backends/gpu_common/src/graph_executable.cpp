@@ -302,7 +302,7 @@ Error GraphExecutable::prepare(const rt::FinalizeOptions &opts, const Graph *ori
   }
 
   // Slots and the table.
-  auto owned = allocateOwnedSlots(opts.host, 16);
+  auto owned = allocateOwnedSlots(opts.host, 16, opts.planMemory);
   if (!owned) return owned.error();
   owned_ = std::move(*owned);
   initTable(

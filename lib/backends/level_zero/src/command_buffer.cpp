@@ -35,7 +35,7 @@ Recording::~Recording() {
 LevelZeroExecutable::LevelZeroExecutable(LevelZeroDevice &device, Graph flattened,
                                          rt::ExecMode mode, const rt::FinalizeOptions &opts)
     : rt::Executable(device, std::move(flattened), mode), dev_(&device), ze_(&device.ze()),
-      host_(opts.host) {}
+      host_(opts.host), planMemory_(opts.planMemory) {}
 
 LevelZeroExecutable::~LevelZeroExecutable() {
   if (previous_) (void)previous_->wait(); // its failure was reported through its event
@@ -130,7 +130,7 @@ Error LevelZeroExecutable::prepare(const rt::FinalizeOptions &opts) {
     if (!h) return h.error();
     hostTasks_ = std::move(*h);
   }
-  return allocateOwnedSlotsAs(host_, 64, &owned_);
+  return allocateOwnedSlotsAs(host_, 64, &owned_, planMemory_);
 }
 
 void LevelZeroExecutable::resolve(const std::vector<ResolvedSlot> &slots) {

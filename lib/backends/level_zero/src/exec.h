@@ -83,6 +83,7 @@ private:
   LevelZeroDevice *dev_;
   const ZeDriverTable *ze_;
   rt::HostPolicy host_;
+  bool planMemory_ = true; // FinalizeOptions::planMemory
   std::vector<PartPlan> parts_;
   std::vector<std::vector<uint32_t>> partPreds_; // predecessors inside the same partition
   std::vector<uint8_t> hasPartSucc_;             // a successor inside the same partition

@@ -56,7 +56,7 @@ Recording::~Recording() {
 OpenCLExecutable::OpenCLExecutable(OpenCLDevice &device, Graph flattened, rt::ExecMode mode,
                                    const rt::FinalizeOptions &opts)
     : rt::Executable(device, std::move(flattened), mode), dev_(&device), api_(&device.api()),
-      host_(opts.host) {}
+      host_(opts.host), planMemory_(opts.planMemory) {}
 
 OpenCLExecutable::~OpenCLExecutable() {
   recordings_.clear();
@@ -128,7 +128,7 @@ Error OpenCLExecutable::prepare(const rt::FinalizeOptions &opts) {
   return initOwnedSlots();
 }
 
-Error OpenCLExecutable::initOwnedSlots() { return allocateOwnedSlotsAs(host_, 1, &owned_); }
+Error OpenCLExecutable::initOwnedSlots() { return allocateOwnedSlotsAs(host_, 1, &owned_, planMemory_); }
 
 Error OpenCLExecutable::resolve(const std::vector<ResolvedSlot> &slots) {
   mems_.resize(graph_.slots.size());

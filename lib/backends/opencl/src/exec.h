@@ -151,6 +151,7 @@ private:
   OpenCLDevice *dev_;
   const ClApi *api_;
   rt::HostPolicy host_;
+  bool planMemory_ = true; // FinalizeOptions::planMemory
   std::vector<uint32_t> order_;
   std::vector<PartPlan> parts_;
   std::vector<std::vector<uint32_t>> partPreds_; // predecessors inside the same partition

@@ -30,6 +30,7 @@
 
 #include "cgraph/error.h"
 #include "cgraph/expr.h"
+#include "cgraph/graph/memory_plan.h"
 #include "cgraph/model.h"
 
 #include <array>
@@ -193,6 +194,9 @@ struct FinalizeOptions {
   ExecMode mode = ExecMode::Replay;
   HostPolicy host;
   bool useCache = true; // in-memory + persistent binary cache (lib/cache)
+  // Memory planning (cgraph/graph/memory_plan.h): transient slots whose lifetimes do
+  // not overlap share runtime-owned memory. Off: every owned slot has its own buffer.
+  bool planMemory = true;
 };
 
 struct SubmitOptions {
@@ -273,6 +277,16 @@ public:
   };
   const std::vector<Phase> &finalizePhases() const { return phases_; }
 
+  // The memory plan finalize made for the transient slots (empty block list and a
+  // reason in `skipped` when none: planning off, no two slots with disjoint lifetimes,
+  // a backend that allocates owned slots itself). Planned slots live in shared blocks
+  // that enqueue allocates, each as large as the largest need of its slots seen so far.
+  const MemoryPlan &memoryPlan() const { return plan_; }
+  // Bytes of runtime-owned memory this executable holds now: the slots allocated at
+  // finalize (as reported by the backend through allocateOwnedSlots), the grown
+  // expression-sized slots and the shared blocks.
+  uint64_t ownedBytes() const;
+
 protected:
   std::vector<Phase> phases_;
   Executable(Device &device, Graph flattened, ExecMode mode);
@@ -286,15 +300,18 @@ protected:
   // Allocates and initializes every runtime-owned slot of graph() on device() through
   // the one slot-setup path (slot_init.h allocateOwnedSlots, sized by the graph's
   // requirements). Every backend calls it at finalize; result[i] is null for External.
+  // Planned transient slots (FinalizeOptions::planMemory) are left out, as External
+  // ones are: enqueue passes them to submit() as bound slots in their shared blocks.
   Expected<std::vector<std::unique_ptr<Buffer>>> allocateOwnedSlots(const HostPolicy &policy,
-                                                                    uint32_t minAlignment = 1);
+                                                                    uint32_t minAlignment = 1,
+                                                                    bool planMemory = true);
   // The same, each buffer typed as the backend's own Buffer subclass B (they all come
   // from device(), whose allocate() makes only B). Fills *out; on error *out is empty.
   template <class B>
   Error allocateOwnedSlotsAs(const HostPolicy &policy, uint32_t minAlignment,
-                             std::vector<std::unique_ptr<B>> *out) {
+                             std::vector<std::unique_ptr<B>> *out, bool planMemory = true) {
     out->clear();
-    auto owned = allocateOwnedSlots(policy, minAlignment);
+    auto owned = allocateOwnedSlots(policy, minAlignment, planMemory);
     if (!owned) return owned.error();
     out->resize(owned->size());
     for (size_t i = 0; i < owned->size(); ++i) (*out)[i].reset(static_cast<B *>((*owned)[i].release()));
@@ -377,6 +394,19 @@ private:
   std::vector<std::unique_ptr<Buffer>> grown_;
   HostPolicy ownedPolicy_;
   uint32_t ownedAlignment_ = 1;
+  uint64_t finalizeOwnedBytes_ = 0; // what allocateOwnedSlots allocated
+  // Memory planning (owned_memory.cpp): the plan, one buffer per block (grown like
+  // grown_), and per enqueue each block's largest need and whether slot j was placed
+  // in its block (such slots share ranges on purpose: checkOverlaps skips them).
+  MemoryPlan plan_;
+  std::vector<std::unique_ptr<Buffer>> blocks_;
+  std::vector<uint64_t> blockNeed_;
+  std::vector<uint8_t> inBlock_;
+  void planOwnedSlots(bool enabled);
+  void replanOwnedSlots();
+  bool planned(uint32_t slot) const { return !plan_.block.empty() && plan_.block[slot] != kNone; }
+  void notePlanned(uint32_t slot, uint64_t bytes);
+  Error placePlanned();
   Error checkTransfers();
   Error ensureGrown(uint32_t slot, uint64_t bytes);
   std::vector<int64_t> exprStack_;

@@ -49,6 +49,14 @@ uint64_t deviceMemoryLimit(const DeviceInfo &info);
 // device 'cpu' (16777216000 bytes)`.
 Error checkSlotFits(const DeviceInfo &info, const std::string &slotName, uint64_t bytes);
 
+// Allocates `bytes` (at least Slot::size) at alignment `align` and initializes them as
+// above: the one setup of a single owned slot, used at finalize, when a slot whose size
+// is an expression grows, and for the shared blocks of memory planning (a Transient
+// slot of the block's size). Checks the size with checkSlotFits first. The Buffer is
+// owned by the caller and must be destroyed before `device`.
+Expected<std::unique_ptr<Buffer>> setUpOwnedSlot(Device &device, const Slot &slot, uint64_t bytes,
+                                                 uint32_t align, const HostPolicy &policy);
+
 // Allocates and initializes every runtime-owned slot of `graph` on `device`: result[i] is
 // null for External slots. `minSizes[i]` is the graph's minimum size for slot i (empty =
 // Slot::size). Initializes in place through Buffer::hostPointer() where the device has
