@@ -183,9 +183,7 @@ TEST_CASE("cpu: division runs still apply with guarded divisors, and a zero divi
   const std::string dir = dirTemplate;
   auto res = compileOpenCL(kSource, "divide.cl", CompileOptions{});
   REQUIRE(res.ok());
-  REQUIRE(setenv("CGRAPH_CPU_DUMP_DIR", dir.c_str(), 1) == 0);
-  auto obj = cpu::lowerToObject(res->spirv.data(), res->spirv.size(), "divide_runs");
-  unsetenv("CGRAPH_CPU_DUMP_DIR");
+  auto obj = cpu::lowerToObject(res->spirv.data(), res->spirv.size(), "divide_runs", nullptr, false, &dir);
   INFO((obj ? std::string() : obj.error().message()));
   REQUIRE(obj.ok());
   std::ifstream in(dir + "/divide_runs.ll");

@@ -249,14 +249,16 @@ namespace {
 // Whether this process's cuda backend loads tables through the ring (the default;
 // CGRAPH_CUDA_TABLE_RING=0 switches it off, as run-tests.sh does for a second pass).
 bool tableRing() {
-  const char *e = std::getenv("CGRAPH_CUDA_TABLE_RING");
-  return !e || !*e || std::strcmp(e, "0") != 0;
+  auto o = cuda::resolveOptions({});
+  REQUIRE(o);
+  return *o->tableRing;
 }
 // Whether replay submissions complete through the done word (the default with the ring;
 // CGRAPH_CUDA_DONE_WORD=0 records events instead).
 bool doneWord() {
-  const char *e = std::getenv("CGRAPH_CUDA_DONE_WORD");
-  return tableRing() && (!e || !*e || std::strcmp(e, "0") != 0);
+  auto o = cuda::resolveOptions({});
+  REQUIRE(o);
+  return *o->tableRing && *o->completionWord;
 }
 // Slots x (x[i] = i) and y (every element `y0`) of 1024 u32 on `d`, and the table
 // binding them as slots 0 and 1 (addkChain's x and y).
@@ -391,8 +393,9 @@ TEST_CASE("cuda: finalizes after the first take their pinned words from the pool
   // The ring, its count and the done word are small pinned blocks (gpu_common
   // pinned_pool.h): once an executable gave them back, the next finalize and its
   // submissions pin no new host memory (CGRAPH_CUDA_PINNED_POOL=0: one each).
-  const char *e = std::getenv("CGRAPH_CUDA_PINNED_POOL");
-  const bool pool = !e || !*e || std::strcmp(e, "0") != 0;
+  auto resolved = cuda::resolveOptions({});
+  REQUIRE(resolved);
+  const bool pool = *resolved->pinnedPool;
   rt::Device &d = cudaDevice();
   std::vector<uint32_t> y(1024);
   XY xy = boundXY(d, 1);
@@ -868,11 +871,13 @@ TEST_CASE("cuda: native conditional nodes (0, 1, N trips, nested if, copy/fill i
   {
     std::vector<Bytes> in = {seqBytes(4 * 1024, 7), u32Bytes(6), u32Bytes(1), seqBytes(4 * 256, 8)};
     auto native = run(cuda, g, in, rt::ExecMode::Replay, once);
-    setenv("CGRAPH_CUDA_CONDITIONALS", "staged", 1);
-    const uint64_t before = cuda::counters(cuda).conditionalNodes;
-    auto staged = run(cuda, g, in, rt::ExecMode::Replay, once);
-    unsetenv("CGRAPH_CUDA_CONDITIONALS");
-    CHECK(cuda::counters(cuda).conditionalNodes == before);
+    cuda::CudaBackendOptions so;
+    so.nativeConditionals = false;
+    static auto stagedBackend = cuda::makeCudaBackend(so);
+    auto stagedDevice = stagedBackend->device(0);
+    REQUIRE(stagedDevice);
+    auto staged = run(**stagedDevice, g, in, rt::ExecMode::Replay, once);
+    CHECK(cuda::counters(**stagedDevice).conditionalNodes == 0);
     requireSame(native, staged, "cuda native vs runtime-driven");
   }
   // Reaching the trip limit with the condition still nonzero fails the submission, on

@@ -53,35 +53,51 @@ namespace {
 
 class CpuBackend : public rt::Backend {
 public:
-  explicit CpuBackend(const CpuOptions &options) : options_(options) {}
+  explicit CpuBackend(Expected<CpuOptions> options) : options_(std::move(options)) {}
   const char *name() const override { return "cpu"; }
   rt::BackendProbe probe() override {
     rt::BackendProbe p;
     p.backend = "cpu";
+    if (!options_) {
+      p.available = false;
+      p.reason = options_.error().message();
+      return p;
+    }
     p.available = true;
     p.devices.push_back(hostDeviceInfo());
     return p;
   }
   Expected<rt::Device *> device(uint32_t index) override {
+    if (!options_) return options_.error();
     if (index != 0)
       return makeError("cpu backend has one device (index 0), not " + std::to_string(index));
     std::lock_guard<std::mutex> lock(mutex_);
-    if (!device_) device_ = std::make_unique<CpuDevice>(options_);
+    if (!device_) device_ = std::make_unique<CpuDevice>(*options_);
     return static_cast<rt::Device *>(device_.get());
   }
 
 private:
-  CpuOptions options_;
+  Expected<CpuOptions> options_; // resolved; an error names the bad variable
   std::mutex mutex_;
   std::unique_ptr<CpuDevice> device_;
 };
 
 } // namespace
 
+Expected<CpuOptions> resolveOptions(const CpuOptions &options) {
+  CpuOptions o = options;
+  CGRAPH_RETURN_IF_ERROR(rt::env::fillFlag(o.specializeShapes, "CGRAPH_CPU_SPECIALIZE"));
+  CGRAPH_RETURN_IF_ERROR(rt::env::fillFlag(o.tuneLaunches, "CGRAPH_CPU_TUNE_LAUNCHES"));
+  CGRAPH_RETURN_IF_ERROR(rt::env::fillText(o.dumpDir, "CGRAPH_CPU_DUMP_DIR"));
+  if (!o.specializeShapes) o.specializeShapes = true;
+  if (!o.tuneLaunches) o.tuneLaunches = true;
+  return o;
+}
+
 std::unique_ptr<rt::Backend> makeCpuBackend() { return makeCpuBackend(CpuOptions{}); }
 
 std::unique_ptr<rt::Backend> makeCpuBackend(const CpuOptions &options) {
-  return std::make_unique<CpuBackend>(options);
+  return std::make_unique<CpuBackend>(resolveOptions(options));
 }
 
 } // namespace cgraph::cpu

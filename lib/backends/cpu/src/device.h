@@ -45,7 +45,8 @@ private:
 
 class CpuDevice : public rt::Device {
 public:
-  explicit CpuDevice(const CpuOptions &options = {});
+  // `options` as resolveOptions() filled them (every optional flag holds a value).
+  explicit CpuDevice(const CpuOptions &options);
   const rt::DeviceInfo &info() const override { return info_; }
   Expected<std::unique_ptr<rt::Buffer>> allocate(uint64_t bytes, uint32_t alignment) override;
   Error write(rt::Buffer &dst, uint64_t offset, const void *src, uint64_t bytes) override;

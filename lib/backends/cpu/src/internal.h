@@ -3,10 +3,12 @@
 
 #include "cgraph/error.h"
 #include "cgraph/model.h"
+#include "cgraph/runtime/env_options.h"
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -98,11 +100,13 @@ struct LocalSpecialization {
 // SPIR-V module -> relocatable object for the host (kernel_compiler.cpp runs it).
 // `moduleName` names the module in errors. With `spec`, only that kernel is lowered,
 // specialized for its work-group shape. With `checkBounds`, every kernel's buffer
-// accesses are checked (BoundsTable).
+// accesses are checked (BoundsTable). With `dumpDir`, the optimized IR is written there
+// as `<moduleName>.ll` (debugging; a file that cannot be written is skipped).
 Expected<std::vector<uint8_t>> lowerToObject(const uint8_t *spirv, size_t size,
                                              const std::string &moduleName,
                                              const LocalSpecialization *spec = nullptr,
-                                             bool checkBounds = false);
+                                             bool checkBounds = false,
+                                             const std::string *dumpDir = nullptr);
 // The options string that enters the cache key (host CPU, features, compiler version).
 std::string hostCompileOptions();
 
@@ -148,7 +152,9 @@ struct CompiledModule {
 // Per-device JIT; modules go through lib/cache's KernelCache (memory + disk).
 class KernelCompiler {
 public:
-  KernelCompiler();
+  // `dumpDir`: CpuOptions::dumpDir (lowerToObject); `cache`: the kernel cache's
+  // directory and disk tier (CpuOptions::cache).
+  KernelCompiler(std::optional<std::string> dumpDir = std::nullopt, rt::KernelCacheOptions cache = {});
   ~KernelCompiler();
   // Compiles (or finds) `module` and resolves the kernels named in `kernelNames`.
   // `checkBounds`: compiled with bounds checks (JitKernel::checked); part of the key.
@@ -194,6 +200,7 @@ struct LaunchPlan {
   uint64_t privateOffset = 0;
   uint64_t scratchBytes = 0;
   bool inlineRun = true;  // on the calling thread
+  bool tuneAllowed = true; // CpuOptions::tuneLaunches; planLaunch leaves it as it is
   uint64_t grain = 1;
   uint64_t ctx[kCtxFields] = {}; // launch-wide ctx fields; group id and size of group 0
   // A launch planned for the pool (inlineRun false) whose work the plan cannot weigh

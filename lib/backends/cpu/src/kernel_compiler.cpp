@@ -59,6 +59,8 @@ struct KernelCompiler::Impl {
   // lib/cache's KernelCache: loaded modules in memory (bounded LRU), their object files
   // on disk. Created on first use (it reads the environment).
   std::unique_ptr<cache::KernelCache<CompiledModule>> modules;
+  std::optional<std::string> dumpDir;
+  rt::KernelCacheOptions cacheOptions;
 
   Error ensureJit() {
     if (jit) return Error::success();
@@ -132,7 +134,11 @@ struct KernelCompiler::Impl {
   }
 };
 
-KernelCompiler::KernelCompiler() : impl_(std::make_unique<Impl>()) {}
+KernelCompiler::KernelCompiler(std::optional<std::string> dumpDir, rt::KernelCacheOptions cache)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->dumpDir = std::move(dumpDir);
+  impl_->cacheOptions = std::move(cache);
+}
 KernelCompiler::~KernelCompiler() = default;
 uint64_t KernelCompiler::compiles() const {
   return impl_->compiles;
@@ -167,7 +173,7 @@ KernelCompiler::Impl::get(const KernelModule &module, const std::vector<std::str
   auto build = [&]() -> Expected<Cache::Built> {
     ++compiles;
     Expected<std::vector<uint8_t>> object =
-        lowerToObject(spirv.data(), spirv.size(), module.name, spec, checkBounds);
+        lowerToObject(spirv.data(), spirv.size(), module.name, spec, checkBounds, dumpDir ? &*dumpDir : nullptr);
     if (!object) return object.error();
     Expected<std::shared_ptr<CompiledModule>> mod = load(*object, kernelNames, module.name);
     if (!mod) return mod.error();
@@ -178,7 +184,7 @@ KernelCompiler::Impl::get(const KernelModule &module, const std::vector<std::str
     if (!built) return built.error();
     return built->value;
   }
-  if (!modules) modules = Cache::fromEnvironment();
+  if (!modules) modules = Cache::fromEnvironment(cacheOptions.dir, cacheOptions.persistent);
   cache::CacheKey ck;
   ck.backend = "cpu";
   ck.deviceName = "host";

@@ -1610,7 +1610,8 @@ std::string hostCompileOptions() {
 
 Expected<std::vector<uint8_t>> lowerToObject(const uint8_t *spirv, size_t size,
                                              const std::string &moduleName,
-                                             const LocalSpecialization *spec, bool checkBounds) {
+                                             const LocalSpecialization *spec, bool checkBounds,
+                                             const std::string *dumpDir) {
   initTargets();
   LLVMContext ctx;
   // LLVM's diagnostics never reach stderr (lib/ never prints): errors are kept and fail
@@ -1842,14 +1843,15 @@ Expected<std::vector<uint8_t>> lowerToObject(const uint8_t *spirv, size_t size,
       return makeError("module '" + moduleName + "': builtin '" + f.getName().str() +
                        "' is not provided by the cpu backend");
 
-  // Debugging aid: CGRAPH_CPU_DUMP_DIR=<dir> writes the optimized IR of every module
-  // compiled (not cached) as <dir>/<module>.ll (llc-14 -mcpu=native turns it into asm).
-  if (const char *dir = std::getenv("CGRAPH_CPU_DUMP_DIR")) {
+  // Debugging aid (CpuOptions::dumpDir): the optimized IR of every module compiled (not
+  // cached) as <dir>/<module>.ll (llc-14 -mcpu=native turns it into asm).
+  if (dumpDir) {
+    const std::string &dir = *dumpDir;
     std::error_code ec;
     std::string file = moduleName;
     for (char &c : file)
       if (c == '/' || c == '\\') c = '_';
-    raw_fd_ostream ll(std::string(dir) + "/" + file + ".ll", ec);
+    raw_fd_ostream ll(dir + "/" + file + ".ll", ec);
     if (!ec) m.print(ll, nullptr);
   }
   SmallVector<char, 0> obj;

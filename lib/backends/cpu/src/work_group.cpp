@@ -181,18 +181,15 @@ namespace {
 // most the pool's time on every worker (2 cores: 2 x 20 us), once per plan.
 constexpr uint8_t kTuneRuns = 2;
 constexpr uint64_t kTuneMaxPoolNs = 20000;
-// CGRAPH_CPU_TUNE_LAUNCHES=0 keeps every such launch on the pool (A/B runs), as do
-// ThreadSanitizer builds: the tests' racy-kernel checks need its work-groups on
-// several threads.
-bool tuneLaunches() {
+// CpuOptions::tuneLaunches off (LaunchPlan::tuneAllowed) keeps every such launch on the
+// pool, as do ThreadSanitizer builds: the tests' racy-kernel checks need its
+// work-groups on several threads.
+bool tuneLaunches(const LaunchPlan &p) {
 #ifdef CGRAPH_CPU_TSAN
+  (void)p;
   return false;
 #else
-  static const bool on = [] {
-    const char *v = std::getenv("CGRAPH_CPU_TUNE_LAUNCHES");
-    return !v || std::string(v) != "0";
-  }();
-  return on;
+  return p.tuneAllowed;
 #endif
 }
 
@@ -237,7 +234,7 @@ Error runPlanned(const JitKernel &k, const uint64_t *args, LaunchPlan &p) {
     }
   };
   using Tune = LaunchPlan::Tune;
-  const bool tune = !p.inlineRun && tuneLaunches();
+  const bool tune = !p.inlineRun && tuneLaunches(p);
   const bool timed = tune && p.tune != Tune::Decided;
   const bool inlineNow = p.inlineRun || (tune && p.tune == Tune::Inline) ||
                          (tune && p.tune == Tune::Decided && p.inlineBestNs < p.poolBestNs);

@@ -3,8 +3,6 @@
 
 #include "cgraph/backends/gpu_common/device_list_backend.h"
 
-#include <cstdlib>
-#include <cstring>
 #include <string>
 
 namespace cgraph::cuda {
@@ -61,11 +59,15 @@ Expected<rt::DeviceInfo> describe(const CuApi &api, int ordinal) {
 
 class CudaBackend final : public gpu::ApiBackend<CuApi> {
 public:
-  explicit CudaBackend(CudaBackendOptions opts) : opts_(opts) {}
+  explicit CudaBackend(Expected<CudaBackendOptions> opts) : opts_(std::move(opts)) {}
   const char *name() const override { return "cuda"; }
 
 protected:
-  Expected<const CuApi *> table() const override { return loadCuApi(); }
+  // A bad environment variable is the probe's reason and every device()'s error.
+  Expected<const CuApi *> table() const override {
+    if (!opts_) return opts_.error();
+    return loadCuApi();
+  }
   Expected<int> countOn(const CuApi &api) override {
     int n = 0;
     CGRAPH_CU_CHECK(api, "cuDeviceGetCount", api.cuDeviceGetCount(&n));
@@ -73,24 +75,35 @@ protected:
   }
   Expected<rt::DeviceInfo> describeOn(const CuApi &api, int ordinal) override { return cuda::describe(api, ordinal); }
   Expected<std::unique_ptr<rt::Device>> openOn(const CuApi &api, int ordinal) override {
-    return gpu::asDevice(CudaDevice::open(api, ordinal, opts_));
+    return gpu::asDevice(CudaDevice::open(api, ordinal, *opts_));
   }
 
 private:
-  CudaBackendOptions opts_;
+  Expected<CudaBackendOptions> opts_;
 };
 
 } // namespace
 
 Expected<rt::DeviceInfo> describeCudaDevice(const CuApi &api, int ordinal) { return describe(api, ordinal); }
 
-std::unique_ptr<rt::Backend> makeCudaBackend(const CudaBackendOptions &opts) {
+Expected<CudaBackendOptions> resolveOptions(const CudaBackendOptions &opts) {
   CudaBackendOptions o = opts;
-  if (const char *e = std::getenv("CGRAPH_CUDA_COARSEN_MIN"); e && *e) o.coarsenMinItems = std::strtoull(e, nullptr, 10);
-  if (const char *e = std::getenv("CGRAPH_CUDA_TABLE_RING"); e && *e) o.tableRing = std::strcmp(e, "0") != 0;
-  if (const char *e = std::getenv("CGRAPH_CUDA_DONE_WORD"); e && *e) o.completionWord = std::strcmp(e, "0") != 0;
-  if (const char *e = std::getenv("CGRAPH_CUDA_PINNED_POOL"); e && *e) o.pinnedPool = std::strcmp(e, "0") != 0;
-  return std::make_unique<CudaBackend>(o);
+  CGRAPH_RETURN_IF_ERROR(rt::env::fillCount(o.coarsenMinItems, "CGRAPH_CUDA_COARSEN_MIN"));
+  CGRAPH_RETURN_IF_ERROR(rt::env::fillFlag(o.tableRing, "CGRAPH_CUDA_TABLE_RING"));
+  CGRAPH_RETURN_IF_ERROR(rt::env::fillFlag(o.completionWord, "CGRAPH_CUDA_DONE_WORD"));
+  CGRAPH_RETURN_IF_ERROR(rt::env::fillFlag(o.pinnedPool, "CGRAPH_CUDA_PINNED_POOL"));
+  CGRAPH_RETURN_IF_ERROR(rt::env::fillChoice(o.nativeConditionals, "CGRAPH_CUDA_CONDITIONALS",
+                                             {{"native", true}, {"staged", false}}));
+  if (!o.coarsenMinItems) o.coarsenMinItems = uint64_t(1) << 20;
+  if (!o.tableRing) o.tableRing = true;
+  if (!o.completionWord) o.completionWord = true;
+  if (!o.pinnedPool) o.pinnedPool = true;
+  if (!o.nativeConditionals) o.nativeConditionals = true;
+  return o;
+}
+
+std::unique_ptr<rt::Backend> makeCudaBackend(const CudaBackendOptions &opts) {
+  return std::make_unique<CudaBackend>(resolveOptions(opts));
 }
 
 CudaCounters counters(const rt::Device &device) {

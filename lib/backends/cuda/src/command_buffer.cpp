@@ -137,8 +137,8 @@ Error remapIndex(uint32_t &i, const std::vector<uint32_t> &map, const std::strin
 
 Error nativeConditionals(CudaDevice &device, const Graph &flattened, rt::ExecMode mode) {
   if (mode != rt::ExecMode::Replay) return makeError(ErrorCode::Unsupported, "eager mode runs conditionals node by node on the host");
-  if (const char *e = std::getenv("CGRAPH_CUDA_CONDITIONALS"); e && std::string(e) == "staged")
-    return makeError(ErrorCode::Unsupported, "CGRAPH_CUDA_CONDITIONALS=staged");
+  if (!device.nativeConditionals())
+    return makeError(ErrorCode::Unsupported, "native conditionals are off (CudaBackendOptions::nativeConditionals)");
   auto k = device.setConditionKernel(); // needs the nvcc-built fatbin and a 12.3 driver
   if (!k) return makeError(ErrorCode::Unsupported, k.error().message());
   return bodiesNative(flattened, 0);

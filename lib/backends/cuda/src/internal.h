@@ -83,8 +83,10 @@ public:
   // Replay graphs may have programmatic edges: the option is on and the driver has
   // edges with data (the kernels' modules say whether they wait: LoadedModule).
   bool programmaticEdges() const { return opts_.programmaticEdges && api_->cuGraphAddDependencies; }
-  uint64_t coarsenMinItems() const { return opts_.coarsenMinItems; }
-  bool pinnedPool() const { return opts_.pinnedPool; }
+  // The options as resolveOptions() filled them: every optional field holds a value.
+  uint64_t coarsenMinItems() const { return *opts_.coarsenMinItems; }
+  bool pinnedPool() const { return *opts_.pinnedPool; }
+  bool nativeConditionals() const { return *opts_.nativeConditionals; }
   AtomicCounters &counters() { return counters_; }
   // The shared executable's driver interface over this device (lives as long as it).
   gpu::Driver &driver() { return *driver_; }

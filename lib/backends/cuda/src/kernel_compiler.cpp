@@ -78,7 +78,7 @@ CudaDevice::moduleFromCubin(const std::vector<uint8_t> &cubin, bool gridWait, co
 }
 
 cache::KernelCache<LoadedModule> &CudaDevice::cubinCache() {
-  if (!modules_) modules_ = cache::KernelCache<LoadedModule>::fromEnvironment();
+  if (!modules_) modules_ = cache::KernelCache<LoadedModule>::fromEnvironment(opts_.cache.dir, opts_.cache.persistent);
   return *modules_;
 }
 
@@ -304,7 +304,7 @@ Expected<CUfunction> CudaDevice::tableLoader(size_t entries, size_t *capacity) {
 }
 
 Expected<CUfunction> CudaDevice::ringLoader() {
-  if (!opts_.tableRing) return makeError("the ring table loader is off (CudaBackendOptions::tableRing)");
+  if (!*opts_.tableRing) return makeError("the ring table loader is off (CudaBackendOptions::tableRing)");
   std::lock_guard<std::mutex> lock(mutex_);
   auto lm = loaderModule();
   if (!lm) return lm.error();
@@ -312,7 +312,7 @@ Expected<CUfunction> CudaDevice::ringLoader() {
 }
 
 Expected<CUfunction> CudaDevice::doneMarker() {
-  if (!opts_.tableRing || !opts_.completionWord)
+  if (!*opts_.tableRing || !*opts_.completionWord)
     return makeError("the done marker is off (CudaBackendOptions::tableRing / completionWord)");
   std::lock_guard<std::mutex> lock(mutex_);
   auto lm = loaderModule();

@@ -3,6 +3,7 @@
 
 #include "cgraph/kernel/spirv_to_llvm.h"
 
+#include "cgraph/runtime/env_options.h"
 #include "coarsen.h"
 
 #include <llvm/AsmParser/Parser.h>
@@ -423,7 +424,7 @@ std::string builtinSupplementIR(const std::vector<std::string> &atomics64ForSpac
 
 std::string findLibclc(const char *file) {
   std::vector<std::string> dirs;
-  if (const char *e = std::getenv("CGRAPH_LIBCLC_DIR")) dirs.push_back(e);
+  if (auto e = rt::env::text("CGRAPH_LIBCLC_DIR")) dirs.push_back(*e);
   char exe[4096];
   ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
   if (n > 0) {
@@ -599,9 +600,9 @@ Expected<LoweredModule> lowerToTableAbi(LLVMContext &ctx, const uint8_t *spirv, 
   TargetMachine &tm = *target.machine;
   g->setDataLayout(tm.createDataLayout());
   if (target.dumpEnv)
-    if (const char *dump = std::getenv(target.dumpEnv)) {
+    if (auto dump = rt::env::text(target.dumpEnv)) {
       std::error_code ec;
-      raw_fd_ostream os(std::string(dump) + "/" + name + ".pre-opt.ll", ec);
+      raw_fd_ostream os(*dump + "/" + name + ".pre-opt.ll", ec);
       if (!ec) g->print(os, nullptr);
     }
   {
@@ -639,9 +640,9 @@ Expected<LoweredModule> lowerToTableAbi(LLVMContext &ctx, const uint8_t *spirv, 
     }
   }
   if (target.dumpEnv)
-    if (const char *dump = std::getenv(target.dumpEnv)) {
+    if (auto dump = rt::env::text(target.dumpEnv)) {
       std::error_code ec;
-      raw_fd_ostream os(std::string(dump) + "/" + name + ".ll", ec);
+      raw_fd_ostream os(*dump + "/" + name + ".ll", ec);
       if (!ec) g->print(os, nullptr);
     }
   out.module = std::move(g);

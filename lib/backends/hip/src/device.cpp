@@ -194,7 +194,7 @@ Expected<std::shared_ptr<const LoadedModule>> HipDevice::loadModule(const Kernel
     if (!built) return built.error().withContext(where);
     return built->value;
   }
-  if (!modules_) modules_ = Cache::fromEnvironment();
+  if (!modules_) modules_ = Cache::fromEnvironment(opts_.cache.dir, opts_.cache.persistent);
   cache::CacheKey key;
   key.backend = "hip";
   key.deviceName = info_.name + " " + gfx_;

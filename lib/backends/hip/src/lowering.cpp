@@ -8,6 +8,7 @@
 // pointer's space; lifetime markers on flat pointers dropped), the kernel attributes, codegen to an
 // ELF object and ld.lld.
 #include "cgraph/backends/hip/amdgcn.h"
+#include "cgraph/runtime/env_options.h"
 
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/IntrinsicInst.h>
@@ -289,7 +290,7 @@ std::string amdgcnTargetFor(const std::string &arch) {
 
 std::string lldPath() {
   std::vector<std::string> candidates;
-  if (const char *e = std::getenv("CGRAPH_LLD")) candidates.push_back(e);
+  if (auto e = rt::env::text("CGRAPH_LLD")) candidates.push_back(*e);
   if (*CGRAPH_LLD) candidates.push_back(CGRAPH_LLD);
   for (const char *dir : {"/usr/bin", "/usr/lib/llvm-14/bin"})
     for (const char *n : {"ld.lld-14", "ld.lld"})

@@ -67,7 +67,9 @@ Expected<std::shared_ptr<const Module>> LevelZeroDevice::buildModule(const Kerne
     if (!built) return built.error();
     return std::shared_ptr<const Module>(std::move(*built));
   }
-  std::call_once(cacheOnce_, [&] { modules_ = ModuleCache::fromEnvironment(); });
+  std::call_once(cacheOnce_, [&] {
+    modules_ = ModuleCache::fromEnvironment(opts_.cache.dir, opts_.cache.persistent);
+  });
   cache::CacheKey key;
   key.backend = "level_zero";
   key.deviceName = info_.name;

@@ -1,11 +1,12 @@
 // Discovery: platforms and devices through the dlopen'ed ICD loader.
 #include "internal.h"
 
+#include "cgraph/runtime/env_options.h"
 #include "cgraph/runtime/listed_backend.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
+#include <optional>
 
 namespace cgraph::opencl {
 
@@ -128,16 +129,12 @@ Expected<std::pair<rt::DeviceInfo, DeviceProps>> describeDevice(const ClApi &api
   // the environment, else command buffers except on PoCL's CPU device, whose command
   // buffers cost more per node than its eager enqueue (bench_pocl --only-chain).
   using Replay = OpenCLBackendOptions::Replay;
-  Replay want = opts.replay;
-  if (want == Replay::Auto) {
-    if (const char *env = std::getenv("CGRAPH_OPENCL_REPLAY"); env && *env) {
-      if (!std::strcmp(env, "command-buffer")) want = Replay::CommandBuffer;
-      else if (!std::strcmp(env, "pre-resolved")) want = Replay::PreResolved;
-      else
-        return makeError(std::string("CGRAPH_OPENCL_REPLAY: '") + env +
-                         "' is not one of command-buffer, pre-resolved");
-    }
-  }
+  std::optional<Replay> given;
+  if (opts.replay != Replay::Auto) given = opts.replay;
+  CGRAPH_RETURN_IF_ERROR(rt::env::fillChoice(given, "CGRAPH_OPENCL_REPLAY",
+                                             {{"command-buffer", Replay::CommandBuffer},
+                                              {"pre-resolved", Replay::PreResolved}}));
+  Replay want = given.value_or(Replay::Auto);
   if (want == Replay::Auto) {
     const bool pocl = platformString(api, platform, CL_PLATFORM_NAME).find("Portable Computing Language") !=
                       std::string::npos;

@@ -120,7 +120,9 @@ Expected<std::shared_ptr<const Program>> OpenCLDevice::buildProgram(const Kernel
 
   // lib/cache's KernelCache: programs in memory (full key bytes compared), their
   // binaries (CL_PROGRAM_BINARIES) on disk.
-  std::call_once(cacheOnce_, [&] { programs_ = ProgramCache::fromEnvironment(); });
+  std::call_once(cacheOnce_, [&] {
+    programs_ = ProgramCache::fromEnvironment(opts_.cache.dir, opts_.cache.persistent);
+  });
   cache::CacheKey key;
   key.backend = "opencl";
   key.deviceName = info_.name;

@@ -115,6 +115,19 @@ public:
     o.maxBytes = p.config().memoryMaxSize;
     return std::make_unique<KernelCache>(std::move(p), std::move(o), std::move(sink));
   }
+  // As above, except that a given `root` or `persistent` replaces what the environment
+  // says (CGRAPH_CACHE_DIR / XDG_CACHE_HOME / HOME, CGRAPH_CACHE_PERSISTENT): a
+  // backend's explicit options win. The root's cgcache.conf is read as usual.
+  static std::unique_ptr<KernelCache> fromEnvironment(const std::optional<std::string> &root,
+                                                      std::optional<bool> persistent,
+                                                      CacheSink sink = defaultSink()) {
+    CacheConfig c = CacheConfig::fromEnvironment(sink);
+    if (root) c.root = *root;
+    if (persistent) c.persistent = *persistent;
+    Options o;
+    o.maxBytes = c.memoryMaxSize;
+    return std::make_unique<KernelCache>(PersistentCache(std::move(c), sink), std::move(o), std::move(sink));
+  }
 
   // Memory, then disk (through `load`), then `build` (its binary is stored on disk).
   // `image` may be null when key.imageHash already names the image.

@@ -15,12 +15,21 @@
 // with its diagnostic. Nothing throws or prints.
 #pragma once
 
+#include "cgraph/runtime/env_options.h"
 #include "cgraph/runtime/runtime.h"
 
 #include <memory>
+#include <optional>
+#include <string>
 
 namespace cgraph::cpu {
 
+// Fields that are std::optional are filled, where the program left them unset, from the
+// environment variable named beside them when the backend is made (parsed by
+// cgraph/runtime/env_options.h), else take the default named there. An explicit value
+// always wins. A variable that does not parse makes the backend unavailable: probe()
+// gives the error (naming the variable and the value) as its reason and device()
+// returns it.
 struct CpuOptions {
   // Bounds-checked kernels, for graphs from untrusted .cgf files: every kernel access to
   // memory is checked against the byte ranges of the objects it may reach (buffer
@@ -29,7 +38,26 @@ struct CpuOptions {
   // fails naming the node, the kernel, the argument and the byte offset. Kernels compile
   // separately (the mode is part of their cache key) and run slower.
   bool checkBounds = false;
+  // Replay nodes with a fixed range whose groups are all full run their kernel compiled
+  // for the node's work-group shape where the kernel observes its shape or has loops or
+  // barriers (docs/backends/cpu.md). Unset: CGRAPH_CPU_SPECIALIZE (a flag), else on.
+  std::optional<bool> specializeShapes;
+  // A launch planned for the thread pool whose cost the plan cannot weigh is timed on
+  // the pool and on the calling thread and keeps the faster way. Unset:
+  // CGRAPH_CPU_TUNE_LAUNCHES (a flag), else on. ThreadSanitizer builds never tune.
+  std::optional<bool> tuneLaunches;
+  // A directory: the optimized IR of every module compiled (not found in the cache) is
+  // written there as `<module>.ll` (debugging). Unset: CGRAPH_CPU_DUMP_DIR, else none.
+  std::optional<std::string> dumpDir;
+  // The kernel cache's directory and disk tier; unset fields follow the environment
+  // (CGRAPH_CACHE_DIR, CGRAPH_CACHE_PERSISTENT).
+  rt::KernelCacheOptions cache;
 };
+
+// `options` with every optional field filled: the environment where unset, then the
+// defaults above (dumpDir stays unset when neither gives one). Errors: a variable that
+// does not parse (Invalid, naming it).
+Expected<CpuOptions> resolveOptions(const CpuOptions &options);
 
 std::unique_ptr<rt::Backend> makeCpuBackend();
 std::unique_ptr<rt::Backend> makeCpuBackend(const CpuOptions &options);

@@ -32,13 +32,21 @@
 // (`node 'k3': cuLaunchKernel: CUDA_ERROR_LAUNCH_FAILED (unspecified launch failure)`).
 #pragma once
 
+#include "cgraph/runtime/env_options.h"
 #include "cgraph/runtime/runtime.h"
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 
 namespace cgraph::cuda {
 
+// Fields that are std::optional are filled, where the program left them unset, from
+// the environment variable named beside them when the backend is made (parsed by
+// cgraph/runtime/env_options.h), else take the default named there. An explicit value
+// always wins over the environment. A variable that does not parse makes the backend
+// unavailable: probe() gives the error (naming the variable and the value) as its
+// reason and device() returns it.
 struct CudaBackendOptions {
   bool ignoreEmbeddedForms = false; // always lower the SPIR-V (tests)
   // Kernel -> kernel edges of replay graphs are programmatic where the downstream
@@ -50,31 +58,42 @@ struct CudaBackendOptions {
   // kernel's coarse entry where the lowering made one (4 work-items per thread, 16-byte
   // accesses: gpu_common table_abi_lowering.h `coarsen`); 0: never. Below about a
   // million items the 4x smaller grid costs more parallelism than the wider accesses
-  // gain. The environment variable CGRAPH_CUDA_COARSEN_MIN (a count, 0 = off)
-  // overrides it, for A/B runs of the same program.
-  uint64_t coarsenMinItems = uint64_t(1) << 20;
+  // gain. Unset: CGRAPH_CUDA_COARSEN_MIN (a count), else 2^20.
+  std::optional<uint64_t> coarsenMinItems;
   // Replay graphs load their table through the ring loader (gpu_common driver.h
   // ringLoader): a submission writes the table into pinned host memory and calls no
   // driver function but cuGraphLaunch, new bindings or not; the device reads that
   // memory once per launch (about a microsecond ahead of the first node). Off: the
   // parameter loader, whose new table is one cuGraphExecKernelNodeSetParams (1-2 us of
-  // host time) and costs no device time while the bindings stay. The environment
-  // variable CGRAPH_CUDA_TABLE_RING (0 or 1) overrides it, for A/B runs.
-  bool tableRing = true;
+  // host time) and costs no device time while the bindings stay. Unset:
+  // CGRAPH_CUDA_TABLE_RING (a flag), else on.
+  std::optional<bool> tableRing;
   // With the ring loader: a submission's completion is a count the last graph's final
   // node writes to pinned host memory (gpu_common driver.h doneMarker), not a
   // cuEventRecord per submission (0.13-0.2 us of host time). Waiting reads that word
   // (spinning, then yielding, then sleeping in 20 us steps) and asks cuStreamQuery
   // now and then, so a device fault is still an error. Profiled submissions, eager
-  // mode and graphs with native conditionals record events as before. The
-  // environment variable CGRAPH_CUDA_DONE_WORD (0 or 1) overrides it, for A/B runs.
-  bool completionWord = true;
+  // mode and graphs with native conditionals record events as before. Unset:
+  // CGRAPH_CUDA_DONE_WORD (a flag), else on.
+  std::optional<bool> completionWord;
   // Small pinned host blocks (the table ring, its launch count, the done word, small
   // staging buffers) come from a pool of reused pinned chunks (gpu_common
-  // pinned_pool.h) instead of one cuMemAllocHost each per finalize. The environment
-  // variable CGRAPH_CUDA_PINNED_POOL (0 or 1) overrides it, for A/B runs.
-  bool pinnedPool = true;
+  // pinned_pool.h) instead of one cuMemAllocHost each per finalize. Unset:
+  // CGRAPH_CUDA_PINNED_POOL (a flag), else on.
+  std::optional<bool> pinnedPool;
+  // `if`/`while` nodes become CUDA conditional nodes where the body allows it (native);
+  // false: they always run runtime-driven (rt::finalizeStaged), as on other backends.
+  // Unset: CGRAPH_CUDA_CONDITIONALS (`native` or `staged`), else native.
+  std::optional<bool> nativeConditionals;
+  // Where the disk tier of the kernel cache lives, and whether there is one (as
+  // lib/cache's CacheConfig::root / persistent). Unset: CGRAPH_CACHE_DIR and
+  // CGRAPH_CACHE_PERSISTENT through lib/cache's own rules.
+  rt::KernelCacheOptions cache;
 };
+
+// `opts` with every optional field filled: the environment where unset, then the
+// defaults above. Errors: a variable that does not parse (Invalid, naming it).
+Expected<CudaBackendOptions> resolveOptions(const CudaBackendOptions &opts);
 
 std::unique_ptr<rt::Backend> makeCudaBackend(const CudaBackendOptions &opts = {});
 

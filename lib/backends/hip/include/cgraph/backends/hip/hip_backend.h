@@ -32,6 +32,7 @@
 // there is one, and the HIP error name.
 #pragma once
 
+#include "cgraph/runtime/env_options.h"
 #include "cgraph/runtime/runtime.h"
 
 #include <cstdint>
@@ -41,6 +42,11 @@ namespace cgraph::hip {
 
 struct HipBackendOptions {
   bool useCache = true; // false: never read or write lib/cache for code objects (tests)
+  // The kernel cache's directory and disk tier; unset fields follow the environment
+  // (CGRAPH_CACHE_DIR, CGRAPH_CACHE_PERSISTENT: cgraph/runtime/env_options.h). The
+  // backend's own variables (CGRAPH_LLD, CGRAPH_HIP_DUMP_IR) are tool paths and a
+  // debugging aid, read where they are used.
+  rt::KernelCacheOptions cache;
 };
 
 std::unique_ptr<rt::Backend> makeHipBackend(const HipBackendOptions &opts = {});

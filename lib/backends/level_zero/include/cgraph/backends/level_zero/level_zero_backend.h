@@ -43,6 +43,7 @@
 // ZE_RESULT_ERROR_INVALID_ARGUMENT`).
 #pragma once
 
+#include "cgraph/runtime/env_options.h"
 #include "cgraph/runtime/runtime.h"
 
 #include <cstddef>
@@ -59,6 +60,10 @@ struct LevelZeroBackendOptions {
   const ZeDriverTable *driverTable = nullptr;
   // Recordings (command lists for one binding set) kept per executable.
   size_t maxRecordings = 8;
+  // The kernel cache's directory and disk tier; unset fields follow the environment
+  // (CGRAPH_CACHE_DIR, CGRAPH_CACHE_PERSISTENT: cgraph/runtime/env_options.h). The
+  // backend reads no variable of its own.
+  rt::KernelCacheOptions cache;
 };
 
 std::unique_ptr<rt::Backend> makeLevelZeroBackend();

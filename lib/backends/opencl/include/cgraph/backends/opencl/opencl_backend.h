@@ -39,6 +39,7 @@
 // OpenCL error code (`clBuildProgram: CL_BUILD_PROGRAM_FAILURE: <build log>`).
 #pragma once
 
+#include "cgraph/runtime/env_options.h"
 #include "cgraph/runtime/runtime.h"
 
 #include <cstddef>
@@ -54,12 +55,18 @@ struct OpenCLBackendOptions {
   // Never replay through cl_khr_command_buffer: the "pre-resolved" strategy even where
   // `replay` asks for command buffers.
   bool disableCommandBuffers = false;
-  // The replay strategy (see above); Auto = CGRAPH_OPENCL_REPLAY, else the rule.
+  // The replay strategy (see above); Auto (unset) = CGRAPH_OPENCL_REPLAY
+  // (`command-buffer` or `pre-resolved`, parsed by cgraph/runtime/env_options.h), else
+  // the rule. An explicit value wins over the variable; a variable that does not parse
+  // makes the backend unavailable, with a reason naming it and its value.
   enum class Replay { Auto, CommandBuffer, PreResolved };
   Replay replay = Replay::Auto;
   // Recordings (command buffers or pre-resolved node lists) kept per executable, one
   // per binding set (oldest dropped first).
   size_t maxRecordings = 8;
+  // The kernel cache's directory and disk tier; unset fields follow the environment
+  // (CGRAPH_CACHE_DIR, CGRAPH_CACHE_PERSISTENT: cgraph/runtime/env_options.h).
+  rt::KernelCacheOptions cache;
 };
 
 std::unique_ptr<rt::Backend> makeOpenCLBackend();
