@@ -206,6 +206,7 @@ int benchCommand(const CommonOptions &o, const BenchOptions &b) {
     rt::FinalizeOptions fo;
     fo.mode = m.exec;
     fo.host = policy;
+    fo.planMemory = !o.noMemoryPlan;
     auto t0 = std::chrono::steady_clock::now();
     auto exe = rt::finalizeMultiDevice(devices, g, fo);
     const double finMs = msSince(t0);

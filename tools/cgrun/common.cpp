@@ -261,4 +261,25 @@ nlohmann::json deviceJson(const rt::DeviceInfo &d) {
             {"max_work_group_size", d.caps.maxWorkGroupSize}}}};
 }
 
+
+std::string memoryLine(const rt::Executable &exe) {
+  const MemoryPlan &p = exe.memoryPlan();
+  std::string line = "memory: " + std::to_string(exe.ownedBytes()) + " bytes runtime-owned; plan: ";
+  if (p.blocks == 0) return line + "none (" + p.skipped + ")";
+  uint32_t planned = 0;
+  for (uint32_t b : p.block) planned += b != kNone;
+  return line + std::to_string(planned) + " transient slots in " + std::to_string(p.blocks) + " shared blocks, " +
+         std::to_string(p.bytesBefore) + " -> " + std::to_string(p.bytesAfter) + " bytes";
+}
+
+nlohmann::json memoryJson(const rt::Executable &exe) {
+  const MemoryPlan &p = exe.memoryPlan();
+  nlohmann::json j = {{"owned_bytes", exe.ownedBytes()},
+                      {"plan_blocks", p.blocks},
+                      {"plan_bytes_before", p.bytesBefore},
+                      {"plan_bytes_after", p.bytesAfter}};
+  if (!p.skipped.empty()) j["plan_skipped"] = p.skipped;
+  return j;
+}
+
 } // namespace cgraph::cgrun

@@ -36,6 +36,7 @@ struct CommonOptions {
   std::string updateFrom;
   bool allowPlugins = false;
   bool checkBounds = false; // --check-bounds: the cpu backend's CpuOptions::checkBounds
+  bool noMemoryPlan = false; // --no-memory-plan: FinalizeOptions::planMemory off
   bool json = false;
   Tolerance tol;
 };
@@ -135,6 +136,11 @@ Error applyUpdates(rt::Executable &exe, const CommonOptions &o);
 bool hasUpdates(const CommonOptions &o);
 
 nlohmann::json deviceJson(const rt::DeviceInfo &d);
+// Runtime-owned memory of an executable and its memory plan: one line for people
+// ("memory: 655360 bytes runtime-owned; plan: 4 transient slots in 2 shared blocks,
+// 851968 -> 655360 bytes") and an object for --json.
+std::string memoryLine(const rt::Executable &exe);
+nlohmann::json memoryJson(const rt::Executable &exe);
 std::string slotLabel(const Graph &g, uint32_t s);
 
 int runCommand(const CommonOptions &o, uint32_t iterations, const std::vector<std::string> &outputs,

@@ -416,6 +416,7 @@ int compareCommand(const CommonOptions &o, const CompareOptions &c) {
       rt::FinalizeOptions fo;
       fo.mode = sides[i].mode;
       fo.host = s.policy;
+      fo.planMemory = !o.noMemoryPlan;
       auto exe = (*dev)->finalize(g, fo);
       if (!exe) return fail(exe.error().withContext(sides[i].label()));
       if (Error e = applyUpdates(**exe, o)) return fail(e.withContext(sides[i].label()));

@@ -79,6 +79,9 @@ Flags addCommon(CLI::App &app, CommonOptions &o, Command cmd) {
   app.add_flag("--check-bounds", o.checkBounds,
                "cpu backend: check every kernel buffer access against its binding (slower; for "
                "untrusted .cgf files): an access outside fails the run naming node, argument and byte");
+  app.add_flag("--no-memory-plan", o.noMemoryPlan,
+               "give every transient slot its own memory instead of sharing memory between slots "
+               "whose lifetimes do not overlap (for comparison)");
   app.add_flag("--json", o.json, "results as JSON on stdout (everything else on stderr)");
   Flags f;
   if (cmd != Command::Bench) {

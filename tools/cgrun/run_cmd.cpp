@@ -129,6 +129,7 @@ int runCommand(const CommonOptions &o, uint32_t iterations, const std::vector<st
 
   rt::FinalizeOptions fo;
   fo.host = policy;
+  fo.planMemory = !o.noMemoryPlan;
   auto t0 = std::chrono::steady_clock::now();
   // More than one --backend: the device list of a multi-device graph (the first holds
   // the bindings and results).
@@ -224,12 +225,14 @@ int runCommand(const CommonOptions &o, uint32_t iterations, const std::vector<st
         {"outputs", jOutputs},
         {"checks", jChecks},
         {"host_output", hostLines},
+        {"memory", memoryJson(**exe)},
         {"ok", allOk}};
     if (!tracePath.empty()) j["trace"] = tracePath;
     std::printf("%s\n", j.dump(2).c_str());
   } else {
     std::printf("device: %s (%s)\n", spec.c_str(), (*dev)->info().name.c_str());
     std::printf("finalize: %.3f ms\nfirst run: %.3f ms\n", finalizeMs, firstMs);
+    std::printf("%s\n", memoryLine(**exe).c_str());
     if (iterMs.size() > 1)
       std::printf("per iteration: mean %.3f ms, min %.3f ms over %zu iterations\n", mean, minMs,
                   iterMs.size() - 1);

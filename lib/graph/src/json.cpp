@@ -2,6 +2,7 @@
 
 #include <cgraph/expr.h>
 #include <cgraph/graph/hazards.h>
+#include <cgraph/graph/memory_plan.h>
 
 #include "render_util.h"
 
@@ -390,13 +391,50 @@ void listingRec(const Graph &g, const std::string &ind, std::string &o, int dept
   }
 }
 
+// The memory plan a runtime makes for the top-level graph (memory_plan.h), with slot
+// sizes as stored (expression sizes at the parameters' defaults).
+MemoryPlan storedPlan(const Graph &g) {
+  std::vector<SlotRequirement> reqs = slotRequirements(g);
+  std::vector<uint64_t> bytes(g.slots.size());
+  for (size_t s = 0; s < g.slots.size(); ++s)
+    bytes[s] = std::max(g.slots[s].size, s < reqs.size() ? reqs[s].minSize : 0);
+  return planMemory(g, bytes);
+}
+
 } // namespace
 
-json toJson(const Graph &graph) { return toJsonRec(graph, 0); }
+json toJson(const Graph &graph) {
+  json j = toJsonRec(graph, 0);
+  const MemoryPlan p = storedPlan(graph);
+  json plan = {{"blocks", p.blocks}, {"bytes_before", p.bytesBefore}, {"bytes_after", p.bytesAfter}};
+  if (!p.skipped.empty()) plan["skipped"] = p.skipped;
+  json slots = json::object();
+  for (size_t s = 0; s < p.block.size(); ++s)
+    if (p.block[s] != kNone) slots[graph.slots[s].name] = p.block[s];
+  plan["slots"] = slots;
+  j["memory_plan"] = plan;
+  return j;
+}
 
 std::string listing(const Graph &graph) {
   std::string o;
   listingRec(graph, "", o, 0);
+  const MemoryPlan p = storedPlan(graph);
+  if (p.blocks == 0) {
+    o += "memory plan: none (" + p.skipped + ")\n";
+    return o;
+  }
+  uint32_t planned = 0;
+  for (uint32_t b : p.block) planned += b != kNone;
+  o += "memory plan: " + std::to_string(planned) + " transient slots in " + std::to_string(p.blocks) +
+       " shared blocks, " + std::to_string(p.bytesBefore) + " -> " + std::to_string(p.bytesAfter) +
+       " bytes (expression sizes at the parameters' defaults)\n";
+  for (uint32_t b = 0; b < p.blocks; ++b) {
+    std::string t = "  block " + std::to_string(b) + ":";
+    for (size_t s = 0; s < p.block.size(); ++s)
+      if (p.block[s] == b) t += " " + detail::slotRef(graph, uint32_t(s));
+    o += t + "\n";
+  }
   return o;
 }
 

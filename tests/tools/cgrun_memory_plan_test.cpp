@@ -1,0 +1,64 @@
+// Memory planning through the tools: `cgc dump` shows the plan, cgrun reports the
+// runtime-owned bytes and `--no-memory-plan` turns planning off with the same results,
+// for a graph whose transient slot sizes are parameter expressions (examples/mlp).
+#include "cgrun_test_util.h"
+
+#include <nlohmann/json.hpp>
+
+using namespace cgruntest;
+
+namespace {
+
+const std::string kInputs =
+    "mlp.cgf --random x:1 --random w1:2 --random b1:3 --random w2:4 --random b2:5 --random wc:6 --random bc:7 ";
+
+fs::path compileMlp() {
+  fs::path dir = scratch("memory_plan");
+  Result c = tooltest::runTool(CGC_PATH,
+                               quote(std::string(CGRAPH_SOURCE_DIR) + "/examples/mlp/mlp_batch.json") + " -o mlp.cgf",
+                               dir, dir / "cgc");
+  INFO(c.err);
+  REQUIRE(c.code == 0);
+  return dir;
+}
+
+} // namespace
+
+TEST_CASE("cgc dump shows the memory plan of the transient slots", "[tools][plan]") {
+  const fs::path dir = compileMlp();
+  Result r = tooltest::runTool(CGC_PATH, "dump mlp.cgf", dir, dir / "dump");
+  REQUIRE(r.code == 0);
+  // h and z never live at once, nor do y and logits (expression sizes at batch = 64).
+  CHECK(r.out.find("memory plan: 4 transient slots in 2 shared blocks, 851968 -> 655360 bytes") != std::string::npos);
+  CHECK(r.out.find("  block 0: h z\n") != std::string::npos);
+  CHECK(r.out.find("  block 1: y logits\n") != std::string::npos);
+  Result j = tooltest::runTool(CGC_PATH, "dump --json mlp.cgf", dir, dir / "dumpj");
+  REQUIRE(j.code == 0);
+  const nlohmann::json plan = nlohmann::json::parse(j.out)["memory_plan"];
+  CHECK(plan["blocks"] == 2);
+  CHECK(plan["slots"]["h"] == plan["slots"]["z"]);
+  CHECK(plan["slots"]["y"] == plan["slots"]["logits"]);
+}
+
+TEST_CASE("cgrun: the planned run equals the unplanned one at every batch size", "[tools][plan]") {
+  const fs::path dir = compileMlp();
+  for (int batch : {48, 16, 64}) {
+    INFO("batch " << batch);
+    const std::string p = "--param batch=" + std::to_string(batch) + " ";
+    Result on = cgrun(kInputs + p + "--output probs=on.npy --output logits_out=lon.npy --json", dir);
+    INFO(on.err);
+    REQUIRE(on.code == 0);
+    Result off = cgrun(kInputs + p + "--output probs=off.npy --output logits_out=loff.npy --json --no-memory-plan", dir);
+    INFO(off.err);
+    REQUIRE(off.code == 0);
+    CHECK(slurp(dir / "on.npy") == slurp(dir / "off.npy"));
+    CHECK(slurp(dir / "lon.npy") == slurp(dir / "loff.npy"));
+    const nlohmann::json mOn = nlohmann::json::parse(on.out)["memory"];
+    const nlohmann::json mOff = nlohmann::json::parse(off.out)["memory"];
+    CHECK(mOn["plan_blocks"] == 2);
+    CHECK(mOff["plan_blocks"] == 0);
+    CHECK(mOff["plan_skipped"] == "memory planning is off");
+    // h (batch * 8 KiB) shares with z, y with logits: less runtime-owned memory.
+    CHECK(mOn["owned_bytes"].get<uint64_t>() < mOff["owned_bytes"].get<uint64_t>());
+  }
+}
