@@ -61,7 +61,7 @@ def run_shapes(decoder, cfg, weights, shapes):
     return tokens_seen
 
 
-@pytest.mark.parametrize("backend", ["cpu", "opencl"])
+@pytest.mark.parametrize("backend", ["cpu", "opencl", "cuda"])
 def test_one_executable_serves_every_shape(backend, cfg, weights, small_cgf):
     decoder = decode.Decoder(small_cgf, weights, cfg, device_spec(backend))
     run_shapes(decoder, cfg, weights, SHAPES)
