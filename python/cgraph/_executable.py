@@ -79,6 +79,22 @@ class Executable:
     def __repr__(self) -> str:
         return f"<cgraph.Executable '{self.name}' on {self.device.spec} ({self.mode})>"
 
+    @property
+    def memory(self) -> dict[str, int]:
+        """Device memory held for slots the graph owns, and the memory plan.
+
+        Keys: ``owned_bytes`` (now; transient slots sized by parameters grow to the
+        largest values seen), ``plan_blocks`` (memory blocks shared by transient slots),
+        ``plan_bytes_before`` and ``plan_bytes_after`` (the planned slots' bytes without
+        and with sharing, at the parameters' defaults).
+        """
+        owned, before, after = ctypes.c_uint64(), ctypes.c_uint64(), ctypes.c_uint64()
+        blocks = ctypes.c_uint32()
+        _native.check(_native.lib.cgraph_executable_memory(self._handle, ctypes.byref(owned), ctypes.byref(blocks),
+                                                           ctypes.byref(before), ctypes.byref(after)))
+        return {"owned_bytes": owned.value, "plan_blocks": blocks.value,
+                "plan_bytes_before": before.value, "plan_bytes_after": after.value}
+
     # ---- runs ------------------------------------------------------------------------
 
     def run(self, **arguments: Any) -> None:
@@ -92,7 +108,8 @@ class Executable:
           ``__cuda_array_interface__`` or ``__dlpack__`` (PyTorch, CuPy). The array's
           own memory is bound, never copied: the graph
           reads and writes it in place. It must be C-contiguous, have exactly
-          ``Slot.size`` bytes, the slot's element type (``Slot.element``, when known)
+          ``Slot.size`` bytes (at least the size at the run's parameter values where
+          ``Slot.size_varies``), the slot's element type (``Slot.element``, when known)
           and, for a slot the graph writes, be writable. On devices without
           ``Device.host_memory`` other than cuda (opencl, ...) give a ``cgraph.Buffer`` of that device
           instead (at least ``Slot.size`` bytes).
@@ -241,7 +258,9 @@ def _problem(slot, arr, writing: bool, where: tuple[int, int] = (KDL_CPU, 0)) ->
         return "the array is not contiguous (numpy.ascontiguousarray makes a copy that is)"
     if slot.element is not None and arr.element != _TYPE_CODES[slot.element]:
         return f"the array's element type is {arr.type_text}, the graph's kernels use {slot.element}"
-    if arr.nbytes != slot.size:
+    if slot.size_varies:
+        pass  # the run checks the size its parameter values give
+    elif arr.nbytes != slot.size:
         return f"the array has {arr.nbytes} bytes, the slot has {slot.size}"
     if writing and arr.readonly:
         return "the array is read-only, but the graph writes the slot"

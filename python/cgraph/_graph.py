@@ -27,6 +27,9 @@ class Slot:
         external: True when the caller binds it per run; False when the graph owns it
             (read and write it with ``Executable.read`` / ``Executable.write``).
         read, written: whether some node reads / writes it.
+        size_varies: the size is an expression over the graph's parameters; ``size`` is
+            its value at the defaults, and a bound array must hold at least the size at
+            the run's parameter values (the run checks it, naming the slot).
     """
 
     index: int
@@ -37,6 +40,7 @@ class Slot:
     external: bool
     read: bool
     written: bool
+    size_varies: bool = False
 
 
 @dataclass(frozen=True)
@@ -60,7 +64,7 @@ def _slots(handle: ctypes.c_void_p) -> tuple[Slot, ...]:
         s = _native.SlotInfo()
         _native.check(_native.lib.cgraph_graph_slot_info(handle, i, ctypes.byref(s)))
         out.append(Slot(i, _text(s.name), s.size, s.alignment, TYPE_NAMES.get(s.element), bool(s.external),
-                        bool(s.read), bool(s.written)))
+                        bool(s.read), bool(s.written), bool(s.size_varies)))
     return tuple(out)
 
 
@@ -109,7 +113,8 @@ class Graph:
         return self.slots[index.value]
 
     def finalize(self, device: DeviceLike = "cpu", mode: str = "replay", cache: bool = True,
-                 base_dir: Optional[Union[str, os.PathLike]] = None) -> "Executable":
+                 base_dir: Optional[Union[str, os.PathLike]] = None,
+                 plan_memory: bool = True) -> "Executable":
         """Compiles the graph for `device` and returns an ``Executable``.
 
         Args:
@@ -120,6 +125,8 @@ class Graph:
             cache: use the kernel binary cache (in memory and on disk).
             base_dir: directory that the graph's relative file paths resolve against and
                 stay inside; None = the current directory.
+            plan_memory: let transient slots whose lifetimes do not overlap share
+                memory (``Executable.memory`` shows the plan); False gives each its own.
 
         Raises:
             InvalidError: unknown device or mode, a graph the device cannot run.
@@ -136,6 +143,7 @@ class Graph:
             opts = _native.lib.cgraph_finalize_options_default()
             opts.mode = 0 if mode == "replay" else 1
             opts.use_cache = 1 if cache else 0
+            opts.plan_memory = 1 if plan_memory else 0
             opts.base_dir = os.fsencode(base_dir) if base_dir is not None else None
             exe = ctypes.c_void_p()
             _native.check(_native.lib.cgraph_finalize(dev_handle, self._handle, ctypes.byref(opts), ctypes.byref(exe)))

@@ -21,7 +21,7 @@ API_VERSION = 1
 
 class SlotInfo(ctypes.Structure):
     _fields_ = [("name", c_char_p), ("size", c_uint64), ("alignment", c_uint32), ("element", c_int),
-                ("external", c_int), ("read", c_int), ("written", c_int)]
+                ("external", c_int), ("read", c_int), ("written", c_int), ("size_varies", c_int)]
 
 
 class ParamInfo(ctypes.Structure):
@@ -34,7 +34,7 @@ class DeviceInfo(ctypes.Structure):
 
 
 class FinalizeOptions(ctypes.Structure):
-    _fields_ = [("mode", c_int), ("use_cache", c_int), ("base_dir", c_char_p)]
+    _fields_ = [("mode", c_int), ("use_cache", c_int), ("base_dir", c_char_p), ("plan_memory", c_int)]
 
 
 Handle = c_void_p
@@ -67,6 +67,8 @@ _PROTOTYPES = {
     "cgraph_finalize_options_default": (FinalizeOptions, []),
     "cgraph_finalize": (_S, [Handle, Handle, POINTER(FinalizeOptions), POINTER(Handle)]),
     "cgraph_executable_release": (None, [Handle]),
+    "cgraph_executable_memory": (_S, [Handle, POINTER(c_uint64), POINTER(c_uint32), POINTER(c_uint64),
+                                      POINTER(c_uint64)]),
     "cgraph_slot_read": (_S, [Handle, c_uint32, c_uint64, c_void_p, c_uint64]),
     "cgraph_slot_write": (_S, [Handle, c_uint32, c_uint64, c_void_p, c_uint64]),
     "cgraph_buffer_alloc": (_S, [Handle, c_uint64, POINTER(Handle)]),

@@ -120,6 +120,9 @@ typedef struct cgraph_slot_info {
   int external;        /* 1: the caller binds it per submission; 0: the graph owns it */
   int read;            /* 1: some node reads it */
   int written;         /* 1: some node writes it */
+  int size_varies;     /* 1: the size is a parameter expression: `size` is its value at the
+                        * parameters' defaults; a binding must hold the size at the run's
+                        * values (checked when the run is submitted) */
 } cgraph_slot_info;
 
 /* Slot `index` (0 .. slot_count-1). Failures: index out of range (INVALID). */
@@ -179,9 +182,12 @@ typedef struct cgraph_finalize_options {
   /* Directory that relative file paths of the graph (file slots, host tasks) resolve
    * against and may read or write inside; NULL = the current directory. Copied. */
   const char *base_dir;
+  /* 1: transient slots whose lifetimes do not overlap share memory (the memory plan);
+   * 0: each has its own. */
+  int plan_memory;
 } cgraph_finalize_options;
 
-/* Default options: replay mode, cache on, the current directory. */
+/* Default options: replay mode, cache on, the current directory, memory planning on. */
 CGRAPH_API cgraph_finalize_options cgraph_finalize_options_default(void);
 
 /* Compiles the graph's kernels for `device` and builds an executable (options NULL =
@@ -191,6 +197,14 @@ CGRAPH_API cgraph_finalize_options cgraph_finalize_options_default(void);
 CGRAPH_API cgraph_status cgraph_finalize(cgraph_device device, cgraph_graph graph,
                                          const cgraph_finalize_options *options,
                                          cgraph_executable *out);
+/* Bytes of device memory the executable holds for slots the graph owns (including
+ * transient slots, which grow with the largest parameter values seen), and the memory
+ * plan's figures: blocks shared by transient slots, and the planned slots' bytes
+ * without and with sharing (sizes at the parameters' defaults). Any output may be
+ * NULL. Fails only for a NULL executable (INVALID). */
+CGRAPH_API cgraph_status cgraph_executable_memory(cgraph_executable exe, uint64_t *owned_bytes,
+                                                  uint32_t *plan_blocks, uint64_t *plan_bytes_before,
+                                                  uint64_t *plan_bytes_after);
 /* Frees the executable. Every event of it must have been waited on, and bindings made
  * from it released, first. */
 CGRAPH_API void cgraph_executable_release(cgraph_executable exe);
@@ -198,7 +212,9 @@ CGRAPH_API void cgraph_executable_release(cgraph_executable exe);
 /* Copies `bytes` bytes at `offset` of slot `slot`, which the graph owns (not external),
  * to `dst`. Wait for the submissions that write it first. Failures: slot out of range,
  * an external slot, a range past the slot's end (INVALID); a slot whose size is a
- * parameter expression (UNSUPPORTED: the runtime resizes it per submission). */
+ * parameter expression (UNSUPPORTED: the runtime resizes it per submission); a transient
+ * slot (UNSUPPORTED: its contents are not kept between submissions, and its memory may
+ * be shared with other transient slots; make it external to read it). */
 CGRAPH_API cgraph_status cgraph_slot_read(cgraph_executable exe, uint32_t slot, uint64_t offset,
                                           void *dst, uint64_t bytes);
 /* Copies `bytes` bytes from `src` into slot `slot` (owned by the graph) at `offset`;

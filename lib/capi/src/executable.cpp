@@ -13,6 +13,7 @@ rt::FinalizeOptions finalizeOptions(const cgraph_finalize_options &o) {
   rt::FinalizeOptions f;
   f.mode = o.mode == CGRAPH_MODE_EAGER ? rt::ExecMode::Eager : rt::ExecMode::Replay;
   f.useCache = o.use_cache != 0;
+  f.planMemory = o.plan_memory != 0;
   std::error_code ec;
   const std::string dir =
       o.base_dir ? std::string(o.base_dir) : std::filesystem::current_path(ec).string();
@@ -23,14 +24,16 @@ rt::FinalizeOptions finalizeOptions(const cgraph_finalize_options &o) {
 
 // Allocates and initializes the graph-owned slots the C API binds itself (every owned
 // slot but those sized by a parameter expression, which the runtime grows per
-// submission).
+// submission, and transient ones, which the runtime keeps and may share between slots
+// through its memory plan).
 Error allocateOwned(cgraph_executable_s &x, const rt::HostPolicy &policy) {
   Graph slotsOnly;
   slotsOnly.slots = x.graph.slots;
   std::vector<uint64_t> minSizes(x.slots.size());
   for (size_t s = 0; s < x.slots.size(); ++s) {
     minSizes[s] = x.slots[s].size;
-    if (x.slots[s].sizeExpr) slotsOnly.slots[s].init = SlotInit::External;
+    if (x.slots[s].sizeExpr || slotsOnly.slots[s].init == SlotInit::Transient)
+      slotsOnly.slots[s].init = SlotInit::External;
   }
   auto owned = rt::allocateOwnedSlots(*x.device, slotsOnly, minSizes, policy);
   if (!owned) return owned.error();
@@ -53,6 +56,9 @@ cgraph_status ownedRange(cgraph_executable exe, uint32_t slot, uint64_t offset, 
   if (exe->slots[slot].external)
     return fail(CGRAPH_ERROR_INVALID, label + " is external: the caller's bound memory holds it");
   rt::Buffer *b = exe->owned[slot].get();
+  if (!b && exe->graph.slots[slot].init == SlotInit::Transient)
+    return fail(CGRAPH_ERROR_UNSUPPORTED, label + " is transient: its contents are not kept between "
+                                                  "submissions; make the slot external to read or write it");
   if (!b)
     return fail(CGRAPH_ERROR_UNSUPPORTED,
                 label + ": its size is a parameter expression; it cannot be read");
@@ -76,7 +82,7 @@ using capi::nullArgument;
 extern "C" {
 
 cgraph_finalize_options cgraph_finalize_options_default(void) {
-  return cgraph_finalize_options{CGRAPH_MODE_REPLAY, 1, nullptr};
+  return cgraph_finalize_options{CGRAPH_MODE_REPLAY, 1, nullptr, 1};
 }
 
 cgraph_status cgraph_finalize(cgraph_device device, cgraph_graph graph,
@@ -126,6 +132,22 @@ cgraph_status cgraph_slot_write(cgraph_executable exe, uint32_t slot, uint64_t o
     rt::Buffer *b = nullptr;
     if (cgraph_status st = capi::ownedRange(exe, slot, offset, bytes, &b)) return st;
     return fail(exe->device->write(*b, offset, src, bytes));
+  });
+}
+
+cgraph_status cgraph_executable_memory(cgraph_executable exe, uint64_t *owned_bytes, uint32_t *plan_blocks,
+                                       uint64_t *plan_bytes_before, uint64_t *plan_bytes_after) {
+  return guard([&] {
+    if (!exe) return nullArgument("exe");
+    uint64_t own = exe->exe->ownedBytes();
+    for (const auto &b : exe->owned)
+      if (b) own += b->size();
+    const MemoryPlan &p = exe->exe->memoryPlan();
+    if (owned_bytes) *owned_bytes = own;
+    if (plan_blocks) *plan_blocks = p.blocks;
+    if (plan_bytes_before) *plan_bytes_before = p.bytesBefore;
+    if (plan_bytes_after) *plan_bytes_after = p.bytesAfter;
+    return CGRAPH_OK;
   });
 }
 

@@ -142,7 +142,7 @@ cgraph_status cgraph_graph_slot_info(cgraph_graph graph, uint32_t index, cgraph_
                             m.element,
                             m.external,
                             m.read,
-                            m.written};
+                            m.written, m.sizeExpr ? 1 : 0};
     return CGRAPH_OK;
   });
 }
