@@ -74,15 +74,17 @@ def find_cgc(given: Optional[str]) -> str:
 
 def ensure_cgf(example: str, cfg, cgf: Optional[str], cgc: Optional[str], workdir: str) -> str:
     """`cgf` when given, else <workdir>/<config>.cgf compiled by cgc from the example's
-    <config>.json (written by its gen_graph.py where missing); built only when missing."""
+    <config>.json (written by its gen_graph.py where missing); compiled again when the
+    description or a kernel is newer than it."""
     if cgf:
         if not os.path.isfile(cgf):
             raise SystemExit(f"{cgf}: no such file")
         return cgf
     out = os.path.join(workdir, cfg.name + ".cgf")
-    if os.path.isfile(out):
-        return out
     description = os.path.join(example, cfg.name + ".json")  # its kernels/ paths are relative to it
+    sources = [description] + [os.path.join(example, "kernels", k) for k in os.listdir(os.path.join(example, "kernels"))]
+    if os.path.isfile(out) and all(os.path.getmtime(s) <= os.path.getmtime(out) for s in sources if os.path.exists(s)):
+        return out
     if not os.path.isfile(description):
         subprocess.run([sys.executable, os.path.join(example, "gen_graph.py"), "--config", cfg.name,
                         "-o", description], check=True)
