@@ -1,8 +1,8 @@
-"""cgraph: load command graphs (.cgf files made by ``cgc``), finalize them for a device
-and run them on arrays in place.
+"""cgraph: load command graphs (.cgf files made by ``cgc``) or compile their descriptions,
+fuse their kernels, finalize them for a device and run them on arrays in place.
 
     import numpy as np, cgraph
-    g = cgraph.load("saxpy.cgf")
+    g = cgraph.load("saxpy.cgf")          # or cgraph.compile("examples/saxpy/graph.json")
     exe = g.finalize(device="cpu")
     y = np.zeros(1 << 20, dtype=np.float32)
     exe.run(y=y, a=3.0)        # the graph writes y itself: nothing is copied
@@ -14,6 +14,7 @@ library's message and status code.
 """
 
 from ._buffer import Buffer
+from ._compile import CompileWarning, compile, fuse
 from ._device import Device, devices
 from ._errors import (DeviceLostError, Error, InternalError, InvalidError, IoError, OutOfMemoryError,
                       UnsupportedError, WaitTimeoutError)
@@ -24,7 +25,7 @@ from ._native import LIBRARY_PATH, lib as _lib
 __version__: str = _lib.cgraph_version().decode()
 
 __all__ = [
-    "Buffer", "Device", "DeviceLostError", "Error", "Event", "Executable", "Graph", "InternalError", "InvalidError",
-    "IoError", "LIBRARY_PATH", "OutOfMemoryError", "Param", "Slot", "UnsupportedError", "WaitTimeoutError",
-    "devices", "load", "loads",
+    "Buffer", "CompileWarning", "Device", "DeviceLostError", "Error", "Event", "Executable", "Graph",
+    "InternalError", "InvalidError", "IoError", "LIBRARY_PATH", "OutOfMemoryError", "Param", "Slot", "UnsupportedError", "WaitTimeoutError",
+    "compile", "devices", "fuse", "load", "loads",
 ]

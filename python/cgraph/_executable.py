@@ -135,6 +135,21 @@ class Executable:
         _native.check(_native.lib.cgraph_enqueue(self._handle, self._bindings, ctypes.byref(event)))
         return Event(event, owners, self)
 
+    def enqueue_on_stream(self, stream: Any, **arguments: Any) -> Event:
+        """``enqueue`` ordered with a CUDA stream of the caller, on a cuda executable: the
+        run starts after the work already queued on `stream` and work queued on it later
+        starts after the run, without the host waiting (no ``torch.cuda.synchronize()``
+        needed around it). `stream`: a ``torch.cuda.Stream`` (``cuda_stream``), a CuPy
+        stream (``ptr``), an object with ``__cuda_stream__`` or a raw ``CUstream`` int; it
+        must stay alive until the event completed. Raises UnsupportedError on devices that
+        take no caller streams (every backend but cuda)."""
+        handle = _stream_handle(stream)
+        owners = self._bind(arguments)
+        event = ctypes.c_void_p()
+        _native.check(_native.lib.cgraph_enqueue_on_stream(self._handle, self._bindings, ctypes.c_void_p(handle),
+                                                           ctypes.byref(event)))
+        return Event(event, (owners, stream), self)
+
     def bound_address(self, slot: str) -> Optional[int]:
         """The host address bound to `slot` by the latest run or enqueue (None when
         unbound): the array's own data pointer, since nothing is copied."""
@@ -265,3 +280,19 @@ def _problem(slot, arr, writing: bool, where: tuple[int, int] = (KDL_CPU, 0)) ->
     if writing and arr.readonly:
         return "the array is read-only, but the graph writes the slot"
     return None
+
+
+def _stream_handle(stream: Any) -> int:
+    """The CUstream value of a torch / CuPy / CUDA-Python stream or an int."""
+    if isinstance(stream, int):
+        return stream
+    proto = getattr(stream, "__cuda_stream__", None)
+    if proto is not None:
+        value = proto() if callable(proto) else proto
+        return int(value[1] if isinstance(value, tuple) else value)
+    for attr in ("cuda_stream", "ptr", "handle"):
+        value = getattr(stream, attr, None)
+        if isinstance(value, int):
+            return value
+    raise InvalidError(f"a {type(stream).__name__} is not a CUDA stream (it needs cuda_stream, ptr, "
+                       "__cuda_stream__, or an int CUstream)")

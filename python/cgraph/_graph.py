@@ -79,7 +79,8 @@ def _params(handle: ctypes.c_void_p) -> tuple[Param, ...]:
 
 
 class Graph:
-    """A loaded .cgf graph (immutable). Make one with ``cgraph.load`` or ``cgraph.loads``.
+    """A graph (immutable). Make one with ``cgraph.load`` or ``cgraph.loads`` (a .cgf file),
+    ``cgraph.compile`` (a description) or ``Graph.fuse``.
 
     Attributes:
         name: the graph's name.
@@ -111,6 +112,20 @@ class Graph:
         index = ctypes.c_uint32()
         _native.check(_native.lib.cgraph_graph_find_slot(self._handle, name.encode(), ctypes.byref(index)))
         return self.slots[index.value]
+
+    def fuse(self, auto: bool = True, **options) -> "Graph":
+        """A new graph with chains of kernel nodes fused into single kernels; the same as
+        ``cgraph.fuse(self, auto, **options)`` (see there)."""
+        from ._compile import fuse
+
+        return fuse(self, auto, **options)
+
+    def save(self, path: Union[str, os.PathLike]) -> None:
+        """Writes the graph as a .cgf file (a regular file is replaced atomically).
+        Raises IoError naming the path."""
+        from ._compile import save
+
+        save(self, path)
 
     def finalize(self, device: DeviceLike = "cpu", mode: str = "replay", cache: bool = True,
                  base_dir: Optional[Union[str, os.PathLike]] = None,

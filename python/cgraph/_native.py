@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import os
-from ctypes import POINTER, c_char_p, c_double, c_int, c_int64, c_size_t, c_uint32, c_uint64, c_void_p
+from ctypes import CFUNCTYPE, POINTER, c_char_p, c_double, c_int, c_int64, c_size_t, c_uint32, c_uint64, c_void_p
 from pathlib import Path
 
 from ._errors import error_for
@@ -37,6 +37,25 @@ class FinalizeOptions(ctypes.Structure):
     _fields_ = [("mode", c_int), ("use_cache", c_int), ("base_dir", c_char_p), ("plan_memory", c_int)]
 
 
+# cgraph_diagnostic_fn: (user_data, text)
+DiagnosticFn = CFUNCTYPE(None, c_void_p, c_char_p)
+
+
+class CompileOptions(ctypes.Structure):
+    _fields_ = [("include_dirs", POINTER(c_char_p)), ("include_dir_count", c_size_t),
+                ("allow_dirs", POINTER(c_char_p)), ("allow_dir_count", c_size_t),
+                ("defines", POINTER(c_char_p)), ("define_count", c_size_t),
+                ("cl_std", c_char_p), ("keep_source", c_int), ("source_name", c_char_p),
+                ("diagnostic", DiagnosticFn), ("user_data", c_void_p)]
+
+
+class FuseOptions(ctypes.Structure):
+    _fields_ = [("auto_fuse", c_int), ("max_group", c_uint32),
+                ("groups", POINTER(c_char_p)), ("group_count", c_size_t),
+                ("internalize", POINTER(c_char_p)), ("internalize_count", c_size_t),
+                ("remark", DiagnosticFn), ("user_data", c_void_p)]
+
+
 Handle = c_void_p
 _S = c_int  # cgraph_status
 
@@ -59,6 +78,12 @@ _PROTOTYPES = {
     "cgraph_graph_find_slot": (_S, [Handle, c_char_p, POINTER(c_uint32)]),
     "cgraph_graph_param_info": (_S, [Handle, c_uint32, POINTER(ParamInfo)]),
     "cgraph_graph_find_param": (_S, [Handle, c_char_p, POINTER(c_uint32)]),
+    "cgraph_compile_options_default": (CompileOptions, []),
+    "cgraph_graph_compile_file": (_S, [c_char_p, POINTER(CompileOptions), POINTER(Handle)]),
+    "cgraph_graph_compile_string": (_S, [c_char_p, c_char_p, POINTER(CompileOptions), POINTER(Handle)]),
+    "cgraph_fuse_options_default": (FuseOptions, []),
+    "cgraph_graph_fuse": (_S, [Handle, POINTER(FuseOptions), POINTER(Handle)]),
+    "cgraph_graph_save": (_S, [Handle, c_char_p]),
     "cgraph_device_count": (c_uint32, []),
     "cgraph_device_get": (_S, [c_uint32, POINTER(Handle)]),
     "cgraph_device_open": (_S, [c_char_p, POINTER(Handle)]),
@@ -86,6 +111,7 @@ _PROTOTYPES = {
     "cgraph_set_param_int": (_S, [Handle, c_uint32, c_int64]),
     "cgraph_set_param_float": (_S, [Handle, c_uint32, c_double]),
     "cgraph_enqueue": (_S, [Handle, Handle, POINTER(Handle)]),
+    "cgraph_enqueue_on_stream": (_S, [Handle, Handle, c_void_p, POINTER(Handle)]),
     "cgraph_event_wait": (_S, [Handle]),
     "cgraph_event_is_complete": (c_int, [Handle]),
     "cgraph_event_release": (None, [Handle]),

@@ -72,3 +72,11 @@ def test_an_error_leaves_the_executable_usable(saxpy_exe):
     y = np.zeros(N, dtype=np.float32)
     saxpy_exe.run(y=y, a=1.0)
     assert y[0] == 1.0
+
+
+def test_a_caller_stream_is_refused_off_cuda(saxpy_exe):
+    y = np.zeros(saxpy_exe._slot("y").size // 4, dtype=np.float32)
+    with pytest.raises(cgraph.UnsupportedError, match="caller's stream"):
+        saxpy_exe.enqueue_on_stream(0x1000, y=y, a=1.0)
+    with pytest.raises(cgraph.InvalidError, match="not a CUDA stream"):
+        saxpy_exe.enqueue_on_stream("stream", y=y, a=1.0)

@@ -81,3 +81,32 @@ def test_dlpack_capsule_of_a_cuda_tensor_binds_in_place(saxpy):
     torch.cuda.synchronize()
     saxpy.run(y=OnlyDLPack(y), a=1.0)
     assert torch.all(y == 2.0).item()
+
+
+def test_enqueue_on_torchs_stream_needs_no_synchronize(saxpy):
+    # A long torch kernel queued before the run, and a read queued after it, all on
+    # torch's current stream with no host synchronization in between: the run must see
+    # the value torch wrote last, and torch must see the run's result.
+    stream = torch.cuda.current_stream()
+    for _ in range(3):
+        y = torch.empty(N, device="cuda", dtype=torch.float32)
+        big = torch.randn(4096, 4096, device="cuda")
+        for _ in range(4):
+            big = big @ big.T / 4096.0  # keeps the stream busy for a while
+        y.fill_(2.0)
+        ev = saxpy.enqueue_on_stream(stream, y=y, a=3.0)  # y = 3 * x + y = 5
+        z = y * 2.0  # queued on torch's stream after the run
+        assert torch.all(z == 10.0).item()
+        ev.wait()
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        y = torch.full((N,), 1.0, device="cuda", dtype=torch.float32)
+        saxpy.enqueue_on_stream(side, y=y, a=1.0).wait()
+        assert torch.all(y == 2.0).item()
+
+
+def test_a_stream_on_a_cpu_executable_is_refused():
+    exe = cgraph.load(os.environ["CGRAPH_TEST_SAXPY"]).finalize(device="cpu")
+    y = torch.zeros(N, dtype=torch.float32)
+    with pytest.raises(cgraph.UnsupportedError, match="caller's stream"):
+        exe.enqueue_on_stream(torch.cuda.current_stream(), y=y, a=1.0)

@@ -1,6 +1,7 @@
-/* cgraph C API: load .cgf command graphs, finalize them for a device, bind memory and
- * run them, from C or through a foreign-function interface (the Python package uses it
- * through ctypes). Library: libcgraph.so (CMake target cgraph_capi).
+/* cgraph C API: load .cgf command graphs (or compile graph descriptions, fuse and save
+ * them), finalize them for a device, bind memory and run them, from C or through a
+ * foreign-function interface (the Python package uses it through ctypes).
+ * Library: libcgraph.so (CMake target cgraph_capi).
  *
  * Conventions (every function):
  * - Plain C types only; handles are opaque pointers. A handle returned through an `out`
@@ -71,7 +72,7 @@ typedef enum cgraph_mode {
   CGRAPH_MODE_EAGER = 1   /* node by node through the ordinary submit path */
 } cgraph_mode;
 
-typedef struct cgraph_graph_s *cgraph_graph;           /* a loaded graph (immutable) */
+typedef struct cgraph_graph_s *cgraph_graph;           /* a loaded or compiled graph (immutable) */
 typedef struct cgraph_device_s *cgraph_device;         /* a device of a compiled-in backend */
 typedef struct cgraph_executable_s *cgraph_executable; /* a graph finalized for a device */
 typedef struct cgraph_bindings_s *cgraph_bindings;     /* slot bindings + parameter values */
@@ -145,6 +146,97 @@ CGRAPH_API cgraph_status cgraph_graph_param_info(cgraph_graph graph, uint32_t in
 /* Index of the parameter named `name`. Failures: no such parameter (INVALID). */
 CGRAPH_API cgraph_status cgraph_graph_find_param(cgraph_graph graph, const char *name,
                                                  uint32_t *index);
+
+/* ---- compiling, fusing and saving graphs ---------------------------------------------- */
+
+/* Receives one diagnostic: `text` is one message in clang's format
+ * (`graph.json:12:7: error: node 'k2' reads slot 'tmp' that no node writes`, `warning:`,
+ * `note:`), or the OpenCL C compiler's messages for a kernel file (several lines). Valid
+ * only during the call; called on the compiling thread. */
+typedef void (*cgraph_diagnostic_fn)(void *user_data, const char *text);
+
+typedef struct cgraph_compile_options {
+  /* OpenCL C include directories (-I), in order; also allowed for reading. */
+  const char *const *include_dirs;
+  size_t include_dir_count;
+  /* More directories the description may read files from (kernels, data_file,
+   * subgraphs), besides its own folder (compile_string: `base_dir`) and the include
+   * directories; files elsewhere are refused before they are read. */
+  const char *const *allow_dirs;
+  size_t allow_dir_count;
+  /* Macros for every OpenCL C file: "NAME" or "NAME=VALUE". */
+  const char *const *defines;
+  size_t define_count;
+  /* OpenCL C version: "CL1.2" (NULL: the default), "CL2.0" or "CL3.0". */
+  const char *cl_std;
+  /* 1: also store each kernel file's OpenCL C source in the graph. */
+  int keep_source;
+  /* Name diagnostics give a description compiled from a string (NULL: "<string>"). */
+  const char *source_name;
+  /* Called for every diagnostic, warnings included (NULL: none). Whatever it is, the
+   * errors also reach cgraph_last_error(). */
+  cgraph_diagnostic_fn diagnostic;
+  void *user_data;
+} cgraph_compile_options;
+
+/* Default options: no include or extra allowed directories, no defines, CL1.2. */
+CGRAPH_API cgraph_compile_options cgraph_compile_options_default(void);
+
+/* Compiles the graph description (docs/graph-json.md: JSON and the OpenCL C / SPIR-V
+ * kernel files it names) at `path` into a graph, the same graph `cgc` writes to a .cgf
+ * (options NULL = defaults). Relative paths in it resolve against its folder. The
+ * strings and arrays of `options` are read during the call only. Failures: the file
+ * cannot be read (IO); anything wrong in the description or its kernels (INVALID). On
+ * failure cgraph_last_error() holds every diagnostic of the compilation (errors, notes,
+ * warnings), one per line, in clang's format (`graph.json:12:7: error: ...`). An
+ * unknown cl_std is INVALID. Thread-safety: concurrent compilations are safe; each calls
+ * its own `diagnostic`. */
+CGRAPH_API cgraph_status cgraph_graph_compile_file(const char *path,
+                                                   const cgraph_compile_options *options,
+                                                   cgraph_graph *out);
+/* As cgraph_graph_compile_file for the description `json` (NUL-terminated UTF-8);
+ * relative paths resolve against, and files may be read inside, `base_dir` (NULL: the
+ * current directory). */
+CGRAPH_API cgraph_status cgraph_graph_compile_string(const char *json, const char *base_dir,
+                                                     const cgraph_compile_options *options,
+                                                     cgraph_graph *out);
+
+typedef struct cgraph_fuse_options {
+  /* 1: find chains of kernel nodes and fuse each where legal (`cgfuse --auto`). */
+  int auto_fuse;
+  /* The most kernels one automatic chain takes (0: no limit); longer ones are cut. */
+  uint32_t max_group;
+  /* Explicit groups, fused before the automatic chains: each a comma-separated list of
+   * kernel node names in execution order ("a,b,c", `cgfuse --fuse`). */
+  const char *const *groups;
+  size_t group_count;
+  /* Scratch slots: transient slots only the fused kernels use, whose contents nobody
+   * needs, which may become private or local memory and leave the graph. */
+  const char *const *internalize;
+  size_t internalize_count;
+  /* Called with each remark: what was fused, and why the rest was not
+   * (`[a,b] refused: local sizes differ: 64 vs 128`); NULL: none. */
+  cgraph_diagnostic_fn remark;
+  void *user_data;
+} cgraph_fuse_options;
+
+/* Default options: automatic fusion on, chains of at most 256 kernels, no scratch slots. */
+CGRAPH_API cgraph_fuse_options cgraph_fuse_options_default(void);
+
+/* A new graph: `graph` with chains of its kernel nodes fused into single kernels (lib/
+ * fusion, what `cgfuse` does; options NULL = defaults). `graph` is not changed. A chain
+ * the fusion rules refuse stays as it was (a remark says why), so the result may have
+ * the same nodes. Failures (INVALID): neither auto_fuse nor groups; an explicit group
+ * naming an unknown node or breaking a rule (fewer than two nodes, a node that is not
+ * a kernel, an order against the edges); a name in `internalize` that is not a slot. Thread-safety: concurrent calls are safe, on one graph too. */
+CGRAPH_API cgraph_status cgraph_graph_fuse(cgraph_graph graph, const cgraph_fuse_options *options,
+                                           cgraph_graph *out);
+
+/* Writes the graph as a .cgf file at `path`: a regular file is replaced atomically
+ * (temporary file, fsync, rename: on failure the old file is untouched), a device or FIFO
+ * is written through, a symbolic link is followed; a directory is refused. Failures: IO
+ * (naming the path and the system error), a graph the format cannot encode (INVALID). */
+CGRAPH_API cgraph_status cgraph_graph_save(cgraph_graph graph, const char *path);
 
 /* ---- devices ------------------------------------------------------------------- */
 
@@ -297,6 +389,14 @@ CGRAPH_API cgraph_status cgraph_set_param_float_by_name(cgraph_bindings bindings
  * the bound cgraph_buffers alive (not host memory: see cgraph_bind_host). */
 CGRAPH_API cgraph_status cgraph_enqueue(cgraph_executable exe, cgraph_bindings bindings,
                                         cgraph_event *out);
+/* cgraph_enqueue ordered with the caller's native stream (cuda: a CUstream of the
+ * device's primary context, e.g. torch.cuda.current_stream().cuda_stream): the run starts
+ * after the work queued on `stream` so far, and work queued on `stream` afterwards
+ * starts after the run; the host waits for neither. `stream` must stay valid until the
+ * run completed. NULL: as cgraph_enqueue. Failures as cgraph_enqueue; a device that
+ * takes no caller streams (every backend but cuda): UNSUPPORTED. */
+CGRAPH_API cgraph_status cgraph_enqueue_on_stream(cgraph_executable exe, cgraph_bindings bindings, void *stream,
+                                                  cgraph_event *out);
 /* Blocks until the submission completed; returns its failure, if any (a host task that
  * failed, a device fault). May be called again and from several threads. */
 CGRAPH_API cgraph_status cgraph_event_wait(cgraph_event event);

@@ -9,6 +9,11 @@ using capi::nullArgument;
 extern "C" {
 
 cgraph_status cgraph_enqueue(cgraph_executable exe, cgraph_bindings bindings, cgraph_event *out) {
+  return cgraph_enqueue_on_stream(exe, bindings, nullptr, out);
+}
+
+cgraph_status cgraph_enqueue_on_stream(cgraph_executable exe, cgraph_bindings bindings, void *stream,
+                                       cgraph_event *out) {
   return guard([&] {
     if (!out) return nullArgument("out");
     *out = nullptr;
@@ -18,7 +23,9 @@ cgraph_status cgraph_enqueue(cgraph_executable exe, cgraph_bindings bindings, cg
       return fail(CGRAPH_ERROR_INVALID, "the bindings were created for another executable");
     auto ev = std::make_unique<cgraph_event_s>();
     ev->keep = bindings->keep;
-    Expected<rt::EventPtr> e = exe->exe->enqueue(bindings->table, bindings->params);
+    rt::SubmitOptions so;
+    so.stream = stream;
+    Expected<rt::EventPtr> e = exe->exe->enqueue(bindings->table, bindings->params, so);
     if (!e) return fail(e.error());
     ev->event = std::move(*e);
     *out = ev.release();

@@ -470,6 +470,9 @@ uint64_t Buffer::nextSerial() {
 
 Expected<EventPtr> Executable::enqueue(const BindingTable &bindings, const ParamValues &params,
                                        const SubmitOptions &opts) {
+  if (opts.stream && !device_->info().caps.callerStreams)
+    return makeError(ErrorCode::Unsupported, "device " + deviceLabel(*device_) +
+                                                 " does not take a caller's stream (only cuda does)");
   if (sameAsChecked(bindings, params)) {
     sameAsLast_ = true;
     Expected<EventPtr> ev = submit(scratchSlots_, scratchParams_, opts);

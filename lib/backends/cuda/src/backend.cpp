@@ -48,6 +48,7 @@ Expected<rt::DeviceInfo> describe(const CuApi &api, int ordinal) {
   c.hostPointerBuffers = false;
   c.storedExpressions = true; // evaluated by the runtime, read from the slot/param table
   c.nodeUpdate = true;        // cuGraphExecKernelNodeSetParams / cuGraphNodeSetEnabled
+  c.callerStreams = true;     // SubmitOptions::stream: cuStreamWaitEvent both ways
   c.kernelForms = {FormKind::Cubin, FormKind::PTX, FormKind::SpirV};
   c.computeUnits = uint32_t(attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT));
   size_t mem = 0;

@@ -55,6 +55,8 @@ public:
   ~CudaDriver() override {
     (void)makeCurrent();
     pool_.releaseAll();
+    for (CUevent e : {joinEvent_, signalEvent_})
+      if (e) api_->cuEventDestroy(e);
   }
   const char *apiName() const override { return "CUDA"; }
   uint64_t maxSharedMemory() const override { return 48 * 1024; }
@@ -236,7 +238,25 @@ public:
   }
   void eventDestroy(gpu::EventHandle e) override { api_->cuEventDestroy(CUevent(e)); }
 
+  // One event each way, recorded again per submission: cuStreamWaitEvent waits for the
+  // event's state when it is called, so reusing it is safe.
+  Error streamJoin(void *stream) override {
+    CGRAPH_RETURN_IF_ERROR(orderingEvent(&joinEvent_));
+    CGRAPH_CU_CHECK(*api_, "cuEventRecord (caller's stream)", api_->cuEventRecord(joinEvent_, CUstream(stream)));
+    CU_OK("cuStreamWaitEvent", api_->cuStreamWaitEvent(device_->stream(), joinEvent_, 0));
+  }
+  Error streamSignal(void *stream) override {
+    CGRAPH_RETURN_IF_ERROR(orderingEvent(&signalEvent_));
+    CGRAPH_CU_CHECK(*api_, "cuEventRecord", api_->cuEventRecord(signalEvent_, device_->stream()));
+    CU_OK("cuStreamWaitEvent (caller's stream)", api_->cuStreamWaitEvent(CUstream(stream), signalEvent_, 0));
+  }
+
 private:
+  Error orderingEvent(CUevent *e) {
+    if (*e) return Error::success();
+    CU_OK("cuEventCreate", api_->cuEventCreate(e, CU_EVENT_DISABLE_TIMING));
+  }
+  CUevent joinEvent_ = nullptr, signalEvent_ = nullptr;
   Error pinnedAlloc(void **p, size_t bytes) {
     ++device_->counters().pinnedAllocations;
     CU_OK("cuMemAllocHost", api_->cuMemAllocHost(p, bytes));

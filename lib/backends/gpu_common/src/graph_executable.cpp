@@ -884,6 +884,7 @@ Expected<rt::EventPtr> GraphExecutable::submit(const std::vector<ResolvedSlot> &
     CGRAPH_RETURN_IF_ERROR(e->wait().withContext("waiting for a prior submission"));
   }
   CGRAPH_RETURN_IF_ERROR(driver_->makeCurrent());
+  if (opts.stream) CGRAPH_RETURN_IF_ERROR(driver_->streamJoin(opts.stream));
   // The slots and values of the last submission, which completed its steps: the
   // table, nd-ranges and transfer cells derived from them hold already.
   const bool same = sameAsLastSubmit() && lastSubmitDone_;
@@ -936,6 +937,7 @@ Expected<rt::EventPtr> GraphExecutable::submit(const std::vector<ResolvedSlot> &
     uploading_ = nullptr;
   }
   lastSubmitDone_ = bool(ev);
+  if (ev && opts.stream) CGRAPH_RETURN_IF_ERROR(driver_->streamSignal(opts.stream));
   return ev;
 }
 

@@ -65,6 +65,9 @@ struct Capabilities {
   // Executable::update works (per-node and whole-graph update, enable/disable).
   // Where false, update refuses with an Error and the executable is unchanged.
   bool nodeUpdate = false;
+  // SubmitOptions::stream is honoured (cuda: a CUstream of the device's context).
+  // Where false, enqueue refuses a submission that names a stream (Unsupported).
+  bool callerStreams = false;
 };
 
 struct DeviceInfo {
@@ -209,6 +212,14 @@ struct SubmitOptions {
   // no later node runs and Event::wait() returns that Error. Called from a runtime
   // thread (not necessarily the one that called enqueue). `cgrun compare` uses it.
   std::function<Error(uint32_t node)> afterNode;
+  // The caller's native stream (a CUstream on cuda, in the device's primary context),
+  // or null. The submission starts after the work the caller queued on it so far, and
+  // work the caller queues on it afterwards starts after the submission, without the
+  // host waiting for either (as a library launching on a framework's current stream):
+  // torch.cuda.current_stream().cuda_stream, a CuPy stream's ptr. The stream must stay
+  // valid until the submission completed. Devices without Capabilities::callerStreams
+  // refuse a non-null stream.
+  void *stream = nullptr;
 };
 
 class Executable {

@@ -174,6 +174,19 @@ public:
   virtual Error copyToDevice(uint64_t dst, const void *src, size_t bytes) = 0;
   virtual Error copyToHost(void *dst, uint64_t src, size_t bytes) = 0;
   virtual Error streamSynchronize() = 0;
+  // A caller's stream (rt::SubmitOptions::stream) and the device's stream, ordered
+  // without the host waiting: streamJoin makes the device's stream wait for the work
+  // queued on `stream` so far, streamSignal makes `stream` wait for the work queued on
+  // the device's stream so far. Default: Unsupported (the device does not set
+  // Capabilities::callerStreams).
+  virtual Error streamJoin(void *stream) {
+    (void)stream;
+    return makeError(ErrorCode::Unsupported, "caller streams are not supported on this device");
+  }
+  virtual Error streamSignal(void *stream) {
+    (void)stream;
+    return makeError(ErrorCode::Unsupported, "caller streams are not supported on this device");
+  }
 
   // Pinned host memory and events (no timing).
   virtual Error hostAlloc(void **p, size_t bytes) = 0;
