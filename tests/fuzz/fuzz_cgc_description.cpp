@@ -8,7 +8,7 @@
 // Kernels: one SPIR-V file, "k.spv", compiled once at start-up from kKernels and placed
 // beside the input, so no input runs clang (inputs that name a .cl file still do). The
 // seed corpus (tests/fuzz/corpus/json) uses the kernels below.
-#include "description.h"
+#include "cgraph/description/description.h"
 
 #include "cgraph/format/writer.h"
 #include "cgraph/graph/hazards.h"
@@ -113,10 +113,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     out.write(reinterpret_cast<const char *>(data), std::streamsize(size));
   }
   std::ostringstream text;
-  cgc::DiagSink diags(text);
-  cgc::DescriptionOptions opts;
+  desc::DiagSink diags(desc::streamDiagHandler(text));
+  desc::DescriptionOptions opts;
   Graph g;
-  if (!cgc::loadDescription(path, opts, diags, &g)) {
+  if (!desc::loadDescription(path, opts, diags, &g)) {
     if (diags.errorCount() == 0) {
       std::fprintf(stderr, "load failed without an error:\n%s\n", text.str().c_str());
       std::abort();

@@ -1,7 +1,7 @@
-// cgc's description reader in-process: the position-tracking JSON parser, scalar
+// The description reader (lib/description) in-process: the position-tracking JSON parser, scalar
 // encoding, and a type-confusion sweep proving loadDescription never throws or crashes
 // and always reports clang-style diagnostics.
-#include "description.h"
+#include "cgraph/description/description.h"
 #include "json_pos.h"
 #include "values.h"
 
@@ -18,7 +18,7 @@
 #include <sstream>
 
 using namespace cgraph;
-using namespace cgraph::cgc;
+using namespace cgraph::desc;
 namespace fs = std::filesystem;
 
 namespace {
@@ -55,7 +55,7 @@ struct LoadResult {
 LoadResult load(const fs::path &file, const std::string &text) {
   std::ofstream(file, std::ios::binary) << text;
   std::ostringstream out;
-  DiagSink sink(out);
+  DiagSink sink(streamDiagHandler(out, "cgc"));
   LoadResult r;
   DescriptionOptions opts;
   r.ok = loadDescription(file.string(), opts, sink, &r.graph);

@@ -1,7 +1,6 @@
 #include "driver.h"
 
 #include "cuda_target.h"
-#include "reader.h"
 
 #include "cgraph/format/output_file.h"
 #include "cgraph/format/reader.h"
@@ -72,10 +71,11 @@ int runCompiledInput(const CompileRequest &req, DiagSink &diags, std::ostream &o
 
 int runCompile(const CompileRequest &req, DiagSink &diags, std::ostream &out) {
   if (isCgfFile(req.input)) return runCompiledInput(req, diags, out);
-  Graph g;
-  if (!loadDescription(req.input, req.description, diags, &g)) return 1;
-  Error err = finalizeForFile(g, req.order);
-  if (!err && !req.place.empty()) {
+  Expected<Graph> compiled = desc::compileDescription(req.input, req.description, diags, req.order);
+  if (!compiled) return 1; // reported to `diags`
+  Graph &g = *compiled;
+  Error err;
+  if (!req.place.empty()) {
     // "round-robin:N" or "cost:N" (main.cpp checked the shape).
     const size_t colon = req.place.find(':');
     const uint32_t devices = uint32_t(std::stoul(req.place.substr(colon + 1)));
@@ -125,16 +125,12 @@ int runCompile(const CompileRequest &req, DiagSink &diags, std::ostream &out) {
 
 int runLint(const std::string &input, const DescriptionOptions &opts, OrderKind order, DiagSink &diags) {
   if (!isCgfFile(input)) {
-    Graph g;
-    if (!loadDescription(input, opts, diags, &g)) return 1;
     // The checks compile would do before writing, without writing.
-    Error err = finalizeForFile(g, order);
-    if (!err) {
-      Expected<std::vector<uint8_t>> bytes = writeCgf(g);
-      if (!bytes) err = bytes.error();
-    }
-    if (err) {
-      diags.error(Location::inFile(input), err.message());
+    Expected<Graph> g = desc::compileDescription(input, opts, diags, order);
+    if (!g) return 1; // reported to `diags`
+    Expected<std::vector<uint8_t>> bytes = writeCgf(*g);
+    if (!bytes) {
+      diags.error(Location::inFile(input), bytes.error().message());
       return 1;
     }
     return 0;

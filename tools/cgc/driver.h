@@ -2,8 +2,8 @@
 // and reports through a DiagSink; none throws.
 #pragma once
 
-#include "description.h"
-#include "diagnostics.h"
+#include "cgraph/description/description.h"
+#include "cgraph/description/diagnostics.h"
 
 #include "cgraph/graph/order.h"
 
@@ -12,6 +12,10 @@
 #include <vector>
 
 namespace cgraph::cgc {
+
+using desc::DescriptionOptions;
+using desc::DiagSink;
+using desc::Location;
 
 struct CompileRequest {
   std::string input;

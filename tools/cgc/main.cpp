@@ -90,7 +90,7 @@ int run(int argc, char **argv) {
     return 2; // a usage error, as in every tool
   }
 
-  DiagSink diags(std::cerr);
+  DiagSink diags(desc::streamDiagHandler(std::cerr, "cgc"));
   diags.setQuiet(quiet);
   req.order = order == "bfs" ? OrderKind::BreadthFirst : OrderKind::DepthFirst;
   if (dump->parsed()) return runDump(dumpInput, dumpJson, diags, std::cout);

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace cgraph::cgc {
+namespace cgraph::desc {
 
 // Encodes `v` (a JSON number, or for float types the strings "inf", "-inf", "nan") as
 // type `t`; the result is zero-extended to 64 bits. Integers must be integral and in
@@ -29,4 +29,4 @@ uint16_t toHalf(double v);
 // Appends the scalarSize(t) low bytes of `bits`, little-endian.
 void appendBytes(std::vector<uint8_t> &out, ScalarType t, uint64_t bits);
 
-} // namespace cgraph::cgc
+} // namespace cgraph::desc

@@ -7,7 +7,7 @@
 
 #include <algorithm>
 
-namespace cgraph::cgc {
+namespace cgraph::desc {
 
 namespace {
 
@@ -800,4 +800,4 @@ void DescriptionReader::resolveEdges(GraphCtx &c) {
   }
 }
 
-} // namespace cgraph::cgc
+} // namespace cgraph::desc

@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 
-namespace cgraph::cgc {
+namespace cgraph::desc {
 
 namespace {
 
@@ -386,4 +386,4 @@ bool parseJson(const std::string &text, JValue *out, JsonError *error) {
   return Parser(text).run(out, error);
 }
 
-} // namespace cgraph::cgc
+} // namespace cgraph::desc

@@ -1,13 +1,13 @@
-// Internal to cgc: the description reader's shared declarations (description.cpp,
+// Internal to lib/description: the description reader's shared declarations (description.cpp,
 // description_nodes.cpp, kernels.cpp).
 //
 // Why exceptions here: every accessor of a deeply nested description can fail, and a
 // DescError carries the JSON position to the one boundary (loadDescription) that turns
-// it into a diagnostic. DescError never leaves cgc's reader; third-party exceptions are
+// it into a diagnostic. DescError never leaves the reader; third-party exceptions are
 // caught at that same boundary.
 #pragma once
 
-#include "description.h"
+#include "cgraph/description/description.h"
 #include "json_pos.h"
 
 #include "cgraph/graph/builder.h"
@@ -20,12 +20,13 @@
 #include <string>
 #include <vector>
 
-namespace cgraph::cgc {
+namespace cgraph::desc {
 
 struct DescError {
   Location loc;
   std::string message;
   bool verbatim = false; // `message` is another tool's diagnostics text (clang)
+  ErrorCode code = ErrorCode::Invalid; // Io: the top-level description cannot be read
 };
 
 // Reads a file of at most `maxBytes`; false with a reason (strerror style) otherwise.
@@ -90,6 +91,8 @@ public:
 
   // Parses and builds the description file at `path` (`from`: where it was referenced).
   Graph readFile(const std::string &path, const Location &from, uint32_t depth);
+  // The description `text`, shown as `name` in diagnostics, relative paths against `dir`.
+  Graph readText(const std::string &text, const std::string &name, const std::string &dir, uint32_t depth);
 
 private:
   // One repeat block level while expanding nodes.
@@ -230,4 +233,4 @@ bool isExpressionText(const std::string &s, bool strict);
 // string had escape sequences).
 Pos stringPos(const JValue &v, uint32_t offset);
 
-} // namespace cgraph::cgc
+} // namespace cgraph::desc

@@ -6,13 +6,14 @@
 #include "values.h"
 
 #include "cgraph/graph/hazards.h"
+#include "cgraph/graph/order.h"
 #include "cgraph/graph/validate.h"
 
 #include <algorithm>
 #include <filesystem>
 #include <new>
 
-namespace cgraph::cgc {
+namespace cgraph::desc {
 
 // ---- helpers ------------------------------------------------------------------------
 
@@ -166,16 +167,23 @@ Graph DescriptionReader::readFile(const std::string &path, const Location &from,
   if (std::find(fileStack_.begin(), fileStack_.end(), canon) != fileStack_.end())
     throw fail("subgraph file '" + path + "' includes itself");
   std::string text, why;
-  if (!readWholeFile(path, kMaxDescriptionBytes, &text, &why))
-    throw fail("cannot read '" + path + "': " + why);
-  JValue root;
-  JsonError jerr;
-  if (!parseJson(text, &root, &jerr)) throw DescError{Location::at(path, jerr.pos), jerr.message, false};
+  if (!readWholeFile(path, kMaxDescriptionBytes, &text, &why)) {
+    DescError e = fail("cannot read '" + path + "': " + why);
+    if (depth == 0) e.code = ErrorCode::Io;
+    throw e;
+  }
   fileStack_.push_back(canon);
-  std::string dir = std::filesystem::path(path).parent_path().string();
-  Graph g = readGraph(root, path, dir, depth);
+  Graph g = readText(text, path, std::filesystem::path(path).parent_path().string(), depth);
   fileStack_.pop_back();
   return g;
+}
+
+Graph DescriptionReader::readText(const std::string &text, const std::string &name, const std::string &dir,
+                                  uint32_t depth) {
+  JValue root;
+  JsonError jerr;
+  if (!parseJson(text, &root, &jerr)) throw DescError{Location::at(name, jerr.pos), jerr.message, false};
+  return readGraph(root, name, dir, depth);
 }
 
 Graph DescriptionReader::readGraph(const JValue &root, const std::string &file, const std::string &dir,
@@ -192,7 +200,7 @@ Graph DescriptionReader::readGraph(const JValue &root, const std::string &file, 
   c.map.graphPos = root.pos;
   if (const JValue *v = root.find("version")) {
     uint64_t ver = toU64(file, *v, "'version'");
-    if (ver != 1) failAt(file, *v, "unsupported description version " + v->text + " (this cgc reads version 1)");
+    if (ver != 1) failAt(file, *v, "unsupported description version " + v->text + " (this cgraph reads version 1)");
   }
   if (const JValue *v = root.find("name")) c.g().name = toStr(file, *v, "'name'");
   if (const JValue *v = root.find("edges")) {
@@ -532,31 +540,106 @@ void DescriptionReader::validate(GraphCtx &c, Graph &g, bool warnings) {
 
 // ---- boundary -------------------------------------------------------------------------
 
-bool loadDescription(const std::string &path, const DescriptionOptions &opts, DiagSink &diags, Graph *out) {
+namespace {
+
+// Runs `read` with the reader's allowed directories (`dir`, the include directories,
+// opts.allowDirs), turning DescError and exceptions into diagnostics. `name` labels
+// messages without a better place; `*code` says why it failed.
+template <class F>
+bool runReader(const std::string &name, const std::string &dir, const DescriptionOptions &opts, DiagSink &diags,
+               Graph *out, ErrorCode *code, F read) {
+  *code = ErrorCode::Invalid;
   try {
     AllowedDirs allowed;
-    allowed.add(std::filesystem::path(path).parent_path().string());
+    allowed.add(dir);
     for (const std::string &d : opts.compile.includeDirs) allowed.add(d);
     for (const std::string &d : opts.allowDirs) allowed.add(d);
     DescriptionReader reader(opts, allowed, diags);
-    *out = reader.readFile(path, Location{}, 0);
+    *out = read(reader);
     return diags.errorCount() == 0;
   } catch (const DescError &e) {
+    *code = e.code;
     if (e.verbatim) {
       diags.verbatim(e.message, true);
     } else if (!e.message.empty()) {
       diags.error(e.loc, e.message);
     } else if (diags.errorCount() == 0) {
-      diags.error(Location{}, "invalid description '" + path + "'");
+      diags.error(Location{}, "invalid description '" + name + "'");
     }
     return false;
   } catch (const std::bad_alloc &) {
-    diags.error(Location::inFile(path), "out of memory while reading the description");
+    *code = ErrorCode::OutOfMemory;
+    diags.error(Location::inFile(name), "out of memory while reading the description");
     return false;
   } catch (const std::exception &e) {
-    diags.error(Location::inFile(path), std::string("internal error: ") + e.what());
+    *code = ErrorCode::Internal;
+    diags.error(Location::inFile(name), std::string("internal error: ") + e.what());
     return false;
   }
 }
 
-} // namespace cgraph::cgc
+bool loadFile(const std::string &path, const DescriptionOptions &opts, DiagSink &diags, Graph *out,
+              ErrorCode *code) {
+  return runReader(path, std::filesystem::path(path).parent_path().string(), opts, diags, out, code,
+                   [&](DescriptionReader &r) { return r.readFile(path, Location{}, 0); });
+}
+
+bool loadText(const std::string &text, const std::string &name, const std::string &baseDir,
+              const DescriptionOptions &opts, DiagSink &diags, Graph *out, ErrorCode *code) {
+  if (text.size() > kMaxDescriptionBytes) {
+    *code = ErrorCode::Invalid;
+    diags.error(Location::inFile(name), "description of " + std::to_string(text.size()) +
+                                            " bytes is larger than the limit of " +
+                                            std::to_string(kMaxDescriptionBytes) + " bytes");
+    return false;
+  }
+  return runReader(name, baseDir, opts, diags, out, code,
+                   [&](DescriptionReader &r) { return r.readText(text, name, baseDir, 0); });
+}
+
+// The Error compileDescription* return after diagnostics were reported.
+Error failure(const DiagSink &diags, ErrorCode code, const std::string &name) {
+  std::string message = diags.firstError();
+  if (message.empty()) message = "invalid description '" + name + "'";
+  return makeError(code, message);
+}
+
+Expected<Graph> finish(Graph g, const std::string &name, DiagSink &diags, OrderKind order) {
+  if (Error e = finalizeForFile(g, order)) {
+    diags.error(Location::inFile(name), e.message());
+    return failure(diags, e.code(), name);
+  }
+  return g;
+}
+
+} // namespace
+
+bool loadDescription(const std::string &path, const DescriptionOptions &opts, DiagSink &diags, Graph *out) {
+  ErrorCode code;
+  return loadFile(path, opts, diags, out, &code);
+}
+
+bool loadDescriptionText(const std::string &text, const std::string &name, const std::string &baseDir,
+                         const DescriptionOptions &opts, DiagSink &diags, Graph *out) {
+  ErrorCode code;
+  return loadText(text, name, baseDir, opts, diags, out, &code);
+}
+
+Expected<Graph> compileDescription(const std::string &path, const DescriptionOptions &opts, DiagSink &diags,
+                                   OrderKind order) {
+  Graph g;
+  ErrorCode code;
+  if (!loadFile(path, opts, diags, &g, &code)) return failure(diags, code, path);
+  return finish(std::move(g), path, diags, order);
+}
+
+Expected<Graph> compileDescriptionText(const std::string &text, const std::string &name,
+                                       const std::string &baseDir, const DescriptionOptions &opts,
+                                       DiagSink &diags, OrderKind order) {
+  Graph g;
+  ErrorCode code;
+  if (!loadText(text, name, baseDir, opts, diags, &g, &code)) return failure(diags, code, name);
+  return finish(std::move(g), name, diags, order);
+}
+
+} // namespace cgraph::desc

@@ -9,7 +9,7 @@
 
 #include <optional>
 
-namespace cgraph::cgc {
+namespace cgraph::desc {
 
 namespace {
 
@@ -184,4 +184,4 @@ uint64_t DescriptionReader::readUInt(GraphCtx &c, const JValue &v, const std::st
   return uint64_t(value);
 }
 
-} // namespace cgraph::cgc
+} // namespace cgraph::desc

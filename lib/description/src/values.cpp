@@ -5,7 +5,7 @@
 #include <cstring>
 #include <limits>
 
-namespace cgraph::cgc {
+namespace cgraph::desc {
 
 uint16_t toHalf(double d) {
   float f = static_cast<float>(d);
@@ -121,4 +121,4 @@ void appendBytes(std::vector<uint8_t> &out, ScalarType t, uint64_t bits) {
   for (uint32_t k = 0; k < scalarSize(t); ++k) out.push_back(uint8_t(bits >> (8 * k)));
 }
 
-} // namespace cgraph::cgc
+} // namespace cgraph::desc

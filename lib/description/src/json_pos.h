@@ -1,6 +1,6 @@
 // A small strict JSON parser that remembers where every value came from.
 //
-// cgc needs `file:line:col: error: ...` diagnostics for graph descriptions, and
+// The reader needs `file:line:col: error: ...` diagnostics for graph descriptions, and
 // nlohmann::json keeps no positions, so descriptions are parsed here into a tree of
 // JValue, each with the 1-based line and byte column of its first character (object
 // members also keep the position of their key).
@@ -17,19 +17,16 @@
 // syntax error (the caller prefixes the file name); it never throws.
 #pragma once
 
+#include "cgraph/description/diagnostics.h"
+
 #include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
 
-namespace cgraph::cgc {
+namespace cgraph::desc {
 
 constexpr uint32_t kMaxJsonDepth = 200;
-
-struct Pos {
-  uint32_t line = 1;
-  uint32_t col = 1;
-};
 
 class JValue {
 public:
@@ -75,4 +72,4 @@ struct JsonError {
 
 bool parseJson(const std::string &text, JValue *out, JsonError *error);
 
-} // namespace cgraph::cgc
+} // namespace cgraph::desc

@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <fstream>
 
-namespace cgraph::cgc {
+namespace cgraph::desc {
 
 bool readWholeFile(const std::string &path, uint64_t maxBytes, std::string *out, std::string *why) {
   std::error_code ec;
@@ -202,4 +202,4 @@ const KernelCache::Entry &KernelCache::load(const JValue &entry, const std::stri
   return *entries_.emplace(key, std::move(e)).first->second;
 }
 
-} // namespace cgraph::cgc
+} // namespace cgraph::desc
