@@ -1,6 +1,8 @@
 /* The C API from a plain C11 program: saxpy (examples/saxpy, compiled by cgc at build
  * time) on the cpu with the caller's memory bound in place, results checked, and the
- * error cases (status codes and messages). Usage: test_capi SAXPY.cgf */
+ * error cases (status codes and messages); the description compiler, fusion and saving
+ * (examples/saxpy and examples/chain1000 compiled in-process, results equal to the
+ * cgc-compiled file's). Usage: test_capi SAXPY.cgf SOURCE_DIR */
 #include "cgraph.h"
 
 #include <math.h>
@@ -188,9 +190,162 @@ static void test_last_error_is_per_thread(void) {
         cgraph_type_size(CGRAPH_TYPE_UNKNOWN) == 0);
 }
 
+/* ---- compiling, fusing, saving ---------------------------------------------------- */
+
+static void count_diagnostic(void *user_data, const char *text) {
+  CHECK(text != NULL && strlen(text) > 0);
+  ++*(int *)user_data;
+}
+
+static char *join(const char *a, const char *b) {
+  char *out = malloc(strlen(a) + strlen(b) + 1);
+  strcpy(out, a);
+  strcat(out, b);
+  return out;
+}
+
+static char *read_text(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  char *text = calloc(1, 1 << 16);
+  size_t n = fread(text, 1, (1 << 16) - 1, f);
+  fclose(f);
+  CHECK(n > 0 && n < (1 << 16) - 1);
+  return text;
+}
+
+/* y after one run of `g` (external slot "y" of `n` floats, y[i] = i % 100 before, param
+ * "a" = 0.5) on the cpu; the caller frees it. */
+static float *run_y(cgraph_device cpu, cgraph_graph g, int n) {
+  cgraph_executable exe = NULL;
+  REQUIRE_OK(cgraph_finalize(cpu, g, NULL, &exe));
+  cgraph_bindings b = NULL;
+  REQUIRE_OK(cgraph_bindings_create(exe, &b));
+  float *y = aligned_alloc(64, (size_t)n * 4);
+  for (int i = 0; i < n; ++i)
+    y[i] = (float)(i % 100);
+  uint32_t slot = 0;
+  REQUIRE_OK(cgraph_graph_find_slot(g, "y", &slot));
+  REQUIRE_OK(cgraph_bind_host(b, slot, y, (uint64_t)n * 4));
+  REQUIRE_OK(cgraph_set_param_float_by_name(b, "a", 0.5));
+  REQUIRE_OK(cgraph_run(exe, b));
+  cgraph_bindings_release(b);
+  cgraph_executable_release(exe);
+  return y;
+}
+
+/* examples/saxpy compiled from its file and from its text equals cgc's .cgf. */
+static void test_compile(cgraph_device cpu, const char *saxpy_cgf, const char *src) {
+  char *path = join(src, "/examples/saxpy/graph.json");
+  char *dir = join(src, "/examples/saxpy");
+  cgraph_graph loaded = NULL, compiled = NULL, from_text = NULL;
+  REQUIRE_OK(cgraph_graph_load(saxpy_cgf, &loaded));
+  int diagnostics = 0;
+  cgraph_compile_options opts = cgraph_compile_options_default();
+  opts.diagnostic = count_diagnostic;
+  opts.user_data = &diagnostics;
+  REQUIRE_OK(cgraph_graph_compile_file(path, &opts, &compiled));
+  CHECK(diagnostics == 0); /* saxpy compiles without warnings */
+  CHECK(strcmp(cgraph_graph_name(compiled), "saxpy") == 0);
+  CHECK(cgraph_graph_node_count(compiled) == cgraph_graph_node_count(loaded));
+  CHECK(cgraph_graph_slot_count(compiled) == cgraph_graph_slot_count(loaded));
+  CHECK(cgraph_graph_param_count(compiled) == cgraph_graph_param_count(loaded));
+  char *text = read_text(path);
+  CHECK(text != NULL);
+  REQUIRE_OK(cgraph_graph_compile_string(text, dir, NULL, &from_text));
+  float *want = run_y(cpu, loaded, kN);
+  float *got = run_y(cpu, compiled, kN);
+  float *got_text = run_y(cpu, from_text, kN);
+  CHECK(memcmp(want, got, (size_t)kN * 4) == 0);
+  CHECK(memcmp(want, got_text, (size_t)kN * 4) == 0);
+  CHECK(want[7] == 7.5f);
+  free(want), free(got), free(got_text), free(text), free(path), free(dir);
+  cgraph_graph_release(loaded), cgraph_graph_release(compiled), cgraph_graph_release(from_text);
+}
+
+static void test_compile_errors(const char *src) {
+  cgraph_graph g = (cgraph_graph)1;
+  CHECK(cgraph_graph_compile_file("/nonexistent/dir/graph.json", NULL, &g) == CGRAPH_ERROR_IO);
+  CHECK(g == NULL && strstr(cgraph_last_error(), "/nonexistent/dir/graph.json") != NULL);
+  /* A JSON syntax error and a wrong type, each named by line and column. */
+  CHECK(cgraph_graph_compile_string("{\"name\": }", NULL, NULL, &g) == CGRAPH_ERROR_INVALID);
+  CHECK(strncmp(cgraph_last_error(), "<string>:1:10: error: ", 22) == 0);
+  int diagnostics = 0;
+  cgraph_compile_options opts = cgraph_compile_options_default();
+  opts.source_name = "bad.json";
+  opts.diagnostic = count_diagnostic;
+  opts.user_data = &diagnostics;
+  CHECK(cgraph_graph_compile_string("{\n  \"nodes\": 3\n}", NULL, &opts, &g) == CGRAPH_ERROR_INVALID);
+  CHECK(strstr(cgraph_last_error(), "bad.json:2:12: error: 'nodes' must be an array") != NULL);
+  CHECK(diagnostics == 1);
+  /* A kernel file outside the base directory is refused unless allowed. */
+  const char *outside = "{\"kernels\": [{\"file\": \"../saxpy/kernels/saxpy.cl\"}]}";
+  char *mlp = join(src, "/examples/mlp");
+  char *saxpy = join(src, "/examples/saxpy");
+  CHECK(cgraph_graph_compile_string(outside, mlp, NULL, &g) == CGRAPH_ERROR_INVALID);
+  CHECK(strstr(cgraph_last_error(), "outside the allowed directories") != NULL);
+  const char *allow[] = {saxpy};
+  opts = cgraph_compile_options_default();
+  opts.allow_dirs = allow;
+  opts.allow_dir_count = 1;
+  REQUIRE_OK(cgraph_graph_compile_string(outside, mlp, &opts, &g));
+  CHECK(cgraph_graph_node_count(g) == 0);
+  cgraph_graph_release(g);
+  opts.cl_std = "CL9.9";
+  CHECK(cgraph_graph_compile_string(outside, mlp, &opts, &g) == CGRAPH_ERROR_INVALID);
+  CHECK(strstr(cgraph_last_error(), "cl_std") != NULL);
+  CHECK(cgraph_graph_compile_file(NULL, NULL, &g) == CGRAPH_ERROR_INVALID);
+  free(mlp), free(saxpy);
+}
+
+/* examples/chain1000 fused: far fewer nodes, the same results, saved and loaded again. */
+static void test_fuse_and_save(cgraph_device cpu, const char *saxpy_cgf, const char *src) {
+  enum { n = 4096 };
+  char *path = join(src, "/examples/chain1000/graph.json");
+  cgraph_graph chain = NULL, fused = NULL, reloaded = NULL;
+  REQUIRE_OK(cgraph_graph_compile_file(path, NULL, &chain));
+  CHECK(cgraph_graph_node_count(chain) == 1000);
+  int remarks = 0;
+  cgraph_fuse_options opts = cgraph_fuse_options_default();
+  opts.remark = count_diagnostic;
+  opts.user_data = &remarks;
+  REQUIRE_OK(cgraph_graph_fuse(chain, &opts, &fused));
+  CHECK(cgraph_graph_node_count(chain) == 1000); /* the input is unchanged */
+  CHECK(cgraph_graph_node_count(fused) < 100);
+  CHECK(remarks > 0);
+  float *want = run_y(cpu, chain, n);
+  float *got = run_y(cpu, fused, n);
+  int bad = 0;
+  for (int i = 0; i < n; ++i)
+    if (fabsf(want[i] - got[i]) > 1e-4f * fabsf(want[i]) + 1e-6f) ++bad;
+  CHECK(bad == 0);
+  char *out = join(saxpy_cgf, ".fused.cgf");
+  REQUIRE_OK(cgraph_graph_save(fused, out));
+  REQUIRE_OK(cgraph_graph_load(out, &reloaded));
+  CHECK(cgraph_graph_node_count(reloaded) == cgraph_graph_node_count(fused));
+  float *again = run_y(cpu, reloaded, n);
+  CHECK(memcmp(got, again, n * 4) == 0);
+  remove(out);
+  CHECK(cgraph_graph_save(fused, src) != CGRAPH_OK); /* a directory */
+  CHECK(strstr(cgraph_last_error(), src) != NULL);
+  cgraph_graph none = (cgraph_graph)1;
+  opts = cgraph_fuse_options_default();
+  opts.auto_fuse = 0;
+  CHECK(cgraph_graph_fuse(chain, &opts, &none) == CGRAPH_ERROR_INVALID && none == NULL);
+  CHECK(strstr(cgraph_last_error(), "nothing to fuse") != NULL);
+  const char *scratch[] = {"nosuch"};
+  opts = cgraph_fuse_options_default();
+  opts.internalize = scratch;
+  opts.internalize_count = 1;
+  CHECK(cgraph_graph_fuse(chain, &opts, &none) == CGRAPH_ERROR_INVALID);
+  CHECK(strstr(cgraph_last_error(), "nosuch") != NULL);
+  free(want), free(got), free(again), free(out), free(path);
+  cgraph_graph_release(chain), cgraph_graph_release(fused), cgraph_graph_release(reloaded);
+}
+
 int main(int argc, char **argv) {
-  if (argc != 2) {
-    fprintf(stderr, "usage: test_capi SAXPY.cgf\n");
+  if (argc != 3) {
+    fprintf(stderr, "usage: test_capi SAXPY.cgf SOURCE_DIR\n");
     return 2;
   }
   CHECK(cgraph_api_version() == CGRAPH_API_VERSION);
@@ -212,6 +367,9 @@ int main(int argc, char **argv) {
   cgraph_executable none = exe;
   CHECK(cgraph_finalize(cpu, NULL, &opts, &none) == CGRAPH_ERROR_INVALID && none == NULL);
   cgraph_executable_release(exe);
+  test_compile(cpu, argv[1], argv[2]);
+  test_compile_errors(argv[2]);
+  test_fuse_and_save(cpu, argv[1], argv[2]);
   cgraph_device_release(cpu);
   if (failures)
     fprintf(stderr, "%d checks failed\n", failures);
