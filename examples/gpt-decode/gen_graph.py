@@ -20,7 +20,7 @@ import model  # noqa: E402
 
 F32 = 4
 LIN_WG, LIN_NB, LIN_OR = 64, 8, 4  # linear.cl's tiling; the nd-ranges below depend on it
-LN_WG, ATT_WG, AM_WG = 128, 128, 256
+LN_WG, ATT_WG, ATT_CHUNK, AM_WG = 128, 128, 64, 256
 EPI_BIAS, EPI_GELU, EPI_ACCUMULATE = 1, 2, 4
 EPS = 1e-5
 
@@ -49,9 +49,15 @@ def slots(cfg: model.Config) -> list:
         for n in shape:
             count *= n
         out.append({"name": name, "count": count, "type": "f32", "external": True})
-    for name, width in (("x", D), ("h", D), ("qkv", 3 * D), ("att", D), ("m", F)):
+    # att_part: attention_part's records, [b, H, NCH_MAX, head_dim + 4] (attention.cl)
+    part = cfg.heads * n_chunks(cfg) * (cfg.head_dim + 4)
+    for name, width in (("x", D), ("h", D), ("qkv", 3 * D), ("att_part", part), ("att", D), ("m", F)):
         out.append({"name": name, "count": f"$b * {width}", "type": "f32", "init": "transient"})
     return out
+
+
+def n_chunks(cfg: model.Config) -> int:
+    return -(-cfg.context_max // ATT_CHUNK)
 
 
 def ref(slot: str, offset: int):
@@ -77,9 +83,12 @@ def layer_nodes(cfg: model.Config, l: int) -> list:
         layernorm(f"ln1.{l}", "h", "x", "ln1_g", "ln1_b", l * D * F32, D),
         linear(f"qkv.{l}", "qkv", "h", "wqkv", l * 3 * D * D * F32, "bqkv", l * 3 * D * F32,
                D, 3 * D, EPI_BIAS),
-        {"name": f"attn.{l}", "kernel": "attention", "global": [ATT_WG * cfg.heads, "$b"],
-         "local": [ATT_WG, 1],
-         "args": ["att", "qkv", ref("k_cache", cache_off), ref("v_cache", cache_off), "$t", D]},
+        {"name": f"attn.{l}", "kernel": "attention_part",
+         "global": [ATT_WG * cfg.heads, "$b", f"ceil_div($t + 1, {ATT_CHUNK})"], "local": [ATT_WG, 1, 1],
+         "args": ["att_part", "qkv", ref("k_cache", cache_off), ref("v_cache", cache_off), "$t", D]},
+        {"name": f"attn_sum.{l}", "kernel": "attention_combine",
+         "global": [cfg.head_dim * cfg.heads, "$b"], "local": [cfg.head_dim, 1],
+         "args": ["att", "att_part", "$t", D]},
         linear(f"proj.{l}", "x", "att", "wo", l * D * D * F32, "bo", l * D * F32,
                D, D, EPI_BIAS | EPI_ACCUMULATE),
         layernorm(f"ln2.{l}", "h", "x", "ln2_g", "ln2_b", l * D * F32, D),
@@ -117,7 +126,8 @@ def describe(cfg: model.Config) -> dict:
             {"file": "kernels/layernorm.cl", "defines": {"LN_WG": LN_WG}},
             {"file": "kernels/linear.cl", "defines": {"LIN_WG": LIN_WG, "LIN_NB": LIN_NB, "LIN_OR": LIN_OR}},
             {"file": "kernels/attention.cl",
-             "defines": {"ATT_WG": ATT_WG, "HD": cfg.head_dim, "T_MAX": cfg.context_max}},
+             "defines": {"ATT_WG": ATT_WG, "ATT_CHUNK": ATT_CHUNK, "HD": cfg.head_dim,
+                         "T_MAX": cfg.context_max, "NCH_MAX": n_chunks(cfg)}},
             {"file": "kernels/argmax.cl", "defines": {"AM_WG": AM_WG}},
         ],
         # b defaults to B_MAX: the declared sizes (Slot.size) are then the largest ones.
@@ -134,7 +144,8 @@ def main() -> None:
     ap.add_argument("-o", "--output", required=True)
     args = ap.parse_args()
     cfg = model.get(args.config)
-    assert cfg.head_dim % 4 == 0 and ATT_WG % cfg.head_dim == 0 and cfg.d_model % 4 == 0
+    groups = ATT_WG // (cfg.head_dim // 4)  # attention.cl's position groups: a power of two
+    assert cfg.head_dim % 4 == 0 and groups & (groups - 1) == 0 and ATT_CHUNK <= ATT_WG and cfg.d_model % 4 == 0
     with open(args.output, "w") as f:
         json.dump(describe(cfg), f, indent=1)
         f.write("\n")

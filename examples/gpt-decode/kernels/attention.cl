@@ -1,19 +1,31 @@
-// Attention of one decode step for one layer: one work-group of ATT_WG work-items per
-// (head, sequence) (global [ATT_WG * heads, rows], local [ATT_WG, 1]).
+// Attention of one decode step for one layer, split over the cache positions
+// (split-K, "flash decoding") so that a small batch still fills a GPU:
+//
+// attention_part: one work-group of ATT_WG work-items per (head, sequence, chunk of
+//   ATT_CHUNK positions); global [ATT_WG * heads, rows, ceil_div(t + 1, ATT_CHUNK)],
+//   local [ATT_WG, 1, 1]. It writes the chunk's softmax statistics and unnormalized
+//   weighted sum of v into part[(i * heads + head) * NCH_MAX + chunk]: a record of
+//   HD + 4 floats, [max, sum of exp, -, -, acc[HD]].
+// attention_combine: one work-group of HD work-items per (head, sequence); global
+//   [HD * heads, rows], local [HD, 1]. It rescales the chunks' records to a common
+//   maximum and writes out[i, head * HD ..] = acc / sum.
 //
 // qkv [rows, 3 * d_model] holds q, k, v of this step; k_cache and v_cache point at this
-// layer's [B_MAX, T_MAX, d_model] part. The work-group stores its head's k and v of
-// position t into the caches and uses them straight from qkv, so the caches are read
-// once (positions 0..t-1) and never read where this kernel writes. Scores of positions
-// 0..t live in local memory (T_MAX floats); softmax with the maximum subtracted.
-// The weighted sum splits positions over ATT_WG / HD groups of HD work-items (one per
-// dimension, consecutive work-items on consecutive floats), then a tree over the groups.
+// layer's [B_MAX, T_MAX, d_model] part. The work-group whose chunk holds position t
+// stores that head's k and v into the caches; every work-group takes position t straight
+// from qkv, so the caches are read once (positions 0..t-1), never where they are written.
+// HD (head dimension, a multiple of 4), T_MAX and NCH_MAX = ceil_div(T_MAX, ATT_CHUNK)
+// come from the graph; ATT_CHUNK <= ATT_WG, and ATT_WG / (HD / 4) is a power of two.
 #ifndef ATT_WG
 #define ATT_WG 128
 #endif
-// HD (head dimension, a multiple of 4 dividing ATT_WG) and T_MAX come from the graph.
+#ifndef ATT_CHUNK
+#define ATT_CHUNK 64
+#endif
 
-#define ATT_GROUPS (ATT_WG / HD)
+#define ATT_LANES (HD / 4)             // work-items per position in the weighted sum
+#define ATT_GROUPS (ATT_WG / ATT_LANES) // positions summed side by side
+#define ATT_REC (HD + 4)               // floats per partial record
 
 // Tree reduction over the work-group; is_max selects max instead of sum.
 static float group_reduce(float v, __local float *red, int is_max) {
@@ -30,14 +42,17 @@ static float group_reduce(float v, __local float *red, int is_max) {
 }
 
 __kernel __attribute__((reqd_work_group_size(ATT_WG, 1, 1)))
-void attention(__global float *out, __global const float *qkv, __global float *k_cache,
-               __global float *v_cache, int t, int d_model) {
+void attention_part(__global float *part, __global const float *qkv, __global float *k_cache,
+                    __global float *v_cache, int t, int d_model) {
   __local float q[HD];
-  __local float scores[T_MAX];
+  __local float scores[ATT_CHUNK];
   __local float red[ATT_WG];
+  __local float4 red4[ATT_WG];
   const int lid = get_local_id(0);
-  const int head = get_group_id(0);
+  const int head = get_group_id(0), heads = get_num_groups(0);
   const size_t i = get_group_id(1);
+  const int chunk = get_group_id(2);
+  const int p0 = chunk * ATT_CHUNK, p1 = min(p0 + ATT_CHUNK, t + 1);
   __global const float *qrow = qkv + i * 3 * d_model + head * HD;
   __global const float *k_new = qrow + d_model;
   __global const float *v_new = qrow + 2 * d_model;
@@ -46,40 +61,60 @@ void attention(__global float *out, __global const float *qkv, __global float *k
 
   for (int d = lid; d < HD; d += ATT_WG) {
     q[d] = qrow[d];
-    k_cache[base + (size_t)t * d_model + d] = k_new[d];
-    v_cache[base + (size_t)t * d_model + d] = v_new[d];
+    if (p1 == t + 1) { // this chunk holds position t
+      k_cache[base + (size_t)t * d_model + d] = k_new[d];
+      v_cache[base + (size_t)t * d_model + d] = v_new[d];
+    }
   }
   barrier(CLK_LOCAL_MEM_FENCE);
 
-  float m = -INFINITY;
-  for (int p = lid; p <= t; p += ATT_WG) {
+  float s = -INFINITY;
+  const int p = p0 + lid;
+  if (lid < ATT_CHUNK && p < p1) {
     __global const float *kp = p == t ? k_new : k_cache + base + (size_t)p * d_model;
-    float s = 0.0f;
-    for (int d = 0; d < HD / 4; ++d) s += dot(vload4(d, q), vload4(d, kp));
-    s *= scale;
-    scores[p] = s;
-    m = fmax(m, s);
+    float dotv = 0.0f;
+    for (int d = 0; d < HD / 4; ++d) dotv += dot(vload4(d, q), vload4(d, kp));
+    s = dotv * scale;
   }
-  m = group_reduce(m, red, 1);
-  float sum = 0.0f;
-  for (int p = lid; p <= t; p += ATT_WG) {
-    const float e = exp(scores[p] - m);
-    scores[p] = e;
-    sum += e;
-  }
-  sum = group_reduce(sum, red, 0); // its barriers also publish scores[]
+  const float m = group_reduce(s, red, 1);
+  const float e = (lid < ATT_CHUNK && p < p1) ? exp(s - m) : 0.0f;
+  if (lid < ATT_CHUNK) scores[lid] = e;
+  const float sum = group_reduce(e, red, 0); // its barriers also publish scores[]
 
-  const int d = lid % HD, g = lid / HD;
-  float acc = 0.0f;
-  for (int p = g; p <= t; p += ATT_GROUPS) {
-    __global const float *vp = p == t ? v_new : v_cache + base + (size_t)p * d_model;
-    acc += scores[p] * vp[d];
+  const int lane = lid % ATT_LANES, g = lid / ATT_LANES;
+  float4 acc = (float4)(0.0f);
+  for (int pp = p0 + g; pp < p1; pp += ATT_GROUPS) {
+    __global const float *vp = pp == t ? v_new : v_cache + base + (size_t)pp * d_model;
+    acc += scores[pp - p0] * vload4(lane, vp);
   }
-  red[lid] = acc;
+  red4[lid] = acc;
   barrier(CLK_LOCAL_MEM_FENCE);
-  for (int s = ATT_GROUPS / 2; s > 0; s >>= 1) {
-    if (g < s) red[lid] += red[lid + s * HD];
+  for (int st = ATT_GROUPS / 2; st > 0; st >>= 1) {
+    if (g < st) red4[lid] += red4[lid + st * ATT_LANES];
     barrier(CLK_LOCAL_MEM_FENCE);
   }
-  if (lid < HD) out[i * d_model + head * HD + lid] = red[lid] / sum;
+  __global float *rec = part + ((i * heads + head) * NCH_MAX + chunk) * ATT_REC;
+  if (lid == 0) {
+    rec[0] = m;
+    rec[1] = sum;
+  }
+  if (lid < ATT_LANES) vstore4(red4[lid], lid + 1, rec); // acc starts at float 4
+}
+
+__kernel __attribute__((reqd_work_group_size(HD, 1, 1)))
+void attention_combine(__global float *out, __global const float *part, int t, int d_model) {
+  const int d = get_local_id(0);
+  const int head = get_group_id(0), heads = get_num_groups(0);
+  const size_t i = get_group_id(1);
+  const int chunks = (t + ATT_CHUNK) / ATT_CHUNK; // ceil_div(t + 1, ATT_CHUNK)
+  __global const float *recs = part + (i * heads + head) * NCH_MAX * ATT_REC;
+  float m = -INFINITY;
+  for (int c = 0; c < chunks; ++c) m = fmax(m, recs[c * ATT_REC]);
+  float sum = 0.0f, acc = 0.0f;
+  for (int c = 0; c < chunks; ++c) {
+    const float w = exp(recs[c * ATT_REC] - m);
+    sum += recs[c * ATT_REC + 1] * w;
+    acc += recs[c * ATT_REC + 4 + d] * w;
+  }
+  out[i * d_model + head * HD + d] = acc / sum;
 }

@@ -6,7 +6,7 @@
 // work-items computes LIN_OR output columns for LIN_NB batch rows: the work-items split K
 // (float4 loads along the weight rows, consecutive work-items on consecutive float4s),
 // each keeps LIN_OR x LIN_NB partial sums, and a local-memory tree reduction combines
-// them. Each weight element is read by one work-group per LIN_NB batch rows, so once per
+// those of the rows present (its additions spread over all work-items). Each weight element is read by one work-group per LIN_NB batch rows, so once per
 // step for rows <= LIN_NB; every x row read is shared by LIN_OR weight rows.
 //
 // nd-range: global [ceil_div(o_dim, LIN_OR) * LIN_WG, ceil_div(rows, LIN_NB)],
@@ -23,6 +23,16 @@
 #define LIN_OR 4
 #endif
 
+#if LIN_WG == 64
+#define LIN_WG_LOG2 6
+#elif LIN_WG == 128
+#define LIN_WG_LOG2 7
+#elif LIN_WG == 256
+#define LIN_WG_LOG2 8
+#else
+#error "LIN_WG must be 64, 128 or 256"
+#endif
+
 #define EPI_BIAS 1
 #define EPI_GELU 2
 #define EPI_ACCUMULATE 4
@@ -33,11 +43,15 @@ static float gelu_tanh(float x) {
   return 0.5f * x * (1.0f + tanh(c * (x + 0.044715f * x * x * x)));
 }
 
-// Sums red[a * LIN_WG + 0 .. LIN_WG) into red[a * LIN_WG] for every accumulator a.
-static void reduce_partials(__local float *red, int lid) {
-  for (int s = LIN_WG / 2; s > 0; s >>= 1) {
-    if (lid < s)
-      for (int a = 0; a < LIN_ACC; ++a) red[a * LIN_WG + lid] += red[a * LIN_WG + lid + s];
+// Sums red[a * LIN_WG + 0 .. LIN_WG) into red[a * LIN_WG] for accumulators a < active: a
+// tree (halving per level), each level's additions spread over all work-items so that
+// few active accumulators (small batches) or many cost the same number of levels.
+static void reduce_partials(__local float *red, int lid, int active) {
+  for (int s = LIN_WG / 2, shift = LIN_WG_LOG2 - 1; s > 0; s >>= 1, --shift) {
+    for (int idx = lid; idx < (active << shift); idx += LIN_WG) {
+      const int a = idx >> shift, e = idx & (s - 1);
+      red[a * LIN_WG + e] += red[a * LIN_WG + e + s];
+    }
     barrier(CLK_LOCAL_MEM_FENCE);
   }
 }
@@ -65,18 +79,21 @@ void linear(__global float *y, __global const float *x, __global const float *w,
     for (int r = 0; r < LIN_NB; ++r) {
       if (r < nr) {
         const float4 xv = vload4(k, xs + (size_t)r * k_dim);
-        for (int j = 0; j < LIN_OR; ++j) acc[j * LIN_NB + r] += dot(wv[j], xv);
+        for (int j = 0; j < LIN_OR; ++j) acc[r * LIN_OR + j] += dot(wv[j], xv);
       }
     }
   }
 
-  for (int a = 0; a < LIN_ACC; ++a) red[a * LIN_WG + lid] = acc[a];
+  // Accumulator a = r * LIN_OR + j: the rows present (r < nr) are the first ones.
+  const int active = nr * LIN_OR;
+  for (int a = 0; a < LIN_ACC; ++a)
+    if (a < active) red[a * LIN_WG + lid] = acc[a];
   barrier(CLK_LOCAL_MEM_FENCE);
-  reduce_partials(red, lid);
+  reduce_partials(red, lid, active);
 
-  if (lid < LIN_ACC) {
-    const int j = lid / LIN_NB, r = lid % LIN_NB, o = o0 + j;
-    if (r < nr && o < o_dim) {
+  if (lid < active) {
+    const int r = lid / LIN_OR, o = o0 + lid % LIN_OR;
+    if (o < o_dim) {
       float v = red[lid * LIN_WG];
       if (epilogue & EPI_BIAS) v += bias[o];
       if (epilogue & EPI_GELU) v = gelu_tanh(v);

@@ -71,9 +71,11 @@ def test_out_of_range_batch_or_position_is_refused(cfg, weights, small_cgf):
     import cgraph
 
     decoder = decode.Decoder(small_cgf, weights, cfg, "cpu")
-    for b, t, slot in [(cfg.batch_max + 1, 0, "tokens"), (0, 0, "embed"),
-                       (1, cfg.context_max, "k_cache"), (1, -1, "k_cache")]:
-        with pytest.raises(cgraph.InvalidError, match=f"'{slot}'"):
+    # Each refusal names what is out of range: a slot too small for b, an nd-range of
+    # no work-items, the caches' guard for t (t = -1 also leaves attention no chunk).
+    for b, t, names in [(cfg.batch_max + 1, 0, "'tokens'"), (0, 0, "'embed'"),
+                        (1, cfg.context_max, "'k_cache'"), (1, -1, "'k_cache'|'attn.0'")]:
+        with pytest.raises(cgraph.InvalidError, match=names):
             decoder.step(b, t, np.zeros(min(max(b, 1), cfg.batch_max), np.int32))
 
 
@@ -143,6 +145,14 @@ def test_committed_descriptions_are_what_gen_graph_writes(name, tmp_path):
                     "-o", str(out)], check=True)
     with open(os.path.join(EXAMPLE, f"{name}.json")) as f:
         assert out.read_text() == f.read(), f"{name}.json is stale: rerun gen_graph.py"
+
+
+@pytest.mark.parametrize("b,t", [(8, 127), (5, 64), (1, 0)])
+def test_no_kernel_reaches_outside_its_buffers(b, t, small_cgf):
+    """cgrun --check-bounds (cpu): every buffer access checked against its binding; the
+    external slots are zeros, so every token is 0 and every value finite."""
+    subprocess.run([tool("CGRUN"), small_cgf, "--check-bounds", "--param", f"b={b}", "--param", f"t={t}"],
+                   check=True, capture_output=True)
 
 
 def test_gpt2_description_compiles(tmp_path):
