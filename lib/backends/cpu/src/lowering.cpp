@@ -51,6 +51,8 @@
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Transforms/IPO/AlwaysInliner.h>
 #include <llvm/Transforms/InstCombine/InstCombine.h>
+#include <llvm/Transforms/Scalar/LICM.h>
+#include <llvm/Transforms/Scalar/LoopUnrollAndJamPass.h>
 #include <llvm/Transforms/Scalar/SimplifyCFG.h>
 #include <llvm/Transforms/Vectorize/SLPVectorizer.h>
 #include <llvm/Transforms/Utils/BasicBlockUtils.h>
@@ -83,12 +85,6 @@ void initTargets() {
   std::call_once(once, [] {
     InitializeNativeTarget();
     InitializeNativeTargetAsmPrinter();
-    // Unroll-and-jam of the work-item x loop around an inner kernel loop (matmul's k)
-    // turns per-item scalar code into contiguous loads the SLP vectorizer packs; the
-    // O3 pipeline only runs it when this option is on.
-    auto &opts = cl::getRegisteredOptions();
-    auto it = opts.find("enable-unroll-and-jam");
-    if (it != opts.end()) static_cast<cl::opt<bool> *>(it->second)->setValue(true);
     // Experiments: CGRAPH_CPU_LLVM_ARGS="-opt=value ..." reaches LLVM's own options (it
     // is part of hostCompileOptions(), so cached objects built without it do not match).
     if (std::getenv("CGRAPH_CPU_LLVM_ARGS")) {
@@ -1567,6 +1563,21 @@ Error runO3(Module &m, TargetMachine &tm) {
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
   ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(OptimizationLevel::O3);
+  // Unroll-and-jam of the work-item x loops that ask for it (emitLoop's
+  // llvm.loop.unroll_and_jam.count: the x loop around a kernel loop, matmul's k) turns
+  // per-item scalar code into contiguous loads the SLP vectorizer packs. LLVM 14's O3
+  // adds the pass only under its process-wide `enable-unroll-and-jam` option, which
+  // would change every other pipeline of the process (the cuda and hip lowerings')
+  // behind their cache keys, so this pipeline adds it itself, after O3, with the
+  // clean-up O3 runs after it (instruction combining, hoisting of what the jammed
+  // work-items share).
+  {
+    FunctionPassManager jam;
+    jam.addPass(createFunctionToLoopPassAdaptor(LoopUnrollAndJamPass(OptimizationLevel::O3.getSpeedupLevel())));
+    jam.addPass(InstCombinePass());
+    jam.addPass(createFunctionToLoopPassAdaptor(LICMPass(), /*UseMemorySSA=*/true, /*UseBlockFrequencyInfo=*/true));
+    mpm.addPass(createModuleToFunctionPassAdaptor(std::move(jam)));
+  }
   // LLVM 14's O3 runs the SLP vectorizer before unroll-and-jam: once more after it, so
   // the jammed work-items (emitLoop) become vectors.
   {
