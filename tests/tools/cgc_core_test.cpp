@@ -512,3 +512,37 @@ TEST_CASE("expression errors point into the string", "[cgc][expr]") {
   CHECK(err("", R"([{ "name": "a", "bytes": "many" }])") ==
         ":2:35: error: slot 'bytes' must be a non-negative integer, found string\n");
 }
+
+TEST_CASE("the library reports to the caller's handler and returns errors as values", "[cgc][library]") {
+  std::vector<Diag> seen;
+  DiagSink sink([&seen](const Diag &d) { seen.push_back(d); });
+  DescriptionOptions opts;
+  Expected<Graph> missing = compileDescription("/nonexistent/dir/graph.json", opts, sink);
+  REQUIRE_FALSE(missing);
+  CHECK(missing.error().code() == ErrorCode::Io);
+  CHECK(missing.error().message().find("/nonexistent/dir/graph.json") != std::string::npos);
+  REQUIRE(seen.size() == 1);
+  CHECK(seen[0].severity == Severity::Error);
+
+  seen.clear();
+  DiagSink second([&seen](const Diag &d) { seen.push_back(d); });
+  const std::string text = "{\n  \"slots\": [\n    {\"name\": \"s\", \"count\": 4, \"type\": \"f32\"},\n"
+                           "    {\"name\": \"s\", \"count\": 4, \"type\": \"f32\"}\n  ]\n}\n";
+  Expected<Graph> dup = compileDescriptionText(text, "mem.json", "", opts, second);
+  REQUIRE_FALSE(dup);
+  CHECK(dup.error().code() == ErrorCode::Invalid);
+  CHECK(dup.error().message() == "mem.json:4:14: error: duplicate slot name 's'");
+  CHECK(second.firstError() == dup.error().message());
+  REQUIRE(seen.size() == 2); // the error and its note, in the order reported
+  CHECK(formatDiag(seen[0]) == "mem.json:3:5: note: slot 's' first declared here");
+  CHECK(formatDiag(seen[1]) == dup.error().message());
+  CHECK(formatDiag(Diag{Severity::Warning, Location{}, "w", false}, "cgc") == "cgc: warning: w");
+
+  DiagSink silent; // counts only
+  const std::string good = "{\"name\": \"g\", \"slots\": [{\"name\": \"s\", \"count\": 4, \"type\": \"f32\"}]}";
+  Expected<Graph> ok = compileDescriptionText(good, "good.json", "", opts, silent);
+  REQUIRE(ok);
+  CHECK(ok->name == "g");
+  CHECK(ok->slots.size() == 1);
+  CHECK(silent.errorCount() == 0);
+}
