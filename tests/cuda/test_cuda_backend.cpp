@@ -254,7 +254,7 @@ bool tableRing() {
   return *o->tableRing;
 }
 // Whether replay submissions complete through the done word (the default with the ring;
-// CGRAPH_CUDA_DONE_WORD=0 records events instead).
+// CudaBackendOptions::completionWord off records events instead).
 bool doneWord() {
   auto o = cuda::resolveOptions({});
   REQUIRE(o);
@@ -392,7 +392,7 @@ TEST_CASE("cuda: completions in flight outlive their executable; a host task las
 TEST_CASE("cuda: finalizes after the first take their pinned words from the pool", "[cuda][ring]") {
   // The ring, its count and the done word are small pinned blocks (gpu_common
   // pinned_pool.h): once an executable gave them back, the next finalize and its
-  // submissions pin no new host memory (CGRAPH_CUDA_PINNED_POOL=0: one each).
+  // submissions pin no new host memory (CudaBackendOptions::pinnedPool off: one each).
   auto resolved = cuda::resolveOptions({});
   REQUIRE(resolved);
   const bool pool = *resolved->pinnedPool;

@@ -14,7 +14,6 @@ using cgraph::test::ScopedEnv;
 namespace {
 struct CleanEnv {
   ScopedEnv a{"CGRAPH_CUDA_COARSEN_MIN", nullptr}, b{"CGRAPH_CUDA_TABLE_RING", nullptr},
-      c{"CGRAPH_CUDA_DONE_WORD", nullptr}, d{"CGRAPH_CUDA_PINNED_POOL", nullptr},
       e{"CGRAPH_CUDA_CONDITIONALS", nullptr};
 };
 } // namespace
@@ -33,14 +32,11 @@ TEST_CASE("cuda options: defaults without the environment", "[cuda][options]") {
 TEST_CASE("cuda options: the environment fills unset fields, explicit ones win", "[cuda][options]") {
   CleanEnv clean;
   ScopedEnv a("CGRAPH_CUDA_COARSEN_MIN", "0"), b("CGRAPH_CUDA_TABLE_RING", "0"),
-      c("CGRAPH_CUDA_DONE_WORD", "false"), d("CGRAPH_CUDA_PINNED_POOL", "off"),
       e("CGRAPH_CUDA_CONDITIONALS", "staged");
   auto filled = cuda::resolveOptions({});
   REQUIRE(filled);
   CHECK(*filled->coarsenMinItems == 0);
   CHECK_FALSE(*filled->tableRing);
-  CHECK_FALSE(*filled->completionWord);
-  CHECK_FALSE(*filled->pinnedPool);
   CHECK_FALSE(*filled->nativeConditionals);
   cuda::CudaBackendOptions mine;
   mine.coarsenMinItems = 64;

@@ -86,11 +86,9 @@ private:
 
 Expected<CpuOptions> resolveOptions(const CpuOptions &options) {
   CpuOptions o = options;
-  CGRAPH_RETURN_IF_ERROR(rt::env::fillFlag(o.specializeShapes, "CGRAPH_CPU_SPECIALIZE"));
-  CGRAPH_RETURN_IF_ERROR(rt::env::fillFlag(o.tuneLaunches, "CGRAPH_CPU_TUNE_LAUNCHES"));
+  CGRAPH_RETURN_IF_ERROR(rt::env::fillFlag(o.barrierFibers, "CGRAPH_CPU_FIBERS"));
   CGRAPH_RETURN_IF_ERROR(rt::env::fillText(o.dumpDir, "CGRAPH_CPU_DUMP_DIR"));
-  if (!o.specializeShapes) o.specializeShapes = true;
-  if (!o.tuneLaunches) o.tuneLaunches = true;
+  if (!o.barrierFibers) o.barrierFibers = false;
   return o;
 }
 

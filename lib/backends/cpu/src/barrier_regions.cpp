@@ -88,12 +88,6 @@ void markContextScope(Function &body, const std::vector<Value *> &ctxPtrs) {
 
 namespace {
 
-// A/B switch for benchmarks (CGRAPH_CPU_LLVM_ARGS=-cgraph-cpu-uniform=0): every value
-// live across a barrier becomes a context array, uniform or not.
-cl::opt<bool> kCarryUniform("cgraph-cpu-uniform", cl::init(true),
-                            cl::desc("cgraph cpu backend: carry group-uniform values across "
-                                     "barriers as one value per group"));
-
 // Whole-value loads and stores only (the liveness below treats a store as a full kill).
 bool onlyWholeAccesses(AllocaInst *a) {
   for (User *u : a->users()) {
@@ -362,13 +356,10 @@ bool splitAtBarriers(Function &body, Function &barrier, unsigned numParams, Barr
   // crossing value is often copied from one that is not (a loop counter's phi, demoted
   // above, reloaded and demoted again where it is used in another block), and a load
   // from an alloca outside the candidates would count as varying.
-  std::set<AllocaInst *> uniform;
-  if (kCarryUniform) {
-    std::vector<AllocaInst *> whole;
-    for (AllocaInst *a : allocas)
-      if (index.count(a)) whole.push_back(a);
-    uniform = uniformAllocas(body, numParams, whole);
-  }
+  std::vector<AllocaInst *> whole;
+  for (AllocaInst *a : allocas)
+    if (index.count(a)) whole.push_back(a);
+  const std::set<AllocaInst *> uniform = uniformAllocas(body, numParams, whole);
   std::vector<AllocaInst *> carried;
   for (AllocaInst *a : crossing)
     (uniform.count(a) ? carried : context).push_back(a);

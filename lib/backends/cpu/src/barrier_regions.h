@@ -20,7 +20,7 @@
 // or reduction stride, stored from uniform values under uniform control) are carried
 // as one value per group: the wrapper passes each region the value in and takes it back
 // out, so `tile[lid + s]` stays a contiguous access the vectorizers can use, not a
-// gather (A/B: CGRAPH_CPU_LLVM_ARGS=-cgraph-cpu-uniform=0).
+// gather.
 //
 // Thread-safety: operates on one llvm::Function, whose context the caller owns.
 #pragma once

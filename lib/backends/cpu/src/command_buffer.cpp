@@ -65,7 +65,7 @@ struct PreparedNode {
 // observes its shape or has loops or barriers (PoCL compiles per shape: loop_result's
 // `% get_local_size(0)` and its loop to the local size took it 0.9 us a launch, the
 // general kernel 1.2). At most this many shapes per kernel and executable: each is a
-// compile of its own (kept in the kernel cache). CpuOptions::specializeShapes.
+// compile of its own (kept in the kernel cache).
 constexpr size_t kMaxShapesPerKernel = 4;
 
 // Runs submissions one at a time, in FIFO order. A submission that finds the queue idle
@@ -207,8 +207,7 @@ class CpuExecutable : public rt::Executable {
 public:
   CpuExecutable(CpuDevice &device, Graph flat, const rt::FinalizeOptions &opts)
       : Executable(device, std::move(flat), opts.mode), cpu_(device), useCache_(opts.useCache),
-        checkBounds_(device.options().checkBounds), specializeShapes_(*device.options().specializeShapes),
-        tuneLaunches_(*device.options().tuneLaunches) {}
+        checkBounds_(device.options().checkBounds) {}
 
   Error prepare(const rt::FinalizeOptions &opts) {
     const Graph &g = graph_;
@@ -320,7 +319,7 @@ public:
   // Swaps `p`'s replay kernel for one specialized for its planned shape where that
   // applies (kMaxShapesPerKernel above). Errors: the specialized compile failing.
   Error specialize(PreparedNode &p, uint32_t kernel) {
-    if (mode_ == rt::ExecMode::Eager || !specializeShapes_) return Error::success();
+    if (mode_ == rt::ExecMode::Eager) return Error::success();
     if (!p.kernel->heavy && !p.kernel->groupShape) return Error::success();
     const Launch &l = p.plan.l;
     LocalSpecialization spec;
@@ -350,7 +349,6 @@ public:
     const JitKernel *k = (*slot)->find(spec.kernel);
     if (!k) return makeError("kernel '" + spec.kernel + "' missing from its specialized module");
     LaunchPlan plan;
-    plan.tuneAllowed = tuneLaunches_;
     planLaunch(*k, p.localBytes, p.launch, plan);
     // (The same kernel facts plan the same groups; were they to differ, the general
     // kernel stays.)
@@ -376,9 +374,7 @@ public:
     } else {
       chooseLocalSize(*p.kernel, graph_.kernels[graph_.nodes[p.node].kernel], l);
     }
-    if (!plan) return;
-    p.plan.tuneAllowed = tuneLaunches_;
-    planLaunch(*p.kernel, p.localBytes, l, p.plan);
+    if (plan) planLaunch(*p.kernel, p.localBytes, l, p.plan);
   }
 
   Expected<rt::EventPtr> submit(const std::vector<ResolvedSlot> &slots, const std::vector<uint64_t> &params,
@@ -594,8 +590,6 @@ private:
   CpuDevice &cpu_;
   bool useCache_;
   bool checkBounds_; // the device's CpuOptions::checkBounds
-  bool specializeShapes_; // CpuOptions::specializeShapes
-  bool tuneLaunches_;     // CpuOptions::tuneLaunches
   std::vector<uint32_t> order_;
   std::vector<std::vector<uint32_t>> levels_;
   std::vector<PreparedNode> nodes_;

@@ -13,7 +13,7 @@ namespace cgraph::cpu {
 CpuBuffer::~CpuBuffer() { std::free(data_); }
 
 CpuDevice::CpuDevice(const CpuOptions &options)
-    : options_(options), info_(hostDeviceInfo()), compiler_(options_.dumpDir, options_.cache) {}
+    : options_(options), info_(hostDeviceInfo()), compiler_(options_.dumpDir, options_.cache, *options_.barrierFibers) {}
 
 Expected<std::unique_ptr<rt::Buffer>> CpuDevice::allocate(uint64_t bytes, uint32_t alignment) {
   if (alignment < 64) alignment = 64;

@@ -68,7 +68,7 @@ extern "C" void cgraph_cpu_bounds_fail(uint64_t table, uint64_t arg, uint64_t of
 // block (ctx[kCtxPrivate]).
 using WgLoopFn = void (*)(const uint64_t *args, const uint64_t *ctx, char *local);
 // Kernels with barriers the region split declines (or all of them with
-// CGRAPH_CPU_LLVM_ARGS=-cgraph-cpu-fibers): `cgk.<name>.wi` runs one work-item as a
+// CpuOptions::barrierFibers): `cgk.<name>.wi` runs one work-item as a
 // fiber; barrier() switches fibers.
 using WiFn = void (*)(const uint64_t *args, const uint64_t *ctx, char *local, uint64_t lx,
                       uint64_t ly, uint64_t lz);
@@ -101,12 +101,14 @@ struct LocalSpecialization {
 // `moduleName` names the module in errors. With `spec`, only that kernel is lowered,
 // specialized for its work-group shape. With `checkBounds`, every kernel's buffer
 // accesses are checked (BoundsTable). With `dumpDir`, the optimized IR is written there
-// as `<moduleName>.ll` (debugging; a file that cannot be written is skipped).
+// as `<moduleName>.ll` (debugging; a file that cannot be written is skipped). With
+// `fibers`, kernels with barriers run as work-item fibers even where the barrier cut
+// would apply (CpuOptions::barrierFibers).
 Expected<std::vector<uint8_t>> lowerToObject(const uint8_t *spirv, size_t size,
                                              const std::string &moduleName,
                                              const LocalSpecialization *spec = nullptr,
                                              bool checkBounds = false,
-                                             const std::string *dumpDir = nullptr);
+                                             const std::string *dumpDir = nullptr, bool fibers = false);
 // The options string that enters the cache key (host CPU, features, compiler version).
 std::string hostCompileOptions();
 
@@ -153,8 +155,10 @@ struct CompiledModule {
 class KernelCompiler {
 public:
   // `dumpDir`: CpuOptions::dumpDir (lowerToObject); `cache`: the kernel cache's
-  // directory and disk tier (CpuOptions::cache).
-  KernelCompiler(std::optional<std::string> dumpDir = std::nullopt, rt::KernelCacheOptions cache = {});
+  // directory and disk tier (CpuOptions::cache); `fibers`: CpuOptions::barrierFibers
+  // (part of the cache key).
+  KernelCompiler(std::optional<std::string> dumpDir = std::nullopt, rt::KernelCacheOptions cache = {},
+                 bool fibers = false);
   ~KernelCompiler();
   // Compiles (or finds) `module` and resolves the kernels named in `kernelNames`.
   // `checkBounds`: compiled with bounds checks (JitKernel::checked); part of the key.
@@ -200,7 +204,6 @@ struct LaunchPlan {
   uint64_t privateOffset = 0;
   uint64_t scratchBytes = 0;
   bool inlineRun = true;  // on the calling thread
-  bool tuneAllowed = true; // CpuOptions::tuneLaunches; planLaunch leaves it as it is
   uint64_t grain = 1;
   uint64_t ctx[kCtxFields] = {}; // launch-wide ctx fields; group id and size of group 0
   // A launch planned for the pool (inlineRun false) whose work the plan cannot weigh

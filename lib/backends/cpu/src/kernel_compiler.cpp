@@ -61,6 +61,7 @@ struct KernelCompiler::Impl {
   std::unique_ptr<cache::KernelCache<CompiledModule>> modules;
   std::optional<std::string> dumpDir;
   rt::KernelCacheOptions cacheOptions;
+  bool fibers = false;
 
   Error ensureJit() {
     if (jit) return Error::success();
@@ -134,10 +135,11 @@ struct KernelCompiler::Impl {
   }
 };
 
-KernelCompiler::KernelCompiler(std::optional<std::string> dumpDir, rt::KernelCacheOptions cache)
+KernelCompiler::KernelCompiler(std::optional<std::string> dumpDir, rt::KernelCacheOptions cache, bool fibers)
     : impl_(std::make_unique<Impl>()) {
   impl_->dumpDir = std::move(dumpDir);
   impl_->cacheOptions = std::move(cache);
+  impl_->fibers = fibers;
 }
 KernelCompiler::~KernelCompiler() = default;
 uint64_t KernelCompiler::compiles() const {
@@ -173,7 +175,7 @@ KernelCompiler::Impl::get(const KernelModule &module, const std::vector<std::str
   auto build = [&]() -> Expected<Cache::Built> {
     ++compiles;
     Expected<std::vector<uint8_t>> object =
-        lowerToObject(spirv.data(), spirv.size(), module.name, spec, checkBounds, dumpDir ? &*dumpDir : nullptr);
+        lowerToObject(spirv.data(), spirv.size(), module.name, spec, checkBounds, dumpDir ? &*dumpDir : nullptr, fibers);
     if (!object) return object.error();
     Expected<std::shared_ptr<CompiledModule>> mod = load(*object, kernelNames, module.name);
     if (!mod) return mod.error();
@@ -200,6 +202,8 @@ KernelCompiler::Impl::get(const KernelModule &module, const std::vector<std::str
             std::to_string(spec->local[1]) + "," + std::to_string(spec->local[2]);
   // Bounds-checked objects are other code: the mode joins both keys.
   if (checkBounds) shape += " check-bounds";
+  // So are kernels whose barriers run as fibers.
+  if (fibers) shape += " fibers";
   ck.buildOptions += shape;
   for (const std::string &n : kernelNames)
     ck.kernelNames += (ck.kernelNames.empty() ? "" : ",") + n;

@@ -85,12 +85,6 @@ void initTargets() {
   std::call_once(once, [] {
     InitializeNativeTarget();
     InitializeNativeTargetAsmPrinter();
-    // Experiments: CGRAPH_CPU_LLVM_ARGS="-opt=value ..." reaches LLVM's own options (it
-    // is part of hostCompileOptions(), so cached objects built without it do not match).
-    if (std::getenv("CGRAPH_CPU_LLVM_ARGS")) {
-      const char *argv[] = {"cgraph-cpu"};
-      cl::ParseCommandLineOptions(1, argv, "", nullptr, "CGRAPH_CPU_LLVM_ARGS");
-    }
   });
 }
 
@@ -308,36 +302,7 @@ uint64_t alignTo(uint64_t v, uint64_t a) {
 // consecutive, and the late SLP pass (runO3) packs them into vectors of this width
 // (where the kernel's `restrict` parameters left scope declarations in the x loop,
 // WorkItemScopesPass removes them first, or unroll-and-jam declines the loop).
-// Overridable for experiments: CGRAPH_CPU_LLVM_ARGS=-cgraph-cpu-jam=N (0: off).
-cl::opt<unsigned>
-    kJamCount("cgraph-cpu-jam", cl::init(8),
-              cl::desc("cgraph cpu backend: work-items unrolled-and-jammed around kernel loops"));
-
-// A/B: CGRAPH_CPU_LLVM_ARGS=-cgraph-cpu-item-scopes=0 keeps the x loops' scope
-// declarations (WorkItemScopesPass).
-cl::opt<bool> kWorkItemScopes(
-    "cgraph-cpu-item-scopes", cl::init(true),
-    cl::desc("cgraph cpu backend: drop work-item noalias scope declarations from x loops"));
-
-// A/B switch for benchmarks: CGRAPH_CPU_LLVM_ARGS=-cgraph-cpu-fibers runs every kernel
-// with barriers as work-item fibers (part of hostCompileOptions() through llvm-args).
-cl::opt<bool>
-    kForceFibers("cgraph-cpu-fibers", cl::init(false),
-                 cl::desc("cgraph cpu backend: run kernels with barriers as work-item fibers"));
-
-// A/B switch (CGRAPH_CPU_LLVM_ARGS=-cgraph-cpu-promote=0): the barrier split sees the
-// -O0 body's allocas as they are (promoteAllocas).
-cl::opt<bool> kPromoteBeforeSplit(
-    "cgraph-cpu-promote", cl::init(true),
-    cl::desc("cgraph cpu backend: promote allocas to SSA values before the barrier split"));
-
-// A/B switch for benchmarks (CGRAPH_CPU_LLVM_ARGS=-cgraph-cpu-contended=0): no kernel is
-// marked as contending on a few atomic words (contendedAtomics()), so small launches of
-// atomics64.cl's kind are split over the threads as before.
-cl::opt<bool> kMarkContended(
-    "cgraph-cpu-contended", cl::init(true),
-    cl::desc("cgraph cpu backend: run small launches whose atomics all hit work-item-"
-             "independent addresses on one thread"));
+constexpr unsigned kJamCount = 8;
 
 // Work-items interleaved by the x loop of a long straight-line work-item (a fused
 // chain: hundreds of dependent operations, more than the core's reorder window sees):
@@ -348,17 +313,9 @@ cl::opt<bool> kMarkContended(
 // interleave count, a power of two, either left the pipes idle or overflowed the
 // registers: ilp.h); the scalar loop the vectorizer leaves for the last work-items
 // (fewer than a vector) is interleaved two at a time, so a group of 13 long work-items
-// is one vector and 5 work-items in three steps, not 13 chains one after another. 0 or
-// 1 turns it off (A/B: CGRAPH_CPU_LLVM_ARGS=-cgraph-cpu-ilp=0).
-cl::opt<unsigned>
-    kIlpCount("cgraph-cpu-ilp", cl::init(8),
-              cl::desc("cgraph cpu backend: most vectors of work-items interleaved in long kernels"));
+// is one vector and 5 work-items in three steps, not 13 chains one after another.
+constexpr unsigned kIlpCount = 8;
 constexpr unsigned kIlpWidth = 8;
-// A/B: CGRAPH_CPU_LLVM_ARGS=-cgraph-cpu-ilp-tail=0 leaves the scalar remainder loop as
-// it was and sends groups of fewer than 2 * kIlpWidth work-items to the loop the
-// vectorizer chooses itself (a scalar loop for long_chain).
-cl::opt<bool> kIlpTail("cgraph-cpu-ilp-tail", cl::init(true),
-                       cl::desc("cgraph cpu backend: interleave the last work-items of long kernels"));
 // A loop-free work-item of at least this many instructions is "long" (above).
 constexpr size_t kLongBody = 256;
 
@@ -412,8 +369,7 @@ void emitLoop(IRBuilder<> &b, Value *bound, const char *name, F emit, LoopHints 
                        node({MDString::get(ctx, "llvm.loop.unroll.disable")})}));
     // ... and so is the scalar loop the vectorizer leaves for the last work-items (fewer
     // than a vector): run one after another, 5 long work-items cost 5 chains' latency.
-    if (kIlpTail)
-      md.push_back(node({MDString::get(ctx, "llvm.loop.vectorize.followup_epilogue"),
+    md.push_back(node({MDString::get(ctx, "llvm.loop.vectorize.followup_epilogue"),
                          node({MDString::get(ctx, kIlpLoopMarker)}),
                          node({MDString::get(ctx, "llvm.loop.isvectorized"),
                                ConstantAsMetadata::get(b.getInt32(1))}),
@@ -1117,8 +1073,7 @@ void emitGroupLoop(IRBuilder<> &b, BodyArgs &ba, F emit, bool ilp = false, bool 
       BasicBlock *wide = BasicBlock::Create(ctx, "x.wide", f);
       BasicBlock *narrow = BasicBlock::Create(ctx, "x.narrow", f);
       BasicBlock *join = BasicBlock::Create(ctx, "x.join", f);
-      const uint64_t wideFrom = straight ? (kIlpTail ? 2 : 2 * uint64_t(kIlpWidth))
-                                         : uint64_t(kIlpWidth) * kIlpCount;
+      const uint64_t wideFrom = straight ? 2 : uint64_t(kIlpWidth) * kIlpCount;
       b.CreateCondBr(b.CreateICmpUGE(lx, b.getInt64(wideFrom)), wide, narrow);
       b.SetInsertPoint(wide);
       if (straight)
@@ -1147,25 +1102,8 @@ void emitGroupLoop(IRBuilder<> &b, BodyArgs &ba, F emit, bool ilp = false, bool 
 // work-item once the body is inlined into the loop; a pointer loaded or selected from
 // several objects may be one). `firstOut`..: region parameters that point at the
 // wrapper's carried uniform values, which every work-item stores alike. Returns the
-// group, or null when no access was tagged. A/B: -cgraph-cpu-parallel=0.
-cl::opt<bool> kParallelAccesses(
-    "cgraph-cpu-parallel", cl::init(true),
-    cl::desc("cgraph cpu backend: mark work-item loops' shared-memory accesses parallel"));
+// group, or null when no access was tagged.
 
-// A/B: CGRAPH_CPU_LLVM_ARGS=-cgraph-cpu-guards=0 keeps every x loop over the whole group.
-cl::opt<bool> kGuards("cgraph-cpu-guards", cl::init(true),
-                      cl::desc("cgraph cpu backend: narrow x loops to the work-items that pass a "
-                               "guard on their x id (guards.h)"));
-
-// A/B: CGRAPH_CPU_LLVM_ARGS=-cgraph-cpu-clamps=0 keeps clamped x indices in every work-item.
-cl::opt<bool> kClamps("cgraph-cpu-clamps", cl::init(true),
-                      cl::desc("cgraph cpu backend: x loops split where clamped x indices are "
-                               "the identity (guards.h XClamps)"));
-
-// A/B: CGRAPH_CPU_LLVM_ARGS=-cgraph-cpu-div-runs=0 divides per work-item (guards.h XDivision).
-cl::opt<bool> kDivisionRuns("cgraph-cpu-div-runs", cl::init(true),
-                            cl::desc("cgraph cpu backend: x loops in runs of one quotient of a "
-                                     "division by a group-uniform value"));
 
 bool sharedMemory(const Value *ptr, unsigned numParams, unsigned firstOut) {
   SmallVector<const Value *, 4> objs;
@@ -1184,7 +1122,6 @@ bool sharedMemory(const Value *ptr, unsigned numParams, unsigned firstOut) {
 }
 
 void tagParallelAccesses(Function &f, unsigned numParams, unsigned firstOut, MDNode *&group) {
-  if (!kParallelAccesses) return;
   for (BasicBlock &bb : f)
     for (Instruction &i : bb) {
       const Value *ptr = nullptr;
@@ -1226,17 +1163,17 @@ void emitWrappers(Module &m, const KernelPlan &k) {
     XDivision div;
     std::vector<Value *> divExtra;
     XClamps clamps;
-    if (kGuards && !k.longBody) {
+    if (!k.longBody) {
       promoteAllocas(*k.body);
       findWorkItemGuard(*k.body, k.numParams, k.body->arg_size(), guard);
-      if (kDivisionRuns && findXDivision(guard.low ? *guard.low : *k.body, k.numParams, div) &&
+      if (findXDivision(guard.low ? *guard.low : *k.body, k.numParams, div) &&
           !guard.low)
         guard.low = k.body; // no guard: every work-item "passes" (bound null)
     }
-    if (kClamps && !div.seg) {
+    if (!div.seg) {
       // Long bodies take the interleaved x loop (emitGroupLoop) unless they clamp x
       // indices: then the guard as well, so the clamp-free clone runs unmasked.
-      const bool longGuard = kGuards && k.longBody;
+      const bool longGuard = k.longBody;
       auto search = [&](Function &body, WorkItemGuard &g, XClamps &c) {
         if (longGuard) {
           promoteAllocas(body);
@@ -1311,10 +1248,8 @@ void emitWrappers(Module &m, const KernelPlan &k) {
     std::vector<WorkItemGuard> guards(k.regions.regions.size());
     for (size_t r = 0; r < k.regions.regions.size(); ++r) {
       Function *rf = k.regions.regions[r];
-      if (kGuards) {
-        promoteAllocas(*rf);
-        findWorkItemGuard(*rf, k.numParams, firstOut, guards[r]);
-      }
+      promoteAllocas(*rf);
+      findWorkItemGuard(*rf, k.numParams, firstOut, guards[r]);
       tagParallelAccesses(*rf, k.numParams, firstOut, group);
       if (guards[r].low) tagParallelAccesses(*guards[r].low, k.numParams, firstOut, group);
     }
@@ -1554,7 +1489,7 @@ Error runO3(Module &m, TargetMachine &tm) {
   });
 #endif
   pb.registerVectorizerStartEPCallback([](FunctionPassManager &fpm, OptimizationLevel) {
-    if (kWorkItemScopes) fpm.addPass(WorkItemScopesPass());
+    fpm.addPass(WorkItemScopesPass());
   });
   fam.registerPass([&] { return tm.getTargetIRAnalysis(); });
   pb.registerModuleAnalyses(mam);
@@ -1596,15 +1531,13 @@ Error runO3(Module &m, TargetMachine &tm) {
 } // namespace
 
 std::string hostCompileOptions() {
-  initTargets(); // parses CGRAPH_CPU_LLVM_ARGS, which can change kJamCount and kIlpCount
+  initTargets();
   // The builtin library is linked into every object: a changed library must miss.
   static const size_t builtinsHash = std::hash<std::string_view>{}(
       std::string_view(reinterpret_cast<const char *>(kBuiltinsBitcode), kBuiltinsBitcodeSize));
   // cgraph-cpu-7: `.info` has nine fields (cgraph-cpu-6 objects had eight).
   std::string s = "cgraph-cpu-7 llvm-14 builtins=" + std::to_string(builtinsHash) +
                   " cpu=" + sys::getHostCPUName().str();
-  if (const char *llvmArgs = std::getenv("CGRAPH_CPU_LLVM_ARGS"))
-    s += std::string(" llvm-args=") + llvmArgs;
   s += " jam=" + std::to_string(unsigned(kJamCount)) + " ilp=" + std::to_string(unsigned(kIlpCount));
   StringMap<bool> features;
   if (sys::getHostCPUFeatures(features)) {
@@ -1622,7 +1555,7 @@ std::string hostCompileOptions() {
 Expected<std::vector<uint8_t>> lowerToObject(const uint8_t *spirv, size_t size,
                                              const std::string &moduleName,
                                              const LocalSpecialization *spec, bool checkBounds,
-                                             const std::string *dumpDir) {
+                                             const std::string *dumpDir, bool fibers) {
   initTargets();
   LLVMContext ctx;
   // LLVM's diagnostics never reach stderr (lib/ never prints): errors are kept and fail
@@ -1807,11 +1740,11 @@ Expected<std::vector<uint8_t>> lowerToObject(const uint8_t *spirv, size_t size,
                       });
       guardDivisions(*body);
       plan.itemCost = itemCost(*body);
-      plan.contended = kMarkContended && contendedAtomics(*body, plan.numParams);
+      plan.contended = contendedAtomics(*body, plan.numParams);
     }
     std::string whyNot;
-    if (plan.barrier && !kForceFibers && kPromoteBeforeSplit) promoteAllocas(*body);
-    if (plan.barrier && !kForceFibers &&
+    if (plan.barrier && !fibers) promoteAllocas(*body);
+    if (plan.barrier && !fibers &&
         splitAtBarriers(*body, *cast<Function>(barrierFn.getCallee()), plan.numParams, plan.regions,
                         whyNot)) {
       emitWrappers(m, plan);

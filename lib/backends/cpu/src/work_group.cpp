@@ -181,17 +181,13 @@ namespace {
 // most the pool's time on every worker (2 cores: 2 x 20 us), once per plan.
 constexpr uint8_t kTuneRuns = 2;
 constexpr uint64_t kTuneMaxPoolNs = 20000;
-// CpuOptions::tuneLaunches off (LaunchPlan::tuneAllowed) keeps every such launch on the
-// pool, as do ThreadSanitizer builds: the tests' racy-kernel checks need its
-// work-groups on several threads.
-bool tuneLaunches(const LaunchPlan &p) {
+// ThreadSanitizer builds keep every such launch on the pool: the tests' racy-kernel
+// checks need its work-groups on several threads.
 #ifdef CGRAPH_CPU_TSAN
-  (void)p;
-  return false;
+constexpr bool kTuneLaunches = false;
 #else
-  return p.tuneAllowed;
+constexpr bool kTuneLaunches = true;
 #endif
-}
 
 uint64_t nowNs() {
   return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -234,7 +230,7 @@ Error runPlanned(const JitKernel &k, const uint64_t *args, LaunchPlan &p) {
     }
   };
   using Tune = LaunchPlan::Tune;
-  const bool tune = !p.inlineRun && tuneLaunches(p);
+  const bool tune = !p.inlineRun && kTuneLaunches;
   const bool timed = tune && p.tune != Tune::Decided;
   const bool inlineNow = p.inlineRun || (tune && p.tune == Tune::Inline) ||
                          (tune && p.tune == Tune::Decided && p.inlineBestNs < p.poolBestNs);

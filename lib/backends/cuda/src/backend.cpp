@@ -91,8 +91,6 @@ Expected<CudaBackendOptions> resolveOptions(const CudaBackendOptions &opts) {
   CudaBackendOptions o = opts;
   CGRAPH_RETURN_IF_ERROR(rt::env::fillCount(o.coarsenMinItems, "CGRAPH_CUDA_COARSEN_MIN"));
   CGRAPH_RETURN_IF_ERROR(rt::env::fillFlag(o.tableRing, "CGRAPH_CUDA_TABLE_RING"));
-  CGRAPH_RETURN_IF_ERROR(rt::env::fillFlag(o.completionWord, "CGRAPH_CUDA_DONE_WORD"));
-  CGRAPH_RETURN_IF_ERROR(rt::env::fillFlag(o.pinnedPool, "CGRAPH_CUDA_PINNED_POOL"));
   CGRAPH_RETURN_IF_ERROR(rt::env::fillChoice(o.nativeConditionals, "CGRAPH_CUDA_CONDITIONALS",
                                              {{"native", true}, {"staged", false}}));
   if (!o.coarsenMinItems) o.coarsenMinItems = uint64_t(1) << 20;

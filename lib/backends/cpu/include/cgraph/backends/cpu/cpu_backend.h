@@ -38,14 +38,11 @@ struct CpuOptions {
   // fails naming the node, the kernel, the argument and the byte offset. Kernels compile
   // separately (the mode is part of their cache key) and run slower.
   bool checkBounds = false;
-  // Replay nodes with a fixed range whose groups are all full run their kernel compiled
-  // for the node's work-group shape where the kernel observes its shape or has loops or
-  // barriers (docs/backends/cpu.md). Unset: CGRAPH_CPU_SPECIALIZE (a flag), else on.
-  std::optional<bool> specializeShapes;
-  // A launch planned for the thread pool whose cost the plan cannot weigh is timed on
-  // the pool and on the calling thread and keeps the faster way. Unset:
-  // CGRAPH_CPU_TUNE_LAUNCHES (a flag), else on. ThreadSanitizer builds never tune.
-  std::optional<bool> tuneLaunches;
+  // Kernels with barriers run as work-item fibers (Boost.Context) even where the cut at
+  // their barriers into loops applies; that cut is faster, and fibers are otherwise
+  // only its fallback: this exercises the fallback on every barrier kernel (tests).
+  // Compiled apart (part of the cache key). Unset: CGRAPH_CPU_FIBERS (a flag), else off.
+  std::optional<bool> barrierFibers;
   // A directory: the optimized IR of every module compiled (not found in the cache) is
   // written there as `<module>.ll` (debugging). Unset: CGRAPH_CPU_DUMP_DIR, else none.
   std::optional<std::string> dumpDir;

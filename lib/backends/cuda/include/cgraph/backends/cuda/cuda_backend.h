@@ -73,13 +73,13 @@ struct CudaBackendOptions {
   // cuEventRecord per submission (0.13-0.2 us of host time). Waiting reads that word
   // (spinning, then yielding, then sleeping in 20 us steps) and asks cuStreamQuery
   // now and then, so a device fault is still an error. Profiled submissions, eager
-  // mode and graphs with native conditionals record events as before. Unset:
-  // CGRAPH_CUDA_DONE_WORD (a flag), else on.
+  // mode and graphs with native conditionals record events as before. Unset: on (off
+  // only for the benchmark's comparison).
   std::optional<bool> completionWord;
   // Small pinned host blocks (the table ring, its launch count, the done word, small
   // staging buffers) come from a pool of reused pinned chunks (gpu_common
-  // pinned_pool.h) instead of one cuMemAllocHost each per finalize. Unset:
-  // CGRAPH_CUDA_PINNED_POOL (a flag), else on.
+  // pinned_pool.h) instead of one cuMemAllocHost each per finalize. Unset: on (off
+  // only for the benchmark's comparison).
   std::optional<bool> pinnedPool;
   // `if`/`while` nodes become CUDA conditional nodes where the body allows it (native);
   // false: they always run runtime-driven (rt::finalizeStaged), as on other backends.
