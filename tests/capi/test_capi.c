@@ -284,6 +284,7 @@ static void test_compile_errors(const char *src) {
   char *saxpy = join(src, "/examples/saxpy");
   CHECK(cgraph_graph_compile_string(outside, mlp, NULL, &g) == CGRAPH_ERROR_INVALID);
   CHECK(strstr(cgraph_last_error(), "outside the allowed directories") != NULL);
+  CHECK(strstr(cgraph_last_error(), "; add its directory to allow_dirs") != NULL);
   const char *allow[] = {saxpy};
   opts = cgraph_compile_options_default();
   opts.allow_dirs = allow;

@@ -28,6 +28,7 @@ int run(int argc, char **argv) {
   app.require_subcommand(0, 1);
 
   CompileRequest req;
+  req.description.allowDirsHint = "add its directory with --allow-dir";
   std::string order = "dfs";
   bool quiet = false;
   app.add_option("input", req.input, "graph description (.json)");

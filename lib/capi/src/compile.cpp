@@ -56,6 +56,7 @@ Error descriptionOptions(const cgraph_compile_options &o, desc::DescriptionOptio
     out->compile.clStd = v;
   }
   out->keepSource = o.keep_source != 0;
+  out->allowDirsHint = "add its directory to allow_dirs";
   return Error::success();
 }
 

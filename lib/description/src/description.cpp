@@ -149,7 +149,7 @@ void AllowedDirs::check(const std::string &file, const JValue &at, const std::st
     list += (list.empty() ? "" : ", ") + d;
   }
   failAt(file, at, what + " '" + path + "' resolves to '" + r + "', outside the allowed directories (" + list +
-                       "); add its directory with --allow-dir");
+                       "); " + hint_);
 }
 
 // ---- files and graphs -----------------------------------------------------------------
@@ -551,6 +551,7 @@ bool runReader(const std::string &name, const std::string &dir, const Descriptio
   *code = ErrorCode::Invalid;
   try {
     AllowedDirs allowed;
+    allowed.setHint(opts.allowDirsHint);
     allowed.add(dir);
     for (const std::string &d : opts.compile.includeDirs) allowed.add(d);
     for (const std::string &d : opts.allowDirs) allowed.add(d);

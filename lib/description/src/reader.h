@@ -43,9 +43,12 @@ public:
   // Throws DescError at `at` in `file` when `path` resolves outside every allowed
   // directory; `what` names the field ("'data_file'", "kernel file").
   void check(const std::string &file, const JValue &at, const std::string &what, const std::string &path) const;
+  // How the refusal tells the user to allow a directory (DescriptionOptions::allowDirsHint).
+  void setHint(std::string hint) { hint_ = std::move(hint); }
 
 private:
   std::vector<std::string> dirs_; // resolved, absolute
+  std::string hint_;
 };
 
 // Compiled or loaded kernel files, shared by a graph and its subgraphs so that one file

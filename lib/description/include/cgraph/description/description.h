@@ -50,6 +50,9 @@ struct DescriptionOptions {
   // --allow-dir), besides the description's own folder and compile.includeDirs; files
   // elsewhere are refused before they are read.
   std::vector<std::string> allowDirs;
+  // The end of the message refusing a file outside them: how this program's user allows
+  // a directory (cgc: "add its directory with --allow-dir").
+  std::string allowDirsHint = "add its directory to the allowed directories";
 };
 
 // Limits that keep hostile descriptions from exhausting memory.
