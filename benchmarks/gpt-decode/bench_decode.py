@@ -25,6 +25,7 @@ Every measurement is guarded: a failure prints its error and the run goes on.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import subprocess
@@ -456,6 +457,9 @@ def main(argv=None) -> int:
         return 0
     results = {"config": cfg.name, "torch": torch.__version__, "device": args.device, "sizes": sizes,
                "steps": args.steps, "warmup": args.warmup}
+    if args.cgf:
+        with open(args.cgf, "rb") as f:
+            results["cgf"] = {"path": args.cgf, "sha256": hashlib.sha256(f.read()).hexdigest()}
     if args.device.startswith("cuda"):
         results["gpu"] = torch.cuda.get_device_name()
     print(f"GPT-2 decode benchmark: config {cfg.name}, {args.device}"
