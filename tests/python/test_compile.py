@@ -221,3 +221,14 @@ def test_save_and_load_again(tmp_path, fused):
     np.testing.assert_array_equal(run(loaded)["y"], run(fused)["y"])
     with pytest.raises(cgraph.Error, match=str(tmp_path)):
         fused.save(tmp_path)  # a directory
+
+
+def test_threads_compile_at_once(saxpy_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(4) as pool:
+        graphs = list(pool.map(lambda _: cgraph.compile(EXAMPLES / "saxpy" / "graph.json"), range(8)))
+    loaded = cgraph.load(saxpy_path)
+    for g in graphs:
+        assert_same_graph(g, loaded)
+    np.testing.assert_array_equal(run(graphs[-1])["y"], run(loaded)["y"])
