@@ -16,7 +16,7 @@ from pathlib import Path
 from ._errors import error_for
 
 LIBRARY_NAME = "libcgraph.so"
-API_VERSION = 1
+API_VERSION = 2
 
 
 class SlotInfo(ctypes.Structure):

@@ -37,7 +37,7 @@ extern "C" {
 
 /* Version of this header's API; cgraph_api_version() returns the library's. A library
  * with the same value is compatible with this header. */
-#define CGRAPH_API_VERSION 1
+#define CGRAPH_API_VERSION 2
 
 /* Status codes; the values are stable. Non-zero values mirror cgraph::ErrorCode. */
 typedef enum cgraph_status {
