@@ -1,6 +1,7 @@
-// Internal interface between the graph side (fuse_graph.cpp: legality, arguments,
-// rewriting the Graph) and the LLVM side (fuse_ir.cpp: building the fused kernel).
-// Not installed. Thread-safety: buildFusedKernel uses its own LLVMContext.
+// Internal interface between the graph side of fusion (graph_internal.h: legality,
+// arguments, rewriting the Graph) and the LLVM side (ir_internal.h: building the fused
+// kernel). Not installed. No LLVM types cross it. Thread-safety: buildFusedKernel,
+// chainCuts and workGroupUse each use their own LLVMContext.
 #pragma once
 
 #include <cstdint>
@@ -27,8 +28,8 @@ struct Range {
   uint64_t total() const { return global[0] * global[1] * global[2]; }
 };
 
-// How an instance's work-items are placed in the fused range (fuse_graph.cpp decides,
-// naming the rule when it refuses; fuse_ir.cpp rewrites the builtins):
+// How an instance's work-items are placed in the fused range (ranges.cpp decides,
+// naming the rule when it refuses; remap.cpp rewrites the builtins):
 //   Same:   the instance's range is the fused one.
 //   Guard:  same dimensions, local size and offset, each global size at most the fused
 //           one: the instance runs where get_global_id(d) < offset + its size in every
@@ -41,6 +42,9 @@ struct Range {
 //           work-group spanning its range (get_local_size = global size, local id =
 //           global id, group id 0, one group), which is why it must not use barriers.
 enum class Remap : uint8_t { Same, Guard, Linear };
+
+// "64x16": the range's sizes of one kind (`v`: global, local or offset), for remarks.
+std::string shapeText(const Range &r, const uint64_t *v);
 
 struct FusedParam {
   uint32_t inst = 0;              // representative kernel instance (index into IrRequest::insts)
@@ -72,7 +76,7 @@ struct IrRequest {
   std::vector<FusedParam> params;
   bool hasLocalMem = false; // some kernel gets a __local argument: keep barriers
   bool noBarriers = false;  // the plan asserts no work-item reads another's results
-  bool noAlias = true;      // mark single-parameter slots noalias (see fuse_ir.cpp)
+  bool noAlias = true;      // mark single-parameter slots noalias (see signature.cpp)
   // The fused node's nd-range. `literal` false: some size is a graph parameter, every
   // instance has the same range and nothing is remapped (the ranges then hold only the
   // dimension count).
