@@ -22,6 +22,119 @@ std::string identifier(const std::string &s) {
   return r;
 }
 
+// Notes on the scratch slots the group uses that cannot leave the graph (not transient,
+// used outside the group); the transient slots only the group uses that could leave it
+// but were not named scratch go to pl.unnamed.
+void scratchNotes(const Graph &g, const std::vector<uint32_t> &grp, const FuseOptions &o,
+                  const GroupRequest *gr, const SlotUsers &users, const ScratchSlots &scratch,
+                  const std::set<uint32_t> &outside, Planned &pl) {
+  std::set<uint32_t> seen;
+  for (uint32_t n : grp)
+    for (uint32_t s : users.slotsOf[n]) {
+      if (!seen.insert(s).second) continue;
+      const Slot &slot = g.slots[s];
+      bool transient = slot.init == SlotInit::Transient, in = !outside.count(s);
+      bool listed = gr && gr->internalizeListed &&
+                    std::find(gr->internalize.begin(), gr->internalize.end(), slot.name) !=
+                        gr->internalize.end();
+      if (!scratch[s].empty() && !listed) {
+        if (!transient)
+          pl.notes.push_back(slot.name + " is named scratch but is not transient: it stays in "
+                                         "the graph");
+        else if (!in)
+          pl.notes.push_back(slot.name + " is named scratch but is used outside the group: it "
+                                         "stays in the graph");
+      } else if (scratch[s].empty() && !listed && transient && in && o.internalize) {
+        pl.unnamed.push_back(slot.name);
+      }
+    }
+}
+
+// The fused parameters bound so far: identical arguments (one slot at one offset and
+// access kind, one graph parameter, one literal) share one; names are unique
+// identifiers.
+struct Binder {
+  std::map<std::tuple<int, uint64_t, uint64_t, uint32_t>, uint32_t> shared;
+  std::set<std::string> names;
+  std::string uniqueName(std::string n) {
+    n = identifier(n);
+    std::string r = n;
+    for (unsigned k = 1; names.count(r); ++k)
+      r = n + "_" + std::to_string(k);
+    names.insert(r);
+    return r;
+  }
+};
+
+// Kernel argument p of instance i as a fused parameter: the key it is shared by
+// (`elidable` false: never shared), its name before uniquing, its stored expression
+// (-1: none) and its constant and internalization candidacy.
+struct ArgPlan {
+  std::tuple<int, uint64_t, uint64_t, uint32_t> key;
+  bool elidable = true;
+  int32_t expr = -1;
+  FusedParam fp;
+  std::string name;
+};
+
+ArgPlan planArg(const Graph &g, const std::vector<uint32_t> &grp, uint32_t i, uint32_t p,
+                const GroupRequest *gr, const std::map<uint32_t, uint64_t> &constants,
+                const std::set<uint32_t> &outside, const ScratchSlots &scratch, const ExprIndex &ex,
+                IrRequest &req) {
+  const Node &node = g.nodes[grp[i]];
+  const Kernel &k = g.kernels[node.kernel];
+  const Arg &a = node.args[p];
+  const KernelParam &kp = k.params[p];
+  ArgPlan ap;
+  ap.fp.inst = i;
+  ap.fp.param = p;
+  switch (a.kind) {
+  case ArgKind::Slot:
+    ap.key = {0, a.index, a.value, uint32_t(kp.kind)};
+    ap.name = g.slots[a.index].name + (a.value ? "_" + std::to_string(a.value) : "");
+    ap.fp.slotKey = int32_t(a.index);
+    // only a slot named scratch may leave the graph (FuseOptions::scratch)
+    ap.fp.internalCandidate = !outside.count(a.index) &&
+                              g.slots[a.index].init == SlotInit::Transient &&
+                              !scratch[a.index].empty();
+    if (gr && gr->internalizeListed) {
+      auto it = std::find(gr->internalize.begin(), gr->internalize.end(), g.slots[a.index].name);
+      ap.fp.internalCandidate = !outside.count(a.index) &&
+                                g.slots[a.index].init == SlotInit::Transient &&
+                                it != gr->internalize.end();
+      size_t at = size_t(it - gr->internalize.begin());
+      if (it != gr->internalize.end() && at < gr->internalizeTo.size())
+        ap.fp.memory = gr->internalizeTo[at];
+    }
+    break;
+  case ArgKind::Param: {
+    ap.key = {1, a.index, 0, 0};
+    ap.name = g.params[a.index].name;
+    auto c = constants.find(a.index);
+    if (c != constants.end()) {
+      ap.fp.constCandidate = true;
+      ap.fp.bits = c->second;
+    }
+    break;
+  }
+  case ArgKind::Scalar:
+    ap.key = {2, a.value, uint64_t(a.type), kp.size};
+    ap.name = k.name + "_" + (kp.name.empty() ? std::to_string(p) : kp.name);
+    // a value from a stored expression changes per submission: its own parameter
+    ap.expr = ex.arg(grp[i], p);
+    ap.elidable = ap.expr < 0;
+    ap.fp.constCandidate = ap.expr < 0;
+    ap.fp.bits = a.value;
+    break;
+  default: // LocalMem: each allocation is its own
+    ap.elidable = false;
+    ap.name = k.name + "_" + (kp.name.empty() ? std::to_string(p) : kp.name);
+    req.hasLocalMem = true;
+    break;
+  }
+  return ap;
+}
+
 } // namespace
 
 Planned plan(const Graph &g, const std::vector<uint32_t> &grp, const FuseOptions &o,
@@ -49,36 +162,8 @@ Planned plan(const Graph &g, const std::vector<uint32_t> &grp, const FuseOptions
   std::set<uint32_t> outside = users.outside(grp);
   // scratch slots the group uses that cannot leave the graph; slots that could but
   // were not named scratch
-  std::set<uint32_t> seen;
-  for (uint32_t n : grp)
-    for (uint32_t s : users.slotsOf[n]) {
-      if (!seen.insert(s).second) continue;
-      const Slot &slot = g.slots[s];
-      bool transient = slot.init == SlotInit::Transient, in = !outside.count(s);
-      bool listed = gr && gr->internalizeListed &&
-                    std::find(gr->internalize.begin(), gr->internalize.end(), slot.name) !=
-                        gr->internalize.end();
-      if (!scratch[s].empty() && !listed) {
-        if (!transient)
-          pl.notes.push_back(slot.name + " is named scratch but is not transient: it stays in "
-                                         "the graph");
-        else if (!in)
-          pl.notes.push_back(slot.name + " is named scratch but is used outside the group: it "
-                                         "stays in the graph");
-      } else if (scratch[s].empty() && !listed && transient && in && o.internalize) {
-        pl.unnamed.push_back(slot.name);
-      }
-    }
-  std::map<std::tuple<int, uint64_t, uint64_t, uint32_t>, uint32_t> shared;
-  std::set<std::string> names;
-  auto uniqueName = [&](std::string n) {
-    n = identifier(n);
-    std::string r = n;
-    for (unsigned k = 1; names.count(r); ++k)
-      r = n + "_" + std::to_string(k);
-    names.insert(r);
-    return r;
-  };
+  scratchNotes(g, grp, o, gr, users, scratch, outside, pl);
+  Binder binder;
   for (uint32_t i = 0; i < grp.size(); ++i) {
     const Node &node = g.nodes[grp[i]];
     const Kernel &k = g.kernels[node.kernel];
@@ -89,71 +174,18 @@ Planned plan(const Graph &g, const std::vector<uint32_t> &grp, const FuseOptions
     in.range = req.literal ? toRange(node.range) : req.fused;
     in.remap = i < remap.size() ? remap[i] : Remap::Same;
     for (uint32_t p = 0; p < node.args.size(); ++p) {
-      const Arg &a = node.args[p];
-      const KernelParam &kp = k.params[p];
-      std::tuple<int, uint64_t, uint64_t, uint32_t> key;
-      bool elidable = true;
-      int32_t expr = -1;
-      FusedParam fp;
-      fp.inst = i;
-      fp.param = p;
-      std::string name;
-      switch (a.kind) {
-      case ArgKind::Slot:
-        key = {0, a.index, a.value, uint32_t(kp.kind)};
-        name = g.slots[a.index].name + (a.value ? "_" + std::to_string(a.value) : "");
-        fp.slotKey = int32_t(a.index);
-        // only a slot named scratch may leave the graph (FuseOptions::scratch)
-        fp.internalCandidate = !outside.count(a.index) &&
-                               g.slots[a.index].init == SlotInit::Transient &&
-                               !scratch[a.index].empty();
-        if (gr && gr->internalizeListed) {
-          auto it =
-              std::find(gr->internalize.begin(), gr->internalize.end(), g.slots[a.index].name);
-          fp.internalCandidate = !outside.count(a.index) &&
-                                 g.slots[a.index].init == SlotInit::Transient &&
-                                 it != gr->internalize.end();
-          size_t at = size_t(it - gr->internalize.begin());
-          if (it != gr->internalize.end() && at < gr->internalizeTo.size())
-            fp.memory = gr->internalizeTo[at];
-        }
-        break;
-      case ArgKind::Param: {
-        key = {1, a.index, 0, 0};
-        name = g.params[a.index].name;
-        auto c = constants.find(a.index);
-        if (c != constants.end()) {
-          fp.constCandidate = true;
-          fp.bits = c->second;
-        }
-        break;
-      }
-      case ArgKind::Scalar:
-        key = {2, a.value, uint64_t(a.type), kp.size};
-        name = k.name + "_" + (kp.name.empty() ? std::to_string(p) : kp.name);
-        // a value from a stored expression changes per submission: its own parameter
-        expr = ex.arg(grp[i], p);
-        elidable = expr < 0;
-        fp.constCandidate = expr < 0;
-        fp.bits = a.value;
-        break;
-      default: // LocalMem: each allocation is its own
-        elidable = false;
-        name = k.name + "_" + (kp.name.empty() ? std::to_string(p) : kp.name);
-        req.hasLocalMem = true;
-        break;
-      }
-      auto it = elidable ? shared.find(key) : shared.end();
-      if (it != shared.end()) {
+      ArgPlan ap = planArg(g, grp, i, p, gr, constants, outside, scratch, ex, req);
+      auto it = ap.elidable ? binder.shared.find(ap.key) : binder.shared.end();
+      if (it != binder.shared.end()) {
         in.bind.push_back(it->second);
         continue;
       }
-      fp.name = uniqueName(name);
+      ap.fp.name = binder.uniqueName(ap.name);
       uint32_t idx = uint32_t(req.params.size());
-      req.params.push_back(fp);
-      pl.paramArgs.push_back(a);
-      pl.paramExpr.push_back(expr);
-      if (elidable) shared[key] = idx;
+      req.params.push_back(ap.fp);
+      pl.paramArgs.push_back(node.args[p]);
+      pl.paramExpr.push_back(ap.expr);
+      if (ap.elidable) binder.shared[ap.key] = idx;
       in.bind.push_back(idx);
     }
     req.insts.push_back(std::move(in));

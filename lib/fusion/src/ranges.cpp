@@ -47,57 +47,43 @@ bool sameVec(const Range &a, const uint64_t *x, const Range &b, const uint64_t *
   return true;
 }
 
-std::string planRanges(const Graph &g, const ExprIndex &ex, const std::vector<uint32_t> &grp,
-                       Range &fused, std::vector<Remap> &remap, bool &literal,
-                       const GroupFree &groupFree) {
-  remap.assign(grp.size(), Remap::Same);
-  literal = true;
-  for (uint32_t n : grp)
-    literal = literal && literalRange(g.nodes[n].range) && !ex.anyRange(n);
+namespace {
+
+// Ranges with a size from a graph parameter or an expression: only identical ranges
+// fuse (the same dimension count, the same sizes or expressions).
+std::string exprRangeWhyNot(const Graph &g, const ExprIndex &ex, const std::vector<uint32_t> &grp) {
   uint32_t n0 = grp[0];
   const NDRange &r0 = g.nodes[n0].range;
-  if (!literal) {
-    // a size from a graph parameter or an expression: only identical ranges fuse
-    auto same = [&](uint32_t n, unsigned kind) {
-      const NDRange &r = g.nodes[n].range;
-      const Dim *a = kind == 0 ? r0.global : kind == 1 ? r0.local : r0.offset;
-      const Dim *b = kind == 0 ? r.global : kind == 1 ? r.local : r.offset;
-      if (!sameDims(a, b, r0.dims)) return false;
-      for (uint32_t d = 0; d < r0.dims; ++d)
-        if (!ex.sameField(n0, n, kind * 3 + d)) return false;
-      return true;
-    };
-    for (size_t i = 1; i < grp.size(); ++i) {
-      uint32_t n = grp[i];
-      const NDRange &r = g.nodes[n].range;
-      if (r.dims != r0.dims)
-        return "dimensions differ: " + std::to_string(r0.dims) + " vs " + std::to_string(r.dims) +
-               " (work-item remapping needs literal sizes)";
-      if (!same(n, 0))
-        return "global sizes differ: " + dimText(g, ex, n0, 0) + " vs " + dimText(g, ex, n, 0) +
-               " (work-item remapping needs literal sizes)";
-      if (!same(n, 1))
-        return "local sizes differ: " + dimText(g, ex, n0, 1) + " vs " + dimText(g, ex, n, 1);
-      if (!same(n, 2))
-        return "global offsets differ: " + dimText(g, ex, n0, 2) + " vs " + dimText(g, ex, n, 2);
-    }
-    fused = toRange(r0);
-    return {};
+  auto same = [&](uint32_t n, unsigned kind) {
+    const NDRange &r = g.nodes[n].range;
+    const Dim *a = kind == 0 ? r0.global : kind == 1 ? r0.local : r0.offset;
+    const Dim *b = kind == 0 ? r.global : kind == 1 ? r.local : r.offset;
+    if (!sameDims(a, b, r0.dims)) return false;
+    for (uint32_t d = 0; d < r0.dims; ++d)
+      if (!ex.sameField(n0, n, kind * 3 + d)) return false;
+    return true;
+  };
+  for (size_t i = 1; i < grp.size(); ++i) {
+    uint32_t n = grp[i];
+    const NDRange &r = g.nodes[n].range;
+    if (r.dims != r0.dims)
+      return "dimensions differ: " + std::to_string(r0.dims) + " vs " + std::to_string(r.dims) +
+             " (work-item remapping needs literal sizes)";
+    if (!same(n, 0))
+      return "global sizes differ: " + dimText(g, ex, n0, 0) + " vs " + dimText(g, ex, n, 0) +
+             " (work-item remapping needs literal sizes)";
+    if (!same(n, 1))
+      return "local sizes differ: " + dimText(g, ex, n0, 1) + " vs " + dimText(g, ex, n, 1);
+    if (!same(n, 2))
+      return "global offsets differ: " + dimText(g, ex, n0, 2) + " vs " + dimText(g, ex, n, 2);
   }
-  std::vector<Range> rs;
-  for (uint32_t n : grp)
-    rs.push_back(toRange(g.nodes[n].range));
-  // rule: every local size given (by a kernel that depends on its work-groups) is the
-  // same one
-  // (only where no kernel of the group does: mixing work-group kernels with linearly
-  // remapped ones is left out, see docs/fusion-internals.md)
-  bool allFree = true;
-  for (uint32_t n : grp)
-    allFree = allFree && groupFree(n);
-  std::vector<bool> hasLocal(rs.size());
-  for (size_t i = 0; i < rs.size(); ++i)
-    hasLocal[i] = rs[i].hasLocal() && !allFree;
-  int withLocal = -1;
+  return {};
+}
+
+// Rule: every local size given (hasLocal: by a kernel that depends on its work-groups)
+// is the same one. `withLocal`: the first node giving one, -1 for none.
+std::string localWhyNot(const std::vector<Range> &rs, const std::vector<bool> &hasLocal,
+                        int &withLocal) {
   for (size_t i = 0; i < rs.size(); ++i) {
     if (!hasLocal[i]) continue;
     if (withLocal < 0) {
@@ -109,13 +95,24 @@ std::string planRanges(const Graph &g, const ExprIndex &ex, const std::vector<ui
       return "local sizes differ: " + shapeText(a, a.local) + " vs " +
              shapeText(rs[i], rs[i].local);
   }
-  // rule: every offset is the same (unused dimensions count as 0)
+  return {};
+}
+
+// Rule: every offset is the same (unused dimensions count as 0).
+std::string offsetWhyNot(const std::vector<Range> &rs) {
   for (size_t i = 1; i < rs.size(); ++i)
     for (uint32_t d = 0; d < 3; ++d)
       if (rs[i].offset[d] != rs[0].offset[d])
         return "global offsets differ: " + shapeText(rs[0], rs[0].offset) + " vs " +
                shapeText(rs[i], rs[i].offset);
-  // the fused range: the node with the most work-items (never more than the largest)
+  return {};
+}
+
+// The fused range: the node with the most work-items, with the local size given where
+// that node gives none (it must fit the fused range).
+std::string fusedRangeOf(const Graph &g, const std::vector<uint32_t> &grp,
+                         const std::vector<Range> &rs, int withLocal, Range &fused) {
+  // never more work-items than the largest node has
   size_t big = 0;
   for (size_t i = 1; i < rs.size(); ++i)
     if (rs[i].total() > rs[big].total()) big = i;
@@ -138,6 +135,14 @@ std::string planRanges(const Graph &g, const ExprIndex &ex, const std::vector<ui
     for (uint32_t d = 0; d < 3; ++d)
       fused.local[d] = l.local[d];
   }
+  return {};
+}
+
+// Each node's Remap in the fused range; a linearly remapped node must have no local
+// size (hasLocal) and the offsets must be 0.
+std::string assignRemaps(const Graph &g, const std::vector<uint32_t> &grp,
+                         const std::vector<Range> &rs, const std::vector<bool> &hasLocal,
+                         const Range &fused, std::vector<Remap> &remap) {
   for (size_t i = 0; i < rs.size(); ++i) {
     const Range &r = rs[i];
     const std::string &name = g.nodes[grp[i]].name;
@@ -165,6 +170,41 @@ std::string planRanges(const Graph &g, const ExprIndex &ex, const std::vector<ui
     }
   }
   return {};
+}
+
+} // namespace
+
+std::string planRanges(const Graph &g, const ExprIndex &ex, const std::vector<uint32_t> &grp,
+                       Range &fused, std::vector<Remap> &remap, bool &literal,
+                       const GroupFree &groupFree) {
+  remap.assign(grp.size(), Remap::Same);
+  literal = true;
+  for (uint32_t n : grp)
+    literal = literal && literalRange(g.nodes[n].range) && !ex.anyRange(n);
+  if (!literal) {
+    std::string why = exprRangeWhyNot(g, ex, grp);
+    if (!why.empty()) return why;
+    fused = toRange(g.nodes[grp[0]].range);
+    return {};
+  }
+  std::vector<Range> rs;
+  for (uint32_t n : grp)
+    rs.push_back(toRange(g.nodes[n].range));
+  // a local size counts unless no kernel of the group depends on its work-groups
+  // (mixing work-group kernels with linearly remapped ones is left out, see
+  // docs/fusion-internals.md)
+  bool allFree = true;
+  for (uint32_t n : grp)
+    allFree = allFree && groupFree(n);
+  std::vector<bool> hasLocal(rs.size());
+  for (size_t i = 0; i < rs.size(); ++i)
+    hasLocal[i] = rs[i].hasLocal() && !allFree;
+  int withLocal = -1;
+  std::string why = localWhyNot(rs, hasLocal, withLocal);
+  if (why.empty()) why = offsetWhyNot(rs);
+  if (why.empty()) why = fusedRangeOf(g, grp, rs, withLocal, fused);
+  if (why.empty()) why = assignRemaps(g, grp, rs, hasLocal, fused, remap);
+  return why;
 }
 
 // Empty when the nodes of `grp` may run in one fused range (planRanges); else why not.

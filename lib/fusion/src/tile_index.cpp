@@ -63,108 +63,106 @@ Lin pureLin(const llvm::ConstantRange &r) {
   return l;
 }
 
-std::optional<Lin> linear(llvm::Value *v, const TileShape &t, int depth = 0) {
-  if (depth > 24 || !v->getType()->isIntegerTy() || v->getType()->getIntegerBitWidth() > 64)
-    return std::nullopt;
-  if (auto *c = llvm::dyn_cast<llvm::ConstantInt>(v)) return pureLin(point(c->getSExtValue()));
-  unsigned dim = 0;
-  Wi kind = builtinOf(v, &dim);
-  if (kind != Wi::None) {
-    if (dim > 2) return std::nullopt;
-    bool in = dim < t.dims;
-    Lin l;
-    switch (kind) {
-    case Wi::GlobalId:
-      if (in) {
-        l.a[dim] = int64_t(t.local[dim]);
-        l.b[dim] = 1;
-      }
-      return l;
-    case Wi::LocalId:
-      if (in) l.b[dim] = 1;
-      return l;
-    case Wi::GroupId:
-      if (in) l.a[dim] = 1;
-      return l;
-    case Wi::LocalSize:
-    case Wi::EnqueuedLocalSize:
-      return pureLin(point(in ? int64_t(t.local[dim]) : 1));
-    case Wi::NumGroups:
-      return pureLin(point(in ? int64_t(t.groups[dim]) : 1));
-    case Wi::GlobalSize:
-      return pureLin(point(in ? int64_t(t.groups[dim] * t.local[dim]) : 1));
-    default:
-      return std::nullopt;
+// A work-item builtin (`kind`, asked in dimension `dim`) as a Lin.
+std::optional<Lin> builtinLin(Wi kind, unsigned dim, const TileShape &t) {
+  if (dim > 2) return std::nullopt;
+  bool in = dim < t.dims;
+  Lin l;
+  switch (kind) {
+  case Wi::GlobalId:
+    if (in) {
+      l.a[dim] = int64_t(t.local[dim]);
+      l.b[dim] = 1;
     }
+    return l;
+  case Wi::LocalId:
+    if (in) l.b[dim] = 1;
+    return l;
+  case Wi::GroupId:
+    if (in) l.a[dim] = 1;
+    return l;
+  case Wi::LocalSize:
+  case Wi::EnqueuedLocalSize:
+    return pureLin(point(in ? int64_t(t.local[dim]) : 1));
+  case Wi::NumGroups:
+    return pureLin(point(in ? int64_t(t.groups[dim]) : 1));
+  case Wi::GlobalSize:
+    return pureLin(point(in ? int64_t(t.groups[dim] * t.local[dim]) : 1));
+  default:
+    return std::nullopt;
   }
-  if (auto *c = llvm::dyn_cast<llvm::CastInst>(v)) {
-    if (!c->getOperand(0)->getType()->isIntegerTy()) return std::nullopt;
-    std::optional<Lin> x = linear(c->getOperand(0), t, depth + 1);
-    if (!x) return std::nullopt;
-    // a cast keeps the value when every value it can take fits the destination type
-    // (signed) and, for zext, is not negative
-    llvm::ConstantRange w = whole(*x, t);
-    unsigned bits = c->getType()->getIntegerBitWidth();
-    unsigned srcBits = c->getOperand(0)->getType()->getIntegerBitWidth();
-    unsigned narrow = std::min(bits, srcBits);
-    if (w.isFullSet() || w.isWrappedSet() || w.getSignedMin().getSExtValue() < 0 ||
-        (narrow < 64 && w.getSignedMax().getSExtValue() >= (int64_t(1) << (narrow - 1))))
-      return std::nullopt;
-    return x;
-  }
-  auto sameIds = [](const Lin &x, const Lin &y) {
+}
+
+// An integer cast `c` of a value `x`: `x` itself where the cast keeps every value.
+std::optional<Lin> castLin(llvm::CastInst *c, std::optional<Lin> x, const TileShape &t) {
+  // a cast keeps the value when every value it can take fits the destination type
+  // (signed) and, for zext, is not negative
+  llvm::ConstantRange w = whole(*x, t);
+  unsigned bits = c->getType()->getIntegerBitWidth();
+  unsigned srcBits = c->getOperand(0)->getType()->getIntegerBitWidth();
+  unsigned narrow = std::min(bits, srcBits);
+  if (w.isFullSet() || w.isWrappedSet() || w.getSignedMin().getSExtValue() < 0 ||
+      (narrow < 64 && w.getSignedMax().getSExtValue() >= (int64_t(1) << (narrow - 1))))
+    return std::nullopt;
+  return x;
+}
+
+// A select between `x` and `y`: where both have the same ids, those ids plus one term
+// of every value the rest of either can take; else one term of every value.
+Lin selectLin(const Lin &x, const Lin &y, const TileShape &t) {
+  auto sameIds = [](const Lin &p, const Lin &q) {
     for (int d = 0; d < 3; ++d)
-      if (x.a[d] != y.a[d] || x.b[d] != y.b[d]) return false;
+      if (p.a[d] != q.a[d] || p.b[d] != q.b[d]) return false;
     return true;
   };
-  // the part of `x` that is not a group or local id
-  auto rest = [&](const Lin &x) {
-    Lin r = x;
+  // the part of `l` that is not a group or local id
+  auto rest = [&](const Lin &l) {
+    Lin r = l;
     for (int d = 0; d < 3; ++d)
       r.a[d] = r.b[d] = 0;
     return whole(r, t);
   };
-  if (auto *sel = llvm::dyn_cast<llvm::SelectInst>(v)) {
-    std::optional<Lin> x = linear(sel->getTrueValue(), t, depth + 1);
-    std::optional<Lin> y = x ? linear(sel->getFalseValue(), t, depth + 1) : std::nullopt;
-    if (!y) return std::nullopt;
-    if (sameIds(*x, *y)) {
-      Lin r = *x;
-      r.terms.clear();
-      r.c = 0;
-      Lin p = pureLin(rest(*x).unionWith(rest(*y)));
-      r.terms = p.terms;
-      r.c = p.c;
-      return r;
-    }
-    return pureLin(whole(*x, t).unionWith(whole(*y, t)));
+  if (sameIds(x, y)) {
+    Lin r = x;
+    r.terms.clear();
+    r.c = 0;
+    Lin p = pureLin(rest(x).unionWith(rest(y)));
+    r.terms = p.terms;
+    r.c = p.c;
+    return r;
   }
-  auto *bo = llvm::dyn_cast<llvm::BinaryOperator>(v);
-  if (!bo) return std::nullopt;
-  std::optional<Lin> x = linear(bo->getOperand(0), t, depth + 1);
-  std::optional<Lin> y = x ? linear(bo->getOperand(1), t, depth + 1) : std::nullopt;
-  if (!y) return std::nullopt;
-  auto constant = [](const Lin &l, int64_t *c) {
-    for (int d = 0; d < 3; ++d)
-      if (l.a[d] || l.b[d]) return false;
-    if (!l.terms.empty()) return false;
-    *c = l.c;
-    return true;
-  };
-  auto scale = [](Lin &l, int64_t k) {
-    for (int d = 0; d < 3; ++d) {
-      l.a[d] *= k;
-      l.b[d] *= k;
-    }
-    for (Term &term : l.terms)
-      term.coef *= k;
-    l.c *= k;
-  };
+  return pureLin(whole(x, t).unionWith(whole(y, t)));
+}
+
+// Whether `l` is a constant, which goes to `c`.
+bool constantLin(const Lin &l, int64_t *c) {
+  for (int d = 0; d < 3; ++d)
+    if (l.a[d] || l.b[d]) return false;
+  if (!l.terms.empty()) return false;
+  *c = l.c;
+  return true;
+}
+
+// `l` multiplied by `k`.
+void scaleLin(Lin &l, int64_t k) {
+  for (int d = 0; d < 3; ++d) {
+    l.a[d] *= k;
+    l.b[d] *= k;
+  }
+  for (Term &term : l.terms)
+    term.coef *= k;
+  l.c *= k;
+}
+
+// A binary operator `op` on `x` and `y`: linear where it can be (add, sub, multiplying
+// or shifting by a constant), else one term of every value it can take.
+std::optional<Lin> binaryLin(llvm::Instruction::BinaryOps op, std::optional<Lin> x,
+                             std::optional<Lin> y, const TileShape &t) {
   int64_t c = 0;
-  switch (bo->getOpcode()) {
+  switch (op) {
   case llvm::Instruction::Add:
   case llvm::Instruction::Sub: {
-    if (bo->getOpcode() == llvm::Instruction::Sub) scale(*y, -1);
+    if (op == llvm::Instruction::Sub) scaleLin(*y, -1);
     for (int d = 0; d < 3; ++d) {
       x->a[d] += y->a[d];
       x->b[d] += y->b[d];
@@ -174,20 +172,48 @@ std::optional<Lin> linear(llvm::Value *v, const TileShape &t, int depth = 0) {
     return x;
   }
   case llvm::Instruction::Mul:
-    if (constant(*y, &c) || (constant(*x, &c) && (std::swap(x, y), true))) {
-      scale(*x, c);
+    if (constantLin(*y, &c) || (constantLin(*x, &c) && (std::swap(x, y), true))) {
+      scaleLin(*x, c);
       return x;
     }
     return pureLin(whole(*x, t).multiply(whole(*y, t)));
   case llvm::Instruction::Shl:
-    if (constant(*y, &c) && c >= 0 && c < 32) {
-      scale(*x, int64_t(1) << c);
+    if (constantLin(*y, &c) && c >= 0 && c < 32) {
+      scaleLin(*x, int64_t(1) << c);
       return x;
     }
     return std::nullopt;
   default:
-    return pureLin(whole(*x, t).binaryOp(bo->getOpcode(), whole(*y, t)));
+    return pureLin(whole(*x, t).binaryOp(op, whole(*y, t)));
   }
+}
+
+// An index as a Lin over the tile shape `t`; nullopt where it is not one.
+std::optional<Lin> linear(llvm::Value *v, const TileShape &t, int depth = 0) {
+  if (depth > 24 || !v->getType()->isIntegerTy() || v->getType()->getIntegerBitWidth() > 64)
+    return std::nullopt;
+  if (auto *c = llvm::dyn_cast<llvm::ConstantInt>(v)) return pureLin(point(c->getSExtValue()));
+  unsigned dim = 0;
+  Wi kind = builtinOf(v, &dim);
+  if (kind != Wi::None) return builtinLin(kind, dim, t);
+  if (auto *c = llvm::dyn_cast<llvm::CastInst>(v)) {
+    if (!c->getOperand(0)->getType()->isIntegerTy()) return std::nullopt;
+    std::optional<Lin> x = linear(c->getOperand(0), t, depth + 1);
+    if (!x) return std::nullopt;
+    return castLin(c, std::move(x), t);
+  }
+  if (auto *sel = llvm::dyn_cast<llvm::SelectInst>(v)) {
+    std::optional<Lin> x = linear(sel->getTrueValue(), t, depth + 1);
+    std::optional<Lin> y = x ? linear(sel->getFalseValue(), t, depth + 1) : std::nullopt;
+    if (!y) return std::nullopt;
+    return selectLin(*x, *y, t);
+  }
+  auto *bo = llvm::dyn_cast<llvm::BinaryOperator>(v);
+  if (!bo) return std::nullopt;
+  std::optional<Lin> x = linear(bo->getOperand(0), t, depth + 1);
+  std::optional<Lin> y = x ? linear(bo->getOperand(1), t, depth + 1) : std::nullopt;
+  if (!y) return std::nullopt;
+  return binaryLin(bo->getOpcode(), std::move(x), std::move(y), t);
 }
 
 } // namespace
