@@ -74,12 +74,12 @@ TEST_CASE("cgcache: 8 processes x 200 inserts and lookups on one directory, then
     REQUIRE(WIFEXITED(status));
     CHECK(WEXITSTATUS(status) == 0);
   }
-  RunResult verify = runTool("-d " + dir.path() + " --verify");
+  RunResult verify = runTool("-d " + dir.str() + " --verify");
   INFO(verify.out);
   CHECK(verify.status == 0);
   CHECK(contains(verify.out, " 0 bad"));
 
-  RunResult stats = runTool("-d " + dir.path() + " -s --json");
+  RunResult stats = runTool("-d " + dir.str() + " -s --json");
   INFO(stats.out);
   REQUIRE(stats.status == 0);
   // Every lookup of every process was counted once, in the shared stats file.
@@ -103,7 +103,7 @@ TEST_CASE("cgcache: stats, list, show, max size, eviction, clear, verify", "[cac
       REQUIRE(cache.load(makeKey(i))->has_value());
     }
   }
-  const std::string d = "-d " + dir.path();
+  const std::string d = "-d " + dir.str();
 
   RunResult version = runTool("--version");
   CHECK(version.status == 0);
@@ -140,7 +140,7 @@ TEST_CASE("cgcache: stats, list, show, max size, eviction, clear, verify", "[cac
   RunResult maxSize = runTool(d + " -M 2G");
   CHECK(maxSize.status == 0);
   CHECK(contains(runTool(d + " -s").out, "max size          2.0 GiB"));
-  std::ifstream conf(dir.path() + "/cgcache.conf");
+  std::ifstream conf(dir.str() + "/cgcache.conf");
   std::string confText((std::istreambuf_iterator<char>(conf)), std::istreambuf_iterator<char>());
   CHECK(contains(confText, "max_size = 2147483648"));
 
@@ -161,7 +161,7 @@ TEST_CASE("cgcache: stats, list, show, max size, eviction, clear, verify", "[cac
   auto entries = cache.list();
   REQUIRE(entries.ok());
   REQUIRE(entries->size() == 2);
-  std::string bin = dir.path() + "/" + (*entries)[0].id + ".bin";
+  std::string bin = dir.str() + "/" + (*entries)[0].id + ".bin";
   std::filesystem::resize_file(bin, 500);
   RunResult bad = runTool(d + " --verify");
   INFO(bad.out);
@@ -216,7 +216,7 @@ TEST_CASE("cgcache: hostile cache contents", "[cache][tool][hostile]") {
   }
   SECTION("a symbolic link to a directory outside the root") {
     for (const char *name : {"0.bin", "0.src", "7.bin.tmp.1.2"}) {
-      std::ofstream f(outside.path() + "/" + name);
+      std::ofstream f(outside.str() + "/" + name);
       f << "not the cache's";
     }
     std::filesystem::remove_all(leaf);
@@ -232,7 +232,7 @@ TEST_CASE("cgcache: hostile cache contents", "[cache][tool][hostile]") {
     INFO(f.out);
     CHECK(f.status == 0);
     for (const char *name : {"0.bin", "0.src", "7.bin.tmp.1.2"})
-      CHECK(std::filesystem::exists(outside.path() + "/" + name));
+      CHECK(std::filesystem::exists(outside.str() + "/" + name));
     CHECK_FALSE(std::filesystem::exists(std::filesystem::symlink_status(leaf)));
   }
   SECTION("a directory as .src is reported, not removed") {

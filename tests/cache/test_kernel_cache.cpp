@@ -258,7 +258,7 @@ TEST_CASE("persistent cache: a held stats lock costs a bounded wait, not a hang"
   std::vector<uint8_t> bin = makePayload(3, 256);
   cache.store(key, bin.data(), bin.size(), "test");
   // Another "process" holds the counters' lock and never lets go.
-  int fd = ::open((dir.path() + "/stats").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  int fd = ::open((dir.str() + "/stats").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
   REQUIRE(fd >= 0);
   REQUIRE(::flock(fd, LOCK_EX) == 0);
   auto loaded = std::async(std::launch::async, [&] { return cache.load(key); });

@@ -3,6 +3,7 @@
 #include "cgraph/cache/binary_cache.h"
 #include "cgraph/cache/persistent_cache.h"
 #include "test_util.h"
+#include "../common/scoped_env.h"
 
 #include <catch2/catch.hpp>
 
@@ -13,6 +14,7 @@
 using namespace cgraph;
 using namespace cgraph::cache;
 using namespace cgraph::cache::test;
+using cgraph::test::ScopedEnv;
 
 namespace {
 
@@ -57,7 +59,7 @@ TEST_CASE("persistent cache: miss, store, hit", "[cache][persistent]") {
   CHECK(c.writes == 1);
   CHECK(rec.warnings.empty());
   // Layout: <root>/<device>/<image>/<spec>/<opts>/0.{src,bin}
-  std::string leaf = dir.path() + "/" + cache.leafDirectory(key);
+  std::string leaf = dir.str() + "/" + cache.leafDirectory(key);
   CHECK(std::filesystem::exists(leaf + "/0.src"));
   CHECK(std::filesystem::exists(leaf + "/0.bin"));
   // Counters are persisted at the root, so the tool and other processes see them.
@@ -130,7 +132,7 @@ TEST_CASE("persistent cache: a forced hash collision resolves through .src", "[c
   store(cache, k2, makePayload(2, 600));
   CHECK_FALSE(loadOk(cache, k3).has_value());
   store(cache, k3, makePayload(3, 700));
-  std::string leaf = dir.path() + "/same/same/same/same";
+  std::string leaf = dir.str() + "/same/same/same/same";
   CHECK(std::filesystem::exists(leaf + "/0.src"));
   CHECK(std::filesystem::exists(leaf + "/1.src"));
   CHECK(std::filesystem::exists(leaf + "/2.src"));
@@ -279,17 +281,13 @@ TEST_CASE("cache configuration: sizes, ages, environment, config file", "[cache]
   CHECK(*parseAgeSeconds("7") == 7ull * 86400);
   CHECK_FALSE(parseAgeSeconds("3y").ok());
 
-  EnvGuard env({"CGRAPH_CACHE_DIR", "CGRAPH_CACHE_MAX_AGE", "CGRAPH_CACHE_MAX_ITEM_SIZE",
-                "CGRAPH_CACHE_MAX_SIZE", "CGRAPH_CACHE_PERSISTENT", "XDG_CACHE_HOME"});
   TempDir dir;
-  ::setenv("CGRAPH_CACHE_DIR", dir.path().c_str(), 1);
-  ::setenv("CGRAPH_CACHE_MAX_AGE", "12h", 1);
-  ::setenv("CGRAPH_CACHE_MAX_ITEM_SIZE", "bogus", 1);
-  ::unsetenv("CGRAPH_CACHE_MAX_SIZE");
-  ::unsetenv("CGRAPH_CACHE_PERSISTENT");
+  ScopedEnv root("CGRAPH_CACHE_DIR", dir.str().c_str()), age("CGRAPH_CACHE_MAX_AGE", "12h"),
+      item("CGRAPH_CACHE_MAX_ITEM_SIZE", "bogus"), size("CGRAPH_CACHE_MAX_SIZE", nullptr),
+      persistent("CGRAPH_CACHE_PERSISTENT", nullptr);
   RecordingSink rec;
   CacheConfig c = CacheConfig::fromEnvironment(rec.sink());
-  CHECK(c.root == dir.path());
+  CHECK(c.root == dir.str());
   CHECK(c.persistent);
   CHECK(c.maxAgeSeconds == 12 * 3600);
   CHECK(c.maxItemSize == kDefaultMaxItemSize);
@@ -301,11 +299,14 @@ TEST_CASE("cache configuration: sizes, ages, environment, config file", "[cache]
   }
   PersistentCache fresh = PersistentCache::fromEnvironment(silentSink());
   CHECK(fresh.config().maxSize == 3ull << 20);
-  ::setenv("CGRAPH_CACHE_MAX_SIZE", "5M", 1);
-  CHECK(PersistentCache::fromEnvironment(silentSink()).config().maxSize == 5ull << 20);
-  ::setenv("CGRAPH_CACHE_PERSISTENT", "0", 1);
-  CHECK_FALSE(PersistentCache::fromEnvironment(silentSink()).enabled());
-  ::unsetenv("CGRAPH_CACHE_DIR");
-  ::setenv("XDG_CACHE_HOME", "/x/y", 1);
+  {
+    ScopedEnv five("CGRAPH_CACHE_MAX_SIZE", "5M");
+    CHECK(PersistentCache::fromEnvironment(silentSink()).config().maxSize == 5ull << 20);
+  }
+  {
+    ScopedEnv off("CGRAPH_CACHE_PERSISTENT", "0");
+    CHECK_FALSE(PersistentCache::fromEnvironment(silentSink()).enabled());
+  }
+  ScopedEnv noRoot("CGRAPH_CACHE_DIR", nullptr), xdg("XDG_CACHE_HOME", "/x/y");
   CHECK(CacheConfig::fromEnvironment(silentSink()).root == "/x/y/cgraph");
 }

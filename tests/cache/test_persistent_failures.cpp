@@ -89,7 +89,7 @@ TEST_CASE("persistent cache: corrupt and truncated entries are misses, warned an
   }
   SECTION("truncated .src") {
     cache.store(key, bin.data(), bin.size(), "elf-relocatable");
-    std::string src = dir.path() + "/" + cache.leafDirectory(key) + "/0.src";
+    std::string src = dir.str() + "/" + cache.leafDirectory(key) + "/0.src";
     std::filesystem::resize_file(src, std::filesystem::file_size(src) - 7);
     CHECK_FALSE(cache.load(key)->has_value());
     CHECK(rec.warned("corrupt .src"));

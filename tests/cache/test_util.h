@@ -1,4 +1,5 @@
-// Helpers shared by the cache tests: a temporary directory, keys, a sink that records.
+// Helpers shared by the cache tests: keys, a sink that records (and the tests' one
+// temporary directory, tests/common/temp_dir.h).
 #pragma once
 
 // Sanitizer runtimes reserve terabytes of address space for their shadow memory: the
@@ -21,6 +22,8 @@ constexpr bool kSanitizedBuild = false;
 #include "cgraph/cache/persistent_cache.h"
 #include "cgraph/cache/sink.h"
 
+#include "../common/temp_dir.h"
+
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
@@ -29,56 +32,7 @@ constexpr bool kSanitizedBuild = false;
 
 namespace cgraph::cache::test {
 
-class TempDir {
-public:
-  TempDir() {
-    char tmpl[] = "/tmp/cgraph-cache-test-XXXXXX";
-    char *p = ::mkdtemp(tmpl);
-    path_ = p ? p : "";
-    std::filesystem::permissions(path_, std::filesystem::perms(0755));
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::permissions(path_, std::filesystem::perms::all, ec);
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::string &path() const { return path_; }
-  std::string sub(const std::string &name) const { return path_ + "/" + name; }
-
-private:
-  std::string path_;
-};
-
-// Restores the named environment variables (set or unset) when it goes out of scope:
-// a test that changes CGRAPH_CACHE_DIR must not leave the rest of the process pointed
-// at another cache (or, unset, at the user's ~/.cache).
-class EnvGuard {
-public:
-  explicit EnvGuard(std::vector<std::string> names) {
-    for (std::string &n : names) {
-      const char *v = std::getenv(n.c_str());
-      saved_.push_back({std::move(n), v != nullptr, v ? v : ""});
-    }
-  }
-  ~EnvGuard() {
-    for (const Saved &s : saved_) {
-      if (s.set)
-        ::setenv(s.name.c_str(), s.value.c_str(), 1);
-      else
-        ::unsetenv(s.name.c_str());
-    }
-  }
-  EnvGuard(const EnvGuard &) = delete;
-  EnvGuard &operator=(const EnvGuard &) = delete;
-
-private:
-  struct Saved {
-    std::string name;
-    bool set;
-    std::string value;
-  };
-  std::vector<Saved> saved_;
-};
+using cgraph::test::TempDir; // tests/common/temp_dir.h
 
 struct RecordingSink {
   std::mutex mutex;

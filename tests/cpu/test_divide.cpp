@@ -8,6 +8,8 @@
 
 #include "internal.h"
 
+#include "../common/temp_dir.h"
+
 #include "cgraph/kernel/opencl_compiler.h"
 
 #include <climits>
@@ -178,9 +180,8 @@ TEST_CASE("cpu: division runs still apply with guarded divisors, and a zero divi
   }
   // The lowered wrapper still cuts the x loop into runs of one quotient (emitDivisionRuns
   // names its loop "x.seg"): the guard keeps the divisor group-uniform.
-  char dirTemplate[] = "/tmp/cgraph-divide-XXXXXX";
-  REQUIRE(mkdtemp(dirTemplate));
-  const std::string dir = dirTemplate;
+  cgraph::test::TempDir tmp("cgraph-divide");
+  const std::string dir = tmp.str();
   auto res = compileOpenCL(kSource, "divide.cl", CompileOptions{});
   REQUIRE(res.ok());
   auto obj = cpu::lowerToObject(res->spirv.data(), res->spirv.size(), "divide_runs", nullptr, false, &dir);
@@ -190,8 +191,6 @@ TEST_CASE("cpu: division runs still apply with guarded divisors, and a zero divi
   std::stringstream ss;
   ss << in.rdbuf();
   const std::string ir = ss.str();
-  std::remove((dir + "/divide_runs.ll").c_str());
-  rmdir(dir.c_str());
   const size_t rowsAt = ir.find("@cgk.rows.wg(");
   REQUIRE(rowsAt != std::string::npos);
   const size_t next = ir.find("\ndefine ", rowsAt + 1);

@@ -11,6 +11,8 @@
 #include "device.h"
 #include "internal.h"
 
+#include "../common/temp_dir.h"
+
 #include "cgraph/kernel/module_info.h"
 #include "cgraph/kernel/opencl_compiler.h"
 
@@ -207,33 +209,17 @@ TEST_CASE("cpu specialization: shapes of one kernel in one graph are compiled on
 TEST_CASE("cpu specialization: the kernel cache keeps shapes apart", "[cpu][specialize]") {
   // Through a persistent cache of this test's own, empty at the start (ctest's cache
   // directory outlives a run): a fresh compiler finds the 8x2 specialization on disk,
-  // compiles the 16x1 one (a different key), and each runs as its own shape. The
-  // compilers read CGRAPH_CACHE_DIR when they first look something up.
-  const char *outer = std::getenv("CGRAPH_CACHE_DIR");
-  const std::string saved = outer ? outer : "";
-  char dirTemplate[] = "/tmp/cgraph-specialize-XXXXXX";
-  REQUIRE(mkdtemp(dirTemplate));
-  const std::string dir = dirTemplate;
-  setenv("CGRAPH_CACHE_DIR", dir.c_str(), 1);
-  struct Restore {
-    std::string saved, dir;
-    bool had;
-    ~Restore() {
-      if (had)
-        setenv("CGRAPH_CACHE_DIR", saved.c_str(), 1);
-      else
-        unsetenv("CGRAPH_CACHE_DIR");
-      std::error_code ec;
-      std::filesystem::remove_all(dir, ec);
-    }
-  } restore{saved, dir, outer != nullptr};
+  // compiles the 16x1 one (a different key), and each runs as its own shape. Every
+  // compiler gets the directory through its cache options.
+  cgraph::test::TempDir dir("cgraph-specialize");
+  const rt::KernelCacheOptions cache{dir.str(), true};
   const KernelModule m = module();
   cpu::LocalSpecialization a{"shape", {8, 2, 1}}, c{"shape", {16, 1, 1}};
   {
-    cpu::KernelCompiler jit;
+    cpu::KernelCompiler jit(std::nullopt, cache);
     REQUIRE(jit.getSpecialized(m, a, true).ok());
   }
-  cpu::KernelCompiler jit;
+  cpu::KernelCompiler jit(std::nullopt, cache);
   auto fromDisk = jit.getSpecialized(m, a, true);
   REQUIRE(fromDisk.ok());
   REQUIRE(jit.compiles() == 0);
@@ -251,11 +237,11 @@ TEST_CASE("cpu specialization: the kernel cache keeps shapes apart", "[cpu][spec
   // compiler finds both on disk (mlp's layernorm and softmax at 256 once took turns
   // overwriting one entry, and each finalize compiled again).
   {
-    cpu::KernelCompiler first;
+    cpu::KernelCompiler first(std::nullopt, cache);
     REQUIRE(first.getSpecialized(m, {"free_loop", {16, 1, 1}}, true).ok());
     REQUIRE(first.getSpecialized(m, {"sizes", {16, 1, 1}}, true).ok());
     REQUIRE(first.compiles() == 2);
-    cpu::KernelCompiler second;
+    cpu::KernelCompiler second(std::nullopt, cache);
     auto f = second.getSpecialized(m, {"free_loop", {16, 1, 1}}, true);
     auto z = second.getSpecialized(m, {"sizes", {16, 1, 1}}, true);
     REQUIRE(f.ok());

@@ -7,18 +7,14 @@
 #include <filesystem>
 #include <fstream>
 #include <sys/resource.h>
+#include "../common/temp_dir.h"
+
 #include <sys/stat.h>
 #include <unistd.h>
 
 using namespace cgftest;
 
 namespace {
-
-std::string tempDir() {
-  std::string t = std::string(CGRAPH_BINARY_DIR) + "/test_format_file.XXXXXX";
-  REQUIRE(mkdtemp(&t[0]) != nullptr);
-  return t;
-}
 
 std::vector<uint8_t> slurp(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
@@ -34,7 +30,8 @@ size_t countEntries(const std::string &dir) {
 } // namespace
 
 TEST_CASE("write then read a file", "[format]") {
-  std::string dir = tempDir();
+  cgraph::test::TempDir tmp("cgraph-format-file");
+  const std::string dir = tmp.str();
   std::string path = dir + "/g.cgf";
   Graph g = makeFullGraph();
   REQUIRE_FALSE(writeCgfFile(g, path));
@@ -48,11 +45,11 @@ TEST_CASE("write then read a file", "[format]") {
   small.name = "small";
   REQUIRE_FALSE(writeCgfFile(small, path));
   CHECK(readCgfFile(path)->name == "small");
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("file read errors name the path", "[format]") {
-  std::string dir = tempDir();
+  cgraph::test::TempDir tmp("cgraph-format-file");
+  const std::string dir = tmp.str();
   auto r = readCgfFile(dir + "/missing.cgf");
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().message() == "cannot open '" + dir + "/missing.cgf': No such file or directory");
@@ -63,11 +60,11 @@ TEST_CASE("file read errors name the path", "[format]") {
   r = readCgfFile(dir);
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().message() == "'" + dir + "' is not a regular file");
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("a failed write leaves the existing file untouched", "[format]") {
-  std::string dir = tempDir();
+  cgraph::test::TempDir tmp("cgraph-format-file");
+  const std::string dir = tmp.str();
   std::string path = dir + "/g.cgf";
   Graph g = makeFullGraph();
   REQUIRE_FALSE(writeCgfFile(g, path));
@@ -106,5 +103,4 @@ TEST_CASE("a failed write leaves the existing file untouched", "[format]") {
   }
   CHECK(slurp(path) == before);
   CHECK(countEntries(dir) == 1);
-  std::filesystem::remove_all(dir);
 }

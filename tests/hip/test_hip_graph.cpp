@@ -4,6 +4,7 @@
 // checks are AMDGPU ELF shared objects holding each kernel's descriptor).
 #include "fake_hip.h"
 
+#include "../common/temp_dir.h"
 #include "../opencl/transfer_exprs.h"
 
 #include "cgraph/backends/gpu_common/table_abi_lowering.h"
@@ -437,12 +438,11 @@ TEST_CASE("hip: eager mode launches each node on the stream, no graphs", "[hip][
 
 TEST_CASE("hip: code objects come from the persistent cache on a warm start", "[hip][fake][cache]") {
   // A fresh cache folder, so the first run is cold whatever ran before.
-  const std::string dir = std::string(CGRAPH_BINARY_DIR) + "/tests/hip/cache-" + std::to_string(getpid());
-  std::error_code ec;
-  std::filesystem::remove_all(dir, ec);
-  const char *old = std::getenv("CGRAPH_CACHE_DIR");
-  const std::string saved = old ? old : "";
-  setenv("CGRAPH_CACHE_DIR", dir.c_str(), 1);
+  cgraph::test::TempDir dir("cgraph-hip-cache");
+  hip::HipBackendOptions options;
+  options.useCache = true;
+  options.cache.dir = dir.str();
+  options.cache.persistent = true;
   GraphBuilder b("cached");
   auto k = addSource(b);
   const uint32_t d = b.addSlot(slot("d", 4096));
@@ -451,7 +451,7 @@ TEST_CASE("hip: code objects come from the persistent cache on a warm start", "[
   uint64_t lowered[2] = {0, 0};
   for (int run = 0; run < 2; ++run) {
     // A new backend each time: a new device with an empty memory tier.
-    auto backend = hip::makeHipBackendWithApi(fake::api(), hip::HipBackendOptions{true});
+    auto backend = hip::makeHipBackendWithApi(fake::api(), options);
     auto dev = backend->device(0);
     REQUIRE(dev);
     rt::FinalizeOptions fo;
@@ -464,9 +464,6 @@ TEST_CASE("hip: code objects come from the persistent cache on a warm start", "[
   }
   CHECK(lowered[0] == 1); // cold: lowered and linked once
   CHECK(lowered[1] == 0); // warm: the stored code object, no lowering
-  if (old) setenv("CGRAPH_CACHE_DIR", saved.c_str(), 1);
-  else unsetenv("CGRAPH_CACHE_DIR");
-  std::filesystem::remove_all(dir, ec);
 }
 
 TEST_CASE("hip: a subgraph node is one child graph node, its slots remapped", "[hip][fake]") {

@@ -3,6 +3,8 @@
 // finalized and enqueued by the real backend; the tests assert the exact calls and
 // arguments, and that the fake found no misuse of the API.
 #include "ze_fake.h"
+#include "../common/scoped_env.h"
+#include "../common/temp_dir.h"
 #include "../common/transfer_conformance.h"
 
 #include "cgraph/backends/level_zero/level_zero_backend.h"
@@ -76,11 +78,16 @@ uint64_t f32(float f) {
 }
 
 // A backend on a freshly installed fake, and its device 0.
+// The call sequences the tests expect assume no native binary in a persistent cache (a
+// rerun would load what the previous run stored): the cache stays in memory unless a
+// test gives a directory of its own.
 struct Fixture {
-  explicit Fixture(const fake::FakeConfig &cfg = {}, size_t maxRecordings = 8) {
+  explicit Fixture(const fake::FakeConfig &cfg = {}, size_t maxRecordings = 8,
+                   rt::KernelCacheOptions cache = {std::nullopt, false}) {
     level_zero::LevelZeroBackendOptions o;
     o.driverTable = &fake::install(cfg);
     o.maxRecordings = maxRecordings;
+    o.cache = std::move(cache);
     backend = level_zero::makeLevelZeroBackend(o);
     auto d = backend->device(0);
     INFO((d ? std::string() : d.error().message()));
@@ -216,14 +223,6 @@ TEST_CASE("level_zero: transfers and buffers", "[level_zero]") {
   b.reset();
   CHECK(fake::liveObjects() == Lines{"ctx#0", "queue#0", "list#0"});
 }
-
-// The call sequences below assume no native binary in the persistent cache: a rerun in
-// the same build folder (ctest's per-test cache directory persists) would otherwise load
-// what the previous run stored. The cache test turns it on for itself.
-const bool kNoDiskCache = [] {
-  setenv("CGRAPH_CACHE_PERSISTENT", "0", 1);
-  return true;
-}();
 
 TEST_CASE("level_zero: modules come from validated SPIR-V", "[level_zero]") {
   Fixture f;
@@ -817,24 +816,11 @@ TEST_CASE("level_zero: conditional nodes run as runtime-driven stages", "[level_
 }
 
 TEST_CASE("level_zero: native binaries in the kernel cache", "[level_zero][cache]") {
-  // A cache directory of its own (the variable is read when a device first caches).
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "cgraph-l0-cache-test";
-  std::filesystem::remove_all(dir);
-  auto saveEnv = [](const char *name) -> std::pair<bool, std::string> {
-    const char *v = std::getenv(name);
-    return {v != nullptr, v ? v : ""};
-  };
-  auto restoreEnv = [](const char *name, const std::pair<bool, std::string> &v) {
-    if (v.first)
-      setenv(name, v.second.c_str(), 1);
-    else
-      unsetenv(name);
-  };
-  const auto savedDir = saveEnv("CGRAPH_CACHE_DIR"), savedOn = saveEnv("CGRAPH_CACHE_PERSISTENT"),
-             savedMin = saveEnv("CGRAPH_CACHE_MIN_ITEM_SIZE");
-  setenv("CGRAPH_CACHE_DIR", dir.c_str(), 1);
-  setenv("CGRAPH_CACHE_PERSISTENT", "on", 1);
-  unsetenv("CGRAPH_CACHE_MIN_ITEM_SIZE");
+  // A cache directory of its own, through the backend's options; binaries of any size
+  // are stored.
+  cgraph::test::TempDir dir("cgraph-l0-cache");
+  const rt::KernelCacheOptions cache{dir.str(), true};
+  cgraph::test::ScopedEnv anySize("CGRAPH_CACHE_MIN_ITEM_SIZE", nullptr);
   GraphBuilder b("cached");
   auto k = addKernels(b);
   uint32_t a = b.addSlot(slot("a", 1024));
@@ -843,7 +829,7 @@ TEST_CASE("level_zero: native binaries in the kernel cache", "[level_zero][cache
   Graph g = b.take();
   const size_t spv = g.modules[0].forms[0].bytes.size();
   {
-    Fixture f;
+    Fixture f({}, 8, cache);
     fake::clearCalls();
     auto e1 = f.finalize(g);
     auto e2 = f.finalize(g); // the memory tier: no driver call
@@ -851,7 +837,7 @@ TEST_CASE("level_zero: native binaries in the kernel cache", "[level_zero][cache
           Lines{"zeModuleCreate(spirv, " + std::to_string(spv) + " bytes)"});
   }
   {
-    Fixture f; // a new device (a new process, as far as the cache can tell)
+    Fixture f({}, 8, cache); // a new device (a new process, as far as the cache can tell)
     fake::clearCalls();
     auto e1 = f.finalize(g);
     CHECK(fake::calls({"zeModuleCreate"}) ==
@@ -865,10 +851,6 @@ TEST_CASE("level_zero: native binaries in the kernel cache", "[level_zero][cache
           Lines{"zeModuleCreate(spirv, " + std::to_string(spv) + " bytes)"});
     CHECK(fake::violations().empty());
   }
-  restoreEnv("CGRAPH_CACHE_DIR", savedDir);
-  restoreEnv("CGRAPH_CACHE_PERSISTENT", savedOn);
-  restoreEnv("CGRAPH_CACHE_MIN_ITEM_SIZE", savedMin);
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("level_zero: recordings are kept per binding set, oldest dropped first", "[level_zero]") {

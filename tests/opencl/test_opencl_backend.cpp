@@ -3,6 +3,7 @@
 // copy/rect/fill nodes, binding tables, host tasks, kernel forms.
 #include "cl_test_util.h"
 #include "../common/memory_plan_conformance.h"
+#include "../common/scoped_env.h"
 #include "../common/transfer_conformance.h"
 
 #include <cmath>
@@ -11,6 +12,7 @@
 
 using namespace cgraph;
 using namespace cgraph::cltest;
+using cgraph::test::ScopedEnv;
 
 namespace {
 
@@ -396,25 +398,6 @@ TEST_CASE("nodes of one kernel with different arguments replay their own argumen
 }
 
 namespace {
-
-// Sets (or unsets, with null) an environment variable for one scope, restoring it after.
-struct ScopedEnv {
-  std::string name;
-  bool had = false;
-  std::string old;
-  ScopedEnv(const char *n, const char *value) : name(n) {
-    if (const char *v = std::getenv(n)) {
-      had = true;
-      old = v;
-    }
-    if (value) setenv(n, value, 1);
-    else unsetenv(n);
-  }
-  ~ScopedEnv() {
-    if (had) setenv(name.c_str(), old.c_str(), 1);
-    else unsetenv(name.c_str());
-  }
-};
 
 rt::DeviceInfo probeWith(const opencl::OpenCLBackendOptions &o) {
   auto backend = opencl::makeOpenCLBackend(o);

@@ -4,6 +4,8 @@
 // driver refuses is a miss, a warning and a rebuild, never a failure.
 #include "cl_test_util.h"
 
+#include "../common/temp_dir.h"
+
 #include "cgraph/cache/persistent_cache.h"
 #include "cgraph/cache/sink.h"
 
@@ -13,6 +15,8 @@
 
 using namespace cgraph;
 using namespace cgraph::cltest;
+
+using cgraph::test::TempDir;
 
 namespace {
 
@@ -35,10 +39,13 @@ Graph scaleGraph() {
   return b.take();
 }
 
-// Finalizes and runs the graph on a fresh backend (fresh device, empty memory tier);
-// checks y = 3x + y + 0.5.
-void finalizeAndRun(const Graph &g) {
-  auto backend = opencl::makeOpenCLBackend();
+// Finalizes and runs the graph on a fresh backend (fresh device, empty memory tier)
+// whose kernel cache lives in `cacheDir`; checks y = 3x + y + 0.5.
+void finalizeAndRun(const Graph &g, const std::string &cacheDir) {
+  opencl::OpenCLBackendOptions o;
+  o.cache.dir = cacheDir;
+  o.cache.persistent = true;
+  auto backend = opencl::makeOpenCLBackend(o);
   rt::Device &d = *openPocl(*backend);
   auto exe = d.finalize(g, rt::FinalizeOptions());
   INFO((exe ? std::string() : exe.error().message()));
@@ -58,29 +65,6 @@ void finalizeAndRun(const Graph &g) {
   for (uint32_t i = 0; i < kN; i += 31) CHECK(out[i] == Approx(3.0f * x0[i] + y0[i] + 0.5f));
 }
 
-struct EnvDir {
-  std::string root;
-  std::string previous;
-  bool hadPrevious = false;
-  EnvDir() {
-    char tmpl[] = "/tmp/cgraph-opencl-cache-XXXXXX";
-    char *p = ::mkdtemp(tmpl);
-    REQUIRE(p);
-    root = p;
-    if (const char *v = std::getenv("CGRAPH_CACHE_DIR")) {
-      previous = v;
-      hadPrevious = true;
-    }
-    ::setenv("CGRAPH_CACHE_DIR", root.c_str(), 1);
-  }
-  ~EnvDir() {
-    if (hadPrevious) ::setenv("CGRAPH_CACHE_DIR", previous.c_str(), 1);
-    else ::unsetenv("CGRAPH_CACHE_DIR");
-    std::error_code ec;
-    std::filesystem::remove_all(root, ec);
-  }
-};
-
 cache::CacheStats statsOf(const std::string &root) {
   cache::CacheConfig c = cache::CacheConfig::fromEnvironment(cache::silentSink());
   c.root = root;
@@ -94,7 +78,7 @@ cache::CacheStats statsOf(const std::string &root) {
 } // namespace
 
 TEST_CASE("opencl: a warm finalize loads the program binary from the persistent cache", "[opencl][cache]") {
-  EnvDir env;
+  TempDir dir("cgraph-opencl-cache");
   std::mutex mutex;
   std::vector<std::string> warnings;
   cache::CacheSink previous = cache::setProcessSink([&](cache::CacheEvent e, const std::string &m) {
@@ -104,21 +88,22 @@ TEST_CASE("opencl: a warm finalize loads the program binary from the persistent 
   Graph g = scaleGraph();
 
   // Cold: built from the module, its binary stored.
-  finalizeAndRun(g);
-  cache::CacheStats cold = statsOf(env.root);
+  finalizeAndRun(g, dir.str());
+  cache::CacheStats cold = statsOf(dir.str());
   CHECK(cold.entries == 1);
   CHECK(cold.hits == 0);
   CHECK(cold.writes == 1);
 
   // Warm, on a new device object (empty memory tier): the binary comes from disk.
-  finalizeAndRun(g);
-  cache::CacheStats warm = statsOf(env.root);
+  finalizeAndRun(g, dir.str());
+  cache::CacheStats warm = statsOf(dir.str());
   CHECK(warm.hits == 1);
   CHECK(warm.writes == 1);
 
   // Replace the stored binary with bytes the driver cannot take (valid entry, wrong
   // contents): a miss, a warning, a rebuild that stores a good binary again.
   cache::CacheConfig c = cache::CacheConfig::fromEnvironment(cache::silentSink());
+  c.root = dir.str();
   cache::PersistentCache p(c, cache::silentSink());
   Expected<std::vector<cache::EntryInfo>> entries = p.list();
   REQUIRE(entries);
@@ -128,8 +113,8 @@ TEST_CASE("opencl: a warm finalize loads the program binary from the persistent 
   CHECK(entry.binaryKind == "opencl-program-binary");
   const std::string garbage = "this is not a program binary";
   p.store(entry.key, reinterpret_cast<const uint8_t *>(garbage.data()), garbage.size(), entry.binaryKind);
-  finalizeAndRun(g);
-  cache::CacheStats rebuilt = statsOf(env.root);
+  finalizeAndRun(g, dir.str());
+  cache::CacheStats rebuilt = statsOf(dir.str());
   CHECK(rebuilt.hits == 2);   // the entry was read...
   CHECK(rebuilt.writes == 3); // ...refused, rebuilt and stored again
   Expected<std::vector<cache::EntryInfo>> after = p.list();

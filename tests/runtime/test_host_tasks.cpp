@@ -1,5 +1,5 @@
 // Built-in and plugin host tasks, and the allowed-directory policy.
-#include "temp_dir.h"
+#include "../common/temp_dir.h"
 
 #include "cgraph/graph/builder.h"
 #include "cgraph/runtime/host_tasks.h"
@@ -21,7 +21,7 @@
 
 using namespace cgraph;
 using namespace cgraph::rt;
-using namespace cgraph::rt::test;
+using cgraph::test::TempDir;
 namespace fs = std::filesystem;
 
 namespace {

@@ -1,5 +1,5 @@
 // .npy round trips and deliberately malformed files.
-#include "temp_dir.h"
+#include "../common/temp_dir.h"
 
 #include "cgraph/runtime/npy.h"
 
@@ -9,7 +9,7 @@
 
 using namespace cgraph;
 using namespace cgraph::rt;
-using namespace cgraph::rt::test;
+using cgraph::test::TempDir;
 
 namespace {
 

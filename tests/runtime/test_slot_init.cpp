@@ -1,5 +1,5 @@
 // Initial contents of runtime-owned slots.
-#include "temp_dir.h"
+#include "../common/temp_dir.h"
 
 #include "cgraph/runtime/npy.h"
 #include "cgraph/runtime/slot_init.h"
@@ -13,7 +13,7 @@
 
 using namespace cgraph;
 using namespace cgraph::rt;
-using namespace cgraph::rt::test;
+using cgraph::test::TempDir;
 
 namespace {
 Slot slot(SlotInit init, uint64_t size, std::vector<uint8_t> data = {}, std::string path = "") {

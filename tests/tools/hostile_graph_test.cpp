@@ -5,6 +5,8 @@
 // every enqueue.
 #include "tool_test_util.h"
 
+#include "../common/temp_dir.h"
+
 #include "cgraph/format/writer.h"
 #include "cgraph/graph/builder.h"
 #include "cgraph/graph/hazards.h"
@@ -23,19 +25,10 @@ using tooltest::Result;
 
 namespace {
 
-// A fresh directory of its own for each call.
-fs::path scratch() {
-  std::string tmpl = (fs::temp_directory_path() / "cgraph-hostile-XXXXXX").string();
-  REQUIRE(mkdtemp(tmpl.data()) != nullptr);
-  return fs::path(tmpl);
-}
-
+// A fresh directory of its own for each test (tests/common/temp_dir.h).
 struct Dir {
-  fs::path path = scratch();
-  ~Dir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
+  cgraph::test::TempDir tmp{"cgraph-hostile"};
+  const fs::path &path = tmp.path();
   void write(const std::string &name, const std::string &text) const {
     std::ofstream(path / name, std::ios::binary) << text;
   }

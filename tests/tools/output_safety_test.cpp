@@ -3,6 +3,8 @@
 // fail midway (the file size limit, as a full disk); cgc's allowed directories.
 #include "tool_test_util.h"
 
+#include "../common/temp_dir.h"
+
 #include <catch2/catch.hpp>
 
 #include <sys/socket.h>
@@ -26,30 +28,21 @@ using tooltest::quote;
 using tooltest::Result;
 using tooltest::slurp;
 
-// A fresh directory under the build tree, removed at the end of the test.
+// A fresh directory of its own (tests/common/temp_dir.h), removed at the end of the test.
 class Scratch {
 public:
-  Scratch() {
-    fs::create_directories(fs::path(CGRAPH_BINARY_DIR) / "output_safety_tmp");
-    std::string t = (fs::path(CGRAPH_BINARY_DIR) / "output_safety_tmp" / "t.XXXXXX").string();
-    REQUIRE(mkdtemp(&t[0]) != nullptr);
-    dir_ = fs::canonical(t);
-  }
-  ~Scratch() {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  const fs::path &dir() const { return dir_; }
-  fs::path operator/(const std::string &leaf) const { return dir_ / leaf; }
+  const fs::path &dir() const { return tmp_.path(); }
+  fs::path operator/(const std::string &leaf) const { return tmp_.path() / leaf; }
 
 private:
-  fs::path dir_;
+  cgraph::test::TempDir tmp_{"cgraph-output-safety"};
 };
 
 // Runs `exe args` in `cwd` through the shell; `prefix` goes before it (e.g. a ulimit).
 Result run(const std::string &exe, const std::string &args, const fs::path &cwd, const std::string &prefix = "") {
   static int counter = 0;
-  fs::path io = fs::path(CGRAPH_BINARY_DIR) / "output_safety_tmp" / ("io" + std::to_string(counter++));
+  static const cgraph::test::TempDir ioDir("cgraph-output-safety-io"); // this process's own
+  fs::path io = ioDir.path() / ("io" + std::to_string(counter++));
   fs::path out = io.string() + ".out", err = io.string() + ".err";
   std::string cmd = "cd " + quote(cwd.string()) + " && " + prefix + " exec " + quote(exe) + " " + args + " >" +
                     quote(out.string()) + " 2>" + quote(err.string()) + " </dev/null";
