@@ -64,15 +64,11 @@ Error inlineAll(llvm::Function &f, const std::string &node) {
   return makeError(node + " nests helper calls too deeply: cannot remap its work-items");
 }
 
-} // namespace
-
-// In `f` (a clone for instance `in`), the work-item builtins answer the instance's own
-// nd-range inside the fused one (see Remap). Fails, naming the reason, for what cannot
-// be remapped: barriers and group functions (not every work-item of a work-group runs
-// the instance), builtins asked in a computed dimension.
-Error remapWorkItems(llvm::Function &f, const Instance &in, const Range &fused) {
+// The work-item builtin calls of `f` (a clone for instance `in`, helpers inlined).
+// Fails, naming the reason, where `f` cannot be remapped.
+Expected<std::vector<std::pair<llvm::CallInst *, Wi>>>
+builtinCalls(llvm::Function &f, const Instance &in, const Range &fused) {
   const std::string &node = in.node;
-  CGRAPH_RETURN_IF_ERROR(inlineAll(f, node));
   std::vector<std::pair<llvm::CallInst *, Wi>> calls;
   for (llvm::Instruction &i : llvm::instructions(f)) {
     auto *call = llvm::dyn_cast<llvm::CallInst>(&i);
@@ -93,82 +89,105 @@ Error remapWorkItems(llvm::Function &f, const Instance &in, const Range &fused) 
                               "its work-items");
     calls.push_back({call, k});
   }
+  return calls;
+}
+
+// Linear: the fused range's global linear id and the instance's global ids recomputed
+// from it in the instance's own shape.
+struct LinearIds {
+  llvm::Value *lin = nullptr;
+  llvm::Value *ids[3] = {nullptr, nullptr, nullptr};
+};
+
+LinearIds linearIds(llvm::IRBuilder<> &b, llvm::Module &m, const Range &r, const Range &fused) {
+  LinearIds l;
+  l.lin = linearId(b, m, fused);
+  llvm::Value *rest = l.lin;
+  for (unsigned d = 0; d < r.dims; ++d) {
+    if (d + 1 == r.dims) {
+      l.ids[d] = rest;
+    } else {
+      l.ids[d] = b.CreateURem(rest, b.getInt64(r.global[d]));
+      rest = b.CreateUDiv(rest, b.getInt64(r.global[d]));
+    }
+  }
+  return l;
+}
+
+// Guard: the value builtin `k` in dimension d answers for an instance of range `r`
+// (its own global size and group count); nullptr where the fused range's answer
+// stands (work-item and work-group ids, dimensions of the same size).
+llvm::Value *guardedValue(llvm::IRBuilder<> &b, llvm::Module &m, Wi k, unsigned d, const Range &r,
+                          const Range &fused) {
+  bool inDims = d < r.dims;
+  uint64_t gs = inDims ? r.global[d] : 1;
+  if (!inDims || r.global[d] == fused.global[d]) return nullptr;
+  if (k == Wi::GlobalSize) return b.getInt64(gs);
+  if (k != Wi::NumGroups) return nullptr;
+  if (fused.hasLocal()) return b.getInt64((gs + fused.local[d] - 1) / fused.local[d]);
+  llvm::CallInst *ls =
+      b.CreateCall(builtinDecl(m, "_Z14get_local_sizej", true, false), {b.getInt32(d)});
+  ls->setCallingConv(llvm::CallingConv::SPIR_FUNC);
+  return b.CreateUDiv(b.CreateAdd(b.getInt64(gs - 1), ls), ls);
+}
+
+// Linear: the value builtin `k` in dimension d answers for an instance of range `r`
+// that sees one work-group spanning its range.
+llvm::Value *linearValue(llvm::IRBuilder<> &b, Wi k, unsigned d, const Range &r,
+                         const LinearIds &l) {
+  bool inDims = d < r.dims;
+  uint64_t gs = inDims ? r.global[d] : 1;
+  switch (k) {
+  case Wi::GlobalId:
+  case Wi::LocalId:
+    return inDims ? l.ids[d] : b.getInt64(0);
+  case Wi::GlobalSize:
+  case Wi::LocalSize:
+  case Wi::EnqueuedLocalSize:
+    return b.getInt64(gs);
+  case Wi::GroupId:
+  case Wi::Offset:
+    return b.getInt64(0);
+  case Wi::NumGroups:
+    return b.getInt64(1);
+  case Wi::WorkDim:
+    return b.getInt32(r.dims);
+  case Wi::GlobalLinearId:
+  case Wi::LocalLinearId:
+    return l.lin;
+  case Wi::None:
+    break;
+  }
+  return nullptr;
+}
+
+} // namespace
+
+// In `f` (a clone for instance `in`), the work-item builtins answer the instance's own
+// nd-range inside the fused one (see Remap). Fails, naming the reason, for what cannot
+// be remapped: barriers and group functions (not every work-item of a work-group runs
+// the instance), builtins asked in a computed dimension.
+Error remapWorkItems(llvm::Function &f, const Instance &in, const Range &fused) {
+  CGRAPH_RETURN_IF_ERROR(inlineAll(f, in.node));
+  Expected<std::vector<std::pair<llvm::CallInst *, Wi>>> calls = builtinCalls(f, in, fused);
+  if (!calls) return calls.error();
   llvm::Module &m = *f.getParent();
   llvm::IRBuilder<> b(&*f.getEntryBlock().getFirstInsertionPt());
   const Range &r = in.range;
-  // Linear: the instance's global ids from the fused range's linear id
-  llvm::Value *lin = nullptr;
-  llvm::Value *ids[3] = {nullptr, nullptr, nullptr};
-  if (in.remap == Remap::Linear) {
-    lin = linearId(b, m, fused);
-    llvm::Value *rest = lin;
-    for (unsigned d = 0; d < r.dims; ++d) {
-      if (d + 1 == r.dims) {
-        ids[d] = rest;
-      } else {
-        ids[d] = b.CreateURem(rest, b.getInt64(r.global[d]));
-        rest = b.CreateUDiv(rest, b.getInt64(r.global[d]));
-      }
-    }
-  }
-  for (auto &[call, k] : calls) {
+  LinearIds l;
+  if (in.remap == Remap::Linear) l = linearIds(b, m, r, fused);
+  for (auto &[call, k] : *calls) {
     unsigned d = 0;
     if (call->arg_size() == 1)
       d = unsigned(llvm::cast<llvm::ConstantInt>(call->getArgOperand(0))->getZExtValue());
-    bool inDims = d < r.dims;
-    uint64_t gs = inDims ? r.global[d] : 1;
-    llvm::Value *v = nullptr;
-    if (in.remap == Remap::Guard) {
-      // work-item and work-group ids stay; sizes answer the instance's range
-      if (!inDims || r.global[d] == fused.global[d]) continue;
-      if (k == Wi::GlobalSize) {
-        v = b.getInt64(gs);
-      } else if (k == Wi::NumGroups) {
-        if (fused.hasLocal()) {
-          v = b.getInt64((gs + fused.local[d] - 1) / fused.local[d]);
-        } else {
-          llvm::CallInst *ls =
-              b.CreateCall(builtinDecl(m, "_Z14get_local_sizej", true, false), {b.getInt32(d)});
-          ls->setCallingConv(llvm::CallingConv::SPIR_FUNC);
-          v = b.CreateUDiv(b.CreateAdd(b.getInt64(gs - 1), ls), ls);
-        }
-      } else {
-        continue;
-      }
-    } else {
-      // Linear: one work-group spanning the instance's range
-      switch (k) {
-      case Wi::GlobalId:
-      case Wi::LocalId:
-        v = inDims ? ids[d] : b.getInt64(0);
-        break;
-      case Wi::GlobalSize:
-      case Wi::LocalSize:
-      case Wi::EnqueuedLocalSize:
-        v = b.getInt64(gs);
-        break;
-      case Wi::GroupId:
-      case Wi::Offset:
-        v = b.getInt64(0);
-        break;
-      case Wi::NumGroups:
-        v = b.getInt64(1);
-        break;
-      case Wi::WorkDim:
-        v = b.getInt32(r.dims);
-        break;
-      case Wi::GlobalLinearId:
-      case Wi::LocalLinearId:
-        v = lin;
-        break;
-      case Wi::None:
-        continue;
-      }
-    }
+    // Guard: work-item and work-group ids stay; sizes answer the instance's range
+    llvm::Value *v =
+        in.remap == Remap::Guard ? guardedValue(b, m, k, d, r, fused) : linearValue(b, k, d, r, l);
+    if (!v) continue;
     if (v->getType() != call->getType()) v = b.CreateZExtOrTrunc(v, call->getType());
     call->replaceAllUsesWith(v);
   }
-  for (auto &[call, k] : calls)
+  for (auto &[call, k] : *calls)
     if (call->use_empty()) call->eraseFromParent();
   return Error();
 }
