@@ -29,9 +29,7 @@ bool isGlobalId0(llvm::Value *v) {
   return false;
 }
 
-// The shape an own-index access is proven against: `index` = the work-item's global
-// linear id in this range, gid(0) + G0 * gid(1) + G0 * G1 * gid(2) (offsets 0 for
-
+// An index as sum_d k[d] * get_global_id(d) + c (affine below).
 struct Affine {
   int64_t k[3] = {0, 0, 0};
   int64_t c = 0;
