@@ -49,13 +49,20 @@ Expected<Options> parseArgs(int argc, char **argv) {
     const std::string a = argv[i];
     if (i + 1 >= argc) return makeError("option '" + a + "' needs a value (or is unknown)");
     const char *v = argv[++i];
-    if (a == "--cgf") o.cgf = v;
-    else if (a == "--weights") o.weights = v;
-    else if (a == "--backend") o.backend = v;
-    else if (a == "--batch") o.batch = std::atoi(v);
-    else if (a == "--steps") o.steps = std::atoi(v);
-    else if (a == "--prompt-len") o.promptLen = std::atoi(v);
-    else return makeError("unknown option '" + a + "'");
+    if (a == "--cgf")
+      o.cgf = v;
+    else if (a == "--weights")
+      o.weights = v;
+    else if (a == "--backend")
+      o.backend = v;
+    else if (a == "--batch")
+      o.batch = std::atoi(v);
+    else if (a == "--steps")
+      o.steps = std::atoi(v);
+    else if (a == "--prompt-len")
+      o.promptLen = std::atoi(v);
+    else
+      return makeError("unknown option '" + a + "'");
   }
   if (o.cgf.empty() || o.weights.empty())
     return makeError("usage: gpt_decode --cgf FILE --weights DIR [--backend SPEC] [--batch N] "
@@ -67,7 +74,8 @@ Expected<Options> parseArgs(int argc, char **argv) {
 Expected<long> metaInt(const Graph &g, const std::string &key) {
   for (const auto &kv : g.metadata)
     if (kv.first == key) return std::atol(kv.second.c_str());
-  return makeError("graph '" + g.name + "' has no metadata '" + key + "' (not made by gen_graph.py?)");
+  return makeError("graph '" + g.name + "' has no metadata '" + key +
+                   "' (not made by gen_graph.py?)");
 }
 
 // The decode loop's state: the executable, a buffer per external slot, parameters.
@@ -117,7 +125,8 @@ struct Decoder {
     for (uint32_t s = 0; s < graph->slots.size(); ++s) {
       if (graph->slots[s].init != SlotInit::External) continue;
       const std::string &n = graph->slots[s].name;
-      const bool state = n == "tokens" || n == "next" || n == "logits" || n == "k_cache" || n == "v_cache";
+      const bool state =
+          n == "tokens" || n == "next" || n == "logits" || n == "k_cache" || n == "v_cache";
       if (Error e = allocate(s, state ? std::string() : weightsDir)) return e;
     }
     return Error::success();
@@ -140,7 +149,8 @@ int run(const Options &o) {
   if (!graph) return fail(graph.error());
   Expected<long> bmax = metaInt(*graph, "batch_max"), tmax = metaInt(*graph, "context_max"),
                  vocab = metaInt(*graph, "vocab");
-  if (!bmax || !tmax || !vocab) return fail(!bmax ? bmax.error() : !tmax ? tmax.error() : vocab.error());
+  if (!bmax || !tmax || !vocab)
+    return fail(!bmax ? bmax.error() : !tmax ? tmax.error() : vocab.error());
   if (o.batch < 1 || o.batch > *bmax || o.steps < 1 || o.steps > *tmax)
     return fail(makeError("--batch must be 1.." + std::to_string(*bmax) + " and --steps 1.." +
                           std::to_string(*tmax)));
@@ -166,32 +176,41 @@ int run(const Options &o) {
   const int promptLen = std::max(1, std::min(o.promptLen, o.steps));
   std::vector<int32_t> prompts(size_t(o.batch) * promptLen);
   for (int i = 0; i < o.batch; ++i)
-    for (int t = 0; t < promptLen; ++t) prompts[size_t(i) * promptLen + t] = int32_t((1 + 131 * i + 17 * t) % *vocab);
+    for (int t = 0; t < promptLen; ++t)
+      prompts[size_t(i) * promptLen + t] = int32_t((1 + 131 * i + 17 * t) % *vocab);
   std::vector<int32_t> out(size_t(o.batch) * o.steps), column(o.batch), next(o.batch);
   rt::ParamValues params;
   const auto start = std::chrono::steady_clock::now();
   for (int t = 0; t < o.steps; ++t) {
     if (t < promptLen) {
-      for (int i = 0; i < o.batch; ++i) column[i] = prompts[size_t(i) * promptLen + t];
-      if (Error e = d.device->write(*d.table.slots[d.tokensSlot].buffer, 0, column.data(), column.size() * 4))
+      for (int i = 0; i < o.batch; ++i)
+        column[i] = prompts[size_t(i) * promptLen + t];
+      if (Error e = d.device->write(*d.table.slots[d.tokensSlot].buffer, 0, column.data(),
+                                    column.size() * 4))
         return fail(e);
     }
     if (Error e = d.step(o.batch, t, params)) return fail(e);
     // After the swap the tokens binding holds this step's `next`.
-    if (Error e = d.device->read(*d.table.slots[d.tokensSlot].buffer, 0, next.data(), next.size() * 4))
+    if (Error e =
+            d.device->read(*d.table.slots[d.tokensSlot].buffer, 0, next.data(), next.size() * 4))
       return fail(e);
-    for (int i = 0; i < o.batch; ++i) out[size_t(i) * o.steps + t] = next[i];
+    for (int i = 0; i < o.batch; ++i)
+      out[size_t(i) * o.steps + t] = next[i];
   }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   for (int i = 0; i < o.batch; ++i) {
     std::printf("seq %d: prompt", i);
-    for (int t = 0; t < promptLen; ++t) std::printf(" %d", prompts[size_t(i) * promptLen + t]);
+    for (int t = 0; t < promptLen; ++t)
+      std::printf(" %d", prompts[size_t(i) * promptLen + t]);
     std::printf(" | next");
-    for (int t = 0; t < o.steps; ++t) std::printf(" %d", out[size_t(i) * o.steps + t]);
+    for (int t = 0; t < o.steps; ++t)
+      std::printf(" %d", out[size_t(i) * o.steps + t]);
     std::printf("\n");
   }
-  std::printf("%s: %d steps x %d sequences in %.3f s: %.1f tokens/s (%.1f steps/s)\n", o.backend.c_str(),
-              o.steps, o.batch, seconds, o.steps * o.batch / seconds, o.steps / seconds);
+  std::printf("%s: %d steps x %d sequences in %.3f s: %.1f tokens/s (%.1f steps/s)\n",
+              o.backend.c_str(), o.steps, o.batch, seconds, o.steps * o.batch / seconds,
+              o.steps / seconds);
   return 0;
 }
 

@@ -19,7 +19,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import model  # noqa: E402
 
 F32 = 4
-LIN_WG, LIN_NB, LIN_OR = 64, 8, 4  # linear.cl's tiling; the nd-ranges below depend on it
+LIN_WG, LIN_OR, LT_O, LT_R, LT_K = 64, 4, 32, 32, 16  # linear.cl's; the nd-ranges below depend on them
 LN_WG, ATT_WG, ATT_CHUNK, AM_WG = 128, 128, 64, 256
 EPI_BIAS, EPI_GELU, EPI_ACCUMULATE = 1, 2, 4
 EPS = 1e-5
@@ -28,6 +28,13 @@ EPS = 1e-5
 def in_range(var: str, lo: int, hi: int) -> str:
     """An expression that is 0 when lo <= $var <= hi and 1 otherwise."""
     return f"min(max(${var} - {hi}, 0), 1) + min(max({lo} - ${var}, 0), 1)"
+
+
+def lin_blocks(cfg: model.Config) -> tuple:
+    """linear.cl's (LIN_NB, LIN_TILED_MIN): rows per matrix-vector block, and the most rows
+    taken as matrix-vector products (more: tiles). The small config's are lower, so that
+    its tests reach several blocks and the tiles at B_MAX 8."""
+    return (8, 256) if cfg.batch_max > 8 else (2, 4)
 
 
 def slots(cfg: model.Config) -> list:
@@ -64,10 +71,20 @@ def ref(slot: str, offset: int):
     return {"slot": slot, "offset": offset} if offset else slot
 
 
-def linear(name, y, x, w, w_off, bias, b_off, k_dim, o_dim, epilogue):
-    groups = -(-o_dim // LIN_OR)
+def linear(cfg, name, y, x, w, w_off, bias, b_off, k_dim, o_dim, epilogue):
+    """linear.cl's nd-range: for b <= LIN_TILED_MIN one work-group per LIN_OR columns and
+    block of LIN_NB rows, else one per tile of LT_O columns x LT_R rows. The stored
+    expressions pick between the two per run."""
+    assert k_dim % LT_K == 0
+    nb, tiled_min = lin_blocks(cfg)
+    gemv = -(-o_dim // LIN_OR) * LIN_WG
+    tiled = -(-o_dim // LT_O) * LIN_WG
+    is_tiled = f"min(max($b - {tiled_min}, 0), 1)"
+    blocks = f"ceil_div($b, {nb})"
     return {"name": name, "kernel": "linear",
-            "global": [groups * LIN_WG, f"ceil_div($b, {LIN_NB})"], "local": [LIN_WG, 1],
+            "global": [f"{gemv} - {gemv - tiled} * {is_tiled}",
+                       f"{blocks} - ({blocks} - ceil_div($b, {LT_R})) * {is_tiled}"],
+            "local": [LIN_WG, 1],
             "args": [y, x, ref(w, w_off), ref(bias, b_off), "$b", k_dim, o_dim, epilogue]}
 
 
@@ -81,7 +98,7 @@ def layer_nodes(cfg: model.Config, l: int) -> list:
     cache_off = l * cfg.batch_max * cfg.context_max * D * F32
     return [
         layernorm(f"ln1.{l}", "h", "x", "ln1_g", "ln1_b", l * D * F32, D),
-        linear(f"qkv.{l}", "qkv", "h", "wqkv", l * 3 * D * D * F32, "bqkv", l * 3 * D * F32,
+        linear(cfg, f"qkv.{l}", "qkv", "h", "wqkv", l * 3 * D * D * F32, "bqkv", l * 3 * D * F32,
                D, 3 * D, EPI_BIAS),
         {"name": f"attn.{l}", "kernel": "attention_part",
          "global": [ATT_WG * cfg.heads, "$b", f"ceil_div($t + 1, {ATT_CHUNK})"], "local": [ATT_WG, 1, 1],
@@ -89,12 +106,12 @@ def layer_nodes(cfg: model.Config, l: int) -> list:
         {"name": f"attn_sum.{l}", "kernel": "attention_combine",
          "global": [cfg.head_dim * cfg.heads, "$b"], "local": [cfg.head_dim, 1],
          "args": ["att", "att_part", "$t", D]},
-        linear(f"proj.{l}", "x", "att", "wo", l * D * D * F32, "bo", l * D * F32,
+        linear(cfg, f"proj.{l}", "x", "att", "wo", l * D * D * F32, "bo", l * D * F32,
                D, D, EPI_BIAS | EPI_ACCUMULATE),
         layernorm(f"ln2.{l}", "h", "x", "ln2_g", "ln2_b", l * D * F32, D),
-        linear(f"fc1.{l}", "m", "h", "w1", l * F * D * F32, "b1", l * F * F32,
+        linear(cfg, f"fc1.{l}", "m", "h", "w1", l * F * D * F32, "b1", l * F * F32,
                D, F, EPI_BIAS | EPI_GELU),
-        linear(f"fc2.{l}", "x", "m", "w2", l * D * F * F32, "b2", l * D * F32,
+        linear(cfg, f"fc2.{l}", "x", "m", "w2", l * D * F * F32, "b2", l * D * F32,
                F, D, EPI_BIAS | EPI_ACCUMULATE),
     ]
 
@@ -108,7 +125,7 @@ def describe(cfg: model.Config) -> dict:
     nodes += [
         layernorm("lnf", "h", "x", "lnf_g", "lnf_b", 0, D),
         # Tied embeddings: logits = h @ wte.T. bias is not read without EPI_BIAS.
-        linear("logits", "logits", "h", "wte", 0, "lnf_b", 0, D, V, 0),
+        linear(cfg, "logits", "logits", "h", "wte", 0, "lnf_b", 0, D, V, 0),
         {"name": "argmax", "kernel": "argmax", "global": [AM_WG, "$b"], "local": [AM_WG, 1],
          "args": ["next", "logits", V]},
     ]
@@ -124,7 +141,8 @@ def describe(cfg: model.Config) -> dict:
         "kernels": [
             "kernels/embed.cl",
             {"file": "kernels/layernorm.cl", "defines": {"LN_WG": LN_WG}},
-            {"file": "kernels/linear.cl", "defines": {"LIN_WG": LIN_WG, "LIN_NB": LIN_NB, "LIN_OR": LIN_OR}},
+            {"file": "kernels/linear.cl", "defines": {"LIN_WG": LIN_WG, "LIN_NB": lin_blocks(cfg)[0], "LIN_OR": LIN_OR,
+                         "LIN_TILED_MIN": lin_blocks(cfg)[1]}},
             {"file": "kernels/attention.cl",
              "defines": {"ATT_WG": ATT_WG, "ATT_CHUNK": ATT_CHUNK, "HD": cfg.head_dim,
                          "T_MAX": cfg.context_max, "NCH_MAX": n_chunks(cfg)}},

@@ -28,7 +28,10 @@ void argmax(__global int *next, __global const float *logits, int vocab) {
     if (lid < s) {
       const float ov = best_v[lid + s];
       const int oi = best_i[lid + s];
-      if (oi < vocab && (best_i[lid] == vocab || ov > best_v[lid] || (ov == best_v[lid] && oi < best_i[lid]))) {
+      const float mv = best_v[lid];
+      const int mi = best_i[lid];
+      // The other pair wins with a larger value, or an equal one at a lower index.
+      if (oi < vocab && (mi == vocab || ov > mv || (ov == mv && oi < mi))) {
         best_v[lid] = ov;
         best_i[lid] = oi;
       }

@@ -1,18 +1,24 @@
 // y[r, o] (op)= epilogue(sum_k x[r, k] * w[o, k] + bias[o]): the projections of a decode
 // step, w in [out, in] row-major (torch nn.Linear) layout, x [rows, k_dim], y [rows, o_dim].
+// One kernel with two ways of splitting the work, chosen by `rows` (uniform per launch):
 //
-// At decode batch sizes this is a matrix-vector product and memory-bound: the weights
-// must stream once per step at close to memory bandwidth. So one work-group of LIN_WG
-// work-items computes LIN_OR output columns for LIN_NB batch rows: the work-items split K
-// (float4 loads along the weight rows, consecutive work-items on consecutive float4s),
-// each keeps LIN_OR x LIN_NB partial sums, and a local-memory tree reduction combines
-// those of the rows present (its additions spread over all work-items). Each weight element is read by one work-group per LIN_NB batch rows, so once per
-// step for rows <= LIN_NB; every x row read is shared by LIN_OR weight rows.
-//
+// rows <= LIN_TILED_MIN (matrix-vector products, memory-bound): the weights must stream
+// at close to memory bandwidth. A work-group of LIN_WG work-items computes LIN_OR output
+// columns for a block of LIN_NB rows: the work-items split K (float4 loads along the
+// weight rows, consecutive work-items on consecutive float4s), each keeps LIN_OR x LIN_NB
+// partial sums, and a local-memory tree reduction combines them (its additions spread
+// over all work-items). Each x row read serves LIN_OR weight rows; each weight is read
+// once per block of LIN_NB rows, so once per step for rows <= LIN_NB.
 // nd-range: global [ceil_div(o_dim, LIN_OR) * LIN_WG, ceil_div(rows, LIN_NB)],
-//           local [LIN_WG, 1]. k_dim must be a multiple of 4.
-// epilogue: bit 0 adds bias, bit 1 applies gelu (tanh form), bit 2 accumulates into y
-// (y += ..., the residual connection) instead of storing. bias is not read without bit 0.
+//           local [LIN_WG, 1].
+//
+// rows > LIN_TILED_MIN (compute-bound): tiles of LT_O output columns x LT_R rows, K in
+// steps of LT_K staged in local memory, each work-item a 4 x 4 register block.
+// nd-range: global [ceil_div(o_dim, LT_O) * LIN_WG, ceil_div(rows, LT_R)], local [LIN_WG, 1].
+//
+// k_dim must be a multiple of LT_K (so of 4). epilogue: bit 0 adds bias, bit 1 applies
+// gelu (tanh form), bit 2 accumulates into y (y += ..., the residual connection) instead
+// of storing. bias is not read without bit 0.
 #ifndef LIN_WG
 #define LIN_WG 64
 #endif
@@ -22,30 +28,40 @@
 #ifndef LIN_OR
 #define LIN_OR 4
 #endif
-
-#if LIN_WG == 64
-#define LIN_WG_LOG2 6
-#elif LIN_WG == 128
-#define LIN_WG_LOG2 7
-#elif LIN_WG == 256
-#define LIN_WG_LOG2 8
-#else
-#error "LIN_WG must be 64, 128 or 256"
+#ifndef LIN_TILED_MIN
+#define LIN_TILED_MIN 256 // more rows than this: tiles
 #endif
+
+#if LIN_WG != 64
+#error "LIN_WG must be 64 (the tiled path is 8 x 8 work-items)"
+#endif
+#define LIN_WG_LOG2 6
+#define LT_O 32
+#define LT_R 32
+#define LT_K 16
+#define LT_PITCH (LT_K + 1) // local rows padded: work-items on consecutive rows hit other banks
 
 #define EPI_BIAS 1
 #define EPI_GELU 2
 #define EPI_ACCUMULATE 4
 #define LIN_ACC (LIN_OR * LIN_NB)
+#define LIN_LOCAL (LIN_ACC * LIN_WG > 2 * LT_O * LT_PITCH ? LIN_ACC * LIN_WG : 2 * LT_O * LT_PITCH)
 
 static float gelu_tanh(float x) {
   const float c = 0.7978845608028654f; // sqrt(2 / pi)
   return 0.5f * x * (1.0f + tanh(c * (x + 0.044715f * x * x * x)));
 }
 
+static void store(__global float *y, __global const float *bias, int r, int o, int o_dim,
+                  int epilogue, float v) {
+  if (epilogue & EPI_BIAS) v += bias[o];
+  if (epilogue & EPI_GELU) v = gelu_tanh(v);
+  __global float *dst = y + (size_t)r * o_dim + o;
+  *dst = (epilogue & EPI_ACCUMULATE) ? *dst + v : v;
+}
+
 // Sums red[a * LIN_WG + 0 .. LIN_WG) into red[a * LIN_WG] for accumulators a < active: a
-// tree (halving per level), each level's additions spread over all work-items so that
-// few active accumulators (small batches) or many cost the same number of levels.
+// tree (halving per level), each level's additions spread over all work-items.
 static void reduce_partials(__local float *red, int lid, int active) {
   for (int s = LIN_WG / 2, shift = LIN_WG_LOG2 - 1; s > 0; s >>= 1, --shift) {
     for (int idx = lid; idx < (active << shift); idx += LIN_WG) {
@@ -56,49 +72,101 @@ static void reduce_partials(__local float *red, int lid, int active) {
   }
 }
 
-__kernel __attribute__((reqd_work_group_size(LIN_WG, 1, 1)))
-void linear(__global float *y, __global const float *x, __global const float *w,
-            __global const float *bias, int rows, int k_dim, int o_dim, int epilogue) {
-  __local float red[LIN_ACC * LIN_WG];
+// The matrix-vector way: this work-item's partial sums of LIN_OR columns for the `rows`
+// (<= LIN_NB) rows of its block (x points at the first), over its share of K, into
+// red[a * LIN_WG + lid] for a = r * LIN_OR + j.
+static void gemv_partials(__global const float *x, __global const float *w, int rows, int k_dim,
+                          int o_dim, __local float *red) {
   const int lid = get_local_id(0);
   const int o0 = get_group_id(0) * LIN_OR;
-  const int r0 = get_group_id(1) * LIN_NB;
-  const int nr = min(LIN_NB, rows - r0);
   const int k4 = k_dim / 4;
-
   float acc[LIN_ACC];
   for (int a = 0; a < LIN_ACC; ++a) acc[a] = 0.0f;
   __global const float *wrow[LIN_OR];
   for (int j = 0; j < LIN_OR; ++j) // columns past o_dim read the last row, never stored
     wrow[j] = w + (size_t)min(o0 + j, o_dim - 1) * k_dim;
-  __global const float *xs = x + (size_t)r0 * k_dim;
-
   for (int k = lid; k < k4; k += LIN_WG) {
     float4 wv[LIN_OR];
     for (int j = 0; j < LIN_OR; ++j) wv[j] = vload4(k, wrow[j]);
     for (int r = 0; r < LIN_NB; ++r) {
-      if (r < nr) {
-        const float4 xv = vload4(k, xs + (size_t)r * k_dim);
+      if (r < rows) {
+        const float4 xv = vload4(k, x + (size_t)r * k_dim);
         for (int j = 0; j < LIN_OR; ++j) acc[r * LIN_OR + j] += dot(wv[j], xv);
       }
     }
   }
-
-  // Accumulator a = r * LIN_OR + j: the rows present (r < nr) are the first ones.
-  const int active = nr * LIN_OR;
   for (int a = 0; a < LIN_ACC; ++a)
-    if (a < active) red[a * LIN_WG + lid] = acc[a];
-  barrier(CLK_LOCAL_MEM_FENCE);
-  reduce_partials(red, lid, active);
+    if (a < rows * LIN_OR) red[a * LIN_WG + lid] = acc[a];
+}
 
-  if (lid < active) {
-    const int r = lid / LIN_OR, o = o0 + lid % LIN_OR;
-    if (o < o_dim) {
-      float v = red[lid * LIN_WG];
-      if (epilogue & EPI_BIAS) v += bias[o];
-      if (epilogue & EPI_GELU) v = gelu_tanh(v);
-      __global float *dst = y + (size_t)(r0 + r) * o_dim + o;
-      *dst = (epilogue & EPI_ACCUMULATE) ? *dst + v : v;
+// Copies a [LT_O or LT_R rows, LT_K] block of `src` (row pitch k_dim) starting at row
+// `row0`, column k0, into `tile`; rows at or past `nrows` read as zeros.
+static void load_tile(__local float *tile, __global const float *src, int row0, int nrows,
+                      int k0, int k_dim, int lid) {
+  for (int idx = lid; idx < LT_O * LT_K / 4; idx += LIN_WG) {
+    const int row = idx / (LT_K / 4), c4 = idx % (LT_K / 4);
+    float4 v = (float4)(0.0f);
+    if (row0 + row < nrows) v = vload4(0, src + (size_t)(row0 + row) * k_dim + k0 + 4 * c4);
+    __local float *t = tile + row * LT_PITCH + 4 * c4;
+    t[0] = v.x;
+    t[1] = v.y;
+    t[2] = v.z;
+    t[3] = v.w;
+  }
+}
+
+// Every barrier is at the kernel's top level, in loops whose trip counts are the same for
+// the whole work-group, and the two ways differ only in those counts and in branches
+// without barriers: a form every OpenCL implementation compiles alike (barriers inside
+// one branch of an if/else are legal when uniform, but not every compiler copes).
+__kernel __attribute__((reqd_work_group_size(LIN_WG, 1, 1)))
+void linear(__global float *y, __global const float *x, __global const float *w,
+            __global const float *bias, int rows, int k_dim, int o_dim, int epilogue) {
+  __local float scratch[LIN_LOCAL];
+  const int lid = get_local_id(0);
+  const int tiled = rows > LIN_TILED_MIN;
+
+  // Matrix-vector way: partial sums of this block's rows, then a tree over the work-items.
+  const int rb = get_group_id(1) * LIN_NB, nr = tiled ? 0 : min(LIN_NB, rows - rb);
+  if (nr > 0) gemv_partials(x + (size_t)rb * k_dim, w, nr, k_dim, o_dim, scratch);
+  barrier(CLK_LOCAL_MEM_FENCE);
+  reduce_partials(scratch, lid, nr * LIN_OR);
+  if (lid < nr * LIN_OR) {
+    const int o = get_group_id(0) * LIN_OR + lid % LIN_OR;
+    if (o < o_dim) store(y, bias, rb + lid / LIN_OR, o, o_dim, epilogue, scratch[lid * LIN_WG]);
+  }
+
+  // Tiled way: a tile of LT_O columns x LT_R rows, each work-item a 4 x 4 block
+  // (columns tx + 8j, rows ty + 8i of the tile) in four float4s, one per row; no trips
+  // when not tiled.
+  __local float *wt = scratch, *xt = scratch + LT_O * LT_PITCH;
+  const int tx = lid % 8, ty = lid / 8;
+  const int o0 = get_group_id(0) * LT_O, r0 = get_group_id(1) * LT_R;
+  float4 acc0 = (float4)(0.0f), acc1 = (float4)(0.0f), acc2 = (float4)(0.0f), acc3 = (float4)(0.0f);
+  const int k_end = tiled ? k_dim : 0;
+  for (int k0 = 0; k0 < k_end; k0 += LT_K) {
+    barrier(CLK_LOCAL_MEM_FENCE); // the previous step (or the reduction) is done with scratch
+    load_tile(wt, w, o0, o_dim, k0, k_dim, lid);
+    load_tile(xt, x, r0, rows, k0, k_dim, lid);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int k = 0; k < LT_K; ++k) {
+      __local const float *wk = wt + tx * LT_PITCH + k, *xk = xt + ty * LT_PITCH + k;
+      const float4 wv = (float4)(wk[0], wk[8 * LT_PITCH], wk[16 * LT_PITCH], wk[24 * LT_PITCH]);
+      acc0 = fma((float4)(xk[0]), wv, acc0);
+      acc1 = fma((float4)(xk[8 * LT_PITCH]), wv, acc1);
+      acc2 = fma((float4)(xk[16 * LT_PITCH]), wv, acc2);
+      acc3 = fma((float4)(xk[24 * LT_PITCH]), wv, acc3);
+    }
+  }
+  if (tiled) {
+    const float4 accs[4] = {acc0, acc1, acc2, acc3};
+    for (int i = 0; i < 4; ++i) {
+      const int r = r0 + ty + 8 * i;
+      const float v[4] = {accs[i].x, accs[i].y, accs[i].z, accs[i].w};
+      for (int j = 0; j < 4; ++j) {
+        const int o = o0 + tx + 8 * j;
+        if (r < rows && o < o_dim) store(y, bias, r, o, o_dim, epilogue, v[j]);
+      }
     }
   }
 }
