@@ -61,10 +61,10 @@ class Decoder:
     b rows. `step` runs one position; `tokens_in` is the buffer the next step reads.
     """
 
-    def __init__(self, cgf, weights, cfg, device="cpu"):
+    def __init__(self, cgf, weights, cfg, device="cpu", plan_memory=True):
         cgraph = import_cgraph()
         self.cfg = cfg
-        self.exe = cgraph.load(cgf).finalize(device=device)
+        self.exe = cgraph.load(cgf).finalize(device=device, plan_memory=plan_memory)
         B, V = cfg.batch_max, cfg.vocab
         mem = lambda shape, dtype, data=None: Memory(cgraph, self.exe, shape, dtype, data)  # noqa: E731
         self.weights = {name: mem(w.shape, np.float32, w) for name, w in weights.items()}

@@ -58,7 +58,15 @@ def slots(cfg: model.Config) -> list:
         out.append({"name": name, "count": count, "type": "f32", "external": True})
     # att_part: attention_part's records, [b, H, NCH_MAX, head_dim + 4] (attention.cl)
     part = cfg.heads * n_chunks(cfg) * (cfg.head_dim + 4)
-    for name, width in (("x", D), ("h", D), ("qkv", 3 * D), ("att_part", part), ("att", D), ("m", F)):
+    # One slot per value, as a framework's recording of the step gives: every layer's
+    # activations are slots of their own (x, the residual stream, is updated in place).
+    # The runtime's memory plan folds them: slots whose lifetimes the edges keep apart
+    # share memory (`cgc dump` shows the plan, `cgrun --no-memory-plan` turns it off).
+    activations = [("x", D), ("hf", D)]
+    for l in range(cfg.layers):
+        activations += [(f"h1.{l}", D), (f"qkv.{l}", 3 * D), (f"att_part.{l}", part), (f"att.{l}", D),
+                        (f"h2.{l}", D), (f"m.{l}", F)]
+    for name, width in activations:
         out.append({"name": name, "count": f"$b * {width}", "type": "f32", "init": "transient"})
     return out
 
@@ -97,21 +105,21 @@ def layer_nodes(cfg: model.Config, l: int) -> list:
     D, F = cfg.d_model, cfg.d_ff
     cache_off = l * cfg.batch_max * cfg.context_max * D * F32
     return [
-        layernorm(f"ln1.{l}", "h", "x", "ln1_g", "ln1_b", l * D * F32, D),
-        linear(cfg, f"qkv.{l}", "qkv", "h", "wqkv", l * 3 * D * D * F32, "bqkv", l * 3 * D * F32,
+        layernorm(f"ln1.{l}", f"h1.{l}", "x", "ln1_g", "ln1_b", l * D * F32, D),
+        linear(cfg, f"qkv.{l}", f"qkv.{l}", f"h1.{l}", "wqkv", l * 3 * D * D * F32, "bqkv", l * 3 * D * F32,
                D, 3 * D, EPI_BIAS),
         {"name": f"attn.{l}", "kernel": "attention_part",
          "global": [ATT_WG * cfg.heads, "$b", f"ceil_div($t + 1, {ATT_CHUNK})"], "local": [ATT_WG, 1, 1],
-         "args": ["att_part", "qkv", ref("k_cache", cache_off), ref("v_cache", cache_off), "$t", D]},
+         "args": [f"att_part.{l}", f"qkv.{l}", ref("k_cache", cache_off), ref("v_cache", cache_off), "$t", D]},
         {"name": f"attn_sum.{l}", "kernel": "attention_combine",
          "global": [cfg.head_dim * cfg.heads, "$b"], "local": [cfg.head_dim, 1],
-         "args": ["att", "att_part", "$t", D]},
-        linear(cfg, f"proj.{l}", "x", "att", "wo", l * D * D * F32, "bo", l * D * F32,
+         "args": [f"att.{l}", f"att_part.{l}", "$t", D]},
+        linear(cfg, f"proj.{l}", "x", f"att.{l}", "wo", l * D * D * F32, "bo", l * D * F32,
                D, D, EPI_BIAS | EPI_ACCUMULATE),
-        layernorm(f"ln2.{l}", "h", "x", "ln2_g", "ln2_b", l * D * F32, D),
-        linear(cfg, f"fc1.{l}", "m", "h", "w1", l * F * D * F32, "b1", l * F * F32,
+        layernorm(f"ln2.{l}", f"h2.{l}", "x", "ln2_g", "ln2_b", l * D * F32, D),
+        linear(cfg, f"fc1.{l}", f"m.{l}", f"h2.{l}", "w1", l * F * D * F32, "b1", l * F * F32,
                D, F, EPI_BIAS | EPI_GELU),
-        linear(cfg, f"fc2.{l}", "x", "m", "w2", l * D * F * F32, "b2", l * D * F32,
+        linear(cfg, f"fc2.{l}", "x", f"m.{l}", "w2", l * D * F * F32, "b2", l * D * F32,
                F, D, EPI_BIAS | EPI_ACCUMULATE),
     ]
 
@@ -123,9 +131,9 @@ def describe(cfg: model.Config) -> dict:
     for l in range(cfg.layers):
         nodes += layer_nodes(cfg, l)
     nodes += [
-        layernorm("lnf", "h", "x", "lnf_g", "lnf_b", 0, D),
+        layernorm("lnf", "hf", "x", "lnf_g", "lnf_b", 0, D),
         # Tied embeddings: logits = h @ wte.T. bias is not read without EPI_BIAS.
-        linear(cfg, "logits", "logits", "h", "wte", 0, "lnf_b", 0, D, V, 0),
+        linear(cfg, "logits", "logits", "hf", "wte", 0, "lnf_b", 0, D, V, 0),
         {"name": "argmax", "kernel": "argmax", "global": [AM_WG, "$b"], "local": [AM_WG, 1],
          "args": ["next", "logits", V]},
     ]

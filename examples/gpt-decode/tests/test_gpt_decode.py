@@ -161,3 +161,19 @@ def test_gpt2_description_compiles(tmp_path):
     out = str(tmp_path / "gpt2.cgf")
     subprocess.run([tool("CGC"), os.path.join(EXAMPLE, "gpt2.json"), "-o", out], check=True)
     assert os.path.getsize(out) > 0
+
+
+def test_the_memory_plan_folds_the_layers_activations(cfg, weights, small_cgf):
+    """Every layer's activations are slots of their own; the memory plan lets those whose
+    lifetimes do not overlap share memory, with the same logits as without it."""
+    planned = decode.Decoder(small_cgf, weights, cfg, "cpu")
+    unplanned = decode.Decoder(small_cgf, weights, cfg, "cpu", plan_memory=False)
+    for b, t in [(8, 0), (3, 1), (8, 2)]:
+        tokens = np.arange(b, dtype=np.int32) * 7 + t
+        planned.step(b, t, tokens)
+        unplanned.step(b, t, tokens)
+        np.testing.assert_array_equal(planned.last_logits(b), unplanned.last_logits(b))
+    on, off = planned.exe.memory, unplanned.exe.memory
+    assert on["plan_blocks"] >= 2 and off["plan_blocks"] == 0
+    assert on["plan_bytes_after"] * 3 < on["plan_bytes_before"]
+    assert on["owned_bytes"] * 2 < off["owned_bytes"]
