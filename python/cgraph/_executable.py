@@ -282,8 +282,18 @@ def _problem(slot, arr, writing: bool, where: tuple[int, int] = (KDL_CPU, 0)) ->
     return None
 
 
+_CU_STREAM_LEGACY = 0x1  # CUDA's handle for the legacy default stream
+
+
 def _stream_handle(stream: Any) -> int:
-    """The CUstream value of a torch / CuPy / CUDA-Python stream or an int."""
+    """The CUstream value of a torch / CuPy / CUDA-Python stream or an int; the default
+    stream (handle 0, torch's current stream unless one was set) becomes
+    CU_STREAM_LEGACY, since a null stream means "no stream" to the library."""
+    handle = _raw_stream_handle(stream)
+    return handle if handle else _CU_STREAM_LEGACY
+
+
+def _raw_stream_handle(stream: Any) -> int:
     if isinstance(stream, int):
         return stream
     proto = getattr(stream, "__cuda_stream__", None)

@@ -393,7 +393,9 @@ CGRAPH_API cgraph_status cgraph_enqueue(cgraph_executable exe, cgraph_bindings b
  * device's primary context, e.g. torch.cuda.current_stream().cuda_stream): the run starts
  * after the work queued on `stream` so far, and work queued on `stream` afterwards
  * starts after the run; the host waits for neither. `stream` must stay valid until the
- * run completed. NULL: as cgraph_enqueue. Failures as cgraph_enqueue; a device that
+ * run completed. NULL: as cgraph_enqueue; the legacy default stream is CU_STREAM_LEGACY
+ * ((void *)0x1), the per-thread one CU_STREAM_PER_THREAD ((void *)0x2), as for every
+ * driver call. Failures as cgraph_enqueue; a device that
  * takes no caller streams (every backend but cuda): UNSUPPORTED. */
 CGRAPH_API cgraph_status cgraph_enqueue_on_stream(cgraph_executable exe, cgraph_bindings bindings, void *stream,
                                                   cgraph_event *out);

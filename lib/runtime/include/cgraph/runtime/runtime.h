@@ -216,7 +216,8 @@ struct SubmitOptions {
   // or null. The submission starts after the work the caller queued on it so far, and
   // work the caller queues on it afterwards starts after the submission, without the
   // host waiting for either (as a library launching on a framework's current stream):
-  // torch.cuda.current_stream().cuda_stream, a CuPy stream's ptr. The stream must stay
+  // torch.cuda.current_stream().cuda_stream, a CuPy stream's ptr; CUDA's default stream
+  // is CU_STREAM_LEGACY ((void *)0x1), since null means none here. The stream must stay
   // valid until the submission completed. Devices without Capabilities::callerStreams
   // refuse a non-null stream.
   void *stream = nullptr;
