@@ -13,6 +13,8 @@
 #include "cgraph/backends/hip/amdgcn.h"
 #include "cgraph/kernel/opencl_compiler.h"
 
+#include "../common/example_defines.h"
+
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -35,26 +37,6 @@ std::string readText(const fs::path &p) {
   std::stringstream ss;
   ss << f.rdbuf();
   return ss.str();
-}
-
-// The defines an example's graph.json gives a kernel file ("defines": { "TILE": 16 }).
-std::vector<std::string> graphDefines(const fs::path &cl) {
-  std::vector<std::string> out;
-  const fs::path graph = cl.parent_path().parent_path() / "graph.json";
-  std::error_code ec;
-  if (!fs::is_regular_file(graph, ec)) return out;
-  const std::string text = readText(graph);
-  std::smatch m;
-  if (!std::regex_search(text, m,
-                         std::regex("\"file\"\\s*:\\s*\"kernels/" + cl.filename().string() +
-                                    "\"\\s*,\\s*\"defines\"\\s*:\\s*\\{([^}]*)\\}")))
-    return out;
-  const std::string body = m[1].str();
-  std::regex kv("\"([A-Za-z_][A-Za-z0-9_]*)\"\\s*:\\s*\"?([^\",]*)\"?");
-  for (auto it = std::sregex_iterator(body.begin(), body.end(), kv); it != std::sregex_iterator();
-       ++it)
-    out.push_back((*it)[1].str() + "=" + (*it)[2].str());
-  return out;
 }
 
 struct Target {
@@ -147,7 +129,7 @@ int main() {
   for (const fs::path &f : files) {
     CompileOptions co;
     co.includeDirs.push_back(f.parent_path().string());
-    co.defines = graphDefines(f);
+    co.defines = cgraph::testutil::exampleDefines(f);
     auto spv = compileOpenCL(readText(f), f.filename().string(), co);
     if (!spv) {
       std::printf("FAIL %s: OpenCL C -> SPIR-V: %s\n", f.string().c_str(),
