@@ -68,6 +68,7 @@ cp "$resdir/include/opencl-c.h" "$resdir/include/opencl-c-base.h" "$stage/lib/cl
 # as .cgf files (compiled here: cgc needs nothing there, but saves the time).
 mkdir -p "$stage/src"
 cp -r "$root/examples" "$stage/src/"
+mkdir -p "$stage/src/benchmarks" && cp -r "$root/benchmarks/gpt-decode" "$stage/src/benchmarks/"
 cp "$root/benchmarks/cuda/handwritten.cu" "$root/benchmarks/cuda/torch_chain.py" "$root/benchmarks/cuda/torch_chain4.py" "$stage/src/"
 cp "$root/benchmarks/cuda/fusion_gpu.sh" "$root/benchmarks/cuda/fusion_e2e_gpu.sh" "$stage/"
 mkdir -p "$stage/src/tests/fusion"
