@@ -21,11 +21,12 @@ from ._errors import (DeviceLostError, Error, InternalError, InvalidError, IoErr
 from ._executable import Event, Executable
 from ._graph import Graph, Param, Slot, load, loads
 from ._native import LIBRARY_PATH, lib as _lib
+from ._profile import NodeTime, cache_stats
 
 __version__: str = _lib.cgraph_version().decode()
 
 __all__ = [
     "Buffer", "CompileWarning", "Device", "DeviceLostError", "Error", "Event", "Executable", "Graph",
-    "InternalError", "InvalidError", "IoError", "LIBRARY_PATH", "OutOfMemoryError", "Param", "Slot", "UnsupportedError", "WaitTimeoutError",
-    "compile", "devices", "fuse", "load", "loads",
+    "InternalError", "InvalidError", "IoError", "LIBRARY_PATH", "NodeTime", "OutOfMemoryError", "Param", "Slot", "UnsupportedError", "WaitTimeoutError",
+    "cache_stats", "compile", "devices", "fuse", "load", "loads",
 ]

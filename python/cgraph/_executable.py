@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import ctypes
 import numbers
-from typing import Any, Optional
+import os
+from typing import Any, Optional, Union
 
-from . import _native
+from . import _native, _profile
 from ._arrays import KDL_CPU, KDL_CUDA, TYPE_NAMES, host_array
 from ._buffer import Buffer
 from ._device import Device
@@ -33,6 +34,19 @@ class Event:
     def done(self) -> bool:
         """True once the run has completed (successfully or not)."""
         return bool(_native.lib.cgraph_event_is_complete(self._handle))
+
+    def node_times(self) -> list[_profile.NodeTime]:
+        """Waits for the run, then returns its node times (``Executable.profile``,
+        ``enqueue_profiled``): one ``NodeTime`` per node that ran; empty for a run
+        that was not profiled. Raises the run's failure, as ``wait``."""
+        return _profile.node_times(self._handle, self._executable._node_infos())
+
+    def write_trace(self, path: Union[str, "os.PathLike[str]"], process_name: Optional[str] = None) -> None:
+        """Waits for the run, then writes its node times to `path` as Chrome trace
+        event JSON (what ``cgrun --trace`` writes; chrome://tracing and Perfetto open
+        it), replacing a file atomically. Raises InvalidError for a run that was not
+        profiled, IoError when the file cannot be written."""
+        _profile.write_trace(self._handle, path, process_name)
 
     def __del__(self) -> None:
         handle, self._handle = getattr(self, "_handle", None), None
@@ -67,6 +81,7 @@ class Executable:
         self._param_index = {p.name: p.index for p in self.params}
         self._bound: set[int] = set()     # slots bound by the previous call
         self._params_set: set[int] = set()  # params not at their default
+        self._nodes: Optional[list[tuple[str, str, str]]] = None  # node (name, kind, kernel)
 
     def __del__(self) -> None:
         bindings, self._bindings = getattr(self, "_bindings", None), None
@@ -149,6 +164,47 @@ class Executable:
         _native.check(_native.lib.cgraph_enqueue_on_stream(self._handle, self._bindings, ctypes.c_void_p(handle),
                                                            ctypes.byref(event)))
         return Event(event, (owners, stream), self)
+
+    # ---- profiling ---------------------------------------------------------------------
+
+    def enqueue_profiled(self, **arguments: Any) -> Event:
+        """``enqueue`` with every node timed; ``Event.node_times`` and
+        ``Event.write_trace`` give the times. A device that cannot time nodes in this
+        mode (cuda in replay) raises instead of running the graph another way."""
+        owners = self._bind(arguments)
+        options = _native.lib.cgraph_submit_options_default()
+        options.profile = 1
+        event = ctypes.c_void_p()
+        _native.check(_native.lib.cgraph_enqueue_ex(self._handle, self._bindings, ctypes.byref(options),
+                                                    ctypes.byref(event)))
+        return Event(event, owners, self)
+
+    def profile(self, **arguments: Any) -> list[_profile.NodeTime]:
+        """Runs the graph once, as ``run`` takes it, with every node timed, and returns
+        the times: one ``NodeTime`` (node index and name, kind, kernel, start and end in
+        ns from the run's start, lane) per node that ran, in the order the device
+        reports them."""
+        return self.enqueue_profiled(**arguments).node_times()
+
+    def trace(self, path: Union[str, "os.PathLike[str]"], /, **arguments: Any) -> list[_profile.NodeTime]:
+        """``profile``, then writes the run's node times to `path` as the Chrome trace
+        event JSON ``cgrun --trace`` writes (one complete event per node). Returns the
+        times."""
+        event = self.enqueue_profiled(**arguments)
+        times = event.node_times()
+        event.write_trace(path, f"cgraph {self.device.spec}")
+        return times
+
+    @property
+    def nodes(self) -> list[str]:
+        """Names of the nodes as finalized (subgraphs flattened), by the index
+        ``NodeTime.node`` gives."""
+        return [name for name, _, _ in self._node_infos()]
+
+    def _node_infos(self) -> list[tuple[str, str, str]]:
+        if self._nodes is None:
+            self._nodes = _profile.node_infos(self._handle)
+        return self._nodes
 
     def bound_address(self, slot: str) -> Optional[int]:
         """The host address bound to `slot` by the latest run or enqueue (None when

@@ -37,6 +37,23 @@ class FinalizeOptions(ctypes.Structure):
     _fields_ = [("mode", c_int), ("use_cache", c_int), ("base_dir", c_char_p), ("plan_memory", c_int)]
 
 
+class SubmitOptions(ctypes.Structure):
+    _fields_ = [("profile", c_int), ("stream", c_void_p)]
+
+
+class NodeTimeEntry(ctypes.Structure):  # cgraph_node_time
+    _fields_ = [("node", c_uint32), ("lane", c_uint32), ("start_ns", c_uint64), ("end_ns", c_uint64)]
+
+
+class NodeInfo(ctypes.Structure):
+    _fields_ = [("name", c_char_p), ("kind", c_char_p), ("kernel", c_char_p)]
+
+
+class CacheCounters(ctypes.Structure):
+    _fields_ = [("memory_hits", c_uint64), ("memory_misses", c_uint64), ("disk_hits", c_uint64),
+                ("disk_rejects", c_uint64), ("builds", c_uint64), ("build_failures", c_uint64)]
+
+
 # cgraph_diagnostic_fn: (user_data, text)
 DiagnosticFn = CFUNCTYPE(None, c_void_p, c_char_p)
 
@@ -116,6 +133,13 @@ _PROTOTYPES = {
     "cgraph_event_is_complete": (c_int, [Handle]),
     "cgraph_event_release": (None, [Handle]),
     "cgraph_run": (_S, [Handle, Handle]),
+    "cgraph_submit_options_default": (SubmitOptions, []),
+    "cgraph_enqueue_ex": (_S, [Handle, Handle, POINTER(SubmitOptions), POINTER(Handle)]),
+    "cgraph_event_node_times": (_S, [Handle, POINTER(NodeTimeEntry), c_size_t, POINTER(c_size_t)]),
+    "cgraph_event_write_trace": (_S, [Handle, c_char_p, c_char_p]),
+    "cgraph_executable_node_count": (c_uint32, [Handle]),
+    "cgraph_executable_node_info": (_S, [Handle, c_uint32, POINTER(NodeInfo)]),
+    "cgraph_cache_stats": (_S, [POINTER(CacheCounters)]),
 }
 
 

@@ -2,7 +2,8 @@
  * time) on the cpu with the caller's memory bound in place, results checked, and the
  * error cases (status codes and messages); the description compiler, fusion and saving
  * (examples/saxpy and examples/chain1000 compiled in-process, results equal to the
- * cgc-compiled file's). Usage: test_capi SAXPY.cgf SOURCE_DIR */
+ * cgc-compiled file's); node times of profiled runs, their trace, and the kernel cache's
+ * counters. Usage: test_capi SAXPY.cgf SOURCE_DIR */
 #include "cgraph.h"
 
 #include <math.h>
@@ -344,6 +345,171 @@ static void test_fuse_and_save(cgraph_device cpu, const char *saxpy_cgf, const c
   cgraph_graph_release(chain), cgraph_graph_release(fused), cgraph_graph_release(reloaded);
 }
 
+/* The whole file at `path`, NUL-terminated (NULL when it cannot be read); the caller frees it. */
+static char *read_all(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  const long size = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *text = size >= 0 ? calloc(1, (size_t)size + 1) : NULL;
+  if (text && fread(text, 1, (size_t)size, f) != (size_t)size) free(text), text = NULL;
+  fclose(f);
+  return text;
+}
+
+/* How often `what` occurs in `text`. */
+static int count_occurrences(const char *text, const char *what) {
+  int n = 0;
+  for (const char *p = text; (p = strstr(p, what)) != NULL; p += strlen(what))
+    ++n;
+  return n;
+}
+
+/* Profiles one run of `g` (y bound, n floats): every node timed once, start <= end, names
+ * as the executable's graph has them (`name_ok` checks node i's name); the trace written
+ * to `trace` has one complete event per node. Then a run without profiling has none. */
+static void profile_graph(cgraph_device cpu, cgraph_graph g, int n, const char *trace,
+                          int (*name_ok)(uint32_t node, const char *name)) {
+  cgraph_executable exe = NULL;
+  REQUIRE_OK(cgraph_finalize(cpu, g, NULL, &exe));
+  const uint32_t nodes = cgraph_executable_node_count(exe);
+  CHECK(nodes == cgraph_graph_node_count(g));
+  cgraph_bindings b = NULL;
+  REQUIRE_OK(cgraph_bindings_create(exe, &b));
+  float *y = aligned_alloc(64, (size_t)n * 4);
+  memset(y, 0, (size_t)n * 4);
+  uint32_t slot = 0;
+  REQUIRE_OK(cgraph_graph_find_slot(g, "y", &slot));
+  REQUIRE_OK(cgraph_bind_host(b, slot, y, (uint64_t)n * 4));
+  cgraph_submit_options so = cgraph_submit_options_default();
+  CHECK(so.profile == 0 && so.stream == NULL);
+  so.profile = 1;
+  cgraph_event ev = NULL;
+  REQUIRE_OK(cgraph_enqueue_ex(exe, b, &so, &ev));
+  size_t count = 0;
+  REQUIRE_OK(cgraph_event_node_times(ev, NULL, 0, &count));
+  CHECK(count == nodes);
+  cgraph_node_time *times = calloc(count + 1, sizeof *times);
+  int *seen = calloc(nodes, sizeof *seen);
+  REQUIRE_OK(cgraph_event_node_times(ev, times, count + 1, &count));
+  for (size_t i = 0; i < count; ++i) {
+    CHECK(times[i].node < nodes && times[i].start_ns <= times[i].end_ns);
+    if (times[i].node >= nodes) continue;
+    ++seen[times[i].node];
+    cgraph_node_info info;
+    REQUIRE_OK(cgraph_executable_node_info(exe, times[i].node, &info));
+    CHECK(name_ok(times[i].node, info.name));
+  }
+  for (uint32_t i = 0; i < nodes; ++i)
+    CHECK(seen[i] == 1);
+  REQUIRE_OK(cgraph_event_write_trace(ev, trace, "test_capi"));
+  char *text = read_all(trace);
+  CHECK(text != NULL && strstr(text, "\"traceEvents\"") != NULL);
+  if (text) CHECK(count_occurrences(text, "\"ph\":\"X\"") == (int)nodes);
+  free(text);
+  cgraph_event_release(ev);
+  /* Not profiled: no times, and no trace to write. */
+  REQUIRE_OK(cgraph_enqueue(exe, b, &ev));
+  REQUIRE_OK(cgraph_event_node_times(ev, times, count, &count));
+  CHECK(count == 0);
+  CHECK(cgraph_event_write_trace(ev, trace, NULL) == CGRAPH_ERROR_INVALID);
+  CHECK(strstr(cgraph_last_error(), "no node times") != NULL);
+  cgraph_event_release(ev);
+  cgraph_node_info info;
+  CHECK(cgraph_executable_node_info(exe, nodes, &info) == CGRAPH_ERROR_INVALID);
+  free(times), free(seen), free(y);
+  cgraph_bindings_release(b);
+  cgraph_executable_release(exe);
+}
+
+static int saxpy_name(uint32_t node, const char *name) {
+  return strcmp(name, node == 0 ? "saxpy" : "sum") == 0;
+}
+
+static int chain_name(uint32_t node, const char *name) {
+  char want[32];
+  snprintf(want, sizeof want, "axpy.%u", (unsigned)node);
+  return strcmp(name, want) == 0;
+}
+
+/* Node times and traces of saxpy and chain1000; a trace to an unwritable path is IO. */
+static void test_profile(cgraph_device cpu, const char *saxpy_cgf, const char *src) {
+  cgraph_graph saxpy = NULL, chain = NULL;
+  REQUIRE_OK(cgraph_graph_load(saxpy_cgf, &saxpy));
+  char *trace = join(saxpy_cgf, ".trace.json");
+  profile_graph(cpu, saxpy, kN, trace, saxpy_name);
+  char *path = join(src, "/examples/chain1000/graph.json");
+  REQUIRE_OK(cgraph_graph_compile_file(path, NULL, &chain));
+  profile_graph(cpu, chain, 4096, trace, chain_name);
+  remove(trace);
+  cgraph_executable exe = NULL;
+  REQUIRE_OK(cgraph_finalize(cpu, saxpy, NULL, &exe));
+  cgraph_bindings b = NULL;
+  REQUIRE_OK(cgraph_bindings_create(exe, &b));
+  float *y = aligned_alloc(64, (size_t)kN * 4);
+  REQUIRE_OK(cgraph_bind_host(b, 1, y, (uint64_t)kN * 4));
+  cgraph_submit_options so = cgraph_submit_options_default();
+  so.profile = 1;
+  cgraph_event ev = NULL;
+  REQUIRE_OK(cgraph_enqueue_ex(exe, b, &so, &ev));
+  CHECK(cgraph_event_write_trace(ev, "/nonexistent/dir/t.json", NULL) == CGRAPH_ERROR_IO);
+  CHECK(strstr(cgraph_last_error(), "/nonexistent/dir/t.json") != NULL);
+  cgraph_event_release(ev);
+  cgraph_bindings_release(b);
+  cgraph_executable_release(exe);
+  free(y), free(trace), free(path);
+  cgraph_graph_release(saxpy), cgraph_graph_release(chain);
+}
+
+/* The cache's counters: a kernel new to this process is a memory miss (then a disk hit
+ * or a build) at its first finalize and a memory hit at its second; finalizes without
+ * the cache are not counted. */
+static void test_cache_stats(cgraph_device cpu, const char *saxpy_cgf) {
+  CHECK(cgraph_cache_stats(NULL) == CGRAPH_ERROR_INVALID);
+  char *kernel = join(saxpy_cgf, ".stats.cl");
+  FILE *f = fopen(kernel, "w");
+  CHECK(f != NULL);
+  if (!f) return;
+  fputs("__kernel void capi_cache_stats(__global float *y) { y[get_global_id(0)] *= 3.0f; }\n", f);
+  fclose(f);
+  const char *base = strrchr(kernel, '/') + 1;
+  char json[512];
+  snprintf(json, sizeof json,
+           "{\"name\": \"stats\", \"kernels\": [{\"file\": \"%s\"}],"
+           " \"slots\": [{\"name\": \"y\", \"count\": 64, \"type\": \"f32\", \"external\": true}],"
+           " \"nodes\": [{\"name\": \"k\", \"kernel\": \"capi_cache_stats\", \"global\": [64], \"args\": [\"y\"]}]}",
+           base);
+  char *dir = malloc(strlen(kernel) + 1);
+  strcpy(dir, kernel);
+  dir[base - 1 - kernel] = '\0';
+  cgraph_graph g = NULL;
+  REQUIRE_OK(cgraph_graph_compile_string(json, dir, NULL, &g));
+  cgraph_cache_counters before, first, second, after;
+  REQUIRE_OK(cgraph_cache_stats(&before));
+  cgraph_executable exe = NULL;
+  REQUIRE_OK(cgraph_finalize(cpu, g, NULL, &exe));
+  cgraph_executable_release(exe);
+  REQUIRE_OK(cgraph_cache_stats(&first));
+  const uint64_t missed = first.memory_misses - before.memory_misses;
+  CHECK(missed >= 1);
+  CHECK((first.disk_hits - before.disk_hits) + (first.builds - before.builds) == missed);
+  REQUIRE_OK(cgraph_finalize(cpu, g, NULL, &exe));
+  cgraph_executable_release(exe);
+  REQUIRE_OK(cgraph_cache_stats(&second));
+  CHECK(second.memory_misses == first.memory_misses && second.builds == first.builds);
+  CHECK(second.memory_hits - first.memory_hits >= 1);
+  cgraph_finalize_options no_cache = cgraph_finalize_options_default();
+  no_cache.use_cache = 0;
+  REQUIRE_OK(cgraph_finalize(cpu, g, &no_cache, &exe));
+  cgraph_executable_release(exe);
+  REQUIRE_OK(cgraph_cache_stats(&after));
+  CHECK(memcmp(&after, &second, sizeof after) == 0);
+  cgraph_graph_release(g);
+  remove(kernel);
+  free(kernel), free(dir);
+}
+
 int main(int argc, char **argv) {
   if (argc != 3) {
     fprintf(stderr, "usage: test_capi SAXPY.cgf SOURCE_DIR\n");
@@ -371,6 +537,8 @@ int main(int argc, char **argv) {
   test_compile(cpu, argv[1], argv[2]);
   test_compile_errors(argv[2]);
   test_fuse_and_save(cpu, argv[1], argv[2]);
+  test_profile(cpu, argv[1], argv[2]);
+  test_cache_stats(cpu, argv[1]);
   cgraph_device_release(cpu);
   if (failures)
     fprintf(stderr, "%d checks failed\n", failures);

@@ -411,6 +411,82 @@ CGRAPH_API void cgraph_event_release(cgraph_event event);
 /* cgraph_enqueue, then cgraph_event_wait, then release of the event. */
 CGRAPH_API cgraph_status cgraph_run(cgraph_executable exe, cgraph_bindings bindings);
 
+/* ---- profiling, traces and the kernel cache ---------------------------------------- */
+
+typedef struct cgraph_submit_options {
+  /* 1: time every node of the run (cgraph_event_node_times). A device that cannot time
+   * nodes in the executable's mode (cuda in replay, hip) refuses the submission with an
+   * error; it never runs the graph another way instead. */
+  int profile;
+  /* The caller's native stream, as cgraph_enqueue_on_stream takes it; NULL: none. */
+  void *stream;
+} cgraph_submit_options;
+
+/* Default options: no profiling, no stream. */
+CGRAPH_API cgraph_submit_options cgraph_submit_options_default(void);
+
+/* cgraph_enqueue with options (NULL = defaults). Failures as cgraph_enqueue_on_stream,
+ * and a profiled submission on a device that cannot time nodes. */
+CGRAPH_API cgraph_status cgraph_enqueue_ex(cgraph_executable exe, cgraph_bindings bindings,
+                                           const cgraph_submit_options *options, cgraph_event *out);
+
+/* One timed node of a profiled submission. Times are nanoseconds from the submission's
+ * start on the device's clock (the host's steady clock on the cpu). */
+typedef struct cgraph_node_time {
+  uint32_t node;     /* index in the executable's graph (cgraph_executable_node_info) */
+  uint32_t lane;     /* thread / queue / stream that ran it, for trace viewers */
+  uint64_t start_ns; /* start <= end */
+  uint64_t end_ns;
+} cgraph_node_time;
+
+/* Waits for the submission, then copies its node times (at most `capacity` entries,
+ * in the order the backend reports them) to `out` and sets `*count` to how many there
+ * are (0 when the submission was not profiled); `out` may be NULL when `capacity` is 0,
+ * to ask for the count. The executable must still be alive. Failures: the
+ * submission's own failure (as cgraph_event_wait); NULL event or count (INVALID). */
+CGRAPH_API cgraph_status cgraph_event_node_times(cgraph_event event, cgraph_node_time *out,
+                                                 size_t capacity, size_t *count);
+
+/* Writes the node times of a profiled submission as Chrome trace event JSON (what
+ * `cgrun --trace` writes, opened by chrome://tracing and Perfetto): one complete event
+ * per timed node, named after the node, its kind as category. `path`: a regular file is
+ * replaced atomically, "-" is standard output, a device or FIFO is written through.
+ * `process_name` (NULL: "cgraph") names the process row. Waits for the submission; the
+ * executable must still be alive. Failures: the submission's own failure; IO (naming the
+ * path); an event that was not profiled (INVALID). */
+CGRAPH_API cgraph_status cgraph_event_write_trace(cgraph_event event, const char *path,
+                                                  const char *process_name);
+
+/* Nodes of the executable's graph as finalized (subgraphs flattened): what the node
+ * indices of cgraph_node_time refer to. Fails only for a NULL executable (count 0). */
+CGRAPH_API uint32_t cgraph_executable_node_count(cgraph_executable exe);
+
+typedef struct cgraph_node_info {
+  const char *name;   /* valid while the executable lives; "" for an unnamed node */
+  const char *kind;   /* "kernel", "copy", "fill", "host", ...; static storage */
+  const char *kernel; /* a kernel node's kernel name ("" for other kinds); as `name` */
+} cgraph_node_info;
+
+/* Node `index` (0 .. cgraph_executable_node_count-1) of the executable's graph.
+ * Failures: index out of range (INVALID). */
+CGRAPH_API cgraph_status cgraph_executable_node_info(cgraph_executable exe, uint32_t index,
+                                                     cgraph_node_info *out);
+
+/* Counters of the kernel cache (lib/cache), summed over every backend and device of
+ * the process since it started; finalizes with use_cache 0 are not counted. */
+typedef struct cgraph_cache_counters {
+  uint64_t memory_hits;    /* kernels found compiled in memory */
+  uint64_t memory_misses;  /* not in memory: then loaded from disk or built */
+  uint64_t disk_hits;      /* misses answered by a binary from the persistent cache */
+  uint64_t disk_rejects;   /* binaries on disk the device refused (then rebuilt) */
+  uint64_t builds;         /* kernels compiled */
+  uint64_t build_failures; /* compilations that failed */
+} cgraph_cache_counters;
+
+/* Fills `out` with the process's cache counters. Thread-safe (counters of concurrent
+ * finalizes may be seen in part). Fails only for a NULL `out` (INVALID). */
+CGRAPH_API cgraph_status cgraph_cache_stats(cgraph_cache_counters *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -97,6 +97,7 @@ struct cgraph_bindings_s {
   cgraph::rt::ParamValues params;
 };
 
+  const cgraph::rt::Executable *exe = nullptr; // node names of its timings; not owned
 struct cgraph_event_s {
   cgraph::rt::EventPtr event;
   std::vector<std::shared_ptr<cgraph::rt::Buffer>> keep; // buffers the submission binds

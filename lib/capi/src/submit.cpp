@@ -12,8 +12,19 @@ cgraph_status cgraph_enqueue(cgraph_executable exe, cgraph_bindings bindings, cg
   return cgraph_enqueue_on_stream(exe, bindings, nullptr, out);
 }
 
+cgraph_submit_options cgraph_submit_options_default(void) {
+  return cgraph_submit_options{0, nullptr};
+}
+
 cgraph_status cgraph_enqueue_on_stream(cgraph_executable exe, cgraph_bindings bindings, void *stream,
                                        cgraph_event *out) {
+  cgraph_submit_options o = cgraph_submit_options_default();
+  o.stream = stream;
+  return cgraph_enqueue_ex(exe, bindings, &o, out);
+}
+
+cgraph_status cgraph_enqueue_ex(cgraph_executable exe, cgraph_bindings bindings,
+                                const cgraph_submit_options *options, cgraph_event *out) {
   return guard([&] {
     if (!out) return nullArgument("out");
     *out = nullptr;
@@ -23,11 +34,14 @@ cgraph_status cgraph_enqueue_on_stream(cgraph_executable exe, cgraph_bindings bi
       return fail(CGRAPH_ERROR_INVALID, "the bindings were created for another executable");
     auto ev = std::make_unique<cgraph_event_s>();
     ev->keep = bindings->keep;
+    const cgraph_submit_options o = options ? *options : cgraph_submit_options_default();
     rt::SubmitOptions so;
-    so.stream = stream;
+    so.stream = o.stream;
+    so.profile = o.profile != 0;
     Expected<rt::EventPtr> e = exe->exe->enqueue(bindings->table, bindings->params, so);
     if (!e) return fail(e.error());
     ev->event = std::move(*e);
+    ev->exe = exe->exe.get();
     *out = ev.release();
     return CGRAPH_OK;
   });

@@ -85,6 +85,27 @@ struct KernelCacheCounters {
   uint64_t builds = 0;        // build callbacks run
 };
 
+// Sums over every KernelCache of the process (every backend and device), since it
+// started: what the C API reports as cgraph_cache_stats. memoryHits: lookups answered
+// from memory (a finished entry, or another thread's build waited for); memoryMisses:
+// lookups that went on to the disk tier (each then a diskHit or a build); builds counts
+// build callbacks run (buildFailures those that failed). Lookups of callers that bypass
+// the cache (FinalizeOptions::useCache off) are not seen. Thread-safe; never fails.
+struct ProcessCacheCounters {
+  uint64_t memoryHits = 0;
+  uint64_t memoryMisses = 0;
+  uint64_t diskHits = 0;
+  uint64_t diskRejects = 0;
+  uint64_t builds = 0;
+  uint64_t buildFailures = 0;
+};
+ProcessCacheCounters processCacheCounters();
+
+namespace detail {
+enum class ProcessCount { MemoryHit, MemoryMiss, DiskHit, DiskReject, Build, BuildFailure };
+void countInProcess(ProcessCount what) noexcept;
+} // namespace detail
+
 template <class T> class KernelCache {
 public:
   using Binary = std::vector<uint8_t>;
@@ -134,10 +155,14 @@ public:
   Expected<Value> getOrBuild(CacheKey key, const uint8_t *image, size_t imageSize, const std::string &binaryKind,
                              const LoadFn &load, const BuildFn &build) {
     if (key.imageHash.empty() && image) key.imageHash = hashImage(image, imageSize);
+    bool filled = false;
     Expected<std::shared_ptr<const Slot>> slot =
         memory_.getOrBuild(memoryKeyBytes(key, image, imageSize), [&]() -> Expected<std::shared_ptr<const Slot>> {
+          filled = true;
           return fill(key, binaryKind, load, build);
         });
+    if (slot || filled)
+      detail::countInProcess(filled ? detail::ProcessCount::MemoryMiss : detail::ProcessCount::MemoryHit);
     if (!slot) return slot.error();
     return (*slot)->value;
   }
@@ -174,16 +199,20 @@ private:
       Expected<Value> v = load(**stored);
       if (v && *v) {
         ++diskHits_;
+        detail::countInProcess(detail::ProcessCount::DiskHit);
         return std::make_shared<const Slot>(Slot{*v, std::max((*stored)->size(), kMinEntryBytes)});
       }
       ++diskRejects_;
+      detail::countInProcess(detail::ProcessCount::DiskReject);
       if (sink_)
         sink_(CacheEvent::Warning, "cached " + binaryKind + " for " + key.backend + " device '" + key.deviceName +
                                        "' is not usable (" + (v ? std::string("no value") : v.error().message()) +
                                        "); rebuilding it");
     }
     ++builds_;
+    detail::countInProcess(detail::ProcessCount::Build);
     Expected<Built> built = build();
+    if (!built || !built->value) detail::countInProcess(detail::ProcessCount::BuildFailure);
     if (!built) return built.error();
     if (!built->value) return makeError("kernel cache builder returned no value");
     if (!built->binary.empty()) persistent_.store(key, built->binary.data(), built->binary.size(), binaryKind);
