@@ -97,8 +97,8 @@ struct cgraph_bindings_s {
   cgraph::rt::ParamValues params;
 };
 
-  const cgraph::rt::Executable *exe = nullptr; // node names of its timings; not owned
 struct cgraph_event_s {
   cgraph::rt::EventPtr event;
+  const cgraph::rt::Executable *exe = nullptr; // node names of its timings; not owned
   std::vector<std::shared_ptr<cgraph::rt::Buffer>> keep; // buffers the submission binds
 };
