@@ -43,11 +43,12 @@ def test_profile_times_every_node_of_chain1000():
     np.testing.assert_array_equal(y, np.full(4096, 1000.0, np.float32))
 
 
-def test_runs_that_are_not_profiled_have_no_times(saxpy_exe):
+def test_runs_that_are_not_profiled_have_no_times(saxpy_exe, tmp_path):
     event = saxpy_exe.enqueue(y=np.zeros(N, dtype=np.float32))
     assert event.node_times() == []
     with pytest.raises(cgraph.InvalidError, match="no node times"):
-        event.write_trace("unused.json")
+        event.write_trace(tmp_path / "unused.json")
+    assert not (tmp_path / "unused.json").exists()
 
 
 def test_trace_writes_chrome_json_with_one_event_per_node(saxpy_exe, tmp_path):
