@@ -99,15 +99,15 @@ class Executable:
         """Device memory held for slots the graph owns, and the memory plan.
 
         Keys: ``owned_bytes`` (now; transient slots sized by parameters grow to the
-        largest values seen), ``plan_blocks`` (memory blocks shared by transient slots),
+        largest values seen), ``plan_slots`` (transient slots that share the plan's arena),
         ``plan_bytes_before`` and ``plan_bytes_after`` (the planned slots' bytes without
         and with sharing, at the parameters' defaults).
         """
         owned, before, after = ctypes.c_uint64(), ctypes.c_uint64(), ctypes.c_uint64()
-        blocks = ctypes.c_uint32()
-        _native.check(_native.lib.cgraph_executable_memory(self._handle, ctypes.byref(owned), ctypes.byref(blocks),
+        slots = ctypes.c_uint32()
+        _native.check(_native.lib.cgraph_executable_memory(self._handle, ctypes.byref(owned), ctypes.byref(slots),
                                                            ctypes.byref(before), ctypes.byref(after)))
-        return {"owned_bytes": owned.value, "plan_blocks": blocks.value,
+        return {"owned_bytes": owned.value, "plan_slots": slots.value,
                 "plan_bytes_before": before.value, "plan_bytes_after": after.value}
 
     # ---- runs ------------------------------------------------------------------------

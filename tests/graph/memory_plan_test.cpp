@@ -31,10 +31,32 @@ struct Copies {
   }
 };
 
-MemoryPlan plan(const Graph &g) {
+std::vector<uint64_t> sizes(const Graph &g) {
   std::vector<uint64_t> bytes;
   for (const Slot &s : g.slots) bytes.push_back(s.size);
-  return planMemory(g, bytes);
+  return bytes;
+}
+
+MemoryPlan plan(const Graph &g) { return planMemory(g, sizes(g)); }
+
+bool conflicts(const MemoryPlan &p, uint32_t a, uint32_t b) {
+  return std::find(p.conflicts[a].begin(), p.conflicts[a].end(), b) != p.conflicts[a].end();
+}
+
+// No two conflicting planned slots overlap in the packing, every offset is aligned,
+// and the arena holds them all.
+void checkPacking(const MemoryPlan &p, const std::vector<uint64_t> &bytes, uint32_t align) {
+  std::vector<uint64_t> at;
+  const uint64_t arena = packMemory(p, bytes, align, &at);
+  for (uint32_t a = 0; a < p.planned.size(); ++a) {
+    if (!p.planned[a]) continue;
+    CHECK(at[a] % std::max<uint32_t>(align, kPlanAlignment) == 0);
+    CHECK(at[a] + bytes[a] <= arena);
+    for (uint32_t b : p.conflicts[a]) {
+      INFO("slots " << a << " and " << b);
+      CHECK((at[a] + bytes[a] <= at[b] || at[b] + bytes[b] <= at[a]));
+    }
+  }
 }
 
 } // namespace
@@ -42,24 +64,27 @@ MemoryPlan plan(const Graph &g) {
 TEST_CASE("a chain of transient slots reuses memory two steps apart", "[graph][plan]") {
   Copies c;
   const uint32_t in = c.slot("in", 64, SlotInit::External), out = c.slot("out", 64, SlotInit::External);
-  const uint32_t t1 = c.slot("t1", 64), t2 = c.slot("t2", 64), t3 = c.slot("t3", 64), t4 = c.slot("t4", 64);
+  const uint32_t t1 = c.slot("t1", 1024), t2 = c.slot("t2", 1024), t3 = c.slot("t3", 1024), t4 = c.slot("t4", 1024);
   c.copy(in, t1);
   c.copy(t1, t2);
   c.copy(t2, t3);
   c.copy(t3, t4);
   c.copy(t4, out);
-  const MemoryPlan p = plan(c.graph());
+  const Graph g = c.graph();
+  const MemoryPlan p = plan(g);
   CHECK(p.skipped.empty());
-  // t1's last use (c1) precedes t3's first (c2); t2 and t4 likewise.
-  CHECK(p.blocks == 2);
-  CHECK(p.block[t1] != kNone);
-  CHECK(p.block[t1] == p.block[t3]);
-  CHECK(p.block[t2] == p.block[t4]);
-  CHECK(p.block[t1] != p.block[t2]);
-  CHECK(p.block[in] == kNone);
-  CHECK(p.block[out] == kNone);
-  CHECK(p.bytesBefore == 4 * 64);
-  CHECK(p.bytesAfter == 2 * 64);
+  CHECK(p.slots == 4);
+  // Neighbours live at once (a copy reads one and writes the next); t1 and t3 do not.
+  CHECK(conflicts(p, t1, t2));
+  CHECK(conflicts(p, t2, t3));
+  CHECK_FALSE(conflicts(p, t1, t3));
+  CHECK_FALSE(conflicts(p, t2, t4));
+  CHECK_FALSE(conflicts(p, t1, t4));
+  CHECK_FALSE(p.isPlanned(in));
+  CHECK_FALSE(p.isPlanned(out));
+  CHECK(p.bytesBefore == 4 * 1024);
+  CHECK(p.bytesAfter == 2 * 1024);
+  checkPacking(p, sizes(g), 1);
 }
 
 TEST_CASE("slots of independent branches never share memory", "[graph][plan]") {
@@ -73,19 +98,20 @@ TEST_CASE("slots of independent branches never share memory", "[graph][plan]") {
   c.copy(b, ob);
   SECTION("no edge between the branches: a backend may run them at once") {
     const MemoryPlan p = plan(c.graph());
-    CHECK(p.blocks == 0);
-    CHECK(p.block[a] == kNone);
-    CHECK(p.block[b] == kNone);
-    CHECK_FALSE(p.skipped.empty());
+    CHECK(p.slots == 0);
+    CHECK_FALSE(p.isPlanned(a));
+    CHECK_FALSE(p.isPlanned(b));
+    CHECK(p.skipped == "no two transient slots have disjoint lifetimes");
   }
   SECTION("an edge from the end of one to the start of the other orders them") {
     const MemoryPlan p = plan(c.graph({{a2, b1}}));
-    CHECK(p.blocks == 1);
-    CHECK(p.block[a] == p.block[b]);
+    CHECK(p.slots == 2);
+    CHECK_FALSE(conflicts(p, a, b));
+    CHECK(p.bytesAfter == 64);
   }
   SECTION("an edge into the middle of the first branch is not enough") {
     const MemoryPlan p = plan(c.graph({{a1, b1}}));
-    CHECK(p.blocks == 0);
+    CHECK(p.slots == 0);
   }
 }
 
@@ -99,8 +125,8 @@ TEST_CASE("what is never planned", "[graph][plan]") {
     c.copy(t1, out);
     c.copy(in, t2);
     const MemoryPlan p = plan(c.graph({{2, 3}}));
-    CHECK(p.block[t1] == kNone);
-    CHECK(p.block[t2] == kNone);
+    CHECK_FALSE(p.isPlanned(t1));
+    CHECK_FALSE(p.isPlanned(t2));
   }
   SECTION("filled, data and external slots") {
     const uint32_t f = c.slot("f", 64, SlotInit::Fill), t = c.slot("t", 64);
@@ -108,7 +134,7 @@ TEST_CASE("what is never planned", "[graph][plan]") {
     c.copy(f, out);
     c.copy(in, t);
     const MemoryPlan p = plan(c.graph({{1, 2}}));
-    CHECK(p.blocks == 0);
+    CHECK(p.slots == 0);
   }
   SECTION("a node that reads one slot and writes the other") {
     const uint32_t t1 = c.slot("t1", 64), t2 = c.slot("t2", 64);
@@ -116,7 +142,7 @@ TEST_CASE("what is never planned", "[graph][plan]") {
     c.copy(t1, t2);
     c.copy(t2, out);
     const MemoryPlan p = plan(c.graph());
-    CHECK(p.blocks == 0);
+    CHECK(p.slots == 0);
   }
   SECTION("a slot no node touches") {
     c.slot("unused", 64);
@@ -125,21 +151,37 @@ TEST_CASE("what is never planned", "[graph][plan]") {
   }
 }
 
-TEST_CASE("a slot joins the block that fits it best", "[graph][plan]") {
+TEST_CASE("the arena packs the largest slots first into the gaps of the live ones", "[graph][plan]") {
   Copies c;
   const uint32_t in = c.slot("in", 4096, SlotInit::External), out = c.slot("out", 4096, SlotInit::External);
-  // big and small live at once; both end before mid starts.
-  const uint32_t big = c.slot("big", 4096), small = c.slot("small", 256), mid = c.slot("mid", 200);
-  c.copy(in, big, 4096);
-  c.copy(in, small, 256);
-  const uint32_t join = c.copy(big, out, 256);
-  c.copy(small, out, 256);
-  c.copy(in, mid, 200);
-  c.copy(mid, out, 200);
-  const MemoryPlan p = plan(c.graph({{3, 4}, {join, 3}}));
-  REQUIRE(p.block[mid] != kNone);
-  CHECK(p.block[mid] == p.block[small]); // 256 holds 200 with the least waste
-  CHECK(p.block[big] == kNone);
-  CHECK(p.bytesBefore == 456);
-  CHECK(p.bytesAfter == 256);
+  // big and small live at once; mid lives after both; tail after mid.
+  const uint32_t big = c.slot("big", 4096), small = c.slot("small", 512), mid = c.slot("mid", 3072),
+                 tail = c.slot("tail", 1024);
+  const uint32_t n0 = c.copy(in, big, 4096);
+  const uint32_t n1 = c.copy(in, small, 512);
+  const uint32_t n2 = c.copy(big, out, 256);
+  const uint32_t n3 = c.copy(small, out, 256);
+  const uint32_t n4 = c.copy(in, mid, 3072);
+  const uint32_t n5 = c.copy(mid, out, 256);
+  const uint32_t n6 = c.copy(in, tail, 1024);
+  c.copy(tail, out, 256);
+  (void)n0, (void)n1;
+  const Graph g = c.graph({{n2, n4}, {n3, n4}, {n5, n6}});
+  const MemoryPlan p = plan(g);
+  REQUIRE(p.slots == 4);
+  CHECK(conflicts(p, big, small));
+  CHECK_FALSE(conflicts(p, big, mid));
+  CHECK_FALSE(conflicts(p, small, tail));
+  std::vector<uint64_t> at;
+  const uint64_t arena = packMemory(p, sizes(g), 1, &at);
+  CHECK(arena == 4096 + 512); // big and small side by side; mid and tail inside that
+  CHECK(p.bytesBefore == 4096 + 512 + 3072 + 1024);
+  CHECK(p.bytesAfter == arena);
+  checkPacking(p, sizes(g), 1);
+  SECTION("larger sizes pack again, alignment honoured") {
+    std::vector<uint64_t> bigger = sizes(g);
+    bigger[mid] = 8000;
+    bigger[small] = 100;
+    checkPacking(p, bigger, 4096);
+  }
 }

@@ -43,7 +43,7 @@ def test_planned_and_unplanned_runs_agree(mlp_batch):
         np.testing.assert_array_equal(results[0][1], results[1][1])
         assert np.isfinite(results[0][0]).all() and (results[0][0] > 0).all()
     on, off = planned.memory, unplanned.memory
-    assert on["plan_blocks"] == 2 and off["plan_blocks"] == 0
+    assert on["plan_slots"] == 4 and off["plan_slots"] == 0
     assert on["plan_bytes_after"] < on["plan_bytes_before"]
     assert on["owned_bytes"] < off["owned_bytes"]
 

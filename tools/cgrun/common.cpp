@@ -167,11 +167,6 @@ uint64_t hostMemoryBytes() {
   return pages > 0 && pageSize > 0 ? uint64_t(pages) * uint64_t(pageSize) : 0;
 }
 
-std::string slotLabel(const Graph &g, uint32_t s) {
-  return s < g.slots.size() && !g.slots[s].name.empty() ? "slot '" + g.slots[s].name + "'"
-                                                        : "slot #" + std::to_string(s);
-}
-
 Expected<uint32_t> findSlotArg(const Graph &g, const std::string &name, const std::string &option) {
   uint32_t s = g.findSlot(name);
   if (s != kNone) return s;
@@ -265,17 +260,15 @@ nlohmann::json deviceJson(const rt::DeviceInfo &d) {
 std::string memoryLine(const rt::Executable &exe) {
   const MemoryPlan &p = exe.memoryPlan();
   std::string line = "memory: " + std::to_string(exe.ownedBytes()) + " bytes runtime-owned; plan: ";
-  if (p.blocks == 0) return line + "none (" + p.skipped + ")";
-  uint32_t planned = 0;
-  for (uint32_t b : p.block) planned += b != kNone;
-  return line + std::to_string(planned) + " transient slots in " + std::to_string(p.blocks) + " shared blocks, " +
+  if (p.slots == 0) return line + "none (" + p.skipped + ")";
+  return line + std::to_string(p.slots) + " transient slots share one arena, " +
          std::to_string(p.bytesBefore) + " -> " + std::to_string(p.bytesAfter) + " bytes";
 }
 
 nlohmann::json memoryJson(const rt::Executable &exe) {
   const MemoryPlan &p = exe.memoryPlan();
   nlohmann::json j = {{"owned_bytes", exe.ownedBytes()},
-                      {"plan_blocks", p.blocks},
+                      {"plan_slots", p.slots},
                       {"plan_bytes_before", p.bytesBefore},
                       {"plan_bytes_after", p.bytesAfter}};
   if (!p.skipped.empty()) j["plan_skipped"] = p.skipped;

@@ -2,6 +2,7 @@
 // Tool code: errors are cgraph::Error values until main() prints them.
 #pragma once
 
+#include "cgraph/graph/labels.h"
 #include "cgraph/graph/slot_types.h"
 
 #include "cgraph/error.h"
@@ -137,11 +138,10 @@ bool hasUpdates(const CommonOptions &o);
 
 nlohmann::json deviceJson(const rt::DeviceInfo &d);
 // Runtime-owned memory of an executable and its memory plan: one line for people
-// ("memory: 655360 bytes runtime-owned; plan: 4 transient slots in 2 shared blocks,
+// ("memory: 655360 bytes runtime-owned; plan: 4 transient slots share one arena,
 // 851968 -> 655360 bytes") and an object for --json.
 std::string memoryLine(const rt::Executable &exe);
 nlohmann::json memoryJson(const rt::Executable &exe);
-std::string slotLabel(const Graph &g, uint32_t s);
 
 int runCommand(const CommonOptions &o, uint32_t iterations, const std::vector<std::string> &outputs,
                const std::vector<std::string> &checks, const std::string &tracePath);

@@ -291,11 +291,11 @@ CGRAPH_API cgraph_status cgraph_finalize(cgraph_device device, cgraph_graph grap
                                          cgraph_executable *out);
 /* Bytes of device memory the executable holds for slots the graph owns (including
  * transient slots, which grow with the largest parameter values seen), and the memory
- * plan's figures: blocks shared by transient slots, and the planned slots' bytes
+ * plan's figures: the transient slots that share its arena, and their bytes
  * without and with sharing (sizes at the parameters' defaults). Any output may be
  * NULL. Fails only for a NULL executable (INVALID). */
 CGRAPH_API cgraph_status cgraph_executable_memory(cgraph_executable exe, uint64_t *owned_bytes,
-                                                  uint32_t *plan_blocks, uint64_t *plan_bytes_before,
+                                                  uint32_t *plan_slots, uint64_t *plan_bytes_before,
                                                   uint64_t *plan_bytes_after);
 /* Frees the executable. Every event of it must have been waited on, and bindings made
  * from it released, first. */

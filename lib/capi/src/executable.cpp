@@ -135,7 +135,7 @@ cgraph_status cgraph_slot_write(cgraph_executable exe, uint32_t slot, uint64_t o
   });
 }
 
-cgraph_status cgraph_executable_memory(cgraph_executable exe, uint64_t *owned_bytes, uint32_t *plan_blocks,
+cgraph_status cgraph_executable_memory(cgraph_executable exe, uint64_t *owned_bytes, uint32_t *plan_slots,
                                        uint64_t *plan_bytes_before, uint64_t *plan_bytes_after) {
   return guard([&] {
     if (!exe) return nullArgument("exe");
@@ -144,7 +144,7 @@ cgraph_status cgraph_executable_memory(cgraph_executable exe, uint64_t *owned_by
       if (b) own += b->size();
     const MemoryPlan &p = exe->exe->memoryPlan();
     if (owned_bytes) *owned_bytes = own;
-    if (plan_blocks) *plan_blocks = p.blocks;
+    if (plan_slots) *plan_slots = p.slots;
     if (plan_bytes_before) *plan_bytes_before = p.bytesBefore;
     if (plan_bytes_after) *plan_bytes_after = p.bytesAfter;
     return CGRAPH_OK;

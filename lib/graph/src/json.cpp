@@ -391,27 +391,31 @@ void listingRec(const Graph &g, const std::string &ind, std::string &o, int dept
   }
 }
 
-// The memory plan a runtime makes for the top-level graph (memory_plan.h), with slot
-// sizes as stored (expression sizes at the parameters' defaults).
-MemoryPlan storedPlan(const Graph &g) {
+// Slot sizes as stored (expression sizes at the parameters' defaults), and the memory
+// plan a runtime makes for the top-level graph (memory_plan.h) with them.
+std::vector<uint64_t> storedBytes(const Graph &g) {
   std::vector<SlotRequirement> reqs = slotRequirements(g);
   std::vector<uint64_t> bytes(g.slots.size());
   for (size_t s = 0; s < g.slots.size(); ++s)
-    bytes[s] = std::max(g.slots[s].size, s < reqs.size() ? reqs[s].minSize : 0);
-  return planMemory(g, bytes);
+    bytes[s] = std::max<uint64_t>({g.slots[s].size, s < reqs.size() ? reqs[s].minSize : 0, 1});
+  return bytes;
 }
+
+MemoryPlan storedPlan(const Graph &g) { return planMemory(g, storedBytes(g)); }
 
 } // namespace
 
 json toJson(const Graph &graph) {
   json j = toJsonRec(graph, 0);
   const MemoryPlan p = storedPlan(graph);
-  json plan = {{"blocks", p.blocks}, {"bytes_before", p.bytesBefore}, {"bytes_after", p.bytesAfter}};
+  json plan = {{"slots", p.slots}, {"bytes_before", p.bytesBefore}, {"bytes_after", p.bytesAfter}};
   if (!p.skipped.empty()) plan["skipped"] = p.skipped;
-  json slots = json::object();
-  for (size_t s = 0; s < p.block.size(); ++s)
-    if (p.block[s] != kNone) slots[graph.slots[s].name] = p.block[s];
-  plan["slots"] = slots;
+  std::vector<uint64_t> bytes = storedBytes(graph), offsets;
+  packMemory(p, bytes, 1, &offsets);
+  json at = json::object();
+  for (uint32_t s = 0; s < p.planned.size(); ++s)
+    if (p.planned[s]) at[graph.slots[s].name] = {{"offset", offsets[s]}, {"bytes", bytes[s]}};
+  plan["offsets"] = at;
   j["memory_plan"] = plan;
   return j;
 }
@@ -420,21 +424,19 @@ std::string listing(const Graph &graph) {
   std::string o;
   listingRec(graph, "", o, 0);
   const MemoryPlan p = storedPlan(graph);
-  if (p.blocks == 0) {
+  if (p.slots == 0) {
     o += "memory plan: none (" + p.skipped + ")\n";
     return o;
   }
-  uint32_t planned = 0;
-  for (uint32_t b : p.block) planned += b != kNone;
-  o += "memory plan: " + std::to_string(planned) + " transient slots in " + std::to_string(p.blocks) +
-       " shared blocks, " + std::to_string(p.bytesBefore) + " -> " + std::to_string(p.bytesAfter) +
+  o += "memory plan: " + std::to_string(p.slots) + " transient slots share one arena, " +
+       std::to_string(p.bytesBefore) + " -> " + std::to_string(p.bytesAfter) +
        " bytes (expression sizes at the parameters' defaults)\n";
-  for (uint32_t b = 0; b < p.blocks; ++b) {
-    std::string t = "  block " + std::to_string(b) + ":";
-    for (size_t s = 0; s < p.block.size(); ++s)
-      if (p.block[s] == b) t += " " + detail::slotRef(graph, uint32_t(s));
-    o += t + "\n";
-  }
+  std::vector<uint64_t> bytes = storedBytes(graph), offsets;
+  packMemory(p, bytes, 1, &offsets);
+  for (uint32_t s = 0; s < p.planned.size(); ++s)
+    if (p.planned[s])
+      o += "  " + detail::slotRef(graph, s) + " @ " + std::to_string(offsets[s]) + " (" + std::to_string(bytes[s]) +
+           " bytes)\n";
   return o;
 }
 

@@ -1,4 +1,4 @@
-// Interval assignment of transient slots to shared blocks (memory_plan.h).
+// Conflicts of transient slots and their packing into one arena (memory_plan.h).
 #include <cgraph/graph/memory_plan.h>
 
 #include <cgraph/graph/hazards.h>
@@ -82,38 +82,24 @@ private:
   const std::vector<uint32_t> &index_;
 };
 
-struct Block {
-  uint32_t last = kNone; // the slot placed last
-  uint64_t bytes = 0;    // the largest slot so far
-  uint32_t slots = 0;
-};
-
-// The block for slot s: a block whose last occupant's users all precede every user
-// of s, the best fit by size; kNone when there is none.
-uint32_t chooseBlock(const std::vector<Block> &blocks, const SlotUses &u, const Reach &reach, uint32_t s,
-                     uint64_t bytes) {
-  uint32_t best = kNone;
-  auto better = [&](const Block &a, const Block &b) { // a fits s better than b
-    const bool aHolds = a.bytes >= bytes, bHolds = b.bytes >= bytes;
-    if (aHolds != bHolds) return aHolds;
-    return aHolds ? a.bytes < b.bytes : a.bytes > b.bytes;
-  };
-  for (uint32_t b = 0; b < blocks.size(); ++b) {
-    if (best != kNone && !better(blocks[b], blocks[best])) continue;
-    const std::vector<uint32_t> &prev = u.users[blocks[b].last];
-    bool ok = true;
-    for (uint32_t n : u.users[s])
-      if (!(ok = reach.allBefore(prev, n))) break;
-    if (ok) best = b;
-  }
-  return best;
+// Whether slots a and b (a's first use not after b's) may not share bytes: their uses
+// interleave in the execution order, or some use of a does not reach every use of b.
+bool conflict(const SlotUses &u, const Reach &reach, const std::vector<uint32_t> &position, uint32_t a,
+              uint32_t b) {
+  if (position[u.users[a].back()] >= position[u.users[b].front()]) return true;
+  for (uint32_t n : u.users[b])
+    if (!reach.allBefore(u.users[a], n)) return true;
+  return false;
 }
+
+uint64_t alignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
 } // namespace
 
 MemoryPlan planMemory(const Graph &g, const std::vector<uint64_t> &slotBytes) {
   MemoryPlan plan;
-  plan.block.assign(g.slots.size(), kNone);
+  plan.planned.assign(g.slots.size(), 0);
+  plan.conflicts.resize(g.slots.size());
   std::vector<uint32_t> order = g.order;
   if (!isTopologicalOrder(g, order)) {
     auto o = executionOrder(g);
@@ -124,14 +110,19 @@ MemoryPlan planMemory(const Graph &g, const std::vector<uint64_t> &slotBytes) {
     order = std::move(*o);
   }
   const SlotUses u = collectUses(g, order);
-  std::vector<uint32_t> slots; // eligible, by first use
   std::vector<uint32_t> position(g.nodes.size());
   for (uint32_t i = 0; i < order.size(); ++i)
     position[order[i]] = i;
+  std::vector<uint32_t> slots; // eligible, by first use
   for (uint32_t s = 0; s < g.slots.size(); ++s)
     if (u.eligible[s]) slots.push_back(s);
   if (slots.size() < 2) {
     plan.skipped = slots.empty() ? "no transient slots to plan" : "one transient slot";
+    return plan;
+  }
+  if (slots.size() > kMaxPlannedSlots) {
+    plan.skipped = std::to_string(slots.size()) + " transient slots, more than the planner takes (" +
+                   std::to_string(kMaxPlannedSlots) + ")";
     return plan;
   }
   std::sort(slots.begin(), slots.end(), [&](uint32_t a, uint32_t b) {
@@ -152,34 +143,64 @@ MemoryPlan planMemory(const Graph &g, const std::vector<uint64_t> &slotBytes) {
     return plan;
   }
   const Reach reach(g, order, index, count);
-  std::vector<Block> blocks;
-  std::vector<uint32_t> blockOf(g.slots.size(), kNone);
+  std::vector<std::vector<uint32_t>> conflicts(g.slots.size());
+  for (size_t i = 0; i < slots.size(); ++i)
+    for (size_t j = i + 1; j < slots.size(); ++j)
+      if (conflict(u, reach, position, slots[i], slots[j])) {
+        conflicts[slots[i]].push_back(slots[j]);
+        conflicts[slots[j]].push_back(slots[i]);
+      }
+  // A slot that conflicts with every other gains nothing: it keeps its own memory.
+  for (uint32_t s : slots)
+    if (conflicts[s].size() + 1 < slots.size()) plan.planned[s] = 1;
   for (uint32_t s : slots) {
-    const uint64_t bytes = slotBytes[s];
-    uint32_t b = chooseBlock(blocks, u, reach, s, bytes);
-    if (b == kNone) {
-      b = uint32_t(blocks.size());
-      blocks.push_back(Block{});
-    }
-    blocks[b].last = s;
-    blocks[b].bytes = std::max(blocks[b].bytes, bytes);
-    ++blocks[b].slots;
-    blockOf[s] = b;
-  }
-  // Blocks of one slot are no plan; number the others densely.
-  std::vector<uint32_t> renumber(blocks.size(), kNone);
-  for (uint32_t s : slots) {
-    const uint32_t b = blockOf[s];
-    if (blocks[b].slots < 2) continue;
-    if (renumber[b] == kNone) {
-      renumber[b] = plan.blocks++;
-      plan.bytesAfter += blocks[b].bytes;
-    }
-    plan.block[s] = renumber[b];
+    if (!plan.planned[s]) continue;
+    ++plan.slots;
     plan.bytesBefore += slotBytes[s];
+    for (uint32_t c : conflicts[s])
+      if (plan.planned[c]) plan.conflicts[s].push_back(c);
+    std::sort(plan.conflicts[s].begin(), plan.conflicts[s].end());
   }
-  if (plan.blocks == 0) plan.skipped = "no two transient slots have disjoint lifetimes";
+  if (plan.slots < 2) {
+    plan = MemoryPlan{};
+    plan.planned.assign(g.slots.size(), 0);
+    plan.conflicts.resize(g.slots.size());
+    plan.skipped = "no two transient slots have disjoint lifetimes";
+    return plan;
+  }
+  std::vector<uint64_t> offsets;
+  plan.bytesAfter = packMemory(plan, slotBytes, 1, &offsets);
   return plan;
+}
+
+uint64_t packMemory(const MemoryPlan &plan, const std::vector<uint64_t> &slotBytes, uint32_t alignment,
+                    std::vector<uint64_t> *offsets) {
+  const uint64_t align = std::max<uint64_t>(alignment, kPlanAlignment);
+  offsets->assign(plan.planned.size(), 0);
+  std::vector<uint32_t> bySize;
+  for (uint32_t s = 0; s < plan.planned.size(); ++s)
+    if (plan.planned[s]) bySize.push_back(s);
+  std::sort(bySize.begin(), bySize.end(), [&](uint32_t a, uint32_t b) {
+    return slotBytes[a] != slotBytes[b] ? slotBytes[a] > slotBytes[b] : a < b;
+  });
+  std::vector<uint8_t> placed(plan.planned.size(), 0);
+  std::vector<std::pair<uint64_t, uint64_t>> taken; // [begin, end) of placed conflicting slots
+  uint64_t arena = 0;
+  for (uint32_t s : bySize) {
+    taken.clear();
+    for (uint32_t c : plan.conflicts[s])
+      if (placed[c]) taken.emplace_back((*offsets)[c], (*offsets)[c] + slotBytes[c]);
+    std::sort(taken.begin(), taken.end());
+    uint64_t at = 0;
+    for (const auto &[begin, end] : taken) {
+      if (at + slotBytes[s] <= begin) break;
+      at = std::max(at, alignUp(end, align));
+    }
+    (*offsets)[s] = at;
+    placed[s] = 1;
+    arena = std::max(arena, at + slotBytes[s]);
+  }
+  return arena;
 }
 
 } // namespace cgraph

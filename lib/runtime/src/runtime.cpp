@@ -179,7 +179,7 @@ Error Executable::checkOverlaps() {
   scratchRanges_.clear();
   for (uint32_t j = 0; j < scratchSlots_.size(); ++j) {
     const ResolvedSlot &r = scratchSlots_[j];
-    if (!r.buffer || inBlock_[j]) continue; // planned slots share blocks by design
+    if (!r.buffer || inArena_[j]) continue; // planned slots share the arena by design
     const uint64_t need = needs_[j].minSize;
     const uint64_t extent = need ? std::min(r.length, need) : r.length;
     if (extent) scratchRanges_.push_back({r.buffer, r.offset, r.offset + extent, j});
@@ -503,8 +503,7 @@ Expected<EventPtr> Executable::enqueue(const BindingTable &bindings, const Param
 
   for (ResolvedSlot &r : scratchSlots_)
     r = ResolvedSlot{};
-  inBlock_.assign(graph_.slots.size(), 0);
-  std::fill(blockNeed_.begin(), blockNeed_.end(), 0);
+  inArena_.assign(graph_.slots.size(), 0);
   for (size_t i = 0; i < callerSlots; ++i) {
     const uint32_t j = slotMap_[i];
     const SlotNeed &need = needs_[j];

@@ -149,6 +149,7 @@ Expected<std::pair<rt::DeviceInfo, DeviceProps>> describeDevice(const ClApi &api
   props.queueProfiling = (qp & CL_QUEUE_PROFILING_ENABLE) != 0;
   cl_uint alignBits = deviceValue<cl_uint>(api, device, CL_DEVICE_MEM_BASE_ADDR_ALIGN);
   props.baseAddrAlign = std::max<cl_uint>(1, alignBits / 8);
+  info.caps.bindingOffsetAlignment = props.baseAddrAlign;
 
   rt::Capabilities &c = info.caps;
   c.nativeCommandBuffer = !props.preResolved; // replay runs a driver-level recording

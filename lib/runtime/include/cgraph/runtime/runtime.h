@@ -68,6 +68,9 @@ struct Capabilities {
   // SubmitOptions::stream is honoured (cuda: a CUstream of the device's context).
   // Where false, enqueue refuses a submission that names a stream (Unsupported).
   bool callerStreams = false;
+  // A bound range must start at a multiple of it (OpenCL sub-buffers:
+  // CL_DEVICE_MEM_BASE_ADDR_ALIGN); the memory plan's arena offsets honour it.
+  uint32_t bindingOffsetAlignment = 1;
 };
 
 struct DeviceInfo {
@@ -289,10 +292,11 @@ public:
   };
   const std::vector<Phase> &finalizePhases() const { return phases_; }
 
-  // The memory plan finalize made for the transient slots (empty block list and a
+  // The memory plan finalize made for the transient slots (no planned slot and a
   // reason in `skipped` when none: planning off, no two slots with disjoint lifetimes,
-  // a backend that allocates owned slots itself). Planned slots live in shared blocks
-  // that enqueue allocates, each as large as the largest need of its slots seen so far.
+  // a backend that allocates owned slots itself). Planned slots live at offsets of one
+  // arena that enqueue allocates (as large as the packing of the largest sizes seen so
+  // far needs) and packs again when expression-sized slots change size.
   const MemoryPlan &memoryPlan() const { return plan_; }
   // Bytes of runtime-owned memory this executable holds now: the slots allocated at
   // finalize (as reported by the backend through allocateOwnedSlots), the grown
@@ -407,16 +411,20 @@ private:
   HostPolicy ownedPolicy_;
   uint32_t ownedAlignment_ = 1;
   uint64_t finalizeOwnedBytes_ = 0; // what allocateOwnedSlots allocated
-  // Memory planning (owned_memory.cpp): the plan, one buffer per block (grown like
-  // grown_), and per enqueue each block's largest need and whether slot j was placed
-  // in its block (such slots share ranges on purpose: checkOverlaps skips them).
+  // Memory planning (owned_memory.cpp): the plan and its arena (grown like grown_);
+  // per enqueue the planned slots' bytes and whether slot j was placed in the arena
+  // (such slots share bytes on purpose: checkOverlaps skips them); the sizes the
+  // offsets were packed for, the offsets and the arena size they need.
   MemoryPlan plan_;
-  std::vector<std::unique_ptr<Buffer>> blocks_;
-  std::vector<uint64_t> blockNeed_;
-  std::vector<uint8_t> inBlock_;
+  std::unique_ptr<Buffer> arena_;
+  std::vector<uint64_t> planBytes_, packedBytes_, planOffsets_;
+  uint64_t arenaNeed_ = 0;
+  std::vector<uint8_t> inArena_;
+  std::vector<uint64_t> plannedSizes();
+  void resetArena();
   void planOwnedSlots(bool enabled);
   void replanOwnedSlots();
-  bool planned(uint32_t slot) const { return !plan_.block.empty() && plan_.block[slot] != kNone; }
+  bool planned(uint32_t slot) const { return plan_.isPlanned(slot); }
   void notePlanned(uint32_t slot, uint64_t bytes);
   Error placePlanned();
   Error checkTransfers();
