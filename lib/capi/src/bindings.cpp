@@ -129,7 +129,7 @@ cgraph_status cgraph_bind_host(cgraph_bindings bindings, uint32_t slot, void *pt
     if (cur && bindings->hostAddress[slot] == ptr && cur->size() == bytes) return CGRAPH_OK;
     auto wrapped = cpu::wrapHostMemory(*bindings->exe->device, ptr, bytes);
     if (!wrapped)
-      return fail(wrapped.error().withContext(capi::slotLabel(bindings->exe->graph, slot)));
+      return fail(wrapped.error().withContext(slotLabel(bindings->exe->graph, slot)));
     capi::setBinding(bindings, slot, std::shared_ptr<rt::Buffer>(std::move(*wrapped)), 0, 0, ptr);
     return CGRAPH_OK;
   });
@@ -145,7 +145,7 @@ cgraph_status cgraph_bind_device(cgraph_bindings bindings, uint32_t slot, uint64
     if (cur && bindings->hostAddress[slot] == ptr && cur->size() == bytes) return CGRAPH_OK;
     auto wrapped = capi::wrapMemory(*bindings->exe->device, address, bytes);
     if (!wrapped)
-      return fail(wrapped.error().withContext(capi::slotLabel(bindings->exe->graph, slot)));
+      return fail(wrapped.error().withContext(slotLabel(bindings->exe->graph, slot)));
     capi::setBinding(bindings, slot, std::shared_ptr<rt::Buffer>(std::move(*wrapped)), 0, 0, ptr);
     return CGRAPH_OK;
   });

@@ -25,12 +25,6 @@ cgraph_status nullArgument(const char *what) {
   return fail(CGRAPH_ERROR_INVALID, std::string(what) + " is null");
 }
 
-std::string slotLabel(const Graph &graph, uint32_t slot) {
-  if (slot < graph.slots.size() && !graph.slots[slot].name.empty())
-    return "slot '" + graph.slots[slot].name + "'";
-  return "slot #" + std::to_string(slot);
-}
-
 } // namespace cgraph::capi
 
 using namespace cgraph;

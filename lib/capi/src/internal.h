@@ -9,6 +9,7 @@
 #include "cgraph.h"
 
 #include "cgraph/error.h"
+#include "cgraph/graph/labels.h"
 #include "cgraph/model.h"
 #include "cgraph/runtime/runtime.h"
 
@@ -54,9 +55,6 @@ template <class F> cgraph_status guard(F &&body) noexcept {
     return fail(CGRAPH_ERROR_INTERNAL, "internal error: unknown exception");
   }
 }
-
-// "slot 'y'" or "slot #3".
-std::string slotLabel(const Graph &graph, uint32_t slot);
 
 // The process-wide registry of compiled-in backends (created on first use, never
 // destroyed: drivers and LLVM are torn down by the process exit, not by us).

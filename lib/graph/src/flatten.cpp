@@ -87,7 +87,7 @@ Error flattenInPlace(Graph &g) {
     Node &node = g.nodes[i];
     if (node.kind != NodeKind::Conditional) continue;
     if (node.subgraph >= g.subgraphs.size())
-      return makeError(detail::nodeLabel(g, i) + ": body subgraph index " + s(node.subgraph) +
+      return makeError(nodeLabel(g, i) + ": body subgraph index " + s(node.subgraph) +
                        " but the graph has " + s(g.subgraphs.size()) + " subgraphs");
     bodies.push_back(g.subgraphs[node.subgraph]);
     node.subgraph = uint32_t(bodies.size() - 1);
@@ -157,7 +157,7 @@ Expected<Graph> flattenRec(const Graph &g, int depth) {
       // runtime flattens it when it builds the body.
       if (node.kind == NodeKind::Conditional) {
         if (node.subgraph >= g.subgraphs.size())
-          return makeError(detail::nodeLabel(g, i) + ": body subgraph index " + s(node.subgraph) +
+          return makeError(nodeLabel(g, i) + ": body subgraph index " + s(node.subgraph) +
                            " but the graph has " + s(g.subgraphs.size()) + " subgraphs");
         out.nodes.back().subgraph = uint32_t(out.subgraphs.size());
         out.subgraphs.push_back(g.subgraphs[node.subgraph]);
@@ -166,7 +166,7 @@ Expected<Graph> flattenRec(const Graph &g, int depth) {
       continue;
     }
     inlined = true;
-    std::string where = detail::nodeLabel(g, i);
+    std::string where = nodeLabel(g, i);
     if (node.subgraph >= g.subgraphs.size())
       return makeError(where + ": subgraph index " + s(node.subgraph) + " but the graph has " +
                        s(g.subgraphs.size()) + " subgraphs");

@@ -1,6 +1,7 @@
 // Small helpers shared by the graph library sources (not installed).
 #pragma once
 
+#include <cgraph/graph/labels.h>
 #include <cgraph/model.h>
 
 #include <string>
@@ -9,9 +10,6 @@
 namespace cgraph {
 namespace detail {
 
-// `node 'name'` or `node #3` for an unnamed node.
-std::string nodeLabel(const Graph &g, uint32_t n);
-std::string slotLabel(const Graph &g, uint32_t s);
 // Successor or predecessor lists of every node in two arrays (ascending, duplicates
 // removed; edges with an endpoint past the node table skipped): two allocations for
 // the whole graph instead of one per node, which dominated validation and ordering.

@@ -11,16 +11,6 @@
 namespace cgraph {
 namespace detail {
 
-std::string nodeLabel(const Graph &g, uint32_t n) {
-  if (n < g.nodes.size() && !g.nodes[n].name.empty()) return "node '" + g.nodes[n].name + "'";
-  return "node #" + std::to_string(n);
-}
-
-std::string slotLabel(const Graph &g, uint32_t s) {
-  if (s < g.slots.size() && !g.slots[s].name.empty()) return "slot '" + g.slots[s].name + "'";
-  return "slot #" + std::to_string(s);
-}
-
 namespace {
 Adjacency adjacency(const Graph &g, bool forward) {
   const size_t n = g.nodes.size();

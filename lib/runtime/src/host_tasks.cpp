@@ -2,6 +2,7 @@
 #include "host_internal.h"
 
 #include "cgraph/graph/host_ops.h"
+#include "cgraph/graph/labels.h"
 #include "cgraph/runtime/paths.h"
 #include "cgraph/runtime/scalar_text.h"
 
@@ -40,11 +41,6 @@ struct HostTasks::Impl {
 };
 
 namespace {
-
-std::string nodeLabel(const Graph &g, uint32_t n) {
-  if (!g.nodes[n].name.empty()) return "node '" + g.nodes[n].name + "'";
-  return "node #" + std::to_string(n);
-}
 
 std::string slotName(const Graph &g, uint32_t s) {
   if (s < g.slots.size() && !g.slots[s].name.empty()) return g.slots[s].name;

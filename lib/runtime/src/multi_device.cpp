@@ -12,7 +12,6 @@ namespace cgraph::rt {
 
 namespace {
 
-using detail::nodeName;
 
 std::string deviceName(const Device &d) { return d.info().backend + " (" + d.info().name + ")"; }
 
@@ -25,7 +24,7 @@ public:
     const Graph &g = plan_;
     for (uint32_t n = 0; n < g.nodes.size(); ++n)
       if (g.nodes[n].device >= devices_.size())
-        return makeError(nodeName(g, n) + " is placed on device " + std::to_string(g.nodes[n].device) + " but " +
+        return makeError(nodeLabel(g, n) + " is placed on device " + std::to_string(g.nodes[n].device) + " but " +
                          std::to_string(devices_.size()) + " device" + (devices_.size() == 1 ? " was" : "s were") +
                          " given");
     // No memory planning: segments move and mirror slots one by one between devices.
@@ -51,7 +50,7 @@ public:
       if (!exe)
         return exe.error().withContext("device " + std::to_string(seg.device) + " (" +
                                        deviceName(*devices_[seg.device]) + "), segment from " +
-                                       nodeName(g, seg.nodes[0]));
+                                       nodeLabel(g, seg.nodes[0]));
       seg.exe = std::move(*exe);
       segments_.push_back(std::move(seg));
     }
@@ -134,7 +133,7 @@ private:
       return mirror(d, s, length[s]);
     };
     for (Segment &seg : segments_) {
-      const std::string where = "device " + std::to_string(seg.device) + ", segment from " + nodeName(g, seg.nodes[0]);
+      const std::string where = "device " + std::to_string(seg.device) + ", segment from " + nodeLabel(g, seg.nodes[0]);
       BindingTable t;
       t.overrideInternal = true;
       for (const Segment::Use &u : seg.slots) {

@@ -6,6 +6,7 @@
 #include "cgraph/expr.h"
 #include "cgraph/graph/flatten.h"
 #include "cgraph/graph/hazards.h"
+#include "cgraph/graph/labels.h"
 #include "cgraph/runtime/slot_init.h"
 
 #include <algorithm>
@@ -20,18 +21,6 @@
 namespace cgraph::rt {
 
 namespace {
-
-std::string slotLabel(const Graph &g, uint32_t s) {
-  if (s < g.slots.size() && !g.slots[s].name.empty()) return "slot '" + g.slots[s].name + "'";
-  return "slot #" + std::to_string(s);
-}
-
-namespace detail {
-std::string nodeLabel(const Graph &g, uint32_t n) {
-  if (n < g.nodes.size() && !g.nodes[n].name.empty()) return "node '" + g.nodes[n].name + "'";
-  return "node #" + std::to_string(n);
-}
-} // namespace detail
 
 std::string deviceLabel(const Device &d) {
   const DeviceInfo &info = d.info();
@@ -53,7 +42,7 @@ Executable::Executable(Device &device, Graph flattened, ExecMode mode)
       const FieldExpr &fe = graph_.exprs[e];
       const std::string where =
           (fe.field == ExprField::SlotSize ? slotLabel(graph_, fe.arg)
-                                           : detail::nodeLabel(graph_, fe.node)) +
+                                           : nodeLabel(graph_, fe.node)) +
           ": " + exprFieldName(fe.field, fe.arg);
       auto prog = expr::decode(fe.code.data(), fe.code.size(), nParams);
       if (!prog) {
@@ -238,7 +227,7 @@ template <typename V>
 Error checkNodeRange(const Graph &graph_, uint32_t n, const Capabilities &caps, V value) {
     const Node &node = graph_.nodes[n];
     const NDRange &r = node.range;
-    auto where = [&] { return detail::nodeLabel(graph_, n); }; // only for an error
+    auto where = [&] { return nodeLabel(graph_, n); }; // only for an error
     const bool hasLocal = r.hasLocal();
     const uint32_t dims = std::min<uint32_t>(r.dims, 3);
     uint64_t items = 1, total = 1;
@@ -313,7 +302,7 @@ Error Executable::evaluateExprs() {
     const ExprSlot &x = exprCode_[e];
     auto where = [&] {
       return (fe.field == ExprField::SlotSize ? slotLabel(graph_, fe.arg)
-                                              : detail::nodeLabel(graph_, fe.node)) +
+                                              : nodeLabel(graph_, fe.node)) +
              ": " + exprFieldName(fe.field, fe.arg) + " = " + x.text;
     };
     Expected<int64_t> r = expr::evaluateChecked(x.program, exprStack_.data(), paramValue);
@@ -399,7 +388,7 @@ Error Executable::checkTransfers() {
     auto side = [&](int k, ExprField f, uint32_t slot, uint64_t offset) -> Error {
       const uint64_t size = slotBytes(slot);
       if (offset <= size && t.bytes <= size - offset) return Error::success();
-      return makeError(detail::nodeLabel(graph_, n) + ": " + field(k, f, offset) + " + " +
+      return makeError(nodeLabel(graph_, n) + ": " + field(k, f, offset) + " + " +
                        field(2, fill ? ExprField::FillBytes : ExprField::CopyBytes, t.bytes) +
                        " is past the end of " + slotLabel(graph_, slot) + " (" +
                        std::to_string(size) + " bytes in this submission)");
@@ -412,7 +401,7 @@ Error Executable::checkTransfers() {
     CGRAPH_RETURN_IF_ERROR(side(1, ExprField::CopyDstOffset, node.copy.dstSlot, t.dstOffset));
     if (node.copy.srcSlot == node.copy.dstSlot && t.bytes && t.srcOffset < t.dstOffset + t.bytes &&
         t.dstOffset < t.srcOffset + t.bytes)
-      return makeError(detail::nodeLabel(graph_, n) + ": " +
+      return makeError(nodeLabel(graph_, n) + ": " +
                        field(0, ExprField::CopySrcOffset, t.srcOffset) + " and " +
                        field(1, ExprField::CopyDstOffset, t.dstOffset) + " with " +
                        field(2, ExprField::CopyBytes, t.bytes) + " overlap in " +
@@ -700,8 +689,8 @@ Error checkOrdered(const Graph &g, uint32_t n) {
         conflict = conflict || overlaps(a, other);
       if (!conflict) continue;
       if (reaches(succ, n, j) || reaches(succ, j, n)) break;
-      return makeError(detail::nodeLabel(g, n) + ": the update makes it access slot '" +
-                       g.slots[other.slot].name + "', which " + detail::nodeLabel(g, j) +
+      return makeError(nodeLabel(g, n) + ": the update makes it access slot '" +
+                       g.slots[other.slot].name + "', which " + nodeLabel(g, j) +
                        " also accesses, and no edge orders the two");
     }
   }
@@ -724,7 +713,7 @@ Error Executable::checkUpdate(const NodeUpdate &u, Node &changed) const {
   if (u.node >= graph_.nodes.size())
     return makeError("update: node index " + std::to_string(u.node) + " is out of range (the graph has " +
                      std::to_string(graph_.nodes.size()) + " nodes)");
-  const std::string where = detail::nodeLabel(graph_, u.node);
+  const std::string where = nodeLabel(graph_, u.node);
   changed = graph_.nodes[u.node];
   if (u.enabled < -1 || u.enabled > 1)
     return makeError(where + ": enabled must be 0 or 1");

@@ -11,7 +11,6 @@ namespace cgraph::rt {
 namespace {
 using detail::DoneEvent;
 using detail::makeExternal;
-using detail::nodeName;
 using detail::stageGraph;
 
 class StagedExecutable : public Executable {
@@ -49,7 +48,7 @@ public:
       st.cond = n;
       for (const Param &p : body.params) st.paramMap.push_back(g.findParam(p.name));
       auto exe = device_->finalize(body, opts);
-      if (!exe) return exe.error().withContext(nodeName(g, n) + ": body");
+      if (!exe) return exe.error().withContext(nodeLabel(g, n) + ": body");
       st.exe = std::move(*exe);
       stages_.push_back(std::move(st));
     }
@@ -145,7 +144,7 @@ private:
       for (uint32_t s : node.subgraphSlots) body.slots.push_back(all.slots[s]);
       ParamValues bp;
       for (uint32_t p : st.paramMap) bp.bits.push_back(pv.bits[p]);
-      const std::string what = std::string(condKindName(cd.kind)) + " " + nodeName(g, st.cond);
+      const std::string what = std::string(condKindName(cd.kind)) + " " + nodeLabel(g, st.cond);
       for (uint32_t trips = 0;; ++trips) {
         uint32_t value = 0;
         CGRAPH_RETURN_IF_ERROR(

@@ -2,17 +2,13 @@
 // backend executables (staged.cpp: conditional nodes; multi_device.cpp: placement).
 #pragma once
 
+#include "cgraph/graph/labels.h"
 #include "cgraph/runtime/runtime.h"
 
 #include <algorithm>
 #include <tuple>
 
 namespace cgraph::rt::detail {
-
-// "node 'name'" (or "node '#3'" for an unnamed node), for messages.
-inline std::string nodeName(const Graph &g, uint32_t n) {
-  return "node '" + (g.nodes[n].name.empty() ? "#" + std::to_string(n) : g.nodes[n].name) + "'";
-}
 
 // Every slot bound by the caller of the stage: the staged executable owns the memory.
 inline void makeExternal(std::vector<Slot> &slots) {
@@ -125,7 +121,7 @@ inline Expected<NodeUpdate> forwardedUpdate(const Graph &plan, const Graph &curr
     if (arg.kind == ArgKind::Slot && slotOf) {
       const uint32_t s = arg.index < slotOf->size() ? (*slotOf)[arg.index] : kNone;
       if (s == kNone)
-        return makeError(nodeName(current, n) + ": the update makes it use slot '" + current.slots[arg.index].name +
+        return makeError(nodeLabel(current, n) + ": the update makes it use slot '" + current.slots[arg.index].name +
                          "', which its device's segment does not bind");
       arg.index = s;
     }

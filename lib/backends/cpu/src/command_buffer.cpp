@@ -12,6 +12,7 @@
 #include "device.h"
 #include "parallel.h"
 
+#include "cgraph/graph/labels.h"
 #include "cgraph/graph/order.h"
 #include "cgraph/runtime/host_tasks.h"
 #include "cgraph/runtime/slot_init.h"
@@ -128,10 +129,6 @@ private:
   bool stop_ = false;
   std::thread thread_;
 };
-
-std::string nodeLabel(const Graph &g, uint32_t n) {
-  return g.nodes[n].name.empty() ? "node #" + std::to_string(n) : "node '" + g.nodes[n].name + "'";
-}
 
 // Bounds-checked launches: sets `table` up for node `n`'s launch (the bindings' sizes:
 // from each argument's offset to the end of its slot's binding; __local sizes) and

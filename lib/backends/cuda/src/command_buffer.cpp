@@ -4,6 +4,7 @@
 #include "exec.h"
 
 #include "cgraph/graph/flatten.h"
+#include "cgraph/graph/labels.h"
 #include "cgraph/graph/order.h"
 
 #include <cstdlib>
@@ -46,7 +47,7 @@ Expected<gpu::GraphNodeHandle> CudaExecutable::addExtensionNode(gpu::GraphHandle
   CUcontext ctx = dev_->context();
   CUgraph g = CUgraph(graph);
   CondPlan &c = conds_[plans_[p].ext];
-  const std::string what = nodeLabel(p);
+  const std::string what = planLabel(p);
   CUgraphNode gn = nullptr;
   // The handle resets to 0 at every launch of the graph (CU_GRAPH_COND_ASSIGN_DEFAULT),
   // so a disabled set-condition kernel (the node disabled) skips the body.
@@ -108,7 +109,7 @@ Error bodiesNative(const Graph &g, int depth) {
   for (uint32_t n = 0; n < g.nodes.size(); ++n) {
     const Node &node = g.nodes[n];
     if (node.kind != NodeKind::Conditional) continue;
-    const std::string what = node.name.empty() ? "node #" + std::to_string(n) : "node '" + node.name + "'";
+    const std::string what = nodeLabel(g, n);
     if (node.subgraph >= g.subgraphs.size()) return makeError(what + ": no body");
     auto body = flattenSubgraphs(g.subgraphs[node.subgraph]);
     if (!body) return body.error().withContext(what + ": body");
@@ -146,7 +147,7 @@ Error nativeConditionals(CudaDevice &device, const Graph &flattened, rt::ExecMod
 
 Error CudaExecutable::liftConditional(uint32_t p, const Graph &owner, const std::vector<uint32_t> &paramMap) {
   const Node cn = nodeAt(p); // a copy: lifting grows lifted_
-  const std::string what = nodeLabel(p);
+  const std::string what = planLabel(p);
   CondPlan c;
   c.node = p;
   c.op = cn.cond; // already in graph()'s numbering (remapped by the caller for bodies)
@@ -182,7 +183,7 @@ Error CudaExecutable::liftConditional(uint32_t p, const Graph &owner, const std:
     LiftedNode ln;
     ln.node = body.nodes[b];
     Node &x = ln.node;
-    ln.label = (x.name.empty() ? "node #" + std::to_string(b) : "node '" + x.name + "'") + " (body of " + what + ")";
+    ln.label = nodeLabel(body, b) + " (body of " + what + ")";
     for (Arg &a : x.args) {
       if (a.kind == ArgKind::Slot) CGRAPH_RETURN_IF_ERROR(remapIndex(a.index, bodySlots, ln.label + ": slot"));
       if (a.kind == ArgKind::Param) CGRAPH_RETURN_IF_ERROR(remapIndex(a.index, bodyParams, ln.label + ": parameter"));
@@ -218,10 +219,10 @@ Error CudaExecutable::liftConditional(uint32_t p, const Graph &owner, const std:
     if (x.kind == NodeKind::Kernel) {
       const Kernel &kern = kernelAt(q);
       auto m = driver_->loadModule(body.modules[kern.module], useCache_);
-      if (!m) return m.error().withContext(nodeLabel(q));
+      if (!m) return m.error().withContext(planLabel(q));
       modules_.push_back(*m);
       auto f = driver_->function(*m, kern.name);
-      if (!f) return f.error().withContext(nodeLabel(q));
+      if (!f) return f.error().withContext(planLabel(q));
       fn = *f;
     }
     CGRAPH_RETURN_IF_ERROR(planNode(q, fn, false));
@@ -231,7 +232,7 @@ Error CudaExecutable::liftConditional(uint32_t p, const Graph &owner, const std:
 
 Error CudaExecutable::planSetCondition(CondPlan &c, uint32_t mode, Launch &l) {
   auto fn = dev_->setConditionKernel();
-  if (!fn) return fn.error().withContext(nodeLabel(c.node));
+  if (!fn) return fn.error().withContext(planLabel(c.node));
   const uint32_t ci = uint32_t(&c - conds_.data());
   l.fn = *fn;
   // table, slot, offset, handle (set when the graph is built), state, mode, max trips
@@ -249,7 +250,7 @@ Error CudaExecutable::updateEveryKernelNode() {
   for (PartGraph &pg : parts_)
     for (auto &kn : pg.kernelNodes) {
       if (Error e = driver_->execKernelNodeSetParams(pg.exec, kn.second, plans_[kn.first].launch))
-        return e.withContext(nodeLabel(kn.first));
+        return e.withContext(planLabel(kn.first));
       ++dev_->counters().nodeUpdates;
     }
   return Error::success();
@@ -260,7 +261,7 @@ Error CudaExecutable::partitionRebuilt(uint32_t pi) {
     const GraphNodeRef &r = graphNodes_[m];
     if (nodeEnabled(m) || !r.node || !r.enableable) continue;
     CUresult rc = api_->cuGraphNodeSetEnabled(CUgraphExec(parts_[pi].exec), CUgraphNode(r.node), 0u);
-    if (rc != CUDA_SUCCESS) return cuError(*api_, "cuGraphNodeSetEnabled", rc).withContext(nodeLabel(m));
+    if (rc != CUDA_SUCCESS) return cuError(*api_, "cuGraphNodeSetEnabled", rc).withContext(planLabel(m));
   }
   return Error::success();
 }
@@ -279,7 +280,7 @@ Error CudaExecutable::applyUpdate(const std::vector<uint32_t> &nodes) {
     const GraphNodeRef *ref = n < graphNodes_.size() && graphNodes_[n].node ? &graphNodes_[n] : nullptr;
     if (node.kind == NodeKind::Kernel) {
       auto f = kernelFunction(node.kernel, useCache_);
-      if (!f) return f.error().withContext(nodeLabel(n));
+      if (!f) return f.error().withContext(planLabel(n));
       Launch l;
       l.fn = *f;
       p.paramRange = readsParams(node);
@@ -288,7 +289,7 @@ Error CudaExecutable::applyUpdate(const std::vector<uint32_t> &nodes) {
       p.launch.bind();
       if (ref && ref->kernel) {
         if (Error e = driver_->execKernelNodeSetParams(parts_[ref->part].exec, ref->node, p.launch))
-          return e.withContext(nodeLabel(n));
+          return e.withContext(planLabel(n));
         ++dev_->counters().nodeUpdates;
       }
     }
@@ -297,7 +298,7 @@ Error CudaExecutable::applyUpdate(const std::vector<uint32_t> &nodes) {
     if (ref && ref->enableable) {
       CUresult rc = api_->cuGraphNodeSetEnabled(CUgraphExec(parts_[ref->part].exec), CUgraphNode(ref->node),
                                                 nodeEnabled(n) ? 1u : 0u);
-      if (rc != CUDA_SUCCESS) return cuError(*api_, "cuGraphNodeSetEnabled", rc).withContext(nodeLabel(n));
+      if (rc != CUDA_SUCCESS) return cuError(*api_, "cuGraphNodeSetEnabled", rc).withContext(planLabel(n));
     }
   }
   return Error::success();

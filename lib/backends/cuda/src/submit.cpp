@@ -71,7 +71,7 @@ Expected<rt::EventPtr> CudaExecutable::finishSubmission(const rt::SubmitOptions 
     std::vector<std::string> limits(conds_.size());
     for (size_t i = 0; i < conds_.size(); ++i)
       if (conds_[i].op.kind == CondKind::While)
-        limits[i] = "while " + nodeLabel(conds_[i].node) + ": the condition is still nonzero after " +
+        limits[i] = "while " + planLabel(conds_[i].node) + ": the condition is still nonzero after " +
                     std::to_string(conds_[i].op.maxTrips) + " trips (its maximum)";
     check = [blk = std::move(*block), limits = std::move(limits)]() -> Error {
       const auto *st = static_cast<const uint32_t *>(blk.get());

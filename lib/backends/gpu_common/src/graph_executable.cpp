@@ -4,6 +4,7 @@
 #include "cgraph/backends/gpu_common/launch_plan.h"
 #include "cgraph/backends/gpu_common/replay_steps.h"
 #include "cgraph/graph/flatten.h"
+#include "cgraph/graph/labels.h"
 #include "cgraph/graph/order.h"
 #include "cgraph/graph/validate.h"
 
@@ -114,13 +115,12 @@ void GraphExecutable::releaseDriverObjects() {
 
 Expected<GraphNodeHandle> GraphExecutable::addExtensionNode(GraphHandle, uint32_t p,
                                                             const std::vector<GraphNodeHandle> &, uint32_t) {
-  return makeError(nodeLabel(p) + ": no graph node for this plan (internal error)");
+  return makeError(planLabel(p) + ": no graph node for this plan (internal error)");
 }
 
-std::string GraphExecutable::nodeLabel(uint32_t p) const {
+std::string GraphExecutable::planLabel(uint32_t p) const {
   if (p >= graph_.nodes.size()) return lifted_[p - graph_.nodes.size()].label;
-  const Node &node = graph_.nodes[p];
-  return node.name.empty() ? "node #" + std::to_string(p) : "node '" + node.name + "'";
+  return nodeLabel(graph_, p);
 }
 
 bool GraphExecutable::readsParams(const Node &node) {
@@ -149,11 +149,11 @@ Expected<FunctionHandle> GraphExecutable::kernelFunction(uint32_t k, bool useCac
 }
 
 Error GraphExecutable::rangeOf(uint32_t p, const std::vector<uint64_t> &params, Launch &l) const {
-  return planRange(nodeAt(p), kernelAt(p), params, [this, p] { return nodeLabel(p); }, driver_->apiName(), l);
+  return planRange(nodeAt(p), kernelAt(p), params, [this, p] { return planLabel(p); }, driver_->apiName(), l);
 }
 
 Error GraphExecutable::planKernel(uint32_t p, const std::vector<uint64_t> &params, Launch &l, bool paramRange) {
-  CGRAPH_RETURN_IF_ERROR(planKernelArgs(nodeAt(p), kernelAt(p), tableAddress(), nSlots_, [this, p] { return nodeLabel(p); },
+  CGRAPH_RETURN_IF_ERROR(planKernelArgs(nodeAt(p), kernelAt(p), tableAddress(), nSlots_, [this, p] { return planLabel(p); },
                                         driver_->maxSharedMemory(), l));
   // A range from parameters is computed again before the first launch (submit); the
   // values at hand (defaults, placeholders) need not give a launchable one.
@@ -201,12 +201,12 @@ Error GraphExecutable::planCopyOrFill(uint32_t p) {
   if (node.kind == NodeKind::Fill) {
     const FillOp &f = node.fill;
     auto fn = driver_->function(builtins_, "cgraph_fill");
-    if (!fn) return fn.error().withContext(nodeLabel(p));
+    if (!fn) return fn.error().withContext(planLabel(p));
     const uint64_t patIndex = nSlots_ + nParams_ + patterns_.size();
     if (8 * (table_.size() + 1) > tableBuf_->size())
-      return makeError(nodeLabel(p) + ": no room for the fill pattern in the slot table (internal error)");
+      return makeError(planLabel(p) + ": no room for the fill pattern in the slot table (internal error)");
     auto pb = device_->allocate(std::max<size_t>(1, f.pattern.size()), 16);
-    if (!pb) return pb.error().withContext(nodeLabel(p));
+    if (!pb) return pb.error().withContext(planLabel(p));
     if (!f.pattern.empty())
       CGRAPH_RETURN_IF_ERROR(device_->write(**pb, 0, f.pattern.data(), f.pattern.size()));
     table_.push_back(driver_->address(**pb));
@@ -215,7 +215,7 @@ Error GraphExecutable::planCopyOrFill(uint32_t p) {
     planFillLaunch(f, tableAddress(), patIndex, plan.launch);
   } else {
     auto fn = driver_->function(builtins_, "cgraph_copy");
-    if (!fn) return fn.error().withContext(nodeLabel(p));
+    if (!fn) return fn.error().withContext(planLabel(p));
     plan.launch.fn = *fn;
     planCopyLaunch(node, tableAddress(), plan.launch);
   }
@@ -287,10 +287,10 @@ Error GraphExecutable::prepare(const rt::FinalizeOptions &opts, const Graph *ori
     anyCopy |= node.kind == NodeKind::Copy || node.kind == NodeKind::CopyRect || node.kind == NodeKind::Fill;
     if (node.kind != NodeKind::Kernel) continue;
     auto f = kernelFunction(node.kernel, opts.useCache);
-    if (!f) return f.error().withContext(nodeLabel(n));
+    if (!f) return f.error().withContext(planLabel(n));
     for (uint32_t k : node.alternatives) {
       auto a = kernelFunction(k, opts.useCache);
-      if (!a) return a.error().withContext(nodeLabel(n) + ": alternative '" + graph_.kernels[k].name + "'");
+      if (!a) return a.error().withContext(planLabel(n) + ": alternative '" + graph_.kernels[k].name + "'");
     }
   }
   if (anyCopy) CGRAPH_RETURN_IF_ERROR(ensureBuiltins());
@@ -432,7 +432,7 @@ Expected<GraphNodeHandle> GraphExecutable::addGraphNode(GraphHandle g, uint32_t 
     e = driver_->addEmptyNode(&gn, g, deps);
     enableable = false;
   }
-  if (e) return std::move(e).withContext(nodeLabel(p));
+  if (e) return std::move(e).withContext(planLabel(p));
   if (isKernel && p < graph_.nodes.size()) {
     driver_->counters().programmaticEdges += programmatic.size();
     kernelHandles_.insert(gn);
@@ -650,7 +650,7 @@ Error GraphExecutable::buildPartition(uint32_t pi) {
         loaderFed = true;
       }
       e = driver_->addChildGraphNode(&cn, pg.graph, external, child);
-      if (e) e = e.withContext(nodeLabel(cg.nodes.front()) + " (child graph of its subgraph)");
+      if (e) e = e.withContext(planLabel(cg.nodes.front()) + " (child graph of its subgraph)");
     }
     driver_->graphDestroy(child); // the node holds a copy
     if (e) return e;
@@ -796,7 +796,7 @@ Error GraphExecutable::updateParamRanges(const std::vector<uint64_t> &params) {
       params, rangeParams_, rangesResolved_, parts_, plans_,
       [&](uint32_t n, const std::vector<uint64_t> &ps, Launch &l) { return rangeOf(n, ps, l); },
       [&](PartGraph &pg, GraphNodeHandle node, uint32_t n, Launch &l) -> Error {
-        if (Error e = driver_->execKernelNodeSetParams(pg.exec, node, l)) return std::move(e).withContext(nodeLabel(n));
+        if (Error e = driver_->execKernelNodeSetParams(pg.exec, node, l)) return std::move(e).withContext(planLabel(n));
         ++driver_->counters().nodeUpdates;
         return Error::success();
       });
@@ -826,7 +826,7 @@ Error GraphExecutable::updateTransfers(const std::vector<uint64_t> &params) {
     const GraphNodeRef &ref = graphNodes_[n];
     if (!ref.node || ref.part == kNone || !parts_[ref.part].exec) continue;
     if (Error e = driver_->execKernelNodeSetParams(parts_[ref.part].exec, ref.node, plans_[n].launch))
-      return e.withContext(nodeLabel(n));
+      return e.withContext(planLabel(n));
     ++driver_->counters().nodeUpdates;
   }
   return Error::success();
@@ -859,7 +859,7 @@ Error GraphExecutable::runNodeEager(uint32_t n, const std::vector<uint64_t> &par
     e = driver_->memset(ms);
   else
     e = driver_->launchKernel(p.launch);
-  if (e) return std::move(e).withContext(nodeLabel(n));
+  if (e) return std::move(e).withContext(planLabel(n));
   return Error::success();
 }
 
@@ -926,7 +926,7 @@ Expected<rt::EventPtr> GraphExecutable::submit(const std::vector<ResolvedSlot> &
         CGRAPH_RETURN_IF_ERROR(runNodeEager(n, params));
         CGRAPH_RETURN_IF_ERROR(eagerNodeDone(n, opts));
         if (opts.afterNode) {
-          if (Error e = driver_->streamSynchronize()) return std::move(e).withContext(nodeLabel(n));
+          if (Error e = driver_->streamSynchronize()) return std::move(e).withContext(planLabel(n));
           CGRAPH_RETURN_IF_ERROR(opts.afterNode(n));
         }
       }

@@ -53,11 +53,6 @@ Error LevelZeroExecutable::applyUpdate(const std::vector<uint32_t> &) {
   return Error::success();
 }
 
-std::string LevelZeroExecutable::nodeLabel(uint32_t n) const {
-  const Node &node = graph_.nodes[n];
-  return node.name.empty() ? "node #" + std::to_string(n) : "node '" + node.name + "'";
-}
-
 Error LevelZeroExecutable::prepare(const rt::FinalizeOptions &opts) {
   // The plan is the graph's stored partitions (flattenSubgraphs checked or computed
   // them), in index order; host partitions hold one host task.
@@ -120,9 +115,9 @@ Error LevelZeroExecutable::prepare(const rt::FinalizeOptions &opts) {
     for (size_t i = 0; i < bytes.size(); ++i)
       bytes[i] = f.pattern[i % f.pattern.size()];
     auto b = dev_->allocate(f.bytes, 64);
-    if (!b) return b.error().withContext(nodeLabel(n) + ": fill source");
+    if (!b) return b.error().withContext(nodeLabel(graph_, n) + ": fill source");
     CGRAPH_RETURN_IF_ERROR(
-        dev_->write(**b, 0, bytes.data(), bytes.size()).withContext(nodeLabel(n)));
+        dev_->write(**b, 0, bytes.data(), bytes.size()).withContext(nodeLabel(graph_, n)));
     fillSources_[n] = std::move(*b);
   }
   if (anyHost) {
@@ -145,7 +140,7 @@ Error LevelZeroExecutable::setKernel(uint32_t n, const std::vector<uint64_t> &pa
   const Node &node = graph_.nodes[n];
   const Kernel &kern = graph_.kernels[node.kernel];
   ze_kernel_handle_t k = kernels_[node.kernel];
-  const std::string where = nodeLabel(n);
+  const std::string where = nodeLabel(graph_, n);
   // Arguments: device pointers (the slot's bound address + the argument's offset),
   // scalar bits, __local sizes.
   for (uint32_t i = 0; i < node.args.size(); ++i) {
@@ -278,7 +273,7 @@ Error LevelZeroExecutable::appendNode(ze_command_list_handle_t list, uint32_t n,
                              c.srcSlicePitch, c.dstRowPitch, c.dstSlicePitch};
     for (uint64_t v : vals)
       if (v > UINT32_MAX)
-        return makeError(nodeLabel(n) +
+        return makeError(nodeLabel(graph_, n) +
                          ": rectangular copy sizes exceed Level Zero's 32-bit range");
     // Origins stay zero: the slot offsets are folded into the base pointers.
     ze_copy_region_t src{
@@ -307,10 +302,10 @@ Error LevelZeroExecutable::appendNode(ze_command_list_handle_t list, uint32_t n,
     break;
   }
   default:
-    return makeError(nodeLabel(n) + ": a " + std::string(nodeKindName(node.kind)) +
+    return makeError(nodeLabel(graph_, n) + ": a " + std::string(nodeKindName(node.kind)) +
                      " node cannot be appended to a command list");
   }
-  if (rc != ZE_RESULT_SUCCESS) return zeError(call, rc).withContext(nodeLabel(n));
+  if (rc != ZE_RESULT_SUCCESS) return zeError(call, rc).withContext(nodeLabel(graph_, n));
   return Error::success();
 }
 

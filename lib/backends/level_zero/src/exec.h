@@ -4,6 +4,7 @@
 
 #include "internal.h"
 
+#include "cgraph/graph/labels.h"
 #include "cgraph/runtime/host_tasks.h"
 #include "cgraph/runtime/recording_cache.h"
 
@@ -59,7 +60,6 @@ private:
     bool host = false;
   };
 
-  std::string nodeLabel(uint32_t n) const;
   void resolve(const std::vector<ResolvedSlot> &slots);
   // Sets node `n`'s arguments, group size and global offset on its kernel handle
   // (Level Zero captures them when the launch is appended) and computes its groups.

@@ -22,14 +22,14 @@ Error LevelZeroExecutable::runHost(uint32_t n, const std::vector<uint64_t> &para
     staged.emplace_back(a.index, std::vector<uint8_t>(size_t(m.length)));
     std::vector<uint8_t> &host = staged.back().second;
     if (m.length)
-      CGRAPH_RETURN_IF_ERROR(dev_->copyLocked(host.data(), m.ptr, m.length, nodeLabel(n).c_str()));
+      CGRAPH_RETURN_IF_ERROR(dev_->copyLocked(host.data(), m.ptr, m.length, nodeLabel(graph_, n).c_str()));
     spans[a.index] = {host.data(), m.length};
   }
   CGRAPH_RETURN_IF_ERROR(hostTasks_->run(n, spans, params));
   for (auto &[slot, host] : staged)
     if (!host.empty())
       CGRAPH_RETURN_IF_ERROR(
-          dev_->copyLocked(mems_[slot].ptr, host.data(), host.size(), nodeLabel(n).c_str()));
+          dev_->copyLocked(mems_[slot].ptr, host.data(), host.size(), nodeLabel(graph_, n).c_str()));
   return Error::success();
 }
 
@@ -77,7 +77,7 @@ LevelZeroExecutable::submitEager(const std::vector<uint64_t> &params, bool profi
           ed.wait = ZE_EVENT_SCOPE_FLAG_HOST;
           ze_result_t rc = ze_->zeEventCreate(pool, &ed, &ev);
           if (rc != ZE_RESULT_SUCCESS)
-            return fail(zeError("zeEventCreate", rc).withContext(nodeLabel(n)));
+            return fail(zeError("zeEventCreate", rc).withContext(nodeLabel(graph_, n)));
           profiled.push_back({n, ev});
         }
         // The immediate list is synchronous: the append returns when the node is done.
@@ -110,7 +110,7 @@ Expected<std::vector<rt::NodeTiming>> LevelZeroExecutable::readTimestamps(
   for (size_t i = 0; i < timed.size(); ++i) {
     ze_result_t rc = ze_->zeEventQueryKernelTimestamp(timed[i].second, &raw[i]);
     if (rc != ZE_RESULT_SUCCESS)
-      return zeError("zeEventQueryKernelTimestamp", rc).withContext(nodeLabel(timed[i].first));
+      return zeError("zeEventQueryKernelTimestamp", rc).withContext(nodeLabel(graph_, timed[i].first));
     base = std::min(base, raw[i].global.kernelStart & mask);
   }
   for (size_t i = 0; i < timed.size(); ++i) {

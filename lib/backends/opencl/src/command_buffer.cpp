@@ -72,11 +72,6 @@ Error OpenCLExecutable::applyUpdate(const std::vector<uint32_t> &) {
   return Error::success();
 }
 
-std::string OpenCLExecutable::nodeLabel(uint32_t n) const {
-  const Node &node = graph_.nodes[n];
-  return node.name.empty() ? "node #" + std::to_string(n) : "node '" + node.name + "'";
-}
-
 Error OpenCLExecutable::prepare(const rt::FinalizeOptions &opts) {
   // The plan is the graph's stored order and partitions (flattenSubgraphs checked or
   // computed them): one command buffer per device partition, host partitions between.
@@ -149,12 +144,12 @@ Error OpenCLExecutable::setArgs(cl_kernel k, uint32_t n, const std::vector<uint6
     switch (a.kind) {
     case ArgKind::Slot: {
       const SlotMem &m = mems_[a.index];
-      if (!m.mem) return makeError(nodeLabel(n) + ": arg " + std::to_string(i) + ": slot is unbound");
+      if (!m.mem) return makeError(nodeLabel(graph_, n) + ": arg " + std::to_string(i) + ": slot is unbound");
       if (a.value >= m.length && m.length)
-        return makeError(nodeLabel(n) + ": arg " + std::to_string(i) + ": offset " +
+        return makeError(nodeLabel(graph_, n) + ": arg " + std::to_string(i) + ": offset " +
                          std::to_string(a.value) + " is past the bound range");
       auto mem = subs.get(m.mem, m.offset + a.value, m.length - a.value);
-      if (!mem) return mem.error().withContext(nodeLabel(n) + ": arg " + std::to_string(i));
+      if (!mem) return mem.error().withContext(nodeLabel(graph_, n) + ": arg " + std::to_string(i));
       cl_mem v = *mem;
       rc = api_->clSetKernelArg(k, i, sizeof(cl_mem), &v);
       break;
@@ -169,7 +164,7 @@ Error OpenCLExecutable::setArgs(cl_kernel k, uint32_t n, const std::vector<uint6
                                              ? graph_.params[a.index].type
                                              : a.type);
       if (size > 8)
-        return makeError(nodeLabel(n) + ": arg " + std::to_string(i) + ": by-value argument of " +
+        return makeError(nodeLabel(graph_, n) + ": arg " + std::to_string(i) + ": by-value argument of " +
                          std::to_string(size) + " bytes is wider than a scalar");
       rc = api_->clSetKernelArg(k, i, size, &bits);
       break;
@@ -178,10 +173,10 @@ Error OpenCLExecutable::setArgs(cl_kernel k, uint32_t n, const std::vector<uint6
       rc = api_->clSetKernelArg(k, i, size_t(a.value), nullptr);
       break;
     case ArgKind::String:
-      return makeError(nodeLabel(n) + ": arg " + std::to_string(i) + ": string argument for a kernel");
+      return makeError(nodeLabel(graph_, n) + ": arg " + std::to_string(i) + ": string argument for a kernel");
     }
     if (rc != CL_SUCCESS)
-      return clError("clSetKernelArg", rc).withContext(nodeLabel(n) + ": arg " + std::to_string(i));
+      return clError("clSetKernelArg", rc).withContext(nodeLabel(graph_, n) + ": arg " + std::to_string(i));
   }
   return Error::success();
 }

@@ -4,6 +4,7 @@
 
 #include "internal.h"
 
+#include "cgraph/graph/labels.h"
 #include "cgraph/runtime/host_tasks.h"
 #include "cgraph/runtime/recording_cache.h"
 
@@ -104,7 +105,6 @@ private:
     bool host = false;
   };
 
-  std::string nodeLabel(uint32_t n) const;
   Error initOwnedSlots();
   Error resolve(const std::vector<ResolvedSlot> &slots);
   Error setArgs(cl_kernel k, uint32_t n, const std::vector<uint64_t> &params, SubBuffers &subs);

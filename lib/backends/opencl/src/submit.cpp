@@ -139,7 +139,7 @@ Error OpenCLExecutable::enqueueNode(uint32_t n, const std::vector<uint64_t> &par
   if (k) CGRAPH_RETURN_IF_ERROR(setArgs(k, n, params, subs));
   const char *call = "";
   cl_int rc = enqueueOp(resolveOp(n, k, params), nWait, wait, ev, call);
-  if (rc != CL_SUCCESS) return clError(call, rc).withContext(nodeLabel(n));
+  if (rc != CL_SUCCESS) return clError(call, rc).withContext(nodeLabel(graph_, n));
   return Error::success();
 }
 
@@ -197,7 +197,7 @@ Error OpenCLExecutable::recordNode(cl_command_buffer_khr cb, uint32_t n,
   default:
     return Error::success();
   }
-  if (rc != CL_SUCCESS) return clError(call, rc).withContext(nodeLabel(n));
+  if (rc != CL_SUCCESS) return clError(call, rc).withContext(nodeLabel(graph_, n));
   done[n].assign(1, sp);
   return Error::success();
 }
@@ -226,7 +226,7 @@ OpenCLExecutable::recordingKernel(Recording &rec, uint32_t n, const std::vector<
   const Kernel &kern = graph_.kernels[node.kernel];
   cl_int krc = CL_SUCCESS;
   cl_kernel k = api_->clCreateKernel(kernelProgram_[node.kernel], kern.name.c_str(), &krc);
-  if (krc != CL_SUCCESS) return clError("clCreateKernel", krc).withContext(nodeLabel(n));
+  if (krc != CL_SUCCESS) return clError("clCreateKernel", krc).withContext(nodeLabel(graph_, n));
   rec.kernels.push_back(k);
   if (setArgsNow) CGRAPH_RETURN_IF_ERROR(setArgs(k, n, params, rec.subs));
   shared.emplace(std::move(argKey), k);
@@ -357,7 +357,7 @@ Error OpenCLExecutable::runHost(uint32_t n, const std::vector<uint64_t> &params)
     void *p = api_->clEnqueueMapBuffer(q, m.mem, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, m.offset,
                                        m.length, 0, nullptr, nullptr, &rc);
     if (rc != CL_SUCCESS) {
-      err = clError("clEnqueueMapBuffer", rc).withContext(nodeLabel(n));
+      err = clError("clEnqueueMapBuffer", rc).withContext(nodeLabel(graph_, n));
       break;
     }
     mapped.push_back({m.mem, p});
@@ -506,7 +506,7 @@ Expected<rt::EventPtr> OpenCLExecutable::submitPreResolved(Recording &rec,
     const char *call = "";
     const cl_int rc = enqueueOp(op, nWait, w, evp, call);
     if (nWait) wait.clear(); // later commands follow on the in-order queue
-    if (rc != CL_SUCCESS) return fail(clError(call, rc).withContext(nodeLabel(op.node)));
+    if (rc != CL_SUCCESS) return fail(clError(call, rc).withContext(nodeLabel(graph_, op.node)));
     if (profile) {
       profiled.push_back({op.node, ev});
       if (lastOp) api_->clRetainEvent(ev);

@@ -135,7 +135,8 @@ protected:
   // ---- shared steps ----
   Expected<rt::EventPtr> submit(const std::vector<ResolvedSlot> &slots, const std::vector<uint64_t> &params,
                                 const rt::SubmitOptions &opts) final;
-  std::string nodeLabel(uint32_t p) const;
+  // How messages name plan p: its node (nodeLabel) or a lifted body node.
+  std::string planLabel(uint32_t p) const;
   const Node &nodeAt(uint32_t p) const {
     return p < graph_.nodes.size() ? graph_.nodes[p] : lifted_[p - graph_.nodes.size()].node;
   }
