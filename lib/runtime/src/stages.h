@@ -4,6 +4,7 @@
 
 #include "cgraph/graph/labels.h"
 #include "cgraph/runtime/runtime.h"
+#include "cgraph/runtime/wait_once_event.h"
 
 #include <algorithm>
 #include <tuple>
@@ -140,16 +141,15 @@ inline Expected<NodeUpdate> forwardedUpdate(const Graph &plan, const Graph &curr
 }
 
 // A submission that already completed (executables that run on the calling thread).
-class DoneEvent : public Event {
+class DoneEvent : public WaitOnceEvent {
 public:
-  DoneEvent(Error e, std::vector<NodeTiming> t) : error_(std::move(e)), timings_(std::move(t)) {}
-  Error wait() override { return error_; }
+  DoneEvent(Error e, std::vector<NodeTiming> t) : error_(std::move(e)) { timings_ = std::move(t); }
   bool isComplete() const override { return true; }
-  const std::vector<NodeTiming> &nodeTimings() const override { return timings_; }
 
 private:
+  Error waitOnce() override { return error_; }
+
   Error error_;
-  std::vector<NodeTiming> timings_;
 };
 
 

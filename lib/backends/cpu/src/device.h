@@ -5,6 +5,7 @@
 
 #include "cgraph/backends/cpu/cpu_backend.h"
 #include "cgraph/runtime/runtime.h"
+#include "cgraph/runtime/wait_once_event.h"
 
 #include <condition_variable>
 #include <atomic>
@@ -27,20 +28,20 @@ private:
   uint64_t size_;
 };
 
-class CpuEvent : public rt::Event {
+// Completed by the thread that ran the submission (complete()).
+class CpuEvent : public rt::WaitOnceEvent {
 public:
-  Error wait() override;
   bool isComplete() const override;
-  const std::vector<rt::NodeTiming> &nodeTimings() const override { return timings_; }
   void complete(Error error, std::vector<rt::NodeTiming> timings);
 
 private:
+  Error waitOnce() override;
+
   mutable std::mutex mutex_;
   std::condition_variable cv_;
   bool done_ = false;
-  std::atomic<bool> ready_{false}; // done_, readable without the lock (wait() and isComplete() fast path)
+  std::atomic<bool> ready_{false}; // done_, readable without the lock (waitOnce() and isComplete() fast path)
   Error error_;
-  std::vector<rt::NodeTiming> timings_;
 };
 
 class CpuDevice : public rt::Device {

@@ -5,7 +5,7 @@ namespace cgraph::cpu {
 // No polling: a submission that found its queue idle ran on the caller's thread and is
 // complete before wait() is called (the fast path below); anything else blocks on the
 // condition variable, so an idle waiter costs no CPU.
-Error CpuEvent::wait() {
+Error CpuEvent::waitOnce() {
   if (!ready_.load(std::memory_order_acquire)) {
     std::unique_lock<std::mutex> lock(mutex_);
     cv_.wait(lock, [&] { return done_; });

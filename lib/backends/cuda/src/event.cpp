@@ -24,30 +24,28 @@ CudaEvent::~CudaEvent() {
   }
 }
 
-Error CudaEvent::wait() {
-  return once_([&]() -> Error {
-    const CuApi &api = dev_->api();
-    CGRAPH_RETURN_IF_ERROR(dev_->makeCurrent());
-    if (CUresult rc = api.cuEventSynchronize(done_); rc != CUDA_SUCCESS)
-      return cuError(api, "cuEventSynchronize", rc).withContext("cuda submission");
-    if (check_) {
-      Error e = check_();
-      check_ = nullptr; // releases what it holds
-      if (e) return e;
+Error CudaEvent::waitOnce() {
+  const CuApi &api = dev_->api();
+  CGRAPH_RETURN_IF_ERROR(dev_->makeCurrent());
+  if (CUresult rc = api.cuEventSynchronize(done_); rc != CUDA_SUCCESS)
+    return cuError(api, "cuEventSynchronize", rc).withContext("cuda submission");
+  if (check_) {
+    Error e = check_();
+    check_ = nullptr; // releases what it holds
+    if (e) return e;
+  }
+  for (auto &n : nodes_) {
+    float a = 0, b = 0;
+    rt::NodeTiming t;
+    t.node = n.first;
+    if (api.cuEventElapsedTime(&a, start_, n.second.first) == CUDA_SUCCESS &&
+        api.cuEventElapsedTime(&b, start_, n.second.second) == CUDA_SUCCESS) {
+      t.startNs = uint64_t(double(a) * 1e6);
+      t.endNs = uint64_t(double(b) * 1e6);
     }
-    for (auto &n : nodes_) {
-      float a = 0, b = 0;
-      rt::NodeTiming t;
-      t.node = n.first;
-      if (api.cuEventElapsedTime(&a, start_, n.second.first) == CUDA_SUCCESS &&
-          api.cuEventElapsedTime(&b, start_, n.second.second) == CUDA_SUCCESS) {
-        t.startNs = uint64_t(double(a) * 1e6);
-        t.endNs = uint64_t(double(b) * 1e6);
-      }
-      timings_.push_back(t);
-    }
-    return Error::success();
-  });
+    timings_.push_back(t);
+  }
+  return Error::success();
 }
 
 bool CudaEvent::isComplete() const {
@@ -65,32 +63,30 @@ inline void cpuRelax() {
 }
 } // namespace
 
-Error WordEvent::wait() {
+Error WordEvent::waitOnce() {
   if (reached()) return Error::success(); // nothing can fail once the marker ran
-  return once_([&]() -> Error {
-    const CuApi &api = dev_->api();
-    CGRAPH_RETURN_IF_ERROR(dev_->makeCurrent());
-    using Clock = std::chrono::steady_clock;
-    const auto t0 = Clock::now();
-    for (uint32_t i = 1;; ++i) {
-      if (reached()) return Error::success();
-      if (i % 256 == 0) {
-        const CUresult rc = api.cuStreamQuery(dev_->stream());
-        if (rc == CUDA_SUCCESS) {
-          // The stream is idle, so the marker ran: its store is visible by now, at
-          // the latest after the fence settles.
-          for (int k = 0; k < 1000 && !reached(); ++k) std::this_thread::sleep_for(std::chrono::microseconds(1));
-          if (reached()) return Error::success();
-          return makeError("cuda submission: the stream is idle but its done marker did not run (internal error)");
-        }
-        if (rc != CUDA_ERROR_NOT_READY) return cuError(api, "cuStreamQuery", rc).withContext("cuda submission");
+  const CuApi &api = dev_->api();
+  CGRAPH_RETURN_IF_ERROR(dev_->makeCurrent());
+  using Clock = std::chrono::steady_clock;
+  const auto t0 = Clock::now();
+  for (uint32_t i = 1;; ++i) {
+    if (reached()) return Error::success();
+    if (i % 256 == 0) {
+      const CUresult rc = api.cuStreamQuery(dev_->stream());
+      if (rc == CUDA_SUCCESS) {
+        // The stream is idle, so the marker ran: its store is visible by now, at
+        // the latest after the fence settles.
+        for (int k = 0; k < 1000 && !reached(); ++k) std::this_thread::sleep_for(std::chrono::microseconds(1));
+        if (reached()) return Error::success();
+        return makeError("cuda submission: the stream is idle but its done marker did not run (internal error)");
       }
-      const auto waited = Clock::now() - t0;
-      if (waited < std::chrono::microseconds(20)) cpuRelax();
-      else if (waited < std::chrono::milliseconds(2)) std::this_thread::yield();
-      else std::this_thread::sleep_for(std::chrono::microseconds(20));
+      if (rc != CUDA_ERROR_NOT_READY) return cuError(api, "cuStreamQuery", rc).withContext("cuda submission");
     }
-  });
+    const auto waited = Clock::now() - t0;
+    if (waited < std::chrono::microseconds(20)) cpuRelax();
+    else if (waited < std::chrono::milliseconds(2)) std::this_thread::yield();
+    else std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
 }
 
 bool WordEvent::isComplete() const {

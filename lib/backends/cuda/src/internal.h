@@ -7,6 +7,7 @@
 
 #include "cgraph/backends/gpu_common/driver.h"
 #include "cgraph/cache/kernel_cache.h"
+#include "cgraph/runtime/wait_once_event.h"
 
 #include <atomic>
 #include <functional>
@@ -146,26 +147,7 @@ private:
 };
 
 // A submission's completion: `done` recorded on the stream after its last work.
-// An event's wait body run once, under a lock: later and concurrent calls return its
-// result (rt::Event::wait may be called several times, from several threads).
-class WaitOnce {
-public:
-  template <class F> Error operator()(F body) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (!done_) {
-      done_ = true;
-      result_ = body();
-    }
-    return result_;
-  }
-
-private:
-  std::mutex mutex_;
-  bool done_ = false;
-  Error result_;
-};
-
-class CudaEvent final : public rt::Event {
+class CudaEvent final : public rt::WaitOnceEvent {
 public:
   // `check` runs once after the submission completed; its error is the event's (the
   // while-loop trip limit of native conditional nodes).
@@ -175,16 +157,14 @@ public:
             std::vector<std::pair<uint32_t, std::pair<CUevent, CUevent>>> nodes,
             std::function<Error()> check = {}, bool pooled = false);
   ~CudaEvent() override;
-  Error wait() override;
   bool isComplete() const override;
-  const std::vector<rt::NodeTiming> &nodeTimings() const override { return timings_; }
 
 private:
+  Error waitOnce() override;
+
   const CudaDevice *dev_;
   CUevent done_, start_;
   std::vector<std::pair<uint32_t, std::pair<CUevent, CUevent>>> nodes_;
-  WaitOnce once_;
-  std::vector<rt::NodeTiming> timings_;
   std::function<Error()> check_;
   bool pooled_ = false;
 };
@@ -196,15 +176,16 @@ private:
 // then yielding, then sleeping 20 us at a time past 2 ms, and calls cuStreamQuery every
 // 256 reads so that a device fault (the marker never runs) is an error, not a hang.
 // Thread-safe; the device must outlive the event, as for CudaEvent.
-class WordEvent final : public rt::Event {
+// Never profiled (profiled submissions use CudaEvent), so its timings stay empty.
+class WordEvent final : public rt::WaitOnceEvent {
 public:
   WordEvent(const CudaDevice &dev, std::shared_ptr<void> word, uint32_t target)
       : dev_(&dev), word_(std::move(word)), target_(target) {}
-  Error wait() override;
   bool isComplete() const override;
-  const std::vector<rt::NodeTiming> &nodeTimings() const override { return timings_; }
 
 private:
+  Error waitOnce() override;
+
   bool reached() const {
     const uint32_t w = __atomic_load_n(static_cast<const uint32_t *>(word_.get()), __ATOMIC_ACQUIRE);
     return int32_t(w - target_) >= 0;
@@ -212,8 +193,6 @@ private:
   const CudaDevice *dev_;
   std::shared_ptr<void> word_;
   uint32_t target_;
-  WaitOnce once_;
-  std::vector<rt::NodeTiming> timings_; // always empty: profiled submissions use CudaEvent
 };
 
 Expected<std::unique_ptr<rt::Executable>> makeExecutable(CudaDevice &device, const Graph *original, Graph flattened,

@@ -231,17 +231,14 @@ Expected<std::shared_ptr<const LoadedModule>> HipDevice::builtinModule() {
 }
 
 HipEvent::~HipEvent() {
-  if (!waited_) (void)dev_->api().hipEventSynchronize(done_);
+  if (!waited()) (void)dev_->api().hipEventSynchronize(done_);
   (void)dev_->api().hipEventDestroy(done_);
 }
 
-Error HipEvent::wait() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (waited_) return result_;
-  waited_ = true;
+Error HipEvent::waitOnce() {
   hipError_t rc = dev_->api().hipEventSynchronize(done_);
-  if (rc != hipSuccess) result_ = hipError(dev_->api(), "hipEventSynchronize", rc);
-  return result_;
+  if (rc != hipSuccess) return hipError(dev_->api(), "hipEventSynchronize", rc);
+  return Error::success();
 }
 
 bool HipEvent::isComplete() const {

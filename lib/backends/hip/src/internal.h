@@ -7,6 +7,7 @@
 
 #include "cgraph/backends/gpu_common/driver.h"
 #include "cgraph/cache/kernel_cache.h"
+#include "cgraph/runtime/wait_once_event.h"
 
 #include <atomic>
 #include <memory>
@@ -94,21 +95,17 @@ private:
 };
 
 // A submission's completion: `done` recorded on the stream after its last work.
-class HipEvent final : public rt::Event {
+class HipEvent final : public rt::WaitOnceEvent {
 public:
   HipEvent(const HipDevice &dev, hipEvent_t done) : dev_(&dev), done_(done) {}
   ~HipEvent() override;
-  Error wait() override;
   bool isComplete() const override;
-  const std::vector<rt::NodeTiming> &nodeTimings() const override { return timings_; }
 
 private:
+  Error waitOnce() override;
+
   const HipDevice *dev_;
   hipEvent_t done_;
-  std::mutex mutex_;
-  bool waited_ = false;
-  Error result_;
-  std::vector<rt::NodeTiming> timings_;
 };
 
 // The DeviceInfo of device `ordinal` (device.cpp).

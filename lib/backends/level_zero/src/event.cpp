@@ -6,15 +6,17 @@ namespace cgraph::level_zero {
 
 LevelZeroEvent::LevelZeroEvent(const ZeDriverTable &ze, ze_fence_handle_t fence,
                                std::vector<rt::NodeTiming> timings, Completion onComplete)
-    : ze_(&ze), fence_(fence), timings_(std::move(timings)), onComplete_(std::move(onComplete)) {}
+    : ze_(&ze), fence_(fence), onComplete_(std::move(onComplete)) {
+  timings_ = std::move(timings);
+}
 
 LevelZeroEvent::~LevelZeroEvent() {
   if (!fence_) {
-    if (!waited_) (void)wait();
+    if (!waited()) (void)wait();
     return;
   }
   // A fence must not be destroyed while its execution is pending.
-  if (!waited_) (void)wait(); // also runs onComplete (a profiled recording's event resets)
+  if (!waited()) (void)wait(); // also runs onComplete (a profiled recording's event resets)
   ze_->zeFenceDestroy(fence_);
 }
 
@@ -24,23 +26,20 @@ bool LevelZeroEvent::isComplete() const {
   return rc != ZE_RESULT_NOT_READY; // a failed query means unusable; wait() reports it
 }
 
-Error LevelZeroEvent::wait() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (waited_) return result_;
-  waited_ = true;
+Error LevelZeroEvent::waitOnce() {
+  Error result;
   if (fence_) {
     ze_result_t rc = ze_->zeFenceHostSynchronize(fence_, UINT64_MAX);
     if (rc != ZE_RESULT_SUCCESS)
-      result_ = zeError("zeFenceHostSynchronize", rc)
-                    .withContext("level_zero: the submission failed on the device");
+      result = zeError("zeFenceHostSynchronize", rc).withContext("level_zero: the submission failed on the device");
   }
-  if (onComplete_ && !result_) {
+  if (onComplete_ && !result) {
     Expected<std::vector<rt::NodeTiming>> t = onComplete_();
     if (t) timings_ = std::move(*t);
-    else result_ = t.error();
+    else result = t.error();
   }
   onComplete_ = nullptr;
-  return result_;
+  return result;
 }
 
 } // namespace cgraph::level_zero

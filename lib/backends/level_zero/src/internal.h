@@ -5,6 +5,7 @@
 #include "cgraph/backends/level_zero/ze_driver_table.h"
 
 #include "cgraph/cache/kernel_cache.h"
+#include "cgraph/runtime/wait_once_event.h"
 
 #include <atomic>
 #include <functional>
@@ -127,7 +128,7 @@ private:
 // A submission's completion (event.cpp): a fence of the last execution on the queue
 // (null when everything already ran synchronously), the per-node timings when
 // profiling, or the failure of work done before the fence.
-class LevelZeroEvent final : public rt::Event {
+class LevelZeroEvent final : public rt::WaitOnceEvent {
 public:
   // `onComplete` (optional) runs once, in the first wait() after the fence signalled
   // (or at once when there is no fence); it supplies the per-node timings, and its
@@ -136,17 +137,13 @@ public:
   LevelZeroEvent(const ZeDriverTable &ze, ze_fence_handle_t fence,
                  std::vector<rt::NodeTiming> timings, Completion onComplete = {});
   ~LevelZeroEvent() override;
-  Error wait() override;
   bool isComplete() const override;
-  const std::vector<rt::NodeTiming> &nodeTimings() const override { return timings_; }
 
 private:
+  Error waitOnce() override;
+
   const ZeDriverTable *ze_;
   ze_fence_handle_t fence_;
-  std::mutex mutex_;
-  bool waited_ = false;
-  Error result_;
-  std::vector<rt::NodeTiming> timings_;
   Completion onComplete_;
 };
 

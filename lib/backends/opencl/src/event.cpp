@@ -23,21 +23,12 @@ bool OpenCLEvent::isComplete() const {
   return status == CL_COMPLETE || status < 0;
 }
 
-Error OpenCLEvent::wait() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (waited_) return result_;
-  waited_ = true;
+Error OpenCLEvent::waitOnce() {
   cl_int rc = api_->clWaitForEvents(1, &last_);
   cl_int status = CL_COMPLETE;
   api_->clGetEventInfo(last_, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status, nullptr);
-  if (status < 0) {
-    result_ = makeError("opencl: the submission failed on the device: " + clErrorName(status));
-    return result_;
-  }
-  if (rc != CL_SUCCESS) {
-    result_ = clError("clWaitForEvents", rc);
-    return result_;
-  }
+  if (status < 0) return makeError("opencl: the submission failed on the device: " + clErrorName(status));
+  if (rc != CL_SUCCESS) return clError("clWaitForEvents", rc);
   if (!profiled_.empty()) {
     // Device timestamps, relative to when the first node was queued.
     cl_ulong base = ~cl_ulong(0);
@@ -47,10 +38,8 @@ Error OpenCLEvent::wait() {
       cl_int a = api_->clGetEventProfilingInfo(e, CL_PROFILING_COMMAND_QUEUED, sizeof(cl_ulong), &raw[i][0], nullptr);
       cl_int b = api_->clGetEventProfilingInfo(e, CL_PROFILING_COMMAND_START, sizeof(cl_ulong), &raw[i][1], nullptr);
       cl_int c = api_->clGetEventProfilingInfo(e, CL_PROFILING_COMMAND_END, sizeof(cl_ulong), &raw[i][2], nullptr);
-      if (a != CL_SUCCESS || b != CL_SUCCESS || c != CL_SUCCESS) {
-        result_ = clError("clGetEventProfilingInfo", a != CL_SUCCESS ? a : b != CL_SUCCESS ? b : c);
-        return result_;
-      }
+      if (a != CL_SUCCESS || b != CL_SUCCESS || c != CL_SUCCESS)
+        return clError("clGetEventProfilingInfo", a != CL_SUCCESS ? a : b != CL_SUCCESS ? b : c);
       base = std::min(base, raw[i][0]);
     }
     timings_.reserve(profiled_.size());
@@ -62,7 +51,7 @@ Error OpenCLEvent::wait() {
       timings_.push_back(t);
     }
   }
-  return result_;
+  return Error::success();
 }
 
 } // namespace cgraph::opencl

@@ -5,6 +5,7 @@
 #include "cl_api.h"
 
 #include "cgraph/cache/kernel_cache.h"
+#include "cgraph/runtime/wait_once_event.h"
 
 #include <atomic>
 #include <map>
@@ -120,24 +121,20 @@ private:
 
 // A submission's completion (event.cpp). `last` completes after all the submission's
 // work (in-order queue); `profiled` holds one event per node when profiling was asked.
-class OpenCLEvent final : public rt::Event {
+class OpenCLEvent final : public rt::WaitOnceEvent {
 public:
   OpenCLEvent(const ClApi &api, cl_event last,
               std::vector<std::pair<uint32_t, cl_event>> profiled);
   ~OpenCLEvent() override;
-  Error wait() override;
   bool isComplete() const override;
-  const std::vector<rt::NodeTiming> &nodeTimings() const override { return timings_; }
   cl_event handle() const { return last_; }
 
 private:
+  Error waitOnce() override;
+
   const ClApi *api_;
   cl_event last_;
   std::vector<std::pair<uint32_t, cl_event>> profiled_;
-  std::mutex mutex_;
-  bool waited_ = false;
-  Error result_;
-  std::vector<rt::NodeTiming> timings_;
 };
 
 // Finalizes `flattened` (validated, subgraphs inlined) for `device` (command_buffer.cpp).

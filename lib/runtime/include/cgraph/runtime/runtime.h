@@ -142,6 +142,8 @@ struct NodeTiming {
   uint32_t lane = 0; // thread / queue / stream id, for trace viewers
 };
 
+// Backends derive from WaitOnceEvent (wait_once_event.h), which keeps wait()'s
+// promise below for them.
 class Event {
 public:
   virtual ~Event() = default;
