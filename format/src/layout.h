@@ -25,8 +25,10 @@ constexpr uint32_t kHeaderFlagConditionals = 1u << 1; // conditional nodes (COND
 // Expressions in copy/fill offsets and sizes, host task arguments or slot sizes (2.2):
 // a 2.0/2.1 reader would refuse their XPRS records with a less helpful message.
 constexpr uint32_t kHeaderFlagTransferExprs = 1u << 2;
+// Collective nodes and their COLL section (2.3).
+constexpr uint32_t kHeaderFlagCollectives = 1u << 3;
 constexpr uint32_t kKnownHeaderFlags =
-    kHeaderFlagExprs | kHeaderFlagConditionals | kHeaderFlagTransferExprs;
+    kHeaderFlagExprs | kHeaderFlagConditionals | kHeaderFlagTransferExprs | kHeaderFlagCollectives;
 
 // Header field offsets.
 namespace hdr {
@@ -44,12 +46,13 @@ constexpr uint32_t kTag = 0, kFlags = 4, kOffset = 8, kStoredSize = 16, kRawSize
 // the smallest a reader accepts. XPRS (2.0) is written only when the graph stores
 // expressions, ALTK (minor version 1) only when a node has kernel alternatives and COND
 // (2.1, header flag bit 1) only when it has conditional nodes and PLAC (minor version 1)
-// only when a node is placed on a device other than 0, so a graph with none of them
-// gives exactly a 1.0 file.
+// only when a node is placed on a device other than 0 and COLL (2.3, header flag bit 3)
+// only when it has collective nodes, so a graph with none of them gives exactly a 1.0
+// file.
 enum SectionId : uint32_t {
   kGRPH, kSTRS, kSLOT, kPARM, kKMOD, kKFRM, kKERN, kKPRM, kRNGE, kCOPY, kFILL, kHOST,
   kNODE, kNARG, kEDGE, kORDR, kPART, kLIST, kSUBG, kMETA, kBLOB, kBDAT, kXPRS, kALTK,
-  kCOND, kPLAC,
+  kCOND, kPLAC, kCOLL,
   kSectionIdCount
 };
 struct SectionKind {
@@ -61,7 +64,7 @@ constexpr SectionKind kSections[kSectionIdCount] = {
     {"KERN", 32}, {"KPRM", 28}, {"RNGE", 112}, {"COPY", 88}, {"FILL", 24}, {"HOST", 16},
     {"NODE", 40}, {"NARG", 24}, {"EDGE", 8},  {"ORDR", 4},  {"PART", 16}, {"LIST", 4},
     {"SUBG", 4},  {"META", 16}, {"BLOB", 32}, {"BDAT", 1},  {"XPRS", 20}, {"ALTK", 8},
-    {"COND", 24}, {"PLAC", 8},
+    {"COND", 24}, {"PLAC", 8},  {"COLL", 48},
 };
 
 // ---- little-endian loads and stores (unaligned) -----------------------------------

@@ -69,6 +69,28 @@ std::string signatureDifference(const Kernel &a, const Kernel &b) {
 
 const char *condKindName(CondKind k) { return k == CondKind::While ? "while" : "if"; }
 
+namespace {
+const char *const kCollKindNames[] = {"all_reduce", "all_gather", "reduce_scatter", "broadcast", "send", "recv"};
+const char *const kReduceOpNames[] = {"sum", "max", "min", "prod"};
+} // namespace
+
+const char *collKindName(CollKind k) {
+  return uint8_t(k) <= kCollKindMax ? kCollKindNames[uint8_t(k)] : "invalid";
+}
+bool parseCollKind(const std::string &s, CollKind *out) {
+  for (uint8_t i = 0; i <= kCollKindMax; ++i)
+    if (s == kCollKindNames[i]) return *out = CollKind(i), true;
+  return false;
+}
+const char *reduceOpName(ReduceOp op) {
+  return uint8_t(op) <= kReduceOpMax ? kReduceOpNames[uint8_t(op)] : "invalid";
+}
+bool parseReduceOp(const std::string &s, ReduceOp *out) {
+  for (uint8_t i = 0; i <= kReduceOpMax; ++i)
+    if (s == kReduceOpNames[i]) return *out = ReduceOp(i), true;
+  return false;
+}
+
 const char *nodeKindName(NodeKind k) {
   switch (k) {
   case NodeKind::Kernel: return "kernel";
@@ -79,6 +101,7 @@ const char *nodeKindName(NodeKind k) {
   case NodeKind::Barrier: return "barrier";
   case NodeKind::Subgraph: return "subgraph";
   case NodeKind::Conditional: return "conditional";
+  case NodeKind::Collective: return "collective";
   }
   return "invalid";
 }
@@ -110,6 +133,10 @@ std::string exprFieldName(ExprField f, uint32_t arg) {
   case ExprField::FillBytes: return "bytes";
   case ExprField::FillOffset: return "offset";
   case ExprField::SlotSize: return "size";
+  case ExprField::CollSendOffset: return "send offset";
+  case ExprField::CollRecvOffset: return "recv offset";
+  case ExprField::CollCount: return "count";
+  case ExprField::CollPeer: return "peer";
   default: return "?";
   }
 }

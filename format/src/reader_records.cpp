@@ -19,7 +19,7 @@
 //   HOST 16: str op, str library
 //   NODE 40: str name, u8 kind, u8[3] 0, u32 kernel, u32 firstArg, u32 argCount,
 //            u32 detail (Kernel: RNGE, Copy/CopyRect: COPY, Fill: FILL, Host: HOST,
-//            Conditional: COND),
+//            Conditional: COND, Collective: COLL),
 //            u32 subgraph, u32 firstSlot, u32 slotCount  ; args into NARG, slots into LIST
 //   NARG 24: u8 kind, u8 type, u8[2] 0, u32 index, u64 value, str text
 //   EDGE  8: u32 from, u32 to
@@ -37,6 +37,9 @@
 //   COND 24: u8 kind (0 if, 1 while), u8[3] 0, u32 slot, u64 offset, u32 maxTrips, u32 0
 //            ; 2.1 with header flag bit 1
 //   PLAC  8: u32 node, u32 device (1..kMaxDevices)  ; minor 1, sorted by node
+//   COLL 48: u8 kind (CollKind 0..5), u8 op (ReduceOp 0..3), u8 type (ScalarType),
+//            u8 0, u32 sendSlot, u32 recvSlot, u32 0, u64 sendOffset, u64 recvOffset,
+//            u64 count, u64 peer  ; 2.3 with header flag bit 3
 //
 // Lists (forms, kernel params, args, LIST) must be stored back to back in the order
 // above: each `first` equals the sum of the counts before it. This makes every list a
@@ -93,6 +96,9 @@ public:
     if (sec(kCOND).count > 0 && (im_.major < 2 || !(im_.flags & kHeaderFlagConditionals)))
       return makeError("section 'COND' holds " + std::to_string(sec(kCOND).count) +
                        " conditions but the header does not declare them (format 2.1, flag bit 1)");
+    if (sec(kCOLL).count > 0 && (im_.major < 2 || !(im_.flags & kHeaderFlagCollectives)))
+      return makeError("section 'COLL' holds " + std::to_string(sec(kCOLL).count) +
+                       " collectives but the header does not declare them (format 2.3, flag bit 3)");
     CGRAPH_RETURN_IF_ERROR(nodes(g));
     CGRAPH_RETURN_IF_ERROR(rest(g));
     CGRAPH_RETURN_IF_ERROR(subgraphs(g));
@@ -345,6 +351,25 @@ private:
       n.cond.maxTrips = ld32(r + 16);
       return Error::success();
     }
+    case NodeKind::Collective: {
+      if (im_.major < 2 || !(im_.flags & kHeaderFlagCollectives))
+        return makeError(w + ": a collective node but the header does not declare them (format 2.3, flag "
+                             "bit 3)");
+      CGRAPH_RETURN_IF_ERROR(detailRef(w, detail, kCOLL, "collective"));
+      const uint8_t *r = sec(kCOLL).rec(detail);
+      // Enum values are checked by checkStructure, which sees hand-built graphs too.
+      CollectiveOp &c = n.coll;
+      c.kind = static_cast<CollKind>(r[0]);
+      c.op = static_cast<ReduceOp>(r[1]);
+      c.type = static_cast<ScalarType>(r[2]);
+      c.sendSlot = ld32(r + 4);
+      c.recvSlot = ld32(r + 8);
+      c.sendOffset = ld64(r + 16);
+      c.recvOffset = ld64(r + 24);
+      c.count = ld64(r + 32);
+      c.peer = ld64(r + 40);
+      return Error::success();
+    }
     default:
       return Error::success();
     }
@@ -475,6 +500,16 @@ private:
     return Error::success();
   }
 
+  // A collective expression field must be one its kind has (no peer of an all_reduce).
+  Error collectiveExprField(const Where &w, const CollectiveOp &c, ExprField f) {
+    const bool has = f == ExprField::CollCount || (f == ExprField::CollSendOffset && collHasSend(c.kind)) ||
+                     (f == ExprField::CollRecvOffset && collHasRecv(c.kind)) ||
+                     (f == ExprField::CollPeer && collHasPeer(c.kind));
+    if (!has)
+      return makeError(w + ": a " + collKindName(c.kind) + " node has no " + exprFieldName(f, 0) + " field");
+    return Error::success();
+  }
+
   // Stored parameter expressions (2.0): every program is decoded, so a malformed one is
   // an error here and never reaches a runtime.
   Error exprs(Graph &g) {
@@ -495,7 +530,8 @@ private:
       e.arg = ld32(r + 8);
       const bool known = field <= 8 || field == uint16_t(ExprField::ScalarArg) ||
                          isTransferField(static_cast<ExprField>(field)) ||
-                         field == uint16_t(ExprField::SlotSize);
+                         field == uint16_t(ExprField::SlotSize) ||
+                         isCollectiveField(static_cast<ExprField>(field));
       if (!known) return makeError(w + ": unknown field " + std::to_string(field));
       e.field = static_cast<ExprField>(field);
       const bool noFlag = !(im_.flags & kHeaderFlagTransferExprs);
@@ -520,14 +556,16 @@ private:
                            " nodes)");
         const Node &n = g.nodes[e.node];
         const NodeKind need =
-            isTransferField(e.field) ? (field < 24 ? NodeKind::Copy : NodeKind::Fill)
+            isCollectiveField(e.field) ? NodeKind::Collective
+            : isTransferField(e.field) ? (field < 24 ? NodeKind::Copy : NodeKind::Fill)
             : e.field == ExprField::ScalarArg && n.kind == NodeKind::Host ? NodeKind::Host
                                                                           : NodeKind::Kernel;
         if (n.kind != need)
           return makeError(w + ": node " + std::to_string(e.node) + " is a " +
                            nodeKindName(n.kind) + " node; " + exprFieldName(e.field, e.arg) +
                            " needs a " + nodeKindName(need) + " node");
-        if (need != NodeKind::Kernel && noFlag) return needsFlag();
+        if (need != NodeKind::Kernel && need != NodeKind::Collective && noFlag) return needsFlag();
+        if (need == NodeKind::Collective) CGRAPH_RETURN_IF_ERROR(collectiveExprField(w, n.coll, e.field));
         if (field <= 8 && field % 3 >= n.range.dims)
           return makeError(w + ": " + exprFieldName(e.field, e.arg) + " of a " +
                            std::to_string(n.range.dims) + "-dimensional range");

@@ -77,10 +77,34 @@ public:
     return Error::success();
   }
 
+  // Every field of a collective: known enums, the slots its kind uses in range, the
+  // ones it does not use absent, a peer only where the kind has one.
+  Error collective(size_t i, const CollectiveOp &c) const {
+    const std::string w = at("nodes", i);
+    if (uint8_t(c.kind) > kCollKindMax)
+      return makeError(w + ": unknown collective kind " + std::to_string(unsigned(c.kind)));
+    if (uint8_t(c.op) > kReduceOpMax)
+      return makeError(w + ": unknown reduction " + std::to_string(unsigned(c.op)));
+    if (!knownScalar(c.type))
+      return makeError(w + ": unknown element type " + std::to_string(unsigned(c.type)));
+    const char *kind = collKindName(c.kind);
+    if (!collReduces(c.kind) && c.op != ReduceOp::Sum)
+      return makeError(w + ": a " + kind + " node has no reduction (found " + reduceOpName(c.op) + ")");
+    if (collHasSend(c.kind)) CGRAPH_RETURN_IF_ERROR(slotRef(i, "send side", c.sendSlot));
+    else if (c.sendSlot != kNone || c.sendOffset != 0)
+      return makeError(w + ": a " + kind + " node has no send side");
+    if (collHasRecv(c.kind)) CGRAPH_RETURN_IF_ERROR(slotRef(i, "receive side", c.recvSlot));
+    else if (c.recvSlot != kNone || c.recvOffset != 0)
+      return makeError(w + ": a " + kind + " node has no receive side");
+    if (!collHasPeer(c.kind) && c.peer != 0)
+      return makeError(w + ": a " + kind + " node has no peer or root (found " + std::to_string(c.peer) + ")");
+    return Error::success();
+  }
+
   Error node(size_t i) const {
     const Node &n = g_.nodes[i];
     auto kind = static_cast<uint8_t>(n.kind);
-    if (kind < 1 || kind > static_cast<uint8_t>(NodeKind::Conditional))
+    if (kind < 1 || kind > static_cast<uint8_t>(NodeKind::Collective))
       return makeError(at("nodes", i) + ": unknown node kind " + std::to_string(kind));
     for (size_t a = 0; a < n.args.size(); ++a) {
       const Arg &arg = n.args[a];
@@ -121,6 +145,9 @@ public:
       if (n.fill.pattern.empty() || n.fill.pattern.size() > kMaxFill)
         return makeError(at("nodes", i) + ": fill pattern has " + std::to_string(n.fill.pattern.size()) +
                          " bytes (must be 1..128)");
+      break;
+    case NodeKind::Collective:
+      CGRAPH_RETURN_IF_ERROR(collective(i, n.coll));
       break;
     case NodeKind::Conditional:
       if (uint8_t(n.cond.kind) > uint8_t(CondKind::While))

@@ -108,6 +108,7 @@ public:
         hasConds_ = true;
         break;
       }
+      case NodeKind::Collective: detail = collective(n.coll); break;
       default: break;
       }
       uint8_t *r = rec(kNODE);
@@ -316,6 +317,24 @@ private:
     return idx;
   }
 
+  // COLL 48: u8 kind, u8 op, u8 type, u8 0, u32 sendSlot, u32 recvSlot, u32 0,
+  //          u64 sendOffset, u64 recvOffset, u64 count, u64 peer
+  uint32_t collective(const CollectiveOp &c) {
+    uint32_t idx = count_[kCOLL];
+    uint8_t *r = rec(kCOLL);
+    r[0] = static_cast<uint8_t>(c.kind);
+    r[1] = static_cast<uint8_t>(c.op);
+    r[2] = static_cast<uint8_t>(c.type);
+    st32(r + 4, c.sendSlot);
+    st32(r + 8, c.recvSlot);
+    st64(r + 16, c.sendOffset);
+    st64(r + 24, c.recvOffset);
+    st64(r + 32, c.count);
+    st64(r + 40, c.peer);
+    hasColls_ = true;
+    return idx;
+  }
+
   // Blobs are deduplicated by content in first-use order; empty bytes are kNone.
   uint32_t blob(const std::vector<uint8_t> &bytes) {
     if (bytes.empty()) return kNone;
@@ -362,7 +381,8 @@ private:
     uint64_t tableOff = kHeaderSize;
     // Without expressions, alternatives, conditionals or placement the file is exactly
     // a 1.0 file (no XPRS, ALTK, COND and PLAC entries, the last ones).
-    const uint32_t nsec = hasPlac_    ? kSectionIdCount
+    const uint32_t nsec = hasColls_   ? kSectionIdCount
+                          : hasPlac_  ? kCOLL
                           : hasConds_ ? kPLAC
                           : hasAlts_  ? kCOND
                           : hasExprs_ ? kALTK
@@ -382,14 +402,16 @@ private:
     std::vector<uint8_t> out(pos, 0);
     uint8_t *h = out.data();
     std::memcpy(h, kMagic, sizeof kMagic);
-    st16(h + hdr::kMajor, hasExprs_ || hasConds_ ? kCgfExprMajorVersion : kCgfMajorVersion);
-    st16(h + hdr::kMinor, hasTransferExprs_                   ? kCgfTransferExprMinorVersion
+    st16(h + hdr::kMajor, hasExprs_ || hasConds_ || hasColls_ ? kCgfExprMajorVersion : kCgfMajorVersion);
+    st16(h + hdr::kMinor, hasColls_                           ? kCgfCollectiveMinorVersion
+                          : hasTransferExprs_                 ? kCgfTransferExprMinorVersion
                           : hasAlts_ || hasConds_ || hasPlac_ ? kCgfAlternativesMinorVersion
                                                               : kCgfMinorVersion);
     st32(h + hdr::kEndian, kEndianMarker);
     st32(h + hdr::kFlags, (hasExprs_ ? kHeaderFlagExprs : 0) |
                               (hasConds_ ? kHeaderFlagConditionals : 0) |
-                              (hasTransferExprs_ ? kHeaderFlagTransferExprs : 0));
+                              (hasTransferExprs_ ? kHeaderFlagTransferExprs : 0) |
+                              (hasColls_ ? kHeaderFlagCollectives : 0));
     st32(h + hdr::kSectionCount, nsec);
     st64(h + hdr::kFileSize, pos);
     st64(h + hdr::kTableOffset, tableOff);
@@ -422,6 +444,7 @@ private:
   bool hasTransferExprs_ = false;
   bool hasAlts_ = false;
   bool hasConds_ = false;
+  bool hasColls_ = false;
   bool hasPlac_ = false;
   std::vector<StrEntry> strTable_;
   size_t strUsed_ = 0;

@@ -275,6 +275,11 @@ inline std::string diffNodes(const Node &x, const Node &y, const std::string &at
   CGFTEST_CMP(x.cond.kind == y.cond.kind && x.cond.slot == y.cond.slot && x.cond.offset == y.cond.offset &&
                   x.cond.maxTrips == y.cond.maxTrips,
               "condition");
+  const CollectiveOp &p = x.coll, &q = y.coll;
+  CGFTEST_CMP(p.kind == q.kind && p.op == q.op && p.type == q.type && p.sendSlot == q.sendSlot &&
+                  p.sendOffset == q.sendOffset && p.recvSlot == q.recvSlot && p.recvOffset == q.recvOffset &&
+                  p.count == q.count && p.peer == q.peer,
+              "collective");
   return "";
 }
 

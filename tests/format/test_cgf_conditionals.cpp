@@ -83,8 +83,8 @@ TEST_CASE("malformed conditional nodes are refused", "[format][conditional]") {
     return readError(f);
   };
   // What a reader without conditionals says: the unknown required feature.
-  CHECK(broken([](std::vector<uint8_t> &f) { st32(f.data() + 16, 2 | 8); }) ==
-        "file needs unknown features (header flags 0x8)");
+  CHECK(broken([](std::vector<uint8_t> &f) { st32(f.data() + 16, 2 | 16); }) ==
+        "file needs unknown features (header flags 0x10)");
   CHECK(broken([](std::vector<uint8_t> &f) { st32(f.data() + 16, 0); }) ==
         "section 'COND' holds 2 conditions but the header does not declare them (format 2.1, flag bit 1)");
   CHECK(broken([](std::vector<uint8_t> &f) { field(f, "COND", 0, 0)[0] = 7; }) ==

@@ -98,8 +98,8 @@ TEST_CASE("malformed stored expressions are refused", "[format][expr]") {
   CHECK(broken([](std::vector<uint8_t> &f) { st32(f.data() + 16, 0); }) ==
         "section 'XPRS' holds 4 expressions but the header does not declare them (format 2.0, flag "
         "bit 0)");
-  CHECK(broken([](std::vector<uint8_t> &f) { st32(f.data() + 16, 9); }) ==
-        "file needs unknown features (header flags 0x8)");
+  CHECK(broken([](std::vector<uint8_t> &f) { st32(f.data() + 16, 17); }) ==
+        "file needs unknown features (header flags 0x10)");
   CHECK(broken([](std::vector<uint8_t> &f) { st32(field(f, "XPRS", 1, 0), 99); }) ==
         "expressions[1]: node 99 points past the node table (8 nodes)");
   CHECK(broken([](std::vector<uint8_t> &f) { st32(field(f, "XPRS", 3, 0), 1); }) ==

@@ -125,7 +125,7 @@ TEST_CASE("cgc --version, --help and usage errors", "[cgc][options]") {
   CHECK(h.code == 0);
   for (const char *opt : {"-o", "-I", "-D", "--emit", "--order", "--keep-source", "--cl-std", "-q", "dump", "lint"})
     CHECK(h.out.find(opt) != std::string::npos);
-  CHECK(v.out.find("writes .cgf 1.0 to 2.2") != std::string::npos);
+  CHECK(v.out.find("writes .cgf 1.0 to 2.3") != std::string::npos);
   Result none = cgc("", dir);
   CHECK(none.code == 2); // usage errors exit 2, as in every tool
   CHECK(none.err.find("no input file") != std::string::npos);

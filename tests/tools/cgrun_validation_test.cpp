@@ -82,7 +82,7 @@ TEST_CASE("cgrun --help lists its subcommands with an example; --version names t
   CHECK(r.out.find("cgrun compare mlp.cgf") != std::string::npos);
   r = s.run("--version");
   CHECK(r.code == 0);
-  CHECK(r.out.find("writes .cgf 1.0 to 2.2") != std::string::npos);
+  CHECK(r.out.find("writes .cgf 1.0 to 2.3") != std::string::npos);
   r = s.run("--no-such-option");
   CHECK(r.code == 2);
 }

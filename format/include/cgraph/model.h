@@ -129,6 +129,7 @@ enum class NodeKind : uint8_t {
   Barrier = 6,
   Subgraph = 7,
   Conditional = 8, // if/while over a body subgraph (.cgf 2.1, COND)
+  Collective = 9,  // all_reduce, all_gather, ... across ranks (.cgf 2.3, COLL)
 };
 const char *nodeKindName(NodeKind k);
 
@@ -209,6 +210,54 @@ struct CondOp {
   uint32_t maxTrips = 0;
 };
 
+// Collective nodes (issue "collective nodes"): data exchanged between the ranks of a
+// communicator the caller binds at finalize (rt::Communicator), never stored in the
+// file. Rank and world size reach a graph as ordinary parameters (`$rank`, `$world`),
+// so one file serves every rank and world size.
+enum class CollKind : uint8_t {
+  AllReduce = 0,     // recv[0, count) = op over ranks of send[0, count)
+  AllGather = 1,     // recv[r*count, (r+1)*count) = rank r's send[0, count)
+  ReduceScatter = 2, // recv[0, count) = op over ranks of send[rank*count, (rank+1)*count)
+  Broadcast = 3,     // recv[0, count) = rank `peer`'s send[0, count) (root)
+  Send = 4,          // send[0, count) to rank `peer`; no recv slot
+  Recv = 5,          // recv[0, count) from rank `peer`; no send slot
+};
+constexpr uint8_t kCollKindMax = 5;
+enum class ReduceOp : uint8_t { Sum = 0, Max = 1, Min = 2, Prod = 3 };
+constexpr uint8_t kReduceOpMax = 3;
+// "all_reduce", "all_gather", "reduce_scatter", "broadcast", "send", "recv".
+const char *collKindName(CollKind k);
+bool parseCollKind(const std::string &s, CollKind *out);
+const char *reduceOpName(ReduceOp op); // "sum", "max", "min", "prod"
+bool parseReduceOp(const std::string &s, ReduceOp *out);
+// Whether the kind reads a send side / writes a receive side / reduces / has a peer.
+inline bool collHasSend(CollKind k) { return k != CollKind::Recv; }
+inline bool collHasRecv(CollKind k) { return k != CollKind::Send; }
+inline bool collReduces(CollKind k) { return k == CollKind::AllReduce || k == CollKind::ReduceScatter; }
+inline bool collHasPeer(CollKind k) {
+  return k == CollKind::Broadcast || k == CollKind::Send || k == CollKind::Recv;
+}
+// Elements of the send / receive side for a world of `world` ranks (all_gather's
+// receive side and reduce_scatter's send side are `world` blocks of `count`).
+inline uint64_t collSendElems(CollKind k, uint64_t count, uint64_t world) {
+  return k == CollKind::ReduceScatter ? count * world : collHasSend(k) ? count : 0;
+}
+inline uint64_t collRecvElems(CollKind k, uint64_t count, uint64_t world) {
+  return k == CollKind::AllGather ? count * world : collHasRecv(k) ? count : 0;
+}
+
+struct CollectiveOp {
+  CollKind kind = CollKind::AllReduce;
+  ReduceOp op = ReduceOp::Sum;       // AllReduce, ReduceScatter; Sum otherwise
+  ScalarType type = ScalarType::F32; // element type
+  uint32_t sendSlot = kNone;         // kNone for Recv
+  uint64_t sendOffset = 0;           // bytes
+  uint32_t recvSlot = kNone;         // kNone for Send; may equal sendSlot (in place)
+  uint64_t recvOffset = 0;           // bytes
+  uint64_t count = 0;                // elements per rank (see CollKind)
+  uint64_t peer = 0;                 // Broadcast: the root; Send/Recv: the peer; else 0
+};
+
 // Logical devices a graph may place nodes on (Node::device < kMaxDevices).
 constexpr uint32_t kMaxDevices = 64;
 
@@ -237,6 +286,8 @@ struct Node {
   std::vector<uint32_t> subgraphSlots;
   // Conditional
   CondOp cond;
+  // Collective
+  CollectiveOp coll;
   // Any node: the logical device it runs on (< kMaxDevices) (an index into the device list the user
   // maps at run time, e.g. `cgrun --backend cpu --backend opencl`); 0 = the first.
   uint32_t device = 0;
@@ -276,15 +327,26 @@ enum class ExprField : uint16_t {
   FillOffset = 24,    // Fill: fill.offset
   FillBytes = 25,     // Fill: fill.bytes
   SlotSize = 32,      // node = kNone, arg = the slot: slots[arg].size
+  // Collective fields (.cgf 2.3, with the collective nodes themselves).
+  CollSendOffset = 40, // coll.sendOffset
+  CollRecvOffset = 41, // coll.recvOffset
+  CollCount = 42,      // coll.count
+  CollPeer = 43,       // coll.peer (root or peer rank)
 };
-constexpr uint16_t kExprFieldMax = 32;
+constexpr uint16_t kExprFieldMax = 43;
 // "global[0]", "local[2]", "arg 3", "src offset", "dst offset", "bytes", "offset",
-// "size"; "?" for an unknown field.
+// "size", "send offset", "recv offset", "count", "peer"; "?" for an unknown field.
 std::string exprFieldName(ExprField f, uint32_t arg);
 // Whether `f` is a field of a copy or fill node (CopySrcOffset..FillBytes).
 inline bool isTransferField(ExprField f) {
   const uint16_t v = static_cast<uint16_t>(f);
   return v >= 20 && v <= 25 && v != 23;
+}
+
+// Whether `f` is a field of a collective node (CollSendOffset..CollPeer).
+inline bool isCollectiveField(ExprField f) {
+  const uint16_t v = static_cast<uint16_t>(f);
+  return v >= 40 && v <= 43;
 }
 
 struct FieldExpr {

@@ -148,6 +148,7 @@ uint64_t DescriptionReader::readTransferUInt(GraphCtx &c, const JValue &v, const
                                              const std::string &context, ExprField field) {
   if (!v.isString() || !isExpressionText(v.text, false)) return toU64(c.file, v, what);
   const bool positive = field == ExprField::CopyBytes || field == ExprField::FillBytes;
+  // A collective's count and peer may be 0 (a constant 0 count warns at validation).
   const std::string label = what + context;
   std::vector<uint8_t> code;
   std::optional<int64_t> atDefaults;

@@ -11,8 +11,9 @@ namespace cgraph::desc {
 
 namespace {
 
-const char *const kKindKeys[] = {"kernel",  "copy",     "copy_rect", "fill", "host",
-                                 "barrier", "subgraph", "if",        "while"};
+const char *const kKindKeys[] = {"kernel",     "copy",       "copy_rect",      "fill",      "host",
+                                 "barrier",    "subgraph",   "if",             "while",     "all_reduce",
+                                 "all_gather", "reduce_scatter", "broadcast",  "send",      "recv"};
 
 std::vector<std::string> slotNames(const Graph &g) {
   std::vector<std::string> out;
@@ -678,7 +679,8 @@ void DescriptionReader::readNode(GraphCtx &c, const JValue &n) {
   if (!kind)
     failAt(f, n,
            "a node needs one of 'kernel', 'copy', 'copy_rect', 'fill', 'host', 'barrier', "
-           "'subgraph', 'if', 'while' (or 'repeat' for a block)");
+           "'subgraph', 'if', 'while', 'all_reduce', 'all_gather', 'reduce_scatter', 'broadcast', "
+           "'send', 'recv' (or 'repeat' for a block)");
   std::string k = kind;
   if (k == "kernel")
     checkKeys(f, n, {"name", "after", "device", "kernel", "global", "local", "offset", "args", "alternatives"},
@@ -726,6 +728,8 @@ void DescriptionReader::readNode(GraphCtx &c, const JValue &n) {
     readSubgraphNode(c, n, node);
   else if (k == "if" || k == "while")
     readConditionalNode(c, n, node, k == "while");
+  else if (collectiveKey(n))
+    readCollectiveNode(c, *n.find(kind), kind, node);
   else {
     const JValue &b = *n.find("barrier");
     if (!b.isBool() || !b.boolean) failAt(f, b, "'barrier' must be true");

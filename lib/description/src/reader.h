@@ -156,6 +156,13 @@ private:
   // The subgraph `sv` (a file name or an inline description) with n's "bind" into `node`.
   void bindSubgraph(GraphCtx &c, const JValue &n, const JValue &sv, Node &node);
   void readConditionalNode(GraphCtx &c, const JValue &n, Node &node, bool isWhile);
+
+  // description_collective.cpp
+  // The collective key of node `n` ("all_reduce", ... "recv"), or null.
+  static const char *collectiveKey(const JValue &n);
+  // `spec` is the object under `key`; fills node.kind and node.coll (pending exprs).
+  // Sides are slot references as readTransferRef reads them ("slot": in place).
+  void readCollectiveNode(GraphCtx &c, const JValue &spec, const char *key, Node &node);
   // `field`: "global", "local" or "offset"; `nodeName` for messages.
   void readRange(GraphCtx &c, const JValue &v, Dim out[3], uint32_t *dims, bool allowZero,
                  const char *field, const std::string &nodeName);

@@ -131,6 +131,12 @@ uint32_t GraphBuilder::addHost(std::string name, HostOp op, std::vector<Arg> arg
   return addNode(std::move(n));
 }
 
+uint32_t GraphBuilder::addCollective(std::string name, CollectiveOp op) {
+  Node n = namedNode(std::move(name), NodeKind::Collective);
+  n.coll = op;
+  return addNode(std::move(n));
+}
+
 uint32_t GraphBuilder::addBarrier(std::string name) {
   Node n = namedNode(std::move(name), NodeKind::Barrier);
   return addNode(std::move(n));

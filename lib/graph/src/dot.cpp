@@ -155,6 +155,9 @@ std::string nodeLabelText(const Graph &g, uint32_t i) {
     break;
   case NodeKind::Fill: l += " " + std::to_string(n.fill.bytes) + " bytes"; break;
   case NodeKind::Host: l += " " + n.host.op; break;
+  case NodeKind::Collective:
+    l += std::string(" ") + collKindName(n.coll.kind) + " x " + std::to_string(n.coll.count);
+    break;
   case NodeKind::Conditional:
     l += std::string(" ") + condKindName(n.cond.kind) + " " + slotRef(g, n.cond.slot) +
          (n.cond.kind == CondKind::While ? " (max " + std::to_string(n.cond.maxTrips) + ")" : "");

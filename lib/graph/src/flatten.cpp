@@ -56,6 +56,12 @@ Error remapNode(Node &c, const std::vector<uint32_t> &binding, const std::vector
     CGRAPH_RETURN_IF_ERROR(remapSlot(c.copy.dstSlot, binding, where + " copy destination"));
   }
   if (c.kind == NodeKind::Fill) CGRAPH_RETURN_IF_ERROR(remapSlot(c.fill.slot, binding, where + " fill"));
+  if (c.kind == NodeKind::Collective) {
+    if (c.coll.sendSlot != kNone)
+      CGRAPH_RETURN_IF_ERROR(remapSlot(c.coll.sendSlot, binding, where + " send side"));
+    if (c.coll.recvSlot != kNone)
+      CGRAPH_RETURN_IF_ERROR(remapSlot(c.coll.recvSlot, binding, where + " receive side"));
+  }
   if (c.kind == NodeKind::Conditional) {
     CGRAPH_RETURN_IF_ERROR(remapSlot(c.cond.slot, binding, where + " condition"));
     for (size_t k = 0; k < c.subgraphSlots.size(); ++k)

@@ -95,6 +95,32 @@ uint32_t exprFieldMask(const Graph &g, uint32_t node) {
 
 bool has(uint32_t mask, ExprField f) { return (mask >> uint16_t(f)) & 1u; }
 
+// A collective reads its send side and writes its receive side. The extent is count
+// elements, or unknown (to the end of the slot) where it scales with the world size
+// (all_gather's receive side, reduce_scatter's send side) or the count or that side's
+// offset is an expression; an offset that is an expression counts as 0.
+void addCollectiveAccesses(const Graph &g, uint32_t node, AccessInfo &out) {
+  const CollectiveOp &c = g.nodes[node].coll;
+  bool sendExpr = false, recvExpr = false, countExpr = false;
+  auto it = std::lower_bound(g.exprs.begin(), g.exprs.end(), node,
+                             [](const FieldExpr &e, uint32_t n) { return e.node < n; });
+  for (; it != g.exprs.end() && it->node == node; ++it) {
+    sendExpr = sendExpr || it->field == ExprField::CollSendOffset;
+    recvExpr = recvExpr || it->field == ExprField::CollRecvOffset;
+    countExpr = countExpr || it->field == ExprField::CollCount;
+  }
+  uint64_t bytes;
+  if (countExpr || __builtin_mul_overflow(c.count, uint64_t(scalarSize(c.type)), &bytes)) bytes = kUnknownSize;
+  if (collHasSend(c.kind))
+    out.accesses.push_back(SlotAccess{c.sendSlot, sendExpr ? 0 : c.sendOffset,
+                                      sendExpr || c.kind == CollKind::ReduceScatter ? kUnknownSize : bytes,
+                                      true, false});
+  if (collHasRecv(c.kind))
+    out.accesses.push_back(SlotAccess{c.recvSlot, recvExpr ? 0 : c.recvOffset,
+                                      recvExpr || c.kind == CollKind::AllGather ? kUnknownSize : bytes,
+                                      false, true});
+}
+
 } // namespace
 
 AccessInfo nodeAccesses(const Graph &g, uint32_t node) {
@@ -149,6 +175,9 @@ void nodeAccesses(const Graph &g, uint32_t node, AccessInfo &out) {
     // The condition is read (4 bytes), then the body's accesses, as a subgraph's.
     out.accesses.push_back(SlotAccess{n.cond.slot, n.cond.offset, 4, true, false});
     addSubgraphAccesses(g, n, out);
+    break;
+  case NodeKind::Collective:
+    addCollectiveAccesses(g, node, out);
     break;
   case NodeKind::Barrier:
     break;

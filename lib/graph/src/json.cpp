@@ -80,6 +80,18 @@ json slotName(const Graph &g, uint32_t s) {
   return nameOr(s < g.slots.size() ? g.slots[s].name : std::string(), s, g.slots.size());
 }
 
+// "all_reduce sum f32 x 256  grad+0 -> grad+0", "send f32 x 64  act+0  peer 1".
+std::string collectiveText(const Graph &g, const CollectiveOp &c) {
+  std::string t = collKindName(c.kind);
+  if (collReduces(c.kind)) t += std::string(" ") + reduceOpName(c.op);
+  t += std::string(" ") + (scalarSize(c.type) ? scalarName(c.type) : "invalid") + " x " + std::to_string(c.count) + " ";
+  if (collHasSend(c.kind)) t += " " + detail::slotRef(g, c.sendSlot) + "+" + std::to_string(c.sendOffset);
+  if (collHasSend(c.kind) && collHasRecv(c.kind)) t += " ->";
+  if (collHasRecv(c.kind)) t += " " + detail::slotRef(g, c.recvSlot) + "+" + std::to_string(c.recvOffset);
+  if (collHasPeer(c.kind)) t += std::string(c.kind == CollKind::Broadcast ? "  root " : "  peer ") + std::to_string(c.peer);
+  return t;
+}
+
 json nodeJson(const Graph &g, uint32_t i) {
   const Node &n = g.nodes[i];
   const char *kind = nodeKindName(n.kind);
@@ -116,6 +128,17 @@ json nodeJson(const Graph &g, uint32_t i) {
   case NodeKind::Host:
     j["host"] = json{{"op", n.host.op}, {"library", n.host.library}};
     break;
+  case NodeKind::Collective: {
+    const CollectiveOp &c = n.coll;
+    json cj{{"kind", collKindName(c.kind)}, {"type", scalarSize(c.type) ? scalarName(c.type) : "invalid"},
+            {"count", c.count}};
+    if (collReduces(c.kind)) cj["op"] = reduceOpName(c.op);
+    if (collHasSend(c.kind)) cj["send"] = json{{"slot", slotName(g, c.sendSlot)}, {"offset", c.sendOffset}};
+    if (collHasRecv(c.kind)) cj["recv"] = json{{"slot", slotName(g, c.recvSlot)}, {"offset", c.recvOffset}};
+    if (collHasPeer(c.kind)) cj[c.kind == CollKind::Broadcast ? "root" : "peer"] = c.peer;
+    j["collective"] = cj;
+    break;
+  }
   case NodeKind::Conditional:
     j["condition"] = json{{"kind", condKindName(n.cond.kind)}, {"slot", slotName(g, n.cond.slot)},
                           {"offset", n.cond.offset}};
@@ -344,6 +367,9 @@ void listingRec(const Graph &g, const std::string &ind, std::string &o, int dept
       break;
     case NodeKind::Host:
       t += " " + n.host.op + (n.host.library.empty() ? "" : " from " + n.host.library);
+      break;
+    case NodeKind::Collective:
+      t += " " + collectiveText(g, n.coll);
       break;
     case NodeKind::Conditional:
       t += std::string(" ") + condKindName(n.cond.kind) + " " + detail::slotRef(g, n.cond.slot) + "+" +

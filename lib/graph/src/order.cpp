@@ -90,7 +90,8 @@ std::string cyclePath(const Graph &g, const std::vector<uint32_t> &cycle) {
 bool containsHostTask(const Graph &g, int depth) {
   if (depth > 64) return false;
   for (const Node &n : g.nodes) {
-    if (n.kind == NodeKind::Host || n.kind == NodeKind::Conditional) return true;
+    if (n.kind == NodeKind::Host || n.kind == NodeKind::Conditional || n.kind == NodeKind::Collective)
+      return true;
     if (n.kind == NodeKind::Subgraph && n.subgraph < g.subgraphs.size() &&
         containsHostTask(g.subgraphs[n.subgraph], depth + 1))
       return true;
@@ -198,8 +199,9 @@ std::vector<Partition> computePartitions(const Graph &g, const std::vector<uint3
   std::vector<uint8_t> isHost(n, 0);
   for (uint32_t i = 0; i < n; ++i) {
     const Node &nd = g.nodes[i];
-    // Runtime-driven nodes (host tasks, conditionals) get partitions of their own.
-    isHost[i] = nd.kind == NodeKind::Host || nd.kind == NodeKind::Conditional ||
+    // Runtime-driven nodes (host tasks, conditionals, collectives) get partitions of
+    // their own.
+    isHost[i] = nd.kind == NodeKind::Host || nd.kind == NodeKind::Conditional || nd.kind == NodeKind::Collective ||
                 (nd.kind == NodeKind::Subgraph && nd.subgraph < g.subgraphs.size() &&
                  containsHostTask(g.subgraphs[nd.subgraph]));
   }
@@ -322,9 +324,11 @@ Error checkPartitions(const Graph &g) {
                          std::to_string(partOf[x]) + "]");
       partOf[x] = p;
       posIn[x] = i;
-      if ((g.nodes[x].kind == NodeKind::Host || g.nodes[x].kind == NodeKind::Conditional) &&
+      const NodeKind k = g.nodes[x].kind;
+      if ((k == NodeKind::Host || k == NodeKind::Conditional || k == NodeKind::Collective) &&
           part.nodes.size() != 1)
-        return makeError(where + ": " + (g.nodes[x].kind == NodeKind::Host ? "host task " : "conditional ") +
+        return makeError(where + ": " +
+                         (k == NodeKind::Host ? "host task " : k == NodeKind::Conditional ? "conditional " : "collective ") +
                          nodeLabel(g, x) + " shares its partition with " +
                          std::to_string(part.nodes.size() - 1) + " other nodes");
     }

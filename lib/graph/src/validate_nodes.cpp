@@ -423,6 +423,59 @@ struct NodeChecker {
     checkSubgraph();
   }
 
+  // Whether any field of this collective is a stored expression (ExprField 40..43).
+  bool collectiveExprs() const {
+    auto it = std::lower_bound(g.exprs.begin(), g.exprs.end(), n,
+                               [](const FieldExpr &e, uint32_t node) { return e.node < node; });
+    for (; it != g.exprs.end() && it->node == n; ++it)
+      if (isCollectiveField(it->field)) return true;
+    return false;
+  }
+
+  // Kinds, reduction and the sides the kind has; literal ranges against the slots (the
+  // world-scaled sides at least one block: the world size is known per submission); a
+  // send and receive side on one slot either the same bytes (in place: all_reduce,
+  // broadcast) or disjoint.
+  void checkCollective() {
+    const CollectiveOp &op = node.coll;
+    if (uint8_t(op.kind) > kCollKindMax) {
+      c.error(n, kNone, pre() + "unknown collective kind " + s(uint32_t(op.kind)));
+      return;
+    }
+    const std::string kind = collKindName(op.kind);
+    if (uint8_t(op.op) > kReduceOpMax)
+      c.error(n, kNone, pre() + "unknown reduction " + s(uint32_t(op.op)));
+    else if (!collReduces(op.kind) && op.op != ReduceOp::Sum)
+      c.error(n, kNone, pre() + kind + " has no reduction (found " + reduceOpName(op.op) + ")");
+    const uint64_t elem = scalarSize(op.type);
+    if (elem == 0) c.error(n, kNone, pre() + kind + " has an unknown element type " + s(uint32_t(op.type)));
+    if (!collHasPeer(op.kind) && op.peer != 0)
+      c.error(n, kNone, pre() + kind + " has no peer or root (found " + s(op.peer) + ")");
+    const bool hasSend = collHasSend(op.kind), hasRecv = collHasRecv(op.kind);
+    bool sendOk = hasSend && c.checkSlotRef(n, op.sendSlot, kind + " send side");
+    bool recvOk = hasRecv && c.checkSlotRef(n, op.recvSlot, kind + " receive side");
+    if (!hasSend && op.sendSlot != kNone) c.error(n, kNone, pre() + kind + " has no send side");
+    if (!hasRecv && op.recvSlot != kNone) c.error(n, kNone, pre() + kind + " has no receive side");
+    const bool ex = collectiveExprs();
+    if (ex || elem == 0) return; // checked per submission (lib/runtime)
+    if (op.count == 0) c.warning(n, kNone, pre() + kind + " of 0 elements");
+    uint64_t bytes;
+    if (__builtin_mul_overflow(op.count, elem, &bytes)) {
+      c.error(n, kNone, pre() + kind + " count " + s(op.count) + " * " + s(elem) + " bytes overflows 64 bits");
+      return;
+    }
+    if (sendOk) checkRange(op.sendSlot, op.sendOffset, bytes, "reads", (kind + " send side").c_str());
+    if (recvOk) checkRange(op.recvSlot, op.recvOffset, bytes, "writes", (kind + " receive side").c_str());
+    if (!sendOk || !recvOk || op.sendSlot != op.recvSlot) return;
+    const bool inPlaceOk = op.kind == CollKind::AllReduce || op.kind == CollKind::Broadcast;
+    if (inPlaceOk && op.sendOffset == op.recvOffset) return;
+    const uint64_t sendEnd = op.kind == CollKind::ReduceScatter ? ~uint64_t(0) : op.sendOffset + bytes;
+    const uint64_t recvEnd = op.kind == CollKind::AllGather ? ~uint64_t(0) : op.recvOffset + bytes;
+    if (op.sendOffset < recvEnd && op.recvOffset < sendEnd)
+      c.error(n, op.sendSlot, pre() + kind + " send and receive sides overlap in " + c.slotName(op.sendSlot) +
+                                  (inPlaceOk ? " (in place needs the same offset)" : ""));
+  }
+
   void run() {
     if (node.device >= kMaxDevices)
       c.error(n, kNone, pre() + "placed on device " + s(node.device) + " (devices are 0 to " + s(kMaxDevices - 1) + ")");
@@ -457,6 +510,7 @@ struct NodeChecker {
     case NodeKind::Fill: checkFill(); break;
     case NodeKind::Subgraph: checkSubgraph(); break;
     case NodeKind::Conditional: checkConditional(); break;
+    case NodeKind::Collective: checkCollective(); break;
     case NodeKind::Barrier: break;
     default:
       c.error(n, kNone, pre() + "unknown node kind " + s(uint32_t(node.kind)));

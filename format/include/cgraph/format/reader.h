@@ -37,6 +37,7 @@ constexpr uint16_t kCgfMinorVersion = 0;
 constexpr uint16_t kCgfAlternativesMinorVersion = 1; // files holding Node::alternatives
 constexpr uint16_t kCgfExprMajorVersion = 2; // files holding Graph::exprs
 constexpr uint16_t kCgfTransferExprMinorVersion = 2; // copy/fill/host/slot-size exprs (bit 2)
+constexpr uint16_t kCgfCollectiveMinorVersion = 3; // collective nodes (bit 3)
 constexpr uint16_t kCgfMaxMajorVersion = 2;
 
 struct ReadOptions {

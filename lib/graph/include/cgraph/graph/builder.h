@@ -45,6 +45,9 @@ public:
   uint32_t addFill(std::string name, FillOp op);
   uint32_t addHost(std::string name, HostOp op, std::vector<Arg> args);
   uint32_t addBarrier(std::string name);
+  // NodeKind::Collective; fields that are expressions go to Graph::exprs like any other
+  // (ExprField::CollSendOffset..CollPeer).
+  uint32_t addCollective(std::string name, CollectiveOp op);
   // Appends `child` to Graph::subgraphs and a Subgraph node binding child slot i to
   // parent slot slotBinding[i].
   uint32_t addSubgraph(std::string name, Graph child, std::vector<uint32_t> slotBinding);

@@ -18,6 +18,10 @@
 //   every parameter value.
 // - host task slot args: read+write, except built-ins "checksum", "print", "write_file",
 //   "compare" (read) and "read_file" (write); extent unknown.
+// - collective: send side read, receive side written, count elements each (to the end
+//   of the slot where the extent scales with the world size: all_gather's receive
+//   side, reduce_scatter's send side; or where a field is an expression, an offset
+//   expression counting as 0).
 // - barrier: none. subgraph: the union of its child's accesses, mapped through the
 //   node's slot binding, one merged access per parent slot.
 #pragma once
