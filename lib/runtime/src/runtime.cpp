@@ -103,6 +103,19 @@ Executable::Executable(Device &device, Graph flattened, ExecMode mode)
         if (f == 25) node.fill.bytes = 0;
         continue;
       }
+      if (isCollectiveField(fe.field)) {
+        if (node.kind != NodeKind::Collective) {
+          exprError_ = where + ": not a collective node";
+          break;
+        }
+        if (collIndex_.empty()) collIndex_.assign(graph_.nodes.size(), kNone);
+        if (collIndex_[fe.node] == kNone) {
+          collIndex_[fe.node] = uint32_t(collParams_.size());
+          collParams_.push_back({kNone, kNone, kNone, kNone});
+        }
+        collParams_[collIndex_[fe.node]][uint16_t(fe.field) - 40] = nParams + uint32_t(e);
+        continue;
+      }
       if (fe.field == ExprField::ScalarArg && node.kind == NodeKind::Host) {
         if (fe.arg < node.args.size() && node.args[fe.arg].kind == ArgKind::Scalar &&
             !isFloat(node.args[fe.arg].type)) {
@@ -311,7 +324,7 @@ Error Executable::evaluateExprs() {
     const uint16_t f = uint16_t(fe.field);
     if ((f < 6 || fe.field == ExprField::SlotSize) && v < 1)
       return makeError(where() + " is " + std::to_string(v) + "; it must be at least 1");
-    if (((f >= 6 && f <= 8) || isTransferField(fe.field)) && v < 0)
+    if (((f >= 6 && f <= 8) || isTransferField(fe.field) || isCollectiveField(fe.field)) && v < 0)
       return makeError(where() + " is " + std::to_string(v) + "; it must not be negative");
     if (fe.field == ExprField::FillOffset || fe.field == ExprField::FillBytes) {
       const size_t ps = graph_.nodes[fe.node].fill.pattern.size();
@@ -360,6 +373,17 @@ Executable::Transfer Executable::transfer(uint32_t node,
   if (x[1] != kNone) t.dstOffset = params[x[1]];
   if (x[2] != kNone) t.bytes = params[x[2]];
   return t;
+}
+
+CollectiveOp Executable::collective(uint32_t node, const std::vector<uint64_t> &params) const {
+  CollectiveOp c = graph_.nodes[node].coll;
+  if (collIndex_.empty() || collIndex_[node] == kNone) return c;
+  const std::array<uint32_t, 4> &x = collParams_[collIndex_[node]];
+  if (x[0] != kNone) c.sendOffset = params[x[0]];
+  if (x[1] != kNone) c.recvOffset = params[x[1]];
+  if (x[2] != kNone) c.count = params[x[2]];
+  if (x[3] != kNone) c.peer = params[x[3]];
+  return c;
 }
 
 // The copy and fill nodes with stored expressions: every range inside its slot's size

@@ -15,6 +15,7 @@
 #include "cgraph/graph/labels.h"
 #include "cgraph/graph/order.h"
 #include "cgraph/runtime/host_tasks.h"
+#include "collective.h"
 #include "cgraph/runtime/slot_init.h"
 
 
@@ -185,6 +186,7 @@ Error withNode(const Graph &g, uint32_t n, Error e) {
   const std::string label = nodeLabel(g, n);
   if (e.message().rfind(label + " (kernel '", 0) == 0) return e;
   if (g.nodes[n].kind == NodeKind::Host && e.message().rfind(label + ": ", 0) == 0) return e;
+  if (g.nodes[n].kind == NodeKind::Collective && e.message().rfind(label + " (rank ", 0) == 0) return e;
   return e.withContext(label);
 }
 
@@ -204,7 +206,8 @@ class CpuExecutable : public rt::Executable {
 public:
   CpuExecutable(CpuDevice &device, Graph flat, const rt::FinalizeOptions &opts)
       : Executable(device, std::move(flat), opts.mode), cpu_(device), useCache_(opts.useCache),
-        checkBounds_(device.options().checkBounds) {}
+        checkBounds_(device.options().checkBounds), comm_(opts.communicator),
+        collectiveTimeout_(opts.collectiveTimeout) {}
 
   Error prepare(const rt::FinalizeOptions &opts) {
     const Graph &g = graph_;
@@ -245,6 +248,7 @@ public:
       p.node = n;
       p.kind = node.kind;
       if (node.kind == NodeKind::Host) hasHost = true;
+      if (node.kind == NodeKind::Collective) hasCollectives_ = true;
       if (node.kind != NodeKind::Kernel) continue;
       CGRAPH_RETURN_IF_ERROR(prepareKernel(n, p).withContext(nodeLabel(g, n)));
       // Alternatives in other modules are compiled now (a switch then finds them in the
@@ -471,6 +475,9 @@ public:
       }
       return host_->run(p.node, spans, sub.params);
     }
+    case NodeKind::Collective: // finalize checked that there is a communicator
+      return runCollective(graph_, p.node, collective(p.node, sub.params), sub.base.data(), sub.length.data(),
+                           *comm_, collectiveTimeout_);
     case NodeKind::Barrier:
     case NodeKind::Subgraph:
     case NodeKind::Conditional: return Error::success(); // flattened / staged before here
@@ -522,6 +529,8 @@ public:
       std::lock_guard<std::mutex> lock(errMutex);
       if (levelErr) err = std::move(levelErr);
     }
+    // Sends a collective left in flight are delivered before the event completes.
+    if (!err && comm_ && hasCollectives_) err = comm_->flush(collectiveTimeout_);
     sub.event->complete(std::move(err), std::move(timings));
   }
 
@@ -578,6 +587,8 @@ public:
         timings.push_back(t);
       }
     }
+    // Sends a collective left in flight are delivered before the event completes.
+    if (!err && comm_ && hasCollectives_) err = comm_->flush(collectiveTimeout_);
     sub.event->complete(std::move(err), std::move(timings));
   }
 
@@ -599,6 +610,9 @@ private:
   std::vector<Shape> shapes_;
   std::vector<std::unique_ptr<rt::Buffer>> storage_;
   std::unique_ptr<rt::HostTasks> host_;
+  rt::Communicator *comm_; // not owned (FinalizeOptions::communicator)
+  std::chrono::milliseconds collectiveTimeout_;
+  bool hasCollectives_ = false;
   SubmitQueue queue_; // last: joined first, before the state it uses goes away
 };
 

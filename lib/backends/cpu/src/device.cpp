@@ -2,6 +2,7 @@
 
 #include "cgraph/graph/flatten.h"
 #include "cgraph/graph/validate.h"
+#include "cgraph/runtime/communicator.h"
 #include "cgraph/runtime/staged.h"
 
 #include <cstdlib>
@@ -55,6 +56,15 @@ Expected<std::unique_ptr<rt::Executable>> CpuDevice::finalize(const Graph &graph
   ValidateOptions vo;
   vo.warnings = false;
   CGRAPH_RETURN_IF_ERROR(firstError(validateGraph(*flat, vo)));
+  // Collective nodes: host steps through the caller's communicator.
+  if (rt::hasCollectives(*flat)) {
+    if (!opts.communicator)
+      return makeError(ErrorCode::Invalid, "the graph has collective nodes but no communicator was given "
+                                           "(run it under mpirun, or bind one in FinalizeOptions)");
+    if (rt::hasConditionals(*flat))
+      return makeError(ErrorCode::Unsupported, "collective nodes in a graph with conditional nodes are not "
+                                               "supported by the cpu backend yet");
+  }
   // Conditional nodes: runtime-driven stages (cgraph/runtime/staged.h).
   if (rt::hasConditionals(*flat)) return rt::finalizeStaged(*this, std::move(*flat), opts);
   return makeExecutable(*this, std::move(*flat), opts);

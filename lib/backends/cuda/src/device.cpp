@@ -2,6 +2,7 @@
 #include "exec.h"
 
 #include "cgraph/backends/gpu_common/graph_executable.h"
+#include "cgraph/runtime/communicator.h"
 #include "cgraph/graph/flatten.h"
 #include "cgraph/graph/validate.h"
 #include "cgraph/runtime/staged.h"
@@ -164,6 +165,7 @@ Expected<std::unique_ptr<rt::Executable>> CudaDevice::finalize(const Graph &grap
   double flattenUs = 0;
   Expected<Graph> flat = gpu::flattenForGpu(graph, &flattenUs);
   if (!flat) return flat.error();
+  CGRAPH_RETURN_IF_ERROR(rt::refuseCollectives(*flat, "cuda"));
   return finalizeFlat(*this, &graph, std::move(*flat), opts, flattenUs);
 }
 
@@ -174,6 +176,7 @@ Expected<std::unique_ptr<rt::Executable>> CudaDevice::finalizeOwned(Graph graph,
   double flattenUs = 0;
   Expected<Graph> flat = gpu::flattenForGpu(std::move(graph), &flattenUs);
   if (!flat) return flat.error();
+  CGRAPH_RETURN_IF_ERROR(rt::refuseCollectives(*flat, "cuda"));
   return finalizeFlat(*this, nullptr, std::move(*flat), opts, flattenUs);
 }
 

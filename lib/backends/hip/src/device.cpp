@@ -3,6 +3,7 @@
 #include "internal.h"
 
 #include "cgraph/backends/gpu_common/launch_plan.h"
+#include "cgraph/runtime/communicator.h"
 #include "cgraph/cache/key.h"
 #include "cgraph/backends/gpu_common/graph_executable.h"
 #include "cgraph/graph/flatten.h"
@@ -158,6 +159,7 @@ Expected<std::unique_ptr<rt::Executable>> HipDevice::finalize(const Graph &graph
                                                               const rt::FinalizeOptions &opts) {
   Expected<Graph> flat = gpu::flattenForGpu(graph);
   if (!flat) return flat.error();
+  CGRAPH_RETURN_IF_ERROR(rt::refuseCollectives(*flat, "hip"));
   CGRAPH_RETURN_IF_ERROR(makeCurrent());
   // HIP 5.2 has no conditional nodes: conditionals run runtime-driven.
   if (rt::hasConditionals(*flat)) return rt::finalizeStaged(*this, std::move(*flat), opts);

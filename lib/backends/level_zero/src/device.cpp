@@ -2,6 +2,7 @@
 #include "internal.h"
 
 #include "cgraph/graph/flatten.h"
+#include "cgraph/runtime/communicator.h"
 #include "cgraph/graph/validate.h"
 #include "cgraph/runtime/staged.h"
 
@@ -123,6 +124,7 @@ Error LevelZeroDevice::read(rt::Buffer &src, uint64_t offset, void *dst, uint64_
 Expected<std::unique_ptr<rt::Executable>>
 LevelZeroDevice::finalize(const Graph &graph, const rt::FinalizeOptions &opts) {
   CGRAPH_RETURN_IF_ERROR(firstError(validateGraph(graph, ValidateOptions{false, true, true})));
+  CGRAPH_RETURN_IF_ERROR(rt::refuseCollectives(graph, "level_zero"));
   Expected<Graph> flat = flattenSubgraphs(graph);
   if (!flat) return flat.error();
   // Conditional nodes: runtime-driven stages (cgraph/runtime/staged.h).

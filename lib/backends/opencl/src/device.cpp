@@ -2,6 +2,7 @@
 #include "internal.h"
 
 #include "cgraph/graph/flatten.h"
+#include "cgraph/runtime/communicator.h"
 #include "cgraph/graph/validate.h"
 #include "cgraph/runtime/staged.h"
 
@@ -108,6 +109,7 @@ Error OpenCLDevice::read(rt::Buffer &src, uint64_t offset, void *dst, uint64_t b
 Expected<std::unique_ptr<rt::Executable>> OpenCLDevice::finalize(const Graph &graph,
                                                                  const rt::FinalizeOptions &opts) {
   CGRAPH_RETURN_IF_ERROR(firstError(validateGraph(graph, ValidateOptions{false, true, true})));
+  CGRAPH_RETURN_IF_ERROR(rt::refuseCollectives(graph, "opencl"));
   Expected<Graph> flat = flattenSubgraphs(graph);
   if (!flat) return flat.error();
   // Conditional nodes: runtime-driven stages (cgraph/runtime/staged.h).

@@ -34,6 +34,7 @@
 #include "cgraph/model.h"
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -198,6 +199,8 @@ enum class ExecMode {
   Eager,  // node by node through the backend's ordinary submit path (for comparison)
 };
 
+class Communicator; // communicator.h
+
 struct FinalizeOptions {
   ExecMode mode = ExecMode::Replay;
   HostPolicy host;
@@ -205,6 +208,12 @@ struct FinalizeOptions {
   // Memory planning (cgraph/graph/memory_plan.h): transient slots whose lifetimes do
   // not overlap share runtime-owned memory. Off: every owned slot has its own buffer.
   bool planMemory = true;
+  // Collective nodes run through this communicator (communicator.h); not owned, it must
+  // outlive the executable. Null: a graph with collective nodes fails at finalize.
+  Communicator *communicator = nullptr;
+  // The longest one collective may wait for its peers; past it the submission fails
+  // with ErrorCode::Timeout naming the node and rank, instead of hanging.
+  std::chrono::milliseconds collectiveTimeout{60000};
 };
 
 struct SubmitOptions {
@@ -358,6 +367,9 @@ protected:
     uint64_t srcOffset = 0, dstOffset = 0, bytes = 0;
   };
   Transfer transfer(uint32_t node, const std::vector<uint64_t> &params) const;
+  // A collective node's fields for the submission whose params are `params`, those that
+  // are stored expressions evaluated (enqueue checked they are not negative). O(1).
+  CollectiveOp collective(uint32_t node, const std::vector<uint64_t> &params) const;
   virtual Expected<EventPtr> submit(const std::vector<ResolvedSlot> &slots,
                                     const std::vector<uint64_t> &params,
                                     const SubmitOptions &opts) = 0;
@@ -406,6 +418,10 @@ private:
   // submit() params or kNone; the node}). Empty when the graph has none.
   std::vector<uint32_t> transferIndex_;
   std::vector<std::array<uint32_t, 4>> transferParams_;
+  // Collective nodes with stored expressions: per node an index into collParams_
+  // ({send offset, recv offset, count, peer}: parameter indices or kNone).
+  std::vector<uint32_t> collIndex_;
+  std::vector<std::array<uint32_t, 4>> collParams_;
   // Per slot: kNone or the expression (index into graph().exprs) giving its size.
   std::vector<uint32_t> slotSizeExpr_;
   // Runtime-owned slots of expression size: the largest size seen so far (ensureGrown).

@@ -1,0 +1,65 @@
+// Collective nodes as host steps (collective.h).
+#include "collective.h"
+
+#include <string>
+
+namespace cgraph::cpu {
+
+namespace {
+
+std::string nodeText(const Graph &g, uint32_t n) {
+  return g.nodes[n].name.empty() ? "node #" + std::to_string(n) : "node '" + g.nodes[n].name + "'";
+}
+
+// `elems` elements of `elem` bytes from `offset` inside a slot of `size` bytes.
+bool fits(uint64_t offset, uint64_t elems, uint64_t elem, uint64_t size) {
+  uint64_t bytes;
+  if (__builtin_mul_overflow(elems, elem, &bytes)) return false;
+  return offset <= size && bytes <= size - offset;
+}
+
+} // namespace
+
+Error runCollective(const Graph &g, uint32_t node, const CollectiveOp &c, char *const *base,
+                    const uint64_t *length, rt::Communicator &comm, std::chrono::milliseconds timeout) {
+  const uint64_t world = comm.size(), rank = comm.rank(), elem = scalarSize(c.type);
+  const std::string what = nodeText(g, node) + " (rank " + std::to_string(rank) + " of " +
+                           std::to_string(world) + ")";
+  const char *kind = collKindName(c.kind);
+  if (collHasPeer(c.kind)) {
+    if (c.peer >= world)
+      return makeError(what + ": " + kind + (c.kind == CollKind::Broadcast ? " root " : " peer ") +
+                       std::to_string(c.peer) + " is not a rank of the world");
+    if (c.kind != CollKind::Broadcast && c.peer == rank)
+      return makeError(what + ": " + kind + " to its own rank " + std::to_string(rank));
+  }
+  rt::CollectiveCall call;
+  call.kind = c.kind;
+  call.op = c.op;
+  call.type = c.type;
+  call.count = c.count;
+  call.peer = uint32_t(c.peer);
+  call.what = what;
+  if (collHasSend(c.kind)) {
+    const uint64_t elems = collSendElems(c.kind, c.count, world);
+    if (!fits(c.sendOffset, elems, elem, length[c.sendSlot]))
+      return makeError(what + ": " + kind + " send side: " + std::to_string(elems) + " elements of " +
+                       std::to_string(elem) + " bytes from offset " + std::to_string(c.sendOffset) +
+                       " are past the end of slot '" + g.slots[c.sendSlot].name + "' (" +
+                       std::to_string(length[c.sendSlot]) + " bytes)");
+    call.send = base[c.sendSlot] + c.sendOffset;
+  }
+  if (collHasRecv(c.kind)) {
+    const uint64_t elems = collRecvElems(c.kind, c.count, world);
+    if (!fits(c.recvOffset, elems, elem, length[c.recvSlot]))
+      return makeError(what + ": " + kind + " receive side: " + std::to_string(elems) + " elements of " +
+                       std::to_string(elem) + " bytes from offset " + std::to_string(c.recvOffset) +
+                       " are past the end of slot '" + g.slots[c.recvSlot].name + "' (" +
+                       std::to_string(length[c.recvSlot]) + " bytes)");
+    call.recv = base[c.recvSlot] + c.recvOffset;
+  }
+  if (c.count == 0) return Error::success();
+  return comm.run(call, timeout);
+}
+
+} // namespace cgraph::cpu

@@ -1,0 +1,77 @@
+// The communicator collective nodes run through (NodeKind::Collective, .cgf 2.3).
+//
+// A graph file names no communicator: the caller binds one at finalize
+// (FinalizeOptions::communicator), created from MPI (lib/comm/mpi: cgraph_comm_mpi),
+// from a unique id, or handed over by a framework. Backends that run collectives as
+// host steps (cpu) call it with host pointers into the slots' storage, one call per
+// collective node, in the graph's execution order, so every rank that runs the same
+// file calls the same collectives in the same order.
+//
+// Ownership: FinalizeOptions holds a non-owning pointer; the communicator must outlive
+// every executable finalized with it. Thread-safety: an executable calls it from one
+// thread at a time (its submissions run one after the other); two executables sharing
+// one communicator must not run submissions at the same time. Failure modes: errors
+// are values that name the operation, the node (`what`) and the rank; a call that
+// waits longer than `timeout` returns ErrorCode::Timeout instead of hanging, and a
+// peer that died is an error (ErrorCode::DeviceLost where the transport says so).
+// After a failed call the communicator may be unusable (MPI aborts nothing, but the
+// other ranks may be inside the same collective): the caller should stop.
+#pragma once
+
+#include "cgraph/error.h"
+#include "cgraph/model.h"
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+namespace cgraph::rt {
+
+// One call: `count` elements of `type` per rank (see CollKind for each kind's extents);
+// `send` / `recv` are host pointers (null where the kind has no such side; equal for
+// in place); `peer` is the root (broadcast) or the peer (send, recv); `what` names the
+// node for messages ("node 'sum_grad'").
+struct CollectiveCall {
+  CollKind kind = CollKind::AllReduce;
+  ReduceOp op = ReduceOp::Sum;
+  ScalarType type = ScalarType::F32;
+  const void *send = nullptr;
+  void *recv = nullptr;
+  uint64_t count = 0;
+  uint32_t peer = 0;
+  std::string what;
+};
+
+class Communicator {
+public:
+  virtual ~Communicator() = default;
+  virtual uint32_t rank() const = 0;
+  virtual uint32_t size() const = 0;
+  // A short name for messages ("mpi", "local").
+  virtual const char *name() const = 0;
+  // Runs `call` to completion or until `timeout` passed. Blocking.
+  virtual Error run(const CollectiveCall &call, std::chrono::milliseconds timeout) = 0;
+  // Completes what run() left in flight (a send whose data was copied and is still on
+  // its way), waiting up to `timeout`. Backends call it at the end of every submission
+  // that ran collectives, so a submission's event means its sends were delivered.
+  virtual Error flush(std::chrono::milliseconds timeout) { return Error::success(); }
+};
+
+// A world of one rank (no transport): every collective is a copy (or nothing in
+// place); send and recv have no peer and fail. Stateless; thread-safe.
+class LocalCommunicator final : public Communicator {
+public:
+  uint32_t rank() const override { return 0; }
+  uint32_t size() const override { return 1; }
+  const char *name() const override { return "local"; }
+  Error run(const CollectiveCall &call, std::chrono::milliseconds timeout) override;
+};
+
+// Whether the graph has collective nodes (after flattening: top level only).
+bool hasCollectives(const Graph &graph);
+// For backends that do not run collectives: an error naming the backend when the graph
+// has them ("collective nodes are not supported by the opencl backend yet"), else
+// success.
+Error refuseCollectives(const Graph &graph, const std::string &backend);
+
+} // namespace cgraph::rt
