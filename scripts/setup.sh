@@ -12,6 +12,7 @@ PACKAGES=(
   pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo
   lld-14 libamdhip64-dev
   libze-dev
+  libopenmpi-dev openmpi-bin
   python3-numpy python3-pytest libdlpack-dev
 )
 

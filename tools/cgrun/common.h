@@ -7,6 +7,7 @@
 
 #include "cgraph/error.h"
 #include "cgraph/model.h"
+#include "cgraph/runtime/communicator.h"
 #include "cgraph/runtime/runtime.h"
 
 #include <nlohmann/json.hpp>
@@ -40,7 +41,37 @@ struct CommonOptions {
   bool noMemoryPlan = false; // --no-memory-plan: FinalizeOptions::planMemory off
   bool json = false;
   Tolerance tol;
+  // Collective nodes (ranks.cpp): the communicator (never null in a run), this rank,
+  // the world size and the longest one collective may wait.
+  rt::Communicator *comm = nullptr;
+  uint32_t rank = 0, world = 1;
+  std::chrono::milliseconds collectiveTimeout{60000};
 };
+
+// --mpi, --collective-timeout, --all-ranks.
+struct RankOptions {
+  bool mpi = false;
+  double timeoutSeconds = 60;
+  bool allRanks = false;
+};
+// The process's rank: MPI when launched by mpirun (OMPI_COMM_WORLD_SIZE, PMI_SIZE or
+// PMIX_RANK set) or with --mpi, else a world of one (rt::LocalCommunicator); a
+// launcher's WORLD_SIZE other than 1 without MPI is an error. Ranks other than 0 send
+// stdout to /dev/null unless --all-ranks.
+struct RankSetup {
+  std::unique_ptr<rt::Communicator> comm;
+  uint32_t rank = 0, world = 1;
+  bool mpi = false, quiet = false;
+  std::chrono::milliseconds timeout{60000};
+};
+Error setupRanks(const RankOptions &opts, RankSetup *out);
+// Ends the run: on failure in a multi-rank MPI world, MPI_Abort (the other ranks stop
+// instead of waiting in a collective); else frees the communicator and finalizes MPI.
+// Returns rc.
+int finishRanks(RankSetup &ranks, int rc);
+// Sets the graph's `rank` and `world` parameters (where it has them and --param did
+// not give them) from o.rank and o.world.
+Error setRankParams(const Graph &g, const CommonOptions &o, rt::ParamValues *params);
 
 // One input per external slot, from the command line.
 struct InputSpec {

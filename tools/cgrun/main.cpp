@@ -150,7 +150,15 @@ int mainImpl(int argc, char **argv) {
   uint64_t memoryMb = 2048;
   CompareOptions compare;
   app.add_flag("--version", version, "print the version and exit");
+  RankOptions rankOpts;
   if (cmd == Command::Run) {
+    app.add_flag("--mpi", rankOpts.mpi,
+                 "one rank per process through MPI (implied under mpirun); sets the graph's rank and "
+                 "world parameters");
+    app.add_option("--collective-timeout", rankOpts.timeoutSeconds,
+                   "seconds a collective node may wait for the other ranks before the run fails (default 60)")
+        ->check(kNonNegative);
+    app.add_flag("--all-ranks", rankOpts.allRanks, "print results on every rank (default: rank 0 only)");
     app.add_flag("--list-devices", list, "list every backend compiled in, its devices and capabilities");
     app.add_option("-n,--iterations", iterations, "number of replays (default 1)");
     app.add_option("--output", outputs, "slot=file.npy|file.bin: write the slot after the last run")
@@ -196,7 +204,16 @@ int mainImpl(int argc, char **argv) {
   if (cmd == Command::Run) {
     if (o.backends.size() > 1 && !o.device.empty()) return usage("--device with more than one --backend");
     if (iterations == 0) return usage("--iterations must be at least 1");
-    return runCommand(o, iterations, outputs, checks, trace);
+    RankSetup ranks;
+    if (Error e = setupRanks(rankOpts, &ranks)) {
+      note("cgrun: error: " + e.message());
+      return finishRanks(ranks, 1);
+    }
+    o.comm = ranks.comm.get();
+    o.rank = ranks.rank;
+    o.world = ranks.world;
+    o.collectiveTimeout = ranks.timeout;
+    return finishRanks(ranks, runCommand(o, iterations, outputs, checks, trace));
   }
   if (cmd == Command::Bench) {
     if (o.backends.size() > 1 && !o.device.empty()) return usage("--device with more than one --backend");

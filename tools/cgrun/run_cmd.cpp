@@ -81,6 +81,7 @@ int runCommand(const CommonOptions &o, uint32_t iterations, const std::vector<st
   if (!graph) return fail(graph.error());
   Expected<rt::ParamValues> params = parseParams(*graph, o);
   if (!params) return fail(params.error());
+  if (Error e = setRankParams(*graph, o, &*params)) return fail(e);
   sizeSlotsForParams(*graph, {*params}); // slot sizes that depend on parameters
   const Graph &g = *graph;
   const std::vector<uint64_t> bytes = slotBytes(g);
@@ -130,6 +131,8 @@ int runCommand(const CommonOptions &o, uint32_t iterations, const std::vector<st
   rt::FinalizeOptions fo;
   fo.host = policy;
   fo.planMemory = !o.noMemoryPlan;
+  fo.communicator = o.comm;
+  fo.collectiveTimeout = o.collectiveTimeout;
   auto t0 = std::chrono::steady_clock::now();
   // More than one --backend: the device list of a multi-device graph (the first holds
   // the bindings and results).
@@ -170,7 +173,12 @@ int runCommand(const CommonOptions &o, uint32_t iterations, const std::vector<st
   }
 
   nlohmann::json jOutputs = nlohmann::json::array(), jChecks = nlohmann::json::array();
-  for (const OutputSpec &out : outs) {
+  for (OutputSpec out : outs) {
+    // In a world of several ranks, rank r writes a path with "{rank}" (replaced by r);
+    // a path without it is rank 0's alone.
+    const size_t at = out.path.find("{rank}");
+    if (at == std::string::npos && o.rank != 0) continue;
+    if (at != std::string::npos) out.path.replace(at, 6, std::to_string(o.rank));
     auto data = readSlot(**dev, *bound, out.slot, 0, bytes[out.slot]);
     if (!data) return fail(data.error().withContext("--output " + g.slots[out.slot].name));
     // writeOutputFile: '-' is stdout, a device or FIFO is written through, a file is

@@ -1,0 +1,65 @@
+#!/bin/bash
+# Collective nodes under mpirun (tests/mpi/CMakeLists.txt registers each case).
+# Usage: run_mpi_tests.sh CASE MPIRUN CGC CGRUN SOURCE_DIR WORK_DIR
+set -euo pipefail
+case_name=$1 mpirun=$2 cgc=$3 cgrun=$4 src=$5 work=$6
+rm -rf "$work"
+mkdir -p "$work"
+cd "$work"
+# Two ranks on one machine over loopback TCP only (no shared-memory or fabric setup).
+mpi=("$mpirun" --oversubscribe --mca btl self,tcp --mca btl_tcp_if_include lo)
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+"$cgc" "$src/examples/data-parallel/graph.json" -o dp.cgf
+
+case "$case_name" in
+data_parallel)
+  # The reference: one process, the global batch of 2 x 16 rows, 20 SGD steps.
+  "$cgrun" dp.cgf -n 20 --param batch=32 --output w=ref.npy
+  # Two ranks, 16 rows each from $rank, the gradient summed by all_reduce: every rank
+  # ends with the reference's weights (up to summation order).
+  "${mpi[@]}" -np 2 "$cgrun" dp.cgf -n 20 --param batch=16 --check w=@ref.npy --rtol 1e-4 --atol 1e-6 \
+    --output 'w=w_{rank}.npy' --all-ranks > ranks.out
+  [ "$(grep -c '^check w: ok' ranks.out)" = 2 ] || fail "expected 'check w: ok' from both ranks: $(cat ranks.out)"
+  [ -f w_0.npy ] && [ -f w_1.npy ] || fail "each rank writes its w_{rank}.npy"
+  # And both against numpy: the same model, data and steps in float64.
+  /usr/bin/python3 - <<'PY'
+import numpy as np
+D, rows, steps, lr = 16, 32, 20, 0.5
+g = np.arange(rows)[:, None]
+j = np.arange(D)[None, :]
+x = ((g * 7 + j * 3) % 11).astype(np.float64) / 11.0 - 0.5
+t = x @ ((np.arange(D) % 5) - 2).astype(np.float64)
+w = np.zeros(D)
+for _ in range(steps):
+    w -= lr * (2.0 / rows) * ((x @ w - t) @ x)
+for r in (0, 1):
+    got = np.load(f"w_{r}.npy")
+    assert got.dtype == np.float32, got.dtype
+    err = np.max(np.abs(got - w))
+    assert err < 1e-4, f"rank {r}: max abs err {err} vs numpy"
+    assert np.any(got != 0), "the weights never moved"
+print("numpy reference: ok")
+PY
+  ;;
+early_exit)
+  # Rank 1 runs a graph without collectives and exits; rank 0 waits in its all_reduce
+  # until the timeout (3 s), then fails naming the node and rank, and the run ends
+  # (MPI_Abort) instead of hanging.
+  "$cgc" "$src/examples/saxpy/graph.json" -o other.cgf
+  start=$(date +%s)
+  set +e
+  timeout 120 "${mpi[@]}" -np 1 "$cgrun" dp.cgf --collective-timeout 3 : -np 1 "$cgrun" other.cgf \
+    > run.out 2> run.err
+  rc=$?
+  set -e
+  elapsed=$(( $(date +%s) - start ))
+  [ "$rc" != 0 ] || fail "the run succeeded although rank 1 left"
+  [ "$rc" != 124 ] || fail "the run hung until the test's own timeout"
+  grep -q "node 'sum_grad' (rank 0 of 2): all_reduce: no progress after 3000 ms" run.err ||
+    fail "no timeout error naming the node and rank: $(cat run.err)"
+  [ "$elapsed" -lt 60 ] || fail "took ${elapsed}s"
+  echo "rank 0 failed after ${elapsed}s as expected"
+  ;;
+*) fail "unknown case $case_name" ;;
+esac
