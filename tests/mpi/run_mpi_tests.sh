@@ -42,6 +42,40 @@ for r in (0, 1):
 print("numpy reference: ok")
 PY
   ;;
+ring)
+  # One file for every rank and world size: each rank sends to the next and receives
+  # from the previous one, all sending first (the MPI communicator completes a send
+  # later, so nobody waits on itself), with 3 ranks.
+  cat > ring.cl <<'CL'
+__kernel void set(__global int *x, int r) { x[get_global_id(0)] = 100 * r + (int)get_global_id(0); }
+CL
+  cat > ring.json <<'JSON'
+{
+  "name": "ring",
+  "kernels": [{ "file": "ring.cl" }],
+  "slots": [
+    { "name": "mine", "count": 4, "type": "i32", "init": "transient" },
+    { "name": "got", "count": 4, "type": "i32", "external": true }
+  ],
+  "params": [{ "name": "rank", "type": "i32" }, { "name": "world", "type": "i32", "default": 1 }],
+  "nodes": [
+    { "name": "set", "kernel": "set", "global": [4], "args": ["mine", "$rank"] },
+    { "name": "tx", "send": { "slot": "mine", "peer": "($rank + 1) % $world", "count": 4, "type": "i32" } },
+    { "name": "rx", "recv": { "slot": "got", "peer": "($rank + $world - 1) % $world", "count": 4, "type": "i32" } }
+  ]
+}
+JSON
+  "$cgc" ring.json -o ring.cgf
+  "${mpi[@]}" -np 3 "$cgrun" ring.cgf --collective-timeout 30 --output 'got=got_{rank}.bin'
+  /usr/bin/python3 - <<'PY'
+import numpy as np
+for r in range(3):
+    got = np.fromfile(f"got_{r}.bin", dtype=np.int32)
+    want = 100 * ((r + 2) % 3) + np.arange(4)
+    assert (got == want).all(), (r, got, want)
+print("ring: ok")
+PY
+  ;;
 early_exit)
   # Rank 1 runs a graph without collectives and exits; rank 0 waits in its all_reduce
   # until the timeout (3 s), then fails naming the node and rank, and the run ends

@@ -26,6 +26,7 @@ const Example kExamples[] = {
     {"examples/image", 5, 4},
     {"examples/chain1000", 1000, 1},
     {"examples/lu", 510, 2}, // 255 x (scale, update), ranges from expressions
+    {"examples/data-parallel", 5, 4}, // shard, forward, gradient, all_reduce, update
     {"tests/tools/data/features", 20, 4},
 };
 

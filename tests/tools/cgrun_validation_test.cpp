@@ -220,3 +220,33 @@ TEST_CASE("the description reference's complete example compiles and runs on the
   CHECK(r.out.find("checksum c: xxh3=") != std::string::npos);
   CHECK(fs::file_size(dir / "out.bin") == 4096);
 }
+
+TEST_CASE("collective nodes: one rank without mpirun, errors naming node and rank, other backends refuse",
+          "[tools][cgrun][collective]") {
+  const fs::path src = fs::path(CGRAPH_SOURCE_DIR);
+  fs::path dir = scratch("collectives");
+  Result c = cgc(quote((src / "examples/data-parallel/graph.json").string()) + " -o dp.cgf", dir);
+  INFO(c.err);
+  REQUIRE(c.code == 0);
+  // A world of one rank: all_reduce is the identity; rank and world come from cgrun.
+  Result r = cgrun("dp.cgf -n 3 --output w=w.bin", dir);
+  INFO(r.out << r.err);
+  CHECK(r.code == 0);
+  CHECK(fs::file_size(dir / "w.bin") == 64);
+  // collectives.json sends to ($rank + 1) % $world: in a world of one, its own rank.
+  Result d = cgc(quote((src / "tests/tools/data/collectives.json").string()) + " -o coll.cgf", dir);
+  REQUIRE(d.code == 0);
+  Result s = cgrun("coll.cgf --zeros whole --zeros act", dir);
+  CHECK(s.code == 1);
+  CHECK(s.err.find("cgrun: error: iteration 0: node 'tx' (rank 0 of 1): send to its own rank 0\n") !=
+        std::string::npos);
+  // A launcher's world of several ranks needs MPI.
+  Result w = tooltest::runTool("env", "WORLD_SIZE=2 " + quote(CGRUN_PATH) + " dp.cgf", dir, dir / "ws");
+  CHECK(w.code == 1);
+  CHECK(w.err.find("WORLD_SIZE=2 without mpirun") != std::string::npos);
+#ifdef CGRUN_TEST_OPENCL
+  Result o = cgrun("dp.cgf --backend opencl", dir);
+  CHECK(o.code == 1);
+  CHECK(o.err == "cgrun: error: collective nodes are not supported by the opencl backend yet\n");
+#endif
+}
