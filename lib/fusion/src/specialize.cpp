@@ -99,6 +99,18 @@ Error setField(Graph &g, const FieldExpr &e, int64_t v) {
   case ExprField::FillBytes:
     n.fill.bytes = uint64_t(v);
     return Error();
+  case ExprField::CollSendOffset:
+    n.coll.sendOffset = uint64_t(v);
+    return Error();
+  case ExprField::CollRecvOffset:
+    n.coll.recvOffset = uint64_t(v);
+    return Error();
+  case ExprField::CollCount:
+    n.coll.count = uint64_t(v);
+    return Error();
+  case ExprField::CollPeer:
+    n.coll.peer = uint64_t(v);
+    return Error();
   default:
     return makeError(where + ": unknown expression field");
   }
