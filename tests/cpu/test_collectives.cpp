@@ -293,6 +293,20 @@ TEST_CASE("collectives: errors name the node and rank", "[cpu][collective]") {
     REQUIRE(r.error);
     CHECK(r.error.message() == "node 'tx' (rank 0 of 2): send peer 3 is not a rank of the world");
   }
+  SECTION("sides that overlap in a world of this size") {
+    GraphBuilder b2("overlap");
+    addSlot(b2, "s", 64);
+    b2.addParam(Param{"off", ScalarType::I32, 32});
+    b2.addCollective("gather", coll(CollKind::AllGather, 0, 0, 4)); // recv at $off - 24: 2 blocks of 16 bytes
+    Graph g2 = b2.take();
+    addExpr(g2, 0, ExprField::CollRecvOffset, "$off - 24");
+    ThreadWorld world(2);
+    ThreadCommunicator c0(world, 0);
+    RankResult r = runRank(g2, c0, std::chrono::seconds(5));
+    REQUIRE(r.error);
+    CHECK(r.error.message() == "node 'gather' (rank 0 of 2): all_gather send side [0, 16) and receive side [8, 40) "
+                               "overlap in slot 's'");
+  }
   SECTION("a rank that never arrives times out") {
     Graph g2 = g;
     g2.exprs.clear();

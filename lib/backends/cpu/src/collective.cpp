@@ -23,6 +23,8 @@ bool fits(uint64_t offset, uint64_t elems, uint64_t elem, uint64_t size) {
 Error runCollective(const Graph &g, uint32_t node, const CollectiveOp &c, char *const *base,
                     const uint64_t *length, rt::Communicator &comm, std::chrono::milliseconds timeout) {
   const uint64_t world = comm.size(), rank = comm.rank(), elem = scalarSize(c.type);
+  // The fits() checks below bound every extent by a slot size, so the ends computed
+  // after them do not wrap.
   const std::string what = nodeText(g, node) + " (rank " + std::to_string(rank) + " of " +
                            std::to_string(world) + ")";
   const char *kind = collKindName(c.kind);
@@ -57,6 +59,17 @@ Error runCollective(const Graph &g, uint32_t node, const CollectiveOp &c, char *
                        " are past the end of slot '" + g.slots[c.recvSlot].name + "' (" +
                        std::to_string(length[c.recvSlot]) + " bytes)");
     call.recv = base[c.recvSlot] + c.recvOffset;
+  }
+  // One slot on both sides (offsets from expressions, so not checked statically): the
+  // same bytes where the kind works in place, else disjoint ranges.
+  if (call.send && call.recv && c.sendSlot == c.recvSlot && c.count) {
+    const bool inPlaceOk = c.kind == CollKind::AllReduce || c.kind == CollKind::Broadcast;
+    const uint64_t sendEnd = c.sendOffset + collSendElems(c.kind, c.count, world) * elem;
+    const uint64_t recvEnd = c.recvOffset + collRecvElems(c.kind, c.count, world) * elem;
+    if (!(inPlaceOk && c.sendOffset == c.recvOffset) && c.sendOffset < recvEnd && c.recvOffset < sendEnd)
+      return makeError(what + ": " + kind + " send side [" + std::to_string(c.sendOffset) + ", " +
+                       std::to_string(sendEnd) + ") and receive side [" + std::to_string(c.recvOffset) + ", " +
+                       std::to_string(recvEnd) + ") overlap in slot '" + g.slots[c.sendSlot].name + "'");
   }
   if (c.count == 0) return Error::success();
   return comm.run(call, timeout);
