@@ -76,6 +76,68 @@ for r in range(3):
 print("ring: ok")
 PY
   ;;
+kinds)
+  # Every kind through MPI, with 2 and 3 ranks: all_reduce (sum f32, max i32, prod f32)
+  # in place, all_gather, reduce_scatter (min), broadcast from root 1; every rank's
+  # slots against numpy.
+  cat > kinds.cl <<'CL'
+__kernel void init(__global float *a, __global int *m, __global float *p, __global float *part,
+                   __global float *big, __global float *b, int rank, int world) {
+  const int i = get_global_id(0);
+  if (i < 8) { a[i] = 10 * rank + i; m[i] = (rank + 1) * (i + 1); p[i] = rank + 2; b[i] = 1000 * rank + i; }
+  if (i < 4) part[i] = 100 * rank + i;
+  if (i < 4 * world) big[i] = (float)((rank * 7 + i * 3) % 10);
+}
+CL
+  cat > kinds.json <<'JSON'
+{
+  "name": "kinds",
+  "kernels": [{ "file": "kinds.cl" }],
+  "slots": [
+    { "name": "a", "count": 8, "type": "f32", "init": "transient" },
+    { "name": "m", "count": 8, "type": "i32", "init": "transient" },
+    { "name": "p", "count": 8, "type": "f32", "init": "transient" },
+    { "name": "part", "count": 4, "type": "f32", "init": "transient" },
+    { "name": "whole", "count": 16, "type": "f32", "init": "transient" },
+    { "name": "big", "count": 16, "type": "f32", "init": "transient" },
+    { "name": "mine", "count": 4, "type": "f32", "init": "transient" },
+    { "name": "b", "count": 8, "type": "f32", "init": "transient" }
+  ],
+  "params": [{ "name": "rank", "type": "i32" }, { "name": "world", "type": "i32", "default": 1 }],
+  "nodes": [
+    { "name": "init", "kernel": "init", "global": [16], "args": ["a", "m", "p", "part", "big", "b", "$rank", "$world"] },
+    { "name": "sum", "all_reduce": { "slot": "a", "count": 8 } },
+    { "name": "max", "all_reduce": { "slot": "m", "count": 8, "op": "max", "type": "i32" } },
+    { "name": "prod", "all_reduce": { "slot": "p", "count": 8, "op": "prod" } },
+    { "name": "gather", "all_gather": { "src": "part", "dst": "whole", "count": 4 } },
+    { "name": "scatter", "reduce_scatter": { "src": "big", "dst": "mine", "count": 4, "op": "min" } },
+    { "name": "bcast", "broadcast": { "slot": "b", "count": 8, "root": 1 } }
+  ]
+}
+JSON
+  "$cgc" kinds.json -o kinds.cgf
+  for n in 2 3; do
+    outs=()
+    for s in a m p whole mine b; do outs+=(--output "$s=${s}_${n}_{rank}.bin"); done
+    "${mpi[@]}" -np "$n" "$cgrun" kinds.cgf --collective-timeout 30 "${outs[@]}"
+  done
+  /usr/bin/python3 - <<'PY'
+import numpy as np
+def load(s, n, r, t=np.float32): return np.fromfile(f"{s}_{n}_{r}.bin", dtype=t)
+for n in (2, 3):
+    R = np.arange(n)[:, None]
+    i8, i4 = np.arange(8), np.arange(4)
+    big = ((R * 7 + np.arange(4 * n)[None, :] * 3) % 10).astype(np.float32)
+    for r in range(n):
+        assert (load("a", n, r) == (10 * R + i8).sum(0)).all(), ("sum", n, r)
+        assert (load("m", n, r, np.int32) == n * (i8 + 1)).all(), ("max", n, r)
+        assert (load("p", n, r) == np.prod(np.arange(n) + 2)).all(), ("prod", n, r)
+        assert (load("whole", n, r)[:4 * n] == (100 * R + i4).reshape(-1)).all(), ("gather", n, r)
+        assert (load("mine", n, r) == big[:, 4 * r:4 * r + 4].min(0)).all(), ("scatter", n, r)
+        assert (load("b", n, r) == 1000 + i8).all(), ("bcast", n, r)
+print("every kind: ok")
+PY
+  ;;
 early_exit)
   # Rank 1 runs a graph without collectives and exits; rank 0 waits in its all_reduce
   # until the timeout (3 s), then fails naming the node and rank, and the run ends
