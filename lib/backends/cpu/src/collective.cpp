@@ -1,15 +1,13 @@
 // Collective nodes as host steps (collective.h).
 #include "collective.h"
 
+#include "cgraph/graph/labels.h"
+
 #include <string>
 
 namespace cgraph::cpu {
 
 namespace {
-
-std::string nodeText(const Graph &g, uint32_t n) {
-  return g.nodes[n].name.empty() ? "node #" + std::to_string(n) : "node '" + g.nodes[n].name + "'";
-}
 
 // `elems` elements of `elem` bytes from `offset` inside a slot of `size` bytes.
 bool fits(uint64_t offset, uint64_t elems, uint64_t elem, uint64_t size) {
@@ -25,7 +23,7 @@ Error runCollective(const Graph &g, uint32_t node, const CollectiveOp &c, char *
   const uint64_t world = comm.size(), rank = comm.rank(), elem = scalarSize(c.type);
   // The fits() checks below bound every extent by a slot size, so the ends computed
   // after them do not wrap.
-  const std::string what = nodeText(g, node) + " (rank " + std::to_string(rank) + " of " +
+  const std::string what = nodeLabel(g, node) + " (rank " + std::to_string(rank) + " of " +
                            std::to_string(world) + ")";
   const char *kind = collKindName(c.kind);
   if (collHasPeer(c.kind)) {
@@ -47,7 +45,7 @@ Error runCollective(const Graph &g, uint32_t node, const CollectiveOp &c, char *
     if (!fits(c.sendOffset, elems, elem, length[c.sendSlot]))
       return makeError(what + ": " + kind + " send side: " + std::to_string(elems) + " elements of " +
                        std::to_string(elem) + " bytes from offset " + std::to_string(c.sendOffset) +
-                       " are past the end of slot '" + g.slots[c.sendSlot].name + "' (" +
+                       " are past the end of " + slotLabel(g, c.sendSlot) + " (" +
                        std::to_string(length[c.sendSlot]) + " bytes)");
     call.send = base[c.sendSlot] + c.sendOffset;
   }
@@ -56,7 +54,7 @@ Error runCollective(const Graph &g, uint32_t node, const CollectiveOp &c, char *
     if (!fits(c.recvOffset, elems, elem, length[c.recvSlot]))
       return makeError(what + ": " + kind + " receive side: " + std::to_string(elems) + " elements of " +
                        std::to_string(elem) + " bytes from offset " + std::to_string(c.recvOffset) +
-                       " are past the end of slot '" + g.slots[c.recvSlot].name + "' (" +
+                       " are past the end of " + slotLabel(g, c.recvSlot) + " (" +
                        std::to_string(length[c.recvSlot]) + " bytes)");
     call.recv = base[c.recvSlot] + c.recvOffset;
   }
@@ -69,7 +67,7 @@ Error runCollective(const Graph &g, uint32_t node, const CollectiveOp &c, char *
     if (!(inPlaceOk && c.sendOffset == c.recvOffset) && c.sendOffset < recvEnd && c.recvOffset < sendEnd)
       return makeError(what + ": " + kind + " send side [" + std::to_string(c.sendOffset) + ", " +
                        std::to_string(sendEnd) + ") and receive side [" + std::to_string(c.recvOffset) + ", " +
-                       std::to_string(recvEnd) + ") overlap in slot '" + g.slots[c.sendSlot].name + "'");
+                       std::to_string(recvEnd) + ") overlap in " + slotLabel(g, c.sendSlot));
   }
   if (c.count == 0) return Error::success();
   return comm.run(call, timeout);
