@@ -70,7 +70,8 @@ Error setupRanks(const RankOptions &opts, RankSetup *out);
 // Returns rc.
 int finishRanks(RankSetup &ranks, int rc);
 // Sets the graph's `rank` and `world` parameters (where it has them and --param did
-// not give them) from o.rank and o.world.
+// not give them) from o.rank and o.world, when the graph has collective nodes or the
+// world has more than one rank.
 Error setRankParams(const Graph &g, const CommonOptions &o, rt::ParamValues *params);
 
 // One input per external slot, from the command line.

@@ -72,7 +72,20 @@ int finishRanks(RankSetup &ranks, int rc) {
   return rc;
 }
 
+namespace {
+bool anyCollectives(const Graph &g, int depth = 0) {
+  if (rt::hasCollectives(g)) return true;
+  if (depth < 16)
+    for (const Graph &child : g.subgraphs)
+      if (anyCollectives(child, depth + 1)) return true;
+  return false;
+}
+} // namespace
+
 Error setRankParams(const Graph &g, const CommonOptions &o, rt::ParamValues *params) {
+  // A graph without collectives run as one rank keeps its own parameters, whatever
+  // they are called.
+  if (o.world == 1 && !anyCollectives(g)) return Error::success();
   auto given = [&](const std::string &name) {
     for (const std::string &p : o.params)
       if (p.rfind(name + "=", 0) == 0) return true;
