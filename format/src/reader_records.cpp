@@ -506,7 +506,7 @@ private:
                      (f == ExprField::CollRecvOffset && collHasRecv(c.kind)) ||
                      (f == ExprField::CollPeer && collHasPeer(c.kind));
     if (!has)
-      return makeError(w + ": a " + collKindName(c.kind) + " node has no " + exprFieldName(f, 0) + " field");
+      return makeError(w + ": " + std::string(collKindName(c.kind)) + " has no " + exprFieldName(f, 0) + " field");
     return Error::success();
   }
 

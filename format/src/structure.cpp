@@ -89,15 +89,15 @@ public:
       return makeError(w + ": unknown element type " + std::to_string(unsigned(c.type)));
     const char *kind = collKindName(c.kind);
     if (!collReduces(c.kind) && c.op != ReduceOp::Sum)
-      return makeError(w + ": a " + kind + " node has no reduction (found " + reduceOpName(c.op) + ")");
+      return makeError(w + ": " + kind + " has no reduction (found " + reduceOpName(c.op) + ")");
     if (collHasSend(c.kind)) CGRAPH_RETURN_IF_ERROR(slotRef(i, "send side", c.sendSlot));
     else if (c.sendSlot != kNone || c.sendOffset != 0)
-      return makeError(w + ": a " + kind + " node has no send side");
+      return makeError(w + ": " + kind + " has no send side");
     if (collHasRecv(c.kind)) CGRAPH_RETURN_IF_ERROR(slotRef(i, "receive side", c.recvSlot));
     else if (c.recvSlot != kNone || c.recvOffset != 0)
-      return makeError(w + ": a " + kind + " node has no receive side");
+      return makeError(w + ": " + kind + " has no receive side");
     if (!collHasPeer(c.kind) && c.peer != 0)
-      return makeError(w + ": a " + kind + " node has no peer or root (found " + std::to_string(c.peer) + ")");
+      return makeError(w + ": " + kind + " has no peer or root (found " + std::to_string(c.peer) + ")");
     return Error::success();
   }
 

@@ -119,16 +119,16 @@ TEST_CASE("malformed collective nodes are refused", "[format][collective]") {
   CHECK(broken([](std::vector<uint8_t> &f) { st32(field(f, "COLL", 1, 4), kNone); }) ==
         "nodes[9]: send side refers to slot 4294967295 but the file has 6 slots");
   CHECK(broken([](std::vector<uint8_t> &f) { st32(field(f, "COLL", 1, 8), 0); }) ==
-        "nodes[9]: a send node has no receive side");
+        "nodes[9]: send has no receive side");
   CHECK(broken([](std::vector<uint8_t> &f) { field(f, "COLL", 1, 1)[0] = 2; }) ==
-        "nodes[9]: a send node has no reduction (found min)");
+        "nodes[9]: send has no reduction (found min)");
   CHECK(broken([](std::vector<uint8_t> &f) { st64(field(f, "COLL", 0, 40), 3); }) ==
-        "nodes[8]: a all_reduce node has no peer or root (found 3)");
+        "nodes[8]: all_reduce has no peer or root (found 3)");
   CHECK(broken([](std::vector<uint8_t> &f) { st32(field(f, "NODE", 8, 24), 7); }) ==
         "nodes[8]: refers to collective 7 but the file has 2 collectives");
   // The peer expression moved to a field a send node lacks.
   CHECK(broken([](std::vector<uint8_t> &f) { st16(field(f, "XPRS", 0, 4), 41); }) ==
-        "expressions[0]: a send node has no recv offset field");
+        "expressions[0]: send has no recv offset field");
   // ... and to a node that is not a collective.
   CHECK(broken([](std::vector<uint8_t> &f) { st32(field(f, "XPRS", 0, 0), 0); }) ==
         "expressions[0]: node 0 is a kernel node; peer needs a collective node");
