@@ -7,7 +7,7 @@
 # and pinned to two (CI's size), and bench_nodes on every example. Logs go to OUT_DIR.
 # Switches that "off" sets (each the default "on" otherwise): CGRAPH_CPU_AB_OFF, shell
 # words, e.g.
-#   CGRAPH_CPU_AB_OFF="CGRAPH_CPU_SPECIALIZE=0 'CGRAPH_CPU_LLVM_ARGS=-a=0 -b=0'"
+#   CGRAPH_CPU_AB_OFF="CGRAPH_CPU_FIBERS=1"   (the variables of docs/configuration.md)
 set -uo pipefail
 bundle=${1:?usage: gpu_host_cpu.sh BUNDLE OUT_DIR}
 out=${2:?usage: gpu_host_cpu.sh BUNDLE OUT_DIR}

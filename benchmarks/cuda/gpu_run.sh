@@ -84,5 +84,5 @@ if [ -x bin/bench_cases ]; then
 fi
 if [ -x bin/bench_nodes ]; then
   echo "-- the same for mlp with kernels that have barriers run as work-item fibers (A/B)"
-  CGRAPH_CPU_LLVM_ARGS=-cgraph-cpu-fibers CGRAPH_CACHE_PERSISTENT=0 timeout 120 ./run.sh bench_nodes -n 11 cgf/mlp.cgf 2>&1 | tail -9
+  CGRAPH_CPU_FIBERS=1 CGRAPH_CACHE_PERSISTENT=0 timeout 120 ./run.sh bench_nodes -n 11 cgf/mlp.cgf 2>&1 | tail -9
 fi
