@@ -542,6 +542,34 @@ void barrierSubgraph(const std::string &backend) {
   }
 }
 
+// ---- examples/data-parallel: one SGD step as a world of one -------------------------
+// (tests/mpi runs it on 2 ranks.) From w = 0: y = 0, so g[j] = 2 / 16 * sum_r -t[r] x[r][j]
+// and w = -lr * g with lr = 0.5. opencl refuses collective nodes, naming the backend.
+void dataParallel(const std::string &backend) {
+  fs::path w = scratch("data-parallel-" + backend);
+  compile(sourceDir() / "examples/data-parallel/graph.json", w);
+  if (backend != "cpu") {
+    Result r = runTool(CGRUN_PATH, "graph.cgf --backend " + backend, w, w / ("cgrun-" + backend));
+    INFO(r.err);
+    CHECK(r.code == 1);
+    CHECK_THAT(r.err, Catch::Contains("collective nodes are not supported by the " + backend + " backend"));
+    return;
+  }
+  run(backend, w, "--output w=w.bin");
+  const int rows = 16, d = 16;
+  std::vector<double> want(d, 0.0);
+  for (int j = 0; j < d; ++j) {
+    double acc = 0;
+    for (int r = 0; r < rows; ++r) {
+      double t = 0;
+      for (int k = 0; k < d; ++k) t += (double((r * 7 + k * 3) % 11) / 11.0 - 0.5) * double((k % 5) - 2);
+      acc += (0.0 - t) * (double((r * 7 + j * 3) % 11) / 11.0 - 0.5);
+    }
+    want[j] = -0.5 * acc * 2.0 / rows;
+  }
+  requireClose(readBin<float>(w / "w.bin", d), want, 1e-6, 1e-5, "w");
+}
+
 struct ExampleRun {
   const char *name;
   void (*fn)(const std::string &);
@@ -549,7 +577,7 @@ struct ExampleRun {
 const ExampleRun kExamples[] = {
     {"saxpy", saxpy}, {"chain1000", chain1000},     {"stencil", stencil}, {"image", image},
     {"mlp", mlp},     {"gramschmidt", gramschmidt}, {"lu", lu},
-    {"jacobi-converge", jacobiConverge},
+    {"jacobi-converge", jacobiConverge}, {"data-parallel", dataParallel},
 };
 
 void runExample(const char *name, const std::string &backend) {
@@ -595,6 +623,7 @@ EXAMPLE_ON_BOTH("mlp")
 EXAMPLE_ON_BOTH("gramschmidt")
 EXAMPLE_ON_BOTH("lu")
 EXAMPLE_ON_BOTH("jacobi-converge")
+EXAMPLE_ON_BOTH("data-parallel")
 
 TEST_CASE("examples/lu/lu_n.json runs at several n on cpu", "[cpu][example][expr]") { luN("cpu"); }
 TEST_CASE("examples/lu/lu_n.json runs at several n on opencl", "[opencl][example][expr]") { luN("opencl"); }
