@@ -7,11 +7,11 @@
 // unreadable description (no defines).
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <regex>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -26,25 +26,20 @@ inline std::vector<std::string> exampleDefines(const std::filesystem::path &cl) 
     if (e.path().extension() == ".json" && e.path().filename() != "graph.json") descriptions.push_back(e.path());
   std::sort(descriptions.begin(), descriptions.end());
   descriptions.insert(descriptions.begin(), dir / "graph.json");
-  const std::regex entry("\"file\"\\s*:\\s*\"kernels/" + cl.filename().string() +
-                         "\"\\s*,\\s*\"defines\"\\s*:\\s*\\{([^}]*)\\}");
-  const std::regex kv("\"([A-Za-z_][A-Za-z0-9_]*)\"\\s*:\\s*\"?([^\",]*)\"?");
+  const std::string file = "kernels/" + cl.filename().string();
   for (const fs::path &d : descriptions) {
     std::ifstream in(d, std::ios::binary);
     if (!in) continue;
-    std::stringstream ss;
-    ss << in.rdbuf();
-    const std::string text = ss.str();
-    std::smatch m;
-    if (!std::regex_search(text, m, entry)) continue;
-    const std::string body = m[1].str();
-    std::vector<std::string> out;
-    for (auto it = std::sregex_iterator(body.begin(), body.end(), kv); it != std::sregex_iterator(); ++it) {
-      std::string value = (*it)[2].str();
-      value.erase(value.find_last_not_of(" \t\r\n") + 1);
-      out.push_back((*it)[1].str() + "=" + value);
+    const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+    if (!j.is_object() || !j.contains("kernels") || !j["kernels"].is_array()) continue;
+    for (const nlohmann::json &k : j["kernels"]) {
+      if (!k.is_object() || k.value("file", "") != file) continue;
+      std::vector<std::string> out;
+      const nlohmann::json defines = k.value("defines", nlohmann::json::object());
+      for (const auto &[name, value] : defines.items())
+        out.push_back(name + "=" + (value.is_string() ? value.get<std::string>() : value.dump()));
+      return out;
     }
-    return out;
   }
   return {};
 }

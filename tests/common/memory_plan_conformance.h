@@ -7,10 +7,9 @@
 // Include from test sources only (Catch2 assertions inside). Everything is inline.
 #pragma once
 
+#include "transfer_conformance.h" // addOneKernel
+
 #include "cgraph/graph/builder.h"
-#include "cgraph/kernel/module_info.h"
-#include "cgraph/kernel/opencl_compiler.h"
-#include "cgraph/kernel/spirv.h"
 #include "cgraph/runtime/runtime.h"
 
 #include <catch2/catch.hpp>
@@ -48,16 +47,7 @@ inline PlanCase branchesAndChain(uint32_t n = 4096) {
   PlanCase c;
   c.n = n;
   GraphBuilder b("plan-branches");
-  auto compiled = compileOpenCL(kAxpb, "axpb.cl", CompileOptions{});
-  REQUIRE(compiled);
-  const std::string src = kAxpb;
-  const uint32_t mod = b.addModule(makeKernelModule("axpb.cl", *compiled, &src, false));
-  auto ks = reflectKernels(compiled->spirv.data(), compiled->spirv.size());
-  REQUIRE(ks);
-  REQUIRE(ks->size() == 1);
-  Kernel k = (*ks)[0];
-  k.module = mod;
-  const uint32_t kernel = b.addKernel(std::move(k));
+  const uint32_t kernel = addOneKernel(b, kAxpb, "axpb.cl");
   auto slot = [&](const char *name, SlotInit init) {
     Slot s;
     s.name = name;

@@ -31,6 +31,21 @@ struct TransferCase {
   std::vector<uint8_t> want;  // the owned slot's contents after one run
 };
 
+// Compiles OpenCL C `src` (one kernel) and adds its module and kernel to `b`; returns
+// the kernel's index.
+inline uint32_t addOneKernel(GraphBuilder &b, const char *src, const char *file) {
+  auto compiled = compileOpenCL(src, file, CompileOptions{});
+  REQUIRE(compiled);
+  const std::string text = src;
+  const uint32_t mod = b.addModule(makeKernelModule(file, *compiled, &text, false));
+  auto ks = reflectKernels(compiled->spirv.data(), compiled->spirv.size());
+  REQUIRE(ks);
+  REQUIRE(ks->size() == 1);
+  Kernel k = (*ks)[0];
+  k.module = mod;
+  return b.addKernel(std::move(k));
+}
+
 inline const char *kWritePart = R"CL(
 __kernel void write_part(__global float *s, uint n) {
   size_t i = get_global_id(0);
@@ -48,16 +63,7 @@ inline TransferCase fillTailCase(uint64_t bytes, bool kernel, uint64_t tailOffse
            std::to_string(bytes) + (kernel ? ", kernel between" : ", no kernel") + ", pattern of " +
            std::to_string(pattern.size());
   GraphBuilder b("fill-tail");
-  auto compiled = compileOpenCL(kWritePart, "write_part.cl", CompileOptions{});
-  REQUIRE(compiled);
-  const std::string src = kWritePart;
-  uint32_t mod = b.addModule(makeKernelModule("write_part.cl", *compiled, &src, false));
-  auto ks = reflectKernels(compiled->spirv.data(), compiled->spirv.size());
-  REQUIRE(ks);
-  REQUIRE(ks->size() == 1);
-  Kernel k = (*ks)[0];
-  k.module = mod;
-  const uint32_t kernelIndex = b.addKernel(std::move(k));
+  const uint32_t kernelIndex = addOneKernel(b, kWritePart, "write_part.cl");
 
   Slot t;
   t.name = "symmat";

@@ -7,7 +7,6 @@
 #include <fstream>
 #include <iostream>
 #include <new>
-#include <sstream>
 
 #include "cgraph/format/output_file.h"
 #include "cgraph/format/version_text.h"
@@ -22,15 +21,6 @@
 namespace {
 
 using namespace cgraph;
-
-std::vector<std::string> splitList(const std::string &s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ','))
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
 
 // Reads a --plan file: {"auto": bool, "groups": [{"nodes": [...], "internalize":
 // [name or {"slot": name, "to": "private"|"local"|"any"}, ...], "constants": {"param":
@@ -119,17 +109,6 @@ Error readPlan(const std::string &path, fusion::FuseOptions &opts) {
   return Error();
 }
 
-const char *kindName(fusion::Remark::Kind k) {
-  switch (k) {
-  case fusion::Remark::Fused:
-    return "fused";
-  case fusion::Remark::Refused:
-    return "refused";
-  default:
-    return "note";
-  }
-}
-
 int run(int argc, char **argv) {
   CLI::App app{"cgfuse: fuse chains of kernel nodes of a .cgf file into single kernels", "cgfuse"};
   app.set_version_flag("--version",
@@ -194,12 +173,12 @@ int run(int argc, char **argv) {
   }
   fusion::FuseOptions opts;
   for (const std::string &g : groups)
-    opts.groups.push_back(fusion::GroupRequest(splitList(g)));
+    opts.groups.push_back(fusion::GroupRequest(fusion::splitNames(g)));
   opts.autoFuse = autoFuse;
   opts.autoLinear = autoLinear;
   opts.maxGroupKernels = maxGroup;
   for (const std::string &s : scratch)
-    for (const std::string &name : splitList(s))
+    for (const std::string &name : fusion::splitNames(s))
       opts.scratch.push_back(name);
   for (const std::string &pv : paramValues) {
     size_t eq = pv.find('=');
@@ -252,7 +231,7 @@ int run(int argc, char **argv) {
   }
   if (remarks)
     for (const fusion::Remark &r : rep->remarks)
-      std::cerr << "cgfuse: remark: [" << r.group << "] " << kindName(r.kind) << ": " << r.message
+      std::cerr << "cgfuse: remark: [" << r.group << "] " << fusion::remarkKindName(r.kind) << ": " << r.message
                 << "\n";
   if (json) {
     nlohmann::json j;
@@ -270,7 +249,7 @@ int run(int argc, char **argv) {
     j["remarks"] = nlohmann::json::array();
     for (const fusion::Remark &r : rep->remarks)
       j["remarks"].push_back(
-          {{"group", r.group}, {"kind", kindName(r.kind)}, {"message", r.message}});
+          {{"group", r.group}, {"kind", fusion::remarkKindName(r.kind)}, {"message", r.message}});
     // names are bytes from the file: invalid UTF-8 is replaced, as `cgc dump --json` does
     std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   }

@@ -13,7 +13,6 @@
 #include "cgraph/fusion/fusion.h"
 
 #include <cstring>
-#include <sstream>
 
 namespace cgraph::capi {
 
@@ -85,23 +84,10 @@ template <class F> cgraph_status compileWith(const cgraph_compile_options *optio
   return adopt(throughFile(*g), out);
 }
 
-const char *remarkKind(fusion::Remark::Kind k) {
-  return k == fusion::Remark::Fused ? "fused" : k == fusion::Remark::Refused ? "refused" : "note";
-}
-
-std::vector<std::string> splitNames(const std::string &s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ','))
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
-
 Error fuseOptions(const cgraph_fuse_options &o, fusion::FuseOptions *out) {
   std::vector<std::string> groups;
   CGRAPH_RETURN_IF_ERROR(strings(o.groups, o.group_count, "groups", &groups));
-  for (const std::string &g : groups) out->groups.push_back(fusion::GroupRequest(splitNames(g)));
+  for (const std::string &g : groups) out->groups.push_back(fusion::GroupRequest(fusion::splitNames(g)));
   CGRAPH_RETURN_IF_ERROR(strings(o.internalize, o.internalize_count, "internalize", &out->scratch));
   out->autoFuse = o.auto_fuse != 0;
   out->maxGroupKernels = o.max_group;
@@ -174,7 +160,7 @@ cgraph_status cgraph_graph_fuse(cgraph_graph graph, const cgraph_fuse_options *o
     if (!report) return fail(report.error());
     if (opts.remark)
       for (const fusion::Remark &r : report->remarks) {
-        const std::string line = "[" + r.group + "] " + capi::remarkKind(r.kind) + ": " + r.message;
+        const std::string line = "[" + r.group + "] " + fusion::remarkKindName(r.kind) + ": " + r.message;
         opts.remark(opts.user_data, line.c_str());
       }
     return capi::adopt(capi::throughFile(g), out);

@@ -9,6 +9,8 @@
 #include "cgraph/graph/validate.h"
 #include "graph_internal.h"
 
+#include <algorithm>
+
 namespace cgraph {
 namespace fusion {
 namespace detail {
@@ -115,6 +117,21 @@ Expected<FuseReport> fuseGraph(Graph &g, const FuseOptions &o) {
   if (o.autoFuse) fuseChains(st);
   CGRAPH_RETURN_IF_ERROR(rewriteGraph(st));
   return rep;
+}
+
+std::vector<std::string> splitNames(const std::string &list) {
+  std::vector<std::string> out;
+  size_t from = 0;
+  while (from <= list.size()) {
+    const size_t comma = std::min(list.find(',', from), list.size());
+    if (comma > from) out.push_back(list.substr(from, comma - from));
+    from = comma + 1;
+  }
+  return out;
+}
+
+const char *remarkKindName(Remark::Kind kind) {
+  return kind == Remark::Fused ? "fused" : kind == Remark::Refused ? "refused" : "note";
 }
 
 } // namespace fusion

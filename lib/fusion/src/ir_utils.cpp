@@ -19,20 +19,29 @@ namespace cgraph {
 namespace fusion {
 namespace detail {
 
-// `memory`: also forward loads and drop dead stores using alias analysis (the noalias
-// parameters): EarlyCSE with MemorySSA, GVN, DSE. Run on the final fused kernel, where a
-// slot written by one kernel and read by the next no longer goes through memory.
-void runCleanup(llvm::Function &f, bool memory) {
+namespace {
+// The new pass manager's four analysis managers, registered and cross-linked.
+struct Analyses {
   llvm::PassBuilder pb;
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cam;
   llvm::ModuleAnalysisManager mam;
-  pb.registerModuleAnalyses(mam);
-  pb.registerCGSCCAnalyses(cam);
-  pb.registerFunctionAnalyses(fam);
-  pb.registerLoopAnalyses(lam);
-  pb.crossRegisterProxies(lam, fam, cam, mam);
+  Analyses() {
+    pb.registerModuleAnalyses(mam);
+    pb.registerCGSCCAnalyses(cam);
+    pb.registerFunctionAnalyses(fam);
+    pb.registerLoopAnalyses(lam);
+    pb.crossRegisterProxies(lam, fam, cam, mam);
+  }
+};
+} // namespace
+
+// `memory`: also forward loads and drop dead stores using alias analysis (the noalias
+// parameters): EarlyCSE with MemorySSA, GVN, DSE. Run on the final fused kernel, where a
+// slot written by one kernel and read by the next no longer goes through memory.
+void runCleanup(llvm::Function &f, bool memory) {
+  Analyses a;
   llvm::FunctionPassManager fpm;
   fpm.addPass(llvm::SROAPass());
   fpm.addPass(llvm::EarlyCSEPass(memory));
@@ -42,23 +51,14 @@ void runCleanup(llvm::Function &f, bool memory) {
   }
   fpm.addPass(llvm::SimplifyCFGPass());
   fpm.addPass(llvm::ADCEPass());
-  fpm.run(f, fam);
+  fpm.run(f, a.fam);
 }
 
 void runGlobalDCE(llvm::Module &m) {
-  llvm::PassBuilder pb;
-  llvm::LoopAnalysisManager lam;
-  llvm::FunctionAnalysisManager fam;
-  llvm::CGSCCAnalysisManager cam;
-  llvm::ModuleAnalysisManager mam;
-  pb.registerModuleAnalyses(mam);
-  pb.registerCGSCCAnalyses(cam);
-  pb.registerFunctionAnalyses(fam);
-  pb.registerLoopAnalyses(lam);
-  pb.crossRegisterProxies(lam, fam, cam, mam);
+  Analyses a;
   llvm::ModulePassManager mpm;
   mpm.addPass(llvm::GlobalDCEPass());
-  mpm.run(m, mam);
+  mpm.run(m, a.mam);
 }
 
 // Named metadata that every translated module carries once (versions, memory model):

@@ -6,7 +6,6 @@
 #include "graph_internal.h"
 
 #include <algorithm>
-#include <sstream>
 #include <tuple>
 
 namespace cgraph {
@@ -205,9 +204,7 @@ Expected<ScratchSlots> scratchSlots(const Graph &g, const FuseOptions &o, FuseRe
   }
   for (const auto &[key, value] : g.metadata) {
     if (key != "scratch") continue;
-    std::stringstream ss(value);
-    std::string name;
-    while (std::getline(ss, name, ',')) {
+    for (std::string name : splitNames(value)) {
       name.erase(0, name.find_first_not_of(" \t"));
       name.erase(name.find_last_not_of(" \t") + 1);
       if (name.empty()) continue;

@@ -417,8 +417,8 @@ void listingRec(const Graph &g, const std::string &ind, std::string &o, int dept
   }
 }
 
-// Slot sizes as stored (expression sizes at the parameters' defaults), and the memory
-// plan a runtime makes for the top-level graph (memory_plan.h) with them.
+// Slot sizes as stored (expression sizes at the parameters' defaults), for the memory
+// plan a runtime makes for the top-level graph (memory_plan.h).
 std::vector<uint64_t> storedBytes(const Graph &g) {
   std::vector<SlotRequirement> reqs = slotRequirements(g);
   std::vector<uint64_t> bytes(g.slots.size());
@@ -427,16 +427,15 @@ std::vector<uint64_t> storedBytes(const Graph &g) {
   return bytes;
 }
 
-MemoryPlan storedPlan(const Graph &g) { return planMemory(g, storedBytes(g)); }
-
 } // namespace
 
 json toJson(const Graph &graph) {
   json j = toJsonRec(graph, 0);
-  const MemoryPlan p = storedPlan(graph);
+  const std::vector<uint64_t> bytes = storedBytes(graph);
+  const MemoryPlan p = planMemory(graph, bytes);
   json plan = {{"slots", p.slots}, {"bytes_before", p.bytesBefore}, {"bytes_after", p.bytesAfter}};
   if (!p.skipped.empty()) plan["skipped"] = p.skipped;
-  std::vector<uint64_t> bytes = storedBytes(graph), offsets;
+  std::vector<uint64_t> offsets;
   packMemory(p, bytes, 1, &offsets);
   json at = json::object();
   for (uint32_t s = 0; s < p.planned.size(); ++s)
@@ -449,7 +448,8 @@ json toJson(const Graph &graph) {
 std::string listing(const Graph &graph) {
   std::string o;
   listingRec(graph, "", o, 0);
-  const MemoryPlan p = storedPlan(graph);
+  const std::vector<uint64_t> bytes = storedBytes(graph);
+  const MemoryPlan p = planMemory(graph, bytes);
   if (p.slots == 0) {
     o += "memory plan: none (" + p.skipped + ")\n";
     return o;
@@ -457,7 +457,7 @@ std::string listing(const Graph &graph) {
   o += "memory plan: " + std::to_string(p.slots) + " transient slots share one arena, " +
        std::to_string(p.bytesBefore) + " -> " + std::to_string(p.bytesAfter) +
        " bytes (expression sizes at the parameters' defaults)\n";
-  std::vector<uint64_t> bytes = storedBytes(graph), offsets;
+  std::vector<uint64_t> offsets;
   packMemory(p, bytes, 1, &offsets);
   for (uint32_t s = 0; s < p.planned.size(); ++s)
     if (p.planned[s])

@@ -42,6 +42,16 @@ void Executable::planOwnedSlots(bool enabled) {
     return;
   }
   plan_ = planMemory(graph_, plannedSizes());
+  planAlign_ = arenaAlignment();
+}
+
+// Offsets and the arena honour the backend's owned-slot alignment, a bound range's
+// (Capabilities::bindingOffsetAlignment) and every planned slot's own.
+uint32_t Executable::arenaAlignment() const {
+  uint32_t align = std::max<uint32_t>({ownedAlignment_, 64, device_->info().caps.bindingOffsetAlignment});
+  for (uint32_t s = 0; s < graph_.slots.size(); ++s)
+    if (plan_.planned[s]) align = std::max(align, needs_[s].alignment);
+  return align;
 }
 
 // Called by enqueue for a planned slot that this submission does not bind: the slot
@@ -49,6 +59,7 @@ void Executable::planOwnedSlots(bool enabled) {
 void Executable::notePlanned(uint32_t slot, uint64_t bytes) {
   planBytes_[slot] = bytes;
   inArena_[slot] = 1;
+  ++inArenaCount_;
   scratchSlots_[slot] = ResolvedSlot{nullptr, 0, bytes};
 }
 
@@ -57,15 +68,9 @@ void Executable::notePlanned(uint32_t slot, uint64_t bytes) {
 // completed) and resolves every noted slot to its range of the arena. Submissions of
 // one executable run in order, so a new packing never meets an earlier one's ranges.
 Error Executable::placePlanned() {
-  if (plan_.slots == 0) return Error::success();
-  bool any = false;
-  for (uint8_t in : inArena_) any = any || in;
-  if (!any) return Error::success();
-  uint32_t align = std::max<uint32_t>({ownedAlignment_, 64, device_->info().caps.bindingOffsetAlignment});
-  for (uint32_t s = 0; s < graph_.slots.size(); ++s)
-    if (plan_.planned[s]) align = std::max(align, needs_[s].alignment);
+  if (inArenaCount_ == 0) return Error::success();
   if (planBytes_ != packedBytes_) {
-    arenaNeed_ = packMemory(plan_, planBytes_, align, &planOffsets_);
+    arenaNeed_ = packMemory(plan_, planBytes_, planAlign_, &planOffsets_);
     packedBytes_ = planBytes_;
   }
   if (!arena_ || arena_->size() < arenaNeed_) {
@@ -74,7 +79,7 @@ Error Executable::placePlanned() {
     arena.init = SlotInit::Transient;
     arena.size = arenaNeed_;
     Expected<std::unique_ptr<Buffer>> buf =
-        setUpOwnedSlot(*device_, arena, arenaNeed_, align, ownedPolicy_);
+        setUpOwnedSlot(*device_, arena, arenaNeed_, planAlign_, ownedPolicy_);
     if (!buf) return buf.error();
     if (last_) (void)last_->wait();
     arena_ = std::move(*buf);
@@ -104,6 +109,7 @@ void Executable::replanOwnedSlots() {
   next.bytesAfter = fresh.bytesAfter; // the fresh plan's figure, for information
   plan_ = std::move(next);
   resetArena();
+  planAlign_ = arenaAlignment();
 }
 
 uint64_t Executable::ownedBytes() const {

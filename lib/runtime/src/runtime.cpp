@@ -517,6 +517,7 @@ Expected<EventPtr> Executable::enqueue(const BindingTable &bindings, const Param
   for (ResolvedSlot &r : scratchSlots_)
     r = ResolvedSlot{};
   inArena_.assign(graph_.slots.size(), 0);
+  inArenaCount_ = 0;
   for (size_t i = 0; i < callerSlots; ++i) {
     const uint32_t j = slotMap_[i];
     const SlotNeed &need = needs_[j];

@@ -40,23 +40,24 @@ Error runCollective(const Graph &g, uint32_t node, const CollectiveOp &c, char *
   call.count = c.count;
   call.peer = uint32_t(c.peer);
   call.what = what;
+  // One side's address, after checking that its elements fit the slot.
+  auto side = [&](const char *name, uint32_t slot, uint64_t offset, uint64_t elems) -> Expected<char *> {
+    if (!fits(offset, elems, elem, length[slot]))
+      return makeError(what + ": " + kind + " " + name + " side: " + std::to_string(elems) + " elements of " +
+                       std::to_string(elem) + " bytes from offset " + std::to_string(offset) +
+                       " are past the end of " + slotLabel(g, slot) + " (" + std::to_string(length[slot]) +
+                       " bytes)");
+    return base[slot] + offset;
+  };
   if (collHasSend(c.kind)) {
-    const uint64_t elems = collSendElems(c.kind, c.count, world);
-    if (!fits(c.sendOffset, elems, elem, length[c.sendSlot]))
-      return makeError(what + ": " + kind + " send side: " + std::to_string(elems) + " elements of " +
-                       std::to_string(elem) + " bytes from offset " + std::to_string(c.sendOffset) +
-                       " are past the end of " + slotLabel(g, c.sendSlot) + " (" +
-                       std::to_string(length[c.sendSlot]) + " bytes)");
-    call.send = base[c.sendSlot] + c.sendOffset;
+    auto p = side("send", c.sendSlot, c.sendOffset, collSendElems(c.kind, c.count, world));
+    if (!p) return p.error();
+    call.send = *p;
   }
   if (collHasRecv(c.kind)) {
-    const uint64_t elems = collRecvElems(c.kind, c.count, world);
-    if (!fits(c.recvOffset, elems, elem, length[c.recvSlot]))
-      return makeError(what + ": " + kind + " receive side: " + std::to_string(elems) + " elements of " +
-                       std::to_string(elem) + " bytes from offset " + std::to_string(c.recvOffset) +
-                       " are past the end of " + slotLabel(g, c.recvSlot) + " (" +
-                       std::to_string(length[c.recvSlot]) + " bytes)");
-    call.recv = base[c.recvSlot] + c.recvOffset;
+    auto p = side("receive", c.recvSlot, c.recvOffset, collRecvElems(c.kind, c.count, world));
+    if (!p) return p.error();
+    call.recv = *p;
   }
   // One slot on both sides (offsets from expressions, so not checked statically): the
   // same bytes where the kind works in place, else disjoint ranges.

@@ -185,5 +185,11 @@ struct FuseReport {
 // in place. See the file comment for what is refused.
 Expected<FuseReport> fuseGraph(Graph &graph, const FuseOptions &options);
 
+// The names of a comma-separated list ("a,b,c": `--fuse a,b,c`, a group of the C API,
+// the graph's "scratch" metadata), empty entries dropped, nothing else changed.
+std::vector<std::string> splitNames(const std::string &list);
+// "fused", "refused" or "note", as tools print a Remark's kind.
+const char *remarkKindName(Remark::Kind kind);
+
 } // namespace fusion
 } // namespace cgraph

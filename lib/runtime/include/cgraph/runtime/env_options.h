@@ -101,35 +101,20 @@ inline Expected<uint64_t> parseSize(const char *name, const std::string &value) 
 // Each fill* leaves a field that holds a value alone; otherwise it reads `name` and,
 // where the variable is given, stores its parsed value. Errors: a value that does not
 // parse (the field is left unset).
-inline Error fillFlag(std::optional<bool> &field, const char *name) {
+// The shared step: `parse(name, text)` returns Expected<T>.
+template <class T, class Parse> Error fillWith(std::optional<T> &field, const char *name, Parse parse) {
   if (field) return Error::success();
   auto v = text(name);
   if (!v) return Error::success();
-  auto b = parseFlag(name, *v);
-  if (!b) return b.error();
-  field = *b;
+  auto parsed = parse(name, *v);
+  if (!parsed) return parsed.error();
+  field = *parsed;
   return Error::success();
 }
 
-inline Error fillCount(std::optional<uint64_t> &field, const char *name) {
-  if (field) return Error::success();
-  auto v = text(name);
-  if (!v) return Error::success();
-  auto n = parseCount(name, *v);
-  if (!n) return n.error();
-  field = *n;
-  return Error::success();
-}
-
-inline Error fillSize(std::optional<uint64_t> &field, const char *name) {
-  if (field) return Error::success();
-  auto v = text(name);
-  if (!v) return Error::success();
-  auto n = parseSize(name, *v);
-  if (!n) return n.error();
-  field = *n;
-  return Error::success();
-}
+inline Error fillFlag(std::optional<bool> &field, const char *name) { return fillWith(field, name, parseFlag); }
+inline Error fillCount(std::optional<uint64_t> &field, const char *name) { return fillWith(field, name, parseCount); }
+inline Error fillSize(std::optional<uint64_t> &field, const char *name) { return fillWith(field, name, parseSize); }
 
 inline Error fillText(std::optional<std::string> &field, const char *name) {
   if (!field) field = text(name);

@@ -437,7 +437,10 @@ private:
   std::unique_ptr<Buffer> arena_;
   std::vector<uint64_t> planBytes_, packedBytes_, planOffsets_;
   uint64_t arenaNeed_ = 0;
+  uint32_t planAlign_ = 1;     // arenaAlignment(), fixed at planning
   std::vector<uint8_t> inArena_;
+  uint32_t inArenaCount_ = 0;  // slots noted in this enqueue
+  uint32_t arenaAlignment() const;
   std::vector<uint64_t> plannedSizes();
   void resetArena();
   void planOwnedSlots(bool enabled);
