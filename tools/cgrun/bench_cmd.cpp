@@ -112,7 +112,8 @@ int benchCommand(const CommonOptions &o, const BenchOptions &b) {
   // Slot sizes that depend on parameters: buffers for the largest shape.
   std::vector<rt::ParamValues> shapeValues;
   std::string cycleLabel; // replay-reshape's rows: every shape, in turn
-  for (const Shape &sh : *shapes) {
+  for (Shape &sh : *shapes) {
+    if (Error e = setRankParams(*graph, o, &sh.values)) return fail(e);
     shapeValues.push_back(sh.values);
     cycleLabel += (cycleLabel.empty() ? "" : "|") + sh.label;
   }
@@ -191,6 +192,8 @@ int benchCommand(const CommonOptions &o, const BenchOptions &b) {
     Samples s;
   };
   std::vector<Result> results;
+  auto comm = finalizeCommunicator(o, g, **dev, spec);
+  if (!comm) return fail(comm.error());
   // Every mode once per parameter set (its rows labelled with the values); the reshape
   // mode once, cycling through them.
   struct Run {
@@ -207,6 +210,8 @@ int benchCommand(const CommonOptions &o, const BenchOptions &b) {
     fo.mode = m.exec;
     fo.host = policy;
     fo.planMemory = !o.noMemoryPlan;
+    fo.communicator = *comm;
+    fo.collectiveTimeout = o.collectiveTimeout;
     auto t0 = std::chrono::steady_clock::now();
     auto exe = rt::finalizeMultiDevice(devices, g, fo);
     const double finMs = msSince(t0);

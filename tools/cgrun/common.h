@@ -41,30 +41,52 @@ struct CommonOptions {
   bool noMemoryPlan = false; // --no-memory-plan: FinalizeOptions::planMemory off
   bool json = false;
   Tolerance tol;
-  // Collective nodes (ranks.cpp): the communicator (never null in a run), this rank,
-  // the world size and the longest one collective may wait.
+  // Collective nodes (ranks.cpp): the host communicator (null where the world has more
+  // than one rank and no MPI), this rank, the world size and the longest one
+  // collective may wait; `ranks` makes device communicators (communicatorFor).
   rt::Communicator *comm = nullptr;
   uint32_t rank = 0, world = 1;
   std::chrono::milliseconds collectiveTimeout{60000};
+  struct RankSetup *ranks = nullptr;
 };
 
-// --mpi, --collective-timeout, --all-ranks.
+// --mpi, --collective-timeout, --all-ranks, --nccl-id-file.
 struct RankOptions {
   bool mpi = false;
   double timeoutSeconds = 60;
   bool allRanks = false;
+  std::string ncclIdFile; // default: CGRAPH_NCCL_ID_FILE
 };
 // The process's rank: MPI when launched by mpirun (OMPI_COMM_WORLD_SIZE, PMI_SIZE or
-// PMIX_RANK set) or with --mpi, else a world of one (rt::LocalCommunicator); a
-// launcher's WORLD_SIZE other than 1 without MPI is an error. Ranks other than 0 send
-// stdout to /dev/null unless --all-ranks.
+// PMIX_RANK set) or with --mpi; else a launcher's RANK / WORLD_SIZE / LOCAL_RANK
+// (torchrun and the like), whose host collectives then have no transport; else a world
+// of one (rt::LocalCommunicator). Ranks other than 0 send stdout to /dev/null unless
+// --all-ranks.
 struct RankSetup {
-  std::unique_ptr<rt::Communicator> comm;
+  std::unique_ptr<rt::Communicator> comm;   // host collectives
+  std::unique_ptr<rt::Communicator> device; // NCCL, made by communicatorFor
   uint32_t rank = 0, world = 1;
+  int localRank = -1; // the launcher's local rank (the GPU to use), -1 if none
   bool mpi = false, quiet = false;
   std::chrono::milliseconds timeout{60000};
+  std::string ncclIdFile;
 };
 Error setupRanks(const RankOptions &opts, RankSetup *out);
+// The communicator collective nodes of an executable on `dev` run through: for cuda an
+// NCCL communicator on CUDA device `ordinal`, made at the first call (the unique id
+// from rank 0 over MPI under mpirun, else through the id file every rank sees; a world
+// of one needs neither); for host backends the host communicator, an error when there
+// is none (more than one rank without MPI).
+Expected<rt::Communicator *> communicatorFor(RankSetup &ranks, const rt::Device &dev, int ordinal);
+// The GPU a rank uses when --device is not given: its local rank (modulo the devices
+// of `backend`), or empty for one rank.
+std::string rankDevice(const RankSetup &ranks, const std::string &backend);
+// Whether `g` or any of its subgraphs has collective nodes.
+bool graphHasCollectives(const Graph &g);
+// FinalizeOptions::communicator for an executable of `g` on `dev` (opened from device
+// spec `spec`): o.comm, or communicatorFor's where `g` has collectives.
+Expected<rt::Communicator *> finalizeCommunicator(const CommonOptions &o, const Graph &g, const rt::Device &dev,
+                                                  const std::string &spec);
 // Ends the run: on failure in a multi-rank MPI world, MPI_Abort (the other ranks stop
 // instead of waiting in a collective); else frees the communicator and finalizes MPI.
 // Returns rc.

@@ -151,7 +151,7 @@ int mainImpl(int argc, char **argv) {
   CompareOptions compare;
   app.add_flag("--version", version, "print the version and exit");
   RankOptions rankOpts;
-  if (cmd == Command::Run) {
+  if (cmd == Command::Run || cmd == Command::Bench) {
     app.add_flag("--mpi", rankOpts.mpi,
                  "one rank per process through MPI (implied under mpirun); sets the graph's rank and "
                  "world parameters");
@@ -159,6 +159,11 @@ int mainImpl(int argc, char **argv) {
                    "seconds a collective node may wait for the other ranks before the run fails (default 60)")
         ->check(kNonNegative);
     app.add_flag("--all-ranks", rankOpts.allRanks, "print results on every rank (default: rank 0 only)");
+    app.add_option("--nccl-id-file", rankOpts.ncclIdFile,
+                   "cuda ranks started by a launcher without MPI (torchrun): a file every rank sees, through "
+                   "which rank 0 hands out NCCL's unique id (default: $CGRAPH_NCCL_ID_FILE)");
+  }
+  if (cmd == Command::Run) {
     app.add_flag("--list-devices", list, "list every backend compiled in, its devices and capabilities");
     app.add_option("-n,--iterations", iterations, "number of replays (default 1)");
     app.add_option("--output", outputs, "slot=file.npy|file.bin: write the slot after the last run")
@@ -201,9 +206,10 @@ int mainImpl(int argc, char **argv) {
   if (o.file.empty()) return usage("no input file (cgrun FILE.cgf; see --help)");
   if (!o.device.empty())
     if (Error e = checkDeviceOption(o.backends.empty() ? "" : o.backends[0], o.device)) return usage(e.message());
-  if (cmd == Command::Run) {
+  if (cmd == Command::Run || cmd == Command::Bench) {
     if (o.backends.size() > 1 && !o.device.empty()) return usage("--device with more than one --backend");
-    if (iterations == 0) return usage("--iterations must be at least 1");
+    if (cmd == Command::Run && iterations == 0) return usage("--iterations must be at least 1");
+    if (cmd == Command::Bench && bench.repetitions == 0) return usage("--repetitions must be at least 1");
     RankSetup ranks;
     if (Error e = setupRanks(rankOpts, &ranks)) {
       note("cgrun: error: " + e.message());
@@ -213,12 +219,11 @@ int mainImpl(int argc, char **argv) {
     o.rank = ranks.rank;
     o.world = ranks.world;
     o.collectiveTimeout = ranks.timeout;
-    return finishRanks(ranks, runCommand(o, iterations, outputs, checks, trace));
-  }
-  if (cmd == Command::Bench) {
-    if (o.backends.size() > 1 && !o.device.empty()) return usage("--device with more than one --backend");
-    if (bench.repetitions == 0) return usage("--repetitions must be at least 1");
-    return benchCommand(o, bench);
+    o.ranks = &ranks;
+    if (o.device.empty() && o.backends.size() <= 1)
+      o.device = rankDevice(ranks, o.backends.empty() ? "" : o.backends[0]);
+    return finishRanks(ranks, cmd == Command::Run ? runCommand(o, iterations, outputs, checks, trace)
+                                                  : benchCommand(o, bench));
   }
   compare.memoryBudget = memoryMb << 20;
   return compareCommand(o, compare);

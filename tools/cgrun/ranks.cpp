@@ -7,7 +7,11 @@
 #ifdef CGRUN_HAVE_MPI
 #include "cgraph/comm/mpi.h"
 #endif
+#ifdef CGRUN_HAVE_NCCL
+#include "cgraph/comm/nccl.h"
+#endif
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 
@@ -41,25 +45,96 @@ Error setupRanks(const RankOptions &opts, RankSetup *out) {
                      "(install libopenmpi-dev and rebuild)");
 #endif
   } else if (const char *ws = env("WORLD_SIZE")) {
-    // A launcher that sets RANK / WORLD_SIZE / LOCAL_RANK and no MPI: a world of one
-    // runs locally; more ranks need a communicator from a unique id, not built yet.
-    if (std::string(ws) != "1")
-      return makeError(ErrorCode::Unsupported, std::string("WORLD_SIZE=") + ws +
-                                                   " without mpirun: this cgrun forms multi-rank worlds "
-                                                   "through MPI only (run it under mpirun)");
+    // A launcher that sets RANK / WORLD_SIZE / LOCAL_RANK and no MPI (torchrun): the
+    // ranks meet through NCCL's unique id (communicatorFor); host collectives have no
+    // transport.
+    auto number = [](const char *name, const char *text, uint32_t *v) -> Error {
+      char *end = nullptr;
+      errno = 0;
+      const unsigned long x = std::strtoul(text, &end, 10);
+      if (errno || !end || *end || end == text || x > 1u << 20)
+        return makeError(std::string(name) + "=" + text + ": not a rank count");
+      *v = uint32_t(x);
+      return Error::success();
+    };
+    CGRAPH_RETURN_IF_ERROR(number("WORLD_SIZE", ws, &out->world));
+    if (const char *r = env("RANK")) CGRAPH_RETURN_IF_ERROR(number("RANK", r, &out->rank));
+    if (out->world == 0 || out->rank >= out->world)
+      return makeError("RANK=" + std::to_string(out->rank) + " is not a rank of WORLD_SIZE=" + std::to_string(out->world));
+    if (out->world == 1) out->comm = std::make_unique<rt::LocalCommunicator>();
+  } else {
+    out->comm = std::make_unique<rt::LocalCommunicator>();
   }
-  if (!out->comm) out->comm = std::make_unique<rt::LocalCommunicator>();
-  out->rank = out->comm->rank();
-  out->world = out->comm->size();
+  if (out->comm) {
+    out->rank = out->comm->rank();
+    out->world = out->comm->size();
+  }
+  uint32_t local = 0;
+  for (const char *name : {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"})
+    if (const char *v = env(name)) {
+      char *end = nullptr;
+      local = uint32_t(std::strtoul(v, &end, 10));
+      if (end && !*end) out->localRank = int(local);
+      break;
+    }
+  out->ncclIdFile = !opts.ncclIdFile.empty() ? opts.ncclIdFile : env("CGRAPH_NCCL_ID_FILE") ? env("CGRAPH_NCCL_ID_FILE") : "";
   // Results are printed by rank 0 only, unless asked for every rank; errors go to
   // stderr on every rank and name the rank where a collective failed.
   if (out->rank != 0 && !opts.allRanks) out->quiet = std::freopen("/dev/null", "w", stdout) != nullptr;
   return Error::success();
 }
 
+Expected<rt::Communicator *> communicatorFor(RankSetup &ranks, const rt::Device &dev, int ordinal) {
+  if (dev.info().backend != "cuda") {
+    if (ranks.comm) return ranks.comm.get();
+    return makeError(ErrorCode::Unsupported, "collective nodes on the " + dev.info().backend + " backend with " +
+                                                 std::to_string(ranks.world) +
+                                                 " ranks need MPI (run cgrun under mpirun)");
+  }
+#ifdef CGRUN_HAVE_NCCL
+  if (ranks.device) return ranks.device.get();
+  Expected<comm::NcclUniqueId> id = makeError("no unique id");
+  if (ranks.world == 1) {
+    id = comm::ncclNewUniqueId();
+  } else if (ranks.mpi) {
+#ifdef CGRUN_HAVE_MPI
+    comm::NcclUniqueId mine;
+    if (ranks.rank == 0) {
+      id = comm::ncclNewUniqueId();
+      if (id) mine = *id;
+    }
+    // Every rank takes part in the broadcast, rank 0's failure included (an empty id
+    // then fails every rank's join instead of leaving them waiting here).
+    MPI_Bcast(mine.bytes.data(), int(mine.bytes.size()), MPI_BYTE, 0, MPI_COMM_WORLD);
+    if (ranks.rank != 0) id = mine;
+#endif
+  } else if (!ranks.ncclIdFile.empty()) {
+    id = comm::exchangeUniqueIdFile(ranks.ncclIdFile, ranks.rank, ranks.timeout);
+  } else {
+    return makeError("collective nodes on cuda with WORLD_SIZE=" + std::to_string(ranks.world) +
+                     " and no MPI: give --nccl-id-file PATH (or CGRAPH_NCCL_ID_FILE), a file every rank sees, "
+                     "through which rank 0 hands out NCCL's unique id");
+  }
+  if (!id) return id.error();
+  auto c = comm::makeNcclCommunicator(*id, ranks.rank, ranks.world, ordinal, ranks.timeout);
+  if (!c) return c.error();
+  ranks.device = std::move(*c);
+  return ranks.device.get();
+#else
+  (void)ordinal;
+  return makeError(ErrorCode::Unsupported, "this cgrun was built without the NCCL communicator");
+#endif
+}
+
+std::string rankDevice(const RankSetup &ranks, const std::string &backend) {
+  if (ranks.world <= 1 || ranks.localRank < 0 || backend.rfind("cuda", 0) != 0) return "";
+  return std::to_string(ranks.localRank);
+}
+
 int finishRanks(RankSetup &ranks, int rc) {
   std::fflush(stdout);
   std::fflush(stderr);
+  ranks.device.reset(); // before MPI goes (NCCL's bootstrap does not use it)
 #ifdef CGRUN_HAVE_MPI
   if (ranks.mpi) {
     // A failed rank takes the others down instead of leaving them waiting in a
@@ -81,6 +156,17 @@ bool anyCollectives(const Graph &g, int depth = 0) {
   return false;
 }
 } // namespace
+
+bool graphHasCollectives(const Graph &g) { return anyCollectives(g); }
+
+Expected<rt::Communicator *> finalizeCommunicator(const CommonOptions &o, const Graph &g, const rt::Device &dev,
+                                                  const std::string &spec) {
+  if (!o.ranks || !anyCollectives(g)) return o.comm;
+  const size_t colon = spec.find(':');
+  int ordinal = 0;
+  if (colon != std::string::npos) ordinal = std::atoi(spec.c_str() + colon + 1);
+  return communicatorFor(*o.ranks, dev, ordinal);
+}
 
 Error setRankParams(const Graph &g, const CommonOptions &o, rt::ParamValues *params) {
   // A graph without collectives run as one rank keeps its own parameters, whatever

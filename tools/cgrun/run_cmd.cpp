@@ -131,7 +131,9 @@ int runCommand(const CommonOptions &o, uint32_t iterations, const std::vector<st
   rt::FinalizeOptions fo;
   fo.host = policy;
   fo.planMemory = !o.noMemoryPlan;
-  fo.communicator = o.comm;
+  auto comm = finalizeCommunicator(o, g, **dev, spec);
+  if (!comm) return fail(comm.error());
+  fo.communicator = *comm;
   fo.collectiveTimeout = o.collectiveTimeout;
   auto t0 = std::chrono::steady_clock::now();
   // More than one --backend: the device list of a multi-device graph (the first holds

@@ -13,10 +13,8 @@ namespace cgraph::cpu {
 
 // Runs collective node `node` of `g` with its fields resolved for this submission
 // (`c`: rt::Executable::collective). `base[s]` / `length[s]`: slot s's storage and
-// bytes. Checks, naming the node and rank: the peer or root is a rank of the world (a
-// send or recv not to itself), both sides lie inside their slots for this world
-// size, and two sides on one slot are the same bytes (all_reduce, broadcast) or
-// disjoint; then calls `comm`. Blocking, up to `timeout` inside the communicator.
+// bytes. rt::resolveCollective checks the call, then `comm` runs it. Blocking, up to
+// `timeout` inside the communicator.
 Error runCollective(const Graph &g, uint32_t node, const CollectiveOp &c, char *const *base,
                     const uint64_t *length, rt::Communicator &comm, std::chrono::milliseconds timeout);
 

@@ -61,6 +61,10 @@ Expected<std::unique_ptr<rt::Executable>> CpuDevice::finalize(const Graph &graph
     if (!opts.communicator)
       return makeError(ErrorCode::Invalid, "the graph has collective nodes but no communicator was given "
                                            "(run it under mpirun, or bind one in FinalizeOptions)");
+    if (opts.communicator->streamOrdered())
+      return makeError(ErrorCode::Invalid, std::string("the ") + opts.communicator->name() +
+                                               " communicator runs collectives on GPU streams; the cpu backend "
+                                               "needs a host communicator (MPI, or local for one rank)");
     if (rt::hasConditionals(*flat))
       return makeError(ErrorCode::Unsupported, "collective nodes in a graph with conditional nodes are not "
                                                "supported by the cpu backend yet");

@@ -17,9 +17,11 @@ CudaExecutable::~CudaExecutable() {
   // The stream drained and the graphs gone before the conditional state is freed.
   releaseDriverObjects();
   dropSubmissionEvents();
+  if (captureStream_) api_->cuStreamDestroy(captureStream_);
 }
 
 Error CudaExecutable::prepareExtensions() {
+  CGRAPH_RETURN_IF_ERROR(prepareCollectives());
   const uint32_t nn = uint32_t(graph_.nodes.size());
   std::vector<uint32_t> identityParams(graph_.params.size());
   for (uint32_t q = 0; q < identityParams.size(); ++q) identityParams[q] = q;
@@ -44,6 +46,8 @@ Error CudaExecutable::prepareExtensions() {
 Expected<gpu::GraphNodeHandle> CudaExecutable::addExtensionNode(gpu::GraphHandle graph, uint32_t p,
                                                                 const std::vector<gpu::GraphNodeHandle> &deps,
                                                                 uint32_t part) {
+  if (p < graph_.nodes.size() && graph_.nodes[p].kind == NodeKind::Collective)
+    return addCollectiveNode(CUgraph(graph), p, deps, part);
   CUcontext ctx = dev_->context();
   CUgraph g = CUgraph(graph);
   CondPlan &c = conds_[plans_[p].ext];

@@ -30,9 +30,11 @@ namespace cgraph::cuda {
 // Entry points of newer drivers that the backend can do without: null when the driver
 // lacks them (CUDA 12.3: conditional nodes, without which conditionals run
 // runtime-driven; edges with data, without which no edge is programmatic; the address
-// range query, without which a wrapped caller pointer is not checked).
+// range query, without which a wrapped caller pointer is not checked; capture into an
+// existing graph, without which collective nodes run in eager mode only).
 #define CGRAPH_CU_OPTIONAL_FUNCTIONS(X) \
-  X(cuGraphConditionalHandleCreate) X(cuGraphAddNode) X(cuGraphAddDependencies) X(cuMemGetAddressRange)
+  X(cuGraphConditionalHandleCreate) X(cuGraphAddNode) X(cuGraphAddDependencies) X(cuMemGetAddressRange) \
+  X(cuStreamBeginCaptureToGraph) X(cuStreamGetCaptureInfo) X(cuStreamEndCapture)
 
 struct CuApi {
 #define CGRAPH_CU_MEMBER(name) decltype(&::name) name = nullptr;

@@ -146,6 +146,28 @@ Error CudaDevice::read(rt::Buffer &src, uint64_t offset, void *dst, uint64_t byt
 }
 
 namespace {
+// Collective nodes run through the caller's stream-ordered communicator (NCCL) on this
+// very device.
+Error checkCollectives(const CudaDevice &device, const Graph &flat, const rt::FinalizeOptions &opts) {
+  if (!rt::hasCollectives(flat)) return Error::success();
+  const rt::Communicator *comm = opts.communicator;
+  if (!comm)
+    return makeError(ErrorCode::Invalid, "the graph has collective nodes but no communicator was given (bind an "
+                                         "NCCL communicator, cgraph/comm/nccl.h, in FinalizeOptions)");
+  if (!comm->streamOrdered())
+    return makeError(ErrorCode::Invalid, std::string("the cuda backend runs collectives through a stream-ordered "
+                                                     "communicator (NCCL); the ") +
+                                             comm->name() + " communicator runs on the host");
+  if (comm->deviceIndex() != device.ordinal())
+    return makeError(ErrorCode::Invalid, "the communicator runs on CUDA device " +
+                                             std::to_string(comm->deviceIndex()) + ", the executable on device " +
+                                             std::to_string(device.ordinal()));
+  if (rt::hasConditionals(flat))
+    return makeError(ErrorCode::Unsupported,
+                     "collective nodes in a graph with conditional nodes are not supported by the cuda backend yet");
+  return Error::success();
+}
+
 // finalize's rest once the graph is flattened: runtime-driven stages for conditionals
 // CUDA conditional nodes cannot take (nativeConditionals, exec.h), else one executable.
 Expected<std::unique_ptr<rt::Executable>> finalizeFlat(CudaDevice &device, const Graph *original, Graph flat,
@@ -165,7 +187,7 @@ Expected<std::unique_ptr<rt::Executable>> CudaDevice::finalize(const Graph &grap
   double flattenUs = 0;
   Expected<Graph> flat = gpu::flattenForGpu(graph, &flattenUs);
   if (!flat) return flat.error();
-  CGRAPH_RETURN_IF_ERROR(rt::refuseCollectives(*flat, "cuda"));
+  CGRAPH_RETURN_IF_ERROR(checkCollectives(*this, *flat, opts));
   return finalizeFlat(*this, &graph, std::move(*flat), opts, flattenUs);
 }
 
@@ -176,7 +198,7 @@ Expected<std::unique_ptr<rt::Executable>> CudaDevice::finalizeOwned(Graph graph,
   double flattenUs = 0;
   Expected<Graph> flat = gpu::flattenForGpu(std::move(graph), &flattenUs);
   if (!flat) return flat.error();
-  CGRAPH_RETURN_IF_ERROR(rt::refuseCollectives(*flat, "cuda"));
+  CGRAPH_RETURN_IF_ERROR(checkCollectives(*this, *flat, opts));
   return finalizeFlat(*this, nullptr, std::move(*flat), opts, flattenUs);
 }
 

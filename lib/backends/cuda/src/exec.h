@@ -32,6 +32,7 @@
 #include "internal.h"
 
 #include "cgraph/backends/gpu_common/graph_executable.h"
+#include "cgraph/runtime/communicator.h"
 
 namespace cgraph::cuda {
 
@@ -51,11 +52,23 @@ struct CondPlan {
   CUgraphConditionalHandle handle = 0;
 };
 
+// A collective node (collective.cpp): in replay the communicator's call (NCCL) is
+// captured into the partition's CUDA graph with the addresses and counts of the
+// submission that built it; a submission whose call differs (other buffers bound,
+// other parameter values) rebuilds that partition first. In eager mode the call is
+// enqueued on the device's stream.
+struct CollPlan {
+  uint32_t node = kNone;
+  uint32_t part = kNone;     // its partition (replay)
+  rt::CollectiveCall built;  // the call its graph holds
+  bool haveBuilt = false;
+};
+
 class CudaExecutable final : public gpu::GraphExecutable {
 public:
   CudaExecutable(CudaDevice &device, Graph flattened, const rt::FinalizeOptions &opts)
       : gpu::GraphExecutable(device, device.driver(), std::move(flattened), opts), dev_(&device),
-        api_(&device.api()) {}
+        api_(&device.api()), comm_(opts.communicator), collectiveTimeout_(opts.collectiveTimeout) {}
   ~CudaExecutable() override;
   Error updateEveryKernelNode();
   Error launchGraphsOnly();
@@ -72,13 +85,16 @@ protected:
                                                   uint32_t part) override;
   Error checkSubmit(const rt::SubmitOptions &opts) override;
   bool ownEvent(const rt::Event &e) const override {
-    return dynamic_cast<const CudaEvent *>(&e) != nullptr || dynamic_cast<const WordEvent *>(&e) != nullptr;
+    const rt::Event &inner = rt::unwrapWatched(e);
+    return dynamic_cast<const CudaEvent *>(&inner) != nullptr || dynamic_cast<const WordEvent *>(&inner) != nullptr;
   }
   Error submissionStarted(const rt::SubmitOptions &opts) override;
   Error eagerNodeStarting(uint32_t n, const rt::SubmitOptions &opts) override;
   Error eagerNodeDone(uint32_t n, const rt::SubmitOptions &opts) override;
   Expected<rt::EventPtr> finishSubmission(const rt::SubmitOptions &opts) override;
   Error partitionRebuilt(uint32_t pi) override;
+  Error runExtensionEager(uint32_t p, const std::vector<uint64_t> &params) override;
+  Error bindingsChanged(const std::vector<uint64_t> &params) override;
 
 private:
   // Lifts the body of conditional plan `p` (a node of `owner`, whose parameters map to
@@ -87,10 +103,23 @@ private:
   Error liftConditional(uint32_t p, const Graph &owner, const std::vector<uint32_t> &paramMap);
   Error planSetCondition(CondPlan &c, uint32_t mode, Launch &l);
   void dropSubmissionEvents();
+  // collective.cpp
+  Error prepareCollectives();
+  Expected<rt::CollectiveCall> collectiveCall(uint32_t n, const std::vector<uint64_t> &params) const;
+  Expected<gpu::GraphNodeHandle> addCollectiveNode(CUgraph g, uint32_t p, const std::vector<gpu::GraphNodeHandle> &deps,
+                                                   uint32_t part);
+  // The completion event watched for the communicator's timeout and asynchronous errors
+  // (rt::watchCollectives) when the executable has collectives.
+  rt::EventPtr watched(rt::EventPtr e) const;
 
   CudaDevice *dev_;
   const CuApi *api_;
   std::vector<CondPlan> conds_;
+  std::vector<CollPlan> colls_;
+  rt::Communicator *comm_ = nullptr;  // FinalizeOptions::communicator, not owned
+  std::chrono::milliseconds collectiveTimeout_{60000};
+  std::string collNames_;             // "node 'a', node 'b'" for the watch's messages
+  CUstream captureStream_ = nullptr;  // collective captures (replay)
   std::unique_ptr<rt::Buffer> condState_;     // {trips, exceeded} u32 pair per conditional
   // The submission being enqueued: profiling events (destroyed unless handed to its
   // CudaEvent).

@@ -51,7 +51,7 @@ struct LoadedModule {
 };
 
 struct AtomicCounters : gpu::ReplayCounters {
-  std::atomic<uint64_t> lowerings{0}, ptxJits{0}, cubinForms{0}, conditionalNodes{0};
+  std::atomic<uint64_t> lowerings{0}, ptxJits{0}, cubinForms{0}, conditionalNodes{0}, collectiveRecaptures{0};
 };
 
 class CudaDevice;
@@ -75,6 +75,7 @@ public:
   Expected<std::unique_ptr<rt::Executable>> finalizeOwned(Graph graph, const rt::FinalizeOptions &opts) override;
 
   const CuApi &api() const { return *api_; }
+  int ordinal() const { return int(dev_); }
   CUcontext context() const { return ctx_; }
   CUstream stream() const { return stream_; }
   // Makes the device's primary context current on the calling thread.

@@ -83,7 +83,7 @@ Expected<rt::EventPtr> CudaExecutable::finishSubmission(const rt::SubmitOptions 
   // A replay ending with the done marker: the word it writes is the completion.
   if (!opts.profile && !check && doneCovers()) {
     ++dev_->counters().wordCompletions;
-    return rt::EventPtr(std::make_shared<WordEvent>(*dev_, doneWord(), doneTarget()));
+    return watched(std::make_shared<WordEvent>(*dev_, doneWord(), doneTarget()));
   }
   // The completion event: from the device's pool unless it times the submission.
   Expected<CUevent> done = opts.profile ? timingEvent(*api_, events_) : dev_->takeEvent();
@@ -96,7 +96,7 @@ Expected<rt::EventPtr> CudaExecutable::finishSubmission(const rt::SubmitOptions 
   auto timed = std::move(timed_);
   CUevent start = start_;
   dropSubmissionEvents();
-  return rt::EventPtr(
+  return watched(
       std::make_shared<CudaEvent>(*dev_, *done, start, std::move(timed), std::move(check), !opts.profile));
 }
 

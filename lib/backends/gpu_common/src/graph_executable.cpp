@@ -247,6 +247,7 @@ Error GraphExecutable::planNode(uint32_t p, FunctionHandle fn, bool paramRange) 
     plan.kind = NodePlan::Host;
     return Error::success();
   case NodeKind::Conditional:
+  case NodeKind::Collective:
     return Error::success(); // a backend's extension plans it (prepareExtensions)
   default:
     plan.kind = NodePlan::Nop;
@@ -683,18 +684,26 @@ Error GraphExecutable::flattenGroupOf(uint32_t n, uint32_t *rebuilt) {
   if (n >= groupOf_.size() || groupOf_[n] == kNone || groups_[groupOf_[n]].flatten) return Error::success();
   ChildGroup &cg = groups_[groupOf_[n]];
   cg.flatten = true;
-  PartGraph &pg = parts_[cg.part];
-  if (!pg.graph) return Error::success(); // eager: no graphs
+  if (!parts_[cg.part].graph) return Error::success(); // eager: no graphs
+  *rebuilt = cg.part;
+  return rebuildPartition(cg.part);
+}
+
+Error GraphExecutable::rebuildPartition(uint32_t pi) {
+  PartGraph &pg = parts_[pi];
   CGRAPH_RETURN_IF_ERROR(driver_->streamSynchronize());
   if (pg.exec) driver_->execDestroy(pg.exec);
-  driver_->graphDestroy(pg.graph);
+  if (pg.graph) driver_->graphDestroy(pg.graph);
   pg.exec = nullptr;
   pg.graph = nullptr;
   pg.kernelNodes.clear();
   for (uint32_t m : pg.nodes)
     graphNodes_[m] = GraphNodeRef{};
-  *rebuilt = cg.part;
-  return buildPartition(cg.part);
+  return buildPartition(pi);
+}
+
+Error GraphExecutable::runExtensionEager(uint32_t p, const std::vector<uint64_t> &) {
+  return makeError(ErrorCode::Internal, planLabel(p) + ": no eager form of this node");
 }
 
 Error GraphExecutable::reclaim(Staging &st) {
@@ -844,6 +853,7 @@ Error GraphExecutable::runNodeEager(uint32_t n, const std::vector<uint64_t> &par
   const Node &node = graph_.nodes[n];
   NodePlan &p = plans_[n];
   if (node.kind == NodeKind::Host) return runHost(n, params); // HostTasks' errors name the node
+  if (p.kind == NodePlan::Extension) return runExtensionEager(n, params);
   if (p.kind != NodePlan::Kernel) return Error::success();
   if (node.kind == NodeKind::Kernel && p.paramRange) CGRAPH_RETURN_IF_ERROR(rangeOf(n, params, p.launch));
   if (p.exprTransfer) patchTransfer(n, transfer(n, params));
@@ -907,6 +917,7 @@ Expected<rt::EventPtr> GraphExecutable::submit(const std::vector<ResolvedSlot> &
   CGRAPH_RETURN_IF_ERROR(uploadTable());
   CGRAPH_RETURN_IF_ERROR(submissionStarted(opts));
   if (mode_ == rt::ExecMode::Replay && !same) {
+    CGRAPH_RETURN_IF_ERROR(bindingsChanged(params));
     CGRAPH_RETURN_IF_ERROR(updateParamRanges(params));
     CGRAPH_RETURN_IF_ERROR(updateTransfers(params));
   }

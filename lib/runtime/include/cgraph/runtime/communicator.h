@@ -2,10 +2,14 @@
 //
 // A graph file names no communicator: the caller binds one at finalize
 // (FinalizeOptions::communicator), created from MPI (lib/comm/mpi: cgraph_comm_mpi),
-// from a unique id, or handed over by a framework. Backends that run collectives as
-// host steps (cpu) call it with host pointers into the slots' storage, one call per
-// collective node, in the graph's execution order, so every rank that runs the same
-// file calls the same collectives in the same order.
+// from a unique id, or handed over by a framework. Two kinds of communicator:
+//  - host (MPI, local): backends that run collectives as host steps (cpu) call run()
+//    with host pointers into the slots' storage, one call per collective node;
+//  - stream-ordered (NCCL, lib/comm/nccl): streamOrdered() is true and GPU backends
+//    (cuda) call enqueue() with device pointers and one of their streams, during a
+//    stream capture where the collective becomes part of a driver graph.
+// Either way one call per collective node in the graph's execution order, so every
+// rank that runs the same file calls the same collectives in the same order.
 //
 // Ownership: FinalizeOptions holds a non-owning pointer; the communicator must outlive
 // every executable finalized with it. Thread-safety: an executable calls it from one
@@ -20,6 +24,7 @@
 
 #include "cgraph/error.h"
 #include "cgraph/model.h"
+#include "cgraph/runtime/runtime.h"
 
 #include <chrono>
 #include <cstdint>
@@ -55,6 +60,23 @@ public:
   // its way), waiting up to `timeout`. Backends call it at the end of every submission
   // that ran collectives, so a submission's event means its sends were delivered.
   virtual Error flush(std::chrono::milliseconds timeout) { return Error::success(); }
+
+  // ---- stream-ordered communicators (streamOrdered() true) ----
+  // Whether collectives go through enqueue() on a device stream instead of run().
+  virtual bool streamOrdered() const { return false; }
+  // The device the communicator's transport runs on (a CUDA ordinal for NCCL); -1 for
+  // host communicators. A backend refuses a device other than this one at finalize.
+  virtual int deviceIndex() const { return -1; }
+  // Enqueues `call` (device pointers) on `stream` (a CUstream) and returns without
+  // waiting; the stream may be capturing into a graph. The calling thread has the
+  // device's context current. Default: ErrorCode::Unsupported.
+  virtual Error enqueue(const CollectiveCall &call, void *stream);
+  // An error the transport found asynchronously since the last call (a peer that died,
+  // a network failure), else success. Cheap; polled while waiting for a submission.
+  virtual Error asyncError() { return Error::success(); }
+  // Stops every operation in flight and makes later ones fail (after a timeout or an
+  // asynchronous error: the ranks cannot agree on a state any more). Idempotent.
+  virtual void abort() {}
 };
 
 // A world of one rank (no transport): every collective is a copy (or nothing in
@@ -66,6 +88,28 @@ public:
   const char *name() const override { return "local"; }
   Error run(const CollectiveCall &call, std::chrono::milliseconds timeout) override;
 };
+
+// One collective node's call for a submission: `c` is the node's op with its fields
+// resolved (rt::Executable::collective), `base[s]` / `length[s]` slot s's address (host
+// or device) and bytes. Checks, naming the node and rank: the peer or root is a rank of
+// the world (a send or recv not to itself), both sides lie inside their slots for this
+// world size, and two sides on one slot are the same bytes (all_reduce, broadcast) or
+// disjoint. `call.what` is "node 'x' (rank r of w)". Pure; thread-safe.
+Expected<CollectiveCall> resolveCollective(const Graph &g, uint32_t node, const CollectiveOp &c,
+                                           const uint64_t *base, const uint64_t *length, uint32_t rank,
+                                           uint32_t world);
+
+// The completion event of a submission whose work includes stream-ordered collectives
+// (the stream cannot time out by itself): wait() polls `inner` and comm.asyncError();
+// an asynchronous error, or `inner` still incomplete `timeout` after the wait began,
+// aborts `comm` and fails the event (ErrorCode::Timeout, or the transport's error),
+// naming `what` (the submission's collective nodes) and the rank. isComplete() and the
+// node timings are inner's. `comm` must outlive the event.
+EventPtr watchCollectives(EventPtr inner, Communicator &comm, std::chrono::milliseconds timeout,
+                          std::string what);
+// The event watchCollectives wrapped, else `e` itself (backends recognising their own
+// events, which need no host wait).
+const Event &unwrapWatched(const Event &e);
 
 // Whether the graph has collective nodes (after flattening: top level only).
 bool hasCollectives(const Graph &graph);

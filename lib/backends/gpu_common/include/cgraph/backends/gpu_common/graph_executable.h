@@ -131,6 +131,12 @@ protected:
   // After partition `pi`'s graph was rebuilt and instantiated again: state set on the
   // old executable graph (disabled nodes) set on the new one.
   virtual Error partitionRebuilt(uint32_t) { return Error::success(); }
+  // Eager mode: runs Extension plan `p` on the stream (collective nodes).
+  virtual Error runExtensionEager(uint32_t p, const std::vector<uint64_t> &params);
+  // Replay: the submission's slots or values differ from the last one's (table_ and
+  // slotLength_ hold the new ones); before any graph launches. A backend whose graph
+  // nodes bake addresses (captured collectives) rebuilds their partitions here.
+  virtual Error bindingsChanged(const std::vector<uint64_t> &) { return Error::success(); }
 
   // ---- shared steps ----
   Expected<rt::EventPtr> submit(const std::vector<ResolvedSlot> &slots, const std::vector<uint64_t> &params,
@@ -175,6 +181,11 @@ protected:
   // set on the old executable graph, such as disabled nodes, must be set again: the
   // partition's index goes to *rebuilt, else kNone). Used before an executable update.
   Error flattenGroupOf(uint32_t n, uint32_t *rebuilt);
+  // Waits for the stream, destroys partition `pi`'s graphs and builds them again
+  // (its nodes' GraphNodeRefs change; partitionRebuilt(pi) is the caller's).
+  Error rebuildPartition(uint32_t pi);
+  // Which partition node `n` is in (kNone in eager mode or for a lifted body node).
+  uint32_t partitionOf(uint32_t n) const { return n < graphNodes_.size() ? graphNodes_[n].part : kNone; }
   Error uploadTable();
   Error updateParamRanges(const std::vector<uint64_t> &params);
   // Copies/fills with expression fields: their launch cells for this submission's

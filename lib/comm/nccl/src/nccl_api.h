@@ -1,0 +1,64 @@
+// NCCL and the few CUDA driver calls the communicator needs, loaded with dlopen
+// (libnccl.so.2, libcuda.so.1; docs/architecture.md decision 4). The types and values
+// below are NCCL's stable C ABI (nccl.h, unchanged since 2.x): no header is needed at
+// build time. Not installed.
+#pragma once
+
+#include "cgraph/error.h"
+
+#include <cstddef>
+
+namespace cgraph::comm::nccl {
+
+using ncclComm_t = struct ncclComm *;
+struct ncclUniqueId {
+  char internal[128];
+};
+using ncclResult_t = int;
+constexpr ncclResult_t ncclSuccess = 0, ncclInProgress = 7;
+using ncclDataType_t = int;
+constexpr ncclDataType_t ncclInt8 = 0, ncclUint8 = 1, ncclInt32 = 2, ncclUint32 = 3, ncclInt64 = 4,
+                         ncclUint64 = 5, ncclFloat16 = 6, ncclFloat32 = 7, ncclFloat64 = 8;
+using ncclRedOp_t = int;
+constexpr ncclRedOp_t ncclSum = 0, ncclProd = 1, ncclMax = 2, ncclMin = 3;
+using cudaStream_t = void *;
+
+struct NcclApi {
+  ncclResult_t (*ncclGetVersion)(int *) = nullptr;
+  ncclResult_t (*ncclGetUniqueId)(ncclUniqueId *) = nullptr;
+  ncclResult_t (*ncclCommInitRank)(ncclComm_t *, int, ncclUniqueId, int) = nullptr;
+  ncclResult_t (*ncclCommDestroy)(ncclComm_t) = nullptr;
+  ncclResult_t (*ncclCommAbort)(ncclComm_t) = nullptr;
+  ncclResult_t (*ncclCommGetAsyncError)(ncclComm_t, ncclResult_t *) = nullptr;
+  ncclResult_t (*ncclCommCount)(ncclComm_t, int *) = nullptr;
+  ncclResult_t (*ncclCommUserRank)(ncclComm_t, int *) = nullptr;
+  ncclResult_t (*ncclCommCuDevice)(ncclComm_t, int *) = nullptr;
+  const char *(*ncclGetErrorString)(ncclResult_t) = nullptr;
+  const char *(*ncclGetLastError)(ncclComm_t) = nullptr; // optional (2.13+)
+  ncclResult_t (*ncclAllReduce)(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t,
+                                cudaStream_t) = nullptr;
+  ncclResult_t (*ncclAllGather)(const void *, void *, size_t, ncclDataType_t, ncclComm_t, cudaStream_t) = nullptr;
+  ncclResult_t (*ncclReduceScatter)(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t,
+                                    cudaStream_t) = nullptr;
+  ncclResult_t (*ncclBroadcast)(const void *, void *, size_t, ncclDataType_t, int, ncclComm_t,
+                                cudaStream_t) = nullptr;
+  ncclResult_t (*ncclSend)(const void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t) = nullptr;
+  ncclResult_t (*ncclRecv)(void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t) = nullptr;
+  // The driver: a device's primary context made current (the one CUDA's runtime, and
+  // so NCCL, uses).
+  int (*cuInit)(unsigned) = nullptr;
+  int (*cuDeviceGet)(int *, int) = nullptr;
+  int (*cuDevicePrimaryCtxRetain)(void **, int) = nullptr;
+  int (*cuDevicePrimaryCtxRelease)(int) = nullptr;
+  int (*cuCtxSetCurrent)(void *) = nullptr;
+  int version = 0; // ncclGetVersion: 22703 for 2.27.3
+};
+
+// Loads both libraries once per process (thread-safe); the same result every call.
+// Errors: "libnccl.so.2 not found ..." (ErrorCode::Unsupported), a missing symbol.
+Expected<const NcclApi *> loadNccl();
+
+// "ncclAllReduce: unhandled cuda error (run with NCCL_DEBUG=WARN for details)".
+Error ncclError(const NcclApi &api, const char *call, ncclResult_t rc, ncclComm_t comm = nullptr);
+
+} // namespace cgraph::comm::nccl

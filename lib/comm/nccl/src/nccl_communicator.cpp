@@ -1,0 +1,214 @@
+// rt::Communicator over NCCL (cgraph/comm/nccl.h).
+#include "cgraph/comm/nccl.h"
+
+#include "nccl_api.h"
+
+#include <atomic>
+#include <future>
+#include <thread>
+
+namespace cgraph::comm {
+
+using namespace nccl;
+
+namespace {
+
+// NCCL's element type for a reduction of `t`; -1 where NCCL has none (16-bit integers).
+int reduceType(ScalarType t) {
+  switch (t) {
+  case ScalarType::I8: return ncclInt8;
+  case ScalarType::U8: return ncclUint8;
+  case ScalarType::I32: return ncclInt32;
+  case ScalarType::U32: return ncclUint32;
+  case ScalarType::I64: return ncclInt64;
+  case ScalarType::U64: return ncclUint64;
+  case ScalarType::F16: return ncclFloat16;
+  case ScalarType::F32: return ncclFloat32;
+  case ScalarType::F64: return ncclFloat64;
+  case ScalarType::I16:
+  case ScalarType::U16: return -1;
+  }
+  return -1;
+}
+
+ncclRedOp_t redOp(ReduceOp op) {
+  switch (op) {
+  case ReduceOp::Sum: return ncclSum;
+  case ReduceOp::Max: return ncclMax;
+  case ReduceOp::Min: return ncclMin;
+  case ReduceOp::Prod: return ncclProd;
+  }
+  return ncclSum;
+}
+
+class NcclCommunicator final : public rt::Communicator {
+public:
+  NcclCommunicator(const NcclApi &api, ncclComm_t comm, bool owned, int device)
+      : api_(&api), comm_(comm), owned_(owned), device_(device) {
+    int n = 0, r = 0;
+    api.ncclCommCount(comm, &n);
+    api.ncclCommUserRank(comm, &r);
+    size_ = uint32_t(n);
+    rank_ = uint32_t(r);
+  }
+  ~NcclCommunicator() override {
+    if (owned_ && !aborted_.load()) api_->ncclCommDestroy(comm_);
+    if (owned_) api_->cuDevicePrimaryCtxRelease(device_);
+  }
+  uint32_t rank() const override { return rank_; }
+  uint32_t size() const override { return size_; }
+  const char *name() const override { return "nccl"; }
+  bool streamOrdered() const override { return true; }
+  int deviceIndex() const override { return device_; }
+
+  Error run(const rt::CollectiveCall &call, std::chrono::milliseconds) override {
+    return makeError(ErrorCode::Unsupported, call.what + ": the nccl communicator takes device memory on a CUDA "
+                                                         "stream (the cuda backend), not host memory");
+  }
+
+  Error enqueue(const rt::CollectiveCall &c, void *stream) override {
+    if (aborted_.load()) return makeError(c.what + ": the nccl communicator was aborted after an earlier failure");
+    const char *kind = collKindName(c.kind);
+    // Kinds that move data without arithmetic go as bytes, so every element type works.
+    const size_t elem = scalarSize(c.type);
+    int type = ncclUint8;
+    size_t count = size_t(c.count) * elem;
+    if (collReduces(c.kind)) {
+      type = reduceType(c.type);
+      count = size_t(c.count);
+      if (type < 0)
+        return makeError(ErrorCode::Unsupported, c.what + ": " + kind + " of " + scalarName(c.type) +
+                                                     ": NCCL reduces no 16-bit integers");
+    }
+    ncclResult_t rc = ncclSuccess;
+    const char *call = "";
+    switch (c.kind) {
+    case CollKind::AllReduce:
+      call = "ncclAllReduce";
+      rc = api_->ncclAllReduce(c.send, c.recv, count, type, redOp(c.op), comm_, stream);
+      break;
+    case CollKind::AllGather:
+      call = "ncclAllGather";
+      rc = api_->ncclAllGather(c.send, c.recv, count, type, comm_, stream);
+      break;
+    case CollKind::ReduceScatter:
+      call = "ncclReduceScatter";
+      rc = api_->ncclReduceScatter(c.send, c.recv, count, type, redOp(c.op), comm_, stream);
+      break;
+    case CollKind::Broadcast:
+      call = "ncclBroadcast";
+      rc = api_->ncclBroadcast(c.send, c.recv, count, type, int(c.peer), comm_, stream);
+      break;
+    case CollKind::Send:
+      call = "ncclSend";
+      rc = api_->ncclSend(c.send, count, type, int(c.peer), comm_, stream);
+      break;
+    case CollKind::Recv:
+      call = "ncclRecv";
+      rc = api_->ncclRecv(c.recv, count, type, int(c.peer), comm_, stream);
+      break;
+    }
+    if (rc != ncclSuccess) return ncclError(*api_, call, rc, comm_).withContext(c.what);
+    return Error::success();
+  }
+
+  Error asyncError() override {
+    if (aborted_.load()) return makeError("the nccl communicator was aborted");
+    ncclResult_t state = ncclSuccess;
+    ncclResult_t rc = api_->ncclCommGetAsyncError(comm_, &state);
+    if (rc != ncclSuccess) return ncclError(*api_, "ncclCommGetAsyncError", rc, comm_);
+    if (state != ncclSuccess && state != ncclInProgress)
+      return ncclError(*api_, "NCCL (asynchronous)", state, comm_).withContext("rank " + std::to_string(rank_));
+    return Error::success();
+  }
+
+  void abort() override {
+    if (aborted_.exchange(true)) return;
+    if (owned_) api_->ncclCommAbort(comm_);
+  }
+
+private:
+  const NcclApi *api_;
+  ncclComm_t comm_;
+  bool owned_;
+  int device_;
+  uint32_t rank_ = 0, size_ = 0;
+  std::atomic<bool> aborted_{false};
+};
+
+} // namespace
+
+Error ncclAvailable() {
+  auto api = loadNccl();
+  return api ? Error::success() : api.error();
+}
+
+int ncclVersion() {
+  auto api = loadNccl();
+  return api ? (*api)->version : 0;
+}
+
+Expected<NcclUniqueId> ncclNewUniqueId() {
+  auto api = loadNccl();
+  if (!api) return api.error();
+  ncclUniqueId raw;
+  if (ncclResult_t rc = (*api)->ncclGetUniqueId(&raw); rc != ncclSuccess)
+    return ncclError(**api, "ncclGetUniqueId", rc);
+  NcclUniqueId id;
+  std::copy(raw.internal, raw.internal + sizeof(raw.internal), id.bytes.begin());
+  return id;
+}
+
+Expected<std::unique_ptr<rt::Communicator>> makeNcclCommunicator(const NcclUniqueId &id, uint32_t rank,
+                                                                 uint32_t world, int cudaDevice,
+                                                                 std::chrono::milliseconds timeout) {
+  auto loaded = loadNccl();
+  if (!loaded) return loaded.error();
+  const NcclApi &api = **loaded;
+  if (world == 0 || rank >= world)
+    return makeError("nccl: rank " + std::to_string(rank) + " is not in a world of " + std::to_string(world));
+  int dev = 0;
+  void *ctx = nullptr;
+  if (api.cuDeviceGet(&dev, cudaDevice) != 0 || api.cuDevicePrimaryCtxRetain(&ctx, dev) != 0)
+    return makeError(ErrorCode::Invalid, "nccl: CUDA device " + std::to_string(cudaDevice) + " cannot be opened");
+  ncclUniqueId raw;
+  std::copy(id.bytes.begin(), id.bytes.end(), raw.internal);
+  // ncclCommInitRank blocks until every rank joined: on a thread of its own, so a rank
+  // that never comes is a timeout here. The thread sets the device's primary context,
+  // which NCCL (through CUDA's runtime) then uses.
+  struct Init {
+    ncclComm_t comm = nullptr;
+    ncclResult_t rc = ncclSuccess;
+  };
+  auto task = std::make_shared<std::packaged_task<Init()>>([&api, ctx, raw, rank, world] {
+    Init r;
+    api.cuCtxSetCurrent(ctx);
+    r.rc = api.ncclCommInitRank(&r.comm, int(world), raw, int(rank));
+    return r;
+  });
+  std::future<Init> done = task->get_future();
+  std::thread([task] { (*task)(); }).detach();
+  if (done.wait_for(timeout) != std::future_status::ready)
+    return makeError(ErrorCode::Timeout, "nccl: rank " + std::to_string(rank) + " of " + std::to_string(world) +
+                                             ": the world did not form within " + std::to_string(timeout.count()) +
+                                             " ms (every rank must join with the same unique id)");
+  Init r = done.get();
+  if (r.rc != ncclSuccess) {
+    api.cuDevicePrimaryCtxRelease(dev);
+    return ncclError(api, "ncclCommInitRank", r.rc).withContext("rank " + std::to_string(rank));
+  }
+  return std::unique_ptr<rt::Communicator>(new NcclCommunicator(api, r.comm, true, cudaDevice));
+}
+
+Expected<std::unique_ptr<rt::Communicator>> wrapNcclCommunicator(void *ncclComm) {
+  auto loaded = loadNccl();
+  if (!loaded) return loaded.error();
+  if (!ncclComm) return makeError("nccl: a null ncclComm_t");
+  int dev = -1;
+  ncclComm_t comm = static_cast<ncclComm_t>(ncclComm);
+  if (ncclResult_t rc = (*loaded)->ncclCommCuDevice(comm, &dev); rc != ncclSuccess)
+    return ncclError(**loaded, "ncclCommCuDevice", rc, comm);
+  return std::unique_ptr<rt::Communicator>(new NcclCommunicator(**loaded, comm, false, dev));
+}
+
+} // namespace cgraph::comm
