@@ -240,10 +240,14 @@ TEST_CASE("collective nodes: one rank without mpirun, errors naming node and ran
   CHECK(s.code == 1);
   CHECK(s.err.find("cgrun: error: iteration 0: node 'tx' (rank 0 of 1): send to its own rank 0\n") !=
         std::string::npos);
-  // A launcher's world of several ranks needs MPI.
-  Result w = tooltest::runTool("env", "WORLD_SIZE=2 " + quote(CGRUN_PATH) + " dp.cgf", dir, dir / "ws");
+  // A launcher's world of several ranks (no MPI) runs host collectives through nothing:
+  // refused by name; a rank outside the world is refused too.
+  Result w = tooltest::runTool("env", "WORLD_SIZE=2 RANK=1 " + quote(CGRUN_PATH) + " dp.cgf", dir, dir / "ws");
   CHECK(w.code == 1);
-  CHECK(w.err.find("WORLD_SIZE=2 without mpirun") != std::string::npos);
+  CHECK(w.err == "cgrun: error: collective nodes on the cpu backend with 2 ranks need MPI (run cgrun under mpirun)\n");
+  Result x = tooltest::runTool("env", "WORLD_SIZE=2 RANK=2 " + quote(CGRUN_PATH) + " dp.cgf", dir, dir / "ws2");
+  CHECK(x.code == 1);
+  CHECK(x.err.find("RANK=2 is not a rank of WORLD_SIZE=2") != std::string::npos);
 #ifdef CGRUN_TEST_OPENCL
   Result o = cgrun("dp.cgf --backend opencl", dir);
   CHECK(o.code == 1);

@@ -46,6 +46,17 @@ Expected<gpu::GraphNodeHandle> CudaExecutable::addCollectiveNode(CUgraph g, uint
                                                                  uint32_t part) {
   CollPlan &cp = colls_[plans_[p].ext];
   cp.part = part;
+  cp.haveBuilt = false;
+  gpu::GraphNodeHandle out = nullptr;
+  // A side whose slot is not bound yet (finalize, before the first submission binds
+  // the external slots): an empty placeholder node, which keeps the edges and which
+  // the first submission captures over (bindingsChanged).
+  const CollectiveOp &op = graph_.nodes[p].coll;
+  auto unbound = [&](bool has, uint32_t slot) { return has && slot < nSlots_ && table_[slot] == 0; };
+  if (unbound(collHasSend(op.kind), op.sendSlot) || unbound(collHasRecv(op.kind), op.recvSlot)) {
+    CGRAPH_RETURN_IF_ERROR(driver_->addEmptyNode(&out, gpu::GraphHandle(g), deps));
+    return out;
+  }
   // The values of the submission being prepared (the first: the defaults).
   const std::vector<uint64_t> params(table_.begin() + nSlots_, table_.begin() + nSlots_ + nParams_);
   auto call = collectiveCall(p, params);
@@ -54,12 +65,7 @@ Expected<gpu::GraphNodeHandle> CudaExecutable::addCollectiveNode(CUgraph g, uint
   cp.haveBuilt = true;
   std::vector<CUgraphNode> d(deps.size());
   for (size_t i = 0; i < deps.size(); ++i) d[i] = CUgraphNode(deps[i]);
-  gpu::GraphNodeHandle out = nullptr;
-  // A side not bound yet (finalize, before the first submission binds the external
-  // slots): a placeholder that the first submission captures over.
-  const bool unbound = (collHasSend(call->kind) && !call->send) || (collHasRecv(call->kind) && !call->recv);
-  if (unbound) cp.haveBuilt = false;
-  if (call->count == 0 || unbound) { // nothing moves: an empty node keeps the edges
+  if (call->count == 0) { // nothing moves: an empty node keeps the edges
     CGRAPH_RETURN_IF_ERROR(driver_->addEmptyNode(&out, gpu::GraphHandle(g), deps));
     return out;
   }
