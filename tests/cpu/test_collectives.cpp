@@ -194,11 +194,14 @@ struct RankResult {
   std::vector<std::vector<float>> slots;
 };
 
-RankResult runRank(const Graph &g, rt::Communicator &comm, std::chrono::milliseconds timeout) {
+// `check`: the ranks compare their collectives at finalize (off where one rank of a
+// larger world runs alone, to reach the errors of a submission).
+RankResult runRank(const Graph &g, rt::Communicator &comm, std::chrono::milliseconds timeout, bool check = true) {
   RankResult out;
   rt::FinalizeOptions fo;
   fo.communicator = &comm;
   fo.collectiveTimeout = timeout;
+  fo.checkCollectives = check;
   auto exe = cpuDevice().finalize(g, fo);
   if (!exe) return {exe.error(), {}};
   std::vector<std::unique_ptr<rt::Buffer>> bufs;
@@ -245,7 +248,7 @@ TEST_CASE("collectives: every kind across two ranks on the cpu backend", "[cpu][
   INFO((r0.error ? r0.error.message() : std::string()) + " | " + (r1.error ? r1.error.message() : std::string()));
   REQUIRE_FALSE(r0.error);
   REQUIRE_FALSE(r1.error);
-  CHECK(c0.calls == 6);
+  CHECK(c0.calls == 7); // the six nodes and finalize's comparison
   const RankResult *rs[2] = {&r0, &r1};
   for (uint32_t r = 0; r < 2; ++r) {
     const auto &s = rs[r]->slots;
@@ -289,7 +292,7 @@ TEST_CASE("collectives: errors name the node and rank", "[cpu][collective]") {
   SECTION("a peer outside the world") {
     ThreadWorld world(2);
     ThreadCommunicator c0(world, 0);
-    RankResult r = runRank(g, c0, std::chrono::seconds(5));
+    RankResult r = runRank(g, c0, std::chrono::seconds(5), false);
     REQUIRE(r.error);
     CHECK(r.error.message() == "node 'tx' (rank 0 of 2): send peer 3 is not a rank of the world");
   }
@@ -302,7 +305,7 @@ TEST_CASE("collectives: errors name the node and rank", "[cpu][collective]") {
     addExpr(g2, 0, ExprField::CollRecvOffset, "$off - 24");
     ThreadWorld world(2);
     ThreadCommunicator c0(world, 0);
-    RankResult r = runRank(g2, c0, std::chrono::seconds(5));
+    RankResult r = runRank(g2, c0, std::chrono::seconds(5), false);
     REQUIRE(r.error);
     CHECK(r.error.message() == "node 'gather' (rank 0 of 2): all_gather send side [0, 16) and receive side [8, 40) "
                                "overlap in slot 's'");
@@ -314,10 +317,56 @@ TEST_CASE("collectives: errors name the node and rank", "[cpu][collective]") {
     ThreadWorld world(2);
     ThreadCommunicator c0(world, 0);
     const auto t0 = std::chrono::steady_clock::now();
-    RankResult r = runRank(g2, c0, std::chrono::milliseconds(200));
+    RankResult r = runRank(g2, c0, std::chrono::milliseconds(200), false);
     REQUIRE(r.error);
     CHECK(r.error.code() == ErrorCode::Timeout);
     CHECK(r.error.message().find("node 'tx' (rank 0 of 2): send timed out") != std::string::npos);
     CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10));
+  }
+}
+
+TEST_CASE("collectives: ranks that would run different collectives fail at finalize", "[cpu][collective]") {
+  auto graphWith = [](uint64_t count, ReduceOp op) {
+    GraphBuilder b("mismatch");
+    addSlot(b, "g", 64);
+    CollectiveOp c = coll(CollKind::AllReduce, 0, 0, count);
+    c.op = op;
+    b.addCollective("sum", c);
+    return b.take();
+  };
+  struct Case {
+    Graph other;
+    const char *detail;
+  };
+  for (Case &k : std::vector<Case>{{graphWith(8, ReduceOp::Max), " that differ"}, {Graph{}, ""}}) {
+    if (k.other.name.empty()) { // rank 1 has no all_reduce at all, only its slot
+      GraphBuilder b("none");
+      addSlot(b, "g", 64);
+      b.addCollective("tx", coll(CollKind::Send, 0, kNone, 4));
+      k.other = b.take();
+    }
+    const Graph g0 = graphWith(8, ReduceOp::Sum);
+    ThreadWorld world(2);
+    ThreadCommunicator c0(world, 0), c1(world, 1);
+    Error e0, e1;
+    std::thread t([&] {
+      rt::FinalizeOptions fo;
+      fo.communicator = &c1;
+      fo.collectiveTimeout = std::chrono::seconds(20);
+      auto x = cpuDevice().finalize(k.other, fo);
+      if (!x) e1 = x.error();
+    });
+    rt::FinalizeOptions fo;
+    fo.communicator = &c0;
+    fo.collectiveTimeout = std::chrono::seconds(20);
+    auto x0 = cpuDevice().finalize(g0, fo);
+    t.join();
+    REQUIRE_FALSE(x0.ok());
+    INFO(x0.error().message());
+    CHECK(x0.error().message().rfind("the ranks run different collectives: rank 0 has 1 "
+                                     "all_reduce/all_gather/reduce_scatter/broadcast nodes, rank 1 has ", 0) == 0);
+    CHECK(x0.error().message().find(k.detail) != std::string::npos);
+    REQUIRE(e1);
+    CHECK(e1.message() == x0.error().message()); // every rank says the same
   }
 }

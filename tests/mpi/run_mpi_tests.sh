@@ -139,13 +139,12 @@ print("every kind: ok")
 PY
   ;;
 early_exit)
-  # Rank 1 runs a graph without collectives and exits; rank 0 waits in its all_reduce
-  # until the timeout (3 s), then fails naming the node and rank, and the run ends
+  # Rank 1 runs one step and exits; rank 0 waits in its second step's all_reduce until
+  # the timeout (3 s), then fails naming the node and rank, and the run ends
   # (MPI_Abort) instead of hanging.
-  "$cgc" "$src/examples/saxpy/graph.json" -o other.cgf
   start=$(date +%s)
   set +e
-  timeout 120 "${mpi[@]}" -np 1 "$cgrun" dp.cgf --collective-timeout 3 : -np 1 "$cgrun" other.cgf \
+  timeout 120 "${mpi[@]}" -np 1 "$cgrun" dp.cgf -n 5 --collective-timeout 3 : -np 1 "$cgrun" dp.cgf -n 1 \
     > run.out 2> run.err
   rc=$?
   set -e
@@ -156,6 +155,31 @@ early_exit)
     fail "no timeout error naming the node and rank: $(cat run.err)"
   [ "$elapsed" -lt 60 ] || fail "took ${elapsed}s"
   echo "rank 0 failed after ${elapsed}s as expected"
+  ;;
+mismatch)
+  # Rank 1 runs a graph whose all_reduce differs (8 of the 16 gradients): both ranks
+  # fail at finalize saying so, before any step runs; and a rank that runs a graph
+  # without collectives leaves the other failing within its timeout in that comparison.
+  sed 's/"count": 16, "op": "sum"/"count": 8, "op": "sum"/' "$src/examples/data-parallel/graph.json" > half.json
+  grep -q '"count": 8' half.json || fail "could not derive the mismatched graph"
+  cp -r "$src/examples/data-parallel/kernels" .
+  "$cgc" half.json -o half.cgf
+  set +e
+  timeout 120 "${mpi[@]}" -np 1 "$cgrun" dp.cgf --all-ranks : -np 1 "$cgrun" half.cgf --all-ranks > run.out 2> run.err
+  rc=$?
+  set -e
+  [ "$rc" != 0 ] && [ "$rc" != 124 ] || fail "rc $rc: $(cat run.err)"
+  grep -q "the ranks run different collectives: rank 0 has 1 all_reduce/all_gather/reduce_scatter/broadcast nodes, rank 1 has 1 that differ" run.err ||
+    fail "no mismatch error: $(cat run.err)"
+  "$cgc" "$src/examples/saxpy/graph.json" -o other.cgf
+  set +e
+  timeout 120 "${mpi[@]}" -np 1 "$cgrun" dp.cgf --collective-timeout 3 : -np 1 "$cgrun" other.cgf > run2.out 2> run2.err
+  rc=$?
+  set -e
+  [ "$rc" != 0 ] && [ "$rc" != 124 ] || fail "rc $rc: $(cat run2.err)"
+  grep -q "finalize: comparing the ranks' collective nodes (rank 0 of 2): all_gather: no progress after 3000 ms" run2.err ||
+    fail "no timeout in finalize's comparison: $(cat run2.err)"
+  echo "mismatch refused at finalize"
   ;;
 *) fail "unknown case $case_name" ;;
 esac

@@ -3,9 +3,13 @@
 #include "cgraph/runtime/communicator.h"
 
 #include "cgraph/graph/labels.h"
+#include "cgraph/graph/order.h"
 #include "cgraph/runtime/wait_once_event.h"
 
 #include <cstring>
+#include <vector>
+
+#include <xxhash.h>
 #include <thread>
 
 namespace cgraph::rt {
@@ -91,6 +95,62 @@ Expected<CollectiveCall> resolveCollective(const Graph &g, uint32_t node, const 
                        std::to_string(recvEnd) + ") overlap in " + slotLabel(g, c.sendSlot));
   }
   return call;
+}
+
+Expected<uint64_t> collectiveFingerprint(const Graph &g, uint64_t *nodes) {
+  auto order = executionOrder(g);
+  if (!order) return order.error();
+  std::vector<uint8_t> bytes;
+  auto put = [&](uint64_t v) {
+    for (int i = 0; i < 8; ++i) bytes.push_back(uint8_t(v >> (8 * i)));
+  };
+  uint64_t count = 0;
+  for (uint32_t n : *order) {
+    const Node &node = g.nodes[n];
+    if (node.kind != NodeKind::Collective || node.coll.kind == CollKind::Send || node.coll.kind == CollKind::Recv)
+      continue;
+    const CollectiveOp &c = node.coll;
+    ++count;
+    put(uint64_t(c.kind) | uint64_t(c.op) << 8 | uint64_t(c.type) << 16);
+    put(c.count);
+    put(c.kind == CollKind::Broadcast ? c.peer : 0);
+    for (const FieldExpr &fe : g.exprs)
+      if (fe.node == n && (fe.field == ExprField::CollCount || (fe.field == ExprField::CollPeer && c.kind == CollKind::Broadcast))) {
+        put(uint64_t(fe.field) << 32 | fe.code.size());
+        bytes.insert(bytes.end(), fe.code.begin(), fe.code.end());
+      }
+  }
+  if (nodes) *nodes = count;
+  return XXH3_64bits(bytes.data(), bytes.size());
+}
+
+Error checkSameCollectives(const Graph &g, Communicator &comm, std::chrono::milliseconds timeout) {
+  const uint32_t world = comm.size(), rank = comm.rank();
+  if (world <= 1) return Error::success();
+  uint64_t nodes = 0;
+  auto fp = collectiveFingerprint(g, &nodes);
+  if (!fp) return fp.error();
+  // Every rank takes part, a rank without such nodes included (its fingerprint tells).
+  const uint64_t mine[2] = {*fp, nodes};
+  std::vector<uint64_t> all(2 * size_t(world));
+  CollectiveCall call;
+  call.kind = CollKind::AllGather;
+  call.type = ScalarType::U64;
+  call.send = mine;
+  call.recv = all.data();
+  call.count = 2;
+  call.what = "finalize: comparing the ranks' collective nodes (rank " + std::to_string(rank) + " of " +
+              std::to_string(world) + ")";
+  CGRAPH_RETURN_IF_ERROR(comm.run(call, timeout));
+  CGRAPH_RETURN_IF_ERROR(comm.flush(timeout));
+  for (uint32_t r = 1; r < world; ++r)
+    if (all[2 * r] != all[0] || all[2 * r + 1] != all[1])
+      return makeError("the ranks run different collectives: rank 0 has " + std::to_string(all[1]) +
+                       " all_reduce/all_gather/reduce_scatter/broadcast nodes, rank " + std::to_string(r) + " has " +
+                       std::to_string(all[2 * r + 1]) +
+                       (all[2 * r + 1] == all[1] ? " that differ in kind, reduction, type, count or root" : "") +
+                       " (every rank must run the same ones in the same order)");
+  return Error::success();
 }
 
 namespace {

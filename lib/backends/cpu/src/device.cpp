@@ -68,6 +68,8 @@ Expected<std::unique_ptr<rt::Executable>> CpuDevice::finalize(const Graph &graph
     if (rt::hasConditionals(*flat))
       return makeError(ErrorCode::Unsupported, "collective nodes in a graph with conditional nodes are not "
                                                "supported by the cpu backend yet");
+    if (opts.checkCollectives)
+      CGRAPH_RETURN_IF_ERROR(rt::checkSameCollectives(*flat, *opts.communicator, opts.collectiveTimeout));
   }
   // Conditional nodes: runtime-driven stages (cgraph/runtime/staged.h).
   if (rt::hasConditionals(*flat)) return rt::finalizeStaged(*this, std::move(*flat), opts);

@@ -99,6 +99,18 @@ Expected<CollectiveCall> resolveCollective(const Graph &g, uint32_t node, const 
                                            const uint64_t *base, const uint64_t *length, uint32_t rank,
                                            uint32_t world);
 
+// What every rank of a world must run alike, in the graph's execution order: the kind,
+// reduction, element type, count and root of every all_reduce, all_gather,
+// reduce_scatter and broadcast node, the stored expressions of those fields included.
+// send and recv pair across ranks instead (a pipeline's ranks differ) and are left out.
+// `nodes` (optional) gets how many nodes went in. Errors: a cycle.
+Expected<uint64_t> collectiveFingerprint(const Graph &g, uint64_t *nodes = nullptr);
+// Exchanges collectiveFingerprint among the ranks of `comm` (a host communicator: one
+// all_gather through run(), waiting up to `timeout`) and fails on every rank when they
+// differ, naming the first rank that differs from rank 0. Success at once for a world
+// of one or a graph without such nodes.
+Error checkSameCollectives(const Graph &g, Communicator &comm, std::chrono::milliseconds timeout);
+
 // The completion event of a submission whose work includes stream-ordered collectives
 // (the stream cannot time out by itself): wait() polls `inner` and comm.asyncError();
 // an asynchronous error, or `inner` still incomplete `timeout` after the wait began,

@@ -214,6 +214,10 @@ struct FinalizeOptions {
   // The longest one collective may wait for its peers; past it the submission fails
   // with ErrorCode::Timeout naming the node and rank, instead of hanging.
   std::chrono::milliseconds collectiveTimeout{60000};
+  // Before a graph with collective nodes runs in a world of several ranks, the ranks
+  // compare what they will run (rt::checkSameCollectives, one exchange at finalize,
+  // on backends with host communicators), so a mismatch is an error instead of a hang.
+  bool checkCollectives = true;
 };
 
 struct SubmitOptions {
