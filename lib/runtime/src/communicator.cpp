@@ -19,6 +19,19 @@ Error Communicator::enqueue(const CollectiveCall &call, void *) {
                    call.what + ": the " + std::string(name()) + " communicator runs collectives on the host only");
 }
 
+Error Communicator::allGatherHost(const void *mine, void *all, uint64_t bytes, std::chrono::milliseconds timeout,
+                                  const std::string &what) {
+  CollectiveCall call;
+  call.kind = CollKind::AllGather;
+  call.type = ScalarType::U8;
+  call.send = mine;
+  call.recv = all;
+  call.count = bytes;
+  call.what = what;
+  CGRAPH_RETURN_IF_ERROR(run(call, timeout));
+  return flush(timeout);
+}
+
 Error LocalCommunicator::run(const CollectiveCall &call, std::chrono::milliseconds) {
   if (call.kind == CollKind::Send || call.kind == CollKind::Recv)
     return makeError(call.what + ": " + collKindName(call.kind) + " to rank " + std::to_string(call.peer) +
@@ -133,16 +146,9 @@ Error checkSameCollectives(const Graph &g, Communicator &comm, std::chrono::mill
   // Every rank takes part, a rank without such nodes included (its fingerprint tells).
   const uint64_t mine[2] = {*fp, nodes};
   std::vector<uint64_t> all(2 * size_t(world));
-  CollectiveCall call;
-  call.kind = CollKind::AllGather;
-  call.type = ScalarType::U64;
-  call.send = mine;
-  call.recv = all.data();
-  call.count = 2;
-  call.what = "finalize: comparing the ranks' collective nodes (rank " + std::to_string(rank) + " of " +
-              std::to_string(world) + ")";
-  CGRAPH_RETURN_IF_ERROR(comm.run(call, timeout));
-  CGRAPH_RETURN_IF_ERROR(comm.flush(timeout));
+  CGRAPH_RETURN_IF_ERROR(comm.allGatherHost(mine, all.data(), sizeof(mine), timeout,
+                                            "finalize: comparing the ranks' collective nodes (rank " +
+                                                std::to_string(rank) + " of " + std::to_string(world) + ")"));
   for (uint32_t r = 1; r < world; ++r)
     if (all[2 * r] != all[0] || all[2 * r + 1] != all[1])
       return makeError("the ranks run different collectives: rank 0 has " + std::to_string(all[1]) +

@@ -150,7 +150,7 @@ namespace {
 // very device.
 Error checkCollectives(const CudaDevice &device, const Graph &flat, const rt::FinalizeOptions &opts) {
   if (!rt::hasCollectives(flat)) return Error::success();
-  const rt::Communicator *comm = opts.communicator;
+  rt::Communicator *comm = opts.communicator;
   if (!comm)
     return makeError(ErrorCode::Invalid, "the graph has collective nodes but no communicator was given (bind an "
                                          "NCCL communicator, cgraph/comm/nccl.h, in FinalizeOptions)");
@@ -165,6 +165,7 @@ Error checkCollectives(const CudaDevice &device, const Graph &flat, const rt::Fi
   if (rt::hasConditionals(flat))
     return makeError(ErrorCode::Unsupported,
                      "collective nodes in a graph with conditional nodes are not supported by the cuda backend yet");
+  if (opts.checkCollectives) return rt::checkSameCollectives(flat, *comm, opts.collectiveTimeout);
   return Error::success();
 }
 

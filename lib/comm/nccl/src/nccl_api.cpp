@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 
 #include <mutex>
+#include <utility>
 #include <string>
 
 namespace cgraph::comm::nccl {
@@ -47,8 +48,20 @@ Expected<const NcclApi *> load() {
   CGRAPH_NCCL_BIND(cu, cuInit)
   CGRAPH_NCCL_BIND(cu, cuDeviceGet)
   CGRAPH_NCCL_BIND(cu, cuCtxSetCurrent)
+  CGRAPH_NCCL_BIND(cu, cuStreamCreate)
+  CGRAPH_NCCL_BIND(cu, cuStreamQuery)
 #undef CGRAPH_NCCL_BIND
   // Versioned driver names (cuda.h maps these to their _v2 symbols).
+  const std::pair<const char *, void **> versioned[] = {
+      {"cuMemAlloc_v2", reinterpret_cast<void **>(&api.cuMemAlloc)},
+      {"cuMemFree_v2", reinterpret_cast<void **>(&api.cuMemFree)},
+      {"cuMemcpyHtoD_v2", reinterpret_cast<void **>(&api.cuMemcpyHtoD)},
+      {"cuMemcpyDtoH_v2", reinterpret_cast<void **>(&api.cuMemcpyDtoH)},
+      {"cuStreamDestroy_v2", reinterpret_cast<void **>(&api.cuStreamDestroy)}};
+  for (const auto &[name, slot] : versioned) {
+    *slot = dlsym(cu, name);
+    if (!*slot && missing.empty()) missing = name;
+  }
   if (!bind(cu, "cuDevicePrimaryCtxRetain", api.cuDevicePrimaryCtxRetain) && missing.empty())
     missing = "cuDevicePrimaryCtxRetain";
   if (!bind(cu, "cuDevicePrimaryCtxRelease_v2", api.cuDevicePrimaryCtxRelease) && missing.empty())

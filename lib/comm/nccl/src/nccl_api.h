@@ -21,6 +21,8 @@ constexpr ncclDataType_t ncclInt8 = 0, ncclUint8 = 1, ncclInt32 = 2, ncclUint32 
                          ncclUint64 = 5, ncclFloat16 = 6, ncclFloat32 = 7, ncclFloat64 = 8;
 using ncclRedOp_t = int;
 constexpr ncclRedOp_t ncclSum = 0, ncclProd = 1, ncclMax = 2, ncclMin = 3;
+constexpr int kCudaErrorNotReady = 600; // CUDA_ERROR_NOT_READY
+constexpr unsigned kStreamNonBlocking = 1; // CU_STREAM_NON_BLOCKING
 using cudaStream_t = void *;
 
 struct NcclApi {
@@ -51,6 +53,14 @@ struct NcclApi {
   int (*cuDevicePrimaryCtxRetain)(void **, int) = nullptr;
   int (*cuDevicePrimaryCtxRelease)(int) = nullptr;
   int (*cuCtxSetCurrent)(void *) = nullptr;
+  // Host exchanges outside graphs (allGatherHost): a small device buffer and a stream.
+  int (*cuMemAlloc)(unsigned long long *, size_t) = nullptr;
+  int (*cuMemFree)(unsigned long long) = nullptr;
+  int (*cuMemcpyHtoD)(unsigned long long, const void *, size_t) = nullptr;
+  int (*cuMemcpyDtoH)(void *, unsigned long long, size_t) = nullptr;
+  int (*cuStreamCreate)(void **, unsigned) = nullptr;
+  int (*cuStreamDestroy)(void *) = nullptr;
+  int (*cuStreamQuery)(void *) = nullptr;
   int version = 0; // ncclGetVersion: 22703 for 2.27.3
 };
 

@@ -43,8 +43,9 @@ ncclRedOp_t redOp(ReduceOp op) {
 
 class NcclCommunicator final : public rt::Communicator {
 public:
-  NcclCommunicator(const NcclApi &api, ncclComm_t comm, bool owned, int device)
-      : api_(&api), comm_(comm), owned_(owned), device_(device) {
+  // `ctx`: the device's primary context, retained by the caller for this object.
+  NcclCommunicator(const NcclApi &api, ncclComm_t comm, bool owned, int device, void *ctx)
+      : api_(&api), comm_(comm), owned_(owned), device_(device), ctx_(ctx) {
     int n = 0, r = 0;
     api.ncclCommCount(comm, &n);
     api.ncclCommUserRank(comm, &r);
@@ -53,7 +54,7 @@ public:
   }
   ~NcclCommunicator() override {
     if (owned_ && !aborted_.load()) api_->ncclCommDestroy(comm_);
-    if (owned_) api_->cuDevicePrimaryCtxRelease(device_);
+    api_->cuDevicePrimaryCtxRelease(device_);
   }
   uint32_t rank() const override { return rank_; }
   uint32_t size() const override { return size_; }
@@ -122,6 +123,47 @@ public:
     return Error::success();
   }
 
+  Error allGatherHost(const void *mine, void *all, uint64_t bytes, std::chrono::milliseconds timeout,
+                      const std::string &what) override {
+    if (aborted_.load()) return makeError(what + ": the nccl communicator was aborted after an earlier failure");
+    if (bytes == 0) return Error::success();
+    const NcclApi &a = *api_;
+    auto cu = [&](const char *call, int rc) {
+      return rc == 0 ? Error::success() : makeError(ErrorCode::DeviceLost, what + ": " + call + ": CUDA error " + std::to_string(rc));
+    };
+    CGRAPH_RETURN_IF_ERROR(cu("cuCtxSetCurrent", a.cuCtxSetCurrent(ctx_)));
+    // [0, world * bytes): what every rank sent; then this rank's own bytes.
+    unsigned long long buf = 0;
+    CGRAPH_RETURN_IF_ERROR(cu("cuMemAlloc", a.cuMemAlloc(&buf, bytes * (size_ + 1))));
+    void *stream = nullptr;
+    Error e = cu("cuStreamCreate", a.cuStreamCreate(&stream, kStreamNonBlocking));
+    const unsigned long long send = buf + bytes * size_;
+    if (!e) e = cu("cuMemcpyHtoD", a.cuMemcpyHtoD(send, mine, bytes));
+    if (!e) {
+      ncclResult_t rc = a.ncclAllGather(reinterpret_cast<const void *>(send), reinterpret_cast<void *>(buf), bytes,
+                                        ncclUint8, comm_, stream);
+      if (rc != ncclSuccess) e = ncclError(a, "ncclAllGather", rc, comm_).withContext(what);
+    }
+    // The stream polled with NCCL's asynchronous errors and the time limit, as
+    // rt::watchCollectives does for submissions.
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (!e) {
+      const int q = a.cuStreamQuery(stream);
+      if (q == 0) break;
+      if (q != kCudaErrorNotReady) e = cu("cuStreamQuery", q);
+      else if (Error x = asyncError()) e = std::move(x).withContext(what);
+      else if (std::chrono::steady_clock::now() >= deadline)
+        e = makeError(ErrorCode::Timeout, what + ": not complete after " + std::to_string(timeout.count()) +
+                                              " ms (a peer that stopped or never joined)");
+      else std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+    if (e && e.code() != ErrorCode::Invalid) abort(); // the ranks disagree on NCCL's state now
+    if (!e) e = cu("cuMemcpyDtoH", a.cuMemcpyDtoH(all, buf, bytes * size_));
+    if (stream) a.cuStreamDestroy(stream);
+    a.cuMemFree(buf);
+    return e;
+  }
+
   void abort() override {
     if (aborted_.exchange(true)) return;
     if (owned_) api_->ncclCommAbort(comm_);
@@ -132,6 +174,7 @@ private:
   ncclComm_t comm_;
   bool owned_;
   int device_;
+  void *ctx_;
   uint32_t rank_ = 0, size_ = 0;
   std::atomic<bool> aborted_{false};
 };
@@ -197,7 +240,7 @@ Expected<std::unique_ptr<rt::Communicator>> makeNcclCommunicator(const NcclUniqu
     api.cuDevicePrimaryCtxRelease(dev);
     return ncclError(api, "ncclCommInitRank", r.rc).withContext("rank " + std::to_string(rank));
   }
-  return std::unique_ptr<rt::Communicator>(new NcclCommunicator(api, r.comm, true, cudaDevice));
+  return std::unique_ptr<rt::Communicator>(new NcclCommunicator(api, r.comm, true, cudaDevice, ctx));
 }
 
 Expected<std::unique_ptr<rt::Communicator>> wrapNcclCommunicator(void *ncclComm) {
@@ -208,7 +251,10 @@ Expected<std::unique_ptr<rt::Communicator>> wrapNcclCommunicator(void *ncclComm)
   ncclComm_t comm = static_cast<ncclComm_t>(ncclComm);
   if (ncclResult_t rc = (*loaded)->ncclCommCuDevice(comm, &dev); rc != ncclSuccess)
     return ncclError(**loaded, "ncclCommCuDevice", rc, comm);
-  return std::unique_ptr<rt::Communicator>(new NcclCommunicator(**loaded, comm, false, dev));
+  void *ctx = nullptr;
+  if ((*loaded)->cuDevicePrimaryCtxRetain(&ctx, dev) != 0)
+    return makeError(ErrorCode::Invalid, "nccl: CUDA device " + std::to_string(dev) + " cannot be opened");
+  return std::unique_ptr<rt::Communicator>(new NcclCommunicator(**loaded, comm, false, dev, ctx));
 }
 
 } // namespace cgraph::comm

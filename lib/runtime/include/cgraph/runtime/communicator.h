@@ -61,6 +61,13 @@ public:
   // that ran collectives, so a submission's event means its sends were delivered.
   virtual Error flush(std::chrono::milliseconds timeout) { return Error::success(); }
 
+  // Gathers `bytes` of host memory from every rank into `all` (world * bytes, rank
+  // order), blocking up to `timeout`; `what` names the exchange in errors. For checks
+  // outside any graph (checkSameCollectives). Default: an all_gather through run() and
+  // flush(); stream-ordered communicators stage through device memory.
+  virtual Error allGatherHost(const void *mine, void *all, uint64_t bytes, std::chrono::milliseconds timeout,
+                              const std::string &what);
+
   // ---- stream-ordered communicators (streamOrdered() true) ----
   // Whether collectives go through enqueue() on a device stream instead of run().
   virtual bool streamOrdered() const { return false; }
@@ -105,9 +112,8 @@ Expected<CollectiveCall> resolveCollective(const Graph &g, uint32_t node, const 
 // send and recv pair across ranks instead (a pipeline's ranks differ) and are left out.
 // `nodes` (optional) gets how many nodes went in. Errors: a cycle.
 Expected<uint64_t> collectiveFingerprint(const Graph &g, uint64_t *nodes = nullptr);
-// Exchanges collectiveFingerprint among the ranks of `comm` (a host communicator: one
-// all_gather through run(), waiting up to `timeout`) and fails on every rank when they
-// differ, naming the first rank that differs from rank 0. Success at once for a world
+// Exchanges collectiveFingerprint among the ranks of `comm` (one allGatherHost,
+// waiting up to `timeout`) and fails on every rank when they differ, naming the first rank that differs from rank 0. Success at once for a world
 // of one or a graph without such nodes.
 Error checkSameCollectives(const Graph &g, Communicator &comm, std::chrono::milliseconds timeout);
 
