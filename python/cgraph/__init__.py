@@ -14,6 +14,7 @@ library's message and status code.
 """
 
 from ._buffer import Buffer
+from ._comm import Communicator, nccl_unique_id
 from ._compile import CompileWarning, compile, fuse
 from ._device import Device, devices
 from ._errors import (DeviceLostError, Error, InternalError, InvalidError, IoError, OutOfMemoryError,
@@ -26,7 +27,7 @@ from ._profile import NodeTime, cache_stats
 __version__: str = _lib.cgraph_version().decode()
 
 __all__ = [
-    "Buffer", "CompileWarning", "Device", "DeviceLostError", "Error", "Event", "Executable", "Graph",
+    "Buffer", "Communicator", "CompileWarning", "Device", "DeviceLostError", "Error", "Event", "Executable", "Graph",
     "InternalError", "InvalidError", "IoError", "LIBRARY_PATH", "NodeTime", "OutOfMemoryError", "Param", "Slot", "UnsupportedError", "WaitTimeoutError",
-    "cache_stats", "compile", "devices", "fuse", "load", "loads",
+    "cache_stats", "compile", "devices", "fuse", "load", "loads", "nccl_unique_id",
 ]

@@ -5,12 +5,15 @@ from __future__ import annotations
 import ctypes
 import os
 from dataclasses import dataclass
-from typing import Optional, Union
+from typing import TYPE_CHECKING, Optional, Union
 
 from . import _native
 from ._arrays import TYPE_NAMES
 from ._device import DeviceLike
 from ._errors import InvalidError
+
+if TYPE_CHECKING:
+    from ._comm import Communicator
 
 
 @dataclass(frozen=True)
@@ -129,7 +132,8 @@ class Graph:
 
     def finalize(self, device: DeviceLike = "cpu", mode: str = "replay", cache: bool = True,
                  base_dir: Optional[Union[str, os.PathLike]] = None,
-                 plan_memory: bool = True) -> "Executable":
+                 plan_memory: bool = True, communicator: Optional["Communicator"] = None,
+                 collective_timeout: float = 60.0) -> "Executable":
         """Compiles the graph for `device` and returns an ``Executable``.
 
         Args:
@@ -142,6 +146,9 @@ class Graph:
                 stay inside; None = the current directory.
             plan_memory: let transient slots whose lifetimes do not overlap share
                 memory (``Executable.memory`` shows the plan); False gives each its own.
+            communicator: the ranks collective nodes run across (``cgraph.Communicator``);
+                the graph's ``rank`` and ``world`` parameters are the caller's to set.
+            collective_timeout: seconds a collective may wait for the other ranks.
 
         Raises:
             InvalidError: unknown device or mode, a graph the device cannot run.
@@ -160,6 +167,8 @@ class Graph:
             opts.use_cache = 1 if cache else 0
             opts.plan_memory = 1 if plan_memory else 0
             opts.base_dir = os.fsencode(base_dir) if base_dir is not None else None
+            opts.communicator = communicator._handle if communicator is not None else None
+            opts.collective_timeout_ms = int(collective_timeout * 1000)
             exe = ctypes.c_void_p()
             _native.check(_native.lib.cgraph_finalize(dev_handle, self._handle, ctypes.byref(opts), ctypes.byref(exe)))
         finally:

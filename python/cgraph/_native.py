@@ -16,7 +16,7 @@ from pathlib import Path
 from ._errors import error_for
 
 LIBRARY_NAME = "libcgraph.so"
-API_VERSION = 2
+API_VERSION = 3
 
 
 class SlotInfo(ctypes.Structure):
@@ -34,7 +34,8 @@ class DeviceInfo(ctypes.Structure):
 
 
 class FinalizeOptions(ctypes.Structure):
-    _fields_ = [("mode", c_int), ("use_cache", c_int), ("base_dir", c_char_p), ("plan_memory", c_int)]
+    _fields_ = [("mode", c_int), ("use_cache", c_int), ("base_dir", c_char_p), ("plan_memory", c_int),
+                ("communicator", c_void_p), ("collective_timeout_ms", c_uint64)]
 
 
 class SubmitOptions(ctypes.Structure):
@@ -107,6 +108,12 @@ _PROTOTYPES = {
     "cgraph_device_release": (None, [Handle]),
     "cgraph_device_get_info": (_S, [Handle, POINTER(DeviceInfo)]),
     "cgraph_finalize_options_default": (FinalizeOptions, []),
+    "cgraph_communicator_local": (_S, [POINTER(Handle)]),
+    "cgraph_nccl_unique_id": (_S, [ctypes.c_char_p]),
+    "cgraph_communicator_nccl": (_S, [ctypes.c_char_p, c_uint32, c_uint32, c_int, c_uint64, POINTER(Handle)]),
+    "cgraph_communicator_wrap_nccl": (_S, [c_void_p, POINTER(Handle)]),
+    "cgraph_communicator_info": (_S, [Handle, POINTER(c_uint32), POINTER(c_uint32), POINTER(c_char_p)]),
+    "cgraph_communicator_release": (None, [Handle]),
     "cgraph_finalize": (_S, [Handle, Handle, POINTER(FinalizeOptions), POINTER(Handle)]),
     "cgraph_executable_release": (None, [Handle]),
     "cgraph_executable_memory": (_S, [Handle, POINTER(c_uint64), POINTER(c_uint32), POINTER(c_uint64),

@@ -37,7 +37,7 @@ extern "C" {
 
 /* Version of this header's API; cgraph_api_version() returns the library's. A library
  * with the same value is compatible with this header. */
-#define CGRAPH_API_VERSION 2
+#define CGRAPH_API_VERSION 3
 
 /* Status codes; the values are stable. Non-zero values mirror cgraph::ErrorCode. */
 typedef enum cgraph_status {
@@ -78,6 +78,7 @@ typedef struct cgraph_executable_s *cgraph_executable; /* a graph finalized for 
 typedef struct cgraph_bindings_s *cgraph_bindings;     /* slot bindings + parameter values */
 typedef struct cgraph_event_s *cgraph_event;           /* one submission */
 typedef struct cgraph_buffer_s *cgraph_buffer;         /* device memory the library allocated */
+typedef struct cgraph_communicator_s *cgraph_communicator; /* the ranks collective nodes run across */
 
 /* ---- library ------------------------------------------------------------------- */
 
@@ -266,6 +267,35 @@ typedef struct cgraph_device_info {
 /* Fills `out`. Never fails for a valid handle (INVALID for NULL). */
 CGRAPH_API cgraph_status cgraph_device_get_info(cgraph_device device, cgraph_device_info *out);
 
+/* ---- communicators (collective nodes) ----------------------------------------- */
+/* A communicator is bound at finalize (cgraph_finalize_options.communicator); rank and
+ * world size reach the graph as its `rank` and `world` parameters, which the caller
+ * sets. Every rank must finalize the same collectives (compared at finalize). A
+ * communicator handle may be used by one executable's submissions at a time. */
+
+/* A world of one rank: every collective copies (or is nothing in place). For the cpu
+ * backend; never fails but for a NULL `out`. */
+CGRAPH_API cgraph_status cgraph_communicator_local(cgraph_communicator *out);
+/* NCCL's unique id (128 bytes), made by rank 0 and given to every rank by the caller
+ * (a torch.distributed broadcast, a file, MPI). UNSUPPORTED without libnccl.so.2. */
+#define CGRAPH_NCCL_UNIQUE_ID_BYTES 128
+CGRAPH_API cgraph_status cgraph_nccl_unique_id(uint8_t id[CGRAPH_NCCL_UNIQUE_ID_BYTES]);
+/* Joins an NCCL world as `rank` of `world` on CUDA device `cuda_device` (the one the
+ * executables use), for collectives on the cuda backend. Blocks until every rank has
+ * joined, or TIMEOUT after `timeout_ms`. UNSUPPORTED without NCCL or a CUDA driver. */
+CGRAPH_API cgraph_status cgraph_communicator_nccl(const uint8_t id[CGRAPH_NCCL_UNIQUE_ID_BYTES], uint32_t rank,
+                                                  uint32_t world, int cuda_device, uint64_t timeout_ms,
+                                                  cgraph_communicator *out);
+/* A communicator over the caller's ncclComm_t (passed as a pointer), which the caller
+ * keeps and destroys after every executable using it is released. */
+CGRAPH_API cgraph_status cgraph_communicator_wrap_nccl(void *nccl_comm, cgraph_communicator *out);
+/* This rank, the world size and the transport's name ("local", "nccl"; valid while the
+ * handle lives). Any output may be NULL; INVALID for a NULL handle. */
+CGRAPH_API cgraph_status cgraph_communicator_info(cgraph_communicator comm, uint32_t *rank, uint32_t *world,
+                                                  const char **name);
+/* Drops the caller's reference; executables finalized with it keep theirs. */
+CGRAPH_API void cgraph_communicator_release(cgraph_communicator comm);
+
 /* ---- executables --------------------------------------------------------------- */
 
 typedef struct cgraph_finalize_options {
@@ -277,9 +307,17 @@ typedef struct cgraph_finalize_options {
   /* 1: transient slots whose lifetimes do not overlap share memory (the memory plan);
    * 0: each has its own. */
   int plan_memory;
+  /* Collective nodes run through this communicator (NULL: a graph with collective nodes
+   * fails to finalize). The executable keeps a reference: the handle may be released
+   * first. */
+  cgraph_communicator communicator;
+  /* The longest one collective (or the ranks' comparison at finalize) may wait for the
+   * other ranks, in milliseconds; past it the submission fails with TIMEOUT. */
+  uint64_t collective_timeout_ms;
 } cgraph_finalize_options;
 
-/* Default options: replay mode, cache on, the current directory, memory planning on. */
+/* Default options: replay mode, cache on, the current directory, memory planning on,
+ * no communicator, a 60 s collective timeout. */
 CGRAPH_API cgraph_finalize_options cgraph_finalize_options_default(void);
 
 /* Compiles the graph's kernels for `device` and builds an executable (options NULL =

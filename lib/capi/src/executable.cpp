@@ -14,6 +14,8 @@ rt::FinalizeOptions finalizeOptions(const cgraph_finalize_options &o) {
   f.mode = o.mode == CGRAPH_MODE_EAGER ? rt::ExecMode::Eager : rt::ExecMode::Replay;
   f.useCache = o.use_cache != 0;
   f.planMemory = o.plan_memory != 0;
+  f.communicator = o.communicator ? o.communicator->comm.get() : nullptr;
+  f.collectiveTimeout = std::chrono::milliseconds(int64_t(std::min<uint64_t>(o.collective_timeout_ms, INT64_MAX / 2)));
   std::error_code ec;
   const std::string dir =
       o.base_dir ? std::string(o.base_dir) : std::filesystem::current_path(ec).string();
@@ -82,7 +84,7 @@ using capi::nullArgument;
 extern "C" {
 
 cgraph_finalize_options cgraph_finalize_options_default(void) {
-  return cgraph_finalize_options{CGRAPH_MODE_REPLAY, 1, nullptr, 1};
+  return cgraph_finalize_options{CGRAPH_MODE_REPLAY, 1, nullptr, 1, nullptr, 60000};
 }
 
 cgraph_status cgraph_finalize(cgraph_device device, cgraph_graph graph,
@@ -95,6 +97,7 @@ cgraph_status cgraph_finalize(cgraph_device device, cgraph_graph graph,
     const rt::FinalizeOptions opts =
         capi::finalizeOptions(options ? *options : cgraph_finalize_options_default());
     auto x = std::make_unique<cgraph_executable_s>();
+    if (options && options->communicator) x->comm = options->communicator->comm;
     x->device = device->device;
     x->graph.name = graph->graph.name;
     x->graph.slots = graph->graph.slots;

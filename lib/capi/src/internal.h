@@ -11,6 +11,7 @@
 #include "cgraph/error.h"
 #include "cgraph/graph/labels.h"
 #include "cgraph/model.h"
+#include "cgraph/runtime/communicator.h"
 #include "cgraph/runtime/runtime.h"
 
 #include <memory>
@@ -72,7 +73,12 @@ struct cgraph_device_s {
   std::string spec;
 };
 
+struct cgraph_communicator_s {
+  std::shared_ptr<cgraph::rt::Communicator> comm;
+};
+
 struct cgraph_executable_s {
+  std::shared_ptr<cgraph::rt::Communicator> comm; // outlives exe (declared first)
   std::unique_ptr<cgraph::rt::Executable> exe;
   cgraph::rt::Device *device = nullptr;
   cgraph::Graph graph; // as loaded (slot and param indices of the caller), without kernels
