@@ -55,7 +55,7 @@ Expected<const NcclApi *> load() {
   const std::pair<const char *, void **> versioned[] = {
       {"cuMemAlloc_v2", reinterpret_cast<void **>(&api.cuMemAlloc)},
       {"cuMemFree_v2", reinterpret_cast<void **>(&api.cuMemFree)},
-      {"cuMemcpyHtoD_v2", reinterpret_cast<void **>(&api.cuMemcpyHtoD)},
+      {"cuMemcpyHtoDAsync_v2", reinterpret_cast<void **>(&api.cuMemcpyHtoDAsync)},
       {"cuMemcpyDtoH_v2", reinterpret_cast<void **>(&api.cuMemcpyDtoH)},
       {"cuStreamDestroy_v2", reinterpret_cast<void **>(&api.cuStreamDestroy)}};
   for (const auto &[name, slot] : versioned) {

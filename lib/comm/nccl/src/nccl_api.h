@@ -56,7 +56,7 @@ struct NcclApi {
   // Host exchanges outside graphs (allGatherHost): a small device buffer and a stream.
   int (*cuMemAlloc)(unsigned long long *, size_t) = nullptr;
   int (*cuMemFree)(unsigned long long) = nullptr;
-  int (*cuMemcpyHtoD)(unsigned long long, const void *, size_t) = nullptr;
+  int (*cuMemcpyHtoDAsync)(unsigned long long, const void *, size_t, void *) = nullptr;
   int (*cuMemcpyDtoH)(void *, unsigned long long, size_t) = nullptr;
   int (*cuStreamCreate)(void **, unsigned) = nullptr;
   int (*cuStreamDestroy)(void *) = nullptr;

@@ -138,7 +138,8 @@ public:
     void *stream = nullptr;
     Error e = cu("cuStreamCreate", a.cuStreamCreate(&stream, kStreamNonBlocking));
     const unsigned long long send = buf + bytes * size_;
-    if (!e) e = cu("cuMemcpyHtoD", a.cuMemcpyHtoD(send, mine, bytes));
+    // On the exchange's own stream, so the gather reads the bytes after they landed.
+    if (!e) e = cu("cuMemcpyHtoDAsync", a.cuMemcpyHtoDAsync(send, mine, bytes, stream));
     if (!e) {
       ncclResult_t rc = a.ncclAllGather(reinterpret_cast<const void *>(send), reinterpret_cast<void *>(buf), bytes,
                                         ncclUint8, comm_, stream);
