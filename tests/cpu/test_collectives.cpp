@@ -67,8 +67,15 @@ private:
         out[i] = acc;
       }
     };
+    // The calls as posted, copied under the lock: a rank that finished computing writes
+    // its entry again at its second arrival while others still read.
+    std::vector<rt::CollectiveCall> calls;
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      calls = calls_;
+    }
     std::vector<const uint8_t *> sends(size_);
-    for (uint32_t r = 0; r < size_; ++r) sends[r] = static_cast<const uint8_t *>(calls_[r].send);
+    for (uint32_t r = 0; r < size_; ++r) sends[r] = static_cast<const uint8_t *>(calls[r].send);
     std::vector<uint8_t> tmp(c.kind == CollKind::AllGather ? bytes * size_ : bytes);
     switch (c.kind) {
     case CollKind::AllReduce:
@@ -82,7 +89,7 @@ private:
     case CollKind::Broadcast: std::memcpy(tmp.data(), sends[c.peer], bytes); break;
     case CollKind::Send: return Error::success();
     case CollKind::Recv:
-      if (calls_[c.peer].kind != CollKind::Send) return makeError(c.what + ": the peer does not send");
+      if (calls[c.peer].kind != CollKind::Send) return makeError(c.what + ": the peer does not send");
       std::memcpy(tmp.data(), sends[c.peer], bytes);
       break;
     }
