@@ -9,6 +9,7 @@
 #include "cgraph/graph/builder.h"
 #include "cgraph/expr.h"
 #include "cgraph/runtime/communicator.h"
+#include "../common/collective_graphs.h"
 
 #include <catch2/catch.hpp>
 
@@ -35,31 +36,8 @@ rt::Device &device(int ordinal) {
   return **d;
 }
 
-void addExpr(Graph &g, uint32_t node, ExprField field, const std::string &text) {
-  auto p = expr::parse(text);
-  REQUIRE(p.ok());
-  std::vector<uint32_t> paramOf;
-  for (const std::string &n : p->names) paramOf.push_back(g.findParam(n));
-  auto m = expr::remapVariables(*p, paramOf);
-  REQUIRE(m.ok());
-  FieldExpr e;
-  e.node = node;
-  e.field = field;
-  e.code = expr::encode(*m);
-  g.exprs.push_back(e);
-  std::sort(g.exprs.begin(), g.exprs.end(), [](const FieldExpr &a, const FieldExpr &b) {
-    return std::make_tuple(a.node, uint16_t(a.field)) < std::make_tuple(b.node, uint16_t(b.field));
-  });
-}
-
-CollectiveOp coll(CollKind kind, uint32_t send, uint32_t recv, uint64_t count) {
-  CollectiveOp c;
-  c.kind = kind;
-  c.sendSlot = send;
-  c.recvSlot = recv;
-  c.count = count;
-  return c;
-}
+using cgraph::test::addExpr;
+using cgraph::test::coll;
 
 constexpr uint64_t kN = 1000; // not a multiple of any vector width
 
