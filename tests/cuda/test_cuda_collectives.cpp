@@ -3,6 +3,8 @@
 // computed here; a replay whose bound buffers change (the captured calls are captured
 // again); a world of one rank; a rank that never submits (the other fails with a
 // timeout naming its nodes instead of hanging); communicators the backend refuses.
+// Finalize's check that every rank runs the same collectives, through NCCL: ranks that
+// differ fail with one message; a rank that never finalizes times the other out.
 // Needs NCCL (libnccl.so.2) and a CUDA device; two ranks need two devices.
 #include "cgraph/backends/cuda/cuda_backend.h"
 #include "cgraph/comm/nccl.h"
@@ -88,14 +90,16 @@ struct RankResult {
 };
 
 // Runs `g` `rounds` times on `dev`, each submission with fresh buffers (round 1 on binds
-// other addresses than round 0, so replay captures the collectives again).
+// other addresses than round 0, so replay captures the collectives again). `check`:
+// finalize compares the ranks' collective nodes (FinalizeOptions::checkCollectives).
 RankResult runRank(rt::Device &dev, const Graph &g, rt::Communicator &comm, rt::ExecMode mode, int rounds,
-                   std::chrono::milliseconds timeout = std::chrono::seconds(60)) {
+                   std::chrono::milliseconds timeout = std::chrono::seconds(60), bool check = true) {
   RankResult out;
   rt::FinalizeOptions fo;
   fo.mode = mode;
   fo.communicator = &comm;
   fo.collectiveTimeout = timeout;
+  fo.checkCollectives = check;
   auto exe = dev.finalize(g, fo);
   if (!exe) return {exe.error(), {}};
   rt::ParamValues pv;
@@ -251,7 +255,9 @@ TEST_CASE("cuda collectives: a rank that never submits times out the other", "[c
   REQUIRE(c0.ok());
   REQUIRE(c1);
   const auto t0 = std::chrono::steady_clock::now();
-  RankResult r = runRank(device(0), worldGraph(false), **c0, rt::ExecMode::Replay, 1, std::chrono::milliseconds(1500));
+  // Past finalize's check (the peer never finalizes either), into the submission.
+  RankResult r =
+      runRank(device(0), worldGraph(false), **c0, rt::ExecMode::Replay, 1, std::chrono::milliseconds(1500), false);
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   REQUIRE(r.error);
   INFO(r.error.message());
@@ -260,4 +266,82 @@ TEST_CASE("cuda collectives: a rank that never submits times out the other", "[c
   CHECK(r.error.message().find("rank 0 of 2") != std::string::npos);
   CHECK(s < 30);
   c1->abort(); // its peer is gone: not destroyed collectively
+}
+
+namespace {
+// Two NCCL ranks on devices 0 and 1, joined from two threads.
+bool joinTwo(std::unique_ptr<rt::Communicator> (&c)[2]) {
+  auto id = newId();
+  REQUIRE(id.ok());
+  std::thread t([&] {
+    auto x = comm::makeNcclCommunicator(*id, 1, 2, 1, std::chrono::seconds(60));
+    if (x) c[1] = std::move(*x);
+  });
+  auto x0 = comm::makeNcclCommunicator(*id, 0, 2, 0, std::chrono::seconds(60));
+  t.join();
+  if (x0) c[0] = std::move(*x0);
+  return c[0] && c[1];
+}
+} // namespace
+
+TEST_CASE("cuda collectives: ranks that would run different collectives fail at finalize", "[cuda][collective]") {
+  if (!haveNccl()) FAIL("libnccl.so.2 must be loadable for this test");
+  if (deviceCount() < 2) {
+    WARN("one CUDA device: the two-rank cases need two");
+    return;
+  }
+  std::unique_ptr<rt::Communicator> c[2];
+  REQUIRE(joinTwo(c));
+  Graph g0 = worldGraph(false);
+  Graph g1 = g0;
+  g1.nodes[4].coll.op = ReduceOp::Sum; // "max" becomes a sum on rank 1
+  Error e[2];
+  std::thread t([&] {
+    rt::FinalizeOptions fo;
+    fo.communicator = c[1].get();
+    auto x = device(1).finalize(g1, fo);
+    if (!x) e[1] = x.error();
+  });
+  rt::FinalizeOptions fo;
+  fo.communicator = c[0].get();
+  auto x = device(0).finalize(g0, fo);
+  if (!x) e[0] = x.error();
+  t.join();
+  REQUIRE(e[0]);
+  INFO(e[0].message());
+  CHECK(e[0].message().rfind("the ranks run different collectives: rank 0 has 5 ", 0) == 0);
+  CHECK(e[0].message().find("rank 1 has 5 that differ") != std::string::npos);
+  REQUIRE(e[1]);
+  CHECK(e[1].message() == e[0].message());
+  // The communicators still work: the same graph on both ranks finalizes and runs.
+  RankResult r[2];
+  std::thread t1([&] { r[1] = runRank(device(1), g0, *c[1], rt::ExecMode::Replay, 1); });
+  r[0] = runRank(device(0), g0, *c[0], rt::ExecMode::Replay, 1);
+  t1.join();
+  REQUIRE_FALSE(r[0].error);
+  REQUIRE_FALSE(r[1].error);
+  checkRound(r[0].rounds[0], 0, 2, 0, false);
+  checkRound(r[1].rounds[0], 1, 2, 0, false);
+}
+
+TEST_CASE("cuda collectives: a rank that never finalizes times out the other's finalize", "[cuda][collective]") {
+  if (!haveNccl()) FAIL("libnccl.so.2 must be loadable for this test");
+  if (deviceCount() < 2) {
+    WARN("one CUDA device: the two-rank cases need two");
+    return;
+  }
+  std::unique_ptr<rt::Communicator> c[2];
+  REQUIRE(joinTwo(c));
+  rt::FinalizeOptions fo;
+  fo.communicator = c[0].get();
+  fo.collectiveTimeout = std::chrono::milliseconds(1500);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto x = device(0).finalize(worldGraph(false), fo);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  REQUIRE_FALSE(x.ok());
+  INFO(x.error().message());
+  CHECK(x.error().code() == ErrorCode::Timeout);
+  CHECK(x.error().message().find("comparing the ranks' collective nodes (rank 0 of 2)") != std::string::npos);
+  CHECK(s < 30);
+  c[1]->abort();
 }
