@@ -14,7 +14,7 @@
 
 namespace cgraph::rt {
 
-Error Communicator::enqueue(const CollectiveCall &call, void *) {
+Error Communicator::enqueue(const CollectiveCall &call, void *, std::chrono::milliseconds) {
   return makeError(ErrorCode::Unsupported,
                    call.what + ": the " + std::string(name()) + " communicator runs collectives on the host only");
 }

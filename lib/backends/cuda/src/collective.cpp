@@ -73,7 +73,7 @@ Expected<gpu::GraphNodeHandle> CudaExecutable::addCollectiveNode(CUgraph g, uint
   CUresult rc = api_->cuStreamBeginCaptureToGraph(captureStream_, g, d.data(), nullptr, d.size(),
                                                   CU_STREAM_CAPTURE_MODE_RELAXED);
   if (rc != CUDA_SUCCESS) return cuError(*api_, "cuStreamBeginCaptureToGraph", rc).withContext(what);
-  Error e = comm_->enqueue(*call, captureStream_);
+  Error e = comm_->enqueue(*call, captureStream_, collectiveTimeout_);
   // The nodes the capture ended with: what the collective's successors wait for.
   std::vector<CUgraphNode> sinks;
   if (!e) {
@@ -101,7 +101,7 @@ Error CudaExecutable::runExtensionEager(uint32_t p, const std::vector<uint64_t> 
   auto call = collectiveCall(p, params);
   if (!call) return call.error();
   if (call->count == 0) return Error::success();
-  return comm_->enqueue(*call, dev_->stream());
+  return comm_->enqueue(*call, dev_->stream(), collectiveTimeout_);
 }
 
 Error CudaExecutable::bindingsChanged(const std::vector<uint64_t> &params) {

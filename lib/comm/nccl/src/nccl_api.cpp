@@ -31,7 +31,7 @@ Expected<const NcclApi *> load() {
   if (!bind(h, #name, api.name) && missing.empty()) missing = #name;
   CGRAPH_NCCL_BIND(lib, ncclGetVersion)
   CGRAPH_NCCL_BIND(lib, ncclGetUniqueId)
-  CGRAPH_NCCL_BIND(lib, ncclCommInitRank)
+  CGRAPH_NCCL_BIND(lib, ncclCommInitRankConfig)
   CGRAPH_NCCL_BIND(lib, ncclCommDestroy)
   CGRAPH_NCCL_BIND(lib, ncclCommAbort)
   CGRAPH_NCCL_BIND(lib, ncclCommGetAsyncError)
@@ -48,6 +48,7 @@ Expected<const NcclApi *> load() {
   CGRAPH_NCCL_BIND(cu, cuInit)
   CGRAPH_NCCL_BIND(cu, cuDeviceGet)
   CGRAPH_NCCL_BIND(cu, cuCtxSetCurrent)
+  CGRAPH_NCCL_BIND(cu, cuCtxGetCurrent)
   CGRAPH_NCCL_BIND(cu, cuStreamCreate)
   CGRAPH_NCCL_BIND(cu, cuStreamQuery)
 #undef CGRAPH_NCCL_BIND
@@ -68,9 +69,9 @@ Expected<const NcclApi *> load() {
     missing = "cuDevicePrimaryCtxRelease_v2";
   bind(lib, "ncclGetLastError", api.ncclGetLastError);
   if (!missing.empty()) return makeError(ErrorCode::Unsupported, "libnccl.so.2 / libcuda.so.1 lack " + missing);
-  if (api.ncclGetVersion(&api.version) != ncclSuccess || api.version < 20900)
+  if (api.ncclGetVersion(&api.version) != ncclSuccess || api.version < 21400)
     return makeError(ErrorCode::Unsupported, "NCCL " + std::to_string(api.version) +
-                                                 " is too old: collectives inside CUDA graphs need 2.9 or newer");
+                                                 " is too old: non-blocking communicators need 2.14 or newer");
   if (api.cuInit(0) != 0) return makeError(ErrorCode::Unsupported, "cuInit failed (no usable CUDA device)");
   return &api;
 }

@@ -25,10 +25,24 @@ constexpr int kCudaErrorNotReady = 600; // CUDA_ERROR_NOT_READY
 constexpr unsigned kStreamNonBlocking = 1; // CU_STREAM_NON_BLOCKING
 using cudaStream_t = void *;
 
+// ncclConfig_t as NCCL 2.14 laid it out: NCCL reads `size` bytes and gives the fields
+// later versions added their defaults (the struct is versioned and append-only).
+struct ncclConfig214 {
+  size_t size = sizeof(ncclConfig214);
+  unsigned magic = 0xcafebeef; // NCCL_API_MAGIC
+  unsigned version = 21400;    // NCCL_VERSION(2, 14, 0)
+  int blocking = kConfigUndef;
+  int cgaClusterSize = kConfigUndef;
+  int minCTAs = kConfigUndef;
+  int maxCTAs = kConfigUndef;
+  const char *netName = nullptr;
+  static constexpr int kConfigUndef = -2147483647 - 1; // NCCL_CONFIG_UNDEF_INT
+};
+
 struct NcclApi {
   ncclResult_t (*ncclGetVersion)(int *) = nullptr;
   ncclResult_t (*ncclGetUniqueId)(ncclUniqueId *) = nullptr;
-  ncclResult_t (*ncclCommInitRank)(ncclComm_t *, int, ncclUniqueId, int) = nullptr;
+  ncclResult_t (*ncclCommInitRankConfig)(ncclComm_t *, int, ncclUniqueId, int, ncclConfig214 *) = nullptr;
   ncclResult_t (*ncclCommDestroy)(ncclComm_t) = nullptr;
   ncclResult_t (*ncclCommAbort)(ncclComm_t) = nullptr;
   ncclResult_t (*ncclCommGetAsyncError)(ncclComm_t, ncclResult_t *) = nullptr;
@@ -53,6 +67,7 @@ struct NcclApi {
   int (*cuDevicePrimaryCtxRetain)(void **, int) = nullptr;
   int (*cuDevicePrimaryCtxRelease)(int) = nullptr;
   int (*cuCtxSetCurrent)(void *) = nullptr;
+  int (*cuCtxGetCurrent)(void **) = nullptr;
   // Host exchanges outside graphs (allGatherHost): a small device buffer and a stream.
   int (*cuMemAlloc)(unsigned long long *, size_t) = nullptr;
   int (*cuMemFree)(unsigned long long) = nullptr;

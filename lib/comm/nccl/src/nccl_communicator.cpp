@@ -4,7 +4,6 @@
 #include "nccl_api.h"
 
 #include <atomic>
-#include <future>
 #include <thread>
 
 namespace cgraph::comm {
@@ -67,7 +66,7 @@ public:
                                                          "stream (the cuda backend), not host memory");
   }
 
-  Error enqueue(const rt::CollectiveCall &c, void *stream) override {
+  Error enqueue(const rt::CollectiveCall &c, void *stream, std::chrono::milliseconds timeout) override {
     if (aborted_.load()) return makeError(c.what + ": the nccl communicator was aborted after an earlier failure");
     const char *kind = collKindName(c.kind);
     // Kinds that move data without arithmetic go as bytes, so every element type works.
@@ -109,8 +108,7 @@ public:
       rc = api_->ncclRecv(c.recv, count, type, int(c.peer), comm_, stream);
       break;
     }
-    if (rc != ncclSuccess) return ncclError(*api_, call, rc, comm_).withContext(c.what);
-    return Error::success();
+    return settle(rc, call, c.what, timeout);
   }
 
   Error asyncError() override {
@@ -140,14 +138,13 @@ public:
     const unsigned long long send = buf + bytes * size_;
     // On the exchange's own stream, so the gather reads the bytes after they landed.
     if (!e) e = cu("cuMemcpyHtoDAsync", a.cuMemcpyHtoDAsync(send, mine, bytes, stream));
-    if (!e) {
-      ncclResult_t rc = a.ncclAllGather(reinterpret_cast<const void *>(send), reinterpret_cast<void *>(buf), bytes,
-                                        ncclUint8, comm_, stream);
-      if (rc != ncclSuccess) e = ncclError(a, "ncclAllGather", rc, comm_).withContext(what);
-    }
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    if (!e)
+      e = settle(a.ncclAllGather(reinterpret_cast<const void *>(send), reinterpret_cast<void *>(buf), bytes,
+                                 ncclUint8, comm_, stream),
+                 "ncclAllGather", what, timeout);
     // The stream polled with NCCL's asynchronous errors and the time limit, as
     // rt::watchCollectives does for submissions.
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
     while (!e) {
       const int q = a.cuStreamQuery(stream);
       if (q == 0) break;
@@ -171,6 +168,32 @@ public:
   }
 
 private:
+  // The host side of a call that returned `rc`: a non-blocking communicator (ours)
+  // answers ncclInProgress and finishes on NCCL's own thread, which may wait for the
+  // peers (the first use of a connection does); polled until done or until `timeout`,
+  // when the communicator is aborted (a peer that never came). Blocking communicators
+  // (wrapped ones may be) are done on return.
+  Error settle(ncclResult_t rc, const char *call, const std::string &what, std::chrono::milliseconds timeout) {
+    if (rc != ncclSuccess && rc != ncclInProgress) return ncclError(*api_, call, rc, comm_).withContext(what);
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (int polls = 0;; ++polls) {
+      ncclResult_t state = ncclSuccess;
+      if (ncclResult_t q = api_->ncclCommGetAsyncError(comm_, &state); q != ncclSuccess)
+        return ncclError(*api_, "ncclCommGetAsyncError", q, comm_).withContext(what);
+      if (state == ncclSuccess) return Error::success();
+      if (state != ncclInProgress) return ncclError(*api_, call, state, comm_).withContext(what);
+      if (std::chrono::steady_clock::now() >= deadline) {
+        abort();
+        return makeError(ErrorCode::Timeout, what + ": " + call + " still waiting for the other ranks after " +
+                                                 std::to_string(timeout.count()) +
+                                                 " ms (a peer that stopped or never joined); the communicator was "
+                                                 "aborted");
+      }
+      if (polls < 1000) std::this_thread::yield();
+      else std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+  }
+
   const NcclApi *api_;
   ncclComm_t comm_;
   bool owned_;
@@ -217,31 +240,38 @@ Expected<std::unique_ptr<rt::Communicator>> makeNcclCommunicator(const NcclUniqu
     return makeError(ErrorCode::Invalid, "nccl: CUDA device " + std::to_string(cudaDevice) + " cannot be opened");
   ncclUniqueId raw;
   std::copy(id.bytes.begin(), id.bytes.end(), raw.internal);
-  // ncclCommInitRank blocks until every rank joined: on a thread of its own, so a rank
-  // that never comes is a timeout here. The thread sets the device's primary context,
-  // which NCCL (through CUDA's runtime) then uses.
-  struct Init {
-    ncclComm_t comm = nullptr;
-    ncclResult_t rc = ncclSuccess;
-  };
-  auto task = std::make_shared<std::packaged_task<Init()>>([&api, ctx, raw, rank, world] {
-    Init r;
-    api.cuCtxSetCurrent(ctx);
-    r.rc = api.ncclCommInitRank(&r.comm, int(world), raw, int(rank));
-    return r;
-  });
-  std::future<Init> done = task->get_future();
-  std::thread([task] { (*task)(); }).detach();
-  if (done.wait_for(timeout) != std::future_status::ready)
-    return makeError(ErrorCode::Timeout, "nccl: rank " + std::to_string(rank) + " of " + std::to_string(world) +
-                                             ": the world did not form within " + std::to_string(timeout.count()) +
-                                             " ms (every rank must join with the same unique id)");
-  Init r = done.get();
-  if (r.rc != ncclSuccess) {
-    api.cuDevicePrimaryCtxRelease(dev);
-    return ncclError(api, "ncclCommInitRank", r.rc).withContext("rank " + std::to_string(rank));
+  // Non-blocking (config.blocking = 0): every call returns at once and finishes on
+  // NCCL's threads, so a rank that never comes is a timeout here and in later calls,
+  // never a thread stuck inside NCCL. NCCL takes the device from the calling thread's
+  // context, set here and given back after.
+  void *previous = nullptr;
+  api.cuCtxGetCurrent(&previous);
+  api.cuCtxSetCurrent(ctx);
+  ncclConfig214 config;
+  config.blocking = 0;
+  ncclComm_t comm = nullptr;
+  ncclResult_t rc = api.ncclCommInitRankConfig(&comm, int(world), raw, int(rank), &config);
+  api.cuCtxSetCurrent(previous);
+  const std::string who = "nccl: rank " + std::to_string(rank) + " of " + std::to_string(world);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (rc == ncclInProgress && comm) {
+    ncclResult_t state = ncclSuccess;
+    if (ncclResult_t q = api.ncclCommGetAsyncError(comm, &state); q != ncclSuccess) rc = q;
+    else if (state != ncclInProgress) rc = state;
+    else if (std::chrono::steady_clock::now() >= deadline) {
+      api.ncclCommAbort(comm);
+      api.cuDevicePrimaryCtxRelease(dev);
+      return makeError(ErrorCode::Timeout, who + ": the world did not form within " + std::to_string(timeout.count()) +
+                                               " ms (every rank must join with the same unique id)");
+    } else std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
-  return std::unique_ptr<rt::Communicator>(new NcclCommunicator(api, r.comm, true, cudaDevice, ctx));
+  if (rc != ncclSuccess) {
+    Error e = ncclError(api, "ncclCommInitRankConfig", rc, comm).withContext(who);
+    if (comm) api.ncclCommAbort(comm);
+    api.cuDevicePrimaryCtxRelease(dev);
+    return e;
+  }
+  return std::unique_ptr<rt::Communicator>(new NcclCommunicator(api, comm, true, cudaDevice, ctx));
 }
 
 Expected<std::unique_ptr<rt::Communicator>> wrapNcclCommunicator(void *ncclComm) {

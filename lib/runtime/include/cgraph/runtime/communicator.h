@@ -75,9 +75,11 @@ public:
   // host communicators. A backend refuses a device other than this one at finalize.
   virtual int deviceIndex() const { return -1; }
   // Enqueues `call` (device pointers) on `stream` (a CUstream) and returns without
-  // waiting; the stream may be capturing into a graph. The calling thread has the
+  // waiting for the data; the stream may be capturing into a graph. The host side of
+  // the call (which may wait for the peers, as NCCL's first use of a connection does)
+  // gives up after `timeout` with ErrorCode::Timeout. The calling thread has the
   // device's context current. Default: ErrorCode::Unsupported.
-  virtual Error enqueue(const CollectiveCall &call, void *stream);
+  virtual Error enqueue(const CollectiveCall &call, void *stream, std::chrono::milliseconds timeout);
   // An error the transport found asynchronously since the last call (a peer that died,
   // a network failure), else success. Cheap; polled while waiting for a submission.
   virtual Error asyncError() { return Error::success(); }

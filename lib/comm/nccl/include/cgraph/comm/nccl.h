@@ -4,8 +4,10 @@
 // NCCL is loaded with dlopen("libnccl.so.2") at the first call: nothing links against
 // it and a build needs no NCCL header. The communicator is stream-ordered: the cuda
 // backend enqueues each collective node on its stream, inside the stream capture that
-// builds the executable's CUDA graph (NCCL 2.9+), so a replay costs no host work per
-// collective.
+// builds the executable's CUDA graph, so a replay costs no host work per collective.
+// NCCL 2.14 or newer: communicators made here are non-blocking (NCCL's config.blocking
+// = 0), so the host side of every call, which may wait for the peers (joining, the
+// first use of a connection), is polled against a time limit instead of blocking.
 //
 // Forming a world: rank 0 makes a unique id (ncclNewUniqueId), every rank gets it (a
 // file all ranks see: exchangeUniqueIdFile; MPI_Bcast; torch.distributed), and every
@@ -17,8 +19,10 @@
 // outlive the executables finalized with it. Thread-safety: as rt::Communicator (one
 // executable submitting at a time). Failure modes: errors are values naming the NCCL
 // call and NCCL's last message; ErrorCode::Unsupported when NCCL or the driver is
-// missing; ErrorCode::Timeout when the world does not form in time; after abort()
-// (a timeout or asynchronous error seen while waiting) every call fails.
+// missing; ErrorCode::Timeout when the world does not form in time or a call's host
+// side waits past its limit (the communicator is then aborted); after abort() every
+// call fails. A wrapped communicator that is blocking (NCCL's default) can keep a
+// call waiting inside NCCL for a peer that never comes: make it non-blocking.
 #pragma once
 
 #include "cgraph/runtime/communicator.h"
@@ -55,8 +59,8 @@ Expected<NcclUniqueId> exchangeUniqueIdFile(const std::string &path, uint32_t ra
 
 // Joins the world of `world` ranks as `rank` on CUDA device `cudaDevice` (an ordinal;
 // the backend's executables must use the same device). Blocks until every rank has
-// joined, or fails with ErrorCode::Timeout after `timeout` (the blocked NCCL call is
-// then left running on a thread of its own: the process should stop).
+// joined, or fails with ErrorCode::Timeout after `timeout` (the half-formed
+// communicator is aborted).
 Expected<std::unique_ptr<rt::Communicator>> makeNcclCommunicator(const NcclUniqueId &id, uint32_t rank,
                                                                  uint32_t world, int cudaDevice,
                                                                  std::chrono::milliseconds timeout);
