@@ -126,16 +126,10 @@ public:
   }
   Error write(rt::Buffer &, uint64_t, const void *, uint64_t) override { return Error::success(); }
   Error read(rt::Buffer &, uint64_t, void *, uint64_t) override { return Error::success(); }
-  Expected<std::unique_ptr<rt::Executable>> finalize(const Graph &g, const rt::FinalizeOptions &o) override {
-    return finalizeOwned(g, o);
-  }
-  // As cuda's: validate and flatten (moved), then the executable's prepare.
-  Expected<std::unique_ptr<rt::Executable>> finalizeOwned(Graph g, const rt::FinalizeOptions &o) override {
-    double us = 0;
-    auto flat = flattenForGpu(std::move(g), &us);
-    if (!flat) return flat.error();
-    auto exe = std::make_unique<NullExecutable>(*this, driver_, std::move(*flat), o);
-    CGRAPH_RETURN_IF_ERROR(exe->prepare(o, nullptr, us));
+  // As cuda's: rt::Device::finalize validated and flattened it; the executable's prepare.
+  Expected<std::unique_ptr<rt::Executable>> finalizeFlat(FlatGraph flat, const rt::FinalizeOptions &o) override {
+    auto exe = std::make_unique<NullExecutable>(*this, driver_, std::move(flat.graph), o);
+    CGRAPH_RETURN_IF_ERROR(exe->prepare(o, flat.original, flat.flattenUs));
     return std::unique_ptr<rt::Executable>(std::move(exe));
   }
 

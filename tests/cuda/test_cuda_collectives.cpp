@@ -234,7 +234,7 @@ TEST_CASE("cuda collectives: communicators the backend refuses", "[cuda][collect
   fo.communicator = c->get();
   auto other = device(0).finalize(g, fo);
   REQUIRE_FALSE(other.ok());
-  CHECK(other.error().message().find("runs on CUDA device 1, the executable on device 0") != std::string::npos);
+  CHECK(other.error().message().find("runs on cuda device 1, the executable on device 0") != std::string::npos);
 }
 
 TEST_CASE("cuda collectives: a rank that never submits times out the other", "[cuda][collective]") {

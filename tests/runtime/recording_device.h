@@ -73,8 +73,9 @@ public:
     std::memcpy(dst, static_cast<uint8_t *>(src.hostPointer()) + offset, bytes);
     return Error::success();
   }
-  Expected<std::unique_ptr<Executable>> finalize(const Graph &g, const FinalizeOptions &) override {
-    return std::unique_ptr<Executable>(new RecordingExecutable(*this, g));
+protected:
+  Expected<std::unique_ptr<Executable>> finalizeFlat(FlatGraph flat, const FinalizeOptions &) override {
+    return std::unique_ptr<Executable>(new RecordingExecutable(*this, std::move(flat.graph)));
   }
 
 private:

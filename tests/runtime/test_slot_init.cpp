@@ -112,7 +112,7 @@ public:
     return Error::success();
   }
   Error read(Buffer &, uint64_t, void *, uint64_t) override { return makeError("not used"); }
-  Expected<std::unique_ptr<Executable>> finalize(const Graph &, const FinalizeOptions &) override {
+  Expected<std::unique_ptr<Executable>> finalizeFlat(FlatGraph, const FinalizeOptions &) override {
     return makeError("not used");
   }
 };

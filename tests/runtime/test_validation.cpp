@@ -229,6 +229,7 @@ TEST_CASE("stored expressions reach submit as extra parameters", "[runtime][vali
   Kernel kk;
   kk.name = "kk";
   kk.module = 0;
+  kk.params = {KernelParam{"s", "short", ParamKind::Scalar, 2, 0}, KernelParam{"f", "float", ParamKind::Scalar, 4, 0}};
   g.modules.push_back(KernelModule{"m.cl", {}});
   g.kernels.push_back(kk);
   Node k;
@@ -259,7 +260,10 @@ TEST_CASE("stored expressions reach submit as extra parameters", "[runtime][vali
                           bz = std::move(*plain.allocate(3072));
   table.slots = {{bx.get(), 0, 0}, {by.get(), 0, 0}, {nullptr, 0, 0}, {bz.get(), 0, 0}};
   {
-    auto exe = std::move(*plain.finalize(g, {}));
+    auto fin = plain.finalize(g, {});
+    INFO((fin ? std::string() : fin.error().message()));
+    REQUIRE(fin.ok());
+    auto exe = std::move(*fin);
     Expected<EventPtr> e = exe->enqueue(table, ParamValues{});
     REQUIRE_FALSE(e.ok());
     CHECK(e.error().message() ==

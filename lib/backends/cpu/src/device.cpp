@@ -47,33 +47,8 @@ Error CpuDevice::read(rt::Buffer &src, uint64_t offset, void *dst, uint64_t byte
   return Error::success();
 }
 
-Expected<std::unique_ptr<rt::Executable>> CpuDevice::finalize(const Graph &graph,
-                                                              const rt::FinalizeOptions &opts) {
-  // The execution plan (order, partitions) comes from flattenSubgraphs: the stored one
-  // when it is sound, else computed.
-  auto flat = flattenSubgraphs(graph);
-  if (!flat) return flat.error();
-  ValidateOptions vo;
-  vo.warnings = false;
-  CGRAPH_RETURN_IF_ERROR(firstError(validateGraph(*flat, vo)));
-  // Collective nodes: host steps through the caller's communicator.
-  if (rt::hasCollectives(*flat)) {
-    if (!opts.communicator)
-      return makeError(ErrorCode::Invalid, "the graph has collective nodes but no communicator was given "
-                                           "(run it under mpirun, or bind one in FinalizeOptions)");
-    if (opts.communicator->streamOrdered())
-      return makeError(ErrorCode::Invalid, std::string("the ") + opts.communicator->name() +
-                                               " communicator runs collectives on GPU streams; the cpu backend "
-                                               "needs a host communicator (MPI, or local for one rank)");
-    if (rt::hasConditionals(*flat))
-      return makeError(ErrorCode::Unsupported, "collective nodes in a graph with conditional nodes are not "
-                                               "supported by the cpu backend yet");
-    if (opts.checkCollectives)
-      CGRAPH_RETURN_IF_ERROR(rt::checkSameCollectives(*flat, *opts.communicator, opts.collectiveTimeout));
-  }
-  // Conditional nodes: runtime-driven stages (cgraph/runtime/staged.h).
-  if (rt::hasConditionals(*flat)) return rt::finalizeStaged(*this, std::move(*flat), opts);
-  return makeExecutable(*this, std::move(*flat), opts);
+Expected<std::unique_ptr<rt::Executable>> CpuDevice::finalizeFlat(FlatGraph flat, const rt::FinalizeOptions &opts) {
+  return makeExecutable(*this, std::move(flat.graph), opts);
 }
 
 } // namespace cgraph::cpu

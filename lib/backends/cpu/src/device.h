@@ -52,10 +52,13 @@ public:
   Expected<std::unique_ptr<rt::Buffer>> allocate(uint64_t bytes, uint32_t alignment) override;
   Error write(rt::Buffer &dst, uint64_t offset, const void *src, uint64_t bytes) override;
   Error read(rt::Buffer &src, uint64_t offset, void *dst, uint64_t bytes) override;
-  Expected<std::unique_ptr<rt::Executable>> finalize(const Graph &graph,
-                                                     const rt::FinalizeOptions &opts) override;
+  // Collective nodes: host steps through the caller's communicator.
+  CollectiveSupport collectiveSupport() const override { return CollectiveSupport::Host; }
   KernelCompiler &compiler() { return compiler_; }
   const CpuOptions &options() const { return options_; }
+
+protected:
+  Expected<std::unique_ptr<rt::Executable>> finalizeFlat(FlatGraph flat, const rt::FinalizeOptions &opts) override;
 
 private:
   CpuOptions options_;

@@ -145,62 +145,14 @@ Error CudaDevice::read(rt::Buffer &src, uint64_t offset, void *dst, uint64_t byt
   return Error::success();
 }
 
-namespace {
-// Collective nodes run through the caller's stream-ordered communicator (NCCL) on this
-// very device.
-Error checkCollectives(const CudaDevice &device, const Graph &flat, const rt::FinalizeOptions &opts) {
-  if (!rt::hasCollectives(flat)) return Error::success();
-  rt::Communicator *comm = opts.communicator;
-  if (!comm)
-    return makeError(ErrorCode::Invalid, "the graph has collective nodes but no communicator was given (bind an "
-                                         "NCCL communicator, cgraph/comm/nccl.h, in FinalizeOptions)");
-  if (!comm->streamOrdered())
-    return makeError(ErrorCode::Invalid, std::string("the cuda backend runs collectives through a stream-ordered "
-                                                     "communicator (NCCL); the ") +
-                                             comm->name() + " communicator runs on the host");
-  if (comm->deviceIndex() != device.ordinal())
-    return makeError(ErrorCode::Invalid, "the communicator runs on CUDA device " +
-                                             std::to_string(comm->deviceIndex()) + ", the executable on device " +
-                                             std::to_string(device.ordinal()));
-  if (rt::hasConditionals(flat))
-    return makeError(ErrorCode::Unsupported,
-                     "collective nodes in a graph with conditional nodes are not supported by the cuda backend yet");
-  if (opts.checkCollectives) return rt::checkSameCollectives(flat, *comm, opts.collectiveTimeout);
-  return Error::success();
+Error CudaDevice::runsConditionalsNatively(const Graph &flat, const rt::FinalizeOptions &opts) {
+  CGRAPH_RETURN_IF_ERROR(makeCurrent());
+  return cuda::nativeConditionals(*this, flat, opts.mode);
 }
 
-// finalize's rest once the graph is flattened: runtime-driven stages for conditionals
-// CUDA conditional nodes cannot take (nativeConditionals, exec.h), else one executable.
-Expected<std::unique_ptr<rt::Executable>> finalizeFlat(CudaDevice &device, const Graph *original, Graph flat,
-                                                        const rt::FinalizeOptions &opts, double flattenUs) {
-  CGRAPH_RETURN_IF_ERROR(device.makeCurrent());
-  if (rt::hasConditionals(flat)) {
-    Error native = nativeConditionals(device, flat, opts.mode);
-    if (native && native.code() != ErrorCode::Unsupported) return native;
-    if (native) return rt::finalizeStaged(device, std::move(flat), opts);
-  }
-  return makeExecutable(device, original, std::move(flat), opts, flattenUs);
-}
-} // namespace
-
-Expected<std::unique_ptr<rt::Executable>> CudaDevice::finalize(const Graph &graph,
-                                                               const rt::FinalizeOptions &opts) {
-  double flattenUs = 0;
-  Expected<Graph> flat = gpu::flattenForGpu(graph, &flattenUs);
-  if (!flat) return flat.error();
-  CGRAPH_RETURN_IF_ERROR(checkCollectives(*this, *flat, opts));
-  return finalizeFlat(*this, &graph, std::move(*flat), opts, flattenUs);
-}
-
-Expected<std::unique_ptr<rt::Executable>> CudaDevice::finalizeOwned(Graph graph, const rt::FinalizeOptions &opts) {
-  // Subgraph nodes become child graphs, which needs the graph as it was: the copying path.
-  for (const Node &n : graph.nodes)
-    if (n.kind == NodeKind::Subgraph) return finalize(graph, opts);
-  double flattenUs = 0;
-  Expected<Graph> flat = gpu::flattenForGpu(std::move(graph), &flattenUs);
-  if (!flat) return flat.error();
-  CGRAPH_RETURN_IF_ERROR(checkCollectives(*this, *flat, opts));
-  return finalizeFlat(*this, nullptr, std::move(*flat), opts, flattenUs);
+Expected<std::unique_ptr<rt::Executable>> CudaDevice::finalizeFlat(FlatGraph flat, const rt::FinalizeOptions &opts) {
+  CGRAPH_RETURN_IF_ERROR(makeCurrent());
+  return makeExecutable(*this, flat.original, std::move(flat.graph), opts, flat.flattenUs);
 }
 
 } // namespace cgraph::cuda

@@ -70,9 +70,9 @@ public:
   Expected<std::unique_ptr<rt::Buffer>> allocate(uint64_t bytes, uint32_t alignment) override;
   Error write(rt::Buffer &dst, uint64_t offset, const void *src, uint64_t bytes) override;
   Error read(rt::Buffer &src, uint64_t offset, void *dst, uint64_t bytes) override;
-  Expected<std::unique_ptr<rt::Executable>> finalize(const Graph &graph,
-                                                     const rt::FinalizeOptions &opts) override;
-  Expected<std::unique_ptr<rt::Executable>> finalizeOwned(Graph graph, const rt::FinalizeOptions &opts) override;
+  // Collective nodes: on the device's stream through NCCL (lib/comm/nccl) on this GPU.
+  CollectiveSupport collectiveSupport() const override { return CollectiveSupport::Stream; }
+  int communicatorDevice() const override { return ordinal(); }
 
   const CuApi &api() const { return *api_; }
   int ordinal() const { return int(dev_); }
@@ -115,6 +115,13 @@ public:
   // The done marker (gpu::Driver::doneMarker) from the same module; an error when
   // CudaBackendOptions::tableRing or completionWord is off.
   Expected<CUfunction> doneMarker();
+
+
+protected:
+  Expected<std::unique_ptr<rt::Executable>> finalizeFlat(FlatGraph flat, const rt::FinalizeOptions &opts) override;
+  // CUDA conditional nodes where the driver, the options and the graph allow
+  // (nativeConditionals, command_buffer.cpp).
+  Error runsConditionalsNatively(const Graph &flat, const rt::FinalizeOptions &opts) override;
 
 private:
   CudaDevice(const CuApi &api, const CudaBackendOptions &opts) : api_(&api), opts_(opts) {}

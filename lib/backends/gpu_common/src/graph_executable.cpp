@@ -6,7 +6,6 @@
 #include "cgraph/graph/flatten.h"
 #include "cgraph/graph/labels.h"
 #include "cgraph/graph/order.h"
-#include "cgraph/graph/validate.h"
 
 #include <algorithm>
 #include <chrono>
@@ -69,21 +68,6 @@ static void phaseDone(std::vector<rt::Executable::Phase> &phases, const char *na
   phases.push_back({name, std::chrono::duration<double, std::micro>(now - t).count()});
   t = now;
 }
-
-namespace {
-// flattenForGpu for a graph copied (const Graph &) or consumed (Graph &&).
-template <class G> Expected<Graph> validatedFlat(G &&graph, double *us) {
-  const auto t0 = std::chrono::steady_clock::now();
-  CGRAPH_RETURN_IF_ERROR(firstError(validateGraph(graph, ValidateOptions{false, true, true})));
-  Expected<Graph> flat = flattenSubgraphs(std::forward<G>(graph));
-  if (!flat) return flat.error();
-  if (us) *us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
-  return flat;
-}
-} // namespace
-
-Expected<Graph> flattenForGpu(Graph &&graph, double *us) { return validatedFlat(std::move(graph), us); }
-Expected<Graph> flattenForGpu(const Graph &graph, double *us) { return validatedFlat(graph, us); }
 
 GraphExecutable::GraphExecutable(rt::Device &device, Driver &driver, Graph flattened,
                                  const rt::FinalizeOptions &opts)

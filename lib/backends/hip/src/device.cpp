@@ -155,15 +155,10 @@ Error HipDevice::read(rt::Buffer &src, uint64_t offset, void *dst, uint64_t byte
   return Error::success();
 }
 
-Expected<std::unique_ptr<rt::Executable>> HipDevice::finalize(const Graph &graph,
-                                                              const rt::FinalizeOptions &opts) {
-  Expected<Graph> flat = gpu::flattenForGpu(graph);
-  if (!flat) return flat.error();
-  CGRAPH_RETURN_IF_ERROR(rt::refuseCollectives(*flat, "hip"));
+// HIP 5.2 has no conditional nodes: they run runtime-driven (the default).
+Expected<std::unique_ptr<rt::Executable>> HipDevice::finalizeFlat(FlatGraph flat, const rt::FinalizeOptions &opts) {
   CGRAPH_RETURN_IF_ERROR(makeCurrent());
-  // HIP 5.2 has no conditional nodes: conditionals run runtime-driven.
-  if (rt::hasConditionals(*flat)) return rt::finalizeStaged(*this, std::move(*flat), opts);
-  return makeExecutable(*this, graph, std::move(*flat), opts);
+  return makeExecutable(*this, flat.original, std::move(flat.graph), opts);
 }
 
 Expected<std::shared_ptr<const LoadedModule>>

@@ -36,10 +36,10 @@ private:
 
 } // namespace
 
-Expected<std::unique_ptr<rt::Executable>> makeExecutable(HipDevice &device, const Graph &original, Graph flattened,
+Expected<std::unique_ptr<rt::Executable>> makeExecutable(HipDevice &device, const Graph *original, Graph flattened,
                                                          const rt::FinalizeOptions &opts) {
   auto exe = std::make_unique<HipExecutable>(device, std::move(flattened), opts);
-  CGRAPH_RETURN_IF_ERROR(exe->prepare(opts, &original));
+  CGRAPH_RETURN_IF_ERROR(exe->prepare(opts, original));
   return std::unique_ptr<rt::Executable>(std::move(exe));
 }
 

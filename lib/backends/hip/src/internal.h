@@ -62,8 +62,6 @@ public:
   Expected<std::unique_ptr<rt::Buffer>> allocate(uint64_t bytes, uint32_t alignment) override;
   Error write(rt::Buffer &dst, uint64_t offset, const void *src, uint64_t bytes) override;
   Error read(rt::Buffer &src, uint64_t offset, void *dst, uint64_t bytes) override;
-  Expected<std::unique_ptr<rt::Executable>> finalize(const Graph &graph,
-                                                     const rt::FinalizeOptions &opts) override;
 
   const HipApi &api() const { return *api_; }
   hipStream_t stream() const { return stream_; }
@@ -76,6 +74,10 @@ public:
   Expected<std::shared_ptr<const LoadedModule>> loadModule(const KernelModule &m, bool useCache);
   // The fill and copy kernels (table ABI), built once per device.
   Expected<std::shared_ptr<const LoadedModule>> builtinModule();
+
+
+protected:
+  Expected<std::unique_ptr<rt::Executable>> finalizeFlat(FlatGraph flat, const rt::FinalizeOptions &opts) override;
 
 private:
   HipDevice(const HipApi &api, const HipBackendOptions &opts) : api_(&api), opts_(opts) {}
@@ -111,7 +113,7 @@ private:
 // The DeviceInfo of device `ordinal` (device.cpp).
 Expected<rt::DeviceInfo> describeHipDevice(const HipApi &api, int ordinal);
 
-Expected<std::unique_ptr<rt::Executable>> makeExecutable(HipDevice &device, const Graph &original, Graph flattened,
+Expected<std::unique_ptr<rt::Executable>> makeExecutable(HipDevice &device, const Graph *original, Graph flattened,
                                                          const rt::FinalizeOptions &opts);
 
 } // namespace cgraph::hip

@@ -121,15 +121,8 @@ Error LevelZeroDevice::read(rt::Buffer &src, uint64_t offset, void *dst, uint64_
   return copyLocked(dst, static_cast<const char *>(b->ptr()) + offset, bytes, "level_zero: read");
 }
 
-Expected<std::unique_ptr<rt::Executable>>
-LevelZeroDevice::finalize(const Graph &graph, const rt::FinalizeOptions &opts) {
-  CGRAPH_RETURN_IF_ERROR(firstError(validateGraph(graph, ValidateOptions{false, true, true})));
-  CGRAPH_RETURN_IF_ERROR(rt::refuseCollectives(graph, "level_zero"));
-  Expected<Graph> flat = flattenSubgraphs(graph);
-  if (!flat) return flat.error();
-  // Conditional nodes: runtime-driven stages (cgraph/runtime/staged.h).
-  if (rt::hasConditionals(*flat)) return rt::finalizeStaged(*this, std::move(*flat), opts);
-  return makeExecutable(*this, std::move(*flat), opts);
+Expected<std::unique_ptr<rt::Executable>> LevelZeroDevice::finalizeFlat(FlatGraph flat, const rt::FinalizeOptions &opts) {
+  return makeExecutable(*this, std::move(flat.graph), opts);
 }
 
 } // namespace cgraph::level_zero

@@ -85,8 +85,6 @@ public:
   Expected<std::unique_ptr<rt::Buffer>> allocate(uint64_t bytes, uint32_t alignment) override;
   Error write(rt::Buffer &dst, uint64_t offset, const void *src, uint64_t bytes) override;
   Error read(rt::Buffer &src, uint64_t offset, void *dst, uint64_t bytes) override;
-  Expected<std::unique_ptr<rt::Executable>> finalize(const Graph &graph,
-                                                     const rt::FinalizeOptions &opts) override;
 
   const ZeDriverTable &ze() const { return *ze_; }
   const DeviceProps &props() const { return props_; }
@@ -106,6 +104,10 @@ public:
   // a build failure returns the driver's build log. A cached binary the driver refuses
   // is a miss and a rebuild.
   Expected<std::shared_ptr<const Module>> buildModule(const KernelModule &m, bool useCache);
+
+
+protected:
+  Expected<std::unique_ptr<rt::Executable>> finalizeFlat(FlatGraph flat, const rt::FinalizeOptions &opts) override;
 
 private:
   LevelZeroDevice(const ZeDriverTable &ze, rt::DeviceInfo info, DeviceProps props,

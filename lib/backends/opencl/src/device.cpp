@@ -106,15 +106,8 @@ Error OpenCLDevice::read(rt::Buffer &src, uint64_t offset, void *dst, uint64_t b
   return Error::success();
 }
 
-Expected<std::unique_ptr<rt::Executable>> OpenCLDevice::finalize(const Graph &graph,
-                                                                 const rt::FinalizeOptions &opts) {
-  CGRAPH_RETURN_IF_ERROR(firstError(validateGraph(graph, ValidateOptions{false, true, true})));
-  CGRAPH_RETURN_IF_ERROR(rt::refuseCollectives(graph, "opencl"));
-  Expected<Graph> flat = flattenSubgraphs(graph);
-  if (!flat) return flat.error();
-  // Conditional nodes: runtime-driven stages (cgraph/runtime/staged.h).
-  if (rt::hasConditionals(*flat)) return rt::finalizeStaged(*this, std::move(*flat), opts);
-  return makeExecutable(*this, std::move(*flat), opts);
+Expected<std::unique_ptr<rt::Executable>> OpenCLDevice::finalizeFlat(FlatGraph flat, const rt::FinalizeOptions &opts) {
+  return makeExecutable(*this, std::move(flat.graph), opts);
 }
 
 } // namespace cgraph::opencl

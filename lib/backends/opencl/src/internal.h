@@ -83,8 +83,6 @@ public:
   Expected<std::unique_ptr<rt::Buffer>> allocate(uint64_t bytes, uint32_t alignment) override;
   Error write(rt::Buffer &dst, uint64_t offset, const void *src, uint64_t bytes) override;
   Error read(rt::Buffer &src, uint64_t offset, void *dst, uint64_t bytes) override;
-  Expected<std::unique_ptr<rt::Executable>> finalize(const Graph &graph,
-                                                     const rt::FinalizeOptions &opts) override;
 
   const ClApi &api() const { return *api_; }
   const ClCommandBufferApi &commandBufferApi() const { return cb_; }
@@ -100,6 +98,10 @@ public:
   // `useCache`. A cached binary the driver refuses is a miss and a rebuild.
   Expected<ProgramPath> choosePath(const KernelModule &m) const;
   Expected<std::shared_ptr<const Program>> buildProgram(const KernelModule &m, bool useCache);
+
+
+protected:
+  Expected<std::unique_ptr<rt::Executable>> finalizeFlat(FlatGraph flat, const rt::FinalizeOptions &opts) override;
 
 private:
   OpenCLDevice(const ClApi &api, rt::DeviceInfo info, DeviceProps props,

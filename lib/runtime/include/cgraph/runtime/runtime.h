@@ -497,16 +497,46 @@ public:
   virtual Error write(Buffer &dst, uint64_t offset, const void *src, uint64_t bytes) = 0;
   virtual Error read(Buffer &src, uint64_t offset, void *dst, uint64_t bytes) = 0;
 
-  // Compiles kernels (through the binary cache) and builds the executable. The graph
-  // is validated (lib/graph) and flattened first; errors name the node.
-  virtual Expected<std::unique_ptr<Executable>> finalize(const Graph &graph,
-                                                         const FinalizeOptions &opts) = 0;
-  // The same, taking the graph: a backend may move it into the executable instead of
-  // copying it (cuda does for graphs without Subgraph nodes: a 1000-node graph's copy
-  // is a tenth of a warm finalize). Default: finalize(graph, opts).
-  virtual Expected<std::unique_ptr<Executable>> finalizeOwned(Graph graph, const FinalizeOptions &opts) {
-    return finalize(graph, opts);
-  }
+  // Compiles kernels (through the binary cache) and builds the executable. What every
+  // backend needs runs here once (lib/runtime/src/finalize.cpp): the graph is
+  // validated (lib/graph) and flattened (subgraphs inlined, a stored plan checked);
+  // collective nodes are checked against collectiveSupport() and the communicator
+  // (present, of the right kind, the same collectives on every rank); a graph with
+  // conditional nodes the backend does not take natively (runsConditionalsNatively)
+  // becomes runtime-driven stages (staged.h). Then the backend's finalizeFlat. Errors
+  // name the node.
+  Expected<std::unique_ptr<Executable>> finalize(const Graph &graph, const FinalizeOptions &opts);
+  // The same, taking the graph: flattened in place and moved into the executable
+  // instead of copied (for graphs without Subgraph nodes: a 1000-node graph's copy is a
+  // tenth of a warm finalize).
+  Expected<std::unique_ptr<Executable>> finalizeOwned(Graph graph, const FinalizeOptions &opts);
+
+  // How the backend runs collective nodes: not at all (finalize refuses such graphs),
+  // as host steps through a host communicator (cpu), or on its streams through a
+  // stream-ordered one (cuda).
+  enum class CollectiveSupport { None, Host, Stream };
+  virtual CollectiveSupport collectiveSupport() const { return CollectiveSupport::None; }
+  // For CollectiveSupport::Stream: the device index the communicator must be on
+  // (Communicator::deviceIndex; the CUDA ordinal); -1 takes any.
+  virtual int communicatorDevice() const { return -1; }
+
+protected:
+  // What finalize hands the backend.
+  struct FlatGraph {
+    Graph graph;                     // validated and flat: no Subgraph nodes
+    const Graph *original = nullptr; // the graph as given (child graphs per Subgraph
+                                     // node); null when it was moved in (finalizeOwned)
+    double flattenUs = 0;            // validation and flattening, microseconds
+  };
+  // The backend's part: compile the kernels and build the executable for `flat`.
+  virtual Expected<std::unique_ptr<Executable>> finalizeFlat(FlatGraph flat, const FinalizeOptions &opts) = 0;
+  // For a flat graph with conditional nodes: success where finalizeFlat builds them
+  // natively; ErrorCode::Unsupported where they run as runtime-driven stages (the
+  // default); any other error fails finalize.
+  virtual Error runsConditionalsNatively(const Graph &flat, const FinalizeOptions &opts);
+
+private:
+  Expected<std::unique_ptr<Executable>> finalizeChecked(FlatGraph flat, const FinalizeOptions &opts);
 };
 
 // ---- backends ----------------------------------------------------------------------

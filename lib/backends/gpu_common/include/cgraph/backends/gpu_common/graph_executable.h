@@ -41,18 +41,11 @@
 
 namespace cgraph::gpu {
 
-// The first step of a GPU backend's finalize: `graph` validated and flattened
-// (flattenSubgraphs). Stored expressions of every kind are taken: nd-ranges and kernel
-// scalars read the table, copy/fill fields are patched per submission
-// (updateTransfers), host task scalars are parameters the task reads, expression-sized
-// slots come as bound slots (the runtime allocates runtime-owned ones for the largest
-// size seen). Pure; thread-safe; the errors are validateGraph's and flattenSubgraphs'.
-// `us` (optional) gets the time it took, for prepare's finalizePhases.
-Expected<Graph> flattenForGpu(const Graph &graph, double *us = nullptr);
-// The same, consuming `graph` (flatten.h flattenSubgraphs(Graph &&): moved, not copied,
-// when it has no Subgraph nodes).
-Expected<Graph> flattenForGpu(Graph &&graph, double *us = nullptr);
-
+// `flattened`: the validated, flat graph rt::Device::finalize hands the backend.
+// Stored expressions of every kind are taken: nd-ranges and kernel scalars read the
+// table, copy/fill fields are patched per submission (updateTransfers), host task
+// scalars are parameters the task reads, expression-sized slots come as bound slots
+// (the runtime allocates runtime-owned ones for the largest size seen).
 class GraphExecutable : public rt::Executable {
 public:
   GraphExecutable(rt::Device &device, Driver &driver, Graph flattened, const rt::FinalizeOptions &opts);
