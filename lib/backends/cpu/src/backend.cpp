@@ -3,6 +3,8 @@
 
 #include "device.h"
 
+#include "cgraph/runtime/listed_backend.h"
+
 #include <llvm/ADT/StringRef.h>
 #include <llvm/Support/Host.h>
 
@@ -51,35 +53,28 @@ rt::DeviceInfo hostDeviceInfo() {
 
 namespace {
 
-class CpuBackend : public rt::Backend {
+// One device, the host (rt::ListedDeviceBackend, as every backend lists its devices).
+class CpuBackend final : public rt::ListedDeviceBackend<CpuBackend, CpuDevice> {
 public:
   explicit CpuBackend(Expected<CpuOptions> options) : options_(std::move(options)) {}
   const char *name() const override { return "cpu"; }
-  rt::BackendProbe probe() override {
-    rt::BackendProbe p;
-    p.backend = "cpu";
-    if (!options_) {
-      p.available = false;
-      p.reason = options_.error().message();
-      return p;
-    }
-    p.available = true;
-    p.devices.push_back(hostDeviceInfo());
-    return p;
-  }
-  Expected<rt::Device *> device(uint32_t index) override {
+
+  // rt::ListedDeviceBackend's hooks: the resolved options stand for a driver (an error
+  // names the bad variable).
+  Expected<const CpuOptions *> loadApi() {
     if (!options_) return options_.error();
-    if (index != 0)
-      return makeError("cpu backend has one device (index 0), not " + std::to_string(index));
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (!device_) device_ = std::make_unique<CpuDevice>(*options_);
-    return static_cast<rt::Device *>(device_.get());
+    return &*options_;
+  }
+  Expected<std::vector<int>> enumerate(const CpuOptions &) { return std::vector<int>{0}; }
+  Expected<std::pair<rt::DeviceInfo, int>> describe(const CpuOptions &, int) {
+    return std::make_pair(hostDeviceInfo(), 0);
+  }
+  Expected<std::unique_ptr<CpuDevice>> open(const CpuOptions &options, const std::pair<rt::DeviceInfo, int> &) {
+    return std::make_unique<CpuDevice>(options);
   }
 
 private:
-  Expected<CpuOptions> options_; // resolved; an error names the bad variable
-  std::mutex mutex_;
-  std::unique_ptr<CpuDevice> device_;
+  Expected<CpuOptions> options_;
 };
 
 } // namespace

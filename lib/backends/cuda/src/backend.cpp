@@ -1,7 +1,7 @@
 // Discovery: devices through the dlopen'ed driver; probe() says why there is none.
 #include "internal.h"
 
-#include "cgraph/backends/gpu_common/device_list_backend.h"
+#include "cgraph/runtime/listed_backend.h"
 
 #include <string>
 
@@ -58,25 +58,32 @@ Expected<rt::DeviceInfo> describe(const CuApi &api, int ordinal) {
   return info;
 }
 
-class CudaBackend final : public gpu::ApiBackend<CuApi> {
+// The devices the driver lists (rt::ListedDeviceBackend: probe() says why there is
+// none; each device is opened once).
+class CudaBackend final : public rt::ListedDeviceBackend<CudaBackend, CudaDevice> {
 public:
   explicit CudaBackend(Expected<CudaBackendOptions> opts) : opts_(std::move(opts)) {}
   const char *name() const override { return "cuda"; }
 
-protected:
-  // A bad environment variable is the probe's reason and every device()'s error.
-  Expected<const CuApi *> table() const override {
+  // rt::ListedDeviceBackend's driver hooks. A bad environment variable is the probe's
+  // reason and every device()'s error.
+  Expected<const CuApi *> loadApi() {
     if (!opts_) return opts_.error();
     return loadCuApi();
   }
-  Expected<int> countOn(const CuApi &api) override {
+  Expected<std::vector<int>> enumerate(const CuApi &api) {
     int n = 0;
     CGRAPH_CU_CHECK(api, "cuDeviceGetCount", api.cuDeviceGetCount(&n));
-    return n == 0 ? Expected<int>(makeError("no CUDA device")) : Expected<int>(n);
+    if (n == 0) return makeError("no CUDA device");
+    return rt::ordinals(n);
   }
-  Expected<rt::DeviceInfo> describeOn(const CuApi &api, int ordinal) override { return cuda::describe(api, ordinal); }
-  Expected<std::unique_ptr<rt::Device>> openOn(const CuApi &api, int ordinal) override {
-    return gpu::asDevice(CudaDevice::open(api, ordinal, *opts_));
+  Expected<std::pair<rt::DeviceInfo, int>> describe(const CuApi &api, int ordinal) {
+    auto info = cuda::describe(api, ordinal);
+    if (!info) return info.error();
+    return std::make_pair(std::move(*info), ordinal);
+  }
+  Expected<std::unique_ptr<CudaDevice>> open(const CuApi &api, const std::pair<rt::DeviceInfo, int> &d) {
+    return CudaDevice::open(api, d.second, *opts_);
   }
 
 private:

@@ -1,32 +1,36 @@
-// Discovery: devices through the dlopen'ed HIP runtime (gpu_common's DeviceListBackend
-// lists and opens them; probe() says why there is none).
+// Discovery: devices through the dlopen'ed HIP runtime (rt::ListedDeviceBackend lists
+// and opens them; probe() says why there is none).
 #include "internal.h"
 
-#include "cgraph/backends/gpu_common/device_list_backend.h"
+#include "cgraph/runtime/listed_backend.h"
 
 namespace cgraph::hip {
 
 namespace {
 
-class HipBackend final : public gpu::ApiBackend<HipApi> {
+class HipBackend final : public rt::ListedDeviceBackend<HipBackend, HipDevice> {
 public:
   HipBackend(const HipApi *api, HipBackendOptions opts) : api_(api), opts_(opts) {}
   const char *name() const override { return "hip"; }
 
-protected:
-  Expected<const HipApi *> table() const override {
+  // rt::ListedDeviceBackend's driver hooks.
+  Expected<const HipApi *> loadApi() {
     if (api_) return api_;
     return loadHipApi();
   }
-  Expected<int> countOn(const HipApi &api) override {
+  Expected<std::vector<int>> enumerate(const HipApi &api) {
     int n = 0;
     CGRAPH_HIP_CHECK(api, "hipGetDeviceCount", api.hipGetDeviceCount(&n));
     if (n == 0) return makeError("no HIP device");
-    return n;
+    return rt::ordinals(n);
   }
-  Expected<rt::DeviceInfo> describeOn(const HipApi &api, int ordinal) override { return describeHipDevice(api, ordinal); }
-  Expected<std::unique_ptr<rt::Device>> openOn(const HipApi &api, int ordinal) override {
-    return gpu::asDevice(HipDevice::open(api, ordinal, opts_));
+  Expected<std::pair<rt::DeviceInfo, int>> describe(const HipApi &api, int ordinal) {
+    auto info = describeHipDevice(api, ordinal);
+    if (!info) return info.error();
+    return std::make_pair(std::move(*info), ordinal);
+  }
+  Expected<std::unique_ptr<HipDevice>> open(const HipApi &api, const std::pair<rt::DeviceInfo, int> &d) {
+    return HipDevice::open(api, d.second, opts_);
   }
 
 private:

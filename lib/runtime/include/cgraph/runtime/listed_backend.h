@@ -25,6 +25,13 @@
 
 namespace cgraph::rt {
 
+// 0, 1, ..., n - 1: what enumerate() finds on a driver that numbers its devices.
+inline std::vector<int> ordinals(int n) {
+  std::vector<int> out;
+  for (int i = 0; i < n; ++i) out.push_back(i);
+  return out;
+}
+
 template <class Derived, class Dev>
 class ListedDeviceBackend : public Backend {
 public:
