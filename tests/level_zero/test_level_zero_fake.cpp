@@ -13,6 +13,8 @@
 #include "cgraph/graph/order.h"
 #include "cgraph/kernel/module_info.h"
 #include "cgraph/kernel/opencl_compiler.h"
+
+#include <fstream>
 #include "cgraph/kernel/spirv.h"
 
 #include <catch2/catch.hpp>
@@ -466,8 +468,8 @@ TEST_CASE("level_zero: host tasks split the lists", "[level_zero]") {
             "zeCommandListClose(list#2)",
             "zeCommandQueueExecuteCommandLists([list#1], null)",
             "zeCommandQueueSynchronize(queue#0)",
+            // print only reads its slot: staged out, not copied back
             "zeCommandListAppendMemoryCopy(list#0, host <- mem#0+0, 64, signal null, wait [])",
-            "zeCommandListAppendMemoryCopy(list#0, mem#0+0 <- host, 64, signal null, wait [])",
             "zeCommandQueueExecuteCommandLists([list#2], fence#0)",
         });
   REQUIRE(f.output.size() == 1);
@@ -475,6 +477,37 @@ TEST_CASE("level_zero: host tasks split the lists", "[level_zero]") {
   // print shows f32 by default: the u32 3 the fill wrote is 4.20389539e-45.
   CHECK(f.output[0].rfind("print a: 4.20389539e-45 4.20389539e-45 ", 0) ==
         0); // the task saw the fill's result
+  CHECK(fake::violations().empty());
+}
+
+TEST_CASE("level_zero: a host task that writes its slot is copied back", "[level_zero]") {
+  Fixture f;
+  cgraph::test::TempDir dir("cgraph-ze-host");
+  std::vector<uint8_t> bytes(64);
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = uint8_t(i * 3 + 1);
+  std::ofstream(dir.path() / "in.bin", std::ios::binary).write(reinterpret_cast<const char *>(bytes.data()), 64);
+  GraphBuilder b("read");
+  uint32_t a = b.addSlot(slot("a", 64));
+  HostOp h;
+  h.op = "read_file";
+  b.addHost("load", h, {Arg::slot(a), Arg::string("in.bin")});
+  rt::FinalizeOptions fo;
+  fo.host.allowedDirs = {dir.path().string()};
+  fo.host.baseDir = dir.path().string();
+  auto exe = f.dev->finalize(b.take(), fo);
+  INFO((exe ? std::string() : exe.error().message()));
+  REQUIRE(exe);
+  auto A = f.buffer(64);
+  rt::BindingTable t;
+  t.slots = {{A.get()}};
+  fake::clearCalls();
+  f.run(**exe, t);
+  CHECK(fake::calls({"zeCommandListAppendMemoryCopy"}) ==
+        Lines{
+            "zeCommandListAppendMemoryCopy(list#0, host <- mem#0+0, 64, signal null, wait [])",
+            "zeCommandListAppendMemoryCopy(list#0, mem#0+0 <- host, 64, signal null, wait [])",
+        });
+  CHECK(f.read(*A) == bytes);
   CHECK(fake::violations().empty());
 }
 

@@ -826,8 +826,9 @@ Error GraphExecutable::updateTransfers(const std::vector<uint64_t> &params) {
 }
 
 Error GraphExecutable::runHost(uint32_t n, const std::vector<uint64_t> &params) {
-  return runHostTask(
-      graph_, n, nSlots_, slotLength_, *hostTasks_, params, [&]() { return driver_->streamSynchronize(); },
+  return rt::runStagedHostTask(
+      graph_, n, nSlots_, *hostTasks_, params, [&](uint32_t slot) { return slotLength_[slot]; },
+      [&]() { return driver_->streamSynchronize(); },
       [&](void *dst, uint32_t slot, size_t bytes) { return driver_->copyToHost(dst, slotBase(slot), bytes); },
       [&](uint32_t slot, const void *src, size_t bytes) { return driver_->copyToDevice(slotBase(slot), src, bytes); });
 }

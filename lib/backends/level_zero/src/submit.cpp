@@ -10,27 +10,16 @@ namespace cgraph::level_zero {
 Error LevelZeroExecutable::runHost(uint32_t n, const std::vector<uint64_t> &params) {
   if (!nodeEnabled(n)) return Error::success();
   // Device memory is not host accessible: the task's slots are staged through host
-  // memory (copied out, the task run, copied back).
-  const Node &node = graph_.nodes[n];
-  std::vector<rt::HostSpan> spans(graph_.slots.size());
-  std::vector<std::pair<uint32_t, std::vector<uint8_t>>> staged;
-  staged.reserve(node.args.size());
+  // memory (rt::runStagedHostTask). The immediate list's copies are synchronous.
   std::lock_guard<std::mutex> lock(dev_->immediateMutex());
-  for (const Arg &a : node.args) {
-    if (a.kind != ArgKind::Slot || spans[a.index].data) continue;
-    const SlotMem &m = mems_[a.index];
-    staged.emplace_back(a.index, std::vector<uint8_t>(size_t(m.length)));
-    std::vector<uint8_t> &host = staged.back().second;
-    if (m.length)
-      CGRAPH_RETURN_IF_ERROR(dev_->copyLocked(host.data(), m.ptr, m.length, nodeLabel(graph_, n).c_str()));
-    spans[a.index] = {host.data(), m.length};
-  }
-  CGRAPH_RETURN_IF_ERROR(hostTasks_->run(n, spans, params));
-  for (auto &[slot, host] : staged)
-    if (!host.empty())
-      CGRAPH_RETURN_IF_ERROR(
-          dev_->copyLocked(mems_[slot].ptr, host.data(), host.size(), nodeLabel(graph_, n).c_str()));
-  return Error::success();
+  const std::string what = nodeLabel(graph_, n);
+  return rt::runStagedHostTask(
+      graph_, n, uint32_t(graph_.slots.size()), *hostTasks_, params, [&](uint32_t slot) { return mems_[slot].length; },
+      [] { return Error::success(); },
+      [&](void *dst, uint32_t slot, size_t bytes) { return dev_->copyLocked(dst, mems_[slot].ptr, bytes, what.c_str()); },
+      [&](uint32_t slot, const void *src, size_t bytes) {
+        return dev_->copyLocked(mems_[slot].ptr, src, bytes, what.c_str());
+      });
 }
 
 Expected<rt::EventPtr>

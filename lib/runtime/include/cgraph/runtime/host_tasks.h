@@ -86,4 +86,34 @@ private:
   std::unique_ptr<Impl> impl_;
 };
 
+// Host node `n` of `g` on a device whose memory the host cannot address, the one
+// staging path of every such backend: the device's earlier work drained (`sync()`),
+// each slot argument's bound bytes (`length(slot)`) copied to host memory
+// (`toHost(dst, slot, bytes)`), the task run on the copies, and, only where it may
+// write slots (writesSlots), the copies written back (`toDevice(slot, src, bytes)`)
+// and drained again. Slot indices at or past `nSlots` are not staged. Errors: the
+// first failing step's.
+template <class Length, class Sync, class ToHost, class ToDevice>
+Error runStagedHostTask(const Graph &g, uint32_t n, uint32_t nSlots, const HostTasks &tasks,
+                        const std::vector<uint64_t> &params, Length length, Sync sync, ToHost toHost,
+                        ToDevice toDevice) {
+  CGRAPH_RETURN_IF_ERROR(sync());
+  const Node &node = g.nodes[n];
+  std::vector<HostSpan> spans(g.slots.size());
+  std::vector<std::vector<uint8_t>> copies(g.slots.size());
+  for (const Arg &a : node.args) {
+    if (a.kind != ArgKind::Slot || a.index >= nSlots || spans[a.index].data) continue;
+    std::vector<uint8_t> &c = copies[a.index];
+    c.resize(size_t(length(a.index)));
+    if (!c.empty()) CGRAPH_RETURN_IF_ERROR(toHost(c.data(), a.index, c.size()));
+    spans[a.index] = {c.data(), c.size()};
+  }
+  CGRAPH_RETURN_IF_ERROR(sync());
+  CGRAPH_RETURN_IF_ERROR(tasks.run(n, spans, params));
+  if (!tasks.writesSlots(n)) return Error::success(); // checksum, print, ...: nothing to copy back
+  for (size_t i = 0; i < copies.size(); ++i)
+    if (!copies[i].empty()) CGRAPH_RETURN_IF_ERROR(toDevice(uint32_t(i), copies[i].data(), copies[i].size()));
+  return sync();
+}
+
 } // namespace cgraph::rt

@@ -5,8 +5,6 @@
 //     parameter defaults, the placeholders of stored expressions);
 //   - updateParamRanges: nd-ranges that read parameters recomputed, and only the kernel
 //     nodes whose launch changed set again on the instantiated graph;
-//   - runHostTask: a host task between device work (slots copied out, the task, copied
-//     back where the task may write them: HostTasks::writesSlots).
 // Ownership: the callers' records; nothing is kept. Thread-safety: as the executable
 // calling them (one thread at a time). Failure modes: the first Error a callback
 // returns, unchanged.
@@ -79,33 +77,6 @@ Error updateParamRanges(const std::vector<uint64_t> &params, std::vector<uint64_
       CGRAPH_RETURN_IF_ERROR(set(pg, kn.second, kn.first, p.launch));
     }
   return Error::success();
-}
-
-// Host tasks see host memory: the node's slots are copied out, the task runs, and they
-// are copied back. The stream is drained first so the task sees earlier work.
-// `sync()` drains the stream; `toHost(dst, slot, bytes)` / `toDevice(slot, src, bytes)`
-// enqueue the copies of a slot's bound range (slotLength bytes).
-template <class Sync, class ToHost, class ToDevice>
-Error runHostTask(const Graph &g, uint32_t n, uint32_t nSlots, const std::vector<uint64_t> &slotLength,
-                  rt::HostTasks &tasks, const std::vector<uint64_t> &params, Sync sync, ToHost toHost,
-                  ToDevice toDevice) {
-  CGRAPH_RETURN_IF_ERROR(sync());
-  const Node &node = g.nodes[n];
-  std::vector<rt::HostSpan> spans(g.slots.size());
-  std::vector<std::vector<uint8_t>> copies(g.slots.size());
-  for (const Arg &a : node.args) {
-    if (a.kind != ArgKind::Slot || a.index >= nSlots || spans[a.index].data) continue;
-    std::vector<uint8_t> &c = copies[a.index];
-    c.resize(slotLength[a.index]);
-    if (!c.empty()) CGRAPH_RETURN_IF_ERROR(toHost(c.data(), a.index, c.size()));
-    spans[a.index] = {c.data(), c.size()};
-  }
-  CGRAPH_RETURN_IF_ERROR(sync());
-  CGRAPH_RETURN_IF_ERROR(tasks.run(n, spans, params));
-  if (!tasks.writesSlots(n)) return Error::success(); // checksum, print, ...: nothing to copy back
-  for (size_t i = 0; i < copies.size(); ++i)
-    if (!copies[i].empty()) CGRAPH_RETURN_IF_ERROR(toDevice(uint32_t(i), copies[i].data(), copies[i].size()));
-  return sync();
 }
 
 } // namespace cgraph::gpu
