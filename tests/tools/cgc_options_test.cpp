@@ -209,3 +209,19 @@ TEST_CASE("cgc dump shows stored expressions as written, in text and JSON", "[cg
   d = cgc("dump mlp.cgf", dir);
   CHECK(d.out.find("size = $batch * ") != std::string::npos); // slot sizes too
 }
+
+TEST_CASE("cgc --progress names each kernel file; none by default off a terminal", "[cgc][options]") {
+  fs::path dir = scratch("opt_progress");
+  Result r = cgc(example("mlp/graph.json") + " -o a.cgf --progress", dir);
+  REQUIRE(r.code == 0);
+  CHECK(r.err == "cgc: compiling kernel files 1/3: kernels/matmul.cl\n"
+                 "cgc: compiling kernel files 2/3: kernels/elementwise.cl\n"
+                 "cgc: compiling kernel files 3/3: kernels/norm.cl\n");
+  r = cgc(example("mlp/graph.json") + " -o b.cgf", dir); // stderr is a pipe here
+  REQUIRE(r.code == 0);
+  CHECK(r.err.empty());
+  r = cgc(example("mlp/graph.json") + " -o c.cgf --no-progress", dir);
+  REQUIRE(r.code == 0);
+  CHECK(r.err.empty());
+  CHECK(slurp(dir / "a.cgf") == slurp(dir / "b.cgf")); // progress changes nothing written
+}

@@ -7,8 +7,11 @@
 #include <CLI/CLI.hpp>
 
 #include <csignal>
+#include <functional>
 #include <iostream>
 #include <new>
+
+#include <unistd.h>
 
 #ifndef CGRAPH_VERSION
 #define CGRAPH_VERSION "0.0.0"
@@ -18,6 +21,20 @@ namespace {
 
 using namespace cgraph;
 using namespace cgraph::cgc;
+
+// Progress on stderr: one line rewritten in place on a terminal (cleared when done),
+// else a line per step.
+std::function<void(const desc::Progress &)> progressPrinter(bool terminal) {
+  return [terminal](const desc::Progress &p) {
+    if (p.done == p.total) {
+      if (terminal) std::cerr << "\r\033[K" << std::flush;
+      return;
+    }
+    std::cerr << (terminal ? "\r\033[K" : "") << "cgc: " << p.what << " " << p.done + 1 << "/" << p.total
+              << (p.item.empty() ? "" : ": " + p.item) << (terminal ? "" : "\n") << std::flush;
+  };
+}
+
 
 int run(int argc, char **argv) {
   CLI::App app{"cgc: compile a JSON command-graph description and its OpenCL C / SPIR-V "
@@ -57,6 +74,10 @@ int run(int argc, char **argv) {
                  "also embed device code for TARGET (repeatable): cuda:sm_XY adds PTX, and a cubin where ptxas is found")
       ->type_name("TARGET");
   app.add_flag("-q,--quiet", quiet, "do not print warnings");
+  bool progress = false, noProgress = false;
+  app.add_flag("--progress", progress, "show progress (the kernel file being compiled) on stderr; default: when "
+                                       "stderr is a terminal and -q is not given");
+  app.add_flag("--no-progress", noProgress, "never show progress");
   app.add_option("--place", req.place,
                  "place nodes on N logical devices: round-robin:N (partition p on device p % N) or cost:N "
                  "(the execution order cut into N runs of about equal work); overrides \"device\" keys")
@@ -93,6 +114,8 @@ int run(int argc, char **argv) {
 
   DiagSink diags(desc::streamDiagHandler(std::cerr, "cgc"));
   diags.setQuiet(quiet);
+  const bool terminal = ::isatty(2) == 1;
+  if (progress || (!noProgress && !quiet && terminal)) req.description.progress = progressPrinter(terminal);
   req.order = order == "bfs" ? OrderKind::BreadthFirst : OrderKind::DepthFirst;
   if (dump->parsed()) return runDump(dumpInput, dumpJson, diags, std::cout);
   if (lint->parsed()) return runLint(lintInput, req.description, req.order, diags);

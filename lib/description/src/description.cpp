@@ -236,9 +236,12 @@ void DescriptionReader::readMetadata(GraphCtx &c, const JValue &obj) {
 void DescriptionReader::readKernels(GraphCtx &c, const JValue &list) {
   expectKind(c.file, list, JValue::Kind::Array, "'kernels'");
   std::map<std::string, std::string> owner; // kernel name -> file
-  for (const JValue &entry : list.items) {
-    const KernelCache::Entry &e = kernels_.load(entry, c.file, c.dir, opts_, allowed_, diags_);
+  const uint64_t total = list.items.size();
+  for (uint64_t i = 0; i < total; ++i) {
+    const JValue &entry = list.items[i];
     const JValue &at = entry.isObject() && entry.find("file") ? *entry.find("file") : entry;
+    if (opts_.progress) opts_.progress(Progress{"compiling kernel files", i, total, at.isString() ? at.text : ""});
+    const KernelCache::Entry &e = kernels_.load(entry, c.file, c.dir, opts_, allowed_, diags_);
     for (const auto &m : c.g().modules)
       if (m.name == e.module.name) failAt(c.file, at, "kernel file '" + m.name + "' is listed twice");
     uint32_t mod = c.builder.addModule(e.module);
@@ -252,6 +255,7 @@ void DescriptionReader::readKernels(GraphCtx &c, const JValue &list) {
       c.builder.addKernel(std::move(k));
     }
   }
+  if (opts_.progress && total) opts_.progress(Progress{"compiling kernel files", total, total, ""});
 }
 
 void DescriptionReader::readSlots(GraphCtx &c, const JValue &list) {

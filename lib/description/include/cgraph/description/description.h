@@ -36,10 +36,19 @@
 #include "cgraph/kernel/opencl_compiler.h"
 #include "cgraph/model.h"
 
+#include <functional>
 #include <string>
 #include <vector>
 
 namespace cgraph::desc {
+
+// How far long work got, for a caller that shows it (cgc on a terminal): step `done`
+// of `total` of `what` is about to start on `item` (done == total: finished).
+struct Progress {
+  const char *what = "";
+  uint64_t done = 0, total = 0;
+  std::string item;
+};
 
 struct DescriptionOptions {
   CompileOptions compile;   // include dirs, defines, OpenCL C version (every .cl file)
@@ -53,6 +62,9 @@ struct DescriptionOptions {
   // The end of the message refusing a file outside them: how this program's user allows
   // a directory (cgc: "add its directory with --allow-dir").
   std::string allowDirsHint = "add its directory to the allowed directories";
+  // Called on the loading thread before each kernel file of a "kernels" list is
+  // compiled and once after the last; must not throw. Empty: nothing is reported.
+  std::function<void(const Progress &)> progress;
 };
 
 // Limits that keep hostile descriptions from exhausting memory.
