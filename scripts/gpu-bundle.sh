@@ -13,7 +13,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${1:-$root/build-gpu}"
 out="${2:-$build/cgraph-gpu.tar.xz}"
-targets="cgrun cgc cgfuse test_cuda_backend test_cuda_collectives test_cuda_ptxas cgraph_capi"
+targets="cgrun cgc cgfuse test_cuda_backend test_cuda_collectives test_cuda_multi_gpu test_cuda_ptxas cgraph_capi"
 [ -f "$root/benchmarks/cuda/CMakeLists.txt" ] && targets="$targets bench_cuda"
 # cpu next to PoCL on the GPU machine's 16 cores (bench_nodes, bench_cases), and the cpu
 # suite there: with CGRAPH_GPU_BUNDLE_CPU=1 added to the CUDA programs (about 5 MB more:
@@ -31,7 +31,7 @@ mkdir -p "$stage/bin" "$stage/lib" "$stage/share/clc" "$stage/cgf"
 bins=("$build/tools/cgrun/cgrun" "$build/tools/cgc/cgc")
 if [ "$cpu" != only ]; then
   bins+=("$build/tools/cgfuse/cgfuse" "$build/tests/cuda/test_cuda_backend" "$build/tests/cuda/test_cuda_ptxas"
-         "$build/tests/cuda/test_cuda_collectives")
+         "$build/tests/cuda/test_cuda_collectives" "$build/tests/cuda/test_cuda_multi_gpu")
   [ -x "$build/benchmarks/cuda/bench_cuda" ] && bins+=("$build/benchmarks/cuda/bench_cuda")
 fi
 if [ "$cpu" != 0 ]; then

@@ -345,3 +345,28 @@ TEST_CASE("a slot only a conditional's body writes counts as written for overlap
   REQUIRE(ok.ok());
   REQUIRE_FALSE((*ok)->wait());
 }
+
+// Device::copyFromDevice's default: a direct copy between host-memory buffers, a range
+// error outside them, and "no direct path" (Unsupported, the caller stages) otherwise.
+TEST_CASE("copies between devices: direct between host buffers, else unsupported", "[runtime][multi-device]") {
+  RecordingDevice a("a"), b("b");
+  auto src = std::move(*a.allocate(64)), dst = std::move(*b.allocate(64));
+  for (int i = 0; i < 64; ++i) static_cast<uint8_t *>(src->hostPointer())[i] = uint8_t(i + 1);
+  REQUIRE_FALSE(b.copyFromDevice(a, *src, 8, *dst, 16, 32));
+  const auto *out = static_cast<const uint8_t *>(dst->hostPointer());
+  CHECK(out[15] == 0);
+  CHECK(out[16] == 9);
+  CHECK(out[47] == 40);
+  CHECK(out[48] == 0);
+  Error outside = b.copyFromDevice(a, *src, 40, *dst, 0, 32);
+  REQUIRE(outside);
+  CHECK(outside.code() == ErrorCode::Invalid);
+  CHECK(outside.message().find("outside a buffer") != std::string::npos);
+  struct DeviceOnly final : Buffer { // device memory the host cannot address
+    uint64_t size() const override { return 64; }
+    const Device *device() const override { return nullptr; }
+  } far;
+  Error none = b.copyFromDevice(a, far, 0, *dst, 0, 8);
+  REQUIRE(none);
+  CHECK(none.code() == ErrorCode::Unsupported);
+}

@@ -1,5 +1,6 @@
 // Multi-device graphs: segments per device, slot contents moved between devices
-// through host memory (multi_device.h says what and why).
+// directly where the backend can, else through host memory (multi_device.h says what
+// and why).
 #include "cgraph/runtime/multi_device.h"
 
 #include "stages.h"
@@ -113,7 +114,11 @@ private:
     return Binding{b.get(), 0, bytes};
   }
 
+  // Device to device where the backend has a direct path (Device::copyFromDevice),
+  // else staged through host memory.
   Error copy(uint32_t from, const Binding &src, uint32_t to, const Binding &dst, uint64_t bytes) {
+    Error direct = devices_[to]->copyFromDevice(*devices_[from], *src.buffer, src.offset, *dst.buffer, dst.offset, bytes);
+    if (!direct || direct.code() != ErrorCode::Unsupported) return direct;
     staging_.resize(bytes);
     CGRAPH_RETURN_IF_ERROR(devices_[from]->read(*src.buffer, src.offset, staging_.data(), bytes));
     return devices_[to]->write(*dst.buffer, dst.offset, staging_.data(), bytes);

@@ -145,6 +145,27 @@ Error CudaDevice::read(rt::Buffer &src, uint64_t offset, void *dst, uint64_t byt
   return Error::success();
 }
 
+Error CudaDevice::copyFromDevice(rt::Device &from, rt::Buffer &src, uint64_t srcOffset, rt::Buffer &dst,
+                                 uint64_t dstOffset, uint64_t bytes) {
+  auto *s = dynamic_cast<CudaBuffer *>(&src);
+  auto *d = dynamic_cast<CudaBuffer *>(&dst);
+  auto *source = dynamic_cast<CudaDevice *>(&from);
+  if (!s || !d || !source || s->device() != source || d->device() != this)
+    return rt::Device::copyFromDevice(from, src, srcOffset, dst, dstOffset, bytes);
+  CGRAPH_RETURN_IF_ERROR(checkRange("peer copy from", src, srcOffset, bytes));
+  CGRAPH_RETURN_IF_ERROR(checkRange("peer copy to", dst, dstOffset, bytes));
+  if (bytes == 0) return Error::success();
+  // The source device's submitted work wrote the bytes: drained first.
+  CGRAPH_RETURN_IF_ERROR(source->makeCurrent());
+  CGRAPH_CU_CHECK(*api_, "cuStreamSynchronize", api_->cuStreamSynchronize(source->stream()));
+  CGRAPH_RETURN_IF_ERROR(makeCurrent());
+  CGRAPH_CU_CHECK(*api_, "cuMemcpyPeerAsync",
+                  api_->cuMemcpyPeerAsync(d->ptr() + dstOffset, ctx_, s->ptr() + srcOffset, source->context(), bytes,
+                                          stream_));
+  CGRAPH_CU_CHECK(*api_, "cuStreamSynchronize", api_->cuStreamSynchronize(stream_));
+  return Error::success();
+}
+
 Error CudaDevice::runsConditionalsNatively(const Graph &flat, const rt::FinalizeOptions &opts) {
   CGRAPH_RETURN_IF_ERROR(makeCurrent());
   return cuda::nativeConditionals(*this, flat, opts.mode);

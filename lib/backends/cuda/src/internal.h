@@ -70,6 +70,10 @@ public:
   Expected<std::unique_ptr<rt::Buffer>> allocate(uint64_t bytes, uint32_t alignment) override;
   Error write(rt::Buffer &dst, uint64_t offset, const void *src, uint64_t bytes) override;
   Error read(rt::Buffer &src, uint64_t offset, void *dst, uint64_t bytes) override;
+  // From another CUDA device's buffer (or this one's): cuMemcpyPeerAsync, never
+  // through host memory.
+  Error copyFromDevice(rt::Device &from, rt::Buffer &src, uint64_t srcOffset, rt::Buffer &dst, uint64_t dstOffset,
+                       uint64_t bytes) override;
   // Collective nodes: on the device's stream through NCCL (lib/comm/nccl) on this GPU.
   CollectiveSupport collectiveSupport() const override { return CollectiveSupport::Stream; }
   int communicatorDevice() const override { return ordinal(); }

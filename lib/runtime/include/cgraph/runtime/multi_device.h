@@ -9,8 +9,9 @@
 // slot-setup path); every other device gets a buffer per slot its segments access,
 // allocated once per executable (and again when a binding grows). Before a segment
 // runs, each slot it accesses whose latest contents are on another device is copied to
-// its device, staged through host memory (Device::read + Device::write; no peer
-// copies yet); after it, the slots it writes are current only there. At the end every
+// its device: directly where the backend has a path (Device::copyFromDevice: cuda's
+// peer copies, host memory on both sides), else staged through host memory
+// (Device::read + Device::write); after it, the slots it writes are current only there. At the end every
 // written slot is copied back to the home device, so the caller's buffers hold the
 // results, exactly as a single-device run would leave them.
 //

@@ -496,6 +496,13 @@ public:
   // Host <-> device transfers, synchronous. Range errors are reported, never clamped.
   virtual Error write(Buffer &dst, uint64_t offset, const void *src, uint64_t bytes) = 0;
   virtual Error read(Buffer &src, uint64_t offset, void *dst, uint64_t bytes) = 0;
+  // Copies `bytes` from `src` (a buffer of device `from`: another device, or this one)
+  // into `dst` (this device's) on a direct path: a peer copy where the driver has one
+  // (cuda: cuMemcpyPeerAsync), a memcpy where both buffers are host memory (the
+  // default). Synchronous. ErrorCode::Unsupported where there is no direct path: the
+  // caller stages through host memory (read + write). Range errors are reported.
+  virtual Error copyFromDevice(Device &from, Buffer &src, uint64_t srcOffset, Buffer &dst, uint64_t dstOffset,
+                               uint64_t bytes);
 
   // Compiles kernels (through the binary cache) and builds the executable. What every
   // backend needs runs here once (lib/runtime/src/finalize.cpp): the graph is
