@@ -145,6 +145,20 @@ Error CudaDevice::read(rt::Buffer &src, uint64_t offset, void *dst, uint64_t byt
   return Error::success();
 }
 
+// Where the two GPUs can reach each other (NVLink, PCIe P2P), this context maps the
+// source's memory once, so peer copies go GPU to GPU; otherwise (or on an older
+// driver) the copy still works, through the driver's own staging.
+void CudaDevice::enablePeerAccess(const CudaDevice &source) {
+  if (&source == this || !api_->cuDeviceCanAccessPeer || !api_->cuCtxEnablePeerAccess) return;
+  std::lock_guard<std::mutex> lock(peersMutex_);
+  for (CUcontext c : peers_)
+    if (c == source.context()) return;
+  peers_.push_back(source.context());
+  int can = 0;
+  if (api_->cuDeviceCanAccessPeer(&can, dev_, source.dev_) != CUDA_SUCCESS || !can) return;
+  (void)api_->cuCtxEnablePeerAccess(source.context(), 0); // already enabled: fine either way
+}
+
 Error CudaDevice::copyFromDevice(rt::Device &from, rt::Buffer &src, uint64_t srcOffset, rt::Buffer &dst,
                                  uint64_t dstOffset, uint64_t bytes) {
   auto *s = dynamic_cast<CudaBuffer *>(&src);
@@ -159,6 +173,7 @@ Error CudaDevice::copyFromDevice(rt::Device &from, rt::Buffer &src, uint64_t src
   CGRAPH_RETURN_IF_ERROR(source->makeCurrent());
   CGRAPH_CU_CHECK(*api_, "cuStreamSynchronize", api_->cuStreamSynchronize(source->stream()));
   CGRAPH_RETURN_IF_ERROR(makeCurrent());
+  enablePeerAccess(*source);
   CGRAPH_CU_CHECK(*api_, "cuMemcpyPeerAsync",
                   api_->cuMemcpyPeerAsync(d->ptr() + dstOffset, ctx_, s->ptr() + srcOffset, source->context(), bytes,
                                           stream_));

@@ -153,6 +153,9 @@ private:
   std::shared_ptr<const LoadedModule> setCond_;
   mutable std::mutex eventsMutex_;
   mutable std::vector<CUevent> freeEvents_;
+  std::mutex peersMutex_;
+  std::vector<CUcontext> peers_; // contexts this one has asked peer access to
+  void enablePeerAccess(const CudaDevice &source);
   bool setCondTried_ = false;
   Error setCondError_;
   std::unique_ptr<gpu::Driver> driver_;
