@@ -9,6 +9,8 @@
 #include "cgraph/graph/hazards.h"
 #include "cgraph/graph/validate.h"
 
+#include <algorithm>
+
 namespace cgraph::rt {
 
 namespace {
@@ -124,6 +126,10 @@ private:
     return devices_[to]->write(*dst.buffer, dst.offset, staging_.data(), bytes);
   }
 
+  // Segments are enqueued without waiting for one another: a segment waits (waitFor)
+  // for the earlier segments on its device that used its slots, and a copy waits for
+  // the segments that used the slot on either side. Segments on different devices with
+  // no slot between them overlap.
   Error run(const std::vector<ResolvedSlot> &slots, const std::vector<uint64_t> &params, const SubmitOptions &opts) {
     const Graph &g = plan_;
     const uint32_t nSlots = uint32_t(g.slots.size());
@@ -131,49 +137,70 @@ private:
     // latest contents (bit d); every slot starts current on the home device only.
     std::vector<uint64_t> length(nSlots, 0), holders(nSlots, 1);
     for (uint32_t s = 0; s < nSlots; ++s) length[s] = home(slots, s).length;
+    // The last segment's event that used slot s on device d (index d * nSlots + s).
+    std::vector<EventPtr> lastUse(devices_.size() * nSlots);
+    std::vector<std::pair<EventPtr, std::string>> inFlight;
+    auto settle = [&](const EventPtr &e) -> Error {
+      if (!e) return Error::success();
+      for (auto &[ev, where] : inFlight)
+        if (ev == e) return e->wait().withContext(where);
+      return e->wait();
+    };
+    // The first failure of a segment already enqueued wins over what stopped the loop.
+    auto finish = [&](Error e) -> Error {
+      for (auto &[ev, where] : inFlight)
+        if (Error w = ev->wait(); w && !e) e = std::move(w).withContext(where);
+      return e;
+    };
     ParamValues pv;
     pv.bits.assign(params.begin(), params.begin() + g.params.size());
     auto view = [&](uint32_t d, uint32_t s) -> Expected<Binding> {
       if (d == 0) return home(slots, s);
       return mirror(d, s, length[s]);
     };
-    for (Segment &seg : segments_) {
-      const std::string where = "device " + std::to_string(seg.device) + ", segment from " + nodeLabel(g, seg.nodes[0]);
-      BindingTable t;
-      t.overrideInternal = true;
-      for (const Segment::Use &u : seg.slots) {
-        auto dst = view(seg.device, u.slot);
-        if (!dst) return dst.error();
-        if (!(holders[u.slot] & (1ull << seg.device))) {
-          uint32_t from = 0;
-          while (!(holders[u.slot] & (1ull << from))) ++from;
-          auto src = view(from, u.slot);
-          if (!src) return src.error();
-          CGRAPH_RETURN_IF_ERROR(copy(from, *src, seg.device, *dst, length[u.slot])
-                                     .withContext(where + ": moving slot '" + g.slots[u.slot].name + "'"));
-          holders[u.slot] |= 1ull << seg.device;
-        }
-        t.slots.push_back(*dst); // stage slot i = seg.slots[i]
-      }
-      SubmitOptions so;
-      if (opts.afterNode) so.afterNode = [&](uint32_t n) { return opts.afterNode(seg.nodes[n]); };
-      auto ev = seg.exe->enqueue(t, pv, so);
-      if (!ev) return ev.error().withContext(where);
-      CGRAPH_RETURN_IF_ERROR((*ev)->wait().withContext(where));
-      for (const Segment::Use &u : seg.slots)
-        if (u.writes) holders[u.slot] = 1ull << seg.device;
-    }
-    // Results back where the caller looks.
-    for (uint32_t s = 0; s < nSlots; ++s) {
-      if (holders[s] & 1) continue;
+    // Makes slot s current on device `to` (a copy from a holder) and returns its view.
+    auto bring = [&](uint32_t to, uint32_t s) -> Expected<Binding> {
+      auto dst = view(to, s);
+      if (!dst || (holders[s] & (1ull << to))) return dst;
       uint32_t from = 0;
       while (!(holders[s] & (1ull << from))) ++from;
       auto src = view(from, s);
       if (!src) return src.error();
-      CGRAPH_RETURN_IF_ERROR(copy(from, *src, 0, home(slots, s), length[s])
-                                 .withContext("moving slot '" + g.slots[s].name + "' back to device 0"));
+      CGRAPH_RETURN_IF_ERROR(settle(lastUse[size_t(from) * nSlots + s]));
+      CGRAPH_RETURN_IF_ERROR(settle(lastUse[size_t(to) * nSlots + s]));
+      CGRAPH_RETURN_IF_ERROR(copy(from, *src, to, *dst, length[s]).withContext("moving slot '" + g.slots[s].name + "'"));
+      holders[s] |= 1ull << to;
+      return dst;
+    };
+    for (Segment &seg : segments_) {
+      const std::string where = "device " + std::to_string(seg.device) + ", segment from " + nodeLabel(g, seg.nodes[0]);
+      BindingTable t;
+      t.overrideInternal = true;
+      SubmitOptions so;
+      for (const Segment::Use &u : seg.slots) {
+        auto dst = bring(seg.device, u.slot);
+        if (!dst) return finish(dst.error().withContext(where));
+        t.slots.push_back(*dst); // stage slot i = seg.slots[i]
+        const EventPtr &before = lastUse[size_t(seg.device) * nSlots + u.slot];
+        if (before && std::find(so.waitFor.begin(), so.waitFor.end(), before) == so.waitFor.end())
+          so.waitFor.push_back(before);
+      }
+      if (opts.afterNode) so.afterNode = [&](uint32_t n) { return opts.afterNode(seg.nodes[n]); };
+      auto ev = seg.exe->enqueue(t, pv, so);
+      if (!ev) return finish(ev.error().withContext(where));
+      inFlight.emplace_back(*ev, where);
+      for (const Segment::Use &u : seg.slots) {
+        lastUse[size_t(seg.device) * nSlots + u.slot] = *ev;
+        if (u.writes) holders[u.slot] = 1ull << seg.device;
+      }
     }
-    return Error::success();
+    // Results back where the caller looks.
+    for (uint32_t s = 0; s < nSlots; ++s) {
+      if (holders[s] & 1) continue;
+      auto back = bring(0, s);
+      if (!back) return finish(back.error().withContext("back to device 0"));
+    }
+    return finish(Error::success());
   }
 
   std::vector<Device *> devices_;

@@ -169,9 +169,6 @@ Error CudaDevice::copyFromDevice(rt::Device &from, rt::Buffer &src, uint64_t src
   CGRAPH_RETURN_IF_ERROR(checkRange("peer copy from", src, srcOffset, bytes));
   CGRAPH_RETURN_IF_ERROR(checkRange("peer copy to", dst, dstOffset, bytes));
   if (bytes == 0) return Error::success();
-  // The source device's submitted work wrote the bytes: drained first.
-  CGRAPH_RETURN_IF_ERROR(source->makeCurrent());
-  CGRAPH_CU_CHECK(*api_, "cuStreamSynchronize", api_->cuStreamSynchronize(source->stream()));
   CGRAPH_RETURN_IF_ERROR(makeCurrent());
   enablePeerAccess(*source);
   CGRAPH_CU_CHECK(*api_, "cuMemcpyPeerAsync",

@@ -3,8 +3,12 @@
 //
 // How it runs: the flattened graph's execution order is cut into segments, maximal runs
 // of nodes on one device; each segment is finalized by its device as an ordinary graph
-// (native recording; conditional nodes inside it run as staged.h says). Submissions run
-// the segments in order on the calling thread. Slots live where they are used: device 0
+// (native recording; conditional nodes inside it run as staged.h says). Submissions
+// enqueue the segments in order from the calling thread without waiting between them:
+// a segment waits (SubmitOptions::waitFor) only for earlier segments on its device that
+// used its slots, and a slot copied between devices waits for the segments that used
+// it on either side, so segments on different devices with no slot between them run at
+// the same time. Slots live where they are used: device 0
 // (the home device) holds the caller's bindings and the runtime-owned slots (one
 // slot-setup path); every other device gets a buffer per slot its segments access,
 // allocated once per executable (and again when a binding grows). Before a segment

@@ -499,8 +499,10 @@ public:
   // Copies `bytes` from `src` (a buffer of device `from`: another device, or this one)
   // into `dst` (this device's) on a direct path: a peer copy where the driver has one
   // (cuda: cuMemcpyPeerAsync), a memcpy where both buffers are host memory (the
-  // default). Synchronous. ErrorCode::Unsupported where there is no direct path: the
-  // caller stages through host memory (read + write). Range errors are reported.
+  // default). Synchronous. The caller orders it: the work that wrote `src` and the work
+  // that uses `dst` have completed. ErrorCode::Unsupported where there is no direct
+  // path: the caller stages through host memory (read + write). Range errors are
+  // reported.
   virtual Error copyFromDevice(Device &from, Buffer &src, uint64_t srcOffset, Buffer &dst, uint64_t dstOffset,
                                uint64_t bytes);
 
