@@ -157,6 +157,28 @@ bool haveNccl() {
   return !e;
 }
 
+// NCCL must load (else the case fails); the two-rank cases need two GPUs (else a
+// warning and the case ends).
+bool twoGpusWithNccl() {
+  if (!haveNccl()) FAIL("libnccl.so.2 must be loadable for this test");
+  if (deviceCount() >= 2) return true;
+  WARN("one CUDA device: the two-rank cases need two");
+  return false;
+}
+
+// Two NCCL ranks on devices 0 and 1, joined from two threads.
+bool joinTwo(std::unique_ptr<rt::Communicator> (&c)[2]) {
+  auto id = newId();
+  REQUIRE(id.ok());
+  std::thread t([&] {
+    auto x = comm::makeNcclCommunicator(*id, 1, 2, 1, std::chrono::seconds(60));
+    if (x) c[1] = std::move(*x);
+  });
+  auto x0 = comm::makeNcclCommunicator(*id, 0, 2, 0, std::chrono::seconds(60));
+  t.join();
+  if (x0) c[0] = std::move(*x0);
+  return c[0] && c[1];
+}
 } // namespace
 
 TEST_CASE("cuda collectives: every kind across two ranks on two GPUs, replay and eager", "[cuda][collective]") {
@@ -238,26 +260,13 @@ TEST_CASE("cuda collectives: communicators the backend refuses", "[cuda][collect
 }
 
 TEST_CASE("cuda collectives: a rank that never submits times out the other", "[cuda][collective]") {
-  if (!haveNccl()) FAIL("libnccl.so.2 must be loadable for this test");
-  if (deviceCount() < 2) {
-    WARN("one CUDA device: the two-rank cases need two");
-    return;
-  }
-  auto id = newId();
-  REQUIRE(id.ok());
-  std::unique_ptr<rt::Communicator> c1;
-  std::thread t([&] {
-    auto x = comm::makeNcclCommunicator(*id, 1, 2, 1, std::chrono::seconds(60));
-    if (x) c1 = std::move(*x);
-  });
-  auto c0 = comm::makeNcclCommunicator(*id, 0, 2, 0, std::chrono::seconds(60));
-  t.join();
-  REQUIRE(c0.ok());
-  REQUIRE(c1);
+  if (!twoGpusWithNccl()) return;
+  std::unique_ptr<rt::Communicator> c[2];
+  REQUIRE(joinTwo(c));
   const auto t0 = std::chrono::steady_clock::now();
   // Past finalize's check (the peer never finalizes either), into the submission.
   RankResult r =
-      runRank(device(0), worldGraph(false), **c0, rt::ExecMode::Replay, 1, std::chrono::milliseconds(1500), false);
+      runRank(device(0), worldGraph(false), *c[0], rt::ExecMode::Replay, 1, std::chrono::milliseconds(1500), false);
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   REQUIRE(r.error);
   INFO(r.error.message());
@@ -265,31 +274,12 @@ TEST_CASE("cuda collectives: a rank that never submits times out the other", "[c
   CHECK(r.error.message().find("node 'sum'") != std::string::npos);
   CHECK(r.error.message().find("rank 0 of 2") != std::string::npos);
   CHECK(s < 30);
-  c1->abort(); // its peer is gone: not destroyed collectively
+  c[1]->abort(); // its peer is gone: not destroyed collectively
 }
 
-namespace {
-// Two NCCL ranks on devices 0 and 1, joined from two threads.
-bool joinTwo(std::unique_ptr<rt::Communicator> (&c)[2]) {
-  auto id = newId();
-  REQUIRE(id.ok());
-  std::thread t([&] {
-    auto x = comm::makeNcclCommunicator(*id, 1, 2, 1, std::chrono::seconds(60));
-    if (x) c[1] = std::move(*x);
-  });
-  auto x0 = comm::makeNcclCommunicator(*id, 0, 2, 0, std::chrono::seconds(60));
-  t.join();
-  if (x0) c[0] = std::move(*x0);
-  return c[0] && c[1];
-}
-} // namespace
 
 TEST_CASE("cuda collectives: ranks that would run different collectives fail at finalize", "[cuda][collective]") {
-  if (!haveNccl()) FAIL("libnccl.so.2 must be loadable for this test");
-  if (deviceCount() < 2) {
-    WARN("one CUDA device: the two-rank cases need two");
-    return;
-  }
+  if (!twoGpusWithNccl()) return;
   std::unique_ptr<rt::Communicator> c[2];
   REQUIRE(joinTwo(c));
   Graph g0 = worldGraph(false);
@@ -325,11 +315,7 @@ TEST_CASE("cuda collectives: ranks that would run different collectives fail at 
 }
 
 TEST_CASE("cuda collectives: a rank that never finalizes times out the other's finalize", "[cuda][collective]") {
-  if (!haveNccl()) FAIL("libnccl.so.2 must be loadable for this test");
-  if (deviceCount() < 2) {
-    WARN("one CUDA device: the two-rank cases need two");
-    return;
-  }
+  if (!twoGpusWithNccl()) return;
   std::unique_ptr<rt::Communicator> c[2];
   REQUIRE(joinTwo(c));
   rt::FinalizeOptions fo;

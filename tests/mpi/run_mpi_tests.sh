@@ -23,16 +23,10 @@ data_parallel)
   [ "$(grep -c '^check w: ok' ranks.out)" = 2 ] || fail "expected 'check w: ok' from both ranks: $(cat ranks.out)"
   [ -f w_0.npy ] && [ -f w_1.npy ] || fail "each rank writes its w_{rank}.npy"
   # And both against numpy: the same model, data and steps in float64.
-  /usr/bin/python3 - <<'PY'
+  PYTHONPATH="$src/examples/data-parallel" /usr/bin/python3 - <<'PY'
 import numpy as np
-D, rows, steps, lr = 16, 32, 20, 0.5
-g = np.arange(rows)[:, None]
-j = np.arange(D)[None, :]
-x = ((g * 7 + j * 3) % 11).astype(np.float64) / 11.0 - 0.5
-t = x @ ((np.arange(D) % 5) - 2).astype(np.float64)
-w = np.zeros(D)
-for _ in range(steps):
-    w -= lr * (2.0 / rows) * ((x @ w - t) @ x)
+from reference import weights
+w = weights(rows=32, steps=20)
 for r in (0, 1):
     got = np.load(f"w_{r}.npy")
     assert got.dtype == np.float32, got.dtype

@@ -5,6 +5,7 @@ say clearly when NCCL cannot be loaded (the NCCL runs themselves need GPUs:
 tests/cuda)."""
 
 import os
+import sys
 
 import numpy as np
 import pytest
@@ -13,17 +14,8 @@ import cgraph
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DP = os.path.join(ROOT, "examples", "data-parallel", "graph.json")
-
-
-def numpy_weights(rows, steps, lr=0.5, d=16):
-    g = np.arange(rows)[:, None]
-    j = np.arange(d)[None, :]
-    x = ((g * 7 + j * 3) % 11).astype(np.float64) / 11.0 - 0.5
-    t = x @ ((np.arange(d) % 5) - 2).astype(np.float64)
-    w = np.zeros(d)
-    for _ in range(steps):
-        w -= lr * (2.0 / rows) * ((x @ w - t) @ x)
-    return w
+sys.path.insert(0, os.path.dirname(DP))
+from reference import weights as numpy_weights  # noqa: E402
 
 
 def test_a_world_of_one_trains_like_numpy():

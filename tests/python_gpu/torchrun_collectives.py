@@ -22,16 +22,9 @@ import torch.distributed as dist
 
 import cgraph
 
-
-def numpy_weights(rows, steps, lr=0.5, d=16):
-    g = np.arange(rows)[:, None]
-    j = np.arange(d)[None, :]
-    x = ((g * 7 + j * 3) % 11).astype(np.float64) / 11.0 - 0.5
-    t = x @ ((np.arange(d) % 5) - 2).astype(np.float64)
-    w = np.zeros(d)
-    for _ in range(steps):
-        w -= lr * (2.0 / rows) * ((x @ w - t) @ x)
-    return w
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "examples", "data-parallel"))
+from reference import weights as numpy_weights  # noqa: E402
 
 
 def say(rank, what):
