@@ -2,7 +2,6 @@
 // built-in variables, and emitting new ones (work-item remapping).
 #include "ir_internal.h"
 
-#include <llvm/ADT/StringSwitch.h>
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/Module.h>
@@ -10,22 +9,6 @@
 namespace cgraph {
 namespace fusion {
 namespace detail {
-
-Wi builtinKind(llvm::StringRef n) {
-  return llvm::StringSwitch<Wi>(n)
-      .Case("_Z13get_global_idj", Wi::GlobalId)
-      .Case("_Z15get_global_sizej", Wi::GlobalSize)
-      .Case("_Z12get_local_idj", Wi::LocalId)
-      .Case("_Z14get_local_sizej", Wi::LocalSize)
-      .Case("_Z23get_enqueued_local_sizej", Wi::EnqueuedLocalSize)
-      .Case("_Z12get_group_idj", Wi::GroupId)
-      .Case("_Z14get_num_groupsj", Wi::NumGroups)
-      .Case("_Z17get_global_offsetj", Wi::Offset)
-      .Case("_Z12get_work_dimv", Wi::WorkDim)
-      .Case("_Z20get_global_linear_idv", Wi::GlobalLinearId)
-      .Case("_Z19get_local_linear_idv", Wi::LocalLinearId)
-      .Default(Wi::None);
-}
 
 // The builtin call `v` is (through the translator's insertelement/extractelement
 // vectors), with its constant dimension; Wi::None otherwise.
@@ -81,7 +64,7 @@ llvm::FunctionCallee builtinDecl(llvm::Module &m, const char *name, bool withDim
 
 llvm::Value *callGlobalId(llvm::IRBuilder<> &b, llvm::Module &m, unsigned d) {
   llvm::CallInst *c =
-      b.CreateCall(builtinDecl(m, "_Z13get_global_idj", true, false), {b.getInt32(d)});
+      b.CreateCall(builtinDecl(m, kernel::mangledName(Wi::GlobalId), true, false), {b.getInt32(d)});
   c->setCallingConv(llvm::CallingConv::SPIR_FUNC);
   return c;
 }

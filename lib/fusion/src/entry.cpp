@@ -59,7 +59,7 @@ llvm::Function *declareEntry(const IrRequest &req, llvm::Module &dst,
 // barrier(uint), convergent: no transform may make it conditional.
 llvm::FunctionCallee barrierDecl(llvm::Module &dst, llvm::IRBuilder<> &b) {
   llvm::FunctionCallee barrier = dst.getOrInsertFunction(
-      "_Z7barrierj", llvm::FunctionType::get(b.getVoidTy(), {b.getInt32Ty()}, false));
+      kernel::mangledName(Wi::Barrier), llvm::FunctionType::get(b.getVoidTy(), {b.getInt32Ty()}, false));
   if (auto *bf = llvm::dyn_cast<llvm::Function>(barrier.getCallee())) {
     bf->setCallingConv(llvm::CallingConv::SPIR_FUNC);
     bf->addFnAttr(llvm::Attribute::Convergent);

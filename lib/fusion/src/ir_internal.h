@@ -18,6 +18,7 @@
 #include <llvm/IR/Attributes.h>
 #include <llvm/IR/IRBuilder.h>
 
+#include "cgraph/kernel/work_item.h"
 #include "internal.h"
 
 namespace llvm {
@@ -39,23 +40,12 @@ namespace detail {
 // ---- work-item builtins (builtins.cpp) -------------------------------------------
 // The OpenCL C builtins the SPIR-V reader emits for the work-item built-in variables
 // (the translator builds get_global_id's <3 x i64> from calls with constant dimensions).
-enum class Wi {
-  None,
-  GlobalId,
-  GlobalSize,
-  LocalId,
-  LocalSize,
-  EnqueuedLocalSize,
-  GroupId,
-  NumGroups,
-  Offset,
-  WorkDim,
-  GlobalLinearId,
-  LocalLinearId
-};
+// The work-item queries (one table for every pass and lowering: cgraph/kernel/work_item.h).
+using Wi = kernel::WorkItemFn;
 
-// The builtin a function of this (mangled) name is; Wi::None for any other function.
-Wi builtinKind(llvm::StringRef name);
+// The work-item query a function of this (mangled) name is; Wi::None for any other
+// function, barriers included.
+inline Wi builtinKind(llvm::StringRef name) { return kernel::workItemQuery(name); }
 // The builtin call `v` is (through the translator's insertelement/extractelement
 // vectors), with its constant dimension; Wi::None otherwise.
 Wi builtinOf(llvm::Value *v, unsigned *dim);

@@ -126,7 +126,7 @@ llvm::Value *guardedValue(llvm::IRBuilder<> &b, llvm::Module &m, Wi k, unsigned 
   if (k != Wi::NumGroups) return nullptr;
   if (fused.hasLocal()) return b.getInt64((gs + fused.local[d] - 1) / fused.local[d]);
   llvm::CallInst *ls =
-      b.CreateCall(builtinDecl(m, "_Z14get_local_sizej", true, false), {b.getInt32(d)});
+      b.CreateCall(builtinDecl(m, kernel::mangledName(Wi::LocalSize), true, false), {b.getInt32(d)});
   ls->setCallingConv(llvm::CallingConv::SPIR_FUNC);
   return b.CreateUDiv(b.CreateAdd(b.getInt64(gs - 1), ls), ls);
 }
@@ -146,7 +146,7 @@ llvm::Value *linearValue(llvm::IRBuilder<> &b, Wi k, unsigned d, const Range &r,
   case Wi::EnqueuedLocalSize:
     return b.getInt64(gs);
   case Wi::GroupId:
-  case Wi::Offset:
+  case Wi::GlobalOffset:
     return b.getInt64(0);
   case Wi::NumGroups:
     return b.getInt64(1);

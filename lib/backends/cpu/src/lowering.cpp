@@ -18,6 +18,7 @@
 #include "internal.h"
 
 #include "cgraph/kernel/spirv_to_llvm.h"
+#include "cgraph/kernel/work_item.h"
 
 #include <llvm/ADT/SmallPtrSet.h>
 #include <llvm/Analysis/CFG.h>
@@ -98,42 +99,9 @@ Expected<std::unique_ptr<TargetMachine>> hostMachine() {
   return std::move(*tm);
 }
 
-enum class WiFunc {
-  GlobalId,
-  LocalId,
-  LocalSize,
-  EnqLocal,
-  GroupId,
-  NumGroups,
-  GlobalSize,
-  GlobalOffset,
-  WorkDim,
-  GlobalLinearId,
-  LocalLinearId,
-  Barrier,
-  None
-};
-
-WiFunc classify(StringRef n) {
-  static const std::map<std::string, WiFunc, std::less<>> kNames = {
-      {"_Z13get_global_idj", WiFunc::GlobalId},
-      {"_Z12get_local_idj", WiFunc::LocalId},
-      {"_Z14get_local_sizej", WiFunc::LocalSize},
-      {"_Z23get_enqueued_local_sizej", WiFunc::EnqLocal},
-      {"_Z12get_group_idj", WiFunc::GroupId},
-      {"_Z14get_num_groupsj", WiFunc::NumGroups},
-      {"_Z15get_global_sizej", WiFunc::GlobalSize},
-      {"_Z17get_global_offsetj", WiFunc::GlobalOffset},
-      {"_Z12get_work_dimv", WiFunc::WorkDim},
-      {"_Z20get_global_linear_idv", WiFunc::GlobalLinearId},
-      {"_Z19get_local_linear_idv", WiFunc::LocalLinearId},
-      {"_Z7barrierj", WiFunc::Barrier},
-      {"_Z18work_group_barrierj", WiFunc::Barrier},
-      {"_Z18work_group_barrierj12memory_scope", WiFunc::Barrier},
-  };
-  auto it = kNames.find(n);
-  return it == kNames.end() ? WiFunc::None : it->second;
-}
+// The work-item functions and barriers (one table: cgraph/kernel/work_item.h).
+using WiFunc = kernel::WorkItemFn;
+WiFunc classify(StringRef n) { return kernel::workItemFn(n); }
 
 // Values a body sees: work-item ids and the ctx fields (see internal.h).
 struct BodyArgs {
@@ -179,7 +147,7 @@ bool replaceWorkItemCalls(Function &f, const BodyArgs &a, FunctionCallee barrier
     switch (kind) {
     case WiFunc::LocalId:
     case WiFunc::LocalSize:
-    case WiFunc::EnqLocal:
+    case WiFunc::EnqueuedLocalSize:
     case WiFunc::GroupId:
     case WiFunc::NumGroups:
     case WiFunc::LocalLinearId:
@@ -210,7 +178,7 @@ bool replaceWorkItemCalls(Function &f, const BodyArgs &a, FunctionCallee barrier
     case WiFunc::LocalSize:
       r = perDim(b, d, dims(kCtxLocalSize).data(), 1);
       break;
-    case WiFunc::EnqLocal:
+    case WiFunc::EnqueuedLocalSize:
       r = perDim(b, d, dims(kCtxEnqLocal).data(), 1);
       break;
     case WiFunc::GroupId:
