@@ -3,7 +3,8 @@
 // ptxas for sm_80 and sm_90; any lowering or ptxas error fails the test.
 // Exit codes: 0 passed, 1 failed, 77 skipped (no ptxas: ctest reports SKIPPED, never
 // passed).
-#include "cgraph/backends/cuda/ptx.h"
+#include "cgraph/backends/cuda/table_loader.h"
+#include "cgraph/codegen/ptx.h"
 #include "cgraph/kernel/opencl_compiler.h"
 
 #include "../common/example_defines.h"
@@ -102,14 +103,14 @@ int main() {
     for (const auto &plan : plans) {
       std::printf("...  %s (sm_%u)\n", f.string().c_str(), plan.first);
       std::fflush(stdout);
-      auto ptx = cuda::lowerSpirvToPtx(spv->spirv.data(), spv->spirv.size(), f.filename().string(), plan.first);
+      auto ptx = codegen::lowerSpirvToPtx(spv->spirv.data(), spv->spirv.size(), f.filename().string(), plan.first);
       if (!ptx) {
         std::printf("FAIL %s (sm_%u): %s\n", f.string().c_str(), plan.first, ptx.error().message().c_str());
         ++failures;
         continue;
       }
       // Every sm_90 entry waits for its grid dependencies (programmatic edges rely on it).
-      if (cuda::waitsForGridDependencies(plan.first)) {
+      if (codegen::waitsForGridDependencies(plan.first)) {
         size_t entries = 0, waits = 0;
         for (size_t at = 0; (at = ptx->ptx.find(".entry ", at)) != std::string::npos; ++at) ++entries;
         for (size_t at = 0; (at = ptx->ptx.find("griddepcontrol.wait;", at)) != std::string::npos; ++at) ++waits;

@@ -6,7 +6,7 @@
 // THE cuda skip list (docs/architecture.md, rule 8) is kSkips below.
 #include "cgraph/backends/cpu/cpu_backend.h"
 #include "cgraph/backends/cuda/cuda_backend.h"
-#include "cgraph/backends/cuda/ptx.h"
+#include "cgraph/codegen/ptx.h"
 #include "cgraph/expr.h"
 #include "cgraph/graph/builder.h"
 #include "cgraph/kernel/module_info.h"
@@ -187,7 +187,7 @@ Graph addkChain(int n, const std::function<uint64_t(int)> &k) {
 // with lowering version `options` (the form's `options`).
 void addPtxForms(Graph &g, unsigned sm, const std::string &options) {
   for (KernelModule &m : g.modules) {
-    auto p = cuda::lowerSpirvToPtx(m.forms[0].bytes.data(), m.forms[0].bytes.size(), m.name, sm);
+    auto p = codegen::lowerSpirvToPtx(m.forms[0].bytes.data(), m.forms[0].bytes.size(), m.name, sm);
     REQUIRE(p);
     KernelForm f;
     f.kind = FormKind::PTX;
@@ -1113,13 +1113,13 @@ TEST_CASE("cuda: programmatic edges only into kernels whose module waits for its
   for (const bool current : {true, false}) {
     DYNAMIC_SECTION((current ? "this lowering's form" : "an older lowering's form")) {
       Graph g = plain;
-      addPtxForms(g, sm, current ? cuda::loweringVersion() : "cgraph-cuda-lowering-4;llvm-14;ptx75");
+      addPtxForms(g, sm, current ? codegen::ptxLoweringVersion() : "cgraph-cuda-lowering-4;llvm-14;ptx75");
       auto other = cuda::makeCudaBackend(); // a fresh device object: no in-memory modules
       auto d2 = other->device(0);
       REQUIRE(d2);
       requireSame(ref, run(**d2, g, in, rt::ExecMode::Replay, ps), "replay");
       const uint64_t edges = cuda::counters(**d2).programmaticEdges;
-      if (current && cuda::waitsForGridDependencies(sm))
+      if (current && codegen::waitsForGridDependencies(sm))
         CHECK(edges == 2);
       else
         CHECK(edges == 0);

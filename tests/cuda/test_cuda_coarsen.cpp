@@ -2,7 +2,7 @@
 // kernels get one, that it is PTX ptxas accepts (test_cuda_ptxas assembles every suite
 // kernel's), and that its accesses of consecutive floats became 16-byte ones. The GPU
 // suite (test_cuda_backend "[coarsen]") checks the values they compute.
-#include "cgraph/backends/cuda/ptx.h"
+#include "cgraph/codegen/ptx.h"
 #include "cgraph/kernel/opencl_compiler.h"
 
 #include <catch2/catch.hpp>
@@ -61,11 +61,11 @@ __kernel void uses_local(__global float *y, __local float *s) {
 }
 )CL";
 
-cuda::PtxModule lower(unsigned sm) {
+codegen::PtxModule lower(unsigned sm) {
   auto spv = compileOpenCL(kSource, "coarsen.cl", {});
   INFO((spv ? std::string() : spv.error().message()));
   REQUIRE(spv);
-  auto ptx = cuda::lowerSpirvToPtx(spv->spirv.data(), spv->spirv.size(), "coarsen.cl", sm);
+  auto ptx = codegen::lowerSpirvToPtx(spv->spirv.data(), spv->spirv.size(), "coarsen.cl", sm);
   INFO((ptx ? std::string() : ptx.error().message()));
   REQUIRE(ptx);
   return *ptx;
@@ -91,7 +91,7 @@ TEST_CASE("cuda lowering: kernels that cannot observe their thread get a coarse 
           "[cuda][coarsen]") {
   for (unsigned sm : {80u, 90u}) {
     INFO("sm_" << sm);
-    cuda::PtxModule m = lower(sm);
+    codegen::PtxModule m = lower(sm);
     std::vector<std::string> coarse = m.coarse;
     std::sort(coarse.begin(), coarse.end());
     CHECK(coarse == std::vector<std::string>{"axpy", "chain"});
@@ -99,12 +99,12 @@ TEST_CASE("cuda lowering: kernels that cannot observe their thread get a coarse 
     for (const char *k : {"through", "fused_global", "uses_lid", "uses_size", "uses_groups", "uses_barrier", "uses_atomic", "uses_local"}) {
       INFO(k);
       CHECK_FALSE(entryText(m.ptx, k).empty());
-      CHECK(entryText(m.ptx, std::string(gpu::kCoarseEntryPrefix) + k).empty());
+      CHECK(entryText(m.ptx, std::string(codegen::kCoarseEntryPrefix) + k).empty());
     }
     for (const char *k : {"axpy", "chain"}) {
       INFO(k);
       const std::string plain = entryText(m.ptx, k);
-      const std::string x4 = entryText(m.ptx, std::string(gpu::kCoarseEntryPrefix) + k);
+      const std::string x4 = entryText(m.ptx, std::string(codegen::kCoarseEntryPrefix) + k);
       REQUIRE_FALSE(plain.empty());
       REQUIRE_FALSE(x4.empty());
       // One more parameter than the plain entry: the global size of dimension 0.
@@ -141,7 +141,7 @@ __kernel void written(__global float *restrict io) {
   REQUIRE(spv);
   for (unsigned sm : {80u, 90u}) {
     INFO("sm_" << sm);
-    auto m = cuda::lowerSpirvToPtx(spv->spirv.data(), spv->spirv.size(), "restrict.cl", sm);
+    auto m = codegen::lowerSpirvToPtx(spv->spirv.data(), spv->spirv.size(), "restrict.cl", sm);
     INFO((m ? std::string() : m.error().message()));
     REQUIRE(m);
     CHECK(count(entryText(m->ptx, "nc"), "ld.global.nc.f32") == 2);

@@ -3,7 +3,7 @@
 // leave the PTX of a cuda kernel byte for byte as a cuda-only process makes it, since
 // the cubin cache key (lowering version, PTX hash) cannot tell two such binaries apart.
 // Its own executable, so that the first lowering really runs before any cpu compile.
-#include "cgraph/backends/cuda/ptx.h"
+#include "cgraph/codegen/ptx.h"
 #include "cgraph/kernel/opencl_compiler.h"
 
 #include "internal.h" // the cpu backend's lowerToObject
@@ -67,7 +67,7 @@ __kernel void mm(__global const float *A, __global const float *B, __global floa
 )CL";
 
 std::string ptxFor(const CompileResult &spv, unsigned sm) {
-  auto m = cuda::lowerSpirvToPtx(spv.spirv.data(), spv.spirv.size(), "isolation.cl", sm);
+  auto m = codegen::lowerSpirvToPtx(spv.spirv.data(), spv.spirv.size(), "isolation.cl", sm);
   INFO((m ? std::string() : m.error().message()));
   REQUIRE(m);
   return m->ptx;
@@ -76,7 +76,7 @@ std::string ptxFor(const CompileResult &spv, unsigned sm) {
 } // namespace
 
 TEST_CASE("cuda PTX is the same before and after a cpu compile in the process", "[cuda][llvm][isolation]") {
-  if (cuda::libclcPath().empty()) FAIL("libclc's nvptx64--nvidiacl.bc not found (CGRAPH_LIBCLC_DIR)");
+  if (codegen::nvptxLibclcPath().empty()) FAIL("libclc's nvptx64--nvidiacl.bc not found (CGRAPH_LIBCLC_DIR)");
   auto spv = compileOpenCL(kSource, "isolation.cl", {});
   INFO((spv ? std::string() : spv.error().message()));
   REQUIRE(spv);

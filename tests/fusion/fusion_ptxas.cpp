@@ -4,7 +4,7 @@
 // fused kernels (local tiles, remapped work-items, private intermediates) are known to
 // be valid for the CUDA backend without a GPU.
 // Exit codes: 0 passed, 1 failed, 77 skipped (no ptxas).
-#include "cgraph/backends/cuda/ptx.h"
+#include "cgraph/codegen/ptx.h"
 #include "cgraph/format/reader.h"
 
 #include <sys/wait.h>
@@ -60,7 +60,7 @@ int main(int argc, char **argv) {
       ++modules;
       const std::vector<uint8_t> &spv = m.forms.at(0).bytes;
       for (unsigned sm : {80u, 86u, 90u}) {
-        Expected<cuda::PtxModule> ptx = cuda::lowerSpirvToPtx(spv.data(), spv.size(), m.name, sm);
+        Expected<codegen::PtxModule> ptx = codegen::lowerSpirvToPtx(spv.data(), spv.size(), m.name, sm);
         if (!ptx) {
           std::printf("FAIL %s %s (sm_%u): %s\n", argv[a], m.name.c_str(), sm,
                       ptx.error().message().c_str());

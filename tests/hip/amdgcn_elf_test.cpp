@@ -10,7 +10,7 @@
 // Any lowering, link or check failure fails the test.
 // Exit codes: 0 passed, 1 failed, 77 skipped (no llvm-readobj-14 or ld.lld: ctest
 // reports SKIPPED, never passed).
-#include "cgraph/backends/hip/amdgcn.h"
+#include "cgraph/codegen/amdgcn.h"
 #include "cgraph/kernel/opencl_compiler.h"
 
 #include "../common/example_defines.h"
@@ -97,7 +97,7 @@ int main() {
                 readobj.c_str());
     return 77;
   }
-  if (hip::lldPath().empty()) {
+  if (codegen::lldPath().empty()) {
     std::printf("SKIPPED: ld.lld not found (install lld-14 or set CGRAPH_LLD)\n");
     return 77;
   }
@@ -138,7 +138,7 @@ int main() {
       continue;
     }
     for (const Target &t : targets) {
-      auto mod = hip::lowerSpirvToAmdgcn(spv->spirv.data(), spv->spirv.size(),
+      auto mod = codegen::lowerSpirvToAmdgcn(spv->spirv.data(), spv->spirv.size(),
                                          f.filename().string(), t.gfx);
       if (!mod) {
         std::printf("FAIL %s (%s): %s\n", f.string().c_str(), t.gfx, mod.error().message().c_str());

@@ -7,7 +7,7 @@
 #include "../common/temp_dir.h"
 #include "../opencl/transfer_exprs.h"
 
-#include "cgraph/backends/gpu_common/table_abi_lowering.h"
+#include "cgraph/codegen/table_abi.h"
 #include "cgraph/backends/hip/hip_backend.h"
 #include "cgraph/expr.h"
 #include "cgraph/graph/builder.h"
@@ -272,7 +272,7 @@ TEST_CASE("hip: one hipGraph per partition, table-ABI kernel nodes, memcpy/memse
   CHECK(sv[3] == 16);
   CHECK(sv[4] == x); // slot x, offset 16
   CHECK(sv[5] == 0x40000000);
-  CHECK(sv[6] == gpu::kLiteral); // literal scalar 2.0f
+  CHECK(sv[6] == codegen::kLiteral); // literal scalar 2.0f
   CHECK(sv[7] == 0);
   CHECK(sv[10] == 1); // work_dim
   const std::vector<uint64_t> av = cells(byName["addp"]->kernel, 1 + 2 * 2 + 4);

@@ -1,9 +1,7 @@
 // See cuda_target.h.
 #include "cuda_target.h"
 
-#ifdef CGC_HAVE_CUDA
-#include "cgraph/backends/cuda/ptx.h"
-#endif
+#include "cgraph/codegen/ptx.h"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,7 +15,10 @@ namespace cgraph::cgc {
 
 namespace {
 
-#ifdef CGC_HAVE_CUDA
+#ifndef CGC_PTXAS
+#define CGC_PTXAS "" // no ptxas found at configure time
+#endif
+
 std::string findPtxas() {
   if (const char *e = std::getenv("CGRAPH_PTXAS"))
     if (access(e, X_OK) == 0) return e;
@@ -56,7 +57,6 @@ Expected<std::vector<uint8_t>> assemble(const std::string &ptxas, const std::str
     return makeError(what + ": ptxas -arch=sm_" + std::to_string(sm) + " failed: " + text);
   return bytes;
 }
-#endif
 
 } // namespace
 
@@ -70,28 +70,25 @@ Error addTargetForms(Graph &g, const std::vector<std::string> &targets, std::vec
     sms.push_back(sm);
   }
   if (sms.empty()) return Error::success();
-#ifndef CGC_HAVE_CUDA
-  return makeError("--target " + targets[0] + ": this cgc was built without the CUDA backend (no cuda.h)");
-#else
   const std::string ptxas = findPtxas();
   if (ptxas.empty()) warnings->push_back("ptxas not found (PATH, CGRAPH_PTXAS): PTX only, no cubin");
   for (KernelModule &m : g.modules) {
     // A copy: forms grows below, which would invalidate a reference into it.
     const std::vector<uint8_t> spv = m.forms.at(0).bytes;
     for (unsigned sm : sms) {
-      const unsigned ptxSm = cuda::ptxTargetFor(sm / 10, sm % 10);
+      const unsigned ptxSm = codegen::ptxTargetFor(sm / 10, sm % 10);
       const std::string ptxTarget = "nvptx64-sm_" + std::to_string(ptxSm);
       std::string ptx;
       for (const KernelForm &f : m.forms)
         if (f.kind == FormKind::PTX && f.target == ptxTarget) ptx.assign(f.bytes.begin(), f.bytes.end());
       if (ptx.empty()) {
-        auto p = cuda::lowerSpirvToPtx(spv.data(), spv.size(), m.name, ptxSm);
+        auto p = codegen::lowerSpirvToPtx(spv.data(), spv.size(), m.name, ptxSm);
         if (!p) return p.error();
         ptx = p->ptx;
         KernelForm f;
         f.kind = FormKind::PTX;
         f.target = ptxTarget;
-        f.options = cuda::loweringVersion();
+        f.options = codegen::ptxLoweringVersion();
         f.bytes.assign(ptx.begin(), ptx.end());
         m.forms.push_back(std::move(f));
       }
@@ -101,14 +98,13 @@ Error addTargetForms(Graph &g, const std::vector<std::string> &targets, std::vec
       KernelForm f;
       f.kind = FormKind::Cubin;
       f.target = "nvptx64-sm_" + std::to_string(sm);
-      f.options = cuda::loweringVersion();
+      f.options = codegen::ptxLoweringVersion();
       f.bytes = std::move(*cubin);
       m.forms.push_back(std::move(f));
     }
   }
   for (Graph &sub : g.subgraphs) CGRAPH_RETURN_IF_ERROR(addTargetForms(sub, targets, warnings));
   return Error::success();
-#endif
 }
 
 } // namespace cgraph::cgc

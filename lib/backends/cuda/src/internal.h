@@ -2,7 +2,8 @@
 #pragma once
 
 #include "cgraph/backends/cuda/cuda_backend.h"
-#include "cgraph/backends/cuda/ptx.h"
+#include "cgraph/backends/cuda/table_loader.h"
+#include "cgraph/codegen/ptx.h"
 #include "cu_api.h"
 
 #include "cgraph/backends/gpu_common/driver.h"
@@ -19,6 +20,11 @@
 #include <vector>
 
 namespace cgraph::cuda {
+
+using codegen::lowerSpirvToPtx;
+using codegen::ptxLoweringVersion;
+using codegen::ptxTargetFor;
+using codegen::waitsForGridDependencies;
 
 class CudaDevice;
 

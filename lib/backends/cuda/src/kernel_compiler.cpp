@@ -87,7 +87,7 @@ cache::CacheKey CudaDevice::cubinKey(const std::string &input, const std::string
   key.backend = "cuda";
   key.deviceName = info_.name + " sm_" + std::to_string(cc());
   key.driverVersion = std::to_string(api_->driverVersion);
-  key.compilerVersion = loweringVersion();
+  key.compilerVersion = ptxLoweringVersion();
   key.buildOptions = input;
   key.kernelNames = names;
   return key;
@@ -117,7 +117,7 @@ Expected<std::shared_ptr<const LoadedModule>> CudaDevice::loadModule(const Kerne
   // newer (a form of another lowering version may lack the prologue: no programmatic
   // edge into its kernels).
   auto ours = [&](const KernelForm &f) {
-    return f.options == loweringVersion() && waitsForGridDependencies(formSm(f.target));
+    return f.options == ptxLoweringVersion() && waitsForGridDependencies(formSm(f.target));
   };
   const bool gridWait = cubinForm ? ours(*cubinForm) : ptxForm ? ours(*ptxForm) : waitsForGridDependencies(sm_);
   using Cache = cache::KernelCache<LoadedModule>;

@@ -1,7 +1,7 @@
 // Types shared by the HIP backend's source files. Not installed.
 #pragma once
 
-#include "cgraph/backends/hip/amdgcn.h"
+#include "cgraph/codegen/amdgcn.h"
 #include "cgraph/backends/hip/hip_backend.h"
 #include "hip_api.h"
 
@@ -16,6 +16,10 @@
 #include <vector>
 
 namespace cgraph::hip {
+
+using codegen::amdgcnLoweringVersion;
+using codegen::amdgcnTargetFor;
+using codegen::lowerSpirvToAmdgcn;
 
 class HipDevice;
 

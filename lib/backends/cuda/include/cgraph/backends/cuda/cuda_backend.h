@@ -56,7 +56,7 @@ struct CudaBackendOptions {
   bool programmaticEdges = true;
   // Kernel nodes with a fixed 1-D range of at least this many work-items run the
   // kernel's coarse entry where the lowering made one (4 work-items per thread, 16-byte
-  // accesses: gpu_common table_abi_lowering.h `coarsen`); 0: never. Below about a
+  // accesses: codegen/table_abi.h `coarsen`); 0: never. Below about a
   // million items the 4x smaller grid costs more parallelism than the wider accesses
   // gain. Unset: CGRAPH_CUDA_COARSEN_MIN (a count), else 2^20.
   std::optional<uint64_t> coarsenMinItems;

@@ -159,7 +159,7 @@ public:
     return makeError("no mapped host memory");
   }
   // Kernel nodes with a fixed 1-D range of at least this many work-items run their
-  // kernel's coarse entry where it has one (table_abi_lowering.h `coarsen`); 0: never.
+  // kernel's coarse entry where it has one (codegen/table_abi.h `coarsen`); 0: never.
   virtual uint64_t coarsenMinItems() const { return 0; }
   // Instantiates `g` (cuda also uploads it to the device).
   virtual Error instantiate(GraphExecHandle *e, GraphHandle g) = 0;

@@ -149,7 +149,7 @@ protected:
   // `paramRange`: a range that does not resolve with `params` is left for submit.
   Error planKernel(uint32_t p, const std::vector<uint64_t> &params, Launch &l, bool paramRange);
   // Switches the planned launch `l` of kernel node `p` (a fixed 1-D range) to its
-  // kernel's coarse entry (table_abi_lowering.h `coarsen`) where the driver coarsens
+  // kernel's coarse entry (codegen/table_abi.h `coarsen`) where the driver coarsens
   // ranges of that many work-items and the module has the entry.
   void coarsen(uint32_t p, Launch &l);
   Error planCopyOrFill(uint32_t p);

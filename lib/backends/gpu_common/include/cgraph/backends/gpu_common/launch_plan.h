@@ -1,5 +1,5 @@
 // Launch planning shared by the CUDA and HIP executables: how a node of a flattened
-// graph becomes a table-ABI launch (table_abi_lowering.h) and when a copy or fill can be
+// graph becomes a table-ABI launch (codegen/table_abi.h) and when a copy or fill can be
 // a driver memcpy/memset instead of the builtin kernel. Header-only templates over the
 // backend's launch record L, which has `std::vector<uint64_t> vals`, `unsigned grid[3]`,
 // `block[3]` and `unsigned smem` (CUDA: cuda::Launch with a CUfunction; HIP:
@@ -9,7 +9,7 @@
 // invalid ranges and arguments are Errors prefixed with the node label the caller gives.
 #pragma once
 
-#include "cgraph/backends/gpu_common/table_abi_lowering.h"
+#include "cgraph/codegen/table_abi.h"
 #include "cgraph/error.h"
 #include "cgraph/model.h"
 
@@ -20,6 +20,10 @@
 #include <vector>
 
 namespace cgraph::gpu {
+
+using codegen::kCoarseEntryPrefix;
+using codegen::kCoarseItems;
+using codegen::kLiteral;
 
 // Largest divisor of `g` not above `limit` (OpenCL 1.2: the global size is a multiple
 // of the work-group size, so the runtime's choice must divide it).
@@ -125,7 +129,7 @@ Error planKernelArgs(const Node &node, const Kernel &kern, uint64_t table, uint3
   return Error::success();
 }
 
-// The coarse entry's launch (table_abi_lowering.h `coarsen`) for `n` work-items of a
+// The coarse entry's launch (codegen/table_abi.h `coarsen`) for `n` work-items of a
 // 1-D range planned by planRange and planKernelArgs: ceil(n / kCoarseItems) threads in
 // groups of at most 256, and n as the entry's last argument.
 template <class L> void planCoarse(uint64_t n, L &l) {

@@ -16,7 +16,7 @@
 //
 // Replay: one hipGraph per partition of the flattened graph, instantiated once at
 // finalize; host-task partitions run between them on the host. Kernels take the table
-// ABI of the cuda backend (gpu_common's table_abi_lowering.h, launch_plan.h): buffer
+// ABI of the cuda backend (lib/codegen's table_abi.h, launch_plan.h): buffer
 // arguments and parameters are read from a device-resident table, so a new binding
 // table or new parameter values cost one table upload (only when the table changed)
 // plus the graph launches. Nodes whose nd-range reads a parameter are updated with

@@ -14,9 +14,9 @@
 //      no-op casts, are parked in marker calls first and removed after parsing;
 //   5. link libclc's nvptx64--nvidiacl.bc (only what is used), internalize, O3 with
 //      the NVPTX target machine, emit PTX.
-#include "cgraph/backends/cuda/ptx.h"
+#include "cgraph/codegen/ptx.h"
 
-#include "cgraph/backends/gpu_common/table_abi_lowering.h"
+#include "cgraph/codegen/table_abi.h"
 
 #include <llvm/Bitcode/BitcodeReader.h>
 #include <llvm/IR/IRBuilder.h>
@@ -50,7 +50,7 @@ extern "C" void LLVMInitializeNVPTXTarget();
 extern "C" void LLVMInitializeNVPTXTargetMC();
 extern "C" void LLVMInitializeNVPTXAsmPrinter();
 
-namespace cgraph::cuda {
+namespace cgraph::codegen {
 
 namespace {
 
@@ -164,11 +164,11 @@ unsigned ptxTargetFor(unsigned major, unsigned minor) {
   return 0;
 }
 
-std::string loweringVersion() { return "cgraph-cuda-lowering-9;llvm-14;ptx75;sm90-griddepcontrol-wait;coarse-x4;restrict-nc;table-nc"; }
+std::string ptxLoweringVersion() { return "cgraph-cuda-lowering-9;llvm-14;ptx75;sm90-griddepcontrol-wait;coarse-x4;restrict-nc;table-nc"; }
 
 bool waitsForGridDependencies(unsigned sm) { return sm >= 90; }
 
-std::string libclcPath() { return gpu::findLibclc("nvptx64--nvidiacl.bc"); }
+std::string nvptxLibclcPath() { return findLibclc("nvptx64--nvidiacl.bc"); }
 
 Expected<PtxModule> lowerSpirvToPtx(const uint8_t *spirv, size_t size, const std::string &name,
                                     unsigned sm) {
@@ -179,12 +179,12 @@ Expected<PtxModule> lowerSpirvToPtx(const uint8_t *spirv, size_t size, const std
   const bool gridWait = waitsForGridDependencies(sm);
   auto tmOr = nvptxMachine(gridWait ? 86 : sm);
   if (!tmOr) return tmOr.error().withContext(where);
-  gpu::TableAbiTarget target;
+  TableAbiTarget target;
   target.backend = "cuda";
   target.triple = "nvptx64-nvidia-cuda";
   target.textDataLayout = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64";
   target.remapText = remapAddressSpaces;
-  target.supplementIR = gpu::builtinSupplementIR({"1", "3"});
+  target.supplementIR = builtinSupplementIR({"1", "3"});
   target.libclcFile = "nvptx64--nvidiacl.bc";
   target.allowUnresolved = [](const std::string &n) { return n.rfind("__nvvm_reflect", 0) == 0; };
   target.markKernel = [](Module &g, Function &f) {
@@ -206,7 +206,7 @@ Expected<PtxModule> lowerSpirvToPtx(const uint8_t *spirv, size_t size, const std
   // axpy(4096) gained from it (0.791 vs 0.855 us per node, hand-written graph 0.89).
   if (gridWait) target.entryAsm = {"griddepcontrol.wait;"};
   LLVMContext ctx;
-  auto lowered = gpu::lowerToTableAbi(ctx, spirv, size, name, target);
+  auto lowered = lowerToTableAbi(ctx, spirv, size, name, target);
   if (!lowered) return lowered.error();
   std::unique_ptr<Module> g = std::move(lowered->module);
   TargetMachine &tm = **tmOr;
@@ -236,4 +236,4 @@ Expected<PtxModule> lowerSpirvToPtx(const uint8_t *spirv, size_t size, const std
   return out;
 }
 
-} // namespace cgraph::cuda
+} // namespace cgraph::codegen

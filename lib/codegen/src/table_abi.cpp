@@ -1,10 +1,11 @@
 // The table-ABI lowering shared by the cuda and hip backends (see the header).
-#include "cgraph/backends/gpu_common/table_abi_lowering.h"
+#include "cgraph/codegen/table_abi.h"
 
 #include "cgraph/kernel/spirv_to_llvm.h"
+#include "cgraph/kernel/work_item.h"
 
-#include "cgraph/runtime/env_options.h"
 #include "coarsen.h"
+#include "env.h"
 
 #include <llvm/AsmParser/Parser.h>
 #include <llvm/Bitcode/BitcodeReader.h>
@@ -32,11 +33,12 @@
 #include <filesystem>
 #include <set>
 
-namespace cgraph::gpu {
+namespace cgraph::codegen {
 
 namespace {
 
 using namespace llvm;
+using kernel::WorkItemFn;
 
 constexpr const char *kBodyPrefix = "__cgraph_body.";
 constexpr const char *kCastPrefix = "__cgraph_ascast.";
@@ -155,13 +157,13 @@ Expected<Function *> makeCoarseWrapper(Module &m, Function *body, const std::vec
   const unsigned offBase = unsigned(1 + 2 * body->arg_size());
   Value *off0 = w->getArg(offBase), *n = w->getArg(offBase + 4);
   FunctionType *idFn = FunctionType::get(i64, {i32}, false);
-  auto item = [&](const char *fn) {
-    CallInst *r = b.CreateCall(m.getOrInsertFunction(fn, idFn), {b.getInt32(0)});
+  auto item = [&](WorkItemFn fn) {
+    CallInst *r = b.CreateCall(m.getOrInsertFunction(kernel::mangledName(fn), idFn), {b.getInt32(0)});
     r->setCallingConv(CallingConv::C);
     return r;
   };
-  Value *t = b.CreateAdd(b.CreateMul(item("_Z12get_group_idj"), item("_Z14get_local_sizej")),
-                         item("_Z12get_local_idj"));
+  Value *t = b.CreateAdd(b.CreateMul(item(WorkItemFn::GroupId), item(WorkItemFn::LocalSize)),
+                         item(WorkItemFn::LocalId));
   Value *first = b.CreateAdd(off0, b.CreateMul(t, b.getInt64(kCoarseItems)));
   Value *end = b.CreateAdd(off0, n);
   Value *misaligned = b.CreateAnd(off0, b.getInt64(kCoarseItems - 1));
@@ -265,16 +267,15 @@ void replaceWorkItemCalls(Module &m, Function *w, unsigned offBase) {
     for (Instruction &inst : bb)
       if (auto *c = dyn_cast<CallInst>(&inst))
         if (Function *f = c->getCalledFunction()) {
-          StringRef n = f->getName();
-          if (n == "_Z13get_global_idj" || n == "_Z17get_global_offsetj" ||
-              n == "_Z12get_work_dimv")
+          WorkItemFn q = kernel::workItemQuery(f->getName());
+          if (q == WorkItemFn::GlobalId || q == WorkItemFn::GlobalOffset || q == WorkItemFn::WorkDim)
             calls.push_back(c);
         }
   for (CallInst *c : calls) {
     IRBuilder<> b(c);
-    StringRef n = c->getCalledFunction()->getName();
+    WorkItemFn q = kernel::workItemQuery(c->getCalledFunction()->getName());
     Value *v;
-    if (n == "_Z12get_work_dimv") {
+    if (q == WorkItemFn::WorkDim) {
       v = dim;
     } else {
       Value *d = c->getArgOperand(0);
@@ -282,17 +283,17 @@ void replaceWorkItemCalls(Module &m, Function *w, unsigned offBase) {
           b.CreateICmpEQ(d, b.getInt32(0)), off[0],
           b.CreateSelect(b.CreateICmpEQ(d, b.getInt32(1)), off[1],
                          b.CreateSelect(b.CreateICmpEQ(d, b.getInt32(2)), off[2], b.getInt64(0))));
-      if (n == "_Z17get_global_offsetj") {
+      if (q == WorkItemFn::GlobalOffset) {
         v = o;
       } else {
-        auto call = [&](const char *fn) {
-          CallInst *r = b.CreateCall(m.getOrInsertFunction(fn, idFn), {d});
+        auto call = [&](WorkItemFn fn) {
+          CallInst *r = b.CreateCall(m.getOrInsertFunction(kernel::mangledName(fn), idFn), {d});
           r->setCallingConv(CallingConv::C);
           return r;
         };
         v = b.CreateAdd(
-            b.CreateAdd(b.CreateMul(call("_Z12get_group_idj"), call("_Z14get_local_sizej")),
-                        call("_Z12get_local_idj")),
+            b.CreateAdd(b.CreateMul(call(WorkItemFn::GroupId), call(WorkItemFn::LocalSize)),
+                        call(WorkItemFn::LocalId)),
             o);
       }
     }
@@ -424,7 +425,7 @@ std::string builtinSupplementIR(const std::vector<std::string> &atomics64ForSpac
 
 std::string findLibclc(const char *file) {
   std::vector<std::string> dirs;
-  if (auto e = rt::env::text("CGRAPH_LIBCLC_DIR")) dirs.push_back(*e);
+  if (auto e = envText("CGRAPH_LIBCLC_DIR")) dirs.push_back(*e);
   char exe[4096];
   ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
   if (n > 0) {
@@ -600,7 +601,7 @@ Expected<LoweredModule> lowerToTableAbi(LLVMContext &ctx, const uint8_t *spirv, 
   TargetMachine &tm = *target.machine;
   g->setDataLayout(tm.createDataLayout());
   if (target.dumpEnv)
-    if (auto dump = rt::env::text(target.dumpEnv)) {
+    if (auto dump = envText(target.dumpEnv)) {
       std::error_code ec;
       raw_fd_ostream os(*dump + "/" + name + ".pre-opt.ll", ec);
       if (!ec) g->print(os, nullptr);
@@ -640,7 +641,7 @@ Expected<LoweredModule> lowerToTableAbi(LLVMContext &ctx, const uint8_t *spirv, 
     }
   }
   if (target.dumpEnv)
-    if (auto dump = rt::env::text(target.dumpEnv)) {
+    if (auto dump = envText(target.dumpEnv)) {
       std::error_code ec;
       raw_fd_ostream os(*dump + "/" + name + ".ll", ec);
       if (!ec) g->print(os, nullptr);
@@ -649,4 +650,4 @@ Expected<LoweredModule> lowerToTableAbi(LLVMContext &ctx, const uint8_t *spirv, 
   return out;
 }
 
-} // namespace cgraph::gpu
+} // namespace cgraph::codegen

@@ -1,4 +1,4 @@
-// The table-ABI lowering shared by the CUDA (nvptx64) and HIP (amdgcn) backends.
+// The table-ABI lowering shared by the nvptx64 (ptx.h) and amdgcn (amdgcn.h) code generators.
 //
 // Every kernel of a SPIR-V module becomes a wrapper with the *table ABI*:
 //
@@ -48,7 +48,7 @@ class StringRef;
 class TargetMachine;
 } // namespace llvm
 
-namespace cgraph::gpu {
+namespace cgraph::codegen {
 
 constexpr uint32_t kLiteral = 0xFFFFFFFFu; // m_i of a scalar given in the launch itself
 
@@ -105,4 +105,4 @@ std::string builtinSupplementIR(const std::vector<std::string> &atomics64ForSpac
 // Empty when none exists.
 std::string findLibclc(const char *file);
 
-} // namespace cgraph::gpu
+} // namespace cgraph::codegen

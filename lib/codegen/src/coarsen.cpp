@@ -1,6 +1,8 @@
 // Thread coarsening: which kernel bodies qualify and their per-work-item clones (coarsen.h).
 #include "coarsen.h"
 
+#include "cgraph/kernel/work_item.h"
+
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Instructions.h>
@@ -9,7 +11,7 @@
 #include <llvm/IR/Module.h>
 #include <llvm/Transforms/Utils/Cloning.h>
 
-namespace cgraph::gpu {
+namespace cgraph::codegen {
 
 using namespace llvm;
 
@@ -25,7 +27,9 @@ std::string scopeName(unsigned k) { return "work-item " + std::to_string(k); }
 // Builtins whose result or effect depends on the thread that runs a work-item, or that
 // order work-items: substrings of their (mangled) names.
 bool launchShapeBuiltin(StringRef name) {
-  if (name == "_Z13get_global_idj" || name == "_Z17get_global_offsetj" || name == "_Z12get_work_dimv")
+  using kernel::WorkItemFn;
+  WorkItemFn f = kernel::workItemQuery(name);
+  if (f == WorkItemFn::GlobalId || f == WorkItemFn::GlobalOffset || f == WorkItemFn::WorkDim)
     return false;
   // "get_": every other work-item function (sizes, local and group ids, linear ids).
   for (const char *s : {"barrier", "fence", "atom", "group", "get_", "printf", "__spirv", "enqueue"})
@@ -95,7 +99,7 @@ std::vector<Function *> coarseBodies(Module &m, Function &body) {
     for (BasicBlock &bb : *f)
       for (Instruction &inst : bb) {
         if (auto *c = dyn_cast<CallInst>(&inst))
-          if (Function *callee = c->getCalledFunction(); callee && callee->getName() == "_Z13get_global_idj") {
+          if (Function *callee = c->getCalledFunction(); callee && kernel::workItemQuery(callee->getName()) == kernel::WorkItemFn::GlobalId) {
             ids.push_back(c);
             continue;
           }
@@ -170,4 +174,4 @@ void scopeCoarseItems(Function &wrapper) {
     }
 }
 
-} // namespace cgraph::gpu
+} // namespace cgraph::codegen

@@ -1,6 +1,6 @@
 // SPIR-V -> amdgcn code objects for AMD GPUs (LLVM 14 AMDGPU + libclc's amdgcn--amdhsa
 // builtins + ld.lld-14), through the table-ABI lowering shared with the cuda backend
-// (cgraph/backends/gpu_common/table_abi_lowering.h describes the kernel ABI).
+// (cgraph/backends/gpu_common/cgraph/codegen/table_abi.h describes the kernel ABI).
 //
 // Address spaces: SPIR global (1) stays 1, local (3) stays 3, constant (2) becomes the
 // amdgcn constant space 4, generic (4) becomes flat (0), and private (0) allocas move to
@@ -22,7 +22,7 @@
 // failing (its output is in the message); returned as Error naming the module.
 #pragma once
 
-#include "cgraph/backends/gpu_common/table_abi_lowering.h"
+#include "cgraph/codegen/table_abi.h"
 #include "cgraph/error.h"
 
 #include <cstddef>
@@ -30,9 +30,7 @@
 #include <string>
 #include <vector>
 
-namespace cgraph::hip {
-
-using gpu::kLiteral;
+namespace cgraph::codegen {
 
 struct AmdgcnModule {
   std::vector<uint8_t> codeObject;  // ELF64 AMDGPU shared object (hipModuleLoadData)
@@ -64,4 +62,4 @@ std::string lldPath();
 // Identity of the lowering code and its linker, for cache keys.
 std::string amdgcnLoweringVersion();
 
-} // namespace cgraph::hip
+} // namespace cgraph::codegen

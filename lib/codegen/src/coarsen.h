@@ -1,4 +1,4 @@
-// Thread coarsening of the table-ABI lowering (table_abi_lowering.h, `coarsen`): a
+// Thread coarsening of the table-ABI lowering (codegen/table_abi.h, `coarsen`): a
 // second entry point per eligible kernel in which one GPU thread runs 4 consecutive
 // work-items of dimension 0, so that their loads and stores of consecutive elements
 // become one 16-byte access each (ld/st.v4: a float per thread reaches about 80% of an
@@ -23,7 +23,7 @@
 // Internal to gpu_common. Thread-safety: like lowerToTableAbi (one context per call).
 #pragma once
 
-#include "cgraph/backends/gpu_common/table_abi_lowering.h"
+#include "cgraph/codegen/table_abi.h"
 
 #include <string>
 #include <vector>
@@ -33,7 +33,7 @@ class Function;
 class Module;
 } // namespace llvm
 
-namespace cgraph::gpu {
+namespace cgraph::codegen {
 
 constexpr size_t kMaxCoarsenInstructions = 1000;
 
@@ -55,4 +55,4 @@ void scopeCoarseItems(llvm::Function &wrapper);
 // that would make the coarse entry slower than the plain one).
 bool coarseAccessesMerged(const llvm::Function &wrapper);
 
-} // namespace cgraph::gpu
+} // namespace cgraph::codegen

@@ -7,8 +7,8 @@
 // builtins with private/generic pointer parameters renamed to the variant of the
 // pointer's space; lifetime markers on flat pointers dropped), the kernel attributes, codegen to an
 // ELF object and ld.lld.
-#include "cgraph/backends/hip/amdgcn.h"
-#include "cgraph/runtime/env_options.h"
+#include "cgraph/codegen/amdgcn.h"
+#include "env.h"
 
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/IntrinsicInst.h>
@@ -41,7 +41,7 @@ extern "C" void LLVMInitializeAMDGPUAsmPrinter();
 #define CGRAPH_LLD ""
 #endif
 
-namespace cgraph::hip {
+namespace cgraph::codegen {
 
 namespace {
 
@@ -290,7 +290,7 @@ std::string amdgcnTargetFor(const std::string &arch) {
 
 std::string lldPath() {
   std::vector<std::string> candidates;
-  if (auto e = rt::env::text("CGRAPH_LLD")) candidates.push_back(*e);
+  if (auto e = envText("CGRAPH_LLD")) candidates.push_back(*e);
   if (*CGRAPH_LLD) candidates.push_back(CGRAPH_LLD);
   for (const char *dir : {"/usr/bin", "/usr/lib/llvm-14/bin"})
     for (const char *n : {"ld.lld-14", "ld.lld"})
@@ -313,7 +313,7 @@ Expected<std::vector<uint8_t>> lowerSpirvToAmdgcnObject(const uint8_t *spirv, si
   const std::string where = "module '" + name + "'";
   auto tmOr = amdgcnMachine(gfx);
   if (!tmOr) return tmOr.error().withContext(where);
-  gpu::TableAbiTarget target;
+  TableAbiTarget target;
   target.backend = "hip";
   target.triple = kTriple;
   // While the text is printed and parsed back, private pointers are still flat (0) and
@@ -321,7 +321,7 @@ Expected<std::vector<uint8_t>> lowerSpirvToAmdgcnObject(const uint8_t *spirv, si
   target.textDataLayout = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64";
   target.remapText = remapAddressSpaces;
   target.afterParse = afterParse;
-  target.supplementIR = gpu::builtinSupplementIR({});
+  target.supplementIR = builtinSupplementIR({});
   target.libclcFile = "amdgcn--amdhsa.bc";
   target.markKernel = [](Module &, Function &f) {
     f.setCallingConv(CallingConv::AMDGPU_KERNEL);
@@ -330,7 +330,7 @@ Expected<std::vector<uint8_t>> lowerSpirvToAmdgcnObject(const uint8_t *spirv, si
   target.machine = tmOr->get();
   target.dumpEnv = "CGRAPH_HIP_DUMP_IR";
   LLVMContext ctx;
-  auto lowered = gpu::lowerToTableAbi(ctx, spirv, size, name, target);
+  auto lowered = lowerToTableAbi(ctx, spirv, size, name, target);
   if (!lowered) return lowered.error();
   SmallString<0> obj;
   {
@@ -382,4 +382,4 @@ Expected<AmdgcnModule> lowerSpirvToAmdgcn(const uint8_t *spirv, size_t size,
   return out;
 }
 
-} // namespace cgraph::hip
+} // namespace cgraph::codegen

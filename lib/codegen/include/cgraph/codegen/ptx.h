@@ -33,7 +33,7 @@
 // libclc bitcode file or an LLVM failure are returned as Error naming the module.
 #pragma once
 
-#include "cgraph/backends/gpu_common/table_abi_lowering.h"
+#include "cgraph/codegen/table_abi.h"
 #include "cgraph/error.h"
 
 #include <cstddef>
@@ -41,9 +41,7 @@
 #include <string>
 #include <vector>
 
-namespace cgraph::cuda {
-
-using gpu::kLiteral; // m_i of a scalar given in the launch itself (shared with hip)
+namespace cgraph::codegen {
 
 // Newest PTX target at or below compute capability major.minor (0 when the device is
 // older than sm_35). LLVM 14 emits up to sm_86; sm_90 (cc 9.0 and newer) is its sm_86
@@ -70,17 +68,12 @@ bool waitsForGridDependencies(unsigned sm);
 Expected<PtxModule> lowerSpirvToPtx(const uint8_t *spirv, size_t size, const std::string &name,
                                     unsigned sm);
 
-// The PTX of the replay graphs' table loader kernels (`cgraph_load_table_N`, N = 8, 16,
-// 32, ..., 256, 496 values: `(u64 *table, u32 n, u64 values[N])` copies n by-value values into
-// the table; cuda_backend.h), for sm_52 and newer.
-std::string tableLoaderPtx();
-
 // Identity of the lowering code, for cache keys (bumped whenever the ABI or pipeline
 // changes) and the libclc file it links.
-std::string loweringVersion();
+std::string ptxLoweringVersion();
 
 // Path of libclc's nvptx64--nvidiacl.bc: $CGRAPH_LIBCLC_DIR, else <exe>/../share/clc,
 // else /usr/lib/clc. Empty when none exists.
-std::string libclcPath();
+std::string nvptxLibclcPath();
 
-} // namespace cgraph::cuda
+} // namespace cgraph::codegen
