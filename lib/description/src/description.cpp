@@ -258,6 +258,110 @@ void DescriptionReader::readKernels(GraphCtx &c, const JValue &list) {
   if (opts_.progress && total) opts_.progress(Progress{"compiling kernel files", total, total, ""});
 }
 
+namespace {
+
+// An 'init' object's 'fill': the pattern `fv` (one value or an array) of the 'type'
+// given beside it, at most 128 bytes.
+void readFillInit(const std::string &f, const JValue *init, const JValue *fv, const std::string &what,
+                  Slot &slot) {
+  slot.init = SlotInit::Fill;
+  const JValue *t = init->find("type");
+  if (!t) failAt(f, *init, what + ": a fill needs a 'type' (e.g. \"f32\")");
+  ScalarType st = toType(f, *t);
+  std::vector<const JValue *> vals;
+  if (fv->isArray()) for (const auto &x : fv->items) vals.push_back(&x);
+  else vals.push_back(fv);
+  if (vals.empty()) failAt(f, *fv, what + ": empty fill pattern");
+  for (const JValue *x : vals) {
+    uint64_t bits;
+    std::string err = encodeScalar(st, *x, &bits);
+    if (!err.empty()) failAt(f, *x, what + ": " + err);
+    appendBytes(slot.data, st, bits);
+    if (slot.data.size() > 128) failAt(f, *x, what + ": fill pattern longer than 128 bytes");
+  }
+}
+
+// An 'init' object's 'data': the values in `dv` as 'type' (u8 when none is given).
+void readDataInit(const std::string &f, const JValue *init, const JValue *dv, const std::string &what,
+                  Slot &slot) {
+  slot.init = SlotInit::Data;
+  const JValue *t = init->find("type");
+  ScalarType st = t ? toType(f, *t) : ScalarType::U8;
+  expectKind(f, *dv, JValue::Kind::Array, "'data'");
+  for (const auto &x : dv->items) {
+    uint64_t bits;
+    std::string err = encodeScalar(st, x, &bits);
+    if (!err.empty()) failAt(f, x, what + ": " + err);
+    appendBytes(slot.data, st, bits);
+  }
+}
+
+// An 'init' object's 'data_file': the file at `pv`, relative to `dir` and inside the
+// allowed directories, embedded whole.
+void readDataFileInit(const std::string &f, const std::string &dir, const AllowedDirs &allowed,
+                      const JValue *init, const JValue *pv, const std::string &what, Slot &slot) {
+  slot.init = SlotInit::Data;
+  if (init->find("type")) failAt(f, *init->find("type"), what + ": 'type' does not apply to 'data_file'");
+  std::string path = joinPath(dir, toStr(f, *pv, "'data_file'"));
+  allowed.check(f, *pv, what + ": 'data_file'", path);
+  std::string bytes, why;
+  if (!readWholeFile(path, kMaxEmbeddedBytes, &bytes, &why))
+    failAt(f, *pv, what + ": cannot read data file '" + path + "': " + why);
+  slot.data.assign(bytes.begin(), bytes.end());
+}
+
+// Embedded data gives the slot its size, or must fit in the size given (the rest is
+// zero); the slot is sized after this.
+void sizeDataInit(const std::string &f, const JValue *init, const std::string &what, Slot &slot,
+                  bool &sized) {
+  if (!sized) {
+    slot.size = slot.data.size();
+  } else if (slot.data.size() > slot.size) {
+    failAt(f, *init, what + ": " + std::to_string(slot.data.size()) + " bytes of data do not fit in " +
+                     std::to_string(slot.size) + " bytes");
+  } else if (slot.size > kMaxEmbeddedBytes) {
+    failAt(f, *init, what + ": embedded data larger than " + std::to_string(kMaxEmbeddedBytes) + " bytes");
+  } else {
+    slot.data.resize(slot.size, 0); // the rest is zero, documented
+  }
+  sized = true;
+}
+
+// A slot's 'init' (`init` non-null): "external" or "transient", or an object with
+// exactly one of 'fill', 'data', 'data_file' and 'file'. Sets slot.init with the
+// slot's contents or path, and `sized` where embedded data sizes the slot.
+void readSlotInit(const std::string &f, const std::string &dir, const AllowedDirs &allowed,
+                  const JValue *init, Slot &slot, bool &sized) {
+  const std::string what = "slot '" + slot.name + "'";
+  if (init->isString()) {
+    if (init->text == "external") slot.init = SlotInit::External;
+    else if (init->text == "transient") slot.init = SlotInit::Transient;
+    else failAt(f, *init, what + ": unknown init '" + init->text + "' (expected \"external\", \"transient\" or an object)");
+    return;
+  }
+  expectKind(f, *init, JValue::Kind::Object, "'init'");
+  checkKeys(f, *init, {"fill", "data", "data_file", "file", "type"}, "slot init");
+  int forms = !!init->find("fill") + !!init->find("data") + !!init->find("data_file") + !!init->find("file");
+  if (forms != 1)
+    failAt(f, *init, what + ": 'init' needs exactly one of 'fill', 'data', 'data_file', 'file'");
+  if (const JValue *fv = init->find("fill")) {
+    readFillInit(f, init, fv, what, slot);
+  } else if (const JValue *dv = init->find("data")) {
+    readDataInit(f, init, dv, what, slot);
+  } else if (const JValue *pv = init->find("data_file")) {
+    readDataFileInit(f, dir, allowed, init, pv, what, slot);
+  } else {
+    const JValue *fileV = init->find("file");
+    slot.init = SlotInit::File;
+    if (init->find("type")) failAt(f, *init->find("type"), what + ": 'type' does not apply to 'file'");
+    slot.path = toStr(f, *fileV, "'file'");
+    if (slot.path.empty()) failAt(f, *fileV, what + ": empty file path");
+  }
+  if (slot.init == SlotInit::Data) sizeDataInit(f, init, what, slot, sized);
+}
+
+} // namespace
+
 void DescriptionReader::readSlots(GraphCtx &c, const JValue &list) {
   const std::string &f = c.file;
   expectKind(f, list, JValue::Kind::Array, "'slots'");
@@ -338,76 +442,7 @@ void DescriptionReader::readSlots(GraphCtx &c, const JValue &list) {
       if (!init && !ext->boolean) failAt(f, *ext, "slot '" + slot.name + "': not external but no 'init' given");
     }
     slot.init = SlotInit::External;
-    if (init) {
-      const std::string what = "slot '" + slot.name + "'";
-      if (init->isString()) {
-        if (init->text == "external") slot.init = SlotInit::External;
-        else if (init->text == "transient") slot.init = SlotInit::Transient;
-        else failAt(f, *init, what + ": unknown init '" + init->text + "' (expected \"external\", \"transient\" or an object)");
-      } else {
-        expectKind(f, *init, JValue::Kind::Object, "'init'");
-        checkKeys(f, *init, {"fill", "data", "data_file", "file", "type"}, "slot init");
-        int forms = !!init->find("fill") + !!init->find("data") + !!init->find("data_file") + !!init->find("file");
-        if (forms != 1)
-          failAt(f, *init, what + ": 'init' needs exactly one of 'fill', 'data', 'data_file', 'file'");
-        if (const JValue *fv = init->find("fill")) {
-          slot.init = SlotInit::Fill;
-          const JValue *t = init->find("type");
-          if (!t) failAt(f, *init, what + ": a fill needs a 'type' (e.g. \"f32\")");
-          ScalarType st = toType(f, *t);
-          std::vector<const JValue *> vals;
-          if (fv->isArray()) for (const auto &x : fv->items) vals.push_back(&x);
-          else vals.push_back(fv);
-          if (vals.empty()) failAt(f, *fv, what + ": empty fill pattern");
-          for (const JValue *x : vals) {
-            uint64_t bits;
-            std::string err = encodeScalar(st, *x, &bits);
-            if (!err.empty()) failAt(f, *x, what + ": " + err);
-            appendBytes(slot.data, st, bits);
-            if (slot.data.size() > 128) failAt(f, *x, what + ": fill pattern longer than 128 bytes");
-          }
-        } else if (const JValue *dv = init->find("data")) {
-          slot.init = SlotInit::Data;
-          const JValue *t = init->find("type");
-          ScalarType st = t ? toType(f, *t) : ScalarType::U8;
-          expectKind(f, *dv, JValue::Kind::Array, "'data'");
-          for (const auto &x : dv->items) {
-            uint64_t bits;
-            std::string err = encodeScalar(st, x, &bits);
-            if (!err.empty()) failAt(f, x, what + ": " + err);
-            appendBytes(slot.data, st, bits);
-          }
-        } else if (const JValue *pv = init->find("data_file")) {
-          slot.init = SlotInit::Data;
-          if (init->find("type")) failAt(f, *init->find("type"), what + ": 'type' does not apply to 'data_file'");
-          std::string path = joinPath(c.dir, toStr(f, *pv, "'data_file'"));
-          allowed_.check(f, *pv, what + ": 'data_file'", path);
-          std::string bytes, why;
-          if (!readWholeFile(path, kMaxEmbeddedBytes, &bytes, &why))
-            failAt(f, *pv, what + ": cannot read data file '" + path + "': " + why);
-          slot.data.assign(bytes.begin(), bytes.end());
-        } else {
-          const JValue *fileV = init->find("file");
-          slot.init = SlotInit::File;
-          if (init->find("type")) failAt(f, *init->find("type"), what + ": 'type' does not apply to 'file'");
-          slot.path = toStr(f, *fileV, "'file'");
-          if (slot.path.empty()) failAt(f, *fileV, what + ": empty file path");
-        }
-        if (slot.init == SlotInit::Data) {
-          if (!sized) {
-            slot.size = slot.data.size();
-          } else if (slot.data.size() > slot.size) {
-            failAt(f, *init, what + ": " + std::to_string(slot.data.size()) + " bytes of data do not fit in " +
-                                 std::to_string(slot.size) + " bytes");
-          } else if (slot.size > kMaxEmbeddedBytes) {
-            failAt(f, *init, what + ": embedded data larger than " + std::to_string(kMaxEmbeddedBytes) + " bytes");
-          } else {
-            slot.data.resize(slot.size, 0); // the rest is zero, documented
-          }
-          sized = true;
-        }
-      }
-    }
+    if (init) readSlotInit(f, c.dir, allowed_, init, slot, sized);
     if (!sized) failAt(f, s, "slot '" + slot.name + "' needs a size: 'bytes', or 'count' and 'type'");
     if (sizeExpr && slot.init == SlotInit::Data)
       failAt(

@@ -70,8 +70,6 @@ Error remapNode(Node &c, const std::vector<uint32_t> &binding, const std::vector
   return Error::success();
 }
 
-// A graph without Subgraph nodes: the same graph, conditional bodies renumbered in
-// order of use, edges deduplicated, order and partitions as flattenRec gives them.
 // The parts of `g` that flattening keeps as they are (children add modules and kernels).
 Graph sameHeader(const Graph &g) {
   Graph out;
@@ -134,137 +132,169 @@ Error flattenInPlace(Graph &g) {
   return Error::success();
 }
 
+// A graph without Subgraph nodes: the same graph, conditional bodies renumbered in
+// order of use, edges deduplicated, order and partitions as flattenRec gives them.
 Expected<Graph> alreadyFlat(const Graph &g) {
   Graph out = g;
   CGRAPH_RETURN_IF_ERROR(flattenInPlace(out));
   return out;
 }
 
-Expected<Graph> flattenRec(const Graph &g, int depth) {
-  if (depth > 64) return makeError("subgraphs nested deeper than 64 levels");
-  if (std::none_of(g.nodes.begin(), g.nodes.end(), [](const Node &x) { return x.kind == NodeKind::Subgraph; }))
-    return alreadyFlat(g);
-  Graph out = sameHeader(g);
-  size_t n = g.nodes.size();
-  std::vector<std::vector<uint32_t>> entries(n), exits(n);
-  // The flattened nodes of each parent node, in the child's execution order.
-  std::vector<std::vector<uint32_t>> ordered(n);
-  bool inlined = false;
+// `g` with every Subgraph node replaced by its child's nodes, recursively (`depth`:
+// g's nesting level); defined below, called for each child by inlineSubgraph.
+Expected<Graph> flattenRec(const Graph &g, int depth);
+
+// The flattened graph being built from a parent graph `g`, and per node of `g` the
+// flattened nodes that enter it (no predecessor inside it), that leave it (no
+// successor inside it), and all of them in the child's execution order.
+struct Flattening {
+  explicit Flattening(const Graph &g)
+      : out(sameHeader(g)), entries(g.nodes.size()), exits(g.nodes.size()), ordered(g.nodes.size()) {}
+  Graph out;
+  std::vector<std::vector<uint32_t>> entries, exits;
+  std::vector<std::vector<uint32_t>> ordered;
+  bool inlined = false; // some Subgraph node was replaced by its child's nodes
   std::set<std::pair<uint32_t, uint32_t>> edgeSet;
-  auto addEdge = [&](uint32_t a, uint32_t b) {
+  void addEdge(uint32_t a, uint32_t b) {
     if (edgeSet.insert({a, b}).second) out.edges.push_back(Edge{a, b});
-  };
-  for (uint32_t i = 0; i < n; ++i) {
-    const Node &node = g.nodes[i];
-    if (node.kind != NodeKind::Subgraph) {
-      uint32_t x = uint32_t(out.nodes.size());
-      out.nodes.push_back(node);
-      // A conditional's body stays a subgraph (it runs zero or more times); the
-      // runtime flattens it when it builds the body.
-      if (node.kind == NodeKind::Conditional) {
-        if (node.subgraph >= g.subgraphs.size())
-          return makeError(nodeLabel(g, i) + ": body subgraph index " + s(node.subgraph) +
-                           " but the graph has " + s(g.subgraphs.size()) + " subgraphs");
-        out.nodes.back().subgraph = uint32_t(out.subgraphs.size());
-        out.subgraphs.push_back(g.subgraphs[node.subgraph]);
-      }
-      entries[i] = exits[i] = ordered[i] = {x};
-      continue;
-    }
-    inlined = true;
-    std::string where = nodeLabel(g, i);
-    if (node.subgraph >= g.subgraphs.size())
-      return makeError(where + ": subgraph index " + s(node.subgraph) + " but the graph has " +
-                       s(g.subgraphs.size()) + " subgraphs");
-    const Graph &rawChild = g.subgraphs[node.subgraph];
-    if (node.subgraphSlots.size() != rawChild.slots.size())
-      return makeError(where + ": subgraph has " + s(rawChild.slots.size()) +
-                       " slots but the node binds " + s(node.subgraphSlots.size()));
-    for (size_t k = 0; k < node.subgraphSlots.size(); ++k)
-      if (node.subgraphSlots[k] >= g.slots.size())
-        return makeError(where + ": subgraph slot binding " + s(k) + " refers to slot " +
-                         s(node.subgraphSlots[k]) + " but the graph has " + s(g.slots.size()) +
-                         " slots");
-    Expected<Graph> flat = flattenRec(rawChild, depth + 1);
-    if (!flat) return flat.error().withContext(where);
-    Graph &child = *flat;
-    std::vector<uint32_t> paramMap;
-    for (const Param &p : child.params) {
-      uint32_t pp = g.findParam(p.name);
-      if (pp == kNone)
-        return makeError(where + ": subgraph param '" + p.name + "' has no parent param of that name");
-      paramMap.push_back(pp);
-    }
-    if (child.nodes.empty()) {
-      Node b;
-      b.name = node.name;
-      b.kind = NodeKind::Barrier;
-      uint32_t x = uint32_t(out.nodes.size());
-      out.nodes.push_back(std::move(b));
-      entries[i] = exits[i] = ordered[i] = {x};
-      continue;
-    }
-    uint32_t moduleBase = uint32_t(out.modules.size());
-    uint32_t kernelBase = uint32_t(out.kernels.size());
-    for (KernelModule &m : child.modules) out.modules.push_back(std::move(m));
-    for (Kernel &k : child.kernels) {
-      if (k.module != kNone) k.module += moduleBase;
-      out.kernels.push_back(std::move(k));
-    }
-    uint32_t base = uint32_t(out.nodes.size());
-    const uint32_t subgraphBase = uint32_t(out.subgraphs.size());
-    for (Graph &body : child.subgraphs) out.subgraphs.push_back(std::move(body));
-    for (Node &c : child.nodes) {
-      CGRAPH_RETURN_IF_ERROR(remapNode(c, node.subgraphSlots, paramMap, kernelBase).withContext(where));
-      if (c.kind == NodeKind::Conditional) c.subgraph += subgraphBase;
-      if (c.device == 0) c.device = node.device; // a subgraph node's placement covers its nodes
-      c.name = node.name + "/" + c.name;
-      out.nodes.push_back(std::move(c));
-    }
-    // The child's stored expressions: its nodes move to base + c, its parameters to the
-    // parent's of the same name.
-    for (const FieldExpr &e : child.exprs) {
-      // A child slot is one of the parent's slots: its size is the parent's.
-      if (e.field == ExprField::SlotSize) continue;
-      auto prog = expr::decode(e.code.data(), e.code.size(), uint32_t(child.params.size()));
-      if (!prog) return prog.error().withContext(where + ": expression of node #" + s(e.node));
-      auto mapped = expr::remapVariables(*prog, paramMap);
-      if (!mapped) return mapped.error().withContext(where);
-      FieldExpr x = e;
-      x.node = base + e.node;
-      x.code = expr::encode(*mapped);
-      out.exprs.push_back(std::move(x));
-    }
-    std::vector<uint8_t> hasPred(child.nodes.size(), 0), hasSucc(child.nodes.size(), 0);
-    for (const Edge &e : child.edges) {
-      if (e.from >= child.nodes.size() || e.to >= child.nodes.size())
-        return makeError(where + ": subgraph edge (" + s(e.from) + " -> " + s(e.to) +
-                         ") points past its node table");
-      hasSucc[e.from] = hasPred[e.to] = 1;
-      addEdge(base + e.from, base + e.to);
-    }
-    for (uint32_t c = 0; c < child.nodes.size(); ++c) {
-      if (!hasPred[c]) entries[i].push_back(base + c);
-      if (!hasSucc[c]) exits[i].push_back(base + c);
-    }
-    for (uint32_t c : child.order) ordered[i].push_back(base + c);
   }
+};
+
+// Parent node `i` (not a Subgraph node) copied as it is into the flattened graph.
+Error copyNode(const Graph &g, uint32_t i, Flattening &fl) {
+  const Node &node = g.nodes[i];
+  Graph &out = fl.out;
+  uint32_t x = uint32_t(out.nodes.size());
+  out.nodes.push_back(node);
+  // A conditional's body stays a subgraph (it runs zero or more times); the
+  // runtime flattens it when it builds the body.
+  if (node.kind == NodeKind::Conditional) {
+    if (node.subgraph >= g.subgraphs.size())
+      return makeError(nodeLabel(g, i) + ": body subgraph index " + s(node.subgraph) +
+                       " but the graph has " + s(g.subgraphs.size()) + " subgraphs");
+    out.nodes.back().subgraph = uint32_t(out.subgraphs.size());
+    out.subgraphs.push_back(g.subgraphs[node.subgraph]);
+  }
+  fl.entries[i] = fl.exits[i] = fl.ordered[i] = {x};
+  return Error::success();
+}
+
+// The flat, non-empty `child` of Subgraph node `i` appended to the flattened graph in
+// parent index space: its modules, kernels, conditional bodies, nodes (named
+// "<subgraph node>/<child node>"), stored expressions and edges.
+Error appendChild(const Graph &g, uint32_t i, Graph &child, const std::vector<uint32_t> &paramMap,
+                  const std::string &where, Flattening &fl) {
+  const Node &node = g.nodes[i];
+  Graph &out = fl.out;
+  uint32_t moduleBase = uint32_t(out.modules.size());
+  uint32_t kernelBase = uint32_t(out.kernels.size());
+  for (KernelModule &m : child.modules) out.modules.push_back(std::move(m));
+  for (Kernel &k : child.kernels) {
+    if (k.module != kNone) k.module += moduleBase;
+    out.kernels.push_back(std::move(k));
+  }
+  uint32_t base = uint32_t(out.nodes.size());
+  const uint32_t subgraphBase = uint32_t(out.subgraphs.size());
+  for (Graph &body : child.subgraphs) out.subgraphs.push_back(std::move(body));
+  for (Node &c : child.nodes) {
+    CGRAPH_RETURN_IF_ERROR(remapNode(c, node.subgraphSlots, paramMap, kernelBase).withContext(where));
+    if (c.kind == NodeKind::Conditional) c.subgraph += subgraphBase;
+    if (c.device == 0) c.device = node.device; // a subgraph node's placement covers its nodes
+    c.name = node.name + "/" + c.name;
+    out.nodes.push_back(std::move(c));
+  }
+  // The child's stored expressions: its nodes move to base + c, its parameters to the
+  // parent's of the same name.
+  for (const FieldExpr &e : child.exprs) {
+    // A child slot is one of the parent's slots: its size is the parent's.
+    if (e.field == ExprField::SlotSize) continue;
+    auto prog = expr::decode(e.code.data(), e.code.size(), uint32_t(child.params.size()));
+    if (!prog) return prog.error().withContext(where + ": expression of node #" + s(e.node));
+    auto mapped = expr::remapVariables(*prog, paramMap);
+    if (!mapped) return mapped.error().withContext(where);
+    FieldExpr x = e;
+    x.node = base + e.node;
+    x.code = expr::encode(*mapped);
+    out.exprs.push_back(std::move(x));
+  }
+  std::vector<uint8_t> hasPred(child.nodes.size(), 0), hasSucc(child.nodes.size(), 0);
+  for (const Edge &e : child.edges) {
+    if (e.from >= child.nodes.size() || e.to >= child.nodes.size())
+      return makeError(where + ": subgraph edge (" + s(e.from) + " -> " + s(e.to) +
+                       ") points past its node table");
+    hasSucc[e.from] = hasPred[e.to] = 1;
+    fl.addEdge(base + e.from, base + e.to);
+  }
+  for (uint32_t c = 0; c < child.nodes.size(); ++c) {
+    if (!hasPred[c]) fl.entries[i].push_back(base + c);
+    if (!hasSucc[c]) fl.exits[i].push_back(base + c);
+  }
+  for (uint32_t c : child.order) fl.ordered[i].push_back(base + c);
+  return Error::success();
+}
+
+// Subgraph node `i` replaced by its child, flattened first (`depth`: the child's
+// nesting level): its slot bindings and parameters checked, an empty child made one
+// barrier node.
+Error inlineSubgraph(const Graph &g, uint32_t i, int depth, Flattening &fl) {
+  const Node &node = g.nodes[i];
+  Graph &out = fl.out;
+  fl.inlined = true;
+  std::string where = nodeLabel(g, i);
+  if (node.subgraph >= g.subgraphs.size())
+    return makeError(where + ": subgraph index " + s(node.subgraph) + " but the graph has " +
+                     s(g.subgraphs.size()) + " subgraphs");
+  const Graph &rawChild = g.subgraphs[node.subgraph];
+  if (node.subgraphSlots.size() != rawChild.slots.size())
+    return makeError(where + ": subgraph has " + s(rawChild.slots.size()) +
+                     " slots but the node binds " + s(node.subgraphSlots.size()));
+  for (size_t k = 0; k < node.subgraphSlots.size(); ++k)
+    if (node.subgraphSlots[k] >= g.slots.size())
+      return makeError(where + ": subgraph slot binding " + s(k) + " refers to slot " +
+                       s(node.subgraphSlots[k]) + " but the graph has " + s(g.slots.size()) +
+                       " slots");
+  Expected<Graph> flat = flattenRec(rawChild, depth + 1);
+  if (!flat) return flat.error().withContext(where);
+  Graph &child = *flat;
+  std::vector<uint32_t> paramMap;
+  for (const Param &p : child.params) {
+    uint32_t pp = g.findParam(p.name);
+    if (pp == kNone)
+      return makeError(where + ": subgraph param '" + p.name + "' has no parent param of that name");
+    paramMap.push_back(pp);
+  }
+  if (child.nodes.empty()) {
+    Node b;
+    b.name = node.name;
+    b.kind = NodeKind::Barrier;
+    uint32_t x = uint32_t(out.nodes.size());
+    out.nodes.push_back(std::move(b));
+    fl.entries[i] = fl.exits[i] = fl.ordered[i] = {x};
+    return Error::success();
+  }
+  return appendChild(g, i, child, paramMap, where, fl);
+}
+
+// The parent's edges between the flattened nodes: from every node that leaves the
+// edge's source to every node that enters its target.
+Error addParentEdges(const Graph &g, Flattening &fl) {
+  const size_t n = g.nodes.size();
   for (size_t k = 0; k < g.edges.size(); ++k) {
     const Edge &e = g.edges[k];
     if (e.from >= n || e.to >= n)
       return makeError("edge " + s(k) + " (" + s(e.from) + " -> " + s(e.to) +
                        ") points past the node table (" + s(n) + " nodes)");
-    for (uint32_t a : exits[e.from])
-      for (uint32_t b : entries[e.to]) addEdge(a, b);
+    for (uint32_t a : fl.exits[e.from])
+      for (uint32_t b : fl.entries[e.to]) fl.addEdge(a, b);
   }
-  // The parent's order (as stored, e.g. cgc --order breadth-first) with each subgraph
-  // node replaced by its child's order, so flattening keeps the order the user chose.
-  std::vector<uint32_t> parentOrder = g.order;
-  if (!isTopologicalOrder(g, parentOrder)) {
-    Expected<std::vector<uint32_t>> o = executionOrder(g);
-    if (!o) return o.error();
-    parentOrder = std::move(*o);
-  }
+  return Error::success();
+}
+
+// The parent's stored expressions moved onto the flattened nodes (a node's onto the
+// first node that enters it), then all of them sorted by node, field and argument.
+Error remapParentExprs(const Graph &g, Flattening &fl) {
+  const size_t n = g.nodes.size();
+  Graph &out = fl.out;
   for (const FieldExpr &e : g.exprs) {
     if (e.field == ExprField::SlotSize) { // slots keep their indices
       out.exprs.push_back(e);
@@ -273,24 +303,51 @@ Expected<Graph> flattenRec(const Graph &g, int depth) {
     if (e.node >= n || g.nodes[e.node].kind == NodeKind::Subgraph)
       return makeError("expression of node #" + s(e.node) + ": not a kernel node");
     FieldExpr x = e;
-    x.node = entries[e.node][0];
+    x.node = fl.entries[e.node][0];
     out.exprs.push_back(std::move(x));
   }
   std::stable_sort(out.exprs.begin(), out.exprs.end(), [](const FieldExpr &a, const FieldExpr &b) {
     return std::make_tuple(a.node, uint16_t(a.field), a.arg) <
            std::make_tuple(b.node, uint16_t(b.field), b.arg);
   });
+  return Error::success();
+}
+
+Expected<Graph> flattenRec(const Graph &g, int depth) {
+  if (depth > 64) return makeError("subgraphs nested deeper than 64 levels");
+  if (std::none_of(g.nodes.begin(), g.nodes.end(), [](const Node &x) { return x.kind == NodeKind::Subgraph; }))
+    return alreadyFlat(g);
+  Flattening fl(g);
+  Graph &out = fl.out;
+  size_t n = g.nodes.size();
+  for (uint32_t i = 0; i < n; ++i) {
+    if (g.nodes[i].kind != NodeKind::Subgraph) {
+      CGRAPH_RETURN_IF_ERROR(copyNode(g, i, fl));
+      continue;
+    }
+    CGRAPH_RETURN_IF_ERROR(inlineSubgraph(g, i, depth, fl));
+  }
+  CGRAPH_RETURN_IF_ERROR(addParentEdges(g, fl));
+  // The parent's order (as stored, e.g. cgc --order breadth-first) with each subgraph
+  // node replaced by its child's order, so flattening keeps the order the user chose.
+  std::vector<uint32_t> parentOrder = g.order;
+  if (!isTopologicalOrder(g, parentOrder)) {
+    Expected<std::vector<uint32_t>> o = executionOrder(g);
+    if (!o) return o.error();
+    parentOrder = std::move(*o);
+  }
+  CGRAPH_RETURN_IF_ERROR(remapParentExprs(g, fl));
   out.order.reserve(out.nodes.size());
   for (uint32_t i : parentOrder)
-    out.order.insert(out.order.end(), ordered[i].begin(), ordered[i].end());
+    out.order.insert(out.order.end(), fl.ordered[i].begin(), fl.ordered[i].end());
   // Stored partitions are kept when nothing was inlined and they are sound; otherwise
   // they are computed from the flattened order (the same algorithm cgc ran).
-  if (!inlined && !g.partitions.empty() && !checkPartitions(g)) {
+  if (!fl.inlined && !g.partitions.empty() && !checkPartitions(g)) {
     out.partitions = g.partitions;
   } else {
     out.partitions = computePartitions(out, out.order);
   }
-  return out;
+  return std::move(fl.out);
 }
 
 } // namespace

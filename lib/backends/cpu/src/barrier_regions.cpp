@@ -195,15 +195,11 @@ std::set<AllocaInst *> uniformAllocas(Function &body, unsigned firstId,
   return uniform;
 }
 
-} // namespace
-
-bool splitAtBarriers(Function &body, Function &barrier, unsigned numParams, BarrierRegions &out,
-                     std::string &whyNot) {
-  LLVMContext &c = body.getContext();
-  const DataLayout &dl = body.getParent()->getDataLayout();
-
-  // Refusals first, while the body is untouched.
-  std::vector<CallInst *> barriers;
+// The barrier calls of `body` in `barriers`, or false with `whyNot` for a body the
+// regions cannot take: an alloca outside the entry block or of dynamic size, a barrier
+// reached through invoke, indirect branches, or no barrier at all.
+bool findBarriers(Function &body, Function &barrier, std::vector<CallInst *> &barriers,
+                  std::string &whyNot) {
   for (BasicBlock &bb : body)
     for (Instruction &i : bb) {
       if (auto *a = dyn_cast<AllocaInst>(&i)) {
@@ -228,80 +224,81 @@ bool splitAtBarriers(Function &body, Function &barrier, unsigned numParams, Barr
     whyNot = "no barrier";
     return false;
   }
+  return true;
+}
 
-  // Lifetime markers would be meaningless on context arrays; regions do not need them.
-  {
-    std::vector<Instruction *> dead;
-    for (BasicBlock &bb : body)
-      for (Instruction &i : bb)
-        if (auto *ii = dyn_cast<IntrinsicInst>(&i))
-          if (ii->isLifetimeStartOrEnd()) dead.push_back(ii);
-    for (Instruction *i : dead)
-      i->eraseFromParent();
-  }
+// Lifetime markers would be meaningless on context arrays; regions do not need them.
+void eraseLifetimeMarkers(Function &body) {
+  std::vector<Instruction *> dead;
+  for (BasicBlock &bb : body)
+    for (Instruction &i : bb)
+      if (auto *ii = dyn_cast<IntrinsicInst>(&i))
+        if (ii->isLifetimeStartOrEnd()) dead.push_back(ii);
+  for (Instruction *i : dead)
+    i->eraseFromParent();
+}
 
-  // 1. barrier blocks
-  std::vector<BasicBlock *> barrierBlocks, starts;
+// Step 1: each barrier call cut into a block of its own (`barrierBlocks`); the block
+// after each (`starts`) is where a region starts.
+void cutBarrierBlocks(const std::vector<CallInst *> &barriers, std::vector<BasicBlock *> &barrierBlocks,
+                      std::vector<BasicBlock *> &starts) {
   for (CallInst *call : barriers) {
     BasicBlock *bb = call->getParent()->splitBasicBlock(call, "barrier");
     BasicBlock *next = bb->splitBasicBlock(call->getNextNode(), "after.barrier");
     barrierBlocks.push_back(bb);
     starts.push_back(next);
   }
+}
 
-  // 2. setup block: allocas, then parameter-only computations in reverse post-order
-  BasicBlock *oldEntry = &body.getEntryBlock();
-  BasicBlock *setup = BasicBlock::Create(c, "setup", &body, oldEntry);
-  BranchInst *setupBr = BranchInst::Create(oldEntry, setup);
-  {
-    std::vector<AllocaInst *> allocas;
-    for (Instruction &i : *oldEntry)
-      if (auto *a = dyn_cast<AllocaInst>(&i)) allocas.push_back(a);
-    for (AllocaInst *a : allocas)
-      a->moveBefore(setupBr);
-    ReversePostOrderTraversal<Function *> rpo(&body);
-    for (BasicBlock *bb : rpo) {
-      if (bb == setup) continue;
-      for (Instruction &i : make_early_inc_range(*bb))
-        if (hoistable(i, setup)) i.moveBefore(setupBr);
-    }
-  }
-
-  // 3. reg2mem outside setup. Phis first: each becomes a load at the top of its block,
-  // which is then an ordinary value and, like any other, demoted below when it is used
-  // in another block. (A phi's own uses must not be left out: the region functions get
-  // new entry points, so a block that dominated a use in the body need not dominate it,
-  // or even be reachable, in a region that starts between them, e.g. a loop result
-  // used after a barrier that follows the loop.)
-  {
-    std::vector<PHINode *> phis;
-    for (BasicBlock &bb : body)
-      if (&bb != setup)
-        for (PHINode &p : bb.phis())
-          phis.push_back(&p);
-    for (PHINode *p : phis)
-      DemotePHIToStack(p, setupBr);
-    std::vector<Instruction *> crossing;
-    for (BasicBlock &bb : body) {
-      if (&bb == setup) continue;
-      for (Instruction &i : bb)
-        for (User *u : i.users())
-          if (cast<Instruction>(u)->getParent() != &bb) {
-            crossing.push_back(&i);
-            break;
-          }
-    }
-    for (Instruction *i : crossing)
-      DemoteRegToStack(*i, false, setupBr);
-  }
-
-  // 4. liveness of the simple allocas at the barrier blocks
+// Step 2: the allocas of `oldEntry`, then the parameter-only computations in reverse
+// post-order, moved into `setup` (before its branch `setupBr` to `oldEntry`).
+void fillSetup(Function &body, BasicBlock *setup, BasicBlock *oldEntry, BranchInst *setupBr) {
   std::vector<AllocaInst *> allocas;
-  for (Instruction &i : *setup)
+  for (Instruction &i : *oldEntry)
     if (auto *a = dyn_cast<AllocaInst>(&i)) allocas.push_back(a);
-  std::map<AllocaInst *, unsigned> index;
   for (AllocaInst *a : allocas)
-    if (onlyWholeAccesses(a)) index.emplace(a, unsigned(index.size()));
+    a->moveBefore(setupBr);
+  ReversePostOrderTraversal<Function *> rpo(&body);
+  for (BasicBlock *bb : rpo) {
+    if (bb == setup) continue;
+    for (Instruction &i : make_early_inc_range(*bb))
+      if (hoistable(i, setup)) i.moveBefore(setupBr);
+  }
+}
+
+// Step 3: reg2mem outside setup. Phis first: each becomes a load at the top of its block,
+// which is then an ordinary value and, like any other, demoted below when it is used
+// in another block. (A phi's own uses must not be left out: the region functions get
+// new entry points, so a block that dominated a use in the body need not dominate it,
+// or even be reachable, in a region that starts between them, e.g. a loop result
+// used after a barrier that follows the loop.)
+void demoteOutsideSetup(Function &body, BasicBlock *setup, BranchInst *setupBr) {
+  std::vector<PHINode *> phis;
+  for (BasicBlock &bb : body)
+    if (&bb != setup)
+      for (PHINode &p : bb.phis())
+        phis.push_back(&p);
+  for (PHINode *p : phis)
+    DemotePHIToStack(p, setupBr);
+  std::vector<Instruction *> crossing;
+  for (BasicBlock &bb : body) {
+    if (&bb == setup) continue;
+    for (Instruction &i : bb)
+      for (User *u : i.users())
+        if (cast<Instruction>(u)->getParent() != &bb) {
+          crossing.push_back(&i);
+          break;
+        }
+  }
+  for (Instruction *i : crossing)
+    DemoteRegToStack(*i, false, setupBr);
+}
+
+// Step 4's liveness: the whole-access allocas (`index`: alloca -> bit) that may be read
+// after a barrier before they are written, from backward liveness over their loads and
+// stores, live in at the `barrierBlocks`.
+BitVector liveAtBarriers(Function &body, const std::map<AllocaInst *, unsigned> &index,
+                         const std::vector<BasicBlock *> &barrierBlocks) {
   std::vector<BasicBlock *> blocks;
   std::map<BasicBlock *, unsigned> blockIndex;
   for (BasicBlock &bb : body) {
@@ -339,10 +336,20 @@ bool splitAtBarriers(Function &body, Function &barrier, unsigned numParams, Barr
   BitVector liveAtBarrier(nv);
   for (BasicBlock *bb : barrierBlocks)
     liveAtBarrier |= liveIn[blockIndex[bb]];
+  return liveAtBarrier;
+}
 
+// Step 4's choice for the setup's `allocas`: an alloca used other than by whole loads
+// and stores, or live across a barrier and varying, becomes a context array
+// (`context`, largest alignment first); one live across a barrier and uniform is
+// `carried` from region to region (its type in out.uniformTypes); the rest stay allocas.
+void classifyAllocas(Function &body, unsigned numParams, const std::vector<AllocaInst *> &allocas,
+                     const std::map<AllocaInst *, unsigned> &index, const BitVector &liveAtBarrier,
+                     std::vector<AllocaInst *> &context, std::vector<AllocaInst *> &carried,
+                     BarrierRegions &out) {
   // Context arrays, largest alignment first so every array's offset (n * prefix) stays
   // aligned for any group size n.
-  std::vector<AllocaInst *> context, crossing;
+  std::vector<AllocaInst *> crossing;
   for (AllocaInst *a : allocas) {
     auto it = index.find(a);
     if (it == index.end())
@@ -360,7 +367,6 @@ bool splitAtBarriers(Function &body, Function &barrier, unsigned numParams, Barr
   for (AllocaInst *a : allocas)
     if (index.count(a)) whole.push_back(a);
   const std::set<AllocaInst *> uniform = uniformAllocas(body, numParams, whole);
-  std::vector<AllocaInst *> carried;
   for (AllocaInst *a : crossing)
     (uniform.count(a) ? carried : context).push_back(a);
   for (AllocaInst *a : carried)
@@ -368,40 +374,53 @@ bool splitAtBarriers(Function &body, Function &barrier, unsigned numParams, Barr
   std::stable_sort(context.begin(), context.end(), [](AllocaInst *x, AllocaInst *y) {
     return x->getAlign().value() > y->getAlign().value();
   });
-  {
-    // At the top of setup: instructions hoisted there may use the allocas replaced here
-    // (`&priv[lid % 4]`); the context pointers depend on parameters only.
-    IRBuilder<> b(&*setup->getFirstInsertionPt());
-    Argument *x = body.getArg(numParams), *y = body.getArg(numParams + 1),
-             *z = body.getArg(numParams + 2);
-    Argument *local = body.getArg(numParams + 3);
-    auto ctxArg = [&](unsigned f) { return body.getArg(numParams + 4 + f); };
-    Value *lx = ctxArg(kCtxLocalSize), *ly = ctxArg(kCtxLocalSize + 1),
-          *lz = ctxArg(kCtxLocalSize + 2);
-    Value *n = b.CreateMul(b.CreateMul(lx, ly), lz, "wi.count");
-    Value *wi = b.CreateAdd(x, b.CreateMul(lx, b.CreateAdd(y, b.CreateMul(ly, z))), "wi.linear");
-    Value *base = b.CreateInBoundsGEP(b.getInt8Ty(), local, ctxArg(kCtxPrivate), "wi.context");
-    uint64_t prefix = 0;
-    std::vector<Value *> ctxPtrs;
-    for (AllocaInst *a : context) {
-      const uint64_t align = a->getAlign().value();
-      const uint64_t size =
-          (a->getAllocationSizeInBits(dl)->getFixedSize() / 8 + align - 1) / align * align;
-      Value *off =
-          b.CreateAdd(b.CreateMul(n, b.getInt64(prefix)), b.CreateMul(wi, b.getInt64(size)));
-      Value *p = b.CreateInBoundsGEP(b.getInt8Ty(), base, off);
-      p = b.CreatePointerBitCastOrAddrSpaceCast(p, a->getType(), a->getName() + ".ctx");
-      a->replaceAllUsesWith(p);
-      ctxPtrs.push_back(p);
-      prefix += size;
-    }
-    for (AllocaInst *a : context) // (after the loop: `b` inserts before the first one)
-      a->eraseFromParent();
-    out.privateBytes = prefix;
-    markContextScope(body, ctxPtrs);
-  }
+}
 
-  // 5. one function per region
+// Step 4's context arrays: the `context` allocas replaced by each work-item's element of
+// an array in the group's block (argument kCtxPrivate on), computed at the top of
+// `setup`; the bytes per work-item in out.privateBytes.
+void placeContextArrays(Function &body, unsigned numParams, BasicBlock *setup,
+                        const std::vector<AllocaInst *> &context, BarrierRegions &out) {
+  const DataLayout &dl = body.getParent()->getDataLayout();
+  // At the top of setup: instructions hoisted there may use the allocas replaced here
+  // (`&priv[lid % 4]`); the context pointers depend on parameters only.
+  IRBuilder<> b(&*setup->getFirstInsertionPt());
+  Argument *x = body.getArg(numParams), *y = body.getArg(numParams + 1),
+           *z = body.getArg(numParams + 2);
+  Argument *local = body.getArg(numParams + 3);
+  auto ctxArg = [&](unsigned f) { return body.getArg(numParams + 4 + f); };
+  Value *lx = ctxArg(kCtxLocalSize), *ly = ctxArg(kCtxLocalSize + 1),
+        *lz = ctxArg(kCtxLocalSize + 2);
+  Value *n = b.CreateMul(b.CreateMul(lx, ly), lz, "wi.count");
+  Value *wi = b.CreateAdd(x, b.CreateMul(lx, b.CreateAdd(y, b.CreateMul(ly, z))), "wi.linear");
+  Value *base = b.CreateInBoundsGEP(b.getInt8Ty(), local, ctxArg(kCtxPrivate), "wi.context");
+  uint64_t prefix = 0;
+  std::vector<Value *> ctxPtrs;
+  for (AllocaInst *a : context) {
+    const uint64_t align = a->getAlign().value();
+    const uint64_t size =
+        (a->getAllocationSizeInBits(dl)->getFixedSize() / 8 + align - 1) / align * align;
+    Value *off =
+        b.CreateAdd(b.CreateMul(n, b.getInt64(prefix)), b.CreateMul(wi, b.getInt64(size)));
+    Value *p = b.CreateInBoundsGEP(b.getInt8Ty(), base, off);
+    p = b.CreatePointerBitCastOrAddrSpaceCast(p, a->getType(), a->getName() + ".ctx");
+    a->replaceAllUsesWith(p);
+    ctxPtrs.push_back(p);
+    prefix += size;
+  }
+  for (AllocaInst *a : context) // (after the loop: `b` inserts before the first one)
+    a->eraseFromParent();
+  out.privateBytes = prefix;
+  markContextScope(body, ctxPtrs);
+}
+
+// Step 5: one function per region, cloned from the body: setup branches to the
+// region's start, barrier blocks return their region number, returns return
+// kRegionExit; `carried` values come in as arguments and go out through pointers.
+void buildRegions(Function &body, BasicBlock *setup, BasicBlock *oldEntry,
+                  const std::vector<BasicBlock *> &starts, const std::vector<BasicBlock *> &barrierBlocks,
+                  const std::vector<AllocaInst *> &carried, BarrierRegions &out) {
+  LLVMContext &c = body.getContext();
   Type *i32 = Type::getInt32Ty(c);
   std::vector<Type *> params(body.getFunctionType()->params().begin(),
                              body.getFunctionType()->params().end());
@@ -448,6 +467,46 @@ bool splitAtBarriers(Function &body, Function &barrier, unsigned numParams, Barr
     removeUnreachableBlocks(*rf);
     out.regions.push_back(rf);
   }
+}
+
+} // namespace
+
+bool splitAtBarriers(Function &body, Function &barrier, unsigned numParams, BarrierRegions &out,
+                     std::string &whyNot) {
+  LLVMContext &c = body.getContext();
+
+  // Refusals first, while the body is untouched.
+  std::vector<CallInst *> barriers;
+  if (!findBarriers(body, barrier, barriers, whyNot)) return false;
+  eraseLifetimeMarkers(body);
+
+  // 1. barrier blocks
+  std::vector<BasicBlock *> barrierBlocks, starts;
+  cutBarrierBlocks(barriers, barrierBlocks, starts);
+
+  // 2. setup block: allocas, then parameter-only computations in reverse post-order
+  BasicBlock *oldEntry = &body.getEntryBlock();
+  BasicBlock *setup = BasicBlock::Create(c, "setup", &body, oldEntry);
+  BranchInst *setupBr = BranchInst::Create(oldEntry, setup);
+  fillSetup(body, setup, oldEntry, setupBr);
+
+  // 3. reg2mem outside setup
+  demoteOutsideSetup(body, setup, setupBr);
+
+  // 4. liveness of the simple allocas at the barrier blocks, then context arrays
+  std::vector<AllocaInst *> allocas;
+  for (Instruction &i : *setup)
+    if (auto *a = dyn_cast<AllocaInst>(&i)) allocas.push_back(a);
+  std::map<AllocaInst *, unsigned> index;
+  for (AllocaInst *a : allocas)
+    if (onlyWholeAccesses(a)) index.emplace(a, unsigned(index.size()));
+  const BitVector liveAtBarrier = liveAtBarriers(body, index, barrierBlocks);
+  std::vector<AllocaInst *> context, carried;
+  classifyAllocas(body, numParams, allocas, index, liveAtBarrier, context, carried, out);
+  placeContextArrays(body, numParams, setup, context, out);
+
+  // 5. one function per region
+  buildRegions(body, setup, oldEntry, starts, barrierBlocks, carried, out);
   return true;
 }
 

@@ -1,13 +1,8 @@
-// The executable graph: preparation (modules, kernels, owned slots) and the recordings,
-// regular command lists kept per binding set.
-//
-// Why recordings per binding set: a recorded launch captures its arguments (device
-// pointers, scalars) and group counts when it is appended, and loader 1.8's headers
-// have no mutable command list extension to change them afterwards, so a new binding
-// table or parameter value needs a new recording (docs/architecture.md decision 5). The
-// last few are kept so that alternating tables (double buffering) replay without
-// re-recording. Stored parameter expressions arrive as extra parameter values, so each
-// distinct shape gets its own recording, kept the same way.
+// The executable graph: preparation (modules, kernels, fill sources), kernel state and
+// the recordings, regular command lists per binding set: a recorded launch captures its
+// arguments and group counts when it is appended, and loader 1.8's headers have no
+// mutable command list extension to change them afterwards
+// (cgraph/runtime/recorded_executable.h says why that needs them).
 #include "exec.h"
 
 #include <algorithm>
@@ -33,9 +28,10 @@ Recording::~Recording() {
 }
 
 LevelZeroExecutable::LevelZeroExecutable(LevelZeroDevice &device, Graph flattened,
-                                         rt::ExecMode mode, const rt::FinalizeOptions &opts)
-    : rt::Executable(device, std::move(flattened), mode), dev_(&device), ze_(&device.ze()),
-      host_(opts.host), planMemory_(opts.planMemory) {}
+                                         rt::ExecMode mode)
+    : RecordedExecutable(device, std::move(flattened), mode,
+                         Config{64, device.options().maxRecordings, true}),
+      dev_(&device), ze_(&device.ze()) {}
 
 LevelZeroExecutable::~LevelZeroExecutable() {
   if (previous_) (void)previous_->wait(); // its failure was reported through its event
@@ -46,41 +42,10 @@ LevelZeroExecutable::~LevelZeroExecutable() {
   modules_.clear();
 }
 
-Error LevelZeroExecutable::applyUpdate(const std::vector<uint32_t> &) {
-  // Every recording captured the old values: drop them all; the next submission
-  // records the updated graph. The eager path reads graph() per node.
-  recordings_.clear();
-  return Error::success();
-}
-
-Error LevelZeroExecutable::prepare(const rt::FinalizeOptions &opts) {
-  // The plan is the graph's stored partitions (flattenSubgraphs checked or computed
-  // them), in index order; host partitions hold one host task.
-  std::vector<uint32_t> partOf(graph_.nodes.size(), 0);
-  for (uint32_t p = 0; p < graph_.partitions.size(); ++p) {
-    const Partition &part = graph_.partitions[p];
-    const bool host = part.nodes.size() == 1 && graph_.nodes[part.nodes[0]].kind == NodeKind::Host;
-    parts_.push_back({part.nodes, host});
-    for (uint32_t n : part.nodes)
-      partOf[n] = p;
-  }
-  partPreds_.assign(graph_.nodes.size(), {});
-  hasPartSucc_.assign(graph_.nodes.size(), 0);
-  for (const Edge &e : graph_.edges)
-    if (partOf[e.from] == partOf[e.to]) {
-      partPreds_[e.to].push_back(e.from);
-      hasPartSucc_[e.from] = 1;
-    }
+Error LevelZeroExecutable::prepareDevice(const rt::FinalizeOptions &opts) {
   // Modules (validated SPIR-V) and one kernel handle per graph kernel a node launches
   // or may launch after an update.
-  std::vector<bool> used(graph_.kernels.size(), false);
-  bool anyHost = false;
-  for (const Node &n : graph_.nodes) {
-    if (n.kind == NodeKind::Kernel) used[n.kernel] = true;
-    for (uint32_t k : n.alternatives)
-      used[k] = true;
-    if (n.kind == NodeKind::Host) anyHost = true;
-  }
+  const std::vector<bool> used = kernelsUsed();
   kernels_.assign(graph_.kernels.size(), nullptr);
   offsetSet_.assign(graph_.kernels.size(), 0);
   std::vector<std::shared_ptr<const Module>> byModule(graph_.modules.size());
@@ -120,19 +85,7 @@ Error LevelZeroExecutable::prepare(const rt::FinalizeOptions &opts) {
         dev_->write(**b, 0, bytes.data(), bytes.size()).withContext(nodeLabel(graph_, n)));
     fillSources_[n] = std::move(*b);
   }
-  if (anyHost) {
-    auto h = rt::HostTasks::prepare(graph_, opts.host);
-    if (!h) return h.error();
-    hostTasks_ = std::move(*h);
-  }
-  return allocateOwnedSlotsAs(host_, 64, &owned_, planMemory_);
-}
-
-void LevelZeroExecutable::resolve(const std::vector<ResolvedSlot> &slots) {
-  mems_.resize(graph_.slots.size());
-  forEachSlotStorage(slots, owned_, [&](size_t i, LevelZeroBuffer *b, uint64_t offset, uint64_t length) {
-    mems_[i] = b ? SlotMem{static_cast<char *>(b->ptr()) + offset, offset, length, b->id()} : SlotMem{};
-  });
+  return Error::success();
 }
 
 Error LevelZeroExecutable::setKernel(uint32_t n, const std::vector<uint64_t> &params,
@@ -144,40 +97,21 @@ Error LevelZeroExecutable::setKernel(uint32_t n, const std::vector<uint64_t> &pa
   // Arguments: device pointers (the slot's bound address + the argument's offset),
   // scalar bits, __local sizes.
   for (uint32_t i = 0; i < node.args.size(); ++i) {
-    const Arg &a = node.args[i];
-    const uint32_t psize = i < kern.params.size() ? kern.params[i].size : 0;
+    Expected<KernelArg> a = kernelArg(n, i, params);
+    if (!a) return a.error();
     ze_result_t rc = ZE_RESULT_SUCCESS;
-    switch (a.kind) {
-    case ArgKind::Slot: {
-      const SlotMem &m = mems_[a.index];
-      if (!m.ptr) return makeError(where + ": arg " + std::to_string(i) + ": slot is unbound");
-      if (m.length && a.value >= m.length)
-        return makeError(where + ": arg " + std::to_string(i) + ": offset " +
-                         std::to_string(a.value) + " is past the bound range");
-      void *p = m.ptr + a.value;
+    switch (a->kind) {
+    case KernelArg::Slot: {
+      void *p = ptrOf(*a->slot) + a->offset;
       rc = ze_->zeKernelSetArgumentValue(k, i, sizeof(void *), &p);
       break;
     }
-    case ArgKind::Scalar:
-    case ArgKind::Param: {
-      uint64_t bits = a.kind == ArgKind::Scalar ? a.value : params[a.index];
-      // A Param index past graph_.params is a stored expression (its Arg keeps the
-      // argument's own type).
-      uint32_t size = psize ? psize
-                            : scalarSize(a.kind == ArgKind::Param && a.index < graph_.params.size()
-                                             ? graph_.params[a.index].type
-                                             : a.type);
-      if (size > 8)
-        return makeError(where + ": arg " + std::to_string(i) + ": by-value argument of " +
-                         std::to_string(size) + " bytes is wider than a scalar");
-      rc = ze_->zeKernelSetArgumentValue(k, i, size, &bits);
+    case KernelArg::Value:
+      rc = ze_->zeKernelSetArgumentValue(k, i, size_t(a->size), &a->bits);
       break;
-    }
-    case ArgKind::LocalMem:
-      rc = ze_->zeKernelSetArgumentValue(k, i, size_t(a.value), nullptr);
+    case KernelArg::Local:
+      rc = ze_->zeKernelSetArgumentValue(k, i, size_t(a->size), nullptr);
       break;
-    case ArgKind::String:
-      return makeError(where + ": arg " + std::to_string(i) + ": string argument for a kernel");
     }
     if (rc != ZE_RESULT_SUCCESS)
       return zeError("zeKernelSetArgumentValue", rc)
@@ -262,8 +196,8 @@ Error LevelZeroExecutable::appendNode(ze_command_list_handle_t list, uint32_t n,
   case NodeKind::Copy: {
     const CopyOp &c = node.copy;
     call = "zeCommandListAppendMemoryCopy";
-    rc = ze_->zeCommandListAppendMemoryCopy(list, mems_[c.dstSlot].ptr + c.dstOffset,
-                                            mems_[c.srcSlot].ptr + c.srcOffset, size_t(c.bytes),
+    rc = ze_->zeCommandListAppendMemoryCopy(list, ptrOf(mems_[c.dstSlot]) + c.dstOffset,
+                                            ptrOf(mems_[c.srcSlot]) + c.srcOffset, size_t(c.bytes),
                                             signal, nWait, w);
     break;
   }
@@ -281,14 +215,14 @@ Error LevelZeroExecutable::appendNode(ze_command_list_handle_t list, uint32_t n,
     ze_copy_region_t dst = src;
     call = "zeCommandListAppendMemoryCopyRegion";
     rc = ze_->zeCommandListAppendMemoryCopyRegion(
-        list, mems_[c.dstSlot].ptr + c.dstOffset, &dst, uint32_t(c.dstRowPitch),
-        uint32_t(c.dstSlicePitch), mems_[c.srcSlot].ptr + c.srcOffset, &src,
+        list, ptrOf(mems_[c.dstSlot]) + c.dstOffset, &dst, uint32_t(c.dstRowPitch),
+        uint32_t(c.dstSlicePitch), ptrOf(mems_[c.srcSlot]) + c.srcOffset, &src,
         uint32_t(c.srcRowPitch), uint32_t(c.srcSlicePitch), signal, nWait, w);
     break;
   }
   case NodeKind::Fill: {
     const FillOp &f = node.fill;
-    char *dst = mems_[f.slot].ptr + f.offset;
+    char *dst = ptrOf(mems_[f.slot]) + f.offset;
     if (fillSources_[n]) {
       call = "zeCommandListAppendMemoryCopy";
       rc = ze_->zeCommandListAppendMemoryCopy(
@@ -407,20 +341,13 @@ Error LevelZeroExecutable::record(Recording &rec, const std::vector<uint64_t> &p
   return closeList();
 }
 
-Expected<Recording *> LevelZeroExecutable::findOrRecord(const std::vector<uint64_t> &params,
-                                                        bool profile) {
-  // The binding set: buffer identity, offset and length of every slot, and every
-  // parameter value (arguments and group counts are captured by the recorded commands),
-  // and whether the recording is profiled.
-  // Eviction: no submission is in flight (a submission starts after the previous ended).
-  std::string key = rt::bindingSetKey(mems_, params);
-  rt::appendKeyBits(key, profile ? 1 : 0);
-  return recordings_.findOrMake(std::move(key), dev_->options().maxRecordings,
-                                [&]() -> Expected<std::unique_ptr<Recording>> {
-                                  auto rec = std::make_unique<Recording>(*ze_);
-                                  CGRAPH_RETURN_IF_ERROR(record(*rec, params, profile));
-                                  return rec;
-                                });
+Expected<std::unique_ptr<Recording>>
+LevelZeroExecutable::makeRecording(const std::vector<uint64_t> &params, bool profile) {
+  // Eviction needs no wait: no submission is in flight (a submission starts after the
+  // previous one ended).
+  auto rec = std::make_unique<Recording>(*ze_);
+  CGRAPH_RETURN_IF_ERROR(record(*rec, params, profile));
+  return rec;
 }
 
 } // namespace cgraph::level_zero

@@ -8,12 +8,8 @@
 
 namespace cgraph::level_zero {
 
-namespace {
-std::atomic<uint64_t> gNextBufferId{1};
-} // namespace
-
 LevelZeroBuffer::LevelZeroBuffer(LevelZeroDevice &device, void *ptr, uint64_t size)
-    : device_(&device), ptr_(ptr), size_(size), id_(gNextBufferId.fetch_add(1)) {}
+    : device_(&device), ptr_(ptr), size_(size) {}
 
 LevelZeroBuffer::~LevelZeroBuffer() {
   if (ptr_) device_->ze().zeMemFree(device_->context(), ptr_);

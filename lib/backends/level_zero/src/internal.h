@@ -7,7 +7,6 @@
 #include "cgraph/cache/kernel_cache.h"
 #include "cgraph/runtime/wait_once_event.h"
 
-#include <atomic>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -56,15 +55,11 @@ public:
   uint64_t size() const override { return size_; }
   const rt::Device *device() const override;
   void *ptr() const { return ptr_; }
-  // Unique for the life of the process: recordings are keyed by it, never by the
-  // pointer, which the driver may hand out again after zeMemFree.
-  uint64_t id() const { return id_; }
 
 private:
   LevelZeroDevice *device_;
   void *ptr_;
   uint64_t size_;
-  uint64_t id_;
 };
 
 // A module built from validated SPIR-V; destroyed with the executable that made it.

@@ -14,17 +14,20 @@ Error LevelZeroExecutable::runHost(uint32_t n, const std::vector<uint64_t> &para
   std::lock_guard<std::mutex> lock(dev_->immediateMutex());
   const std::string what = nodeLabel(graph_, n);
   return rt::runStagedHostTask(
-      graph_, n, uint32_t(graph_.slots.size()), *hostTasks_, params, [&](uint32_t slot) { return mems_[slot].length; },
-      [] { return Error::success(); },
-      [&](void *dst, uint32_t slot, size_t bytes) { return dev_->copyLocked(dst, mems_[slot].ptr, bytes, what.c_str()); },
+      graph_, n, uint32_t(graph_.slots.size()), *hostTasks_, params,
+      [&](uint32_t slot) { return mems_[slot].length; }, [] { return Error::success(); },
+      [&](void *dst, uint32_t slot, size_t bytes) {
+        return dev_->copyLocked(dst, ptrOf(mems_[slot]), bytes, what.c_str());
+      },
       [&](uint32_t slot, const void *src, size_t bytes) {
-        return dev_->copyLocked(mems_[slot].ptr, src, bytes, what.c_str());
+        return dev_->copyLocked(ptrOf(mems_[slot]), src, bytes, what.c_str());
       });
 }
 
-Expected<rt::EventPtr>
-LevelZeroExecutable::submitEager(const std::vector<uint64_t> &params, bool profile,
-                                 const std::function<Error(uint32_t)> &afterNode) {
+Expected<rt::EventPtr> LevelZeroExecutable::submitEager(const std::vector<uint64_t> &params,
+                                                        const rt::SubmitOptions &opts) {
+  const bool profile = opts.profile;
+  const std::function<Error(uint32_t)> &afterNode = opts.afterNode;
   // Per-node kernel timestamps: a host-visible timestamp pool, one event per kernel node.
   ze_event_pool_handle_t pool = nullptr;
   std::vector<std::pair<uint32_t, ze_event_handle_t>> profiled;
@@ -114,11 +117,9 @@ Expected<std::vector<rt::NodeTiming>> LevelZeroExecutable::readTimestamps(
   return timings;
 }
 
-Expected<rt::EventPtr> LevelZeroExecutable::submitReplay(const std::vector<uint64_t> &params,
-                                                         bool profile) {
-  Expected<Recording *> recOr = findOrRecord(params, profile);
-  if (!recOr) return recOr.error();
-  Recording &rec = **recOr;
+Expected<rt::EventPtr> LevelZeroExecutable::submitReplay(Recording &rec,
+                                                         const std::vector<uint64_t> &params,
+                                                         const rt::SubmitOptions &) {
   // Profiled: once everything ran, the kernels' timestamps are read, then every event
   // is reset on the host for the recording's next execution. The next submission (and
   // the executable's destruction) waits for this one first, so the recording is alive.
@@ -178,31 +179,19 @@ Expected<rt::EventPtr> LevelZeroExecutable::submitReplay(const std::vector<uint6
                                                        std::move(complete)));
 }
 
-Expected<rt::EventPtr> LevelZeroExecutable::submit(const std::vector<ResolvedSlot> &slots,
-                                                   const std::vector<uint64_t> &params,
-                                                   const rt::SubmitOptions &opts) {
-  // The submission's wait list is handled outside the recorded lists (the SYCL graph
-  // design): prior submissions this one must follow are waited for on the host, and so
-  // is this executable's previous submission, whose recorded events and kernel state
-  // this one reuses.
-  for (const rt::EventPtr &e : opts.waitFor)
-    if (e) CGRAPH_RETURN_IF_ERROR(e->wait().withContext("waiting for a prior submission"));
+Error LevelZeroExecutable::waitForPrior(const std::vector<rt::EventPtr> &waitFor) {
+  CGRAPH_RETURN_IF_ERROR(RecordedExecutable::waitForPrior(waitFor));
   if (previous_) {
     Error e = previous_->wait();
     (void)e; // reported through its own event
     previous_.reset();
   }
-  resolve(slots);
-  Expected<rt::EventPtr> ev = mode_ == rt::ExecMode::Eager
-                                  ? submitEager(params, opts.profile, opts.afterNode)
-                                  : submitReplay(params, opts.profile);
-  if (ev) previous_ = *ev;
-  return ev;
+  return Error::success();
 }
 
 Expected<std::unique_ptr<rt::Executable>> makeExecutable(LevelZeroDevice &device, Graph flattened,
                                                          const rt::FinalizeOptions &opts) {
-  auto exe = std::make_unique<LevelZeroExecutable>(device, std::move(flattened), opts.mode, opts);
+  auto exe = std::make_unique<LevelZeroExecutable>(device, std::move(flattened), opts.mode);
   CGRAPH_RETURN_IF_ERROR(exe->prepare(opts));
   return std::unique_ptr<rt::Executable>(std::move(exe));
 }

@@ -1,15 +1,8 @@
-// The executable graph: per-node enqueue (eager) and cl_khr_command_buffer recordings
-// kept per binding set (replay).
-//
-// Why recordings per binding set: without mutable dispatch (PoCL 3.1 has none) the
-// buffers and scalar values of a recorded command cannot change, so a new binding table
-// or parameter value needs a new recording (docs/architecture.md decision 5). The last few
-// are kept so that alternating tables (double buffering) replay without re-recording.
-// Stored parameter expressions (.cgf 2.0) arrive as extra parameter values, so each
-// distinct shape gets its own recording, kept the same way.
+// The executable graph: preparation (programs, kernel objects), kernel arguments and
+// launch sizes, and what recordings own. The recordings are cl_khr_command_buffer
+// command buffers or pre-resolved node lists, one per binding set: PoCL 3.1 has no
+// mutable dispatch (cgraph/runtime/recorded_executable.h says why that needs them).
 #include "exec.h"
-
-#include "cgraph/graph/order.h"
 
 #include <algorithm>
 #include <cstring>
@@ -53,10 +46,10 @@ Recording::~Recording() {
 
 // ---- the executable ------------------------------------------------------------------
 
-OpenCLExecutable::OpenCLExecutable(OpenCLDevice &device, Graph flattened, rt::ExecMode mode,
-                                   const rt::FinalizeOptions &opts)
-    : rt::Executable(device, std::move(flattened), mode), dev_(&device), api_(&device.api()),
-      host_(opts.host), planMemory_(opts.planMemory) {}
+OpenCLExecutable::OpenCLExecutable(OpenCLDevice &device, Graph flattened, rt::ExecMode mode)
+    : RecordedExecutable(device, std::move(flattened), mode,
+                         Config{1, device.options().maxRecordings, false}),
+      dev_(&device), api_(&device.api()) {}
 
 OpenCLExecutable::~OpenCLExecutable() {
   recordings_.clear();
@@ -64,38 +57,9 @@ OpenCLExecutable::~OpenCLExecutable() {
     if (k) api_->clReleaseKernel(k);
 }
 
-Error OpenCLExecutable::applyUpdate(const std::vector<uint32_t> &) {
-  // Every recording resolved the old values (arguments set on its kernel objects,
-  // launch sizes, commands recorded): drop them all; the next submission records the
-  // updated graph. Eager submission reads graph() per node and needs nothing.
-  recordings_.clear();
-  return Error::success();
-}
-
-Error OpenCLExecutable::prepare(const rt::FinalizeOptions &opts) {
-  // The plan is the graph's stored order and partitions (flattenSubgraphs checked or
-  // computed them): one command buffer per device partition, host partitions between.
-  order_ = graph_.order;
-  std::vector<uint32_t> partOf(graph_.nodes.size(), 0);
-  for (uint32_t p = 0; p < graph_.partitions.size(); ++p) {
-    const Partition &part = graph_.partitions[p];
-    const bool host = part.nodes.size() == 1 && graph_.nodes[part.nodes[0]].kind == NodeKind::Host;
-    parts_.push_back({part.nodes, host});
-    for (uint32_t n : part.nodes) partOf[n] = p;
-  }
-  // Sync points come from the graph's edges inside a partition; earlier partitions are
-  // complete before a later one starts (in-order queue, partitions in index order).
-  partPreds_.assign(graph_.nodes.size(), {});
-  for (const Edge &e : graph_.edges)
-    if (partOf[e.from] == partOf[e.to]) partPreds_[e.to].push_back(e.from);
+Error OpenCLExecutable::prepareDevice(const rt::FinalizeOptions &opts) {
   // Programs and one cl_kernel per graph kernel that a node launches or may launch.
-  std::vector<bool> used(graph_.kernels.size(), false);
-  bool anyHost = false;
-  for (const Node &n : graph_.nodes) {
-    if (n.kind == NodeKind::Kernel) used[n.kernel] = true;
-    for (uint32_t k : n.alternatives) used[k] = true; // an update may switch to it
-    if (n.kind == NodeKind::Host) anyHost = true;
-  }
+  const std::vector<bool> used = kernelsUsed();
   kernels_.assign(graph_.kernels.size(), nullptr);
   kernelProgram_.assign(graph_.kernels.size(), nullptr);
   std::vector<std::shared_ptr<const Program>> byModule(graph_.modules.size());
@@ -115,65 +79,32 @@ Error OpenCLExecutable::prepare(const rt::FinalizeOptions &opts) {
     if (rc != CL_SUCCESS)
       return clError("clCreateKernel", rc).withContext("kernel '" + kern.name + "'");
   }
-  if (anyHost) {
-    auto h = rt::HostTasks::prepare(graph_, opts.host);
-    if (!h) return h.error();
-    hostTasks_ = std::move(*h);
-  }
-  return initOwnedSlots();
-}
-
-Error OpenCLExecutable::initOwnedSlots() { return allocateOwnedSlotsAs(host_, 1, &owned_, planMemory_); }
-
-Error OpenCLExecutable::resolve(const std::vector<ResolvedSlot> &slots) {
-  mems_.resize(graph_.slots.size());
-  forEachSlotStorage(slots, owned_, [&](size_t i, OpenCLBuffer *b, uint64_t offset, uint64_t length) {
-    mems_[i] = b ? SlotMem{b->mem(), offset, length, b->id()} : SlotMem{};
-  });
   return Error::success();
 }
 
 Error OpenCLExecutable::setArgs(cl_kernel k, uint32_t n, const std::vector<uint64_t> &params,
                                 SubBuffers &subs) {
   const Node &node = graph_.nodes[n];
-  const Kernel &kern = graph_.kernels[node.kernel];
   for (cl_uint i = 0; i < node.args.size(); ++i) {
-    const Arg &a = node.args[i];
-    const uint32_t psize = i < kern.params.size() ? kern.params[i].size : 0;
+    Expected<KernelArg> a = kernelArg(n, i, params);
+    if (!a) return a.error();
     cl_int rc = CL_SUCCESS;
-    switch (a.kind) {
-    case ArgKind::Slot: {
-      const SlotMem &m = mems_[a.index];
-      if (!m.mem) return makeError(nodeLabel(graph_, n) + ": arg " + std::to_string(i) + ": slot is unbound");
-      if (a.value >= m.length && m.length)
-        return makeError(nodeLabel(graph_, n) + ": arg " + std::to_string(i) + ": offset " +
-                         std::to_string(a.value) + " is past the bound range");
-      auto mem = subs.get(m.mem, m.offset + a.value, m.length - a.value);
+    switch (a->kind) {
+    case KernelArg::Slot: {
+      // A kernel argument is a cl_mem, never a pointer + offset: a sub-buffer at offsets.
+      const SlotMem &m = *a->slot;
+      auto mem = subs.get(memOf(m), m.offset + a->offset, m.length - a->offset);
       if (!mem) return mem.error().withContext(nodeLabel(graph_, n) + ": arg " + std::to_string(i));
       cl_mem v = *mem;
       rc = api_->clSetKernelArg(k, i, sizeof(cl_mem), &v);
       break;
     }
-    case ArgKind::Scalar:
-    case ArgKind::Param: {
-      uint64_t bits = a.kind == ArgKind::Scalar ? a.value : params[a.index];
-      // A Param index past graph_.params is a stored expression (rt::Executable appends
-      // their values to the parameters); its Arg keeps the argument's own type.
-      uint32_t size = psize ? psize
-                            : scalarSize(a.kind == ArgKind::Param && a.index < graph_.params.size()
-                                             ? graph_.params[a.index].type
-                                             : a.type);
-      if (size > 8)
-        return makeError(nodeLabel(graph_, n) + ": arg " + std::to_string(i) + ": by-value argument of " +
-                         std::to_string(size) + " bytes is wider than a scalar");
-      rc = api_->clSetKernelArg(k, i, size, &bits);
+    case KernelArg::Value:
+      rc = api_->clSetKernelArg(k, i, size_t(a->size), &a->bits);
       break;
-    }
-    case ArgKind::LocalMem:
-      rc = api_->clSetKernelArg(k, i, size_t(a.value), nullptr);
+    case KernelArg::Local:
+      rc = api_->clSetKernelArg(k, i, size_t(a->size), nullptr);
       break;
-    case ArgKind::String:
-      return makeError(nodeLabel(graph_, n) + ": arg " + std::to_string(i) + ": string argument for a kernel");
     }
     if (rc != CL_SUCCESS)
       return clError("clSetKernelArg", rc).withContext(nodeLabel(graph_, n) + ": arg " + std::to_string(i));

@@ -8,12 +8,8 @@
 
 namespace cgraph::opencl {
 
-namespace {
-std::atomic<uint64_t> gNextBufferId{1};
-} // namespace
-
 OpenCLBuffer::OpenCLBuffer(OpenCLDevice &device, cl_mem mem, uint64_t size)
-    : device_(&device), mem_(mem), size_(size), id_(gNextBufferId.fetch_add(1)) {}
+    : device_(&device), mem_(mem), size_(size) {}
 
 OpenCLBuffer::~OpenCLBuffer() {
   if (mem_) device_->api().clReleaseMemObject(mem_);

@@ -5,8 +5,7 @@
 #include "internal.h"
 
 #include "cgraph/graph/labels.h"
-#include "cgraph/runtime/host_tasks.h"
-#include "cgraph/runtime/recording_cache.h"
+#include "cgraph/runtime/recorded_executable.h"
 
 #include <map>
 #include <tuple>
@@ -76,37 +75,33 @@ struct Recording {
   cl_event lastUse = nullptr;     // for devices without simultaneous use
 };
 
-class OpenCLExecutable final : public rt::Executable {
+// Recorded command buffers or pre-resolved node lists per binding set, over the shared
+// recorded executable (cgraph/runtime/recorded_executable.h), which owns the plan, the
+// slots and the recordings.
+class OpenCLExecutable final : public rt::RecordedExecutable<Recording> {
 public:
-  OpenCLExecutable(OpenCLDevice &device, Graph flattened, rt::ExecMode mode,
-                   const rt::FinalizeOptions &opts);
+  OpenCLExecutable(OpenCLDevice &device, Graph flattened, rt::ExecMode mode);
   ~OpenCLExecutable() override;
-  Error prepare(const rt::FinalizeOptions &opts);
-
-  // Counters the tests assert on.
-  uint64_t recordingsMade() const { return recordings_.made(); }
-  size_t recordingsHeld() const { return recordings_.size(); }
 
 protected:
-  Expected<rt::EventPtr> submit(const std::vector<ResolvedSlot> &slots,
-                                const std::vector<uint64_t> &params,
-                                const rt::SubmitOptions &opts) override;
-  Error applyUpdate(const std::vector<uint32_t> &nodes) override;
+  Error prepareDevice(const rt::FinalizeOptions &opts) override;
+  Expected<std::unique_ptr<Recording>> makeRecording(const std::vector<uint64_t> &params,
+                                                     bool profile) override;
+  // Our own events join the queue's wait list (wait_); anything else is waited for here.
+  Error waitForPrior(const std::vector<rt::EventPtr> &waitFor) override;
+  Error checkReplay(const rt::SubmitOptions &opts) override;
+  Expected<rt::EventPtr> submitEager(const std::vector<uint64_t> &params,
+                                     const rt::SubmitOptions &opts) override;
+  Expected<rt::EventPtr> submitReplay(Recording &rec, const std::vector<uint64_t> &params,
+                                      const rt::SubmitOptions &opts) override;
 
 private:
-  struct SlotMem {
-    cl_mem mem = nullptr;
-    uint64_t offset = 0;
-    uint64_t length = 0;
-    uint64_t id = 0;
-  };
-  struct PartPlan {
-    std::vector<uint32_t> nodes;
-    bool host = false;
-  };
-
-  Error initOwnedSlots();
-  Error resolve(const std::vector<ResolvedSlot> &slots);
+  // The cl_mem behind a slot's storage; null when unbound.
+  static cl_mem memOf(const SlotMem &m) {
+    return m.buffer ? static_cast<OpenCLBuffer *>(m.buffer)->mem() : nullptr;
+  }
+  cl_uint waitCount() const { return cl_uint(wait_.size()); }
+  const cl_event *waitEvents() const { return wait_.empty() ? nullptr : wait_.data(); }
   Error setArgs(cl_kernel k, uint32_t n, const std::vector<uint64_t> &params, SubBuffers &subs);
   Launch launchDims(uint32_t n, const std::vector<uint64_t> &params) const;
 
@@ -125,7 +120,6 @@ private:
   Error recordNode(cl_command_buffer_khr cb, uint32_t n, const std::vector<uint64_t> &params,
                    SubBuffers &subs, cl_kernel k,
                    std::vector<std::vector<cl_sync_point_khr>> &done);
-  Expected<Recording *> findOrRecord(const std::vector<uint64_t> &params);
   // Fills `rec` with command buffers (recordCommandBuffers) or a resolved node list
   // (resolveOps) for the current binding set and `params`.
   Error recordCommandBuffers(Recording &rec, const std::vector<uint64_t> &params);
@@ -137,31 +131,20 @@ private:
                                       std::unordered_map<std::string, cl_kernel> &shared,
                                       bool setArgsNow);
   Error runHost(uint32_t n, const std::vector<uint64_t> &params);
-  // Waits for the events in `wait` (submissions this one must follow, possibly on other
+  // Waits for the events in wait_ (submissions this one must follow, possibly on other
   // queues) and clears it; before a host task, which drains only this queue.
-  Error waitOutside(std::vector<cl_event> &wait);
-  Expected<rt::EventPtr> submitEager(const std::vector<uint64_t> &params,
-                                     std::vector<cl_event> &wait, bool profile,
-                                     const std::function<Error(uint32_t)> &afterNode);
-  Expected<rt::EventPtr> submitReplay(const std::vector<uint64_t> &params,
-                                      std::vector<cl_event> &wait, bool profile);
+  Error waitOutside();
   Expected<rt::EventPtr> submitPreResolved(Recording &rec, const std::vector<uint64_t> &params,
-                                           std::vector<cl_event> &wait, bool profile);
+                                           bool profile);
 
   OpenCLDevice *dev_;
   const ClApi *api_;
-  rt::HostPolicy host_;
-  bool planMemory_ = true; // FinalizeOptions::planMemory
-  std::vector<uint32_t> order_;
-  std::vector<PartPlan> parts_;
-  std::vector<std::vector<uint32_t>> partPreds_; // predecessors inside the same partition
   std::vector<std::shared_ptr<const Program>> programs_;
   std::vector<cl_kernel> kernels_;        // per graph kernel; null when no node launches it
   std::vector<cl_program> kernelProgram_; // per graph kernel
-  std::vector<std::unique_ptr<OpenCLBuffer>> owned_; // runtime-initialized slots
-  std::unique_ptr<rt::HostTasks> hostTasks_;
-  std::vector<SlotMem> mems_; // the current submission's slots
-  rt::RecordingCache<Recording> recordings_;
+  // The current submission's wait list: events of this backend it must follow, joined
+  // to its first command (they are alive while submit() runs; cleared at its start).
+  std::vector<cl_event> wait_;
 };
 
 } // namespace cgraph::opencl

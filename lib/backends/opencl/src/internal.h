@@ -7,7 +7,6 @@
 #include "cgraph/cache/kernel_cache.h"
 #include "cgraph/runtime/wait_once_event.h"
 
-#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -47,15 +46,11 @@ public:
   uint64_t size() const override { return size_; }
   const rt::Device *device() const override;
   cl_mem mem() const { return mem_; }
-  // Unique for the life of the process: recordings are keyed by it, never by the
-  // cl_mem value, which the driver may reuse after a release.
-  uint64_t id() const { return id_; }
 
 private:
   OpenCLDevice *device_;
   cl_mem mem_;
   uint64_t size_;
-  uint64_t id_;
 };
 
 // A built program, shared by the device's in-memory cache and the executables using it.

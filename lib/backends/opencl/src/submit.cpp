@@ -51,8 +51,8 @@ ResolvedOp OpenCLExecutable::resolveOp(uint32_t n, cl_kernel k,
       break;
     }
     op.kind = ResolvedOp::Copy;
-    op.src = sm.mem;
-    op.dst = dm.mem;
+    op.src = memOf(sm);
+    op.dst = memOf(dm);
     op.srcOffset = size_t(sm.offset + t.srcOffset);
     op.dstOffset = size_t(dm.offset + t.dstOffset);
     op.bytes = size_t(t.bytes);
@@ -62,8 +62,8 @@ ResolvedOp OpenCLExecutable::resolveOp(uint32_t n, cl_kernel k,
     const CopyOp &c = node.copy;
     const SlotMem &sm = mems_[c.srcSlot], &dm = mems_[c.dstSlot];
     op.kind = ResolvedOp::CopyRect;
-    op.src = sm.mem;
-    op.dst = dm.mem;
+    op.src = memOf(sm);
+    op.dst = memOf(dm);
     op.so[0] = size_t(sm.offset + c.srcOffset);
     op.dO[0] = size_t(dm.offset + c.dstOffset);
     for (int d = 0; d < 3; ++d)
@@ -83,7 +83,7 @@ ResolvedOp OpenCLExecutable::resolveOp(uint32_t n, cl_kernel k,
       break;
     }
     op.kind = ResolvedOp::Fill;
-    op.dst = m.mem;
+    op.dst = memOf(m);
     op.dstOffset = size_t(m.offset + t.dstOffset);
     op.bytes = size_t(t.bytes);
     op.pattern = f.pattern.data();
@@ -313,30 +313,28 @@ Error OpenCLExecutable::resolveOps(Recording &rec, const std::vector<uint64_t> &
   return Error::success();
 }
 
-Expected<Recording *> OpenCLExecutable::findOrRecord(const std::vector<uint64_t> &params) {
-  // The binding set: buffer identity, offset and length of every slot, and every
-  // parameter value (scalars and nd-ranges are baked into the recorded commands).
-  // Eviction: the driver keeps a pending command buffer alive, and a kernel object or
-  // buffer released while an enqueued command uses it stays alive until that command ends.
-  return recordings_.findOrMake(
-      rt::bindingSetKey(mems_, params), dev_->options().maxRecordings,
-      [&]() -> Expected<std::unique_ptr<Recording>> {
-        auto rec = std::make_unique<Recording>(*api_, dev_->commandBufferApi(), dev_->props().baseAddrAlign);
-        for (const SlotMem &m : mems_)
-          if (m.mem && api_->clRetainMemObject(m.mem) == CL_SUCCESS) rec->retained.push_back(m.mem);
-        if (dev_->useCommandBuffers()) {
-          CGRAPH_RETURN_IF_ERROR(recordCommandBuffers(*rec, params));
-        } else {
-          CGRAPH_RETURN_IF_ERROR(resolveOps(*rec, params));
-        }
-        return rec;
-      });
+Expected<std::unique_ptr<Recording>>
+OpenCLExecutable::makeRecording(const std::vector<uint64_t> &params, bool) {
+  // Eviction needs no wait: the driver keeps a pending command buffer alive, and a
+  // kernel object or buffer released while an enqueued command uses it stays alive
+  // until that command ends.
+  auto rec =
+      std::make_unique<Recording>(*api_, dev_->commandBufferApi(), dev_->props().baseAddrAlign);
+  for (const SlotMem &m : mems_)
+    if (m.buffer && api_->clRetainMemObject(memOf(m)) == CL_SUCCESS)
+      rec->retained.push_back(memOf(m));
+  if (dev_->useCommandBuffers()) {
+    CGRAPH_RETURN_IF_ERROR(recordCommandBuffers(*rec, params));
+  } else {
+    CGRAPH_RETURN_IF_ERROR(resolveOps(*rec, params));
+  }
+  return rec;
 }
 
-Error OpenCLExecutable::waitOutside(std::vector<cl_event> &wait) {
-  if (wait.empty()) return Error::success();
-  CGRAPH_CL_CHECK("clWaitForEvents", api_->clWaitForEvents(cl_uint(wait.size()), wait.data()));
-  wait.clear(); // complete: later commands need not wait for them
+Error OpenCLExecutable::waitOutside() {
+  if (wait_.empty()) return Error::success();
+  CGRAPH_CL_CHECK("clWaitForEvents", api_->clWaitForEvents(cl_uint(wait_.size()), wait_.data()));
+  wait_.clear(); // complete: later commands need not wait for them
   return Error::success();
 }
 
@@ -354,13 +352,13 @@ Error OpenCLExecutable::runHost(uint32_t n, const std::vector<uint64_t> &params)
     if (a.kind != ArgKind::Slot || spans[a.index].data) continue;
     const SlotMem &m = mems_[a.index];
     cl_int rc = CL_SUCCESS;
-    void *p = api_->clEnqueueMapBuffer(q, m.mem, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, m.offset,
+    void *p = api_->clEnqueueMapBuffer(q, memOf(m), CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, m.offset,
                                        m.length, 0, nullptr, nullptr, &rc);
     if (rc != CL_SUCCESS) {
       err = clError("clEnqueueMapBuffer", rc).withContext(nodeLabel(graph_, n));
       break;
     }
-    mapped.push_back({m.mem, p});
+    mapped.push_back({memOf(m), p});
     spans[a.index] = {p, m.length};
   }
   if (!err) err = hostTasks_->run(n, spans, params);
@@ -369,9 +367,10 @@ Error OpenCLExecutable::runHost(uint32_t n, const std::vector<uint64_t> &params)
   return err;
 }
 
-Expected<rt::EventPtr>
-OpenCLExecutable::submitEager(const std::vector<uint64_t> &params, std::vector<cl_event> &wait,
-                              bool profile, const std::function<Error(uint32_t)> &afterNode) {
+Expected<rt::EventPtr> OpenCLExecutable::submitEager(const std::vector<uint64_t> &params,
+                                                     const rt::SubmitOptions &opts) {
+  const bool profile = opts.profile;
+  const std::function<Error(uint32_t)> &afterNode = opts.afterNode;
   SubBuffers subs(*api_, dev_->props().baseAddrAlign);
   std::vector<std::pair<uint32_t, cl_event>> profiled;
   auto releaseProfiled = [&] {
@@ -383,7 +382,7 @@ OpenCLExecutable::submitEager(const std::vector<uint64_t> &params, std::vector<c
     const PartPlan &plan = parts_[pi];
     if (plan.host) {
       // Events of other queues (waitFor) first: runHost drains only this queue.
-      Error e = waitOutside(wait);
+      Error e = waitOutside();
       if (!e) e = runHost(plan.nodes[0], params);
       if (!e && afterNode) e = afterNode(plan.nodes[0]);
       if (e) {
@@ -396,10 +395,9 @@ OpenCLExecutable::submitEager(const std::vector<uint64_t> &params, std::vector<c
       const uint32_t n = plan.nodes[i];
       const bool lastNode = pi + 1 == parts_.size() && i + 1 == plan.nodes.size();
       cl_event ev = nullptr;
-      Error e =
-          enqueueNode(n, params, subs, cl_uint(wait.size()), wait.empty() ? nullptr : wait.data(),
-                      (profile || lastNode) ? &ev : nullptr);
-      wait.clear(); // later nodes follow on the in-order queue
+      Error e = enqueueNode(n, params, subs, waitCount(), waitEvents(),
+                            (profile || lastNode) ? &ev : nullptr);
+      wait_.clear(); // later nodes follow on the in-order queue
       if (e) {
         releaseProfiled();
         return e;
@@ -421,8 +419,8 @@ OpenCLExecutable::submitEager(const std::vector<uint64_t> &params, std::vector<c
     }
   }
   if (!last.ev) { // empty graph, or a host task last
-    cl_int rc = api_->clEnqueueMarkerWithWaitList(dev_->queue(), cl_uint(wait.size()),
-                                                  wait.empty() ? nullptr : wait.data(), &last.ev);
+    cl_int rc =
+        api_->clEnqueueMarkerWithWaitList(dev_->queue(), waitCount(), waitEvents(), &last.ev);
     if (rc != CL_SUCCESS) {
       releaseProfiled();
       return clError("clEnqueueMarkerWithWaitList", rc);
@@ -432,12 +430,10 @@ OpenCLExecutable::submitEager(const std::vector<uint64_t> &params, std::vector<c
   return rt::EventPtr(std::make_shared<OpenCLEvent>(*api_, last.take(), std::move(profiled)));
 }
 
-Expected<rt::EventPtr> OpenCLExecutable::submitReplay(const std::vector<uint64_t> &params,
-                                                      std::vector<cl_event> &wait, bool profile) {
-  Expected<Recording *> recOr = findOrRecord(params);
-  if (!recOr) return recOr.error();
-  Recording &rec = **recOr;
-  if (!dev_->useCommandBuffers()) return submitPreResolved(rec, params, wait, profile);
+Expected<rt::EventPtr> OpenCLExecutable::submitReplay(Recording &rec,
+                                                      const std::vector<uint64_t> &params,
+                                                      const rt::SubmitOptions &opts) {
+  if (!dev_->useCommandBuffers()) return submitPreResolved(rec, params, opts.profile);
   const ClCommandBufferApi &c = dev_->commandBufferApi();
   if (rec.lastUse && !dev_->props().simultaneousUse) {
     // A command buffer without simultaneous use must not be pending when re-enqueued.
@@ -447,22 +443,20 @@ Expected<rt::EventPtr> OpenCLExecutable::submitReplay(const std::vector<uint64_t
   for (size_t pi = 0; pi < rec.parts.size(); ++pi) {
     const Recording::Part &part = rec.parts[pi];
     if (part.hostNode != kNone) {
-      CGRAPH_RETURN_IF_ERROR(waitOutside(wait)); // runHost drains only this queue
+      CGRAPH_RETURN_IF_ERROR(waitOutside()); // runHost drains only this queue
       CGRAPH_RETURN_IF_ERROR(runHost(part.hostNode, params));
       continue;
     }
     if (last.ev) api_->clReleaseEvent(last.take());
-    cl_int rc = c.enqueue(0, nullptr, part.cb, cl_uint(wait.size()),
-                          wait.empty() ? nullptr : wait.data(), &last.ev);
-    wait.clear();
+    cl_int rc = c.enqueue(0, nullptr, part.cb, waitCount(), waitEvents(), &last.ev);
+    wait_.clear();
     if (rc != CL_SUCCESS) return clError("clEnqueueCommandBufferKHR", rc);
   }
   if (!last.ev || rec.parts.back().hostNode != kNone) {
     if (last.ev) api_->clReleaseEvent(last.take());
-    CGRAPH_CL_CHECK("clEnqueueMarkerWithWaitList",
-                    api_->clEnqueueMarkerWithWaitList(dev_->queue(), cl_uint(wait.size()),
-                                                      wait.empty() ? nullptr : wait.data(),
-                                                      &last.ev));
+    CGRAPH_CL_CHECK(
+        "clEnqueueMarkerWithWaitList",
+        api_->clEnqueueMarkerWithWaitList(dev_->queue(), waitCount(), waitEvents(), &last.ev));
   }
   api_->clFlush(dev_->queue());
   if (rec.lastUse) api_->clReleaseEvent(rec.lastUse);
@@ -474,7 +468,6 @@ Expected<rt::EventPtr> OpenCLExecutable::submitReplay(const std::vector<uint64_t
 
 Expected<rt::EventPtr> OpenCLExecutable::submitPreResolved(Recording &rec,
                                                            const std::vector<uint64_t> &params,
-                                                           std::vector<cl_event> &wait,
                                                            bool profile) {
   // One loop of clEnqueue* calls on the in-order queue: no argument setting, no events
   // between nodes (the stored order is topological and partitions run in index order),
@@ -491,12 +484,12 @@ Expected<rt::EventPtr> OpenCLExecutable::submitPreResolved(Recording &rec,
   const size_t nOps = rec.ops.size();
   for (size_t i = 0; i < nOps; ++i) {
     const ResolvedOp &op = rec.ops[i];
-    const cl_uint nWait = cl_uint(wait.size());
-    const cl_event *w = wait.empty() ? nullptr : wait.data();
+    const cl_uint nWait = waitCount();
+    const cl_event *w = waitEvents();
     if (op.kind == ResolvedOp::Host) {
       // The task reads what earlier commands and prior submissions wrote: runHost
       // drains the queue; events of other queues are waited for here.
-      if (Error e = waitOutside(wait)) return fail(std::move(e));
+      if (Error e = waitOutside()) return fail(std::move(e));
       if (Error e = runHost(op.node, params)) return fail(std::move(e));
       continue;
     }
@@ -505,7 +498,7 @@ Expected<rt::EventPtr> OpenCLExecutable::submitPreResolved(Recording &rec,
     cl_event *evp = (profile || lastOp) ? &ev : nullptr;
     const char *call = "";
     const cl_int rc = enqueueOp(op, nWait, w, evp, call);
-    if (nWait) wait.clear(); // later commands follow on the in-order queue
+    if (nWait) wait_.clear(); // later commands follow on the in-order queue
     if (rc != CL_SUCCESS) return fail(clError(call, rc).withContext(nodeLabel(graph_, op.node)));
     if (profile) {
       profiled.push_back({op.node, ev});
@@ -514,40 +507,38 @@ Expected<rt::EventPtr> OpenCLExecutable::submitPreResolved(Recording &rec,
     if (lastOp) last.ev = ev;
   }
   if (!last.ev) { // nothing enqueued, or a host task last
-    cl_int rc = api_->clEnqueueMarkerWithWaitList(q, cl_uint(wait.size()),
-                                                  wait.empty() ? nullptr : wait.data(), &last.ev);
+    cl_int rc = api_->clEnqueueMarkerWithWaitList(q, waitCount(), waitEvents(), &last.ev);
     if (rc != CL_SUCCESS) return fail(clError("clEnqueueMarkerWithWaitList", rc));
   }
   api_->clFlush(q);
   return rt::EventPtr(std::make_shared<OpenCLEvent>(*api_, last.take(), std::move(profiled)));
 }
 
-Expected<rt::EventPtr> OpenCLExecutable::submit(const std::vector<ResolvedSlot> &slots,
-                                                const std::vector<uint64_t> &params,
-                                                const rt::SubmitOptions &opts) {
-  // Our own events join the queue's wait list; anything else is waited for here.
-  std::vector<cl_event> wait;
-  for (const rt::EventPtr &e : opts.waitFor) {
+Error OpenCLExecutable::waitForPrior(const std::vector<rt::EventPtr> &waitFor) {
+  wait_.clear();
+  for (const rt::EventPtr &e : waitFor) {
     if (!e) continue;
     if (auto *ce = dynamic_cast<OpenCLEvent *>(e.get())) {
-      wait.push_back(ce->handle());
+      wait_.push_back(ce->handle());
     } else {
-      CGRAPH_RETURN_IF_ERROR(e->wait().withContext("waiting for a prior submission"));
+      CGRAPH_RETURN_IF_ERROR(waitOnHost(*e));
     }
   }
-  CGRAPH_RETURN_IF_ERROR(resolve(slots));
+  return Error::success();
+}
+
+Error OpenCLExecutable::checkReplay(const rt::SubmitOptions &opts) {
   // Per-node timestamps need one event per node, which only the node-by-node path has:
   // a replay that asks for them is refused rather than quietly run another way.
-  if (mode_ == rt::ExecMode::Replay && opts.profile && dev_->useCommandBuffers())
+  if (opts.profile && dev_->useCommandBuffers())
     return makeError("opencl: per-node profiling is not available when replaying command buffers "
                      "(cl_khr_command_buffer gives no per-command events); profile in eager mode");
-  if (mode_ == rt::ExecMode::Eager) return submitEager(params, wait, opts.profile, opts.afterNode);
-  return submitReplay(params, wait, opts.profile);
+  return Error::success();
 }
 
 Expected<std::unique_ptr<rt::Executable>> makeExecutable(OpenCLDevice &device, Graph flattened,
                                                          const rt::FinalizeOptions &opts) {
-  auto exe = std::make_unique<OpenCLExecutable>(device, std::move(flattened), opts.mode, opts);
+  auto exe = std::make_unique<OpenCLExecutable>(device, std::move(flattened), opts.mode);
   CGRAPH_RETURN_IF_ERROR(exe->prepare(opts));
   return std::unique_ptr<rt::Executable>(std::move(exe));
 }
