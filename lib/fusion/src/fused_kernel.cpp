@@ -28,9 +28,11 @@ namespace {
 // verification, and the IR text where asked.
 Error finishModule(const IrRequest &req, llvm::Module &dst, llvm::Function &nf, IrResult &res) {
   const llvm::DataLayout &dl = dst.getDataLayout();
-  // Only for barrier-free kernels: forwarding a value across a barrier makes it live
-  // across the barrier, which the cpu backend's barrier cut got wrong in one case (the
-  // local.json group: a loop's result used after the next barrier).
+  // Only for barrier-free kernels without __local memory. Alias analysis takes a
+  // barrier call for one that cannot touch a noalias buffer, so with barriers these
+  // passes could forward a value a work-item read before a barrier past it, although
+  // another work-item of the group rewrote it in between (members of a fused group
+  // communicate through the same noalias buffers across the barriers fusion inserts).
   if (req.noAlias && !res.barriers && !req.hasLocalMem) runCleanup(nf, true);
   runGlobalDCE(dst);
   // the cost model's private memory: arrays the cleanup left on the stack
