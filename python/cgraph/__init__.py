@@ -2,7 +2,8 @@
 fuse their kernels, finalize them for a device and run them on arrays in place.
 
     import numpy as np, cgraph
-    g = cgraph.load("saxpy.cgf")          # or cgraph.compile("examples/saxpy/graph.json")
+    g = cgraph.load("saxpy.cgf")          # or cgraph.compile("examples/saxpy/graph.json"),
+                                          # or cgraph.GraphBuilder(...).build()
     exe = g.finalize(device="cpu")
     y = np.zeros(1 << 20, dtype=np.float32)
     exe.run(y=y, a=3.0)        # the graph writes y itself: nothing is copied
@@ -14,6 +15,7 @@ library's message and status code.
 """
 
 from ._buffer import Buffer
+from ._builder import GraphBuilder, at, local, typed
 from ._comm import Communicator, nccl_unique_id
 from ._compile import CompileWarning, compile, fuse
 from ._device import Device, devices
@@ -28,6 +30,7 @@ __version__: str = _lib.cgraph_version().decode()
 
 __all__ = [
     "Buffer", "Communicator", "CompileWarning", "Device", "DeviceLostError", "Error", "Event", "Executable", "Graph",
-    "InternalError", "InvalidError", "IoError", "LIBRARY_PATH", "NodeTime", "OutOfMemoryError", "Param", "Slot", "UnsupportedError", "WaitTimeoutError",
-    "cache_stats", "compile", "devices", "fuse", "load", "loads", "nccl_unique_id",
+    "GraphBuilder", "InternalError", "InvalidError", "IoError", "LIBRARY_PATH", "NodeTime", "OutOfMemoryError", "Param",
+    "Slot", "UnsupportedError", "WaitTimeoutError",
+    "at", "cache_stats", "compile", "devices", "fuse", "load", "loads", "local", "nccl_unique_id", "typed",
 ]

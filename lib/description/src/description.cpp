@@ -239,7 +239,9 @@ void DescriptionReader::readKernels(GraphCtx &c, const JValue &list) {
   const uint64_t total = list.items.size();
   for (uint64_t i = 0; i < total; ++i) {
     const JValue &entry = list.items[i];
-    const JValue &at = entry.isObject() && entry.find("file") ? *entry.find("file") : entry;
+    // A file entry is named by its "file", a source entry by its "name".
+    const JValue *named = entry.isObject() ? (entry.find("file") ? entry.find("file") : entry.find("name")) : nullptr;
+    const JValue &at = named ? *named : entry;
     if (opts_.progress) opts_.progress(Progress{"compiling kernel files", i, total, at.isString() ? at.text : ""});
     const KernelCache::Entry &e = kernels_.load(entry, c.file, c.dir, opts_, allowed_, diags_);
     for (const auto &m : c.g().modules)

@@ -100,6 +100,56 @@ std::vector<std::string> readOptions(const std::string &file, const JValue &v) {
 
 } // namespace
 
+namespace {
+
+// The OpenCL C options of a kernels[] entry on top of the command line's: `co` is what
+// clang gets; `shown` is what the file records as the build options: include
+// directories as written in the description, so that the output does not depend on
+// where the checkout or the current directory is.
+void readClOptions(const std::string &file, const JValue &entry, const std::string &dir,
+                   const AllowedDirs &allowed, CompileOptions &co, CompileOptions &shown) {
+  if (const JValue *d = entry.find("defines")) {
+    auto defs = readDefines(file, *d);
+    co.defines.insert(co.defines.end(), defs.begin(), defs.end());
+  }
+  if (const JValue *inc = entry.find("include")) {
+    expectKind(file, *inc, JValue::Kind::Array, "'include'");
+    for (size_t i = 0; i < inc->items.size(); ++i) {
+      const std::string s = toStr(file, inc->items[i], "'include' entry");
+      allowed.check(file, inc->items[i], "'include' directory", joinPath(dir, s));
+      co.includeDirs.push_back(joinPath(dir, s));
+      shown.includeDirs.push_back(s);
+    }
+  }
+  if (const JValue *s = entry.find("cl_std")) {
+    co.clStd = toStr(file, *s, "'cl_std'");
+    if (co.clStd != "CL1.2" && co.clStd != "CL2.0" && co.clStd != "CL3.0")
+      failAt(file, *s, "unsupported cl_std '" + co.clStd + "' (expected CL1.2, CL2.0 or CL3.0)");
+  }
+  if (const JValue *o = entry.find("options")) co.extraArgs = readOptions(file, *o);
+  shown.defines = co.defines;
+  shown.clStd = co.clStd;
+  shown.extraArgs = co.extraArgs;
+}
+
+// The kind of a kernel file entry: its "type", else its extension.
+std::string kernelFileType(const std::string &file, const JValue &entry, const JValue &fileV,
+                           const std::string &rel) {
+  if (const JValue *t = entry.find("type")) {
+    std::string type = toStr(file, *t, "'type'");
+    if (type != "opencl-c" && type != "spirv")
+      failAt(file, *t, "unknown kernel file type '" + type + "' (expected \"opencl-c\" or \"spirv\")");
+    return type;
+  }
+  std::string ext = std::filesystem::path(rel).extension().string();
+  if (ext == ".cl") return "opencl-c";
+  if (ext == ".spv") return "spirv";
+  failAt(file, fileV, "cannot tell the kind of kernel file '" + rel +
+                          "' (expected a .cl or .spv extension, or a \"type\")");
+}
+
+} // namespace
+
 const KernelCache::Entry &KernelCache::load(const JValue &entry, const std::string &file,
                                             const std::string &dir, const DescriptionOptions &opts,
                                             const AllowedDirs &allowed, DiagSink &diags) {
@@ -113,54 +163,18 @@ const KernelCache::Entry &KernelCache::load(const JValue &entry, const std::stri
     return load(obj, file, dir, opts, allowed, diags);
   }
   expectKind(file, entry, JValue::Kind::Object, "kernel file entry");
+  if (entry.find("source")) return loadSource(entry, file, dir, opts, allowed, diags);
   checkKeys(file, entry, {"file", "type", "defines", "include", "cl_std", "options"}, "kernel file entry");
   const JValue &fileV = require(file, entry, "file", "kernel file entry");
   std::string rel = toStr(file, fileV, "'file'");
   if (rel.empty()) failAt(file, fileV, "empty kernel file name");
   std::string path = joinPath(dir, rel);
+  const std::string type = kernelFileType(file, entry, fileV, rel);
 
-  std::string type;
-  if (const JValue *t = entry.find("type")) {
-    type = toStr(file, *t, "'type'");
-    if (type != "opencl-c" && type != "spirv")
-      failAt(file, *t, "unknown kernel file type '" + type + "' (expected \"opencl-c\" or \"spirv\")");
-  } else {
-    std::string ext = std::filesystem::path(rel).extension().string();
-    if (ext == ".cl") type = "opencl-c";
-    else if (ext == ".spv") type = "spirv";
-    else
-      failAt(file, fileV, "cannot tell the kind of kernel file '" + rel +
-                              "' (expected a .cl or .spv extension, or a \"type\")");
-  }
-
-  // `co` is what clang gets; `shown` is what the file records as the build options:
-  // include directories as written in the description, so that the output does not
-  // depend on where the checkout or the current directory is.
   CompileOptions co = opts.compile;
   CompileOptions shown = opts.compile;
   if (type == "opencl-c") {
-    if (const JValue *d = entry.find("defines")) {
-      auto defs = readDefines(file, *d);
-      co.defines.insert(co.defines.end(), defs.begin(), defs.end());
-    }
-    if (const JValue *inc = entry.find("include")) {
-      expectKind(file, *inc, JValue::Kind::Array, "'include'");
-      for (size_t i = 0; i < inc->items.size(); ++i) {
-        const std::string s = toStr(file, inc->items[i], "'include' entry");
-        allowed.check(file, inc->items[i], "'include' directory", joinPath(dir, s));
-        co.includeDirs.push_back(joinPath(dir, s));
-        shown.includeDirs.push_back(s);
-      }
-    }
-    if (const JValue *s = entry.find("cl_std")) {
-      co.clStd = toStr(file, *s, "'cl_std'");
-      if (co.clStd != "CL1.2" && co.clStd != "CL2.0" && co.clStd != "CL3.0")
-        failAt(file, *s, "unsupported cl_std '" + co.clStd + "' (expected CL1.2, CL2.0 or CL3.0)");
-    }
-    if (const JValue *o = entry.find("options")) co.extraArgs = readOptions(file, *o);
-    shown.defines = co.defines;
-    shown.clStd = co.clStd;
-    shown.extraArgs = co.extraArgs;
+    readClOptions(file, entry, dir, allowed, co, shown);
   } else {
     for (const char *k : {"defines", "include", "cl_std", "options"})
       if (const JValue *v = entry.find(k))
@@ -178,11 +192,7 @@ const KernelCache::Entry &KernelCache::load(const JValue &entry, const std::stri
 
   auto e = std::make_unique<Entry>();
   if (type == "opencl-c") {
-    Expected<CompileResult> r = compileOpenCL(bytes, path, co);
-    if (!r) throw DescError{Location::at(file, fileV.pos), r.error().message(), true};
-    if (!r->warnings.empty()) diags.verbatim(r->warnings, false);
-    r->buildOptions = canonicalBuildOptions(shown);
-    e->module = makeKernelModule(rel, *r, opts.keepSource ? &bytes : nullptr, opts.keepBitcode);
+    compileInto(*e, bytes, rel, path, co, shown, opts, file, fileV, diags);
   } else {
     const auto *data = reinterpret_cast<const uint8_t *>(bytes.data());
     Error err = validateSpirv(data, bytes.size(), path);
@@ -194,12 +204,62 @@ const KernelCache::Entry &KernelCache::load(const JValue &entry, const std::stri
     form.bytes.assign(data, data + bytes.size());
     e->module.forms.push_back(std::move(form));
   }
-  const std::vector<uint8_t> &spv = e->module.forms.at(0).bytes;
-  Expected<std::vector<Kernel>> ks = reflectKernels(spv.data(), spv.size());
-  if (!ks) failAt(file, fileV, path + ": " + ks.error().message());
-  if (ks->empty()) diags.warning(Location::at(file, fileV.pos), "kernel file '" + path + "' defines no kernels");
-  e->kernels = std::move(*ks);
+  reflectInto(*e, path, file, fileV, diags);
   return *entries_.emplace(key, std::move(e)).first->second;
+}
+
+// { "name": "axpy.cl", "source": "__kernel void ..." }: OpenCL C given in the
+// description itself (what a program that builds a description writes); the name is
+// the module's and what diagnostics call the file. Include directories are relative to
+// the description's directory, as for files.
+const KernelCache::Entry &KernelCache::loadSource(const JValue &entry, const std::string &file,
+                                                  const std::string &dir, const DescriptionOptions &opts,
+                                                  const AllowedDirs &allowed, DiagSink &diags) {
+  checkKeys(file, entry, {"source", "name", "type", "defines", "include", "cl_std", "options"},
+            "kernel source entry");
+  const JValue &srcV = *entry.find("source");
+  const std::string source = toStr(file, srcV, "'source'");
+  if (source.size() > kMaxKernelFileBytes)
+    failAt(file, srcV, "kernel source is larger than the limit of " + std::to_string(kMaxKernelFileBytes) +
+                           " bytes");
+  const JValue &nameV = require(file, entry, "name", "kernel source entry");
+  const std::string name = toStr(file, nameV, "'name'");
+  if (name.empty()) failAt(file, nameV, "empty kernel source name");
+  if (const JValue *t = entry.find("type"))
+    if (toStr(file, *t, "'type'") != "opencl-c")
+      failAt(file, *t, "a kernel given as \"source\" is OpenCL C (\"type\": \"opencl-c\")");
+
+  CompileOptions co = opts.compile;
+  CompileOptions shown = opts.compile;
+  readClOptions(file, entry, dir, allowed, co, shown);
+  std::string key = "source\n" + name + "\n" + source + "\n" + canonicalBuildOptions(co);
+  auto it = entries_.find(key);
+  if (it != entries_.end()) return *it->second;
+
+  auto e = std::make_unique<Entry>();
+  compileInto(*e, source, name, joinPath(dir, name), co, shown, opts, file, srcV, diags);
+  reflectInto(*e, name, file, srcV, diags);
+  return *entries_.emplace(key, std::move(e)).first->second;
+}
+
+void KernelCache::compileInto(Entry &e, const std::string &text, const std::string &name,
+                              const std::string &path, const CompileOptions &co,
+                              const CompileOptions &shown, const DescriptionOptions &opts,
+                              const std::string &file, const JValue &at, DiagSink &diags) {
+  Expected<CompileResult> r = compileOpenCL(text, path, co);
+  if (!r) throw DescError{Location::at(file, at.pos), r.error().message(), true};
+  if (!r->warnings.empty()) diags.verbatim(r->warnings, false);
+  r->buildOptions = canonicalBuildOptions(shown);
+  e.module = makeKernelModule(name, *r, opts.keepSource ? &text : nullptr, opts.keepBitcode);
+}
+
+void KernelCache::reflectInto(Entry &e, const std::string &what, const std::string &file,
+                              const JValue &at, DiagSink &diags) {
+  const std::vector<uint8_t> &spv = e.module.forms.at(0).bytes;
+  Expected<std::vector<Kernel>> ks = reflectKernels(spv.data(), spv.size());
+  if (!ks) failAt(file, at, what + ": " + ks.error().message());
+  if (ks->empty()) diags.warning(Location::at(file, at.pos), "kernel file '" + what + "' defines no kernels");
+  e.kernels = std::move(*ks);
 }
 
 } // namespace cgraph::desc

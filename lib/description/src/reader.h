@@ -66,6 +66,16 @@ public:
                     const DescriptionOptions &opts, const AllowedDirs &allowed, DiagSink &diags);
 
 private:
+  const Entry &loadSource(const JValue &entry, const std::string &file, const std::string &dir,
+                          const DescriptionOptions &opts, const AllowedDirs &allowed, DiagSink &diags);
+  // OpenCL C `text` compiled into e.module (named `name`; `path` is what clang reports).
+  static void compileInto(Entry &e, const std::string &text, const std::string &name,
+                          const std::string &path, const CompileOptions &co, const CompileOptions &shown,
+                          const DescriptionOptions &opts, const std::string &file, const JValue &at,
+                          DiagSink &diags);
+  // e.kernels from e.module's SPIR-V.
+  static void reflectInto(Entry &e, const std::string &what, const std::string &file, const JValue &at,
+                          DiagSink &diags);
   std::map<std::string, std::unique_ptr<Entry>> entries_;
 };
 
