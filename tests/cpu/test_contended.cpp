@@ -1,4 +1,4 @@
-// Kernels whose atomics all hit the same few words (JitKernel::contended, lowering.cpp's
+// Kernels whose atomics all hit the same few words (JitKernel::contended, kernel_analysis.cpp's
 // contendedAtomics) and how the launcher runs them (planLaunch: small launches on the
 // calling thread): the classification of the suite's atomic kernels and of kernels
 // written for the cases it must decline, and the results of contended kernels run on
@@ -180,7 +180,7 @@ TEST_CASE("cpu contended atomics: results on one thread, on the pool, and two la
 TEST_CASE("cpu 64-bit atomic min/max: global and local, one word for every work-item",
           "[cpu][atomics][contended]") {
   // Their compare-and-swap loops start from a relaxed atomic load (builtins_atomic.h,
-  // lowering.cpp's lowerAtomicPeeks); a stale start only costs a round.
+  // builtin_library.cpp's lowerAtomicPeeks); a stale start only costs a round.
   const char *source = R"CL(
 #pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable
 __kernel void minmax64(__global long *g, __global ulong *u, __global long *out) {

@@ -3,7 +3,7 @@
 // match what the SPIR-V translator gives back. Linked into each kernel module, then
 // internalized and inlined; the module is retargeted to the host afterwards.
 //
-// Work-item functions and barriers are NOT here: the work-group wrapper (lowering.cpp)
+// Work-item functions and barriers are NOT here: the work-group wrapper (wrappers.cpp)
 // replaces them with loop variables and fiber switches.
 //
 // Vector forms apply the scalar form per component; after inlining, SLP/loop

@@ -8,7 +8,7 @@
 // long argument), so 64-bit min/max are compare-and-swap loops. Their first read is
 // atomic too: a plain read races with the other work-items' swaps (ThreadSanitizer
 // reports it once the launch runs on several threads). It is a relaxed atomic load,
-// which OpenCL C cannot write for spir64 either: lowering.cpp replaces the calls of
+// which OpenCL C cannot write for spir64 either: the lowering (builtin_library.cpp) replaces the calls of
 // these two undefined functions by `load atomic monotonic`. Only a guess that the swap
 // checks (a stale value costs one more round), so it needs no order of its own; an
 // `or` with 0, a full barrier on x86, made atomics64.cl's 3 min/max a third slower.

@@ -1,4 +1,4 @@
-// Kernels with barriers as work-item loops (lowering.cpp uses it; LLVM types inside the
+// Kernels with barriers as work-item loops (the lowering uses it; LLVM types inside the
 // CPU backend only).
 //
 // A kernel body with barrier calls is cut at its barriers into regions: region 0 starts

@@ -1,5 +1,5 @@
 // Work-item guards: narrowing the x loop of a work-group to the work-items that do
-// something (lowering.cpp uses it; LLVM types inside the CPU backend only).
+// something (the lowering uses it; LLVM types inside the CPU backend only).
 //
 // Many work-items test their x id against a group-uniform bound before doing anything:
 // `if (i < count) ...` in a barrier-free kernel, `if (lid < s) scratch[lid] += ...` in

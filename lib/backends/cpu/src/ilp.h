@@ -1,6 +1,6 @@
 // Interleaving of vectorized work-item loops whose body is one long dependent chain per
 // work-item (a fused chain of kernels: hundreds of `mad`s on one value), sized to the
-// vector register file (lowering.cpp uses it; LLVM types inside the CPU backend only).
+// vector register file (the lowering, pipeline.cpp, uses it; LLVM types inside the CPU backend only).
 //
 // Such a body is latency-bound one vector at a time: each operation waits for the one
 // before it (4 cycles for an FMA), so the floating-point pipes need several independent

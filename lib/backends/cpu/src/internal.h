@@ -17,7 +17,7 @@ namespace cgraph::cpu {
 extern const uint8_t *const kBuiltinsBitcode;
 extern const size_t kBuiltinsBitcodeSize;
 
-// ---- ABI between the lowered kernels (lowering.cpp) and the launcher (work_group.cpp)
+// ---- ABI between the lowered kernels (the lowering, lowering_internal.h) and the launcher (work_group.cpp)
 // ctx: one u64 per field, index base + dimension.
 enum WgCtx : uint32_t {
   kCtxGroupId = 0,
@@ -126,12 +126,12 @@ struct JitKernel {
   // global ids, sizes and offsets and has no barrier or __local memory): runKernel then
   // picks the groups by work size, whatever local size the launch names.
   bool groupShape = true;
-  // Relative cost of one work-item (lowering.cpp's itemCost): launches of up to
+  // Relative cost of one work-item (kernel_analysis.cpp's itemCost): launches of up to
   // kInlineItems / itemCost work-items run on the calling thread.
   uint64_t itemCost = 1;
   // Every atomic outside __local memory has an address that no work-item id enters, at
   // least one of them writes, and the work-item's only loops are compare-and-swap
-  // retries (lowering.cpp's contendedAtomics): all work-items contend for the same few
+  // retries (kernel_analysis.cpp's contendedAtomics): all work-items contend for the same few
   // words, so a launch of up to kInlineItems / itemCost work-items runs on the calling
   // thread (split over threads, each atomic would move a cache line between cores).
   bool contended = false;
