@@ -1,8 +1,8 @@
 // bench_cases [-n ITERATIONS] [--min] DIR...: every `// cgtest:` case of the kernel test
 // files in DIR (tests/cpu/kernels, tests/opencl/kernels), cgraph's cpu backend next to
 // PoCL (through the opencl backend), one table. Each case is one graph of one kernel node
-// with the case's own range and deterministic inputs (the manifest's generators,
-// tests/opencl/kernel_manifest.h): the test sizes, so small launches.
+// with the case's own range and deterministic inputs, built by the conformance suite's
+// own code (tests/conformance/kernel_cases.h): the test sizes, so small launches.
 // Per case, two measures (median over the iterations, or the minimum with --min):
 //   wall: enqueue + wait of the one-node graph's replay on the host clock, the same
 //         measure on both sides (it includes each side's submission cost);
@@ -21,11 +21,7 @@
 // lower than when both shared one (benchmarks/cpu/results/2026-11-26-*half*.log).
 #include "bench_common.h"
 
-#include "cgraph/graph/builder.h"
-#include "cgraph/kernel/module_info.h"
-#include "cgraph/kernel/opencl_compiler.h"
-#include "cgraph/kernel/spirv.h"
-#include "kernel_manifest.h"
+#include "kernel_cases.h"
 
 #include <algorithm>
 #include <chrono>
@@ -34,8 +30,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -52,48 +46,6 @@ namespace {
 
 [[noreturn]] void die(const std::string &what) { bench::die("bench_cases", what); }
 
-Expected<Graph> caseGraph(const std::string &source, const cltest::ManifestCase &c) {
-  const std::string file = fs::path(c.file).filename().string();
-  Expected<CompileResult> r = compileOpenCL(source, file, CompileOptions{});
-  if (!r) return r.error();
-  GraphBuilder b(c.label());
-  uint32_t mod = b.addModule(makeKernelModule(file, *r, &source, false));
-  Expected<std::vector<Kernel>> ks = reflectKernels(r->spirv.data(), r->spirv.size());
-  if (!ks) return ks.error();
-  uint32_t k = kNone;
-  for (Kernel kern : *ks) {
-    kern.module = mod;
-    std::string name = kern.name;
-    uint32_t idx = b.addKernel(std::move(kern));
-    if (name == c.kernel) k = idx;
-  }
-  if (k == kNone) return makeError("no kernel '" + c.kernel + "'");
-  std::vector<Arg> args;
-  for (const cltest::ManifestArg &a : c.args) {
-    switch (a.kind) {
-    case cltest::ManifestArg::Buffer: {
-      Slot s;
-      s.name = a.name;
-      s.size = a.count * scalarSize(a.type);
-      s.init = SlotInit::External;
-      args.push_back(Arg::slot(b.addSlot(s)));
-      break;
-    }
-    case cltest::ManifestArg::Scalar: args.push_back(Arg::scalar(a.type, a.bits)); break;
-    case cltest::ManifestArg::Local: args.push_back(Arg::localMem(a.bytes)); break;
-    }
-  }
-  NDRange nr;
-  nr.dims = c.dims;
-  for (uint32_t d = 0; d < 3; ++d) {
-    nr.global[d].value = c.global[d];
-    nr.local[d].value = c.local[d];
-    nr.offset[d].value = c.offset[d];
-  }
-  b.addKernelNode(c.kernel, k, nr, args);
-  return b.take();
-}
-
 struct Times {
   double wall = -1, node = -1; // us; negative when the case fails on the device
   std::string error;           // why, when it fails
@@ -106,17 +58,14 @@ struct Times {
 
 // Wall and node times (see the top), or negative values and the error when the case
 // fails on `dev`.
-Times measure(rt::Device &dev, const Graph &g, const cltest::ManifestCase &c, int iters) {
+Times measure(rt::Device &dev, const Graph &g, const conformance::ManifestCase &c, int iters) {
   rt::FinalizeOptions fo;
   fo.mode = rt::ExecMode::Replay;
   auto exe = dev.finalize(g, fo);
   if (!exe) return Times::failed(exe.error().message());
   std::vector<std::unique_ptr<rt::Buffer>> bufs;
   rt::BindingTable t;
-  uint64_t seed = std::hash<std::string>()(c.label());
-  for (size_t i = 0; i < c.args.size(); ++i) {
-    if (c.args[i].kind != cltest::ManifestArg::Buffer) continue;
-    std::vector<uint8_t> in = cltest::makeInput(c.args[i], seed + i);
+  for (const std::vector<uint8_t> &in : conformance::caseInputs(c)) {
     auto buf = dev.allocate(std::max<size_t>(in.size(), 4), 64);
     if (!buf) return Times::failed(buf.error().message());
     if (Error e = dev.write(**buf, 0, in.data(), in.size())) return Times::failed(e.message());
@@ -146,37 +95,27 @@ Times measure(rt::Device &dev, const Graph &g, const cltest::ManifestCase &c, in
 
 // One case of the kernel files, in the order both processes enumerate them.
 struct Case {
-  std::string file; // file name, for labels
-  std::shared_ptr<const std::string> source;
-  cltest::ManifestCase c;
-  std::string label() const { return file + " " + c.kernel; }
+  std::shared_ptr<const conformance::ManifestFile> file;
+  const conformance::ManifestCase *c;
+  std::string label() const { return fs::path(file->path).filename().string() + " " + c->kernel; }
 };
 
 // Every case of the .cl files in `dirs` (files sorted per dir).
 std::vector<Case> loadCases(const std::vector<std::string> &dirs) {
+  auto files = conformance::loadManifestFiles(dirs);
+  if (!files) die(files.error().message());
   std::vector<Case> out;
-  for (const std::string &dir : dirs) {
-    std::vector<fs::path> files;
-    for (const auto &e : fs::directory_iterator(dir))
-      if (e.path().extension() == ".cl") files.push_back(e.path());
-    std::sort(files.begin(), files.end());
-    for (const fs::path &p : files) {
-      std::ifstream f(p);
-      std::stringstream ss;
-      ss << f.rdbuf();
-      auto source = std::make_shared<const std::string>(ss.str());
-      auto cases = cltest::parseManifest(*source, p.string());
-      if (!cases) die(cases.error().message());
-      for (cltest::ManifestCase &c : *cases) out.push_back({p.filename().string(), source, std::move(c)});
-    }
+  for (conformance::ManifestFile &f : *files) {
+    auto shared = std::make_shared<const conformance::ManifestFile>(std::move(f));
+    for (const conformance::ManifestCase &c : shared->cases) out.push_back({shared, &c});
   }
   return out;
 }
 
 Times measureCase(rt::Device &dev, const Case &k, int iters) {
-  auto g = caseGraph(*k.source, k.c);
-  if (!g) die(k.c.label() + ": " + g.error().message());
-  return measure(dev, *g, k.c, iters);
+  auto g = conformance::caseGraph(*k.file, *k.c);
+  if (!g) die(k.c->label() + ": " + g.error().message());
+  return measure(dev, *g, *k.c, iters);
 }
 
 // The worker's protocol, one line each: the worker first writes "ready" or "none REASON";
@@ -330,8 +269,8 @@ int main(int argc, char **argv) {
     Times cu = measureCase(*devs.cpu, k, iters);
     Times pu = pocl.run(i); // this process waits meanwhile
     const std::string label = k.label();
-    if (!cu.error.empty()) notes.push_back(k.c.label() + ": cpu: " + cu.error);
-    if (!pu.error.empty() && pocl.unavailable().empty()) notes.push_back(k.c.label() + ": " + pu.error);
+    if (!cu.error.empty()) notes.push_back(k.c->label() + ": cpu: " + cu.error);
+    if (!pu.error.empty() && pocl.unavailable().empty()) notes.push_back(k.c->label() + ": " + pu.error);
     auto num = [](char *b, size_t n, double v) { std::snprintf(b, n, v < 0 ? "-" : "%.1f", v); };
     auto ratio = [](char *b, size_t n, double a, double d) {
       std::snprintf(b, n, a < 0 || d <= 0 ? "-" : "%.2f", a / d);

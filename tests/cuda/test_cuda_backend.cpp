@@ -1,9 +1,8 @@
 // CUDA backend conformance: every case compares the cuda backend (replay and eager)
-// with the cpu backend on the same graph and inputs. Needs a CUDA device: main()
-// (cuda_test_main.cpp) reports the run as skipped (exit 77) when probe() finds none,
-// and prints why.
-//
-// THE cuda skip list (docs/architecture.md, rule 8) is kSkips below.
+// with the cpu backend on the same graph and inputs, and the kernel conformance suite
+// (tests/conformance; its skip table has the cuda entries) runs against the cpu backend.
+// Needs a CUDA device: main() (cuda_test_main.cpp) reports the run as skipped (exit 77)
+// when probe() finds none, and prints why.
 #include "cgraph/backends/cpu/cpu_backend.h"
 #include "cgraph/backends/cuda/cuda_backend.h"
 #include "cgraph/codegen/ptx.h"
@@ -13,7 +12,7 @@
 #include "cgraph/kernel/opencl_compiler.h"
 #include "cgraph/kernel/spirv.h"
 
-#include "../opencl/kernel_manifest.h"
+#include "../conformance/conformance.h"
 #include "../opencl/transfer_exprs.h"
 #include "../common/device_compare.h"
 #include "../common/memory_plan_conformance.h"
@@ -37,24 +36,6 @@ using namespace cgraph::devtest;
 namespace fs = std::filesystem;
 
 namespace {
-
-struct Skip {
-  const char *caseId; // "FILE", "FILE:KERNEL" or a case label "FILE:LINE KERNEL"
-  const char *reason;
-};
-const Skip kSkips[] = {
-    {"extras.cl:8 ext_half",
-     "libclc's nvptx vstore_half_rtp/rte of floats below the half subnormal range round "
-     "differently from cpu and PoCL (h[8]: 1 vs 0; measured on an H100, CUDA 13)"},
-    {"extras.cl:9 ext_half", "same libclc nvptx half-conversion difference (h[59]: 1 vs 0)"},
-};
-
-const Skip *findSkip(const cltest::ManifestCase &c) {
-  const std::string file = fs::path(c.file).filename().string();
-  for (const Skip &s : kSkips)
-    if (*s.caseId && (s.caseId == file || s.caseId == file + ":" + c.kernel || s.caseId == c.label())) return &s;
-  return nullptr;
-}
 
 rt::Device &cudaDevice() {
   static auto backend = cuda::makeCudaBackend();
@@ -479,94 +460,8 @@ TEST_CASE("cuda: an embedded PTX form is used instead of lowering the SPIR-V", "
   CHECK(cuda::counters(**d2).lowerings <= 1);
 }
 
-// ---- the cross-backend kernel suite (tests/opencl/README.md manifests) ----------------
-
-namespace {
-struct LoadedFile {
-  std::string path, source;
-  std::vector<cltest::ManifestCase> cases;
-};
-
-std::vector<LoadedFile> loadKernelFiles() {
-  std::vector<LoadedFile> out;
-  // CGRAPH_TEST_SOURCE_DIR: the source tree when it is not where the build saw it (the
-  // GPU bundle runs on another machine).
-  const char *env = std::getenv("CGRAPH_TEST_SOURCE_DIR");
-  const std::vector<std::string> dirs =
-      env ? std::vector<std::string>{std::string(env) + "/tests/cpu/kernels", std::string(env) + "/tests/opencl/kernels"}
-          : std::vector<std::string>{CGRAPH_CPU_KERNELS_DIR, CGRAPH_OPENCL_KERNELS_DIR};
-  for (const std::string &dir : dirs) {
-    std::vector<fs::path> files;
-    std::error_code ec;
-    for (const auto &e : fs::directory_iterator(dir, ec))
-      if (e.path().extension() == ".cl") files.push_back(e.path());
-    std::sort(files.begin(), files.end());
-    for (const fs::path &p : files) {
-      std::ifstream f(p);
-      std::stringstream ss;
-      ss << f.rdbuf();
-      LoadedFile lf{p.string(), ss.str(), {}};
-      auto cases = cltest::parseManifest(lf.source, lf.path);
-      REQUIRE(cases);
-      lf.cases = std::move(*cases);
-      out.push_back(std::move(lf));
-    }
-  }
-  return out;
-}
-} // namespace
-
 TEST_CASE("cuda: kernel suite, replay and eager vs cpu", "[cuda][kernels]") {
-  size_t ran = 0;
-  for (const LoadedFile &f : loadKernelFiles())
-    for (const cltest::ManifestCase &c : f.cases) {
-      if (const Skip *s = findSkip(c)) {
-        WARN("skipped on cuda: " << c.label() << ": " << s->reason);
-        continue;
-      }
-      DYNAMIC_SECTION(c.label()) {
-        GraphBuilder b(c.label());
-        auto ks = addSource(b, f.source, fs::path(f.path).filename().string());
-        REQUIRE(ks.count(c.kernel));
-        std::vector<Arg> args;
-        std::vector<Bytes> in;
-        uint64_t seed = std::hash<std::string>()(c.label());
-        std::vector<const cltest::ManifestArg *> bufArgs;
-        for (size_t i = 0; i < c.args.size(); ++i) {
-          const cltest::ManifestArg &a = c.args[i];
-          switch (a.kind) {
-          case cltest::ManifestArg::Buffer:
-            args.push_back(Arg::slot(b.addSlot(slot(a.name, a.count * scalarSize(a.type)))));
-            in.push_back(cltest::makeInput(a, seed + i));
-            bufArgs.push_back(&a);
-            break;
-          case cltest::ManifestArg::Scalar: args.push_back(Arg::scalar(a.type, a.bits)); break;
-          case cltest::ManifestArg::Local: args.push_back(Arg::localMem(a.bytes)); break;
-          }
-        }
-        NDRange r;
-        r.dims = c.dims;
-        for (uint32_t d = 0; d < 3; ++d) {
-          r.global[d].value = c.global[d];
-          r.local[d].value = c.local[d];
-          r.offset[d].value = c.offset[d];
-        }
-        b.addKernelNode(c.kernel, ks[c.kernel], r, args);
-        Graph g = b.take();
-        auto ps = std::vector<rt::ParamValues>{rt::ParamValues{}};
-        auto ref = run(cpuDevice(), g, in, rt::ExecMode::Replay, ps);
-        auto replay = run(cudaDevice(), g, in, rt::ExecMode::Replay, ps);
-        auto eager = run(cudaDevice(), g, in, rt::ExecMode::Eager, ps);
-        for (size_t i = 0; i < bufArgs.size(); ++i) {
-          if (!bufArgs[i]->out) continue;
-          INFO(c.label() << " arg " << bufArgs[i]->name);
-          CHECK(cltest::compareOutputs(*bufArgs[i], ref[0].slots[i], replay[0].slots[i], c.ulp) == "");
-          CHECK(replay[0].slots[i] == eager[0].slots[i]);
-        }
-        ++ran;
-      }
-    }
-  CHECK(ran > 0);
+  conformance::runKernelSuite({"cuda", &cudaDevice()}, {"cpu", &cpuDevice()});
 }
 
 namespace {

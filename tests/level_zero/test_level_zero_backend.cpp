@@ -1,5 +1,6 @@
 // Level Zero backend conformance on a real device: every case compares the level_zero
-// backend (replay and eager) with the cpu backend on the same graph and inputs. main()
+// backend (replay and eager) with the cpu backend on the same graph and inputs, and the
+// kernel conformance suite (tests/conformance) runs against the cpu backend. main()
 // (level_zero_test_main.cpp) reports the run as skipped (exit 77) with the probe's
 // reason where no device exists, which is everywhere this project has run so far: these
 // cases have never run on hardware.
@@ -10,22 +11,16 @@
 #include "cgraph/kernel/opencl_compiler.h"
 #include "cgraph/kernel/spirv.h"
 
-#include "../opencl/kernel_manifest.h"
+#include "../conformance/conformance.h"
 #include "../common/device_compare.h"
 
 #include <catch2/catch.hpp>
 
-#include <algorithm>
-#include <cstdlib>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <functional>
-#include <map>
-#include <sstream>
+#include <memory>
+#include <vector>
 
 using namespace cgraph;
-namespace fs = std::filesystem;
 using namespace cgraph::devtest;
 
 namespace {
@@ -140,77 +135,6 @@ TEST_CASE("level_zero: recordings per binding set, updates", "[level_zero][gpu]"
   }
 }
 
-// ---- the cross-backend kernel suite (tests/opencl/README.md manifests) ----------------
-
 TEST_CASE("level_zero: kernel suite, replay and eager vs cpu", "[level_zero][gpu][kernels]") {
-  const char *env = std::getenv("CGRAPH_TEST_SOURCE_DIR");
-  const std::vector<std::string> dirs =
-      env ? std::vector<std::string>{std::string(env) + "/tests/cpu/kernels",
-                                     std::string(env) + "/tests/opencl/kernels"}
-          : std::vector<std::string>{CGRAPH_CPU_KERNELS_DIR, CGRAPH_OPENCL_KERNELS_DIR};
-  size_t ran = 0;
-  for (const std::string &dir : dirs) {
-    std::vector<fs::path> files;
-    std::error_code ec;
-    for (const auto &e : fs::directory_iterator(dir, ec))
-      if (e.path().extension() == ".cl") files.push_back(e.path());
-    std::sort(files.begin(), files.end());
-    for (const fs::path &path : files) {
-      std::ifstream f(path);
-      std::stringstream ss;
-      ss << f.rdbuf();
-      const std::string source = ss.str();
-      auto cases = cltest::parseManifest(source, path.string());
-      REQUIRE(cases);
-      for (const cltest::ManifestCase &c : *cases) {
-        DYNAMIC_SECTION(c.label()) {
-          GraphBuilder b(c.label());
-          auto ks = addSource(b, source, path.filename().string());
-          REQUIRE(ks.count(c.kernel));
-          std::vector<Arg> args;
-          std::vector<Bytes> in;
-          std::vector<const cltest::ManifestArg *> bufArgs;
-          const uint64_t seed = std::hash<std::string>()(c.label());
-          for (size_t i = 0; i < c.args.size(); ++i) {
-            const cltest::ManifestArg &a = c.args[i];
-            switch (a.kind) {
-            case cltest::ManifestArg::Buffer:
-              args.push_back(Arg::slot(b.addSlot(slot(a.name, a.count * scalarSize(a.type)))));
-              in.push_back(cltest::makeInput(a, seed + i));
-              bufArgs.push_back(&a);
-              break;
-            case cltest::ManifestArg::Scalar:
-              args.push_back(Arg::scalar(a.type, a.bits));
-              break;
-            case cltest::ManifestArg::Local:
-              args.push_back(Arg::localMem(a.bytes));
-              break;
-            }
-          }
-          NDRange r;
-          r.dims = c.dims;
-          for (uint32_t d = 0; d < 3; ++d) {
-            r.global[d].value = c.global[d];
-            r.local[d].value = c.local[d];
-            r.offset[d].value = c.offset[d];
-          }
-          b.addKernelNode(c.kernel, ks[c.kernel], r, args);
-          Graph g = b.take();
-          auto ps = std::vector<rt::ParamValues>{rt::ParamValues{}};
-          auto ref = run(cpuDevice(), g, in, rt::ExecMode::Replay, ps);
-          auto replay = run(zeDevice(), g, in, rt::ExecMode::Replay, ps);
-          auto eager = run(zeDevice(), g, in, rt::ExecMode::Eager, ps);
-          for (size_t i = 0; i < bufArgs.size(); ++i) {
-            if (!bufArgs[i]->out) continue;
-            INFO(c.label() << " arg " << bufArgs[i]->name);
-            CHECK(cltest::compareOutputs(*bufArgs[i], ref[0].slots[i], replay[0].slots[i], c.ulp) ==
-                  "");
-            CHECK(replay[0].slots[i] == eager[0].slots[i]);
-          }
-          ++ran;
-        }
-      }
-    }
-  }
-  CHECK(ran > 0);
+  conformance::runKernelSuite({"level_zero", &zeDevice()}, {"cpu", &cpuDevice()});
 }

@@ -1,7 +1,7 @@
 // Explicit memory fences (mem_fence, read_mem_fence, write_mem_fence) around a
 // local-memory histogram. Kept apart from atomics.cl: PoCL 3.1's kernel library lacks
 // _Z9mem_fencej and friends, so any module calling them fails to build there (see the
-// skip table in tests/opencl/test_cross_backend.cpp); cpu_backend_tests checks it.
+// skip table in tests/conformance/skips.cpp); cpu_backend_tests checks it.
 // cgtest: kernel=hist_fenced global=512 local=64 args=data:u32[512]:rand(0..1000), bins:i32[10]:w, local(40), 10:u32
 __kernel void hist_fenced(__global const uint *data, __global int *bins, __local int *lbins, uint nbins) {
   size_t l = get_local_id(0), n = get_local_size(0);

@@ -1,7 +1,7 @@
 // half_ math functions (precision: 8192 ulp, about 2^-10 relative). Apart from math.cl
 // because PoCL 3.1's kernel library lacks some of them (_Z8half_cosf, _Z8half_expf), so a
 // module calling them fails to build there (skip table in
-// tests/opencl/test_cross_backend.cpp); cpu_backend_tests checks them against C++.
+// tests/conformance/skips.cpp); cpu_backend_tests checks them against C++.
 // cgtest: kernel=math_half global=128 ulp=8192 args=x:f32[128]:rand(0.1..3), out:f32[1024]:w
 __kernel void math_half(__global const float *x, __global float *out) {
   size_t i = get_global_id(0);

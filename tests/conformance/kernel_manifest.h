@@ -1,5 +1,5 @@
-// The `// cgtest:` manifest convention of kernel test files (tests/opencl/README.md has
-// the grammar), parsed into cases, plus deterministic inputs and the comparison rules.
+// The `// cgtest:` manifest convention of kernel test files (tests/conformance/README.md
+// has the grammar), parsed into cases, plus deterministic inputs and the comparison rules.
 #pragma once
 
 #include "cgraph/error.h"
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace cgraph::cltest {
+namespace cgraph::conformance {
 
 struct ManifestArg {
   enum Kind { Buffer, Scalar, Local } kind = Buffer;
@@ -53,4 +53,4 @@ std::string compareOutputs(const ManifestArg &a, const std::vector<uint8_t> &ref
 using Reference = void (*)(const ManifestCase &c, std::vector<std::vector<uint8_t>> &bufs);
 Reference findReference(const ManifestCase &c);
 
-} // namespace cgraph::cltest
+} // namespace cgraph::conformance

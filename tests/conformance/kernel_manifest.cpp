@@ -10,7 +10,7 @@
 #include <type_traits>
 #include <sstream>
 
-namespace cgraph::cltest {
+namespace cgraph::conformance {
 
 namespace {
 
@@ -1019,4 +1019,4 @@ Reference findReference(const ManifestCase &c) {
   return nullptr;
 }
 
-} // namespace cgraph::cltest
+} // namespace cgraph::conformance
