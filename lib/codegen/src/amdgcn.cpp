@@ -1,12 +1,12 @@
 // SPIR-V -> amdgcn code object (see amdgcn.h for the address-space mapping).
 //
-// The shared table-ABI pipeline (gpu_common) does the work; this file supplies the
-// amdgcn parts: the textual remap (generic 4 -> flat 0, constant 2 -> 4; mangled
-// names: constant U3AS2 -> U3AS4, generic U3AS4 parked as U3ASG until the caller's
-// space is known), the after-parse step (allocas into space 5, InferAddressSpaces,
-// builtins with private/generic pointer parameters renamed to the variant of the
-// pointer's space; lifetime markers on flat pointers dropped), the kernel attributes, codegen to an
-// ELF object and ld.lld.
+// The shared table-ABI pipeline (table_abi.h) does the work; this file supplies the
+// amdgcn parts: the address-space map (generic 4 -> flat 0, constant 2 -> 4) and the
+// builtin names that go with it (constant U3AS2 -> U3AS4, generic U3AS4 marked U3ASG
+// until the caller's space is known), the after-remap step (allocas into space 5,
+// InferAddressSpaces, builtins with private/generic pointer parameters renamed to the
+// variant of the pointer's space; lifetime markers on flat pointers dropped), the kernel
+// attributes, codegen to an ELF object and ld.lld.
 #include "cgraph/codegen/amdgcn.h"
 #include "env.h"
 
@@ -28,8 +28,6 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
-#include <regex>
-#include <set>
 #include <sstream>
 
 extern "C" void LLVMInitializeAMDGPUTargetInfo();
@@ -65,42 +63,17 @@ void initAmdgpu() {
   });
 }
 
-std::string remapAddressSpaces(const std::string &in) {
-  std::string s = std::regex_replace(in, std::regex(" addrspace\\(4\\)"), "");
-  s = std::regex_replace(s, std::regex("addrspace\\(2\\)"), "addrspace(4)");
-  s = std::regex_replace(s, std::regex("U3AS4"), kGenericMark);
-  s = std::regex_replace(s, std::regex("U3AS2"), "U3AS4");
-  std::regex intrinsic("@llvm\\.[A-Za-z0-9_.]+");
-  std::string out;
-  size_t last = 0;
-  for (auto it = std::sregex_iterator(s.begin(), s.end(), intrinsic); it != std::sregex_iterator();
-       ++it) {
-    out.append(s, last, size_t(it->position()) - last);
-    std::string name = std::regex_replace(it->str(), std::regex("\\.p4"), ".p0");
-    out += std::regex_replace(name, std::regex("\\.p2"), ".p4");
-    last = size_t(it->position() + it->length());
-  }
-  out.append(s, last, std::string::npos);
-  // Two declarations may now have one name: keep the first.
-  std::string result;
-  std::set<std::string> declared;
-  std::regex declName("^declare [^@]*@([^ (]+)\\(");
-  size_t pos = 0;
-  while (pos < out.size()) {
-    size_t eol = out.find('\n', pos);
-    if (eol == std::string::npos) eol = out.size();
-    std::string line = out.substr(pos, eol - pos);
-    std::smatch mt;
-    bool keep = true;
-    if (line.rfind("declare ", 0) == 0 && std::regex_search(line, mt, declName))
-      keep = declared.insert(mt[1].str()).second;
-    if (keep) {
-      result += line;
-      result += '\n';
-    }
-    pos = eol + 1;
-  }
-  return result;
+// `s` with every `from` replaced by `to`.
+std::string replaceAll(std::string s, const std::string &from, const std::string &to) {
+  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
+    s.replace(at, from.size(), to);
+  return s;
+}
+
+// A builtin's name once constant pointers are in space 4 (libclc's U3AS4) and generic
+// ones flat: marked U3ASG for specializePointerBuiltins.
+std::string builtinName(const std::string &name) {
+  return replaceAll(replaceAll(name, "U3AS4", kGenericMark), "U3AS2", "U3AS4");
 }
 
 // Positions (in `name`) just after the `P` of each pointer parameter of an Itanium-
@@ -206,9 +179,9 @@ Error specializePointerBuiltins(Module &m) {
   return Error::success();
 }
 
-// After parsing: the amdgcn data layout, allocas in space 5, InferAddressSpaces, the
+// After the remap: the amdgcn data layout, allocas in space 5, InferAddressSpaces, the
 // builtin renames.
-Error afterParse(Module &m) {
+Error afterRemap(Module &m) {
   m.setDataLayout(kDataLayout);
   for (Function &f : m) {
     std::vector<AllocaInst *> allocas;
@@ -316,11 +289,12 @@ Expected<std::vector<uint8_t>> lowerSpirvToAmdgcnObject(const uint8_t *spirv, si
   TableAbiTarget target;
   target.backend = "hip";
   target.triple = kTriple;
-  // While the text is printed and parsed back, private pointers are still flat (0) and
-  // allocas live in 0; afterParse installs the amdgcn layout.
-  target.textDataLayout = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64";
-  target.remapText = remapAddressSpaces;
-  target.afterParse = afterParse;
+  // Until the remap, private pointers are still flat (0) and allocas live in 0;
+  // afterRemap installs the amdgcn layout.
+  target.dataLayout = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64";
+  target.addressSpaces = {{4, 0}, {2, 4}};
+  target.builtinName = builtinName;
+  target.afterRemap = afterRemap;
   target.supplementIR = builtinSupplementIR({});
   target.libclcFile = "amdgcn--amdhsa.bc";
   target.markKernel = [](Module &, Function &f) {

@@ -7,11 +7,10 @@
 //   2. each kernel `k` is renamed to an internal body and a wrapper named `k` with the
 //      table ABI calls it; every non-wrapper function is inlined (AlwaysInliner);
 //   3. get_global_id / get_global_offset / get_work_dim become wrapper arguments;
-//   4. address spaces are remapped on the textual IR (4 -> 0, 2 -> 1, in types,
-//      mangled builtin names and intrinsic suffixes): with typed pointers a textual
-//      remap is far smaller than cloning every function through a type remapper, and
-//      the parser re-checks the result. Casts between 0 and 4, which would become
-//      no-op casts, are parked in marker calls first and removed after parsing;
+//   4. address spaces are remapped on the IR (4 -> 0, 2 -> 1: types through a type
+//      remapper, globals and functions re-created, intrinsics re-declared under their
+//      new overloads, casts between 0 and 4 dropped) and builtin declarations renamed
+//      to libclc's nvptx names (builtinName);
 //   5. link libclc's nvptx64--nvidiacl.bc (only what is used), internalize, O3 with
 //      the NVPTX target machine, emit PTX.
 #include "cgraph/codegen/ptx.h"
@@ -23,7 +22,6 @@
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
-#include <llvm/AsmParser/Parser.h>
 #include <llvm/Linker/Linker.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Passes/PassBuilder.h>
@@ -42,8 +40,6 @@
 #include <cstring>
 #include <filesystem>
 #include <mutex>
-#include <regex>
-#include <set>
 
 extern "C" void LLVMInitializeNVPTXTargetInfo();
 extern "C" void LLVMInitializeNVPTXTarget();
@@ -95,50 +91,17 @@ std::string preciseForNative(const std::string &in) {
   return out;
 }
 
-// Step 4: the textual remap. Returns the new text.
-std::string remapAddressSpaces(const std::string &in) {
-  std::string s = std::regex_replace(in, std::regex(" addrspace\\(4\\)"), "");
-  s = std::regex_replace(s, std::regex("addrspace\\(2\\)"), "addrspace(1)");
-  // Mangled names (Itanium, OpenCL address spaces): generic -> unqualified (flat),
-  // constant -> global, as libclc's nvptx build names them.
-  s = std::regex_replace(s, std::regex("U3AS4"), "");
-  s = std::regex_replace(s, std::regex("U3AS2"), "U3AS1");
-  // Overloaded intrinsic suffixes (llvm.memcpy.p4i8.p2i8.i64).
-  std::regex intrinsic("@llvm\\.[A-Za-z0-9_.]+");
-  std::string out;
-  auto begin = std::sregex_iterator(s.begin(), s.end(), intrinsic);
-  size_t last = 0;
-  for (auto it = begin; it != std::sregex_iterator(); ++it) {
-    out.append(s, last, size_t(it->position()) - last);
-    std::string name = it->str();
-    name = std::regex_replace(name, std::regex("\\.p4"), ".p0");
-    name = std::regex_replace(name, std::regex("\\.p2"), ".p1");
-    out += name;
-    last = size_t(it->position() + it->length());
-  }
-  out.append(s, last, std::string::npos);
-  out = preciseForNative(out);
-  // Two declarations may now have one name (vload4 from global and from constant):
-  // keep the first.
-  std::string result;
-  std::set<std::string> declared;
-  std::regex declName("^declare [^@]*@([^ (]+)\\(");
-  size_t pos = 0;
-  while (pos < out.size()) {
-    size_t eol = out.find('\n', pos);
-    if (eol == std::string::npos) eol = out.size();
-    std::string line = out.substr(pos, eol - pos);
-    std::smatch mt;
-    bool keep = true;
-    if (line.rfind("declare ", 0) == 0 && std::regex_search(line, mt, declName))
-      keep = declared.insert(mt[1].str()).second;
-    if (keep) {
-      result += line;
-      result += '\n';
-    }
-    pos = eol + 1;
-  }
-  return result;
+// `s` with every `from` replaced by `to`.
+std::string replaceAll(std::string s, const std::string &from, const std::string &to) {
+  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
+    s.replace(at, from.size(), to);
+  return s;
+}
+
+// Step 4: a builtin's name in libclc's nvptx build, which names generic pointers
+// unqualified (flat) and has no constant variants (constant is global here).
+std::string builtinName(const std::string &name) {
+  return preciseForNative(replaceAll(replaceAll(name, "U3AS4", ""), "U3AS2", "U3AS1"));
 }
 
 Expected<std::unique_ptr<TargetMachine>> nvptxMachine(unsigned sm) {
@@ -182,8 +145,9 @@ Expected<PtxModule> lowerSpirvToPtx(const uint8_t *spirv, size_t size, const std
   TableAbiTarget target;
   target.backend = "cuda";
   target.triple = "nvptx64-nvidia-cuda";
-  target.textDataLayout = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64";
-  target.remapText = remapAddressSpaces;
+  target.dataLayout = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64";
+  target.addressSpaces = {{4, 0}, {2, 1}};
+  target.builtinName = builtinName;
   target.supplementIR = builtinSupplementIR({"1", "3"});
   target.libclcFile = "nvptx64--nvidiacl.bc";
   target.allowUnresolved = [](const std::string &n) { return n.rfind("__nvvm_reflect", 0) == 0; };

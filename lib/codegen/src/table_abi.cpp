@@ -4,6 +4,7 @@
 #include "cgraph/kernel/spirv_to_llvm.h"
 #include "cgraph/kernel/work_item.h"
 
+#include "address_spaces.h"
 #include "coarsen.h"
 #include "env.h"
 
@@ -41,7 +42,6 @@ using namespace llvm;
 using kernel::WorkItemFn;
 
 constexpr const char *kBodyPrefix = "__cgraph_body.";
-constexpr const char *kCastPrefix = "__cgraph_ascast.";
 constexpr const char *kSharedName = "__cgraph_smem";
 
 std::string errText(const SMDiagnostic &d, const std::string &prog) {
@@ -66,7 +66,7 @@ Function *declareWrapper(Module &m, Function *body, const std::string &name, boo
   if (coarse) params.push_back(i64);
   Function *w = Function::Create(FunctionType::get(Type::getVoidTy(ctx), params, false),
                                  GlobalValue::ExternalLinkage, name, m);
-  w->setCallingConv(CallingConv::C); // PTX_Kernel is set after the textual remap
+  w->setCallingConv(CallingConv::C); // the target's kernel convention comes with markKernel
   return w;
 }
 
@@ -303,30 +303,6 @@ void replaceWorkItemCalls(Module &m, Function *w, unsigned offBase) {
   }
 }
 
-// Step 4 (before printing): casts between address spaces 0 and 4 become marker calls.
-void parkFlatCasts(Module &m) {
-  std::vector<AddrSpaceCastInst *> casts;
-  for (Function &f : m)
-    for (BasicBlock &bb : f)
-      for (Instruction &inst : bb)
-        if (auto *c = dyn_cast<AddrSpaceCastInst>(&inst)) {
-          unsigned s = c->getSrcAddressSpace(), d = c->getDestAddressSpace();
-          if ((s == 0 && d == 4) || (s == 4 && d == 0)) casts.push_back(c);
-        }
-  LLVMContext &ctx = m.getContext();
-  for (AddrSpaceCastInst *c : casts) {
-    IRBuilder<> b(c);
-    unsigned s = c->getSrcAddressSpace(), d = c->getDestAddressSpace();
-    Type *src8 = Type::getInt8PtrTy(ctx, s), *dst8 = Type::getInt8PtrTy(ctx, d);
-    FunctionCallee f = m.getOrInsertFunction(std::string(kCastPrefix) + std::to_string(s) + "." +
-                                                 std::to_string(d),
-                                             FunctionType::get(dst8, {src8}, false));
-    Value *r = b.CreateCall(f, {b.CreateBitCast(c->getOperand(0), src8)});
-    c->replaceAllUsesWith(b.CreateBitCast(r, c->getType()));
-    c->eraseFromParent();
-  }
-}
-
 // Named-metadata entries (nvvm.annotations) that named a function since erased.
 void dropAnnotationsOfErased(Module &m) {
   for (NamedMDNode &nmd : m.named_metadata()) {
@@ -343,20 +319,6 @@ void dropAnnotationsOfErased(Module &m) {
     nmd.clearOperands();
     for (MDNode *n : keep)
       nmd.addOperand(n);
-  }
-}
-
-void unparkFlatCasts(Module &m) {
-  std::vector<Function *> markers;
-  for (Function &f : m)
-    if (f.getName().startswith(kCastPrefix)) markers.push_back(&f);
-  for (Function *f : markers) {
-    for (User *u : make_early_inc_range(f->users()))
-      if (auto *c = dyn_cast<CallInst>(u)) {
-        c->replaceAllUsesWith(c->getArgOperand(0));
-        c->eraseFromParent();
-      }
-    if (f->use_empty()) f->eraseFromParent();
   }
 }
 
@@ -442,114 +404,107 @@ std::string findLibclc(const char *file) {
   return {};
 }
 
-Expected<LoweredModule> lowerToTableAbi(LLVMContext &ctx, const uint8_t *spirv, size_t size,
-                                        const std::string &name, const TableAbiTarget &target) {
-  const std::string where = "module '" + name + "'";
-  const std::string diagName = target.backend + "-lowering";
-  auto spirOr = spirvToLLVM(ctx, spirv, size);
-  if (!spirOr) return spirOr.error().withContext(where);
-  std::unique_ptr<Module> m = std::move(*spirOr);
+namespace {
 
-  // 1. calling conventions; 2. bodies and wrappers.
+// A wrapper (entry) the lowering made: its name and the argument index of offset 0.
+struct Wrapper {
+  std::string name;
+  unsigned offBase;
+};
+
+// Every function but those in `keep` inlined where it is called (then dropped with `dce`).
+void inlineAllBut(Module &m, const std::set<const Function *> &keep, bool dce) {
+  for (Function &f : m) {
+    if (f.isDeclaration() || keep.count(&f)) continue;
+    f.removeFnAttr(Attribute::NoInline);
+    f.removeFnAttr(Attribute::OptimizeNone);
+    f.addFnAttr(Attribute::AlwaysInline);
+    f.setLinkage(GlobalValue::InternalLinkage);
+  }
+  legacy::PassManager pm;
+  pm.add(createAlwaysInlinerLegacyPass());
+  if (dce) pm.add(createGlobalDCEPass());
+  pm.run(m);
+}
+
+// Step 1: the C calling convention everywhere, the target's triple and layout; returns
+// the kernels (empty: none in the module).
+std::vector<Function *> prepareModule(Module &m, const TableAbiTarget &target) {
   std::vector<Function *> kernels;
-  for (Function &f : *m) {
+  for (Function &f : m) {
     if (f.getCallingConv() == CallingConv::SPIR_KERNEL) kernels.push_back(&f);
     f.setCallingConv(CallingConv::C);
     for (BasicBlock &bb : f)
       for (Instruction &inst : bb)
         if (auto *c = dyn_cast<CallBase>(&inst)) c->setCallingConv(CallingConv::C);
   }
-  if (kernels.empty()) return makeError(where + ": no kernel in the module");
-  m->setTargetTriple(target.triple);
-  m->setDataLayout(target.textDataLayout);
-  auto *smem = new GlobalVariable(*m, ArrayType::get(Type::getInt8Ty(ctx), 0), false,
+  m.setTargetTriple(target.triple);
+  m.setDataLayout(target.dataLayout);
+  return kernels;
+}
+
+// The kernels' allocas promoted and their invariant loads marked (before wrapping).
+void promoteKernels(Module &m, const std::vector<Function *> &kernels) {
+  legacy::FunctionPassManager fpm(&m);
+  fpm.add(createPromoteMemoryToRegisterPass());
+  fpm.doInitialization();
+  for (Function *k : kernels) {
+    fpm.run(*k);
+    markInvariantLoads(*k);
+  }
+  fpm.doFinalization();
+}
+
+// Steps 2 and 3: each kernel renamed to a body, a wrapper (and a coarse entry where
+// allowed) made for it, everything else inlined into the wrappers, and the work-item
+// calls that depend on the offsets replaced. Fills out.kernels and out.coarse.
+Expected<std::vector<Wrapper>> makeWrappers(Module &m, const std::vector<Function *> &kernels,
+                                            const TableAbiTarget &target, LoweredModule &out) {
+  auto *smem = new GlobalVariable(m, ArrayType::get(Type::getInt8Ty(m.getContext()), 0), false,
                                   GlobalValue::ExternalLinkage, nullptr, kSharedName, nullptr,
                                   GlobalValue::NotThreadLocal, 3);
   smem->setAlignment(Align(16));
-  // Every function but those in `keep` is inlined where it is called.
-  auto inlineAllBut = [&](const std::set<const Function *> &keep, bool dce) {
-    for (Function &f : *m) {
-      if (f.isDeclaration() || keep.count(&f)) continue;
-      f.removeFnAttr(Attribute::NoInline);
-      f.removeFnAttr(Attribute::OptimizeNone);
-      f.addFnAttr(Attribute::AlwaysInline);
-      f.setLinkage(GlobalValue::InternalLinkage);
-    }
-    legacy::PassManager pm;
-    pm.add(createAlwaysInlinerLegacyPass());
-    if (dce) pm.add(createGlobalDCEPass());
-    pm.run(*m);
-  };
   // Coarsening judges a kernel with its callees inlined (coarsen.h).
-  if (target.coarsen) inlineAllBut(std::set<const Function *>(kernels.begin(), kernels.end()), false);
-  {
-    legacy::FunctionPassManager fpm(m.get());
-    fpm.add(createPromoteMemoryToRegisterPass());
-    fpm.doInitialization();
-    for (Function *k : kernels) {
-      fpm.run(*k);
-      markInvariantLoads(*k);
-    }
-    fpm.doFinalization();
-  }
-  LoweredModule out;
-  std::vector<std::pair<std::string, unsigned>> wrappers; // name, argument index of offset 0
+  if (target.coarsen) inlineAllBut(m, std::set<const Function *>(kernels.begin(), kernels.end()), false);
+  promoteKernels(m, kernels);
+  std::vector<Wrapper> wrappers;
   for (Function *k : kernels) {
     const std::string kname = k->getName().str();
     k->setName(kBodyPrefix + kname);
     const unsigned offBase = unsigned(1 + 2 * k->arg_size());
-    auto w = makeWrapper(*m, k, kname, smem, target);
-    if (!w) return w.error().withContext(where);
+    auto w = makeWrapper(m, k, kname, smem, target);
+    if (!w) return w.error();
     wrappers.push_back({kname, offBase});
     out.kernels.push_back(kname);
     if (target.coarsen && coarsenBlocker(*k).empty()) {
-      auto cw = makeCoarseWrapper(*m, k, coarseBodies(*m, *k), kname, smem, target);
-      if (!cw) return cw.error().withContext(where);
+      auto cw = makeCoarseWrapper(m, k, coarseBodies(m, *k), kname, smem, target);
+      if (!cw) return cw.error();
       wrappers.push_back({(*cw)->getName().str(), offBase});
       out.coarse.push_back(kname);
     }
   }
-  std::set<std::string> wrapperSet;
   std::set<const Function *> wrapperFns;
-  for (const auto &w : wrappers) {
-    wrapperSet.insert(w.first);
-    wrapperFns.insert(m->getFunction(w.first));
+  for (const Wrapper &w : wrappers) wrapperFns.insert(m.getFunction(w.name));
+  inlineAllBut(m, wrapperFns, true);
+  for (const Wrapper &w : wrappers) {
+    replaceWorkItemCalls(m, m.getFunction(w.name), w.offBase);
+    if (StringRef(w.name).startswith(kCoarseEntryPrefix)) scopeCoarseItems(*m.getFunction(w.name));
   }
-  inlineAllBut(wrapperFns, true);
-  for (const auto &w : wrappers) {
-    replaceWorkItemCalls(*m, m->getFunction(w.first), w.second);
-    if (StringRef(w.first).startswith(kCoarseEntryPrefix)) scopeCoarseItems(*m->getFunction(w.first));
-  }
-  parkFlatCasts(*m);
+  return wrappers;
+}
 
-  // 4. textual address-space remap, then parse back.
-  std::string text;
-  {
-    raw_string_ostream os(text);
-    m->print(os, nullptr);
-  }
-  m.reset();
-  text = target.remapText(text);
-  SMDiagnostic diag;
-  std::unique_ptr<Module> g = parseAssemblyString(text, diag, ctx);
-  if (!g)
-    return makeError(where +
-                     ": address-space remap produced invalid IR: " + errText(diag, diagName));
-  unparkFlatCasts(*g);
-  if (target.afterParse)
-    if (Error e = target.afterParse(*g)) return e.withContext(where);
-
-  // 5. the supplement, libclc, internalize, optimize.
-  {
-    SMDiagnostic sd;
-    std::unique_ptr<Module> sup = parseAssemblyString(target.supplementIR, sd, ctx);
-    if (!sup)
-      return makeError(where + ": the builtin supplement does not parse: " + errText(sd, diagName));
-    sup->setTargetTriple(g->getTargetTriple());
-    sup->setDataLayout(g->getDataLayout());
-    if (Linker::linkModules(*g, std::move(sup), Linker::LinkOnlyNeeded))
-      return makeError(where + ": linking the builtin supplement failed");
-  }
+// Step 5, first half: the builtin supplement and libclc linked (only what is used).
+Error linkBuiltins(Module &m, const TableAbiTarget &target, const std::string &where) {
+  LLVMContext &ctx = m.getContext();
+  SMDiagnostic sd;
+  std::unique_ptr<Module> sup = parseAssemblyString(target.supplementIR, sd, ctx);
+  if (!sup)
+    return makeError(where + ": the builtin supplement does not parse: " +
+                     errText(sd, target.backend + "-lowering"));
+  sup->setTargetTriple(m.getTargetTriple());
+  sup->setDataLayout(m.getDataLayout());
+  if (Linker::linkModules(m, std::move(sup), Linker::LinkOnlyNeeded))
+    return makeError(where + ": linking the builtin supplement failed");
   const std::string clc = findLibclc(target.libclcFile.c_str());
   if (clc.empty())
     return makeError(where + ": libclc's " + target.libclcFile +
@@ -557,8 +512,8 @@ Expected<LoweredModule> lowerToTableAbi(LLVMContext &ctx, const uint8_t *spirv, 
                      "or install libclc-14)");
   auto buf = MemoryBuffer::getFile(clc);
   if (!buf) return makeError(where + ": cannot read '" + clc + "': " + buf.getError().message());
-  // Lazily: the linker materializes only the builtins the kernels reach (a full parse
-  // of the 8 MB library cost about a second per module).
+  // Lazily: the linker materializes only the builtins the kernels reach, not the whole
+  // library.
   auto lib = getOwningLazyBitcodeModule(std::move(*buf), ctx);
   if (!lib) {
     std::string e;
@@ -566,12 +521,21 @@ Expected<LoweredModule> lowerToTableAbi(LLVMContext &ctx, const uint8_t *spirv, 
     os << lib.takeError();
     return makeError(where + ": cannot parse '" + clc + "': " + os.str());
   }
-  (*lib)->setTargetTriple(g->getTargetTriple());
-  (*lib)->setDataLayout(g->getDataLayout());
-  if (Linker::linkModules(*g, std::move(*lib), Linker::LinkOnlyNeeded))
+  (*lib)->setTargetTriple(m.getTargetTriple());
+  (*lib)->setDataLayout(m.getDataLayout());
+  if (Linker::linkModules(m, std::move(*lib), Linker::LinkOnlyNeeded))
     return makeError(where + ": linking libclc failed");
+  return Error::success();
+}
+
+// Step 5, second half: every builtin resolved, everything but the wrappers internal,
+// the wrappers made kernel entries, the module verified.
+Error finishEntries(Module &m, const std::vector<Wrapper> &wrappers, const TableAbiTarget &target,
+                    const std::string &where) {
+  std::set<std::string> wrapperSet;
+  for (const Wrapper &w : wrappers) wrapperSet.insert(w.name);
   std::vector<std::string> unresolved;
-  for (Function &f : *g) {
+  for (Function &f : m) {
     if (f.isDeclaration()) {
       if (!f.isIntrinsic() && !f.use_empty() &&
           !(target.allowUnresolved && target.allowUnresolved(f.getName().str())))
@@ -586,67 +550,95 @@ Expected<LoweredModule> lowerToTableAbi(LLVMContext &ctx, const uint8_t *spirv, 
       list += (i ? ", " : "") + unresolved[i];
     return makeError(where + ": builtins missing from libclc: " + list);
   }
-  for (GlobalVariable &gv : g->globals())
+  for (GlobalVariable &gv : m.globals())
     if (!gv.isDeclaration()) gv.setLinkage(GlobalValue::InternalLinkage);
-  for (const auto &w : wrappers) {
-    Function *f = g->getFunction(w.first);
+  for (const Wrapper &w : wrappers) {
+    Function *f = m.getFunction(w.name);
     f->setLinkage(GlobalValue::ExternalLinkage);
-    target.markKernel(*g, *f);
+    target.markKernel(m, *f);
   }
-  {
-    std::string vt;
-    raw_string_ostream vs(vt);
-    if (verifyModule(*g, &vs)) return makeError(where + ": lowered module is invalid: " + vs.str());
-  }
-  TargetMachine &tm = *target.machine;
-  g->setDataLayout(tm.createDataLayout());
-  if (target.dumpEnv)
-    if (auto dump = envText(target.dumpEnv)) {
-      std::error_code ec;
-      raw_fd_ostream os(*dump + "/" + name + ".pre-opt.ll", ec);
-      if (!ec) g->print(os, nullptr);
-    }
-  {
-    LoopAnalysisManager lam;
-    FunctionAnalysisManager fam;
-    CGSCCAnalysisManager cam;
-    ModuleAnalysisManager mam;
-    PassBuilder pb(&tm);
-    pb.registerModuleAnalyses(mam);
-    pb.registerCGSCCAnalyses(cam);
-    pb.registerFunctionAnalyses(fam);
-    pb.registerLoopAnalyses(lam);
-    pb.crossRegisterProxies(lam, fam, cam, mam);
-    ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(OptimizationLevel::O3);
-    mpm.run(*g, mam);
-    // Coarse entries whose copies' accesses did not merge into wide ones would only make
-    // every access strided (uncoalesced): they go, and those kernels launch plainly.
-    if (target.coarsen) {
-      FunctionPassManager fpm;
-      fpm.addPass(LoadStoreVectorizerPass());
-      std::vector<std::string> kept;
-      for (const std::string &k : out.coarse) {
-        Function *f = g->getFunction(kCoarseEntryPrefix + k);
-        if (!f) continue;
-        fpm.run(*f, fam);
-        if (coarseAccessesMerged(*f)) {
-          kept.push_back(k);
-        } else {
-          fam.clear(*f, f->getName());
-          f->eraseFromParent();
-        }
-      }
-      if (kept.size() != out.coarse.size()) dropAnnotationsOfErased(*g);
-      out.coarse = std::move(kept);
+  std::string vt;
+  raw_string_ostream vs(vt);
+  if (verifyModule(m, &vs)) return makeError(where + ": lowered module is invalid: " + vs.str());
+  return Error::success();
+}
+
+// O3 with the target machine. Coarse entries whose copies' accesses did not merge into
+// wide ones would only make every access strided (uncoalesced): they go, and those
+// kernels launch plainly (out.coarse keeps the others).
+void optimize(Module &m, const TableAbiTarget &target, LoweredModule &out) {
+  LoopAnalysisManager lam;
+  FunctionAnalysisManager fam;
+  CGSCCAnalysisManager cam;
+  ModuleAnalysisManager mam;
+  PassBuilder pb(target.machine);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cam, mam);
+  ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(OptimizationLevel::O3);
+  mpm.run(m, mam);
+  if (!target.coarsen) return;
+  FunctionPassManager fpm;
+  fpm.addPass(LoadStoreVectorizerPass());
+  std::vector<std::string> kept;
+  for (const std::string &k : out.coarse) {
+    Function *f = m.getFunction(kCoarseEntryPrefix + k);
+    if (!f) continue;
+    fpm.run(*f, fam);
+    if (coarseAccessesMerged(*f)) {
+      kept.push_back(k);
+    } else {
+      fam.clear(*f, f->getName());
+      f->eraseFromParent();
     }
   }
-  if (target.dumpEnv)
-    if (auto dump = envText(target.dumpEnv)) {
-      std::error_code ec;
-      raw_fd_ostream os(*dump + "/" + name + ".ll", ec);
-      if (!ec) g->print(os, nullptr);
-    }
-  out.module = std::move(g);
+  if (kept.size() != out.coarse.size()) dropAnnotationsOfErased(m);
+  out.coarse = std::move(kept);
+}
+
+// The module as NAME<suffix> in the folder the target's dump variable names, if set.
+void dumpModule(const Module &m, const TableAbiTarget &target, const std::string &name,
+                const char *suffix) {
+  if (!target.dumpEnv) return;
+  if (auto dump = envText(target.dumpEnv)) {
+    std::error_code ec;
+    raw_fd_ostream os(*dump + "/" + name + suffix, ec);
+    if (!ec) m.print(os, nullptr);
+  }
+}
+
+} // namespace
+
+Expected<LoweredModule> lowerToTableAbi(LLVMContext &ctx, const uint8_t *spirv, size_t size,
+                                        const std::string &name, const TableAbiTarget &target) {
+  const std::string where = "module '" + name + "'";
+  auto spirOr = spirvToLLVM(ctx, spirv, size);
+  if (!spirOr) return spirOr.error().withContext(where);
+  std::unique_ptr<Module> m = std::move(*spirOr);
+
+  // 1. calling conventions; 2. bodies and wrappers; 3. offset-dependent work-item calls.
+  const std::vector<Function *> kernels = prepareModule(*m, target);
+  if (kernels.empty()) return makeError(where + ": no kernel in the module");
+  LoweredModule out;
+  auto wrappers = makeWrappers(*m, kernels, target, out);
+  if (!wrappers) return wrappers.error().withContext(where);
+
+  // 4. address spaces remapped on the IR (address_spaces.h).
+  if (Error e = remapAddressSpaces(*m, target.addressSpaces, target.builtinName))
+    return e.withContext(where);
+  if (target.afterRemap)
+    if (Error e = target.afterRemap(*m)) return e.withContext(where);
+
+  // 5. the supplement, libclc, internalize, optimize.
+  CGRAPH_RETURN_IF_ERROR(linkBuiltins(*m, target, where));
+  CGRAPH_RETURN_IF_ERROR(finishEntries(*m, *wrappers, target, where));
+  m->setDataLayout(target.machine->createDataLayout());
+  dumpModule(*m, target, name, ".pre-opt.ll");
+  optimize(*m, target, out);
+  dumpModule(*m, target, name, ".ll");
+  out.module = std::move(m);
   return out;
 }
 

@@ -1,6 +1,6 @@
 // SPIR-V -> amdgcn code objects for AMD GPUs (LLVM 14 AMDGPU + libclc's amdgcn--amdhsa
 // builtins + ld.lld-14), through the table-ABI lowering shared with the cuda backend
-// (cgraph/backends/gpu_common/cgraph/codegen/table_abi.h describes the kernel ABI).
+// (table_abi.h describes the kernel ABI).
 //
 // Address spaces: SPIR global (1) stays 1, local (3) stays 3, constant (2) becomes the
 // amdgcn constant space 4, generic (4) becomes flat (0), and private (0) allocas move to

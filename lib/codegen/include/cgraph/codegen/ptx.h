@@ -1,5 +1,5 @@
 // SPIR-V -> PTX lowering for NVIDIA GPUs (LLVM 14 NVPTX + libclc's nvptx64 builtins),
-// through the table-ABI lowering shared with the hip backend (gpu_common).
+// through the table-ABI lowering shared with the hip backend (table_abi.h).
 //
 // The lowered module keeps each kernel's name but not its signature: every kernel
 // becomes a wrapper with the *table ABI* the CUDA backend launches:
@@ -16,7 +16,7 @@
 //   memory (`__cgraph_smem`).
 // - offsets and workDim feed get_global_offset/get_global_id/get_work_dim.
 //
-// A kernel that cannot observe which thread runs a work-item (gpu_common's coarsen.h:
+// A kernel that cannot observe which thread runs a work-item (src/coarsen.h:
 // no local/group ids or sizes, barriers, atomics or __local memory) also gets a coarse
 // entry `__cgraph_x4_NAME` with one more argument, the global size of dimension 0: one
 // thread runs 4 consecutive work-items, as 16-byte loads and stores where the buffers

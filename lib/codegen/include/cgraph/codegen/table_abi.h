@@ -17,18 +17,20 @@
 // buffer parameter the kernel only loads from marked invariant (NVPTX: ld.global.nc, as
 // nvcc does for `const __restrict__`); wrappers (and coarse entries, `coarsen`);
 // everything else inlined; work-item calls that depend
-// on the offsets replaced; casts between the private (0) and generic (4) spaces parked
-// in marker calls; the module printed, its address spaces remapped on the text by the
-// target's remapText, parsed back; the target's afterParse hook (amdgcn: allocas into
-// the private space 5); the builtin supplement and libclc linked (only what is used);
-// everything but the wrappers internalized; markKernel; verified; O3 with the target
-// machine. The caller emits the result (PTX text, an amdgcn object).
+// on the offsets replaced; the address spaces remapped on the IR by the target's
+// addressSpaces and builtinName (types of values, globals and functions; intrinsics
+// re-declared under their new overloads; casts between spaces that become one
+// dropped); the target's afterRemap hook (amdgcn: allocas into the private space 5);
+// the builtin supplement and libclc linked (only what is used); everything but the
+// wrappers internalized; markKernel; verified; O3 with the target machine. The caller
+// emits the result (PTX text, an amdgcn object).
 //
 // Ownership: the returned module belongs to the caller and lives in the caller's
 // LLVMContext. Thread-safety: concurrent calls with distinct contexts and target
 // machines are safe. Failure modes: invalid SPIR-V, unsupported parameter kinds
 // (by-value structs, scalars wider than 8 bytes), a missing libclc file, builtins that
-// libclc lacks, an invalid remap: an Error naming the module ("module 'x.cl': ...").
+// libclc lacks, a remap that gives two different functions one name: an Error naming
+// the module ("module 'x.cl': ...").
 #pragma once
 
 #include "cgraph/error.h"
@@ -36,6 +38,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -57,12 +60,15 @@ constexpr uint32_t kLiteral = 0xFFFFFFFFu; // m_i of a scalar given in the launc
 struct TableAbiTarget {
   std::string backend;        // "cuda", "hip": named in errors about parameters
   std::string triple;         // e.g. "nvptx64-nvidia-cuda", "amdgcn-amd-amdhsa"
-  std::string textDataLayout; // the module's layout while it is printed and parsed back
-  // Step 4: the address-space remap of the printed module (types, mangled names,
-  // intrinsic suffixes); the parser re-checks the result.
-  std::function<std::string(const std::string &)> remapText;
-  // Optional: runs right after the remapped text is parsed (and casts unparked).
-  std::function<Error(llvm::Module &)> afterParse;
+  std::string dataLayout;     // the module's layout until afterRemap or the machine's replaces it
+  // Step 4: SPIR address space -> the target's, for the spaces that change.
+  std::map<unsigned, unsigned> addressSpaces;
+  // Step 4: the name a builtin declaration (Itanium-mangled, `_Z6vload4mPU3AS2Kf`) has in
+  // the target's library once its pointer parameters are in the target's spaces.
+  // Declarations that get one name become one (the first). Optional: names stay.
+  std::function<std::string(const std::string &)> builtinName;
+  // Optional: runs right after the remap.
+  std::function<Error(llvm::Module &)> afterRemap;
   std::string supplementIR; // builtins libclc lacks, in the target's address spaces
   std::string libclcFile;   // file name searched by findLibclc
   // Optional: declarations that may stay unresolved after linking (intrinsic-like).
