@@ -171,24 +171,14 @@ Expected<std::shared_ptr<const LoadedModule>> CudaDevice::loadModule(const Kerne
   return *mod;
 }
 
-// The table-ABI fill and copy kernels: gpu_common's builtinKernelSource (launch_plan.h).
-static const char *const kBuiltinSource = gpu::builtinKernelSource();
-
 Expected<std::shared_ptr<const LoadedModule>> CudaDevice::builtinModule() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (builtins_) return builtins_;
   }
-  auto r = compileOpenCL(kBuiltinSource, "cgraph_cuda_builtins.cl", CompileOptions{});
-  if (!r) return r.error().withContext("cuda builtin kernels");
-  KernelModule m;
-  m.name = "cgraph_cuda_builtins.cl";
-  KernelForm f;
-  f.kind = FormKind::SpirV;
-  f.target = "spirv64";
-  f.bytes = r->spirv;
-  m.forms.push_back(std::move(f));
-  auto lm = loadModule(m, true);
+  auto m = gpu::builtinKernelModule("cgraph_cuda_builtins.cl");
+  if (!m) return m.error().withContext("cuda builtin kernels");
+  auto lm = loadModule(*m, true);
   if (!lm) return lm.error();
   std::lock_guard<std::mutex> lock(mutex_);
   builtins_ = *lm;

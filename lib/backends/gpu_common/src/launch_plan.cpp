@@ -1,6 +1,8 @@
 // The builtin fill/copy kernels' source (launch_plan.h), shared by cuda and hip.
 #include "cgraph/backends/gpu_common/launch_plan.h"
 
+#include "cgraph/kernel/opencl_compiler.h"
+
 namespace cgraph::gpu {
 
 const char *builtinKernelSource() {
@@ -35,6 +37,19 @@ __kernel void cgraph_copy(__global uchar *dst, __global const uchar *src, ulong 
 }
 )CL";
   return kSource;
+}
+
+Expected<KernelModule> builtinKernelModule(const std::string &name) {
+  auto r = compileOpenCL(builtinKernelSource(), name, CompileOptions{});
+  if (!r) return r.error().withContext(name);
+  KernelModule m;
+  m.name = name;
+  KernelForm f;
+  f.kind = FormKind::SpirV;
+  f.target = "spirv64";
+  f.bytes = std::move(r->spirv);
+  m.forms.push_back(std::move(f));
+  return m;
 }
 
 } // namespace cgraph::gpu

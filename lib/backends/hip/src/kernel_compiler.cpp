@@ -70,16 +70,9 @@ Expected<std::shared_ptr<const LoadedModule>> HipDevice::builtinModule() {
     std::lock_guard<std::mutex> lock(mutex_);
     if (builtins_) return builtins_;
   }
-  auto r = compileOpenCL(gpu::builtinKernelSource(), "cgraph_hip_builtins.cl", CompileOptions{});
-  if (!r) return r.error().withContext("hip builtin kernels");
-  KernelModule m;
-  m.name = "cgraph_hip_builtins.cl";
-  KernelForm f;
-  f.kind = FormKind::SpirV;
-  f.target = "spirv64";
-  f.bytes = r->spirv;
-  m.forms.push_back(std::move(f));
-  auto lm = loadModule(m, true);
+  auto m = gpu::builtinKernelModule("cgraph_hip_builtins.cl");
+  if (!m) return m.error().withContext("hip builtin kernels");
+  auto lm = loadModule(*m, true);
   if (!lm) return lm.error();
   std::lock_guard<std::mutex> lock(mutex_);
   builtins_ = *lm;

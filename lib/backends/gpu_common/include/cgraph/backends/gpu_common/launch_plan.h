@@ -181,6 +181,10 @@ template <class L> void planCopyLaunch(const Node &node, uint64_t table, L &l) {
 // size allow, else bytes.
 const char *builtinKernelSource();
 
+// builtinKernelSource compiled to a SPIR-V module named `name`, as a backend loads it.
+// Fails (an Error naming `name`) only where the OpenCL C compiler does.
+Expected<KernelModule> builtinKernelModule(const std::string &name);
+
 // A copy as a driver 3D memcpy between device addresses (pitched, no arrays).
 struct Copy3D {
   uint64_t src = 0, dst = 0;                 // first byte
