@@ -17,7 +17,7 @@ const std::vector<Skip> &skips() {
        "cpu_backend_tests covers half_math.cl"},
       {"extras.cl:8 ext_half", "cuda",
        "libclc's nvptx vstore_half_rtp/rte of floats below the half subnormal range round "
-       "differently from cpu and PoCL (h[8]: 1 vs 0; measured on an H100, CUDA 13)"},
+       "differently from cpu and PoCL (h[8]: 1 vs 0)"},
       {"extras.cl:9 ext_half", "cuda",
        "same libclc nvptx half-conversion difference (h[59]: 1 vs 0)"},
   };

@@ -1,8 +1,8 @@
 // Thread coarsening of the table-ABI lowering (codegen/table_abi.h, `coarsen`): a
 // second entry point per eligible kernel in which one GPU thread runs 4 consecutive
 // work-items of dimension 0, so that their loads and stores of consecutive elements
-// become one 16-byte access each (ld/st.v4: a float per thread reaches about 80% of an
-// H100's copy bandwidth, a float4 per thread all of it).
+// become one 16-byte access each (ld/st.v4: a float per thread falls short of the copy
+// bandwidth that a float4 per thread reaches).
 //
 // Eligible: a kernel whose body, once its own callees are inlined, observes nothing of
 // the launch's shape but get_global_id / get_global_offset / get_work_dim (no local or

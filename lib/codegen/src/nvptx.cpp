@@ -164,10 +164,8 @@ Expected<PtxModule> lowerSpirvToPtx(const uint8_t *spirv, size_t size, const std
   // Wait for the grids this one depends on programmatically (a no-op otherwise). No
   // griddepcontrol.launch_dependents: a dependent grid launches as this one's CTAs
   // exit (the implicit trigger) and reads its table before its own wait. An explicit
-  // trigger, even one skipped by grids of more than 256 CTAs, cost every kernel that
-  // has it: on an H200, jacobi_step on 4096^2 took 79.0 us with it and 76.2 without,
-  // a 1000-node chain of empty kernels 0.457 vs 0.442 us per node; only the chain of
-  // axpy(4096) gained from it (0.791 vs 0.855 us per node, hand-written graph 0.89).
+  // trigger, even one skipped by large grids, slowed most kernels that had it (the
+  // logs in benchmarks/cuda/results/).
   if (gridWait) target.entryAsm = {"griddepcontrol.wait;"};
   LLVMContext ctx;
   auto lowered = lowerToTableAbi(ctx, spirv, size, name, target);

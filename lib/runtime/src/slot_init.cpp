@@ -70,7 +70,7 @@ uint64_t ownedSlotBytes(const Slot &slot, uint64_t minSize) {
 namespace {
 // Zero and fill slots on a device without host pointers go through a staging buffer of
 // at most this many bytes, written piece by piece: a slot as large as the device's
-// memory (an H200 has more than many hosts) needs no host buffer of its size.
+// memory (a large GPU has more than many hosts) needs no host buffer of its size.
 constexpr uint64_t kStagingPiece = uint64_t(8) << 20;
 
 // Writes `bytes` bytes of the contents in `piece` (whole periods of them) to `buf` from

@@ -20,7 +20,7 @@
 // no local/group ids or sizes, barriers, atomics or __local memory) also gets a coarse
 // entry `__cgraph_x4_NAME` with one more argument, the global size of dimension 0: one
 // thread runs 4 consecutive work-items, as 16-byte loads and stores where the buffers
-// are aligned (a float per thread reaches about 80% of an H100's copy bandwidth).
+// are aligned (a float per thread falls short of the device's copy bandwidth).
 //
 // Address spaces: SPIR global (1) stays 1, local (3) stays 3, generic (4) becomes the
 // flat space 0, and constant (2) becomes global (1): a __constant buffer argument points

@@ -140,7 +140,7 @@ template <class L> void planCoarse(uint64_t n, L &l) {
 }
 
 // The builtin kernels (builtinKernelSource) loop with a grid stride: one work-item per
-// 16 bytes, at most 1024 groups of 256 (plenty to fill an H100; larger copies take more
+// 16 bytes, at most 1024 groups of 256 (enough to fill a large GPU; larger copies take more
 // steps per work-item).
 template <class L> void stridedGrid(uint64_t bytes, L &l) {
   l.block[0] = 256;
