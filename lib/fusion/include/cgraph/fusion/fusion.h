@@ -125,7 +125,8 @@ struct FuseOptions {
   bool autoFuse = false;
   // Let automatic chains take kernels that need linear work-item remapping (another
   // shape than the fused range's). Off by default: in the stencil example such a fused
-  // kernel ran slower than the two kernels on the cpu backend.
+  // kernel runs slower than the two kernels on the cpu backend
+  // (benchmarks/cpu/results/NOTES.md).
   bool autoLinear = false;
   // Bake literal scalar arguments into the fused kernel.
   bool constants = true;
