@@ -31,18 +31,7 @@ bool dependsOnGroups(llvm::Function &f, std::map<llvm::Function *, bool> &memo, 
       break;
     }
     llvm::StringRef n = c->getName();
-    switch (builtinKind(n)) {
-    case Wi::LocalId:
-    case Wi::LocalSize:
-    case Wi::EnqueuedLocalSize:
-    case Wi::GroupId:
-    case Wi::NumGroups:
-    case Wi::LocalLinearId:
-      uses = true;
-      break;
-    default:
-      break;
-    }
+    if (kernel::observesGroupShape(builtinKind(n))) uses = true;
     if (n.contains("barrier") || n.contains("work_group") || n.contains("sub_group") ||
         n.contains("mem_fence"))
       uses = true;

@@ -155,6 +155,7 @@ llvm::Value *linearValue(llvm::IRBuilder<> &b, Wi k, unsigned d, const Range &r,
   case Wi::GlobalLinearId:
   case Wi::LocalLinearId:
     return l.lin;
+  case Wi::Barrier: // not a query: builtinKind never gives it
   case Wi::None:
     break;
   }

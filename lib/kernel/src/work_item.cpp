@@ -49,6 +49,20 @@ const char *mangledName(WorkItemFn f) {
   return "";
 }
 
+bool observesGroupShape(WorkItemFn f) {
+  switch (f) {
+  case WorkItemFn::LocalId:
+  case WorkItemFn::LocalSize:
+  case WorkItemFn::EnqueuedLocalSize:
+  case WorkItemFn::GroupId:
+  case WorkItemFn::NumGroups:
+  case WorkItemFn::LocalLinearId:
+    return true;
+  default:
+    return false;
+  }
+}
+
 bool takesDimension(WorkItemFn f) {
   switch (f) {
   case WorkItemFn::WorkDim:

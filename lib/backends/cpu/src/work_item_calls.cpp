@@ -47,18 +47,7 @@ bool replaceWorkItemCalls(Function &f, const BodyArgs &a, FunctionCallee barrier
   for (CallInst *c : calls) {
     IRBuilder<> b(c);
     WiFunc kind = classify(c->getCalledFunction()->getName());
-    switch (kind) {
-    case WiFunc::LocalId:
-    case WiFunc::LocalSize:
-    case WiFunc::EnqueuedLocalSize:
-    case WiFunc::GroupId:
-    case WiFunc::NumGroups:
-    case WiFunc::LocalLinearId:
-      groupShape = true;
-      break;
-    default:
-      break;
-    }
+    if (kernel::observesGroupShape(kind)) groupShape = true;
     Value *d = c->arg_size() ? c->getArgOperand(0) : nullptr;
     auto dims = [&](uint32_t base) {
       return std::array<Value *, 3>{field(a, base, 0), field(a, base, 1), field(a, base, 2)};

@@ -40,6 +40,10 @@ WorkItemFn workItemFn(std::string_view mangled);
 // The mangled name of a query (WorkItemFn::Barrier: `_Z7barrierj`); "" for None.
 const char *mangledName(WorkItemFn f);
 
+// Whether the query observes the work-group's shape (local ids and sizes, group ids and
+// counts): a kernel that calls one depends on how its range is cut into groups.
+bool observesGroupShape(WorkItemFn f);
+
 // Whether the query takes a dimension argument (uint); the linear ids and
 // get_work_dim take none.
 bool takesDimension(WorkItemFn f);
