@@ -1,33 +1,4 @@
-// main() of every Catch2 test executable. Tests must never touch the user's cache:
-// ctest gives each test its own CGRAPH_CACHE_DIR (tests/CMakeLists.txt,
-// cgraph_finish_tests); a test binary started by hand without one gets a fresh
-// temporary directory, removed again when it exits.
-#define CATCH_CONFIG_RUNNER
-#include <catch2/catch.hpp>
+// main() of every Catch2 test executable without a device to probe first.
+#include "catch_session.h"
 
-#include <cstdio>
-#include <cstdlib>
-#include <filesystem>
-#include <string>
-#include <system_error>
-
-int main(int argc, char **argv) {
-  std::string tempRoot;
-  if (!std::getenv("CGRAPH_CACHE_DIR")) {
-    std::string pattern = (std::filesystem::temp_directory_path() / "cgraph-test-XXXXXX").string();
-    if (!mkdtemp(pattern.data())) {
-      std::perror("cannot create a temporary cache directory");
-      return 2;
-    }
-    tempRoot = pattern;
-    setenv("CGRAPH_CACHE_DIR", (tempRoot + "/cgraph").c_str(), 1);
-    setenv("XDG_CACHE_HOME", (tempRoot + "/xdg").c_str(), 1);
-    setenv("POCL_CACHE_DIR", (tempRoot + "/pocl").c_str(), 1);
-  }
-  const int rc = Catch::Session().run(argc, argv);
-  if (!tempRoot.empty()) {
-    std::error_code ec;
-    std::filesystem::remove_all(tempRoot, ec);
-  }
-  return rc;
-}
+int main(int argc, char **argv) { return cgraph::test::runCatchSession(argc, argv); }

@@ -59,7 +59,6 @@ namespace cgraph {
 namespace cgf {
 namespace {
 
-std::string at(const char *table, size_t i) { return std::string(table) + "[" + std::to_string(i) + "]"; }
 
 // Names a record in messages. Built only when a message is, so the success path does
 // no string work per record.

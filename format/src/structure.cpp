@@ -6,7 +6,6 @@ namespace cgraph {
 namespace cgf {
 namespace {
 
-std::string at(const char *table, size_t i) { return std::string(table) + "[" + std::to_string(i) + "]"; }
 
 bool knownScalar(ScalarType t) { return scalarSize(t) != 0; }
 

@@ -7,8 +7,13 @@
 #include "cgraph/error.h"
 #include "cgraph/model.h"
 
+#include <string>
+
 namespace cgraph {
 namespace cgf {
+
+// "table[i]", how messages name a row of a table.
+inline std::string at(const char *table, size_t i) { return std::string(table) + "[" + std::to_string(i) + "]"; }
 
 // `holder` names what the indices point into in messages: "file" or "graph".
 Error checkStructure(const Graph &g, const char *holder);

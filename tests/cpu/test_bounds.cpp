@@ -34,7 +34,7 @@ rt::Device &checkedDevice() {
   return *dev;
 }
 
-const char *kSource = R"CL(
+const char *kBoundsSource = R"CL(
 __kernel void write_at(__global int *y, int idx, int v) {
   if (get_global_id(0) == 0) y[idx] = v;
 }
@@ -101,7 +101,7 @@ Run makeRun(const std::string &kernel, const std::string &name, uint64_t global,
             const std::vector<uint64_t> &slotBytes, const std::vector<Arg> &args, rt::Device &dev,
             uint64_t slack = 4096) {
   GraphBuilder b(kernel);
-  auto k = addKernelSource(b, kSource, "bounds.cl");
+  auto k = addKernelSource(b, kBoundsSource, "bounds.cl");
   REQUIRE(k.count(kernel));
   for (size_t s = 0; s < slotBytes.size(); ++s)
     addSlot(b, "s" + std::to_string(s), slotBytes[s]);
@@ -307,7 +307,7 @@ TEST_CASE("cpu bounds: in-bounds kernels give the same results with and without 
 }
 
 TEST_CASE("cpu bounds: checked kernels are cached apart from unchecked ones", "[cpu][bounds]") {
-  auto res = compileOpenCL(kSource, "bounds.cl", CompileOptions{});
+  auto res = compileOpenCL(kBoundsSource, "bounds.cl", CompileOptions{});
   REQUIRE(res.ok());
   KernelModule mod = makeKernelModule("bounds.cl", *res, nullptr, false);
   cpu::KernelCompiler jit;

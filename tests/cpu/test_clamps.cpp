@@ -12,7 +12,7 @@ using namespace cgtest;
 
 namespace {
 
-std::vector<int32_t> randomInts(size_t n, uint32_t seed) {
+std::vector<int32_t> randomClampInputs(size_t n, uint32_t seed) {
   std::mt19937 rng(seed);
   std::uniform_int_distribution<int32_t> d(-1000, 1000);
   std::vector<int32_t> v(n);
@@ -30,7 +30,7 @@ TEST_CASE("cpu: clamped 3x3 stencil, edges and interior", "[cpu][clamps]") {
                                                              {37, 5}, {64, 2}, {300, 3}, {1029, 4}};
   for (auto [w, h] : sizes) {
     DYNAMIC_SECTION(w << "x" << h) {
-      const auto in = randomInts(size_t(w) * h, w * 31 + h);
+      const auto in = randomClampInputs(size_t(w) * h, w * 31 + h);
       auto out = as<int32_t>(runOne("clamps.cl", "clamp_stencil", range2D(w, h),
                                     {zeros(size_t(w) * h * 4), buf(in), scalar(ScalarType::U32, w),
                                      scalar(ScalarType::U32, h)})[0]);
@@ -78,7 +78,7 @@ TEST_CASE("cpu: clamped sobel (examples/image) matches a C++ reference", "[cpu][
 }
 
 TEST_CASE("cpu: clamp() builtin with argument bounds and a global offset", "[cpu][clamps]") {
-  const auto in = randomInts(256, 3);
+  const auto in = randomClampInputs(256, 3);
   const int32_t shift = -5, lo = 10, hi = 180;
   NDRange r = range1D(200);
   r.offset[0].value = 3;
@@ -93,7 +93,7 @@ TEST_CASE("cpu: clamp() builtin with argument bounds and a global offset", "[cpu
 }
 
 TEST_CASE("cpu: unsigned min of an index that wraps inside the group", "[cpu][clamps]") {
-  const auto in = randomInts(16, 5);
+  const auto in = randomClampInputs(16, 5);
   NDRange r = range1D(64);
   r.offset[0].value = 4294967264u; // ids 2^32 - 32 .. 2^32 + 31: the uint id wraps at 32
   auto out = as<int32_t>(
@@ -124,7 +124,7 @@ TEST_CASE("cpu: lower clamps of ids that wrap inside the group", "[cpu][clamps]"
 }
 
 TEST_CASE("cpu: one-sided clamps as selects", "[cpu][clamps]") {
-  const auto in = randomInts(100, 9);
+  const auto in = randomClampInputs(100, 9);
   const int32_t n = 100, lo = 4;
   auto out = as<int32_t>(runOne("clamps.cl", "clamp_forms", range1D(100),
                                 {zeros(100 * 4), buf(in), scalar(ScalarType::I32, n),
@@ -144,7 +144,7 @@ TEST_CASE("cpu: clamped indices from group and local ids, small groups", "[cpu][
   // pass the guard hold the edges; 112 work-items for 100 elements (the guard).
   for (uint64_t local : {16, 4, 1}) {
     DYNAMIC_SECTION("local " << local) {
-      const auto in = randomInts(100, 11);
+      const auto in = randomClampInputs(100, 11);
       const uint32_t n = 100;
       auto out = as<int32_t>(runOne("clamps.cl", "clamp_groups", range1D(112, local),
                                     {zeros(100 * 4), buf(in), scalar(ScalarType::U32, n)})[0]);

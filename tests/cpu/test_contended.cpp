@@ -44,7 +44,7 @@ std::shared_ptr<const cpu::CompiledModule> compile(cpu::KernelCompiler &jit, con
 }
 
 // The cases contendedAtomics must decline, and two it must take beyond the suite's.
-const char *kSource = R"CL(
+const char *kContendedSource = R"CL(
 // Contended: a compare-and-swap loop on one word (the only loop).
 __kernel void cas_sum(__global int *sum, __global const int *in) {
   int v = in[get_global_id(0)];
@@ -104,7 +104,7 @@ TEST_CASE("cpu contended atomics: which kernels are classified contended", "[cpu
   // Histograms: the bin comes from the work-item's data or its local id.
   CHECK_FALSE(a32->find("hist_global")->contended);
   CHECK_FALSE(a32->find("hist_local")->contended);
-  auto own = compile(jit, "contended.cl", kSource,
+  auto own = compile(jit, "contended.cl", kContendedSource,
                      {"cas_sum", "count_at", "per_group", "branch_pick", "loop_then_add", "indirect", "plain"});
   CHECK(own->find("cas_sum")->contended);
   CHECK(own->find("count_at")->contended);
@@ -141,7 +141,7 @@ TEST_CASE("cpu contended atomics: small launches run on the calling thread", "[c
 TEST_CASE("cpu contended atomics: results on one thread, on the pool, and two launches at once",
           "[cpu][atomics][contended]") {
   cpu::KernelCompiler jit;
-  auto mod = compile(jit, "contended.cl", kSource, {"cas_sum", "count_at"});
+  auto mod = compile(jit, "contended.cl", kContendedSource, {"cas_sum", "count_at"});
   const cpu::JitKernel &cas = *mod->find("cas_sum");
   REQUIRE(cas.contended);
   for (uint64_t n : {uint64_t(512), uint64_t(1) << 17}) { // inline; over the pool
@@ -291,7 +291,7 @@ TEST_CASE("cpu launch tuning: a small launch of a heavy kernel settles on the fa
 
 TEST_CASE("cpu launch tuning: a long launch stays on the pool without a run on one thread", "[cpu][tune]") {
   cpu::KernelCompiler jit;
-  auto mod = compile(jit, "contended.cl", kSource, {"loop_then_add"});
+  auto mod = compile(jit, "contended.cl", kContendedSource, {"loop_then_add"});
   const cpu::JitKernel &k = *mod->find("loop_then_add");
   REQUIRE(k.heavy);
   // 2^16 work-items of a 256-trip loop: 16M multiply-adds, far above the 20 us up to

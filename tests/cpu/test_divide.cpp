@@ -23,7 +23,7 @@ using namespace cgtest;
 
 namespace {
 
-const char *kSource = R"CL(
+const char *kDivideSource = R"CL(
 __kernel void div_int(__global const int *a, __global const int *b, __global int *q, __global int *r) {
   size_t i = get_global_id(0);
   q[i] = a[i] / b[i];
@@ -67,7 +67,7 @@ template <typename T>
 Outs run4(const std::string &kernel, const std::vector<T> &a, const std::vector<T> &b, size_t n,
           const std::vector<std::string> &clangArgs) {
   GraphBuilder gb(kernel);
-  auto k = addKernelSource(gb, kSource, "divide.cl", clangArgs);
+  auto k = addKernelSource(gb, kDivideSource, "divide.cl", clangArgs);
   REQUIRE(k.count(kernel));
   const uint64_t bytes = a.size() * sizeof(T);
   uint32_t sa = addSlot(gb, "a", bytes), sb = addSlot(gb, "b", bytes), sq = addSlot(gb, "q", bytes),
@@ -134,7 +134,7 @@ TEST_CASE("cpu: division by a zero scalar argument does not trap", "[cpu][divide
     for (int32_t d : {0, -1, 3}) {
       INFO("d = " << d);
       GraphBuilder gb("div_by_arg");
-      auto k = addKernelSource(gb, kSource, "divide.cl", args);
+      auto k = addKernelSource(gb, kDivideSource, "divide.cl", args);
       const uint32_t n = 1024;
       uint32_t sa = addSlot(gb, "a", n * 4), sq = addSlot(gb, "q", n * 4), sr = addSlot(gb, "r", n * 4);
       gb.addKernelNode("div_by_arg", k["div_by_arg"], range1D(n),
@@ -162,7 +162,7 @@ TEST_CASE("cpu: division runs still apply with guarded divisors, and a zero divi
   for (uint32_t cols : {0u, 1u, 7u, 64u}) {
     INFO("cols = " << cols);
     GraphBuilder gb("rows");
-    auto k = addKernelSource(gb, kSource, "divide.cl");
+    auto k = addKernelSource(gb, kDivideSource, "divide.cl");
     const uint32_t n = 1000;
     uint32_t sq = addSlot(gb, "q", n * 4), sr = addSlot(gb, "r", n * 4);
     gb.addKernelNode("rows", k["rows"], range1D(n, 250),
@@ -182,7 +182,7 @@ TEST_CASE("cpu: division runs still apply with guarded divisors, and a zero divi
   // names its loop "x.seg"): the guard keeps the divisor group-uniform.
   cgraph::test::TempDir tmp("cgraph-divide");
   const std::string dir = tmp.str();
-  auto res = compileOpenCL(kSource, "divide.cl", CompileOptions{});
+  auto res = compileOpenCL(kDivideSource, "divide.cl", CompileOptions{});
   REQUIRE(res.ok());
   auto obj = cpu::lowerToObject(res->spirv.data(), res->spirv.size(), "divide_runs", nullptr, false, &dir);
   INFO((obj ? std::string() : obj.error().message()));

@@ -28,7 +28,7 @@ namespace {
 // barrier through `% get_local_size(0)`; loops to its local size.
 // free_loop: barrier-free, loops to its local size over its group's inputs.
 // sizes: barrier-free and loop-free, reads its local size and id.
-const char *kSource = R"CL(
+const char *kSpecializeSource = R"CL(
 __kernel void shape(__global const uint *in, __global uint *out, __local uint *tile) {
   size_t lx = get_local_id(0), ly = get_local_id(1);
   size_t nx = get_local_size(0), ny = get_local_size(1);
@@ -52,14 +52,14 @@ __kernel void sizes(__global uint *out) {
 )CL";
 
 KernelModule module() {
-  auto res = compileOpenCL(kSource, "shapes.cl", CompileOptions{});
+  auto res = compileOpenCL(kSpecializeSource, "shapes.cl", CompileOptions{});
   INFO((res ? std::string() : res.error().message()));
   REQUIRE(res.ok());
   return makeKernelModule("shapes.cl", *res, nullptr, false);
 }
 
 std::map<std::string, uint32_t> addShapeKernels(GraphBuilder &b) {
-  return addKernelSource(b, kSource, "shapes.cl");
+  return addKernelSource(b, kSpecializeSource, "shapes.cl");
 }
 
 uint32_t input(uint64_t i) {

@@ -27,7 +27,7 @@ CollectiveOp coll(CollKind kind, uint32_t send, uint64_t sendOff, uint32_t recv,
   return c;
 }
 
-std::vector<std::string> errors(const Graph &g) {
+std::vector<std::string> collectiveErrors(const Graph &g) {
   std::vector<std::string> m;
   for (const Diagnostic &d : validateGraph(g))
     if (d.severity == Diagnostic::Error) m.push_back(d.message);
@@ -35,7 +35,7 @@ std::vector<std::string> errors(const Graph &g) {
 }
 
 // Slots: 0 'g' (256 bytes), 1 't' (transient, 256), 2 'out' (1024).
-GraphBuilder base() {
+GraphBuilder collectiveBase() {
   GraphBuilder b("coll");
   b.addSlot(slot("g", 256));
   b.addSlot(slot("t", 256, SlotInit::Transient));
@@ -46,7 +46,7 @@ GraphBuilder base() {
 } // namespace
 
 TEST_CASE("collective nodes: builder and a valid graph", "[graph][collective]") {
-  GraphBuilder b = base();
+  GraphBuilder b = collectiveBase();
   uint32_t ar = b.addCollective("sum", coll(CollKind::AllReduce, 0, 0, 0, 0, 64));
   CollectiveOp tx = coll(CollKind::Send, 0, 0, kNone, 0, 16);
   tx.peer = 1;
@@ -54,14 +54,14 @@ TEST_CASE("collective nodes: builder and a valid graph", "[graph][collective]") 
   Graph g = b.take();
   CHECK(g.nodes[ar].kind == NodeKind::Collective);
   CHECK(g.nodes[s].coll.peer == 1);
-  CHECK(errors(g).empty());
+  CHECK(collectiveErrors(g).empty());
 }
 
 TEST_CASE("collective nodes: validation names the node and field", "[graph][collective]") {
   auto one = [](CollectiveOp op) {
-    GraphBuilder b = base();
+    GraphBuilder b = collectiveBase();
     b.addCollective("c", op);
-    std::vector<std::string> e = errors(b.take());
+    std::vector<std::string> e = collectiveErrors(b.take());
     return e.empty() ? std::string("<valid>") : e[0];
   };
   CHECK(one(coll(CollKind::AllReduce, 0, 16, 0, 16, 64)) ==
@@ -87,7 +87,7 @@ TEST_CASE("collective nodes: validation names the node and field", "[graph][coll
 }
 
 TEST_CASE("collective nodes: hazards, own partitions, never planned", "[graph][collective]") {
-  GraphBuilder b = base();
+  GraphBuilder b = collectiveBase();
   FillOp f;
   f.slot = 1;
   f.bytes = 256;

@@ -11,7 +11,7 @@ namespace {
 
 // A valid graph: init (fill a) -> k (saxpy a -> t) -> c (copy t -> b) -> kf (fixed on b)
 // -> h (checksum b).
-Graph base() {
+Graph validateBase() {
   GraphBuilder b("base");
   b.addSlot(slot("a", 1024));
   b.addSlot(slot("b", 1024));
@@ -62,13 +62,13 @@ std::string join(const std::vector<std::string> &v) {
   } while (0)
 
 TEST_CASE("a valid graph has no diagnostics", "[graph][validate]") {
-  Graph g = base();
+  Graph g = validateBase();
   CHECK(msgs(g).empty());
   CHECK_FALSE(firstError(validateGraph(g)).failed());
 }
 
 TEST_CASE("validate: cycles and edges", "[graph][validate]") {
-  Graph g = base();
+  Graph g = validateBase();
   SECTION("cycle") {
     g.edges.push_back(Edge{4, 1});
     EXPECT_DIAG(g, "error: graph has a cycle through node 'k': 'k' -> 'c' -> 'kf' -> 'h' -> 'k'");
@@ -83,7 +83,7 @@ TEST_CASE("validate: cycles and edges", "[graph][validate]") {
 }
 
 TEST_CASE("validate: dangling references", "[graph][validate]") {
-  Graph g = base();
+  Graph g = validateBase();
   SECTION("kernel") {
     g.nodes[1].kernel = 5;
     EXPECT_DIAG(g, "error: node 'k': kernel index 5 but the graph has 2 kernels");
@@ -159,7 +159,7 @@ TEST_CASE("validate: dangling references", "[graph][validate]") {
 }
 
 TEST_CASE("validate: args against the kernel signature", "[graph][validate]") {
-  Graph g = base();
+  Graph g = validateBase();
   std::vector<Arg> &args = g.nodes[1].args;
   SECTION("count") {
     args.pop_back();
@@ -225,7 +225,7 @@ TEST_CASE("validate: args against the kernel signature", "[graph][validate]") {
 }
 
 TEST_CASE("validate: nd-range sanity", "[graph][validate]") {
-  Graph g = base();
+  Graph g = validateBase();
   NDRange &r = g.nodes[1].range;
   SECTION("dimensions") {
     r.dims = 4;
@@ -269,7 +269,7 @@ TEST_CASE("validate: nd-range sanity", "[graph][validate]") {
 }
 
 TEST_CASE("validate: copies and fills", "[graph][validate]") {
-  Graph g = base();
+  Graph g = validateBase();
   CopyOp &c = g.nodes[2].copy;
   FillOp &f = g.nodes[0].fill;
   SECTION("copy out of range") {
@@ -360,7 +360,7 @@ TEST_CASE("validate: copies and fills", "[graph][validate]") {
 }
 
 TEST_CASE("validate: names, host tasks, unknown kinds", "[graph][validate]") {
-  Graph g = base();
+  Graph g = validateBase();
   SECTION("duplicate node name") {
     g.nodes[2].name = "k";
     EXPECT_DIAG(g, "error: duplicate node name 'k' (nodes 1 and 2)");
@@ -405,7 +405,7 @@ TEST_CASE("validate: names, host tasks, unknown kinds", "[graph][validate]") {
 }
 
 TEST_CASE("validate: slot use warnings", "[graph][validate]") {
-  Graph g = base();
+  Graph g = validateBase();
   SECTION("transient read before written") {
     g.slots.push_back(slot("t2", 64, SlotInit::Transient));
     g.nodes.push_back(Node());
@@ -456,7 +456,7 @@ TEST_CASE("validate: slot use warnings", "[graph][validate]") {
 }
 
 TEST_CASE("validate: subgraphs", "[graph][validate]") {
-  Graph g = base();
+  Graph g = validateBase();
   GraphBuilder cb("child");
   cb.addSlot(slot("cs", 512));
   cb.addSlot(slot("cd", 0));

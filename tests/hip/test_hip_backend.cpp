@@ -3,10 +3,10 @@
 // Needs an AMD GPU with the ROCm HIP runtime: main() reports the run as SKIPPED (exit
 // 77, never passed) with the probe's reason where there is none, which is everywhere
 // this was written ("libamdhip64.so not found"): these cases have never run.
-#define CATCH_CONFIG_RUNNER
 #include "cgraph/backends/hip/hip_backend.h"
 
 #include "../common/device_compare.h"
+#include "../common/device_main.h"
 
 #include <cstdio>
 
@@ -83,12 +83,5 @@ TEST_CASE("hip conformance: every node kind matches the cpu backend", "[hip][gpu
 
 int main(int argc, char **argv) {
   auto backend = cgraph::hip::makeHipBackend();
-  cgraph::rt::BackendProbe p = backend->probe();
-  if (!p.available) {
-    std::printf("SKIPPED: no HIP device: %s\n", p.reason.c_str());
-    return 77;
-  }
-  std::printf("hip device: %s (%s)\n", p.devices[0].name.c_str(),
-              p.devices[0].driverVersion.c_str());
-  return Catch::Session().run(argc, argv);
+  return cgraph::test::runWithDevice(argc, argv, *backend);
 }

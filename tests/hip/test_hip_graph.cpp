@@ -63,8 +63,15 @@ Slot slot(std::string name, uint64_t bytes, SlotInit init = SlotInit::External) 
   return s;
 }
 
+// Options that keep the code objects out of the kernel cache.
+hip::HipBackendOptions noCache() {
+  hip::HipBackendOptions o;
+  o.useCache = false;
+  return o;
+}
+
 rt::Device &fakeDevice() {
-  static auto backend = hip::makeHipBackendWithApi(fake::api(), hip::HipBackendOptions{false});
+  static auto backend = hip::makeHipBackendWithApi(fake::api(), noCache());
   auto d = backend->device(0);
   INFO((d ? std::string() : d.error().message()));
   REQUIRE(d);
@@ -108,7 +115,7 @@ std::unique_ptr<rt::Executable> finalizeOnFake(rt::Device &dev, const Graph &g,
 } // namespace
 
 TEST_CASE("hip: probe and device through the table", "[hip][fake]") {
-  auto backend = hip::makeHipBackendWithApi(fake::api(), hip::HipBackendOptions{false});
+  auto backend = hip::makeHipBackendWithApi(fake::api(), noCache());
   rt::BackendProbe p = backend->probe();
   REQUIRE(p.available);
   REQUIRE(p.devices.size() == 1);

@@ -9,7 +9,7 @@ using namespace cgruntest;
 
 namespace {
 
-const std::string kInputs =
+const std::string kMlpInputs =
     "mlp.cgf --random x:1 --random w1:2 --random b1:3 --random w2:4 --random b2:5 --random wc:6 --random bc:7 ";
 
 fs::path compileMlp() {
@@ -48,10 +48,10 @@ TEST_CASE("cgrun: the planned run equals the unplanned one at every batch size",
   for (int batch : {48, 16, 64}) {
     INFO("batch " << batch);
     const std::string p = "--param batch=" + std::to_string(batch) + " ";
-    Result on = cgrun(kInputs + p + "--output probs=on.npy --output logits_out=lon.npy --json", dir);
+    Result on = cgrun(kMlpInputs + p + "--output probs=on.npy --output logits_out=lon.npy --json", dir);
     INFO(on.err);
     REQUIRE(on.code == 0);
-    Result off = cgrun(kInputs + p + "--output probs=off.npy --output logits_out=loff.npy --json --no-memory-plan", dir);
+    Result off = cgrun(kMlpInputs + p + "--output probs=off.npy --output logits_out=loff.npy --json --no-memory-plan", dir);
     INFO(off.err);
     REQUIRE(off.code == 0);
     CHECK(slurp(dir / "on.npy") == slurp(dir / "off.npy"));

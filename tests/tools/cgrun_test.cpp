@@ -10,28 +10,11 @@
 using namespace cgruntest;
 using nlohmann::json;
 
-namespace {
-
-struct Saxpy {
-  fs::path dir;
-  Saxpy(const std::string &name) : dir(scratch(name)) {
-    writeSaxpy(dir / "saxpy.cgf");
-    writeFloats(dir / "y4.npy", 4.0f);
-    writeFloats(dir / "y5.npy", 5.0f);
-    writeFloats(dir / "ones.npy", 1.0f);
-  }
-  Result run(const std::string &args) { return cgrun(args, dir); }
-};
-
-const std::string kInputs = "saxpy.cgf --input x=ones.npy --fill y=2 ";
-
-} // namespace
-
 TEST_CASE("cgrun replays and checks results", "[tools][cgrun]") {
   Saxpy s("run_check");
   // Replays share state: y += a*x per iteration, so after 3 runs y = 2 + 3*2.
   writeFloats(s.dir / "y8.npy", 8.0f);
-  Result r = s.run(kInputs + "--check y=@y8.npy -n 3");
+  Result r = s.run(kSaxpyInputs + "--check y=@y8.npy -n 3");
   INFO(r.err);
   REQUIRE(r.code == 0);
   CHECK(r.out.find("check y: ok (1024 x f32") != std::string::npos);
@@ -45,7 +28,7 @@ TEST_CASE("cgrun replays and checks results", "[tools][cgrun]") {
   // A raw expected file with an explicit type, and a parameter.
   std::vector<float> ten(kN, 10.0f);
   REQUIRE_FALSE(rt::writeBinaryFile((s.dir / "y10.bin").string(), ten.data(), ten.size() * 4));
-  r = s.run(kInputs + "--param a=8 --check y=@y10.bin:f32 --output t=t.npy --output y=y.bin");
+  r = s.run(kSaxpyInputs + "--param a=8 --check y=@y10.bin:f32 --output t=t.npy --output y=y.bin");
   INFO(r.err);
   REQUIRE(r.code == 0);
   Expected<rt::NpyArray> t = rt::readNpyFile((s.dir / "t.npy").string());
@@ -59,19 +42,19 @@ TEST_CASE("cgrun replays and checks results", "[tools][cgrun]") {
 
 TEST_CASE("cgrun fails a check with exit code 1", "[tools][cgrun]") {
   Saxpy s("run_check_fail");
-  Result r = s.run(kInputs + "--check y=@y5.npy");
+  Result r = s.run(kSaxpyInputs + "--check y=@y5.npy");
   CHECK(r.code == 1);
   CHECK(r.out.find("check y: FAILED: element 0 differs: 4 vs 5") != std::string::npos);
   CHECK(r.err.find("cgrun: error: check failed") != std::string::npos);
   // Within tolerance it passes.
-  r = s.run(kInputs + "--check y=@y5.npy --atol 1.5");
+  r = s.run(kSaxpyInputs + "--check y=@y5.npy --atol 1.5");
   CHECK(r.code == 0);
 }
 
 TEST_CASE("cgrun --json puts only results on stdout", "[tools][cgrun]") {
   Saxpy s("run_json");
   writeFloats(s.dir / "y6.npy", 6.0f); // two replays of y += 2
-  Result r = s.run(kInputs + "--check y=@y6.npy --json -n 2");
+  Result r = s.run(kSaxpyInputs + "--check y=@y6.npy --json -n 2");
   INFO(r.err);
   REQUIRE(r.code == 0);
   json j = json::parse(r.out);
@@ -89,7 +72,7 @@ TEST_CASE("cgrun --json puts only results on stdout", "[tools][cgrun]") {
 
 TEST_CASE("cgrun --trace writes one event per node", "[tools][cgrun]") {
   Saxpy s("run_trace");
-  Result r = s.run(kInputs + "--trace trace.json");
+  Result r = s.run(kSaxpyInputs + "--trace trace.json");
   INFO(r.err);
   REQUIRE(r.code == 0);
   json j = json::parse(slurp(s.dir / "trace.json"));
@@ -173,7 +156,7 @@ TEST_CASE("cgrun --list-devices", "[tools][cgrun]") {
 
 TEST_CASE("cgrun bench --json has Google Benchmark's shape", "[tools][cgrun]") {
   Saxpy s("bench");
-  Result r = s.run("bench " + kInputs + "--warmup 1 --repetitions 3 --json");
+  Result r = s.run("bench " + kSaxpyInputs + "--warmup 1 --repetitions 3 --json");
   INFO(r.err);
   REQUIRE(r.code == 0);
   json j = json::parse(r.out);
@@ -194,18 +177,18 @@ TEST_CASE("cgrun bench --json has Google Benchmark's shape", "[tools][cgrun]") {
   CHECK(runs == std::set<std::string>{"saxpy/eager/submit", "saxpy/eager/total",
                                       "saxpy/replay/submit", "saxpy/replay/total",
                                       "saxpy/replay-rebind/submit", "saxpy/replay-rebind/total"});
-  r = s.run("bench " + kInputs + "--warmup 0 --repetitions 2");
+  r = s.run("bench " + kSaxpyInputs + "--warmup 0 --repetitions 2");
   REQUIRE(r.code == 0);
   CHECK(r.out.find("replay-rebind  total") != std::string::npos);
 }
 
 TEST_CASE("cgrun compare cpu vs cpu agrees", "[tools][cgrun]") {
   Saxpy s("compare_cpu");
-  Result r = s.run("compare " + kInputs + "--backend cpu --backend cpu:0");
+  Result r = s.run("compare " + kSaxpyInputs + "--backend cpu --backend cpu:0");
   INFO(r.err);
   REQUIRE(r.code == 0);
   CHECK(r.out.find("cpu (replay) and cpu:0 (replay) agree on ") != std::string::npos);
-  r = s.run("compare " + kInputs + "--backend cpu --backend cpu --json");
+  r = s.run("compare " + kSaxpyInputs + "--backend cpu --backend cpu --json");
   REQUIRE(r.code == 0);
   json j = json::parse(r.out);
   CHECK(j["ok"] == true);
@@ -218,32 +201,32 @@ TEST_CASE("cgrun compare cpu vs cpu agrees", "[tools][cgrun]") {
 TEST_CASE("cgrun compare checks replay against eager on one backend", "[tools][cgrun]") {
   Saxpy s("compare_modes");
   // Default with one backend: replay vs eager, every written slot at the end.
-  Result r = s.run("compare " + kInputs + "--backend cpu");
+  Result r = s.run("compare " + kSaxpyInputs + "--backend cpu");
   INFO(r.out << r.err);
   REQUIRE(r.code == 0);
   CHECK(r.out.find("cpu (replay) and cpu (eager) agree on the final contents of 2 written slots (4 nodes)") !=
         std::string::npos);
   // Two eager sides: node by node.
-  r = s.run("compare " + kInputs + "--backend cpu --modes eager");
+  r = s.run("compare " + kSaxpyInputs + "--backend cpu --modes eager");
   REQUIRE(r.code == 0);
   CHECK(r.out.find("cpu (eager) and cpu (eager) agree on every node (4 nodes)") != std::string::npos);
   // Default with two backends: replay at the end, then eager node by node.
-  r = s.run("compare " + kInputs + "--backend cpu --backend cpu:0");
+  r = s.run("compare " + kSaxpyInputs + "--backend cpu --backend cpu:0");
   REQUIRE(r.code == 0);
   CHECK(r.out.find("cpu (replay) and cpu:0 (replay) agree on the final contents") != std::string::npos);
   CHECK(r.out.find("cpu (eager) and cpu:0 (eager) agree on every node") != std::string::npos);
   // Usage errors.
-  r = s.run("compare " + kInputs + "--backend cpu --modes replay,lazy");
+  r = s.run("compare " + kSaxpyInputs + "--backend cpu --modes replay,lazy");
   CHECK(r.code == 2);
   CHECK(r.err.find("cgrun: error: --modes replay,lazy: 'lazy' is not a mode (replay, eager)") != std::string::npos);
-  r = s.run("compare " + kInputs + "--backend cpu --norm l1");
+  r = s.run("compare " + kSaxpyInputs + "--backend cpu --norm l1");
   CHECK(r.code == 2);
   CHECK(r.err.find("cgrun: error: --norm l1: expected l2 or none") != std::string::npos);
 }
 
 TEST_CASE("cgrun compare --json: one entry per comparison, every compared slot", "[tools][cgrun]") {
   Saxpy s("compare_json");
-  Result r = s.run("compare " + kInputs + "--backend cpu --json");
+  Result r = s.run("compare " + kSaxpyInputs + "--backend cpu --json");
   INFO(r.err);
   REQUIRE(r.code == 0);
   json j = json::parse(r.out);
@@ -269,7 +252,7 @@ TEST_CASE("cgrun compare --json: one entry per comparison, every compared slot",
   }
   CHECK(slots == std::set<std::string>{"t", "y"});
   // Norm mode reports the norms of every slot.
-  r = s.run("compare " + kInputs + "--backend cpu --backend cpu --norm l2 --json");
+  r = s.run("compare " + kSaxpyInputs + "--backend cpu --backend cpu --norm l2 --json");
   REQUIRE(r.code == 0);
   j = json::parse(r.out);
   REQUIRE(j["comparisons"].size() == 2);
@@ -285,21 +268,21 @@ TEST_CASE("cgrun compare --json: one entry per comparison, every compared slot",
 #ifdef CGRUN_TEST_OPENCL
 TEST_CASE("cgrun compare cpu vs opencl (PoCL) agrees", "[tools][cgrun][opencl]") {
   Saxpy s("compare_opencl");
-  Result r = s.run("compare " + kInputs + "--backend cpu --backend opencl --ulp 4");
+  Result r = s.run("compare " + kSaxpyInputs + "--backend cpu --backend opencl --ulp 4");
   INFO(r.out << r.err);
   REQUIRE(r.code == 0);
   CHECK(r.out.find("cpu (replay) and opencl (replay) agree on ") != std::string::npos);
   CHECK(r.out.find("cpu (eager) and opencl (eager) agree on every node") != std::string::npos);
   // PoCL's command-buffer replay against its own eager path, and cpu replay against
   // PoCL eager.
-  r = s.run("compare " + kInputs + "--backend opencl");
+  r = s.run("compare " + kSaxpyInputs + "--backend opencl");
   INFO(r.out << r.err);
   REQUIRE(r.code == 0);
   CHECK(r.out.find("opencl (replay) and opencl (eager) agree on the final contents") != std::string::npos);
-  r = s.run("compare " + kInputs + "--backend cpu --backend opencl --modes replay,eager --ulp 4");
+  r = s.run("compare " + kSaxpyInputs + "--backend cpu --backend opencl --modes replay,eager --ulp 4");
   REQUIRE(r.code == 0);
   CHECK(r.out.find("cpu (replay) and opencl (eager) agree on the final contents") != std::string::npos);
-  r = s.run(kInputs + "--backend opencl --check y=@y4.npy");
+  r = s.run(kSaxpyInputs + "--backend opencl --check y=@y4.npy");
   INFO(r.err);
   CHECK(r.code == 0);
 }
@@ -739,25 +722,25 @@ TEST_CASE("copy, fill and slot size expressions in staged and multi-device graph
 TEST_CASE("cgrun --set, --disable and --update-from update the executable", "[tools][cgrun][update]") {
   Saxpy s("update");
   // x = 1, y = 2, a = 2: y = 4, t = y * 0.5 = 2 per element (checksum sum=2048).
-  Result r = s.run(kInputs + "--set k2.arg1=0.25 --check y=@y4.npy");
+  Result r = s.run(kSaxpyInputs + "--set k2.arg1=0.25 --check y=@y4.npy");
   INFO(r.out << r.err);
   REQUIRE(r.code == 0);
   CHECK(r.out.find("check y: ok") != std::string::npos);
   CHECK(r.out.find("sum=1024 (1024 x f32)") != std::string::npos);
 
-  r = s.run(kInputs + "--disable k2");
+  r = s.run(kSaxpyInputs + "--disable k2");
   INFO(r.out << r.err);
   REQUIRE(r.code == 0);
   CHECK(r.out.find("sum=4096 (1024 x f32)") != std::string::npos);
 
   // k0 over the first half only (global 512, local 64 kept): y = 4 there, 2 after.
-  r = s.run(kInputs + "--set k0.global=512 --set k2.enabled=1");
+  r = s.run(kSaxpyInputs + "--set k0.global=512 --set k2.enabled=1");
   INFO(r.out << r.err);
   REQUIRE(r.code == 0);
   CHECK(r.out.find("sum=1536 (1024 x f32)") != std::string::npos);
 
   // A whole-graph update from a file of the same topology.
-  r = s.run(kInputs + "--update-from saxpy.cgf --check y=@y4.npy");
+  r = s.run(kSaxpyInputs + "--update-from saxpy.cgf --check y=@y4.npy");
   INFO(r.out << r.err);
   REQUIRE(r.code == 0);
 
@@ -776,7 +759,7 @@ TEST_CASE("cgrun --set, --disable and --update-from update the executable", "[to
       {"--update-from missing.cgf", "missing.cgf"},
   };
   for (const Bad &b : bad) {
-    r = s.run(kInputs + b.args);
+    r = s.run(kSaxpyInputs + b.args);
     INFO(b.args << "\n" << r.out << r.err);
     CHECK(r.code != 0);
     CHECK(r.err.find(b.message) != std::string::npos);
@@ -784,24 +767,24 @@ TEST_CASE("cgrun --set, --disable and --update-from update the executable", "[to
 
   // bench: the cost of a node update and of a whole-graph update next to replay.
   // They run when asked (--modes all, or by name), not by default.
-  r = s.run("bench " + kInputs + "--warmup 1 --repetitions 3");
+  r = s.run("bench " + kSaxpyInputs + "--warmup 1 --repetitions 3");
   INFO(r.out << r.err);
   REQUIRE(r.code == 0);
   CHECK(r.out.find("update-node") == std::string::npos);
   CHECK(r.out.find("replay-stream") == std::string::npos);
   CHECK(r.out.find("replay-rebind") != std::string::npos);
-  r = s.run("bench " + kInputs + "--warmup 1 --repetitions 3 --modes all");
+  r = s.run("bench " + kSaxpyInputs + "--warmup 1 --repetitions 3 --modes all");
   INFO(r.out << r.err);
   REQUIRE(r.code == 0);
   CHECK(r.out.find("update-node    update") != std::string::npos);
   CHECK(r.out.find("update-graph   update") != std::string::npos);
-  r = s.run("bench " + kInputs + "--warmup 1 --repetitions 3 --modes update-graph,replay");
+  r = s.run("bench " + kSaxpyInputs + "--warmup 1 --repetitions 3 --modes update-graph,replay");
   INFO(r.out << r.err);
   REQUIRE(r.code == 0);
   CHECK(r.out.find("update-graph   update") != std::string::npos);
   CHECK(r.out.find("eager") == std::string::npos);
   // replay-stream: 10 replays back to back per sample, asked for by name only.
-  r = s.run("bench " + kInputs + "--warmup 1 --repetitions 3 --modes replay-stream --json");
+  r = s.run("bench " + kSaxpyInputs + "--warmup 1 --repetitions 3 --modes replay-stream --json");
   INFO(r.out << r.err);
   REQUIRE(r.code == 0);
   {
@@ -816,10 +799,10 @@ TEST_CASE("cgrun --set, --disable and --update-from update the executable", "[to
     CHECK(std::any_of(runs.begin(), runs.end(),
                       [](const std::string &n) { return n.find("/replay-stream/total") != std::string::npos; }));
   }
-  r = s.run("bench " + kInputs + "--modes replay,lazy");
+  r = s.run("bench " + kSaxpyInputs + "--modes replay,lazy");
   CHECK(r.code == 2);
   CHECK(r.err.find("--modes: unknown mode 'lazy'") != std::string::npos);
-  r = s.run("bench " + kInputs + "--modes replay-reshape");
+  r = s.run("bench " + kSaxpyInputs + "--modes replay-reshape");
   CHECK(r.code == 2);
   CHECK(r.err.find("replay-reshape: it needs a --param given more than once") != std::string::npos);
 }

@@ -120,4 +120,20 @@ inline void writeFloats(const fs::path &path, float value, uint32_t n = kN) {
   REQUIRE_FALSE(e);
 }
 
+// A scratch directory holding saxpy.cgf (writeSaxpy) and ones.npy, y4.npy, y5.npy
+// (1024 floats of 1, 4 and 5); run() runs cgrun there.
+struct Saxpy {
+  fs::path dir;
+  explicit Saxpy(const std::string &name) : dir(scratch(name)) {
+    writeSaxpy(dir / "saxpy.cgf");
+    writeFloats(dir / "ones.npy", 1.0f);
+    writeFloats(dir / "y4.npy", 4.0f);
+    writeFloats(dir / "y5.npy", 5.0f);
+  }
+  Result run(const std::string &args) { return cgrun(args, dir); }
+};
+
+// The inputs of saxpy.cgf: x all ones, y all twos.
+inline const std::string kSaxpyInputs = "saxpy.cgf --input x=ones.npy --fill y=2 ";
+
 } // namespace cgruntest

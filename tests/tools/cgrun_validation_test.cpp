@@ -21,17 +21,6 @@ using namespace cgruntest;
 
 namespace {
 
-struct Saxpy {
-  fs::path dir;
-  explicit Saxpy(const std::string &name) : dir(scratch(name)) {
-    writeSaxpy(dir / "saxpy.cgf");
-    writeFloats(dir / "ones.npy", 1.0f);
-  }
-  Result run(const std::string &args) { return cgrun(args, dir); }
-};
-
-const std::string kInputs = "saxpy.cgf --input x=ones.npy --fill y=2 ";
-
 Result cgc(const std::string &args, const fs::path &cwd) {
   return tooltest::runTool(CGC_PATH, args, cwd, cwd / "cgc");
 }
@@ -65,7 +54,7 @@ TEST_CASE("cgrun --input refuses a .npy whose dtype is not the slot's", "[tools]
   r = s.run("saxpy.cgf --input x=ints.npy:raw --fill y=2");
   INFO(r.err);
   CHECK(r.code == 0);
-  r = s.run(kInputs);
+  r = s.run(kSaxpyInputs);
   CHECK(r.code == 0);
   r = s.run("--help");
   CHECK(r.code == 0);
@@ -135,25 +124,25 @@ TEST_CASE("cgrun refuses negative or NaN tolerances and times and malformed devi
     CHECK(r.err.find(message) != std::string::npos);
     CHECK(r.out.empty());
   };
-  usage("compare " + kInputs + "--backend cpu --rtol -1",
+  usage("compare " + kSaxpyInputs + "--backend cpu --rtol -1",
         "--rtol: expected a number >= 0, got '-1'");
-  usage("compare " + kInputs + "--backend cpu --atol nan",
+  usage("compare " + kSaxpyInputs + "--backend cpu --atol nan",
         "--atol: expected a number >= 0, got 'nan'");
-  usage("compare " + kInputs + "--backend cpu --ulp -3", "--ulp: expected a number >= 0, got '-3'");
-  usage(kInputs + "--rtol -0.5", "--rtol: expected a number >= 0");
-  usage("bench " + kInputs + "--min-time -5", "--min-time: expected a number >= 0, got '-5'");
-  usage("bench " + kInputs + "--min-time NaN", "--min-time: expected a number >= 0, got 'NaN'");
-  usage(kInputs + "--device -1",
+  usage("compare " + kSaxpyInputs + "--backend cpu --ulp -3", "--ulp: expected a number >= 0, got '-3'");
+  usage(kSaxpyInputs + "--rtol -0.5", "--rtol: expected a number >= 0");
+  usage("bench " + kSaxpyInputs + "--min-time -5", "--min-time: expected a number >= 0, got '-5'");
+  usage("bench " + kSaxpyInputs + "--min-time NaN", "--min-time: expected a number >= 0, got 'NaN'");
+  usage(kSaxpyInputs + "--device -1",
         "--device -1: not a device; give an index (cpu has 1 device (0 to 0)) or a "
         "spec BACKEND[:INDEX] such as cpu, cpu:0, opencl:1");
-  usage("bench " + kInputs + "--device cpu:x", "--device cpu:x: not a device");
+  usage("bench " + kSaxpyInputs + "--device cpu:x", "--device cpu:x: not a device");
   // The valid forms still run.
   for (const char *d : {"0", "cpu", "cpu:0"}) {
-    Result r = s.run(kInputs + "--device " + d);
+    Result r = s.run(kSaxpyInputs + "--device " + d);
     INFO(d << "\n" << r.err);
     CHECK(r.code == 0);
   }
-  Result r = s.run("compare " + kInputs + "--backend cpu --rtol 0 --atol 1e-3 --ulp 4");
+  Result r = s.run("compare " + kSaxpyInputs + "--backend cpu --rtol 0 --atol 1e-3 --ulp 4");
   INFO(r.err);
   CHECK(r.code == 0);
 }
@@ -163,19 +152,19 @@ TEST_CASE("cgrun --update-from refuses a host task that differs, naming the node
   Saxpy s("update_host");
   writeSaxpy(s.dir / "print.cgf", "print");
   writeSaxpy(s.dir / "typed.cgf", "checksum", {Arg::string("i32")});
-  Result r = s.run(kInputs + "--update-from print.cgf");
+  Result r = s.run(kSaxpyInputs + "--update-from print.cgf");
   INFO(r.err);
   CHECK(r.code == 1);
   CHECK(r.err == "cgrun: error: --update-from print.cgf: node 'sum': the host task differs in the "
                  "source graph "
                  "('print' instead of 'checksum'); host tasks cannot be updated\n");
-  r = s.run(kInputs + "--update-from typed.cgf");
+  r = s.run(kSaxpyInputs + "--update-from typed.cgf");
   CHECK(r.code == 1);
   CHECK(r.err.find(
             "node 'sum': the host task differs in the source graph (2 arguments instead of 1)") !=
         std::string::npos);
   // The same graph still updates.
-  r = s.run(kInputs + "--update-from saxpy.cgf");
+  r = s.run(kSaxpyInputs + "--update-from saxpy.cgf");
   INFO(r.err);
   CHECK(r.code == 0);
 }

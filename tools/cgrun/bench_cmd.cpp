@@ -22,11 +22,6 @@ namespace cgraph::cgrun {
 
 namespace {
 
-int fail(const Error &e) {
-  note("cgrun: error: " + e.message());
-  return 1;
-}
-
 double cpuNow() {
   timespec ts;
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);

@@ -10,10 +10,6 @@ namespace cgraph::cgrun {
 
 namespace {
 
-bool isFloat(ScalarType t) {
-  return t == ScalarType::F16 || t == ScalarType::F32 || t == ScalarType::F64;
-}
-
 uint64_t load(const uint8_t *p, uint32_t size) {
   uint64_t v = 0;
   std::memcpy(&v, p, size);

@@ -34,7 +34,14 @@ void note(const std::string &line) {
   std::fflush(stderr);
 }
 
+int fail(const Error &e) {
+  note("cgrun: error: " + e.message());
+  return 1;
+}
+
 bool progressEnabled() { return isatty(2) != 0; }
+
+bool isFloat(ScalarType t) { return t == ScalarType::F16 || t == ScalarType::F32 || t == ScalarType::F64; }
 
 double msSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

@@ -109,7 +109,11 @@ struct InputSpec {
 
 // Output lines that are not results: stderr (stdout carries results only with --json).
 void note(const std::string &line);
+// Notes "cgrun: error: <message>" and returns 1, the exit code of a failed run.
+int fail(const Error &e);
 bool progressEnabled();
+// Whether `t` is a floating-point type (f16, f32, f64).
+bool isFloat(ScalarType t);
 
 double msSince(std::chrono::steady_clock::time_point t0);
 uint64_t nsBetween(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b);

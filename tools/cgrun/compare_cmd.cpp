@@ -42,16 +42,7 @@ namespace {
 Error stopRun() { return makeError("stopped by cgrun compare after the node it needed"); }
 constexpr uint64_t kNoneU64 = ~uint64_t(0);
 
-int fail(const Error &e) {
-  note("cgrun: error: " + e.message());
-  return 1;
-}
-
 const char *modeName(rt::ExecMode m) { return m == rt::ExecMode::Eager ? "eager" : "replay"; }
-
-bool isFloat(ScalarType t) {
-  return t == ScalarType::F16 || t == ScalarType::F32 || t == ScalarType::F64;
-}
 
 double floatAt(const uint8_t *p, uint64_t i, ScalarType t) {
   if (t == ScalarType::F64) {

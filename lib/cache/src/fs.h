@@ -99,6 +99,11 @@ bool isTempName(const std::string &name);
 
 // An exclusive flock(2) on `path` (created if missing). The kernel drops it when the
 // process dies, so a lock left by a killed process never blocks anyone.
+// How long a store or an eviction waits for an entry's leaf lock: long enough for another
+// process to write a large binary, short enough that a stuck process cannot stall a run
+// (a store that cannot get the lock is skipped).
+inline constexpr std::chrono::milliseconds kLeafLockTimeout(2000);
+
 class FileLock {
 public:
   FileLock() = default;

@@ -20,7 +20,6 @@ using namespace detail;
 
 namespace {
 
-constexpr std::chrono::milliseconds kLeafLockTimeout(2000);
 constexpr std::chrono::milliseconds kEvictLockTimeout(10000);
 
 struct ScannedEntry {

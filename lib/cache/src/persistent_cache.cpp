@@ -18,9 +18,6 @@ using namespace detail;
 
 namespace {
 
-// Long enough for another process to write a large binary, short enough that a
-// stuck process cannot stall a run: a store that cannot get the lock is skipped.
-constexpr std::chrono::milliseconds kLeafLockTimeout(2000);
 // Age eviction scans the whole cache, so it runs at most this often per root.
 constexpr std::chrono::hours kAgeScanInterval(1);
 

@@ -35,4 +35,12 @@ namespace cgraph::codegen {
 Error remapAddressSpaces(llvm::Module &m, const std::map<unsigned, unsigned> &spaces,
                          const std::function<std::string(const std::string &)> &builtinName);
 
+// `s` with every `from` replaced by `to`: how a target's builtinName rewrites the address
+// space qualifiers (U3AS<n>) of a mangled builtin name.
+inline std::string replaceAll(std::string s, const std::string &from, const std::string &to) {
+  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
+    s.replace(at, from.size(), to);
+  return s;
+}
+
 } // namespace cgraph::codegen

@@ -8,6 +8,7 @@
 // variant of the pointer's space; lifetime markers on flat pointers dropped), the kernel
 // attributes, codegen to an ELF object and ld.lld.
 #include "cgraph/codegen/amdgcn.h"
+#include "address_spaces.h"
 #include "env.h"
 
 #include <llvm/IR/IRBuilder.h>
@@ -63,16 +64,9 @@ void initAmdgpu() {
   });
 }
 
-// `s` with every `from` replaced by `to`.
-std::string replaceAll(std::string s, const std::string &from, const std::string &to) {
-  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
-    s.replace(at, from.size(), to);
-  return s;
-}
-
 // A builtin's name once constant pointers are in space 4 (libclc's U3AS4) and generic
 // ones flat: marked U3ASG for specializePointerBuiltins.
-std::string builtinName(const std::string &name) {
+std::string amdgcnBuiltinName(const std::string &name) {
   return replaceAll(replaceAll(name, "U3AS4", kGenericMark), "U3AS2", "U3AS4");
 }
 
@@ -293,7 +287,7 @@ Expected<std::vector<uint8_t>> lowerSpirvToAmdgcnObject(const uint8_t *spirv, si
   // afterRemap installs the amdgcn layout.
   target.dataLayout = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64";
   target.addressSpaces = {{4, 0}, {2, 4}};
-  target.builtinName = builtinName;
+  target.builtinName = amdgcnBuiltinName;
   target.afterRemap = afterRemap;
   target.supplementIR = builtinSupplementIR({});
   target.libclcFile = "amdgcn--amdhsa.bc";

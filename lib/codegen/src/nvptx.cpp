@@ -16,6 +16,7 @@
 #include "cgraph/codegen/ptx.h"
 
 #include "cgraph/codegen/table_abi.h"
+#include "address_spaces.h"
 
 #include <llvm/Bitcode/BitcodeReader.h>
 #include <llvm/IR/IRBuilder.h>
@@ -91,16 +92,9 @@ std::string preciseForNative(const std::string &in) {
   return out;
 }
 
-// `s` with every `from` replaced by `to`.
-std::string replaceAll(std::string s, const std::string &from, const std::string &to) {
-  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
-    s.replace(at, from.size(), to);
-  return s;
-}
-
 // Step 4: a builtin's name in libclc's nvptx build, which names generic pointers
 // unqualified (flat) and has no constant variants (constant is global here).
-std::string builtinName(const std::string &name) {
+std::string nvptxBuiltinName(const std::string &name) {
   return preciseForNative(replaceAll(replaceAll(name, "U3AS4", ""), "U3AS2", "U3AS1"));
 }
 
@@ -147,7 +141,7 @@ Expected<PtxModule> lowerSpirvToPtx(const uint8_t *spirv, size_t size, const std
   target.triple = "nvptx64-nvidia-cuda";
   target.dataLayout = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64";
   target.addressSpaces = {{4, 0}, {2, 1}};
-  target.builtinName = builtinName;
+  target.builtinName = nvptxBuiltinName;
   target.supplementIR = builtinSupplementIR({"1", "3"});
   target.libclcFile = "nvptx64--nvidiacl.bc";
   target.allowUnresolved = [](const std::string &n) { return n.rfind("__nvvm_reflect", 0) == 0; };

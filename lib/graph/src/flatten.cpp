@@ -13,7 +13,7 @@
 namespace cgraph {
 namespace {
 
-std::string s(uint64_t v) { return std::to_string(v); }
+using detail::s;
 
 Error remapSlot(uint32_t &slot, const std::vector<uint32_t> &binding, const std::string &where) {
   if (slot >= binding.size())

@@ -33,6 +33,8 @@ std::vector<uint32_t> findCycle(const Graph &g);
 std::vector<uint32_t> findCycle(const Graph &g, const Adjacency &succ);
 std::string cyclePath(const Graph &g, const std::vector<uint32_t> &cycle);
 bool containsHostTask(const Graph &g, int depth = 0);
+// A number in a message.
+inline std::string s(uint64_t v) { return std::to_string(v); }
 
 } // namespace detail
 } // namespace cgraph

@@ -15,7 +15,6 @@ namespace cgraph {
 namespace detail {
 namespace {
 
-std::string s(uint64_t v) { return std::to_string(v); }
 
 void checkDuplicates(Checker &c) {
   const Graph &g = c.g;

@@ -15,7 +15,6 @@ namespace detail {
 
 namespace {
 
-std::string s(uint64_t v) { return std::to_string(v); }
 
 bool isFloat(ScalarType t) {
   return t == ScalarType::F16 || t == ScalarType::F32 || t == ScalarType::F64;

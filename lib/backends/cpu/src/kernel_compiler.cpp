@@ -18,7 +18,7 @@
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/TargetSelect.h>
-#include <llvm/Support/raw_ostream.h>
+#include <llvm/Support/Error.h>
 
 #include <atomic>
 #include <functional>
@@ -28,13 +28,6 @@
 namespace cgraph::cpu {
 
 namespace {
-
-std::string toText(llvm::Error e) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << e;
-  return os.str();
-}
 
 // What enters every key of a compiled object besides the SPIR-V: the host options, the
 // hash of the backend's own code-generating sources (CMakeLists.txt computes it at build
@@ -68,7 +61,7 @@ struct KernelCompiler::Impl {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
     auto j = llvm::orc::LLJITBuilder().create();
-    if (!j) return makeError("cannot create the LLVM JIT: " + toText(j.takeError()));
+    if (!j) return makeError("cannot create the LLVM JIT: " + llvm::toString(j.takeError()));
     jit = std::move(*j);
     options = compilerIdentity();
     return Error::success();
@@ -83,10 +76,10 @@ struct KernelCompiler::Impl {
                                                  const std::vector<std::string> &names,
                                                  const std::string &moduleName) {
     auto jd = jit->createJITDylib("cgraph-cpu-module-" + std::to_string(dylibs++));
-    if (!jd) return makeError("cannot create a JIT library: " + toText(jd.takeError()));
+    if (!jd) return makeError("cannot create a JIT library: " + llvm::toString(jd.takeError()));
     auto gen = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
         jit->getDataLayout().getGlobalPrefix());
-    if (!gen) return makeError("cannot search the process for symbols: " + toText(gen.takeError()));
+    if (!gen) return makeError("cannot search the process for symbols: " + llvm::toString(gen.takeError()));
     jd->addGenerator(std::move(*gen));
     llvm::orc::SymbolMap syms;
     syms[jit->mangleAndIntern("cgraph_cpu_barrier")] = llvm::JITEvaluatedSymbol(
@@ -94,12 +87,12 @@ struct KernelCompiler::Impl {
     syms[jit->mangleAndIntern("cgraph_cpu_bounds_fail")] = llvm::JITEvaluatedSymbol(
         llvm::pointerToJITTargetAddress(&cgraph_cpu_bounds_fail), llvm::JITSymbolFlags::Exported);
     if (auto e = jd->define(llvm::orc::absoluteSymbols(std::move(syms))))
-      return makeError(toText(std::move(e)));
+      return makeError(llvm::toString(std::move(e)));
     auto buf = llvm::MemoryBuffer::getMemBufferCopy(
         llvm::StringRef(reinterpret_cast<const char *>(object.data()), object.size()), moduleName);
     if (auto e = jit->addObjectFile(*jd, std::move(buf)))
       return makeError("module '" + moduleName +
-                       "': cannot load its object file: " + toText(std::move(e)));
+                       "': cannot load its object file: " + llvm::toString(std::move(e)));
     auto mod = std::make_shared<CompiledModule>();
     for (const std::string &n : names) {
       std::string base = std::string(kWrapperPrefix) + n;
@@ -124,7 +117,7 @@ struct KernelCompiler::Impl {
       auto fn = jit->lookup(*jd, base + (k.fibers ? ".wi" : ".wg"));
       if (!fn)
         return makeError("module '" + moduleName + "': kernel '" + n +
-                         "': " + toText(fn.takeError()));
+                         "': " + llvm::toString(fn.takeError()));
       if (k.fibers)
         k.workItem = llvm::jitTargetAddressToPointer<WiFn>(fn->getAddress());
       else
