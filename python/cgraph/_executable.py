@@ -157,7 +157,14 @@ class Executable:
         needed around it). `stream`: a ``torch.cuda.Stream`` (``cuda_stream``), a CuPy
         stream (``ptr``), an object with ``__cuda_stream__`` or a raw ``CUstream`` int; it
         must stay alive until the event completed. Raises UnsupportedError on devices that
-        take no caller streams (every backend but cuda)."""
+        take no caller streams (every backend but cuda).
+
+        On a stream being captured (inside ``with torch.cuda.graph(g):``), the run is
+        recorded into the caller's graph instead, with these arrays and values, and runs
+        each time that graph is replayed; the returned event is already complete. The
+        captured run shares the executable's runtime-owned memory: do not replay it
+        while the executable's own runs are in flight. Graphs with host tasks, conditional
+        or collective nodes cannot be captured (UnsupportedError)."""
         handle = _stream_handle(stream)
         owners = self._bind(arguments)
         event = ctypes.c_void_p()

@@ -110,3 +110,47 @@ def test_a_stream_on_a_cpu_executable_is_refused():
     y = torch.zeros(N, dtype=torch.float32)
     with pytest.raises(cgraph.UnsupportedError, match="caller's stream"):
         exe.enqueue_on_stream(torch.cuda.current_stream(), y=y, a=1.0)
+
+
+def test_a_run_on_a_capturing_stream_is_recorded_into_torchs_graph(saxpy):
+    # Inside torch.cuda.graph the run becomes nodes of torch's graph, between torch's
+    # own nodes, with the tensor and the value given at capture; nothing runs before
+    # the graph is replayed.
+    y = torch.full((N,), 2.0, device="cuda", dtype=torch.float32)
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        y.mul_(2.0)
+        ev = saxpy.enqueue_on_stream(torch.cuda.current_stream(), y=y, a=3.0)  # y = 3 * 1 + y
+        y.add_(1.0)
+    assert ev.done()
+    torch.cuda.synchronize()
+    assert torch.all(y == 2.0).item()
+    g.replay()
+    torch.cuda.synchronize()
+    assert torch.all(y == 8.0).item()  # 2 * 2 + 3 + 1
+    # The executable's own runs keep their bindings; the captured run keeps its own.
+    z = torch.full((N,), 1.0, device="cuda", dtype=torch.float32)
+    torch.cuda.synchronize()
+    saxpy.run(y=z, a=1.0)
+    assert torch.all(z == 2.0).item()
+    g.replay()
+    torch.cuda.synchronize()
+    assert torch.all(y == 20.0).item()  # 8 * 2 + 3 + 1
+    saxpy.run(y=z, a=1.0)
+    assert torch.all(z == 3.0).item()
+
+
+def test_a_graph_with_a_host_task_is_not_captured():
+    b = cgraph.GraphBuilder("host-in-the-middle")
+    b.kernel_source("__kernel void inc(__global float *y) { y[get_global_id(0)] += 1.0f; }", name="inc.cl")
+    b.slot("y", count=1024, type="f32")
+    b.add_kernel("inc", [1024], args=["y"])
+    b.add_host("checksum", ["y"])
+    exe = b.build().finalize(device="cuda")
+    y = torch.zeros(1024, device="cuda", dtype=torch.float32)
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with pytest.raises(cgraph.UnsupportedError, match="host task"):
+        with torch.cuda.graph(g):
+            exe.enqueue_on_stream(torch.cuda.current_stream(), y=y)

@@ -434,7 +434,13 @@ CGRAPH_API cgraph_status cgraph_enqueue(cgraph_executable exe, cgraph_bindings b
  * run completed. NULL: as cgraph_enqueue; the legacy default stream is CU_STREAM_LEGACY
  * ((void *)0x1), the per-thread one CU_STREAM_PER_THREAD ((void *)0x2), as for every
  * driver call. Failures as cgraph_enqueue; a device that
- * takes no caller streams (every backend but cuda): UNSUPPORTED. */
+ * takes no caller streams (every backend but cuda): UNSUPPORTED.
+ * A stream being captured (cuStreamBeginCapture, torch.cuda.graph): the run is recorded
+ * into the caller's graph with these bindings and values instead of launched, and runs
+ * whenever that graph does; `out` is then a completed event. The recorded run uses the
+ * executable's runtime-owned memory: it must not run concurrently with the
+ * executable's own submissions. Graphs with host tasks, conditional or collective
+ * nodes, and profiled submissions: UNSUPPORTED. */
 CGRAPH_API cgraph_status cgraph_enqueue_on_stream(cgraph_executable exe, cgraph_bindings bindings, void *stream,
                                                   cgraph_event *out);
 /* Blocks until the submission completed; returns its failure, if any (a host task that

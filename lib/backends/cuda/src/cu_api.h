@@ -25,7 +25,8 @@ namespace cgraph::cuda {
   X(cuGraphExecDestroy) X(cuGraphExecKernelNodeSetParams) X(cuGraphNodeSetEnabled) X(cuEventCreate)               \
   X(cuEventDestroy) X(cuEventRecord) X(cuEventSynchronize) X(cuEventQuery)               \
   X(cuEventElapsedTime) X(cuGetErrorName) X(cuGetErrorString) X(cuMemAllocHost) X(cuMemFreeHost)  \
-  X(cuMemHostGetDevicePointer) X(cuStreamQuery) X(cuStreamWaitEvent) X(cuMemcpyPeerAsync)
+  X(cuMemHostGetDevicePointer) X(cuStreamQuery) X(cuStreamWaitEvent) X(cuMemcpyPeerAsync)    \
+  X(cuStreamIsCapturing) X(cuStreamBeginCapture)
 
 // Entry points of newer drivers that the backend can do without: null when the driver
 // lacks them (CUDA 12.3: conditional nodes, without which conditionals run

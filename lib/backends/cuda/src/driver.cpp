@@ -250,6 +250,13 @@ public:
     CGRAPH_CU_CHECK(*api_, "cuEventRecord", api_->cuEventRecord(signalEvent_, device_->stream()));
     CU_OK("cuStreamWaitEvent (caller's stream)", api_->cuStreamWaitEvent(CUstream(stream), signalEvent_, 0));
   }
+  Expected<bool> streamCapturing(void *stream) override {
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    CGRAPH_CU_CHECK(*api_, "cuStreamIsCapturing (caller's stream)", api_->cuStreamIsCapturing(CUstream(stream), &status));
+    if (status == CU_STREAM_CAPTURE_STATUS_INVALIDATED)
+      return makeError(ErrorCode::Invalid, "the caller's stream is in a capture that was invalidated by an earlier error");
+    return status == CU_STREAM_CAPTURE_STATUS_ACTIVE;
+  }
 
 private:
   Error orderingEvent(CUevent *e) {

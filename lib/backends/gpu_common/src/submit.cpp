@@ -50,9 +50,29 @@ Error GraphExecutable::updateTransfers(const std::vector<uint64_t> &params) {
   return Error::success();
 }
 
+void GraphExecutable::setTable(const std::vector<ResolvedSlot> &slots, const std::vector<uint64_t> &params) {
+  for (uint32_t s = 0; s < nSlots_ && s < slots.size(); ++s) {
+    const ResolvedSlot &r = slots[s];
+    if (r.buffer) {
+      table_[s] = driver_->address(*r.buffer) + r.offset; // the runtime checked the owner
+      slotLength_[s] = r.length;
+    } else if (slotOwned(s)) { // its own storage again after a submission bound it over
+      table_[s] = ownedAddress_[s];
+      slotLength_[s] = owned_[s]->size();
+    }
+  }
+  for (uint32_t p = 0; p < nParams_ && p < params.size(); ++p)
+    table_[nSlots_ + p] = params[p];
+}
+
 Expected<rt::EventPtr> GraphExecutable::submit(const std::vector<ResolvedSlot> &slots,
                                                const std::vector<uint64_t> &params,
                                                const rt::SubmitOptions &opts) {
+  if (opts.stream) {
+    auto capturing = driver_->streamCapturing(opts.stream);
+    if (!capturing) return capturing.error();
+    if (*capturing) return captureInto(slots, params, opts);
+  }
   uploading_ = nullptr;
   // A submission that fails after its upload leaves that staging buffer without an
   // event: it is free once the stream is idle.
@@ -77,18 +97,7 @@ Expected<rt::EventPtr> GraphExecutable::submit(const std::vector<ResolvedSlot> &
   const bool same = sameAsLastSubmit() && lastSubmitDone_;
   lastSubmitDone_ = false;
   if (!same) {
-    for (uint32_t s = 0; s < nSlots_ && s < slots.size(); ++s) {
-      const ResolvedSlot &r = slots[s];
-      if (r.buffer) {
-        table_[s] = driver_->address(*r.buffer) + r.offset; // the runtime checked the owner
-        slotLength_[s] = r.length;
-      } else if (slotOwned(s)) { // its own storage again after a submission bound it over
-        table_[s] = ownedAddress_[s];
-        slotLength_[s] = owned_[s]->size();
-      }
-    }
-    for (uint32_t p = 0; p < nParams_ && p < params.size(); ++p)
-      table_[nSlots_ + p] = params[p];
+    setTable(slots, params);
     if (mode_ == rt::ExecMode::Replay) CGRAPH_RETURN_IF_ERROR(checkDirectTransfers());
   }
   CGRAPH_RETURN_IF_ERROR(uploadTable());

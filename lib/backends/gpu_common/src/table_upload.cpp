@@ -139,7 +139,11 @@ Error GraphExecutable::uploadTable() {
   std::memcpy(st.host, table_.data(), bytes);
   CGRAPH_RETURN_IF_ERROR(driver_->copyToDevice(tableAddress(), st.host, bytes));
   uploading_ = &st;
-  uploaded_ = table_;
+  // A captured graph of the caller's may have written the table since: copy every time.
+  if (tableShared_)
+    uploaded_.clear();
+  else
+    uploaded_ = table_;
   ++driver_->counters().tableUploads;
   ++driver_->counters().tableCopies;
   return Error::success();

@@ -237,7 +237,9 @@ struct SubmitOptions {
   // torch.cuda.current_stream().cuda_stream, a CuPy stream's ptr; CUDA's default stream
   // is CU_STREAM_LEGACY ((void *)0x1), since null means none here. The stream must stay
   // valid until the submission completed. Devices without Capabilities::callerStreams
-  // refuse a non-null stream.
+  // refuse a non-null stream. A stream being captured into a graph: the submission is
+  // recorded into the caller's graph (cuda: its nodes on the device's stream joined to
+  // the capture), runs whenever that graph runs, and its event is complete at once.
   void *stream = nullptr;
 };
 

@@ -187,6 +187,13 @@ public:
     (void)stream;
     return makeError(ErrorCode::Unsupported, "caller streams are not supported on this device");
   }
+  // Whether the caller's `stream` is being captured into a graph (cuStreamIsCapturing):
+  // a submission on it is then recorded into the caller's graph (GraphExecutable's
+  // captureInto) instead of launched. Default: never.
+  virtual Expected<bool> streamCapturing(void *stream) {
+    (void)stream;
+    return false;
+  }
 
   // Pinned host memory and events (no timing).
   virtual Error hostAlloc(void **p, size_t bytes) = 0;

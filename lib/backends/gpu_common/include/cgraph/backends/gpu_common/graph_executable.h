@@ -180,6 +180,19 @@ protected:
   // Which partition node `n` is in (kNone in eager mode or for a lifted body node).
   uint32_t partitionOf(uint32_t n) const { return n < graphNodes_.size() ? graphNodes_[n].part : kNone; }
   Error uploadTable();
+  // Sets table_ and slotLength_ from a submission's slots and parameters.
+  void setTable(const std::vector<ResolvedSlot> &slots, const std::vector<uint64_t> &params);
+  // A submission on a caller's stream that is being captured (Driver::streamCapturing):
+  // the table loader with this submission's table by value, then every node in the
+  // partitions' order, launched on the device's stream joined to the capture, so the
+  // caller's graph holds them as its own nodes (ordered on one stream) and replays them
+  // with these bindings and values. Refused (Unsupported) for host tasks, the backend's
+  // extension nodes (conditionals, collectives), per-node callbacks and tables too large
+  // for the loader. The returned event is complete: the work runs when the caller's
+  // graph does. Afterwards the device table is shared with the caller's graph, so table
+  // copies are never skipped again (tableShared_).
+  Expected<rt::EventPtr> captureInto(const std::vector<ResolvedSlot> &slots, const std::vector<uint64_t> &params,
+                                     const rt::SubmitOptions &opts);
   Error updateParamRanges(const std::vector<uint64_t> &params);
   // Copies/fills with expression fields: their launch cells for this submission's
   // values (rt::Executable::transfer); in replay, exec kernel-node set-params on just
@@ -275,6 +288,7 @@ protected:
   std::vector<std::unique_ptr<rt::Buffer>> patterns_; // fill patterns for the fill kernel
   std::vector<uint64_t> table_;      // host copy: the current submission's table
   std::vector<uint64_t> uploaded_;   // what the device table holds
+  bool tableShared_ = false;          // a caller's captured graph writes the table too
   std::vector<uint64_t> slotLength_; // bound length per slot, this submission
   std::vector<uint64_t> rangeParams_; // parameter values the graphs' nd-ranges use
   bool rangesResolved_ = false;
