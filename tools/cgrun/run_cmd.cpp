@@ -68,11 +68,6 @@ Expected<CheckSpec> parseCheck(const Graph &g, const std::vector<uint64_t> &byte
   return c;
 }
 
-int fail(const Error &e) {
-  note("cgrun: error: " + e.message());
-  return 1;
-}
-
 } // namespace
 
 int runCommand(const CommonOptions &o, uint32_t iterations, const std::vector<std::string> &outputs,
