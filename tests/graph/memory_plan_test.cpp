@@ -31,13 +31,7 @@ struct Copies {
   }
 };
 
-std::vector<uint64_t> sizes(const Graph &g) {
-  std::vector<uint64_t> bytes;
-  for (const Slot &s : g.slots) bytes.push_back(s.size);
-  return bytes;
-}
-
-MemoryPlan plan(const Graph &g) { return planMemory(g, sizes(g)); }
+MemoryPlan plan(const Graph &g) { return planMemory(g, slotSizes(g)); }
 
 bool conflicts(const MemoryPlan &p, uint32_t a, uint32_t b) {
   return std::find(p.conflicts[a].begin(), p.conflicts[a].end(), b) != p.conflicts[a].end();
@@ -84,7 +78,7 @@ TEST_CASE("a chain of transient slots reuses memory two steps apart", "[graph][p
   CHECK_FALSE(p.isPlanned(out));
   CHECK(p.bytesBefore == 4 * 1024);
   CHECK(p.bytesAfter == 2 * 1024);
-  checkPacking(p, sizes(g), 1);
+  checkPacking(p, slotSizes(g), 1);
 }
 
 TEST_CASE("slots of independent branches never share memory", "[graph][plan]") {
@@ -173,13 +167,13 @@ TEST_CASE("the arena packs the largest slots first into the gaps of the live one
   CHECK_FALSE(conflicts(p, big, mid));
   CHECK_FALSE(conflicts(p, small, tail));
   std::vector<uint64_t> at;
-  const uint64_t arena = packMemory(p, sizes(g), 1, &at);
+  const uint64_t arena = packMemory(p, slotSizes(g), 1, &at);
   CHECK(arena == 4096 + 512); // big and small side by side; mid and tail inside that
   CHECK(p.bytesBefore == 4096 + 512 + 3072 + 1024);
   CHECK(p.bytesAfter == arena);
-  checkPacking(p, sizes(g), 1);
+  checkPacking(p, slotSizes(g), 1);
   SECTION("larger sizes pack again, alignment honoured") {
-    std::vector<uint64_t> bigger = sizes(g);
+    std::vector<uint64_t> bigger = slotSizes(g);
     bigger[mid] = 8000;
     bigger[small] = 100;
     checkPacking(p, bigger, 4096);

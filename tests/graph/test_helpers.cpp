@@ -52,4 +52,10 @@ uint32_t f32Bits(float f) {
   return b;
 }
 
+std::vector<uint64_t> slotSizes(const Graph &g) {
+  std::vector<uint64_t> bytes;
+  for (const Slot &s : g.slots) bytes.push_back(s.size);
+  return bytes;
+}
+
 } // namespace cgraph::test

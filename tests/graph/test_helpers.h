@@ -20,5 +20,7 @@ KernelParam scalarParam(const std::string &name, const std::string &type, uint32
 uint32_t addKernel(GraphBuilder &b, const std::string &name, std::vector<KernelParam> params);
 Graph kernelOnly(const std::string &name, std::vector<KernelParam> params);
 uint32_t f32Bits(float f);
+// Slot::size of every slot, in slot order.
+std::vector<uint64_t> slotSizes(const Graph &g);
 
 } // namespace cgraph::test

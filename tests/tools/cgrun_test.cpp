@@ -886,7 +886,21 @@ TEST_CASE("cgc places nodes (\"device\", --place); cgrun runs them on a device l
   CHECK(k["nodes"][4]["device"] == 1);
   c = tooltest::runTool(CGC_PATH, "chain.json --place split:2", dir, dir / "cgc_std");
   CHECK(c.code != 0);
-  CHECK(c.err.find("expected round-robin:N or cost:N, found 'split:2'") != std::string::npos);
+  CHECK(c.err.find("expected round-robin:N, cost:N or min-bytes:N, found 'split:2'") != std::string::npos);
+  // min-bytes: the same runs here (x, the only slot, is used on both sides of any cut),
+  // and dump shows what crosses.
+  c = tooltest::runTool(CGC_PATH, "chain.json -o few.cgf --place min-bytes:2", dir, dir / "cgc_std");
+  REQUIRE(c.code == 0);
+  c = tooltest::runTool(CGC_PATH, "dump --json few.cgf", dir, dir / "cgc_std");
+  json m = json::parse(c.out);
+  CHECK(!m["nodes"][3].contains("device"));
+  CHECK(m["nodes"][4]["device"] == 1);
+  CHECK(m["placement"]["devices"] == 2);
+  CHECK(m["placement"]["bytes_crossing"] == 4096);
+  CHECK(m["placement"]["slots_crossing"][0]["slot"] == "x");
+  c = tooltest::runTool(CGC_PATH, "dump few.cgf", dir, dir / "cgc_std");
+  CHECK(c.out.find("placement: 2 devices, work 50.0% / 50.0%; 4096 bytes cross devices") != std::string::npos);
+  CHECK(c.out.find("  x (4096 bytes) on devices 0, 1") != std::string::npos);
 
   writeFloats(dir / "two.npy", 2.0f, 1024);
   Result one = cgrun("chain.cgf --input x=two.npy --output x=one.bin", dir);

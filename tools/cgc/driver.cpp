@@ -7,6 +7,7 @@
 #include "cgraph/format/writer.h"
 #include "cgraph/graph/dot.h"
 #include "cgraph/graph/json.h"
+#include "cgraph/graph/placement.h"
 #include "cgraph/graph/validate.h"
 
 #include <cstring>
@@ -76,10 +77,14 @@ int runCompile(const CompileRequest &req, DiagSink &diags, std::ostream &out) {
   Graph &g = *compiled;
   Error err;
   if (!req.place.empty()) {
-    // "round-robin:N" or "cost:N" (main.cpp checked the shape).
+    // "round-robin:N", "cost:N" or "min-bytes:N" (main.cpp checked the shape).
     const size_t colon = req.place.find(':');
     const uint32_t devices = uint32_t(std::stoul(req.place.substr(colon + 1)));
-    err = placeNodes(g, devices, req.place.compare(0, colon, "cost") == 0 ? PlaceRule::Cost : PlaceRule::RoundRobin);
+    const std::string rule = req.place.substr(0, colon);
+    err = placeNodes(g, devices,
+                     rule == "cost"        ? PlaceRule::Cost
+                     : rule == "min-bytes" ? PlaceRule::MinBytes
+                                           : PlaceRule::RoundRobin);
   }
   if (err) {
     diags.error(Location::inFile(req.input), err.message());

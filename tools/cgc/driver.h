@@ -24,7 +24,7 @@ struct CompileRequest {
   OrderKind order = OrderKind::DepthFirst;
   DescriptionOptions description;
   std::vector<std::string> targets; // --target cuda:sm_XY (cuda_target.h)
-  std::string place;                // --place round-robin:N | cost:N (empty: as described)
+  std::string place;                // --place round-robin:N | cost:N | min-bytes:N (empty: as described)
 };
 
 int runCompile(const CompileRequest &req, DiagSink &diags, std::ostream &out);

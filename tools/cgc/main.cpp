@@ -79,14 +79,16 @@ int run(int argc, char **argv) {
                                        "stderr is a terminal and -q is not given");
   app.add_flag("--no-progress", noProgress, "never show progress");
   app.add_option("--place", req.place,
-                 "place nodes on N logical devices: round-robin:N (partition p on device p % N) or cost:N "
-                 "(the execution order cut into N runs of about equal work); overrides \"device\" keys")
+                 "place nodes on N logical devices: round-robin:N (partition p on device p % N), cost:N "
+                 "(the execution order cut into N runs of about equal work) or min-bytes:N (the same runs, each "
+                 "cut moved within a quarter of a device's share of the work to where the fewest bytes cross); "
+                 "overrides \"device\" keys; 'cgc dump' shows the bytes that cross")
       ->type_name("RULE:N")
       ->check([](const std::string &v) -> std::string {
         const size_t colon = v.find(':');
         const std::string rule = v.substr(0, colon);
-        if (colon == std::string::npos || (rule != "round-robin" && rule != "cost"))
-          return "expected round-robin:N or cost:N, found '" + v + "'";
+        if (colon == std::string::npos || (rule != "round-robin" && rule != "cost" && rule != "min-bytes"))
+          return "expected round-robin:N, cost:N or min-bytes:N, found '" + v + "'";
         const std::string n = v.substr(colon + 1);
         if (n.empty() || n.size() > 2 || n.find_first_not_of("0123456789") != std::string::npos ||
             std::stoul(n) < 1 || std::stoul(n) > kMaxDevices)

@@ -33,6 +33,9 @@ std::vector<uint32_t> findCycle(const Graph &g);
 std::vector<uint32_t> findCycle(const Graph &g, const Adjacency &succ);
 std::string cyclePath(const Graph &g, const std::vector<uint32_t> &cycle);
 bool containsHostTask(const Graph &g, int depth = 0);
+// Slot sizes as stored (expression sizes at the parameters' defaults, at least 1), as
+// the memory plan and placement report see them (placement.cpp).
+std::vector<uint64_t> storedBytes(const Graph &g);
 // A number in a message.
 inline std::string s(uint64_t v) { return std::to_string(v); }
 

@@ -3,7 +3,9 @@
 #include <cgraph/expr.h>
 #include <cgraph/graph/hazards.h>
 #include <cgraph/graph/memory_plan.h>
+#include <cgraph/graph/placement.h>
 
+#include "graph_util.h"
 #include "render_util.h"
 
 #include <xxhash.h>
@@ -417,21 +419,11 @@ void listingRec(const Graph &g, const std::string &ind, std::string &o, int dept
   }
 }
 
-// Slot sizes as stored (expression sizes at the parameters' defaults), for the memory
-// plan a runtime makes for the top-level graph (memory_plan.h).
-std::vector<uint64_t> storedBytes(const Graph &g) {
-  std::vector<SlotRequirement> reqs = slotRequirements(g);
-  std::vector<uint64_t> bytes(g.slots.size());
-  for (size_t s = 0; s < g.slots.size(); ++s)
-    bytes[s] = std::max<uint64_t>({g.slots[s].size, s < reqs.size() ? reqs[s].minSize : 0, 1});
-  return bytes;
-}
-
 } // namespace
 
 json toJson(const Graph &graph) {
   json j = toJsonRec(graph, 0);
-  const std::vector<uint64_t> bytes = storedBytes(graph);
+  const std::vector<uint64_t> bytes = detail::storedBytes(graph);
   const MemoryPlan p = planMemory(graph, bytes);
   json plan = {{"slots", p.slots}, {"bytes_before", p.bytesBefore}, {"bytes_after", p.bytesAfter}};
   if (!p.skipped.empty()) plan["skipped"] = p.skipped;
@@ -442,13 +434,48 @@ json toJson(const Graph &graph) {
     if (p.planned[s]) at[graph.slots[s].name] = {{"offset", offsets[s]}, {"bytes", bytes[s]}};
   plan["offsets"] = at;
   j["memory_plan"] = plan;
+  const PlacementReport pr = placementReport(graph, bytes);
+  if (pr.devices > 1) {
+    json crossing = json::array();
+    for (const PlacementReport::SlotCrossing &c : pr.slots)
+      crossing.push_back({{"slot", graph.slots[c.slot].name}, {"bytes", c.bytes}, {"devices", c.devices}});
+    j["placement"] = {{"devices", pr.devices}, {"work", pr.work}, {"bytes_crossing", pr.bytesCrossing},
+                      {"slots_crossing", crossing}};
+  }
   return j;
 }
+
+namespace {
+
+// "placement: 2 devices, work 50.0% / 50.0%; 4096 bytes cross devices" and a line per
+// slot used on more than one device; nothing for a graph on one device.
+std::string placementText(const Graph &graph, const std::vector<uint64_t> &bytes) {
+  const PlacementReport pr = placementReport(graph, bytes);
+  if (pr.devices < 2) return "";
+  double total = 0;
+  for (double w : pr.work) total += w;
+  std::string o = "placement: " + std::to_string(pr.devices) + " devices, work";
+  for (size_t d = 0; d < pr.work.size(); ++d) {
+    char pct[32];
+    std::snprintf(pct, sizeof pct, "%s%.1f%%", d ? " / " : " ", total > 0 ? 100.0 * pr.work[d] / total : 0.0);
+    o += pct;
+  }
+  o += "; " + std::to_string(pr.bytesCrossing) + " bytes cross devices\n";
+  for (const PlacementReport::SlotCrossing &c : pr.slots) {
+    o += "  " + detail::slotRef(graph, c.slot) + " (" + std::to_string(c.bytes) + " bytes) on devices";
+    for (size_t i = 0; i < c.devices.size(); ++i) o += (i ? ", " : " ") + std::to_string(c.devices[i]);
+    o += "\n";
+  }
+  return o;
+}
+
+} // namespace
 
 std::string listing(const Graph &graph) {
   std::string o;
   listingRec(graph, "", o, 0);
-  const std::vector<uint64_t> bytes = storedBytes(graph);
+  const std::vector<uint64_t> bytes = detail::storedBytes(graph);
+  o += placementText(graph, bytes);
   const MemoryPlan p = planMemory(graph, bytes);
   if (p.slots == 0) {
     o += "memory plan: none (" + p.skipped + ")\n";

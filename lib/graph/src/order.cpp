@@ -375,43 +375,4 @@ Error finalizeForFile(Graph &g, OrderKind kind) {
   return finalizeRec(g, kind, 0);
 }
 
-Error placeNodes(Graph &g, uint32_t devices, PlaceRule rule) {
-  if (devices < 1 || devices > kMaxDevices)
-    return makeError("placement over " + std::to_string(devices) + " devices (must be 1 to " +
-                     std::to_string(kMaxDevices) + ")");
-  if (!isTopologicalOrder(g, g.order)) return makeError("placement needs the graph's execution order");
-  if (rule == PlaceRule::RoundRobin) {
-    if (checkPartitions(g)) return makeError("placement needs the graph's partitions");
-    for (uint32_t p = 0; p < g.partitions.size(); ++p)
-      for (uint32_t n : g.partitions[p].nodes) g.nodes[n].device = p % devices;
-    return Error::success();
-  }
-  auto cost = [&](const Node &n) -> double {
-    switch (n.kind) {
-    case NodeKind::Kernel: {
-      double w = 1;
-      for (uint32_t d = 0; d < n.range.dims && d < 3; ++d) w *= double(std::max<uint64_t>(1, n.range.global[d].value));
-      return w;
-    }
-    case NodeKind::Copy: return double(n.copy.bytes) / 4 + 1;
-    case NodeKind::CopyRect:
-      return double(n.copy.region[0]) * double(std::max<uint64_t>(1, n.copy.region[1])) *
-                 double(std::max<uint64_t>(1, n.copy.region[2])) / 4 + 1;
-    case NodeKind::Fill: return double(n.fill.bytes) / 4 + 1;
-    default: return 1;
-    }
-  };
-  double total = 0;
-  for (uint32_t n : g.order) total += cost(g.nodes[n]);
-  double done = 0;
-  for (uint32_t n : g.order) {
-    const double c = cost(g.nodes[n]);
-    // The node goes to the run its midpoint falls in.
-    const double mid = (done + c / 2) / total;
-    g.nodes[n].device = std::min<uint32_t>(devices - 1, uint32_t(mid * devices));
-    done += c;
-  }
-  return Error::success();
-}
-
 } // namespace cgraph

@@ -49,15 +49,6 @@ bool isTopologicalOrder(const Graph &graph, const std::vector<uint32_t> &order);
 // runtimes call it (through flattenSubgraphs) before executing stored partitions.
 cgraph::Error checkPartitions(const Graph &graph);
 
-// Placement of nodes on `devices` logical devices (issue 10; cgc --place), for a graph
-// that has its order and partitions (finalizeForFile): RoundRobin gives partition p to
-// device p % devices; Cost cuts the execution order into `devices` contiguous runs of
-// about equal estimated work (a kernel node: its global work-items; a copy or fill:
-// bytes / 4; anything else: 1), so only the runs' boundaries move data. Sets
-// Node::device of every top-level node; devices must be 1..kMaxDevices.
-enum class PlaceRule { RoundRobin, Cost };
-cgraph::Error placeNodes(Graph &graph, uint32_t devices, PlaceRule rule);
-
 // What cgc calls before writing a file: accumulateSlotRequirements, then order and
 // partitions for the graph and, recursively, its subgraphs.
 cgraph::Error finalizeForFile(Graph &graph, OrderKind kind = OrderKind::DepthFirst);
