@@ -3,6 +3,7 @@
 #include "cpu_test_util.h"
 
 #include <numeric>
+#include <tuple>
 
 using namespace cgtest;
 
@@ -205,4 +206,35 @@ TEST_CASE("cpu graph: range and scalar from parameters; events chain", "[cpu][gr
   REQUIRE((*e1)->isComplete());
   auto out = bufs.get<int>(v);
   for (int i = 0; i < 128; ++i) REQUIRE(out[i] == (i < 64 ? 10 : i < 100 ? 5 : 1));
+}
+
+TEST_CASE("cpu graph: finalize reports each kernel module once as it is compiled", "[cpu][graph][progress]") {
+  GraphBuilder b("two-modules");
+  auto k1 = addKernelSource(b, "__kernel void one(__global float *x) { x[get_global_id(0)] += 1.0f; }", "one.cl");
+  auto k2 = addKernelSource(b, "__kernel void two(__global float *x) { x[get_global_id(0)] *= 2.0f; }", "two.cl");
+  const uint32_t x = addSlot(b, "x", 64 * 4);
+  const uint32_t a = b.addKernelNode("a", k1["one"], range1D(64), {Arg::slot(x)});
+  const uint32_t c = b.addKernelNode("c", k2["two"], range1D(64), {Arg::slot(x)});
+  const uint32_t d = b.addKernelNode("d", k1["one"], range1D(64), {Arg::slot(x)});
+  b.addEdge(a, c);
+  b.addEdge(c, d);
+  const Graph g = b.take();
+  std::vector<std::tuple<std::string, uint64_t, uint64_t>> calls;
+  rt::FinalizeOptions fo;
+  fo.progress = [&](const char *phase, uint64_t done, uint64_t total) { calls.emplace_back(phase, done, total); };
+  auto exe = cpuDevice().finalize(g, fo);
+  REQUIRE(exe);
+  using Call = std::tuple<std::string, uint64_t, uint64_t>;
+  CHECK(calls == std::vector<Call>{Call{"compiling kernels", 1, 2}, Call{"compiling kernels", 2, 2}});
+  // The callback is not kept past finalize: runs and updates call nothing.
+  calls.clear();
+  std::vector<float> v(64, 1.0f);
+  auto buf = cpuDevice().allocate(64 * 4, 64);
+  REQUIRE(buf);
+  REQUIRE_FALSE(cpuDevice().write(**buf, 0, v.data(), 64 * 4));
+  rt::BindingTable t;
+  t.slots.resize(1);
+  t.slots[0].buffer = buf->get();
+  runOrFail(**exe, t);
+  CHECK(calls.empty());
 }

@@ -201,12 +201,9 @@ int benchCommand(const CommonOptions &o, const BenchOptions &b) {
   for (const Run &run : runs) {
     const Mode &m = *run.mode;
     const rt::ParamValues *params = &shapeValues[run.shape];
-    rt::FinalizeOptions fo;
+    rt::FinalizeOptions fo = finalizeOptions(o, policy);
     fo.mode = m.exec;
-    fo.host = policy;
-    fo.planMemory = !o.noMemoryPlan;
     fo.communicator = *comm;
-    fo.collectiveTimeout = o.collectiveTimeout;
     auto t0 = std::chrono::steady_clock::now();
     auto exe = rt::finalizeMultiDevice(devices, g, fo);
     const double finMs = msSince(t0);
@@ -252,10 +249,10 @@ int benchCommand(const CommonOptions &o, const BenchOptions &b) {
       r.s.totalUs.push_back(double(nsBetween(s, done)) / 1e3 / batch);
       r.s.cpuUs.push_back((c1 - c0) * 1e6 / batch);
       spentUs += r.s.totalUs.back() * batch;
-      if (progressEnabled())
+      if (progressEnabled(o))
         std::fprintf(stderr, "\rcgrun: %s %zu", m.name, r.s.totalUs.size());
     }
-    if (progressEnabled()) std::fprintf(stderr, "\n");
+    if (progressEnabled(o)) std::fprintf(stderr, "\n");
     results.push_back(std::move(r));
   }
 

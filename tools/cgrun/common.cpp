@@ -39,7 +39,24 @@ int fail(const Error &e) {
   return 1;
 }
 
-bool progressEnabled() { return isatty(2) != 0; }
+bool progressEnabled(const CommonOptions &o) { return !o.json && isatty(2) != 0; }
+
+rt::FinalizeOptions finalizeOptions(const CommonOptions &o, const rt::HostPolicy &policy) {
+  rt::FinalizeOptions fo;
+  fo.host = policy;
+  fo.planMemory = !o.noMemoryPlan;
+  fo.collectiveTimeout = o.collectiveTimeout;
+  if (progressEnabled(o))
+    fo.progress = [](const char *phase, uint64_t done, uint64_t total) {
+      if (done >= total)
+        std::fprintf(stderr, "\r\033[K");
+      else
+        std::fprintf(stderr, "\rcgrun: finalize: %s %llu/%llu", phase, (unsigned long long)done,
+                     (unsigned long long)total);
+      std::fflush(stderr);
+    };
+  return fo;
+}
 
 bool isFloat(ScalarType t) { return t == ScalarType::F16 || t == ScalarType::F32 || t == ScalarType::F64; }
 

@@ -111,7 +111,13 @@ struct InputSpec {
 void note(const std::string &line);
 // Notes "cgrun: error: <message>" and returns 1, the exit code of a failed run.
 int fail(const Error &e);
-bool progressEnabled();
+// Progress lines (bench runs, run iterations, finalize) go to stderr when it is a
+// terminal and --json was not given.
+bool progressEnabled(const CommonOptions &o);
+// The FinalizeOptions every subcommand starts from: the host policy, --no-memory-plan,
+// --collective-timeout, and with progressEnabled a line "cgrun: finalize: compiling
+// kernels i/n" rewritten in place (cleared when the phase ends).
+rt::FinalizeOptions finalizeOptions(const CommonOptions &o, const rt::HostPolicy &policy);
 // Whether `t` is a floating-point type (f16, f32, f64).
 bool isFloat(ScalarType t);
 

@@ -404,10 +404,8 @@ int compareCommand(const CommonOptions &o, const CompareOptions &c) {
       auto dev = registry->open(sides[i].spec);
       if (!dev) return fail(dev.error());
       sides[i].dev = *dev;
-      rt::FinalizeOptions fo;
+      rt::FinalizeOptions fo = finalizeOptions(o, s.policy);
       fo.mode = sides[i].mode;
-      fo.host = s.policy;
-      fo.planMemory = !o.noMemoryPlan;
       auto exe = (*dev)->finalize(g, fo);
       if (!exe) return fail(exe.error().withContext(sides[i].label()));
       if (Error e = applyUpdates(**exe, o)) return fail(e.withContext(sides[i].label()));

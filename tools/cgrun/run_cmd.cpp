@@ -123,13 +123,10 @@ int runCommand(const CommonOptions &o, uint32_t iterations, const std::vector<st
   auto contents = initialContents(g, specs, policy, wanted, false);
   if (!contents) return fail(contents.error());
 
-  rt::FinalizeOptions fo;
-  fo.host = policy;
-  fo.planMemory = !o.noMemoryPlan;
+  rt::FinalizeOptions fo = finalizeOptions(o, policy);
   auto comm = finalizeCommunicator(o, g, **dev, spec);
   if (!comm) return fail(comm.error());
   fo.communicator = *comm;
-  fo.collectiveTimeout = o.collectiveTimeout;
   auto t0 = std::chrono::steady_clock::now();
   // More than one --backend: the device list of a multi-device graph (the first holds
   // the bindings and results).
@@ -151,7 +148,7 @@ int runCommand(const CommonOptions &o, uint32_t iterations, const std::vector<st
   rt::SubmitOptions so;
   so.profile = !tracePath.empty();
   std::vector<double> iterMs;
-  const bool progress = progressEnabled() && iterations > 1;
+  const bool progress = progressEnabled(o) && iterations > 1;
   const auto runStart = std::chrono::steady_clock::now();
   for (uint32_t i = 0; i < iterations; ++i) {
     auto s = std::chrono::steady_clock::now();

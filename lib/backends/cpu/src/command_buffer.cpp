@@ -14,6 +14,7 @@
 
 #include "cgraph/graph/labels.h"
 #include "cgraph/graph/order.h"
+#include "cgraph/runtime/finalize_progress.h"
 #include "cgraph/runtime/host_tasks.h"
 #include "collective.h"
 #include "cgraph/runtime/slot_init.h"
@@ -211,6 +212,7 @@ public:
 
   Error prepare(const rt::FinalizeOptions &opts) {
     const Graph &g = graph_;
+    progress_ = rt::ModuleProgress(opts, g.modules.size());
     // The plan is the graph's stored order and partitions (flattenSubgraphs checked or
     // computed them). Partitions run in index order, which respects their deps; inside
     // a partition nodes run level by level (level = longest path over the partition's
@@ -264,6 +266,7 @@ public:
       if (!h) return h.error();
       host_ = std::move(*h);
     }
+    progress_ = rt::ModuleProgress(); // the caller's callback is not kept past finalize
     return Error::success();
   }
 
@@ -272,7 +275,9 @@ public:
     std::vector<std::string> names;
     for (const Kernel &k : graph_.kernels)
       if (k.module == module) names.push_back(k.name);
-    return cpu_.compiler().get(graph_.modules[module], names, useCache_, checkBounds_);
+    auto compiled = cpu_.compiler().get(graph_.modules[module], names, useCache_, checkBounds_);
+    if (compiled) progress_.ready(module);
+    return compiled;
   }
 
   Error prepareKernel(uint32_t n, PreparedNode &p) {
@@ -597,6 +602,7 @@ public:
 private:
   CpuDevice &cpu_;
   bool useCache_;
+  rt::ModuleProgress progress_; // during prepare only
   bool checkBounds_; // the device's CpuOptions::checkBounds
   std::vector<uint32_t> order_;
   std::vector<std::vector<uint32_t>> levels_;

@@ -126,6 +126,7 @@ Expected<FunctionHandle> GraphExecutable::kernelFunction(uint32_t k, bool useCac
     if (!m) return m.error();
     mod = *m;
     modules_.push_back(mod);
+    progress_.ready(kern.module);
   }
   auto f = driver_->function(mod, kern.name);
   if (!f) return f.error();
@@ -244,6 +245,7 @@ Error GraphExecutable::planNode(uint32_t p, FunctionHandle fn, bool paramRange) 
 Error GraphExecutable::prepare(const rt::FinalizeOptions &opts, const Graph *original, double flattenUs) {
   const uint32_t nn = uint32_t(graph_.nodes.size());
   if (flattenUs >= 0) phases_.push_back({"validated and flattened", flattenUs});
+  progress_ = rt::ModuleProgress(opts, graph_.modules.size());
   auto t = std::chrono::steady_clock::now();
   // The partitions as stored (flatten keeps them); computed where the file has none.
   std::vector<Partition> partitions = graph_.partitions;
@@ -281,6 +283,7 @@ Error GraphExecutable::prepare(const rt::FinalizeOptions &opts, const Graph *ori
     }
   }
   if (anyCopy) CGRAPH_RETURN_IF_ERROR(ensureBuiltins());
+  progress_ = rt::ModuleProgress(); // the caller's callback is not kept past finalize
   phaseDone(phases_, "kernels (modules loaded)", t);
   if (anyHost) {
     auto h = rt::HostTasks::prepare(graph_, opts.host);

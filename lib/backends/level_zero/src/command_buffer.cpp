@@ -5,6 +5,8 @@
 // (cgraph/runtime/recorded_executable.h says why that needs them).
 #include "exec.h"
 
+#include "cgraph/runtime/finalize_progress.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -46,6 +48,7 @@ Error LevelZeroExecutable::prepareDevice(const rt::FinalizeOptions &opts) {
   // Modules (validated SPIR-V) and one kernel handle per graph kernel a node launches
   // or may launch after an update.
   const std::vector<bool> used = kernelsUsed();
+  rt::ModuleProgress progress(opts, graph_.modules.size());
   kernels_.assign(graph_.kernels.size(), nullptr);
   offsetSet_.assign(graph_.kernels.size(), 0);
   std::vector<std::shared_ptr<const Module>> byModule(graph_.modules.size());
@@ -58,6 +61,7 @@ Error LevelZeroExecutable::prepareDevice(const rt::FinalizeOptions &opts) {
       if (!m) return m.error();
       mod = *m;
       modules_.push_back(mod);
+      progress.ready(kern.module);
     }
     ze_kernel_desc_t kd{};
     kd.stype = ZE_STRUCTURE_TYPE_KERNEL_DESC;

@@ -4,6 +4,8 @@
 // mutable dispatch (cgraph/runtime/recorded_executable.h says why that needs them).
 #include "exec.h"
 
+#include "cgraph/runtime/finalize_progress.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -60,6 +62,7 @@ OpenCLExecutable::~OpenCLExecutable() {
 Error OpenCLExecutable::prepareDevice(const rt::FinalizeOptions &opts) {
   // Programs and one cl_kernel per graph kernel that a node launches or may launch.
   const std::vector<bool> used = kernelsUsed();
+  rt::ModuleProgress progress(opts, graph_.modules.size());
   kernels_.assign(graph_.kernels.size(), nullptr);
   kernelProgram_.assign(graph_.kernels.size(), nullptr);
   std::vector<std::shared_ptr<const Program>> byModule(graph_.modules.size());
@@ -72,6 +75,7 @@ Error OpenCLExecutable::prepareDevice(const rt::FinalizeOptions &opts) {
       if (!p) return p.error();
       prog = *p;
       programs_.push_back(prog);
+      progress.ready(kern.module);
     }
     kernelProgram_[k] = prog->program;
     cl_int rc = CL_SUCCESS;

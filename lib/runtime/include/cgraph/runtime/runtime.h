@@ -201,6 +201,10 @@ enum class ExecMode {
 
 class Communicator; // communicator.h
 
+// Progress of a long finalize (FinalizeOptions::progress): `phase` ("compiling kernels"),
+// and how many of its steps are done out of how many (done == total: the phase ended).
+using FinalizeProgressFn = std::function<void(const char *phase, uint64_t done, uint64_t total)>;
+
 struct FinalizeOptions {
   ExecMode mode = ExecMode::Replay;
   HostPolicy host;
@@ -218,6 +222,10 @@ struct FinalizeOptions {
   // compare what they will run (rt::checkSameCollectives, one exchange at finalize,
   // on backends with host communicators), so a mismatch is an error instead of a hang.
   bool checkCollectives = true;
+  // Called on the finalizing thread as the work of a long finalize advances (every
+  // backend: once per kernel module compiled or loaded; finalize_progress.h), for a
+  // progress display. Null: none. Must not throw.
+  FinalizeProgressFn progress;
 };
 
 struct SubmitOptions {

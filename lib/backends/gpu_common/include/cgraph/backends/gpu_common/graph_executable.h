@@ -30,6 +30,7 @@
 #pragma once
 
 #include "cgraph/backends/gpu_common/driver.h"
+#include "cgraph/runtime/finalize_progress.h"
 #include "cgraph/runtime/host_tasks.h"
 #include "cgraph/runtime/runtime.h"
 
@@ -222,6 +223,7 @@ protected:
 
   Driver *driver_;
   bool useCache_ = true;
+  rt::ModuleProgress progress_; // during prepare only: modules loaded (FinalizeOptions::progress)
   std::vector<std::unique_ptr<rt::Buffer>> owned_;
   std::vector<uint64_t> ownedAddress_; // per slot: the owned storage's address, else 0
   bool directTransfers_ = true;
