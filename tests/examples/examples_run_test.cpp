@@ -570,6 +570,34 @@ void dataParallel(const std::string &backend) {
   requireClose(readBin<float>(w / "w.bin", d), want, 1e-6, 1e-5, "w");
 }
 
+// ---- examples/pipeline: a world of one runs stage 0 on every microbatch ------------
+// (tests/mpi runs 2 and 3 ranks against reference.py.) The sends and receives move no
+// elements there; opencl refuses collective nodes, naming the backend.
+void pipeline(const std::string &backend) {
+  fs::path w = scratch("pipeline-" + backend);
+  compile(sourceDir() / "examples/pipeline/graph.json", w);
+  if (backend != "cpu") {
+    Result r = runTool(CGRUN_PATH, "graph.cgf --backend " + backend, w, w / ("cgrun-" + backend));
+    INFO(r.err);
+    CHECK(r.code == 1);
+    CHECK_THAT(r.err, Catch::Contains("collective nodes are not supported by the " + backend + " backend"));
+    return;
+  }
+  run(backend, w, "--output result=result.bin");
+  const int rows = 32, d = 64; // 4 microbatches of 8 rows, one after another
+  std::vector<double> want(size_t(rows) * d);
+  for (int row = 0; row < rows; ++row)
+    for (int j = 0; j < d; ++j) {
+      double acc = double((0 * 5 + j) % 7 - 3) / 16.0;
+      for (int k = 0; k < d; ++k) {
+        const int i = row * d + k;
+        acc += double((0 * 31 + j * 7 + k * 3) % 17 - 8) / (8.0 * d) * (double((i * 13) % 29 - 14) / 14.0);
+      }
+      want[size_t(row) * d + j] = acc > 0 ? acc : 0.125 * acc;
+    }
+  requireClose(readBin<float>(w / "result.bin", want.size()), want, 1e-5, 1e-4, "result");
+}
+
 struct ExampleRun {
   const char *name;
   void (*fn)(const std::string &);
@@ -577,7 +605,7 @@ struct ExampleRun {
 const ExampleRun kExamples[] = {
     {"saxpy", saxpy}, {"chain1000", chain1000},     {"stencil", stencil}, {"image", image},
     {"mlp", mlp},     {"gramschmidt", gramschmidt}, {"lu", lu},
-    {"jacobi-converge", jacobiConverge}, {"data-parallel", dataParallel},
+    {"jacobi-converge", jacobiConverge}, {"data-parallel", dataParallel}, {"pipeline", pipeline},
 };
 
 void runExample(const char *name, const std::string &backend) {
@@ -624,6 +652,7 @@ EXAMPLE_ON_BOTH("gramschmidt")
 EXAMPLE_ON_BOTH("lu")
 EXAMPLE_ON_BOTH("jacobi-converge")
 EXAMPLE_ON_BOTH("data-parallel")
+EXAMPLE_ON_BOTH("pipeline")
 
 TEST_CASE("examples/lu/lu_n.json runs at several n on cpu", "[cpu][example][expr]") { luN("cpu"); }
 TEST_CASE("examples/lu/lu_n.json runs at several n on opencl", "[opencl][example][expr]") { luN("opencl"); }

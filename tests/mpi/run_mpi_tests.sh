@@ -70,6 +70,18 @@ for r in range(3):
 print("ring: ok")
 PY
   ;;
+pipeline)
+  # examples/pipeline: rank r runs layer r on each microbatch, receiving from r - 1 and
+  # sending to r + 1 (the ends move nothing: counts of zero); one rank without mpirun,
+  # then 2 and 3 ranks; the last rank's result against the numpy reference.
+  "$cgc" "$src/examples/pipeline/graph.json" -o pipeline.cgf
+  "$cgrun" pipeline.cgf --output result=one.bin
+  /usr/bin/python3 "$src/examples/pipeline/reference.py" 1 one.bin
+  for n in 2 3; do
+    "${mpi[@]}" -np "$n" "$cgrun" pipeline.cgf --collective-timeout 30 --output "result=r${n}_{rank}.bin"
+    /usr/bin/python3 "$src/examples/pipeline/reference.py" "$n" "r${n}_$((n - 1)).bin"
+  done
+  ;;
 kinds)
   # Every kind through MPI, with 2 and 3 ranks: all_reduce (sum f32, max i32, prod f32)
   # in place, all_gather, reduce_scatter (min), broadcast from root 1; every rank's

@@ -27,6 +27,7 @@ const Example kExamples[] = {
     {"examples/chain1000", 1000, 1},
     {"examples/lu", 510, 2}, // 255 x (scale, update), ranges from expressions
     {"examples/data-parallel", 5, 4}, // shard, forward, gradient, all_reduce, update
+    {"examples/pipeline", 17, 2},      // make_input + 4 x (recv, layer, send, keep)
     {"tests/tools/data/features", 20, 4},
 };
 

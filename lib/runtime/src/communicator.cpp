@@ -66,7 +66,9 @@ Expected<CollectiveCall> resolveCollective(const Graph &g, uint32_t node, const 
     if (c.peer >= world)
       return makeError(what + ": " + kind + (c.kind == CollKind::Broadcast ? " root " : " peer ") +
                        std::to_string(c.peer) + " is not a rank of the world");
-    if (c.kind != CollKind::Broadcast && c.peer == rank)
+    // A send or receive of no elements moves nothing, whatever its peer (a pipeline's
+    // first stage receives nothing; in a world of one rank every peer is the rank).
+    if (c.kind != CollKind::Broadcast && c.peer == rank && c.count != 0)
       return makeError(what + ": " + kind + " to its own rank " + std::to_string(rank));
   }
   CollectiveCall call;

@@ -101,9 +101,9 @@ public:
 // One collective node's call for a submission: `c` is the node's op with its fields
 // resolved (rt::Executable::collective), `base[s]` / `length[s]` slot s's address (host
 // or device) and bytes. Checks, naming the node and rank: the peer or root is a rank of
-// the world (a send or recv not to itself), both sides lie inside their slots for this
-// world size, and two sides on one slot are the same bytes (all_reduce, broadcast) or
-// disjoint. `call.what` is "node 'x' (rank r of w)". Pure; thread-safe.
+// the world (a send or recv of any elements not to itself), both sides lie inside their
+// slots for this world size, and two sides on one slot are the same bytes (all_reduce,
+// broadcast) or disjoint. `call.what` is "node 'x' (rank r of w)". Pure; thread-safe.
 Expected<CollectiveCall> resolveCollective(const Graph &g, uint32_t node, const CollectiveOp &c,
                                            const uint64_t *base, const uint64_t *length, uint32_t rank,
                                            uint32_t world);
