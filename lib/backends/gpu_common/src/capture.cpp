@@ -36,12 +36,12 @@ Expected<rt::EventPtr> GraphExecutable::captureInto(const std::vector<ResolvedSl
       if (plans_[n].kind == NodePlan::Extension) return refuse(planLabel(n) + " has no captured form");
     }
   CGRAPH_RETURN_IF_ERROR(checkSubmit(opts));
+  CGRAPH_RETURN_IF_ERROR(driver_->makeCurrent());
   size_t capacity = 0;
   auto loader = driver_->tableLoader(table_.size(), &capacity);
   if (!loader)
     return refuse("the parameter table (" + std::to_string(table_.size()) + " entries) has no table loader: " +
                   loader.error().message());
-  CGRAPH_RETURN_IF_ERROR(driver_->makeCurrent());
   setTable(slots, params);
   // The table by value in the loader's parameters: the driver copies them into the
   // captured node, so the caller's graph loads these values whenever it runs.
