@@ -1,6 +1,7 @@
 // lib/comm/nccl where no GPU is needed: unique ids as text, the id-file rendezvous seen
-// from a rank other than 0 (the file appears late, never, or holds no id), and the
-// clear error a process without NCCL gets. The collectives themselves run on a GPU
+// from a rank other than 0 (the file appears late, never, or holds no id), the TCP
+// rendezvous between threads over loopback, and the clear error a process without NCCL
+// gets. The collectives themselves run on a GPU
 // (tests/cuda/test_cuda_collectives.cpp).
 #include "cgraph/comm/nccl.h"
 
@@ -11,6 +12,12 @@
 #include <chrono>
 #include <fstream>
 #include <thread>
+#include <vector>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 using namespace cgraph;
 using namespace std::chrono_literals;
@@ -100,4 +107,79 @@ TEST_CASE("nccl: without libnccl.so.2 every entry point says so", "[comm][nccl]"
   auto r0 = comm::exchangeUniqueIdFile((dir.path() / "w.id").string(), 0, 1s);
   REQUIRE_FALSE(r0.ok());
   CHECK_FALSE(std::filesystem::exists(dir.path() / "w.id"));
+}
+
+namespace {
+
+// A TCP port nothing listens on right now (bound to port 0, then released).
+uint16_t freePort() {
+  const int s = socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(s >= 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(bind(s, reinterpret_cast<sockaddr *>(&a), sizeof a) == 0);
+  socklen_t len = sizeof a;
+  REQUIRE(getsockname(s, reinterpret_cast<sockaddr *>(&a), &len) == 0);
+  close(s);
+  return ntohs(a.sin_port);
+}
+
+} // namespace
+
+TEST_CASE("tcp rendezvous: rank 0's payload reaches every rank, whoever starts first", "[comm][rendezvous]") {
+  const uint16_t port = freePort();
+  const std::string payload(128, 'x');
+  const uint32_t world = 4;
+  std::vector<Expected<std::string>> got(world, makeError("not run"));
+  std::vector<std::thread> ranks;
+  for (uint32_t r = 1; r < world; ++r) // the others wait for rank 0
+    ranks.emplace_back([&, r] { got[r] = comm::tcpRendezvous("127.0.0.1", port, r, world, "", 10s); });
+  std::this_thread::sleep_for(100ms);
+  // A stray connection that does not speak the protocol is dropped, not served.
+  std::thread stray([port] {
+    std::this_thread::sleep_for(50ms);
+    const int s = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(s, reinterpret_cast<sockaddr *>(&a), sizeof a) == 0) (void)!write(s, "GET / HTTP/1.0\n", 15);
+    close(s);
+  });
+  got[0] = comm::tcpRendezvous("127.0.0.1", port, 0, world, payload, 10s);
+  for (std::thread &t : ranks) t.join();
+  stray.join();
+  for (uint32_t r = 0; r < world; ++r) {
+    INFO("rank " << r << ": " << (got[r] ? std::string() : got[r].error().message()));
+    REQUIRE(got[r]);
+    CHECK(*got[r] == payload);
+  }
+}
+
+TEST_CASE("tcp rendezvous: a missing rank 0 or a missing rank is a timeout naming it", "[comm][rendezvous]") {
+  const uint16_t port = freePort();
+  auto alone = comm::tcpRendezvous("127.0.0.1", port, 1, 2, "", 300ms);
+  REQUIRE_FALSE(alone);
+  CHECK(alone.error().code() == ErrorCode::Timeout);
+  CHECK(alone.error().message().find("rank 1: nothing from rank 0 at 127.0.0.1:" + std::to_string(port)) !=
+        std::string::npos);
+
+  const uint16_t port2 = freePort();
+  Expected<std::string> one = makeError("not run");
+  std::thread r1([&] { one = comm::tcpRendezvous("127.0.0.1", port2, 1, 3, "", 5s); });
+  auto served = comm::tcpRendezvous("127.0.0.1", port2, 0, 3, "id", 1500ms);
+  r1.join();
+  REQUIRE(one);
+  CHECK(*one == "id");
+  REQUIRE_FALSE(served);
+  CHECK(served.error().code() == ErrorCode::Timeout);
+  CHECK(served.error().message().find("rank 0 served 1 of 2 ranks") != std::string::npos);
+
+  auto single = comm::tcpRendezvous("127.0.0.1", port2, 0, 1, "id", 10ms);
+  REQUIRE(single);
+  CHECK(*single == "id");
+  auto outside = comm::tcpRendezvous("127.0.0.1", port2, 2, 2, "", 10ms);
+  REQUIRE_FALSE(outside);
+  CHECK(outside.error().message().find("not a rank of a world of 2") != std::string::npos);
 }

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # nccl_cgrun_check.sh BUNDLE [RANKS]: cgrun under torchrun on cuda, one process per GPU,
-# collectives through NCCL (the unique id through a file): 20 data-parallel SGD steps on
-# RANKS x 16 rows give every rank the weights of one cpu process on RANKS * 16 rows; a
-# launcher world without --nccl-id-file is refused by name.
+# collectives through NCCL (the unique id through a file, then over TCP at torchrun's
+# MASTER_ADDR and MASTER_PORT + 1): 20 data-parallel SGD steps on RANKS x 16 rows give
+# every rank the weights of one cpu process on RANKS * 16 rows; a launcher world with
+# neither an id file nor a rendezvous address is refused by name.
 set -euo pipefail
 bundle=$(cd "${1:?usage: nccl_cgrun_check.sh BUNDLE [RANKS]}" && pwd)
 ranks=${2:-2}
@@ -15,9 +16,11 @@ trap 'rm -rf "$work"' EXIT
 cd "$work"
 "$bundle/bin/cgc" "$root/examples/data-parallel/graph.json" -o dp.cgf
 "$bundle/bin/cgrun" dp.cgf --backend cpu -n 20 --param batch=$((16 * ranks)) --output w=ref.npy
-for mode in replay; do
+for mode in file tcp; do
+  id=()
+  [ "$mode" = file ] && id=(--nccl-id-file "$work/id.$mode")
   torchrun --standalone --nproc-per-node "$ranks" --no-python "$bundle/bin/cgrun" dp.cgf --backend cuda -n 20 \
-    --nccl-id-file "$work/id.$mode" --output "w=w.$mode.{rank}.npy"
+    "${id[@]}" --output "w=w.$mode.{rank}.npy"
   python3 - "$ranks" "$mode" <<'PY'
 import sys, numpy as np
 ranks, mode = int(sys.argv[1]), sys.argv[2]

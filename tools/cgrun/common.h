@@ -50,12 +50,13 @@ struct CommonOptions {
   struct RankSetup *ranks = nullptr;
 };
 
-// --mpi, --collective-timeout, --all-ranks, --nccl-id-file.
+// --mpi, --collective-timeout, --all-ranks, --nccl-id-file, --nccl-rendezvous.
 struct RankOptions {
   bool mpi = false;
   double timeoutSeconds = 60;
   bool allRanks = false;
-  std::string ncclIdFile; // default: CGRAPH_NCCL_ID_FILE
+  std::string ncclIdFile;     // default: CGRAPH_NCCL_ID_FILE
+  std::string ncclRendezvous; // HOST:PORT; default: CGRAPH_NCCL_RENDEZVOUS, else MASTER_ADDR:MASTER_PORT+1
 };
 // The process's rank: MPI when launched by mpirun (OMPI_COMM_WORLD_SIZE, PMI_SIZE or
 // PMIX_RANK set) or with --mpi; else a launcher's RANK / WORLD_SIZE / LOCAL_RANK
@@ -70,6 +71,8 @@ struct RankSetup {
   bool mpi = false, quiet = false;
   std::chrono::milliseconds timeout{60000};
   std::string ncclIdFile;
+  std::string rendezvousHost; // the TCP rendezvous of NCCL's unique id (no MPI, no id file)
+  uint16_t rendezvousPort = 0;
 };
 Error setupRanks(const RankOptions &opts, RankSetup *out);
 // The communicator collective nodes of an executable on `dev` run through: for cuda an

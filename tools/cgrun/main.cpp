@@ -162,6 +162,11 @@ int mainImpl(int argc, char **argv) {
     app.add_option("--nccl-id-file", rankOpts.ncclIdFile,
                    "cuda ranks started by a launcher without MPI (torchrun): a file every rank sees, through "
                    "which rank 0 hands out NCCL's unique id (default: $CGRAPH_NCCL_ID_FILE)");
+    app.add_option("--nccl-rendezvous", rankOpts.ncclRendezvous,
+                   "cuda ranks started by a launcher without MPI and without a shared file (several machines): "
+                   "HOST:PORT where rank 0 serves NCCL's unique id over TCP (default: $CGRAPH_NCCL_RENDEZVOUS, "
+                   "else $MASTER_ADDR and $MASTER_PORT + 1 as torchrun sets them)")
+        ->type_name("HOST:PORT");
   }
   if (cmd == Command::Run) {
     app.add_flag("--list-devices", list, "list every backend compiled in, its devices and capabilities");

@@ -27,6 +27,35 @@ const char *env(const char *name) {
 // Launched by mpirun (Open MPI, or a PMI-based launcher such as MPICH's or Slurm's).
 bool underMpirun() { return env("OMPI_COMM_WORLD_SIZE") || env("PMI_SIZE") || env("PMIX_RANK"); }
 
+// Where the cuda ranks of a launcher without MPI meet over TCP: --nccl-rendezvous or
+// CGRAPH_NCCL_RENDEZVOUS (HOST:PORT), else torchrun's MASTER_ADDR with MASTER_PORT + 1
+// (its own store listens on MASTER_PORT). Unset when none is given; an explicit address
+// that does not parse is an error.
+Error rendezvousAddress(const RankOptions &opts, RankSetup *out) {
+  std::string spec = !opts.ncclRendezvous.empty() ? opts.ncclRendezvous
+                     : env("CGRAPH_NCCL_RENDEZVOUS") ? env("CGRAPH_NCCL_RENDEZVOUS")
+                                                     : "";
+  unsigned long port = 0;
+  char *end = nullptr;
+  if (!spec.empty()) {
+    const size_t colon = spec.rfind(':');
+    if (colon == std::string::npos || colon == 0)
+      return makeError("--nccl-rendezvous " + spec + ": expected HOST:PORT");
+    port = std::strtoul(spec.c_str() + colon + 1, &end, 10);
+    if (!end || *end || end == spec.c_str() + colon + 1 || port == 0 || port > 65535)
+      return makeError("--nccl-rendezvous " + spec + ": the port must be 1 to 65535");
+    out->rendezvousHost = spec.substr(0, colon);
+  } else if (env("MASTER_ADDR") && env("MASTER_PORT")) {
+    // A launcher's variables, read only when they make a port (runs without NCCL must
+    // not fail on them).
+    port = std::strtoul(env("MASTER_PORT"), &end, 10) + 1;
+    if (!end || *end || port < 2 || port > 65535) port = 0;
+    else out->rendezvousHost = env("MASTER_ADDR");
+  }
+  out->rendezvousPort = uint16_t(port);
+  return Error::success();
+}
+
 } // namespace
 
 Error setupRanks(const RankOptions &opts, RankSetup *out) {
@@ -78,6 +107,7 @@ Error setupRanks(const RankOptions &opts, RankSetup *out) {
       break;
     }
   out->ncclIdFile = !opts.ncclIdFile.empty() ? opts.ncclIdFile : env("CGRAPH_NCCL_ID_FILE") ? env("CGRAPH_NCCL_ID_FILE") : "";
+  CGRAPH_RETURN_IF_ERROR(rendezvousAddress(opts, out));
   // Results are printed by rank 0 only, unless asked for every rank; errors go to
   // stderr on every rank and name the rank where a collective failed.
   if (out->rank != 0 && !opts.allRanks) out->quiet = std::freopen("/dev/null", "w", stdout) != nullptr;
@@ -110,10 +140,13 @@ Expected<rt::Communicator *> communicatorFor(RankSetup &ranks, const rt::Device 
 #endif
   } else if (!ranks.ncclIdFile.empty()) {
     id = comm::exchangeUniqueIdFile(ranks.ncclIdFile, ranks.rank, ranks.timeout);
+  } else if (ranks.rendezvousPort != 0) {
+    id = comm::exchangeUniqueIdTcp(ranks.rendezvousHost, ranks.rendezvousPort, ranks.rank, ranks.world, ranks.timeout);
   } else {
     return makeError("collective nodes on cuda with WORLD_SIZE=" + std::to_string(ranks.world) +
                      " and no MPI: give --nccl-id-file PATH (or CGRAPH_NCCL_ID_FILE), a file every rank sees, "
-                     "through which rank 0 hands out NCCL's unique id");
+                     "or --nccl-rendezvous HOST:PORT (or MASTER_ADDR and MASTER_PORT, as torchrun sets them), "
+                     "where rank 0 hands out NCCL's unique id");
   }
   if (!id) return id.error();
   auto c = comm::makeNcclCommunicator(*id, ranks.rank, ranks.world, ordinal, ranks.timeout);

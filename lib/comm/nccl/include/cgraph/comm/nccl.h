@@ -56,6 +56,19 @@ Expected<NcclUniqueId> uniqueIdFromHex(const std::string &hex);
 // any file they find. Errors: Io (not writable), Timeout, Invalid (not an id).
 Expected<NcclUniqueId> exchangeUniqueIdFile(const std::string &path, uint32_t rank,
                                             std::chrono::milliseconds timeout);
+// Rendezvous over TCP, for ranks with neither MPI nor a shared file (several machines
+// under torchrun): rank 0 makes an id and serves it on `host`:`port` until the other
+// world - 1 ranks have fetched it; they connect, retrying while rank 0 is not listening
+// yet. Blocks until then or `timeout`. Errors: Io (rank 0 cannot listen there), Timeout
+// (naming how many ranks were served, or what the last attempt to connect got),
+// Invalid (an unresolvable host, a peer that does not speak the protocol).
+Expected<NcclUniqueId> exchangeUniqueIdTcp(const std::string &host, uint16_t port, uint32_t rank, uint32_t world,
+                                           std::chrono::milliseconds timeout);
+// The byte exchange under exchangeUniqueIdTcp: rank 0 gives `payload` (up to 64 KiB),
+// every rank gets it back. Protocol in src/rendezvous_tcp.cpp. Thread-safe (no shared
+// state); one call per rank and port at a time.
+Expected<std::string> tcpRendezvous(const std::string &host, uint16_t port, uint32_t rank, uint32_t world,
+                                    const std::string &payload, std::chrono::milliseconds timeout);
 
 // Joins the world of `world` ranks as `rank` on CUDA device `cudaDevice` (an ordinal;
 // the backend's executables must use the same device). Blocks until every rank has
