@@ -70,6 +70,49 @@ for r in range(3):
 print("ring: ok")
 PY
   ;;
+conditional)
+  # An all_reduce inside a while loop's body (the cpu backend runs the loop as
+  # runtime-driven stages): 3 trips, each adding the sum over the ranks of 1, so every
+  # rank ends with 3 * world; one rank without mpirun, then 2.
+  cat > loop.cl <<'CL'
+__kernel void ones(__global float *x) { x[get_global_id(0)] = 1.0f; }
+__kernel void step(__global const float *x, __global float *acc, __global uint *n, __global uint *flag) {
+  acc[0] += x[0];
+  n[0] += 1;
+  flag[0] = n[0] < 3u ? 1u : 0u;
+}
+CL
+  cat > loop.json <<'JSON'
+{
+  "name": "collective-loop",
+  "kernels": [{ "file": "loop.cl" }],
+  "slots": [
+    { "name": "x", "count": 4, "type": "f32", "init": "transient" },
+    { "name": "acc", "count": 1, "type": "f32", "external": true },
+    { "name": "n", "count": 1, "type": "u32", "init": { "fill": 0, "type": "u32" } },
+    { "name": "flag", "count": 1, "type": "u32", "init": { "fill": 1, "type": "u32" } }
+  ],
+  "params": [{ "name": "rank", "type": "i32" }, { "name": "world", "type": "i32", "default": 1 }],
+  "nodes": [
+    { "name": "loop", "while": "flag", "max_trips": 10, "body": [
+      { "name": "one", "kernel": "ones", "global": [4], "args": ["x"] },
+      { "name": "sum", "all_reduce": { "slot": "x", "count": 4, "op": "sum", "type": "f32" } },
+      { "name": "add", "kernel": "step", "global": [1], "args": ["x", "acc", "n", "flag"] }
+    ] }
+  ]
+}
+JSON
+  "$cgc" loop.json -o loop.cgf
+  "$cgrun" loop.cgf --zeros acc --output acc=one.bin
+  "${mpi[@]}" -np 2 "$cgrun" loop.cgf --zeros acc --collective-timeout 30 --output 'acc=two_{rank}.bin'
+  /usr/bin/python3 - <<'PY'
+import numpy as np
+for name, want in (("one.bin", 3.0), ("two_0.bin", 6.0), ("two_1.bin", 6.0)):
+    got = np.fromfile(name, dtype=np.float32)
+    assert got.shape == (1,) and got[0] == want, (name, got, want)
+print("conditional: ok")
+PY
+  ;;
 pipeline)
   # examples/pipeline: rank r runs layer r on each microbatch, receiving from r - 1 and
   # sending to r + 1 (the ends move nothing: counts of zero); one rank without mpirun,
