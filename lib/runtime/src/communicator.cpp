@@ -6,6 +6,8 @@
 #include "cgraph/graph/order.h"
 #include "cgraph/runtime/wait_once_event.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <vector>
 
@@ -28,8 +30,11 @@ Error Communicator::allGatherHost(const void *mine, void *all, uint64_t bytes, s
   call.recv = all;
   call.count = bytes;
   call.what = what;
+  // One time limit for the whole exchange: flush gets what run() left of it.
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
   CGRAPH_RETURN_IF_ERROR(run(call, timeout));
-  return flush(timeout);
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+  return flush(std::max(left, std::chrono::milliseconds(0)));
 }
 
 Error LocalCommunicator::run(const CollectiveCall &call, std::chrono::milliseconds) {

@@ -108,7 +108,7 @@ public:
       rc = api_->ncclRecv(c.recv, count, type, int(c.peer), comm_, stream);
       break;
     }
-    return settle(rc, call, c.what, timeout);
+    return settle(rc, call, c.what, std::chrono::steady_clock::now() + timeout, timeout);
   }
 
   Error asyncError() override {
@@ -142,7 +142,7 @@ public:
     if (!e)
       e = settle(a.ncclAllGather(reinterpret_cast<const void *>(send), reinterpret_cast<void *>(buf), bytes,
                                  ncclUint8, comm_, stream),
-                 "ncclAllGather", what, timeout);
+                 "ncclAllGather", what, deadline, timeout);
     // The stream polled with NCCL's asynchronous errors and the time limit, as
     // rt::watchCollectives does for submissions.
     while (!e) {
@@ -170,12 +170,13 @@ public:
 private:
   // The host side of a call that returned `rc`: a non-blocking communicator (ours)
   // answers ncclInProgress and finishes on NCCL's own thread, which may wait for the
-  // peers (the first use of a connection does); polled until done or until `timeout`,
-  // when the communicator is aborted (a peer that never came). Blocking communicators
+  // peers (the first use of a connection does); polled until done or until `deadline`,
+  // when the communicator is aborted (a peer that never came; the message names the
+  // caller's `timeout`, of which the deadline is the end). Blocking communicators
   // (wrapped ones may be) are done on return.
-  Error settle(ncclResult_t rc, const char *call, const std::string &what, std::chrono::milliseconds timeout) {
+  Error settle(ncclResult_t rc, const char *call, const std::string &what,
+               std::chrono::steady_clock::time_point deadline, std::chrono::milliseconds timeout) {
     if (rc != ncclSuccess && rc != ncclInProgress) return ncclError(*api_, call, rc, comm_).withContext(what);
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
     for (int polls = 0;; ++polls) {
       ncclResult_t state = ncclSuccess;
       if (ncclResult_t q = api_->ncclCommGetAsyncError(comm_, &state); q != ncclSuccess)
