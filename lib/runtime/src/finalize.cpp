@@ -50,13 +50,6 @@ Error checkCommunicator(const Device &device, Device::CollectiveSupport support,
     return makeError(ErrorCode::Invalid, "the communicator runs on " + backend + " device " +
                                              std::to_string(comm->deviceIndex()) + ", the executable on device " +
                                              std::to_string(device.communicatorDevice()));
-  // Host backends run conditionals as runtime-driven stages, each finalized (and its
-  // collectives compared across the ranks) on its own; every rank must take the same
-  // branches and trips, or a collective fails by its time limit. Stream-ordered
-  // communicators would need their calls captured into conditional bodies.
-  if (!host && hasConditionals(flat))
-    return makeError(ErrorCode::Unsupported, "collective nodes in a graph with conditional nodes are not supported "
-                                             "by the " + backend + " backend yet");
   if (opts.checkCollectives) return checkSameCollectives(flat, *comm, opts.collectiveTimeout);
   return Error::success();
 }
@@ -68,9 +61,14 @@ Error Device::runsConditionalsNatively(const Graph &, const FinalizeOptions &) {
 }
 
 Expected<std::unique_ptr<Executable>> Device::finalizeChecked(FlatGraph flat, const FinalizeOptions &opts) {
-  if (hasCollectives(flat.graph))
-    CGRAPH_RETURN_IF_ERROR(checkCommunicator(*this, collectiveSupport(), flat.graph, opts));
+  const bool collectives = hasCollectives(flat.graph);
+  if (collectives) CGRAPH_RETURN_IF_ERROR(checkCommunicator(*this, collectiveSupport(), flat.graph, opts));
   if (hasConditionals(flat.graph)) {
+    // With collectives, conditionals run as runtime-driven stages on every backend: each
+    // stage is finalized (its collectives compared across the ranks) on its own, and no
+    // collective call has to sit inside a native conditional body. Every rank must take
+    // the same branches and trips, or a collective fails by its time limit.
+    if (collectives) return finalizeStaged(*this, std::move(flat.graph), opts);
     Error native = runsConditionalsNatively(flat.graph, opts);
     if (native && native.code() != ErrorCode::Unsupported) return native;
     if (native) return finalizeStaged(*this, std::move(flat.graph), opts);
