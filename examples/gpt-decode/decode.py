@@ -117,14 +117,14 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cgf", required=True)
     ap.add_argument("--weights", required=True, help="directory of .npy files (make_weights.py)")
-    ap.add_argument("--config", default=None, help="default: the .cgf's name (gpt-decode-NAME)")
+    ap.add_argument("--config", default=None, help="default: the .cgf's name (gpt-decode-NAME[-f16])")
     ap.add_argument("--backend", default="cpu", help="device spec: cpu, opencl, cuda, opencl:1, ...")
     ap.add_argument("--batch", type=int, default=4)
     ap.add_argument("--steps", type=int, default=64)
     ap.add_argument("--prompt-len", type=int, default=4)
     args = ap.parse_args()
     cgraph = import_cgraph()
-    name = args.config or cgraph.load(args.cgf).name.removeprefix("gpt-decode-")
+    name = args.config or cgraph.load(args.cgf).name.removeprefix("gpt-decode-").removesuffix("-f16")
     cfg = model.get(name)
     import make_weights
     if not 1 <= args.batch <= cfg.batch_max or not 1 <= args.steps <= cfg.context_max:

@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """Writes the graph description of one decode step of a config (cgc input).
 
-    gen_graph.py --config small -o small.json
+    gen_graph.py --config small -o small.json [--weights f16]
 
 One file serves every batch size b <= B_MAX and position t < T_MAX: both are integer
 parameters, and every size and nd-range that depends on b is an expression over $b that
 the runtime evaluates per submission. Layers are unrolled here; layer l reads its
 weights at byte offset l * (one layer's size) of the stacked weight slots, and its cache
-part at offset l * B_MAX * T_MAX * D * 4 of k_cache and v_cache.
+part at offset l * B_MAX * T_MAX * D * 4 of k_cache and v_cache. With --weights f16
+the matrices of Config.half_weights() are float16 slots (2 bytes an element), read by
+linear.cl and embed.cl as half (vload_half: core OpenCL C, no extension needed) and
+computed with in float32.
 """
 
 import argparse
@@ -37,7 +40,7 @@ def lin_blocks(cfg: model.Config) -> tuple:
     return (8, 256) if cfg.batch_max > 8 else (2, 4)
 
 
-def slots(cfg: model.Config) -> list:
+def slots(cfg: model.Config, half: bool = False) -> list:
     D, F, V = cfg.d_model, cfg.d_ff, cfg.vocab
     cache = cfg.layers * cfg.batch_max * cfg.context_max * D
     # The caches' size grows past any binding when b or t is out of range, so the
@@ -55,7 +58,8 @@ def slots(cfg: model.Config) -> list:
         count = 1
         for n in shape:
             count *= n
-        out.append({"name": name, "count": count, "type": "f32", "external": True})
+        f16 = half and name in cfg.half_weights()
+        out.append({"name": name, "count": count, "type": "f16" if f16 else "f32", "external": True})
     # att_part: attention_part's records, [b, H, NCH_MAX, head_dim + 4] (attention.cl)
     part = cfg.heads * n_chunks(cfg) * (cfg.head_dim + 4)
     # One slot per value, as a framework's recording of the step gives: every layer's
@@ -101,12 +105,13 @@ def layernorm(name, y, x, g, b, off, n):
             "args": [y, x, ref(g, off), ref(b, off), n, EPS]}
 
 
-def layer_nodes(cfg: model.Config, l: int) -> list:
+def layer_nodes(cfg: model.Config, l: int, half: bool = False) -> list:
     D, F = cfg.d_model, cfg.d_ff
+    W = 2 if half else F32  # bytes of a matrix element
     cache_off = l * cfg.batch_max * cfg.context_max * D * F32
     return [
         layernorm(f"ln1.{l}", f"h1.{l}", "x", "ln1_g", "ln1_b", l * D * F32, D),
-        linear(cfg, f"qkv.{l}", f"qkv.{l}", f"h1.{l}", "wqkv", l * 3 * D * D * F32, "bqkv", l * 3 * D * F32,
+        linear(cfg, f"qkv.{l}", f"qkv.{l}", f"h1.{l}", "wqkv", l * 3 * D * D * W, "bqkv", l * 3 * D * F32,
                D, 3 * D, EPI_BIAS),
         {"name": f"attn.{l}", "kernel": "attention_part",
          "global": [ATT_WG * cfg.heads, "$b", f"ceil_div($t + 1, {ATT_CHUNK})"], "local": [ATT_WG, 1, 1],
@@ -114,22 +119,22 @@ def layer_nodes(cfg: model.Config, l: int) -> list:
         {"name": f"attn_sum.{l}", "kernel": "attention_combine",
          "global": [cfg.head_dim * cfg.heads, "$b"], "local": [cfg.head_dim, 1],
          "args": [f"att.{l}", f"att_part.{l}", "$t", D]},
-        linear(cfg, f"proj.{l}", "x", f"att.{l}", "wo", l * D * D * F32, "bo", l * D * F32,
+        linear(cfg, f"proj.{l}", "x", f"att.{l}", "wo", l * D * D * W, "bo", l * D * F32,
                D, D, EPI_BIAS | EPI_ACCUMULATE),
         layernorm(f"ln2.{l}", f"h2.{l}", "x", "ln2_g", "ln2_b", l * D * F32, D),
-        linear(cfg, f"fc1.{l}", f"m.{l}", f"h2.{l}", "w1", l * F * D * F32, "b1", l * F * F32,
+        linear(cfg, f"fc1.{l}", f"m.{l}", f"h2.{l}", "w1", l * F * D * W, "b1", l * F * F32,
                D, F, EPI_BIAS | EPI_GELU),
-        linear(cfg, f"fc2.{l}", "x", f"m.{l}", "w2", l * D * F * F32, "b2", l * D * F32,
+        linear(cfg, f"fc2.{l}", "x", f"m.{l}", "w2", l * D * F * W, "b2", l * D * F32,
                F, D, EPI_BIAS | EPI_ACCUMULATE),
     ]
 
 
-def describe(cfg: model.Config) -> dict:
+def describe(cfg: model.Config, half: bool = False) -> dict:
     D, V = cfg.d_model, cfg.vocab
     nodes = [{"name": "embed", "kernel": "embed", "global": [f"$b * {LN_WG}"], "local": [LN_WG],
               "args": ["x", "wte", "wpe", "tokens", "$t", D, V]}]
     for l in range(cfg.layers):
-        nodes += layer_nodes(cfg, l)
+        nodes += layer_nodes(cfg, l, half)
     nodes += [
         layernorm("lnf", "hf", "x", "lnf_g", "lnf_b", 0, D),
         # Tied embeddings: logits = h @ wte.T. bias is not read without EPI_BIAS.
@@ -138,19 +143,19 @@ def describe(cfg: model.Config) -> dict:
          "args": ["next", "logits", V]},
     ]
     return {
-        "name": f"gpt-decode-{cfg.name}",
+        "name": f"gpt-decode-{cfg.name}" + ("-f16" if half else ""),
         "metadata": {
             "description": "one GPT-2-style decode step (pre-layernorm, tied embeddings, greedy) "
                            "for b sequences at position t; b and t are parameters",
             "config": cfg.name, "layers": cfg.layers, "d_model": D, "heads": cfg.heads,
             "vocab": V, "positions": cfg.positions, "batch_max": cfg.batch_max,
-            "context_max": cfg.context_max,
+            "context_max": cfg.context_max, "weights": "f16" if half else "f32",
         },
         "kernels": [
-            "kernels/embed.cl",
+            {"file": "kernels/embed.cl", "defines": {"EMB_HALF": 1}} if half else "kernels/embed.cl",
             {"file": "kernels/layernorm.cl", "defines": {"LN_WG": LN_WG}},
             {"file": "kernels/linear.cl", "defines": {"LIN_WG": LIN_WG, "LIN_NB": lin_blocks(cfg)[0], "LIN_OR": LIN_OR,
-                         "LIN_TILED_MIN": lin_blocks(cfg)[1]}},
+                         "LIN_TILED_MIN": lin_blocks(cfg)[1], **({"LIN_HALF": 1} if half else {})}},
             {"file": "kernels/attention.cl",
              "defines": {"ATT_WG": ATT_WG, "ATT_CHUNK": ATT_CHUNK, "HD": cfg.head_dim,
                          "T_MAX": cfg.context_max, "NCH_MAX": n_chunks(cfg)}},
@@ -159,7 +164,7 @@ def describe(cfg: model.Config) -> dict:
         # b defaults to B_MAX: the declared sizes (Slot.size) are then the largest ones.
         "params": [{"name": "b", "type": "i32", "default": cfg.batch_max},
                    {"name": "t", "type": "i32", "default": 0}],
-        "slots": slots(cfg),
+        "slots": slots(cfg, half),
         "nodes": nodes,
     }
 
@@ -168,12 +173,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--config", required=True, choices=sorted(model.CONFIGS))
     ap.add_argument("-o", "--output", required=True)
+    ap.add_argument("--weights", choices=["f32", "f16"], default="f32",
+                    help="f16: the matrices as float16 slots (make_weights.py --f16)")
     args = ap.parse_args()
     cfg = model.get(args.config)
     groups = ATT_WG // (cfg.head_dim // 4)  # attention.cl's position groups: a power of two
     assert cfg.head_dim % 4 == 0 and groups & (groups - 1) == 0 and ATT_CHUNK <= ATT_WG and cfg.d_model % 4 == 0
     with open(args.output, "w") as f:
-        json.dump(describe(cfg), f, indent=1)
+        json.dump(describe(cfg, args.weights == "f16"), f, indent=1)
         f.write("\n")
 
 

@@ -36,6 +36,11 @@ class Config:
             "w1": (L, F, D), "b1": (L, F), "w2": (L, D, F), "b2": (L, D),
         }
 
+    def half_weights(self) -> tuple:
+        """The matrices the fp16 variant stores as float16 (gen_graph.py --weights f16):
+        every projection and the (tied) embedding table; vectors stay float32."""
+        return ("wte", "wqkv", "wo", "w1", "w2")
+
     def cache_shape(self) -> tuple:
         """k_cache and v_cache: [L, B_MAX, T_MAX, D]."""
         return (self.layers, self.batch_max, self.context_max, self.d_model)

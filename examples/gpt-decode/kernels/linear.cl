@@ -19,6 +19,9 @@
 // k_dim must be a multiple of LT_K (so of 4). epilogue: bit 0 adds bias, bit 1 applies
 // gelu (tanh form), bit 2 accumulates into y (y += ..., the residual connection) instead
 // of storing. bias is not read without bit 0.
+//
+// LIN_HALF defined: w holds float16 (half the bytes to stream), read with vload_half4
+// (core OpenCL C: half as a storage type) and computed with in float32.
 #ifndef LIN_WG
 #define LIN_WG 64
 #endif
@@ -30,6 +33,14 @@
 #endif
 #ifndef LIN_TILED_MIN
 #define LIN_TILED_MIN 256 // more rows than this: tiles
+#endif
+
+#ifdef LIN_HALF
+#define WTYPE half
+#define WLOAD4(i, p) vload_half4((i), (p))
+#else
+#define WTYPE float
+#define WLOAD4(i, p) vload4((i), (p))
 #endif
 
 #if LIN_WG != 64
@@ -75,19 +86,19 @@ static void reduce_partials(__local float *red, int lid, int active) {
 // The matrix-vector way: this work-item's partial sums of LIN_OR columns for the `rows`
 // (<= LIN_NB) rows of its block (x points at the first), over its share of K, into
 // red[a * LIN_WG + lid] for a = r * LIN_OR + j.
-static void gemv_partials(__global const float *x, __global const float *w, int rows, int k_dim,
+static void gemv_partials(__global const float *x, __global const WTYPE *w, int rows, int k_dim,
                           int o_dim, __local float *red) {
   const int lid = get_local_id(0);
   const int o0 = get_group_id(0) * LIN_OR;
   const int k4 = k_dim / 4;
   float acc[LIN_ACC];
   for (int a = 0; a < LIN_ACC; ++a) acc[a] = 0.0f;
-  __global const float *wrow[LIN_OR];
+  __global const WTYPE *wrow[LIN_OR];
   for (int j = 0; j < LIN_OR; ++j) // columns past o_dim read the last row, never stored
     wrow[j] = w + (size_t)min(o0 + j, o_dim - 1) * k_dim;
   for (int k = lid; k < k4; k += LIN_WG) {
     float4 wv[LIN_OR];
-    for (int j = 0; j < LIN_OR; ++j) wv[j] = vload4(k, wrow[j]);
+    for (int j = 0; j < LIN_OR; ++j) wv[j] = WLOAD4(k, wrow[j]);
     for (int r = 0; r < LIN_NB; ++r) {
       if (r < rows) {
         const float4 xv = vload4(k, x + (size_t)r * k_dim);
@@ -100,27 +111,31 @@ static void gemv_partials(__global const float *x, __global const float *w, int 
 }
 
 // Copies a [LT_O or LT_R rows, LT_K] block of `src` (row pitch k_dim) starting at row
-// `row0`, column k0, into `tile`; rows at or past `nrows` read as zeros.
-static void load_tile(__local float *tile, __global const float *src, int row0, int nrows,
-                      int k0, int k_dim, int lid) {
-  for (int idx = lid; idx < LT_O * LT_K / 4; idx += LIN_WG) {
-    const int row = idx / (LT_K / 4), c4 = idx % (LT_K / 4);
-    float4 v = (float4)(0.0f);
-    if (row0 + row < nrows) v = vload4(0, src + (size_t)(row0 + row) * k_dim + k0 + 4 * c4);
-    __local float *t = tile + row * LT_PITCH + 4 * c4;
-    t[0] = v.x;
-    t[1] = v.y;
-    t[2] = v.z;
-    t[3] = v.w;
+// `row0`, column k0, into `tile` as floats; rows at or past `nrows` read as zeros.
+// load_tile reads x (float), load_tile_w the weights (WTYPE).
+#define LIN_LOAD_TILE(NAME, T, LOAD4)                                                          \
+  static void NAME(__local float *tile, __global const T *src, int row0, int nrows, int k0,    \
+                   int k_dim, int lid) {                                                       \
+    for (int idx = lid; idx < LT_O * LT_K / 4; idx += LIN_WG) {                                \
+      const int row = idx / (LT_K / 4), c4 = idx % (LT_K / 4);                                  \
+      float4 v = (float4)(0.0f);                                                               \
+      if (row0 + row < nrows) v = LOAD4(0, src + (size_t)(row0 + row) * k_dim + k0 + 4 * c4);  \
+      __local float *t = tile + row * LT_PITCH + 4 * c4;                                       \
+      t[0] = v.x;                                                                              \
+      t[1] = v.y;                                                                              \
+      t[2] = v.z;                                                                              \
+      t[3] = v.w;                                                                              \
+    }                                                                                          \
   }
-}
+LIN_LOAD_TILE(load_tile, float, vload4)
+LIN_LOAD_TILE(load_tile_w, WTYPE, WLOAD4)
 
 // Every barrier is at the kernel's top level, in loops whose trip counts are the same for
 // the whole work-group, and the two ways differ only in those counts and in branches
 // without barriers: a form every OpenCL implementation compiles alike (barriers inside
 // one branch of an if/else are legal when uniform, but not every compiler copes).
 __kernel __attribute__((reqd_work_group_size(LIN_WG, 1, 1)))
-void linear(__global float *y, __global const float *x, __global const float *w,
+void linear(__global float *y, __global const float *x, __global const WTYPE *w,
             __global const float *bias, int rows, int k_dim, int o_dim, int epilogue) {
   __local float scratch[LIN_LOCAL];
   const int lid = get_local_id(0);
@@ -146,7 +161,7 @@ void linear(__global float *y, __global const float *x, __global const float *w,
   const int k_end = tiled ? k_dim : 0;
   for (int k0 = 0; k0 < k_end; k0 += LT_K) {
     barrier(CLK_LOCAL_MEM_FENCE); // the previous step (or the reduction) is done with scratch
-    load_tile(wt, w, o0, o_dim, k0, k_dim, lid);
+    load_tile_w(wt, w, o0, o_dim, k0, k_dim, lid);
     load_tile(xt, x, r0, rows, k0, k_dim, lid);
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int k = 0; k < LT_K; ++k) {

@@ -37,6 +37,13 @@ def small_cgf(tmp_path_factory):
     return out
 
 
+@pytest.fixture(scope="session")
+def small_f16_cgf(tmp_path_factory):
+    out = str(tmp_path_factory.mktemp("cgf") / "small_f16.cgf")
+    subprocess.run([tool("CGC"), os.path.join(EXAMPLE, "small_f16.json"), "-o", out], check=True)
+    return out
+
+
 def device_spec(backend):
     """The first device of `backend`, or a visible skip when this machine has none."""
     import cgraph

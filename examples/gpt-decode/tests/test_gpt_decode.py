@@ -21,6 +21,7 @@ from conftest import EXAMPLE, device_spec, tool
 sys.path.insert(0, EXAMPLE)
 import decode  # noqa: E402
 import gen_graph  # noqa: E402
+import make_weights  # noqa: E402
 import model  # noqa: E402
 import reference  # noqa: E402
 
@@ -67,6 +68,17 @@ def run_shapes(decoder, cfg, weights, shapes):
 def test_one_executable_serves_every_shape(backend, cfg, weights, small_cgf):
     decoder = decode.Decoder(small_cgf, weights, cfg, device_spec(backend))
     run_shapes(decoder, cfg, weights, SHAPES)
+
+
+@pytest.mark.parametrize("backend", ["cpu", "opencl", "cuda"])
+def test_f16_weights_match_the_reference_of_the_rounded_weights(backend, cfg, weights, small_f16_cgf):
+    """small_f16.json (gen_graph.py --weights f16): the matrices bound as float16 arrays,
+    read as half and computed with in float32; the reference takes the same rounded
+    weights, so the tolerance is the float32 one."""
+    half = make_weights.to_f16(cfg, weights)
+    assert half["wqkv"].dtype == np.float16 and half["bqkv"].dtype == np.float32
+    decoder = decode.Decoder(small_f16_cgf, half, cfg, device_spec(backend))
+    run_shapes(decoder, cfg, make_weights.as_f32(half), SHAPES)
 
 
 def test_out_of_range_batch_or_position_is_refused(cfg, weights, small_cgf):
@@ -141,12 +153,14 @@ def test_drivers_print_the_reference_tokens(cfg, weights, small_cgf, tmp_path):
 
 
 @pytest.mark.parametrize("name", sorted(model.CONFIGS))
-def test_committed_descriptions_are_what_gen_graph_writes(name, tmp_path):
-    out = tmp_path / f"{name}.json"
+@pytest.mark.parametrize("weights_type", ["f32", "f16"])
+def test_committed_descriptions_are_what_gen_graph_writes(name, weights_type, tmp_path):
+    file = f"{name}.json" if weights_type == "f32" else f"{name}_f16.json"
+    out = tmp_path / file
     subprocess.run([sys.executable, os.path.join(EXAMPLE, "gen_graph.py"), "--config", name,
-                    "-o", str(out)], check=True)
-    with open(os.path.join(EXAMPLE, f"{name}.json")) as f:
-        assert out.read_text() == f.read(), f"{name}.json is stale: rerun gen_graph.py"
+                    "--weights", weights_type, "-o", str(out)], check=True)
+    with open(os.path.join(EXAMPLE, file)) as f:
+        assert out.read_text() == f.read(), f"{file} is stale: rerun gen_graph.py"
 
 
 @pytest.mark.parametrize("b,t", [(8, 127), (5, 64), (3, 9), (1, 0)])
