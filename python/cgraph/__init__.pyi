@@ -2,7 +2,7 @@
 import os
 from dataclasses import dataclass
 from contextlib import AbstractContextManager
-from typing import Any, Iterable, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 
 __version__: str
 LIBRARY_PATH: str
@@ -74,7 +74,8 @@ class Graph:
     def finalize(self, device: DeviceLike = ..., mode: str = ..., cache: bool = ...,
                  base_dir: Optional[Union[str, os.PathLike[str]]] = ...,
                  plan_memory: bool = ..., communicator: Optional[Communicator] = ...,
-                 collective_timeout: float = ...) -> Executable: ...
+                 collective_timeout: float = ...,
+                 progress: Optional[Callable[[str, int, int], None]] = ...) -> Executable: ...
 
 @dataclass(frozen=True)
 class NodeTime:

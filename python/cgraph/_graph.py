@@ -5,7 +5,7 @@ from __future__ import annotations
 import ctypes
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Optional, Union
+from typing import TYPE_CHECKING, Callable, Optional, Union
 
 from . import _native
 from ._arrays import TYPE_NAMES
@@ -133,7 +133,8 @@ class Graph:
     def finalize(self, device: DeviceLike = "cpu", mode: str = "replay", cache: bool = True,
                  base_dir: Optional[Union[str, os.PathLike]] = None,
                  plan_memory: bool = True, communicator: Optional["Communicator"] = None,
-                 collective_timeout: float = 60.0) -> "Executable":
+                 collective_timeout: float = 60.0,
+                 progress: Optional[Callable[[str, int, int], None]] = None) -> "Executable":
         """Compiles the graph for `device` and returns an ``Executable``.
 
         Args:
@@ -149,6 +150,9 @@ class Graph:
             communicator: the ranks collective nodes run across (``cgraph.Communicator``);
                 the graph's ``rank`` and ``world`` parameters are the caller's to set.
             collective_timeout: seconds a collective may wait for the other ranks.
+            progress: called as ``progress(phase, done, total)`` while the kernels are
+                compiled (``"compiling kernels"``, once per module; ``done == total`` at
+                the end), on this thread; an exception it raises is printed and ignored.
 
         Raises:
             InvalidError: unknown device or mode, a graph the device cannot run.
@@ -170,7 +174,11 @@ class Graph:
             opts.communicator = communicator._handle if communicator is not None else None
             opts.collective_timeout_ms = int(collective_timeout * 1000)
             exe = ctypes.c_void_p()
-            _native.check(_native.lib.cgraph_finalize(dev_handle, self._handle, ctypes.byref(opts), ctypes.byref(exe)))
+            callback = _native.ProgressFn()  # NULL: no progress
+            if progress is not None:
+                callback = _native.ProgressFn(lambda phase, done, total, _user: progress(phase.decode(), done, total))
+            _native.check(_native.lib.cgraph_finalize_progress(dev_handle, self._handle, ctypes.byref(opts),
+                                                                callback, None, ctypes.byref(exe)))
         finally:
             _native.lib.cgraph_device_release(dev_handle)
         return Executable(exe, self, info, mode)

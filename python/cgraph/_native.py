@@ -57,6 +57,7 @@ class CacheCounters(ctypes.Structure):
 
 # cgraph_diagnostic_fn: (user_data, text)
 DiagnosticFn = CFUNCTYPE(None, c_void_p, c_char_p)
+ProgressFn = CFUNCTYPE(None, c_char_p, c_uint64, c_uint64, c_void_p)  # cgraph_progress_fn
 
 
 class CompileOptions(ctypes.Structure):
@@ -115,6 +116,8 @@ _PROTOTYPES = {
     "cgraph_communicator_info": (_S, [Handle, POINTER(c_uint32), POINTER(c_uint32), POINTER(c_char_p)]),
     "cgraph_communicator_release": (None, [Handle]),
     "cgraph_finalize": (_S, [Handle, Handle, POINTER(FinalizeOptions), POINTER(Handle)]),
+    "cgraph_finalize_progress": (_S, [Handle, Handle, POINTER(FinalizeOptions), ProgressFn, c_void_p,
+                                      POINTER(Handle)]),
     "cgraph_executable_release": (None, [Handle]),
     "cgraph_executable_memory": (_S, [Handle, POINTER(c_uint64), POINTER(c_uint32), POINTER(c_uint64),
                                       POINTER(c_uint64)]),

@@ -560,6 +560,35 @@ static void test_cache_stats(cgraph_device cpu, const char *saxpy_cgf) {
   free(kernel), free(dir);
 }
 
+/* cgraph_finalize_progress: one call per kernel module (saxpy.cgf has one), with the
+ * caller's pointer; a NULL callback is cgraph_finalize. */
+struct progress_log {
+  int calls;
+  uint64_t done, total;
+  int phase_ok;
+};
+static void on_progress(const char *phase, uint64_t done, uint64_t total, void *user) {
+  struct progress_log *log = user;
+  ++log->calls;
+  log->done = done;
+  log->total = total;
+  log->phase_ok = strcmp(phase, "compiling kernels") == 0;
+}
+static void test_finalize_progress(cgraph_device cpu, const char *saxpy_cgf) {
+  cgraph_graph g = NULL;
+  REQUIRE_OK(cgraph_graph_load(saxpy_cgf, &g));
+  struct progress_log log = {0, 0, 0, 0};
+  cgraph_executable exe = NULL;
+  REQUIRE_OK(cgraph_finalize_progress(cpu, g, NULL, on_progress, &log, &exe));
+  CHECK(log.calls == 1 && log.done == 1 && log.total == 1 && log.phase_ok);
+  cgraph_executable_release(exe);
+  exe = NULL;
+  REQUIRE_OK(cgraph_finalize_progress(cpu, g, NULL, NULL, NULL, &exe));
+  CHECK(exe != NULL);
+  cgraph_executable_release(exe);
+  cgraph_graph_release(g);
+}
+
 int main(int argc, char **argv) {
   if (argc != 3) {
     fprintf(stderr, "usage: test_capi SAXPY.cgf SOURCE_DIR\n");
@@ -590,6 +619,7 @@ int main(int argc, char **argv) {
   test_profile(cpu, argv[1], argv[2]);
   test_cache_stats(cpu, argv[1]);
   test_communicators(cpu, argv[2]);
+  test_finalize_progress(cpu, argv[1]);
   cgraph_device_release(cpu);
   if (failures)
     fprintf(stderr, "%d checks failed\n", failures);

@@ -80,3 +80,19 @@ def test_eager_mode_gives_the_same_result(saxpy_path):
     expected = y + 2.0
     exe.run(y=y)
     np.testing.assert_array_equal(y, expected)
+
+
+def test_finalize_reports_progress_once_per_kernel_module():
+    b = cgraph.GraphBuilder("two-modules")
+    b.kernel_source("__kernel void one(__global float *x) { x[get_global_id(0)] += 1.0f; }", name="one.cl")
+    b.kernel_source("__kernel void two(__global float *x) { x[get_global_id(0)] *= 2.0f; }", name="two.cl")
+    b.slot("x", count=64, type="f32")
+    b.add_kernel("one", [64], args=["x"])
+    b.add_kernel("two", [64], args=["x"])
+    calls = []
+    exe = b.build().finalize("cpu", cache=False, progress=lambda *a: calls.append(a))
+    assert calls == [("compiling kernels", 1, 2), ("compiling kernels", 2, 2)]
+    x = np.ones(64, dtype=np.float32)
+    exe.run(x=x)
+    assert (x == 4.0).all()
+    assert len(calls) == 2  # nothing after finalize

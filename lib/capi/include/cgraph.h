@@ -327,6 +327,17 @@ CGRAPH_API cgraph_finalize_options cgraph_finalize_options_default(void);
 CGRAPH_API cgraph_status cgraph_finalize(cgraph_device device, cgraph_graph graph,
                                          const cgraph_finalize_options *options,
                                          cgraph_executable *out);
+/* Progress of a finalize: `phase` ("compiling kernels"), steps done and their total
+ * (done == total: the phase ended), and the caller's `user` pointer. Called on the
+ * finalizing thread, before cgraph_finalize_progress returns; `phase` is valid during
+ * the call only. */
+typedef void (*cgraph_progress_fn)(const char *phase, uint64_t done, uint64_t total, void *user);
+/* cgraph_finalize, calling `progress` (may be NULL) once per kernel module as the
+ * backend compiles or loads it, for a progress display of a long finalize. */
+CGRAPH_API cgraph_status cgraph_finalize_progress(cgraph_device device, cgraph_graph graph,
+                                                  const cgraph_finalize_options *options,
+                                                  cgraph_progress_fn progress, void *user,
+                                                  cgraph_executable *out);
 /* Bytes of device memory the executable holds for slots the graph owns (including
  * transient slots, which grow with the largest parameter values seen), and the memory
  * plan's figures: the transient slots that share its arena, and their bytes

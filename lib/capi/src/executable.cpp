@@ -89,13 +89,22 @@ cgraph_finalize_options cgraph_finalize_options_default(void) {
 
 cgraph_status cgraph_finalize(cgraph_device device, cgraph_graph graph,
                               const cgraph_finalize_options *options, cgraph_executable *out) {
+  return cgraph_finalize_progress(device, graph, options, nullptr, nullptr, out);
+}
+
+cgraph_status cgraph_finalize_progress(cgraph_device device, cgraph_graph graph,
+                                       const cgraph_finalize_options *options, cgraph_progress_fn progress,
+                                       void *user, cgraph_executable *out) {
   return guard([&] {
     if (!out) return nullArgument("out");
     *out = nullptr;
     if (!device) return nullArgument("device");
     if (!graph) return nullArgument("graph");
-    const rt::FinalizeOptions opts =
-        capi::finalizeOptions(options ? *options : cgraph_finalize_options_default());
+    rt::FinalizeOptions opts = capi::finalizeOptions(options ? *options : cgraph_finalize_options_default());
+    if (progress)
+      opts.progress = [progress, user](const char *phase, uint64_t done, uint64_t total) {
+        progress(phase, done, total, user);
+      };
     auto x = std::make_unique<cgraph_executable_s>();
     if (options && options->communicator) x->comm = options->communicator->comm;
     x->device = device->device;
