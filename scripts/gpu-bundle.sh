@@ -58,7 +58,7 @@ if [ ${#capi[@]} -gt 0 ]; then
   cp -r "$root/python" "$stage/python"
   mkdir -p "$stage/src/tests"
   cp -r "$root/tests/python_gpu" "$stage/src/tests/"
-  cp "$root/benchmarks/python/bench_torch_cuda.py" "$stage/src/"
+  cp "$root/benchmarks/python/bench_torch_cuda.py" "$root/benchmarks/compare_builds.py" "$stage/src/"
 fi
 # clang's OpenCL headers (in-process OpenCL C compiles: tests, builtin kernels, cgc),
 # where lib/kernel looks for them beside the loaded libclang-cpp.

@@ -56,6 +56,20 @@ grep -E "^alternated|^rebinding" "$out/bench.log"
 echo "== PyTorch next to cgrun on the chain1000 chain (benchmark 5)"
 timeout 120 python3 src/torch_chain.py --json "$out/torch.json" 2>&1 | tail -6
 timeout 60 ./run.sh cgrun bench cgf/chain1000.cgf --backend cuda --random y:1 --repetitions 30 2>&1 | tail -7
+echo "== the Python package with torch tensors: 1 and 4 tensors bound, and spliced into a torch graph"
+PYTHONPATH="$PWD/python" CGRAPH_LIBRARY="$PWD/lib/libcgraph.so" LD_LIBRARY_PATH="$PWD/lib" \
+  CGRAPH_LIBCLC_DIR="$PWD/share/clc" timeout 200 python3 src/bench_torch_cuda.py cgf/chain1000.cgf 300 2>&1 | tail -14
+# Before/after: another build's cgrun put at old/cgrun in the unpacked bundle (its
+# libraries are the bundle's), timed round by round against this one.
+if [ -x old/cgrun ]; then
+  echo "== this build's cgrun against old/cgrun, cuda and cpu, alternated rounds"
+  for backend in cuda cpu; do
+    LD_LIBRARY_PATH="$PWD/lib" CGRAPH_LIBCLC_DIR="$PWD/share/clc" timeout 500 python3 src/compare_builds.py \
+      --old old/cgrun --new bin/cgrun --backend "$backend" --rounds 3 \
+      "cgf/saxpy.cgf:--random y:1" "cgf/stencil.cgf:--random f:1" "cgf/chain1000.cgf:--random y:1" \
+      "cgf/mlp.cgf:--random x:1 --random w1:2 --random b1:3 --random w2:4 --random b2:5 --random wc:6 --random bc:7 --random probs:8" 2>&1
+  done
+fi
 echo "== every example: cuda replay vs eager, and NVIDIA's OpenCL driver (benchmark 6)"
 while read -r ex args; do
   for spec in cuda opencl:0 opencl:1; do
