@@ -59,6 +59,25 @@ std::vector<uint32_t> readWords(rt::Device &dev, rt::Buffer &buf, size_t n) {
   return w;
 }
 
+// A stream of the caller's own in device 0's primary context (the one cgraph uses),
+// made current on this thread; destroyed and the context released at scope exit.
+struct CallerStream {
+  const cuda::CuApi &cu;
+  CUdevice dev = 0;
+  CUstream stream = nullptr;
+  explicit CallerStream(const cuda::CuApi &api) : cu(api) {
+    CUcontext ctx = nullptr;
+    REQUIRE(cu.cuDeviceGet(&dev, 0) == CUDA_SUCCESS);
+    REQUIRE(cu.cuDevicePrimaryCtxRetain(&ctx, dev) == CUDA_SUCCESS);
+    REQUIRE(cu.cuCtxSetCurrent(ctx) == CUDA_SUCCESS);
+    REQUIRE(cu.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS);
+  }
+  ~CallerStream() {
+    if (stream) cu.cuStreamDestroy(stream);
+    cu.cuDevicePrimaryCtxRelease(dev);
+  }
+};
+
 } // namespace
 
 TEST_CASE("cuda: a submission on a capturing stream is recorded into the caller's graph, usable as a child graph",
@@ -78,13 +97,8 @@ TEST_CASE("cuda: a submission on a capturing stream is recorded into the caller'
   t.slots.resize(2);
   t.slots[0].buffer = buf->get();
 
-  CUdevice cuDev = 0;
-  CUcontext ctx = nullptr;
-  REQUIRE(cu.cuDeviceGet(&cuDev, 0) == CUDA_SUCCESS);
-  REQUIRE(cu.cuDevicePrimaryCtxRetain(&ctx, cuDev) == CUDA_SUCCESS);
-  REQUIRE(cu.cuCtxSetCurrent(ctx) == CUDA_SUCCESS);
-  CUstream s = nullptr;
-  REQUIRE(cu.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS);
+  CallerStream caller(cu);
+  CUstream s = caller.stream;
 
   // Recorded with k = 3: each replay of the caller's graph adds 2 * 3 to every word.
   REQUIRE(cu.cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) == CUDA_SUCCESS);
@@ -132,8 +146,6 @@ TEST_CASE("cuda: a submission on a capturing stream is recorded into the caller'
   cu.cuGraphExecDestroy(outerExec);
   cu.cuGraphDestroy(outer);
   cu.cuGraphDestroy(captured);
-  cu.cuStreamDestroy(s);
-  cu.cuDevicePrimaryCtxRelease(cuDev);
 }
 
 TEST_CASE("cuda: a graph with a host task is refused on a capturing stream, and the capture stays valid",
@@ -156,13 +168,8 @@ TEST_CASE("cuda: a graph with a host task is refused on a capturing stream, and 
   rt::BindingTable t;
   t.slots.resize(1);
   t.slots[0].buffer = buf->get();
-  CUdevice cuDev = 0;
-  CUcontext ctx = nullptr;
-  REQUIRE(cu.cuDeviceGet(&cuDev, 0) == CUDA_SUCCESS);
-  REQUIRE(cu.cuDevicePrimaryCtxRetain(&ctx, cuDev) == CUDA_SUCCESS);
-  REQUIRE(cu.cuCtxSetCurrent(ctx) == CUDA_SUCCESS);
-  CUstream s = nullptr;
-  REQUIRE(cu.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS);
+  CallerStream caller(cu);
+  CUstream s = caller.stream;
   REQUIRE(cu.cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) == CUDA_SUCCESS);
   rt::SubmitOptions so;
   so.stream = s;
@@ -174,6 +181,4 @@ TEST_CASE("cuda: a graph with a host task is refused on a capturing stream, and 
   CUgraph captured = nullptr;
   CHECK(cu.cuStreamEndCapture(s, &captured) == CUDA_SUCCESS); // nothing recorded, nothing broken
   if (captured) cu.cuGraphDestroy(captured);
-  cu.cuStreamDestroy(s);
-  cu.cuDevicePrimaryCtxRelease(cuDev);
 }

@@ -542,19 +542,21 @@ void barrierSubgraph(const std::string &backend) {
   }
 }
 
+// A backend without collective nodes refuses graph.cgf in `w` at finalize, naming itself.
+void refusesCollectives(const std::string &backend, const fs::path &w) {
+  Result r = runTool(CGRUN_PATH, "graph.cgf --backend " + backend, w, w / ("cgrun-" + backend));
+  INFO(r.err);
+  CHECK(r.code == 1);
+  CHECK_THAT(r.err, Catch::Contains("collective nodes are not supported by the " + backend + " backend"));
+}
+
 // ---- examples/data-parallel: one SGD step as a world of one -------------------------
 // (tests/mpi runs it on 2 ranks.) From w = 0: y = 0, so g[j] = 2 / 16 * sum_r -t[r] x[r][j]
 // and w = -lr * g with lr = 0.5. opencl refuses collective nodes, naming the backend.
 void dataParallel(const std::string &backend) {
   fs::path w = scratch("data-parallel-" + backend);
   compile(sourceDir() / "examples/data-parallel/graph.json", w);
-  if (backend != "cpu") {
-    Result r = runTool(CGRUN_PATH, "graph.cgf --backend " + backend, w, w / ("cgrun-" + backend));
-    INFO(r.err);
-    CHECK(r.code == 1);
-    CHECK_THAT(r.err, Catch::Contains("collective nodes are not supported by the " + backend + " backend"));
-    return;
-  }
+  if (backend != "cpu") return refusesCollectives(backend, w);
   run(backend, w, "--output w=w.bin");
   const int rows = 16, d = 16;
   std::vector<double> want(d, 0.0);
@@ -576,13 +578,7 @@ void dataParallel(const std::string &backend) {
 void pipeline(const std::string &backend) {
   fs::path w = scratch("pipeline-" + backend);
   compile(sourceDir() / "examples/pipeline/graph.json", w);
-  if (backend != "cpu") {
-    Result r = runTool(CGRUN_PATH, "graph.cgf --backend " + backend, w, w / ("cgrun-" + backend));
-    INFO(r.err);
-    CHECK(r.code == 1);
-    CHECK_THAT(r.err, Catch::Contains("collective nodes are not supported by the " + backend + " backend"));
-    return;
-  }
+  if (backend != "cpu") return refusesCollectives(backend, w);
   run(backend, w, "--output result=result.bin");
   const int rows = 32, d = 64; // 4 microbatches of 8 rows, one after another
   std::vector<double> want(size_t(rows) * d);
