@@ -82,6 +82,12 @@ class Executable:
         self._bound: set[int] = set()     # slots bound by the previous call
         self._params_set: set[int] = set()  # params not at their default
         self._nodes: Optional[list[tuple[str, str, str]]] = None  # node (name, kind, kernel)
+        # What the bindings hold from the previous call, so that a call repeating it skips
+        # the checks and native calls: slot -> (object, interface attribute, interface
+        # dict); param -> value (int or float) set last.
+        self._same: dict[int, tuple[Any, str, dict]] = {}
+        self._param_values: dict[int, Any] = {}
+        self._names: set[str] = set()  # the names the previous call gave
 
     def __del__(self) -> None:
         bindings, self._bindings = getattr(self, "_bindings", None), None
@@ -137,7 +143,9 @@ class Executable:
             Error subclasses: the run itself failed (the library's message).
         """
         owners = self._bind(arguments)
-        _native.check(_native.lib.cgraph_run(self._handle, self._bindings))
+        status = _native.lib.cgraph_run(self._handle, self._bindings)
+        if status:
+            _native.check(status)
         del owners
 
     def enqueue(self, **arguments: Any) -> Event:
@@ -255,31 +263,74 @@ class Executable:
         return self.slots[index]
 
     def _bind(self, arguments: dict[str, Any]) -> list[Any]:
+        """Binds the call's arrays and parameter values; slots and parameters the previous
+        call named and this one does not are unbound and reset to their defaults. Returns
+        what must stay alive while the run uses the arrays."""
         owners = []
-        bound: set[int] = set()
-        params: set[int] = set()
+        same, values, slot_index = self._same, self._param_values, self._slot_index
         for name, value in arguments.items():
-            index = self._slot_index.get(name)
+            index = slot_index.get(name)
             if index is not None:
-                owners.append(self._bind_slot(self.slots[index], value))
-                bound.add(index)
-            elif name in self._param_index:
-                index = self._param_index[name]
-                self._set_param(self.params[index], value)
-                params.add(index)
+                last = same.get(index)  # `_unchanged`, inlined: this is the per-call path
+                if last is not None and last[0] is value and getattr(value, last[1], None) == last[2]:
+                    owners.append(value)
+                else:
+                    owners.append(self._bind_slot(self.slots[index], value))
+            elif (index := self._param_index.get(name)) is not None:
+                last = values.get(index)
+                if last is None or type(last) is not type(value) or last != value:
+                    self._set_param(self.params[index], value)
             else:
                 slots = ", ".join(self._slot_index) or "none"
                 names = ", ".join(self._param_index) or "none"
                 raise InvalidError(f"graph '{self.name}' has no slot or param '{name}' (slots: {slots}; params: {names})")
+        if arguments.keys() != self._names:
+            self._release_unnamed(arguments)
+        return owners
+
+    def _release_unnamed(self, arguments: dict[str, Any]) -> None:
+        """Unbinds the slots and resets the parameters the previous call named and this
+        one (`arguments`, all known names) does not."""
+        bound = {self._slot_index[n] for n in arguments if n in self._slot_index}
+        params = {self._param_index[n] for n in arguments if n in self._param_index}
         for index in self._bound - bound:
             _native.check(_native.lib.cgraph_unbind(self._bindings, index))
+            self._same.pop(index, None)
         for index in self._params_set - params:
             p = self.params[index]
             self._set_param(p, p.default)
-        self._bound, self._params_set = bound, params
-        return owners
+        self._bound, self._params_set, self._names = bound, params, set(arguments)
+
+    def _unchanged(self, index: int, value: Any) -> bool:
+        """Whether slot `index` is still bound to `value`'s memory as the previous call
+        left it: the same object whose array interface (address, type, shape, strides)
+        is unchanged, so the checks and the binding would come out the same. Objects
+        bound through DLPack are always bound anew (each capsule is consumed once)."""
+        same = self._same.get(index)
+        if same is None or same[0] is not value:
+            return False
+        interface = getattr(value, same[1], None)
+        return interface is not None and interface == same[2]
+
+    def _remember(self, index: int, value: Any) -> None:
+        """Records what `_unchanged` compares against, after `value` was bound."""
+        for attr in ("__array_interface__", "__cuda_array_interface__"):
+            interface = getattr(value, attr, None)
+            if interface is not None:
+                self._same[index] = (value, attr, interface)
+                return
+        self._same.pop(index, None)
 
     def _bind_slot(self, slot, value: Any) -> Any:
+        if self._unchanged(slot.index, value):
+            return value
+        self._same.pop(slot.index, None)
+        owner = self._bind_slot_anew(slot, value)
+        if owner is value:
+            self._remember(slot.index, value)
+        return owner
+
+    def _bind_slot_anew(self, slot, value: Any) -> Any:
         if not slot.external:
             raise InvalidError(f"slot '{slot.name}' is owned by the graph; use Executable.write and read for it")
         if isinstance(value, Buffer):
@@ -311,6 +362,15 @@ class Executable:
         return arr
 
     def _set_param(self, param, value: Any) -> None:
+        last = self._param_values.get(param.index)
+        if last is not None and type(last) is type(value) and last == value:
+            return  # bound as the previous call left it (bool, int and float compare by type too)
+        self._param_values.pop(param.index, None)
+        self._set_param_anew(param, value)
+        if type(value) in (int, float):
+            self._param_values[param.index] = value
+
+    def _set_param_anew(self, param, value: Any) -> None:
         if type(value) is float:  # the common case, without the ABC checks below
             status = _native.lib.cgraph_set_param_float(self._bindings, param.index, value)
         elif isinstance(value, numbers.Integral):

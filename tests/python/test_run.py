@@ -50,6 +50,57 @@ def test_params_by_name_int_and_float(saxpy_exe):
     assert y[0] == 5.5
 
 
+def test_a_repeated_call_sees_changes_made_to_the_array_in_place(saxpy_exe):
+    # A call that repeats the previous one's array skips re-binding it only while the
+    # array's memory and layout are unchanged.
+    y = np.zeros(N, dtype=np.float32)
+    saxpy_exe.run(y=y, a=1.0)
+    y.dtype = np.int32  # the same object, now of another element type
+    with pytest.raises(ValueError, match="slot 'y'.*element type"):
+        saxpy_exe.run(y=y, a=1.0)
+    y.dtype = np.float32
+    y.setflags(write=False)
+    with pytest.raises(ValueError, match="slot 'y'.*read-only"):
+        saxpy_exe.run(y=y, a=1.0)
+    y.setflags(write=True)
+    saxpy_exe.run(y=y, a=1.0)
+    assert y[0] == 2.0
+
+
+def test_a_repeated_call_follows_a_reallocated_array(saxpy_exe):
+    y = np.zeros(N, dtype=np.float32)
+    saxpy_exe.run(y=y, a=1.0)
+    before = y.__array_interface__["data"][0]
+    y.resize(4 * N, refcheck=False)  # moves the memory (numpy reallocates)
+    y.resize(N, refcheck=False)
+    y[:] = 10.0
+    saxpy_exe.run(y=y, a=1.0)
+    assert saxpy_exe.bound_address("y") == y.__array_interface__["data"][0]
+    assert y[0] == 11.0 and y[-1] == 11.0, f"moved from {before:#x}"
+
+
+def test_another_array_or_a_dropped_name_is_bound_anew(saxpy_exe):
+    a, b = np.zeros(N, dtype=np.float32), np.zeros(N, dtype=np.float32)
+    saxpy_exe.run(y=a, a=1.0)
+    saxpy_exe.run(y=b, a=1.0)
+    saxpy_exe.run(y=b, a=1.0)
+    assert a[0] == 1.0 and b[0] == 2.0
+    with pytest.raises(ValueError, match="'y'"):
+        saxpy_exe.run(a=1.0)  # y was unbound: the call names no array for it
+    saxpy_exe.run(y=b, a=1.0)
+    assert b[0] == 3.0
+
+
+def test_a_param_repeated_or_retyped_keeps_its_value(saxpy_exe):
+    y = np.zeros(N, dtype=np.float32)
+    saxpy_exe.run(y=y, a=3.0)
+    saxpy_exe.run(y=y, a=3.0)  # the same value: not set again, still 3
+    saxpy_exe.run(y=y, a=3)    # an int equal to the float: set as an int, still 3
+    saxpy_exe.run(y=y)         # back at the default, 2
+    saxpy_exe.run(y=y, a=3.0)
+    assert y[0] == 3.0 + 3.0 + 3.0 + 2.0 + 3.0
+
+
 def test_enqueue_then_wait(saxpy_exe):
     y = np.ones(N, dtype=np.float32)
     ev = saxpy_exe.enqueue(y=y, a=4.0)
