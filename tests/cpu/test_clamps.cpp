@@ -1,4 +1,4 @@
-// Clamped x indices (lib/backends/cpu/src/guards.h XClamps): kernels/clamps.cl against
+// Clamped x indices (lib/codegen/cpu/src/guards.h XClamps): kernels/clamps.cl against
 // C++ references written from the kernels' OpenCL C, at the edges (where the clamps
 // fire) and in the interior (where the x loop runs the clone without them).
 #include "cpu_test_util.h"

@@ -17,7 +17,7 @@
 #include <functional>
 #include <map>
 
-namespace cgraph::cpu {
+namespace cgraph::codegen::cpu {
 
 using namespace llvm;
 
@@ -594,4 +594,4 @@ void emitClampRange(IRBuilder<> &b, const XClamps &c, const std::vector<Value *>
   hi = b.CreateTrunc(h, b.getInt64Ty(), "clamp.hi");
 }
 
-} // namespace cgraph::cpu
+} // namespace cgraph::codegen::cpu

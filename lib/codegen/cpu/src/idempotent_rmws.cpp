@@ -15,7 +15,7 @@
 
 #include <vector>
 
-namespace cgraph::cpu {
+namespace cgraph::codegen::cpu {
 
 using namespace llvm;
 
@@ -70,4 +70,4 @@ void expandIdempotentRmws(Module &m, const TargetMachine &tm) {
   }
 }
 
-} // namespace cgraph::cpu
+} // namespace cgraph::codegen::cpu

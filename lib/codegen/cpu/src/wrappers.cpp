@@ -23,7 +23,7 @@
 #include <type_traits>
 #include <vector>
 
-namespace cgraph::cpu {
+namespace cgraph::codegen::cpu {
 
 using namespace llvm;
 
@@ -544,4 +544,4 @@ void emitWrappers(Module &m, const KernelPlan &k) {
   emitInfo(m, k, cost);
 }
 
-} // namespace cgraph::cpu
+} // namespace cgraph::codegen::cpu

@@ -23,7 +23,7 @@
 
 #include <vector>
 
-namespace cgraph::cpu {
+namespace cgraph::codegen::cpu {
 
 using namespace llvm;
 
@@ -156,4 +156,4 @@ Error runO3(Module &m, TargetMachine &tm) {
   return Error::success();
 }
 
-} // namespace cgraph::cpu
+} // namespace cgraph::codegen::cpu

@@ -1,5 +1,5 @@
 // The host target the lowering compiles for, and the options string of the object
-// cache key (hostCompileOptions, internal.h): everything of the host and of the
+// cache key (hostCompileOptions, cgraph/codegen/cpu.h): everything of the host and of the
 // lowering's constants that changes what an object contains.
 #include "lowering_internal.h"
 
@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-namespace cgraph::cpu {
+namespace cgraph::codegen::cpu {
 
 using namespace llvm;
 
@@ -41,7 +41,7 @@ std::string hostCompileOptions() {
   // The builtin library is linked into every object: a changed library must miss.
   static const size_t builtinsHash = std::hash<std::string_view>{}(
       std::string_view(reinterpret_cast<const char *>(kBuiltinsBitcode), kBuiltinsBitcodeSize));
-  // cgraph-cpu-7 names the `.info` layout (nine fields, internal.h): objects of another
+  // cgraph-cpu-7 names the `.info` layout (nine fields, cgraph/codegen/cpu.h): objects of another
   // layout must miss.
   std::string s = "cgraph-cpu-7 llvm-14 builtins=" + std::to_string(builtinsHash) +
                   " cpu=" + sys::getHostCPUName().str();
@@ -59,4 +59,4 @@ std::string hostCompileOptions() {
   return s;
 }
 
-} // namespace cgraph::cpu
+} // namespace cgraph::codegen::cpu

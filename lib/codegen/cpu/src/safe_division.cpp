@@ -15,7 +15,7 @@
 
 #include <vector>
 
-namespace cgraph::cpu {
+namespace cgraph::codegen::cpu {
 
 using namespace llvm;
 
@@ -61,4 +61,4 @@ void guardDivisions(Function &body) {
   }
 }
 
-} // namespace cgraph::cpu
+} // namespace cgraph::codegen::cpu

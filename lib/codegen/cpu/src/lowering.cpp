@@ -32,7 +32,7 @@
 #include <algorithm>
 #include <system_error>
 
-namespace cgraph::cpu {
+namespace cgraph::codegen::cpu {
 
 using namespace llvm;
 
@@ -80,7 +80,7 @@ std::vector<Function *> prepareFunctions(Module &m) {
   return kernels;
 }
 
-// The runtime functions lowered kernels call (internal.h): the fiber barrier, and with
+// The runtime functions lowered kernels call (cgraph/codegen/cpu.h): the fiber barrier, and with
 // bounds checks the failure record (null callee without).
 struct RuntimeCalls {
   FunctionCallee barrier;
@@ -117,7 +117,7 @@ Error keepSpecializedKernel(std::vector<Function *> &kernels, const LocalSpecial
 }
 
 // Moves kernel `k`'s code into a new internal function `<k>.body` taking the kernel's
-// parameters and then the BodyArgs (internal.h's ctx fields); `k` is left empty.
+// parameters and then the BodyArgs (cgraph/codegen/cpu.h's ctx fields); `k` is left empty.
 Expected<KernelPlan> makeBody(Module &m, Function &k, const LocalSpecialization *spec,
                               const std::string &moduleName) {
   LLVMContext &lc = m.getContext();
@@ -306,7 +306,7 @@ Error checkBuiltins(Module &m, const std::string &moduleName) {
   return Error::success();
 }
 
-// Debugging aid (CpuOptions::dumpDir): the optimized IR of every module compiled (not
+// Debugging aid (the cpu backend's CpuOptions::dumpDir): the optimized IR of every module compiled (not
 // cached) as <dir>/<module>.ll (llc-14 -mcpu=native turns it into asm).
 void dumpIR(Module &m, const std::string &dir, const std::string &moduleName) {
   std::error_code ec;
@@ -368,4 +368,4 @@ Expected<std::vector<uint8_t>> lowerToObject(const uint8_t *spirv, size_t size,
   return std::vector<uint8_t>(obj.begin(), obj.end());
 }
 
-} // namespace cgraph::cpu
+} // namespace cgraph::codegen::cpu

@@ -16,7 +16,7 @@
 #include <llvm/Analysis/ValueTracking.h>
 #include <llvm/IR/Instructions.h>
 
-namespace cgraph::cpu {
+namespace cgraph::codegen::cpu {
 
 using namespace llvm;
 
@@ -54,4 +54,4 @@ void tagParallelAccesses(Function &f, unsigned numParams, unsigned firstOut, MDN
     }
 }
 
-} // namespace cgraph::cpu
+} // namespace cgraph::codegen::cpu

@@ -1,5 +1,5 @@
 // What the launcher needs to know of a kernel's work-item to plan its launches (the
-// `.info` fields, internal.h JitKernel): how much one costs (itemCost) and whether its
+// `.info` fields; the cpu backend's JitKernel): how much one costs (itemCost) and whether its
 // atomics all contend for a few words (contendedAtomics, with the launch-uniformity
 // analysis it rests on).
 #include "lowering_internal.h"
@@ -12,7 +12,7 @@
 
 #include <map>
 
-namespace cgraph::cpu {
+namespace cgraph::codegen::cpu {
 
 using namespace llvm;
 
@@ -209,4 +209,4 @@ bool contendedAtomics(Function &body, unsigned numParams) {
   return true;
 }
 
-} // namespace cgraph::cpu
+} // namespace cgraph::codegen::cpu

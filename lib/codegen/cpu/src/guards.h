@@ -28,7 +28,7 @@
 #include <utility>
 #include <vector>
 
-namespace cgraph::cpu {
+namespace cgraph::codegen::cpu {
 
 struct WorkItemGuard {
   llvm::Function *low = nullptr; // the function with the guard always passing; null: none
@@ -130,4 +130,4 @@ void emitClampRange(llvm::IRBuilder<> &b, const XClamps &c, const std::vector<ll
                     unsigned numParams, llvm::Value *begin, llvm::Value *end, llvm::Value *&lo,
                     llvm::Value *&hi);
 
-} // namespace cgraph::cpu
+} // namespace cgraph::codegen::cpu

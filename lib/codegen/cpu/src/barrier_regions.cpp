@@ -13,7 +13,7 @@
 //      blocks return their region number, returns return kRegionExit.
 #include "barrier_regions.h"
 
-#include "internal.h"
+#include "cgraph/codegen/cpu.h"
 
 #include <llvm/ADT/BitVector.h>
 #include <llvm/ADT/PostOrderIterator.h>
@@ -34,7 +34,7 @@
 #include <map>
 #include <set>
 
-namespace cgraph::cpu {
+namespace cgraph::codegen::cpu {
 
 using namespace llvm;
 
@@ -510,4 +510,4 @@ bool splitAtBarriers(Function &body, Function &barrier, unsigned numParams, Barr
   return true;
 }
 
-} // namespace cgraph::cpu
+} // namespace cgraph::codegen::cpu

@@ -10,7 +10,7 @@
 #include <array>
 #include <vector>
 
-namespace cgraph::cpu {
+namespace cgraph::codegen::cpu {
 
 using namespace llvm;
 
@@ -120,4 +120,4 @@ bool replaceWorkItemCalls(Function &f, const BodyArgs &a, FunctionCallee barrier
   return barrier;
 }
 
-} // namespace cgraph::cpu
+} // namespace cgraph::codegen::cpu

@@ -15,7 +15,7 @@
 
 #include <vector>
 
-namespace cgraph::cpu {
+namespace cgraph::codegen::cpu {
 
 using namespace llvm;
 
@@ -38,4 +38,4 @@ void promoteAllocas(Function &body) {
       }
 }
 
-} // namespace cgraph::cpu
+} // namespace cgraph::codegen::cpu

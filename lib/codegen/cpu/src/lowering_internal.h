@@ -1,5 +1,5 @@
-// What the files of the cpu backend's lowering (lowerToObject, internal.h) share; LLVM
-// types inside the CPU backend only. The steps, in the order lowering.cpp runs them:
+// What the files of the cpu code generator (lowerToObject, cgraph/codegen/cpu.h) share;
+// LLVM types inside the code generator only. The steps, in the order lowering.cpp runs them:
 //   builtin_library.cpp    link the OpenCL builtin library, lower its atomic peeks
 //   work_item_calls.cpp    work-item builtins and barriers -> a body's values and calls
 //   local_variables.cpp    __local variables -> offsets into the per-group local block
@@ -19,7 +19,8 @@
 #pragma once
 
 #include "barrier_regions.h"
-#include "internal.h"
+
+#include "cgraph/codegen/cpu.h"
 
 #include "cgraph/kernel/work_item.h"
 
@@ -37,7 +38,11 @@
 #include <memory>
 #include <string>
 
-namespace cgraph::cpu {
+namespace cgraph::codegen::cpu {
+
+// The OpenCL builtin library as spir64 bitcode (builtins/, compiled at build time).
+extern const uint8_t *const kBuiltinsBitcode;
+extern const size_t kBuiltinsBitcodeSize;
 
 // The text of an LLVM error (consumes it).
 inline std::string toText(llvm::Error e) {
@@ -187,4 +192,4 @@ Error runO3(llvm::Module &m, llvm::TargetMachine &tm);
 // it is, and whose old value is used, as a compare-and-swap loop. Runs after runO3.
 void expandIdempotentRmws(llvm::Module &m, const llvm::TargetMachine &tm);
 
-} // namespace cgraph::cpu
+} // namespace cgraph::codegen::cpu

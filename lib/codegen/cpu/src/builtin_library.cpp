@@ -7,7 +7,7 @@
 #include <llvm/Linker/Linker.h>
 #include <llvm/Support/MemoryBuffer.h>
 
-namespace cgraph::cpu {
+namespace cgraph::codegen::cpu {
 
 using namespace llvm;
 
@@ -41,4 +41,4 @@ void lowerAtomicPeeks(Module &m) {
   }
 }
 
-} // namespace cgraph::cpu
+} // namespace cgraph::codegen::cpu

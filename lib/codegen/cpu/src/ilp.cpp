@@ -13,7 +13,7 @@
 #include <map>
 #include <vector>
 
-namespace cgraph::cpu {
+namespace cgraph::codegen::cpu {
 
 namespace {
 
@@ -330,4 +330,4 @@ unsigned interleaveMarkedLoops(Module &m, TargetMachine &tm, unsigned maxCopies)
   return rewritten;
 }
 
-} // namespace cgraph::cpu
+} // namespace cgraph::codegen::cpu

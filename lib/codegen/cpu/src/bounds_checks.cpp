@@ -1,4 +1,4 @@
-// Bounds-checked kernels (internal.h BoundsTable). Every load, store, atomic and
+// Bounds-checked kernels (cgraph/codegen/cpu.h BoundsTable). Every load, store, atomic and
 // memcpy/memmove/memset of the body is checked against the byte ranges of the objects
 // its address may be derived from (getUnderlyingObjects): a buffer or __local parameter
 // (its binding or __local size, from the table), the local block (static __local
@@ -19,7 +19,7 @@
 #include <map>
 #include <vector>
 
-namespace cgraph::cpu {
+namespace cgraph::codegen::cpu {
 
 using namespace llvm;
 
@@ -221,4 +221,4 @@ void instrumentBounds(Function &body, unsigned numParams, Value *table, Function
   BoundsInstrumenter(body, numParams, table, fail).run();
 }
 
-} // namespace cgraph::cpu
+} // namespace cgraph::codegen::cpu

@@ -31,7 +31,7 @@
 #include <string>
 #include <vector>
 
-namespace cgraph::cpu {
+namespace cgraph::codegen::cpu {
 
 constexpr uint32_t kRegionExit = 0xffffffffu;
 
@@ -54,4 +54,4 @@ struct BarrierRegions {
 bool splitAtBarriers(llvm::Function &body, llvm::Function &barrier, unsigned numParams,
                      BarrierRegions &out, std::string &whyNot);
 
-} // namespace cgraph::cpu
+} // namespace cgraph::codegen::cpu

@@ -39,7 +39,7 @@
 #include <llvm/IR/Module.h>
 #include <llvm/Target/TargetMachine.h>
 
-namespace cgraph::cpu {
+namespace cgraph::codegen::cpu {
 
 // The loop attribute (an MDNode holding this string) that marks a loop for
 // interleaveMarkedLoops().
@@ -49,4 +49,4 @@ constexpr const char *kIlpLoopMarker = "cgraph.cpu.ilp";
 // loops it rewrote.
 unsigned interleaveMarkedLoops(llvm::Module &m, llvm::TargetMachine &tm, unsigned maxCopies);
 
-} // namespace cgraph::cpu
+} // namespace cgraph::codegen::cpu

@@ -6,7 +6,7 @@
 #include "cgraph/codegen/ptx.h"
 #include "cgraph/kernel/opencl_compiler.h"
 
-#include "internal.h" // the cpu backend's lowerToObject
+#include "cgraph/codegen/cpu.h"
 
 #include <catch2/catch.hpp>
 
@@ -84,7 +84,7 @@ TEST_CASE("cuda PTX is the same before and after a cpu compile in the process", 
 
   auto cpuSpv = compileOpenCL(kCpuSource, "cpu.cl", {});
   REQUIRE(cpuSpv);
-  auto object = cpu::lowerToObject(cpuSpv->spirv.data(), cpuSpv->spirv.size(), "cpu.cl");
+  auto object = codegen::cpu::lowerToObject(cpuSpv->spirv.data(), cpuSpv->spirv.size(), "cpu.cl");
   INFO((object ? std::string() : object.error().message()));
   REQUIRE(object);
   REQUIRE(!object->empty());

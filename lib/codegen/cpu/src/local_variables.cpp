@@ -12,7 +12,7 @@
 #include <map>
 #include <vector>
 
-namespace cgraph::cpu {
+namespace cgraph::codegen::cpu {
 
 using namespace llvm;
 
@@ -80,4 +80,4 @@ void placeLocalVariables(Function &body, Value *localBlock,
       }
 }
 
-} // namespace cgraph::cpu
+} // namespace cgraph::codegen::cpu
