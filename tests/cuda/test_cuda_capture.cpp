@@ -86,9 +86,12 @@ TEST_CASE("cuda: a submission on a capturing stream is recorded into the caller'
   REQUIRE(api);
   const cuda::CuApi &cu = **api;
   rt::Device &dev = captureDevice();
+  const uint64_t edgesBefore = cuda::counters(dev).programmaticEdges;
   auto exe = dev.finalize(captureGraph(), rt::FinalizeOptions{});
   INFO((exe ? std::string() : exe.error().message()));
   REQUIRE(exe);
+  // The replay graph's programmatic edges (add0 -> add1 where the device has them).
+  const uint64_t ownEdges = cuda::counters(dev).programmaticEdges - edgesBefore;
   auto buf = dev.allocate(4 * 1024, 64);
   REQUIRE(buf);
   std::vector<uint32_t> zeros(1024, 0);
@@ -112,6 +115,13 @@ TEST_CASE("cuda: a submission on a capturing stream is recorded into the caller'
   CHECK((*ev)->isComplete());
   CHECK_FALSE((*ev)->wait());
   CHECK(readWords(dev, **buf, 1024) == zeros); // nothing ran at capture
+  // The recorded launches carry the programmatic edges of cgraph's own graph (and one
+  // from the table loader into the first kernel), none where the device has none.
+  const uint64_t capturedEdges = cuda::counters(dev).programmaticEdges - edgesBefore - ownEdges;
+  if (ownEdges == 0)
+    CHECK(capturedEdges == 0);
+  else
+    CHECK(capturedEdges >= ownEdges);
 
   // The captured graph as a child node of the caller's own graph, launched twice.
   CUgraph outer = nullptr;

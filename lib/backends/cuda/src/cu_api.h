@@ -33,11 +33,12 @@ namespace cgraph::cuda {
 // runtime-driven; edges with data, without which no edge is programmatic; the address
 // range query, without which a wrapped caller pointer is not checked; capture into an
 // existing graph, without which collective nodes run in eager mode only; peer access,
-// without which peer copies take the driver's slower path).
+// without which peer copies take the driver's slower path; launches with attributes,
+// without which a captured run has no programmatic edges).
 #define CGRAPH_CU_OPTIONAL_FUNCTIONS(X) \
   X(cuGraphConditionalHandleCreate) X(cuGraphAddNode) X(cuGraphAddDependencies) X(cuMemGetAddressRange) \
   X(cuStreamBeginCaptureToGraph) X(cuStreamGetCaptureInfo) X(cuStreamEndCapture) X(cuDeviceCanAccessPeer) \
-  X(cuCtxEnablePeerAccess)
+  X(cuCtxEnablePeerAccess) X(cuLaunchKernelEx)
 
 struct CuApi {
 #define CGRAPH_CU_MEMBER(name) decltype(&::name) name = nullptr;

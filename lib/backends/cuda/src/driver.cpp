@@ -192,6 +192,7 @@ public:
   }
 
   Error launchKernel(gpu::Launch &l) override {
+    if (l.programmatic && api_->cuLaunchKernelEx && device_->programmaticEdges()) return launchProgrammatic(l);
     CU_OK("cuLaunchKernel", api_->cuLaunchKernel(CUfunction(l.fn), l.grid[0], l.grid[1], l.grid[2], l.block[0],
                                                  l.block[1], l.block[2], l.smem, device_->stream(), l.ptrs.data(),
                                                  nullptr));
@@ -259,6 +260,28 @@ public:
   }
 
 private:
+  // A stream launch that may start before the kernel ahead of it completes (Launch::
+  // programmatic): the launch attribute CUDA's programmatic dependent launch takes.
+  Error launchProgrammatic(gpu::Launch &l) {
+    CUlaunchAttribute attr;
+    std::memset(&attr, 0, sizeof(attr));
+    attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attr.value.programmaticStreamSerializationAllowed = 1;
+    CUlaunchConfig cfg;
+    std::memset(&cfg, 0, sizeof(cfg));
+    cfg.gridDimX = l.grid[0];
+    cfg.gridDimY = l.grid[1];
+    cfg.gridDimZ = l.grid[2];
+    cfg.blockDimX = l.block[0];
+    cfg.blockDimY = l.block[1];
+    cfg.blockDimZ = l.block[2];
+    cfg.sharedMemBytes = l.smem;
+    cfg.hStream = device_->stream();
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
+    ++device_->counters().programmaticEdges; // an edge of the capture this launch goes into
+    CU_OK("cuLaunchKernelEx (programmatic)", api_->cuLaunchKernelEx(&cfg, CUfunction(l.fn), l.ptrs.data(), nullptr));
+  }
   Error orderingEvent(CUevent *e) {
     if (*e) return Error::success();
     CU_OK("cuEventCreate", api_->cuEventCreate(e, CU_EVENT_DISABLE_TIMING));

@@ -27,6 +27,7 @@ Error GraphExecutable::runNodeEager(uint32_t n, const std::vector<uint64_t> &par
   if (p.kind != NodePlan::Kernel) return Error::success();
   if (node.kind == NodeKind::Kernel && p.paramRange) CGRAPH_RETURN_IF_ERROR(rangeOf(n, params, p.launch));
   if (p.exprTransfer) patchTransfer(n, transfer(n, params));
+  p.launch.programmatic = programmaticLaunches_ && programmaticInto(n);
   Copy3D c3;
   Memset ms;
   Error e;

@@ -49,6 +49,11 @@ struct Launch {
   std::vector<void *> ptrs;   // kernelParams: pointers into vals
   unsigned grid[3] = {1, 1, 1}, block[3] = {1, 1, 1};
   unsigned smem = 0;
+  // Stream launches (launchKernel) only: the kernel may start before the kernel queued
+  // ahead of it on the stream completes, since it waits for its grid dependencies before
+  // touching memory (waitsForGridDependencies); a stream capture records this as a
+  // programmatic edge. Drivers without programmatic launches ignore it.
+  bool programmatic = false;
   void bind() {
     ptrs.resize(vals.size());
     for (size_t i = 0; i < vals.size(); ++i)
@@ -61,7 +66,7 @@ struct ReplayCounters {
   std::atomic<uint64_t> graphsInstantiated{0}, tableUploads{0}, nodeUpdates{0};
   std::atomic<uint64_t> coarsePlans{0};       // kernel launches planned on a coarse entry
   std::atomic<uint64_t> tableCopies{0};       // table uploads copied from pinned staging (no loader)
-  std::atomic<uint64_t> programmaticEdges{0}; // programmatic edges added to graphs
+  std::atomic<uint64_t> programmaticEdges{0}; // programmatic edges added to graphs (captures included)
   std::atomic<uint64_t> ringLaunches{0};      // replay launches whose table came through the ring
   std::atomic<uint64_t> ringGrowths{0};       // rings doubled (every entry was in flight)
   std::atomic<uint64_t> wordCompletions{0};   // submissions completed through the done word

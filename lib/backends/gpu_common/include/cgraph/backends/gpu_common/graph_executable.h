@@ -291,6 +291,10 @@ protected:
   std::vector<uint64_t> table_;      // host copy: the current submission's table
   std::vector<uint64_t> uploaded_;   // what the device table holds
   bool tableShared_ = false;          // a caller's captured graph writes the table too
+  // During captureInto: kernels that wait for their grid dependencies are launched
+  // programmatically (Launch::programmatic), so the caller's graph gets the programmatic
+  // edges cgraph's own replay graphs have.
+  bool programmaticLaunches_ = false;
   std::vector<uint64_t> slotLength_; // bound length per slot, this submission
   std::vector<uint64_t> rangeParams_; // parameter values the graphs' nd-ranges use
   bool rangesResolved_ = false;
