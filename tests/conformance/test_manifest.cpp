@@ -1,7 +1,9 @@
-// The kernel conformance suite's inputs, without a device: every manifest parses, the
-// skip table names only cases that exist, a malformed line is an error that names it.
+// The conformance suites' inputs, without a device: every manifest parses, the skip
+// table names only cases that exist (kernel cases and graph cases), a malformed line is
+// an error that names it.
 // Lists the skips and the cases that have no C++ reference yet.
 #include "conformance.h"
+#include "graph_suite.h"
 
 #include <catch2/catch.hpp>
 
@@ -31,6 +33,7 @@ TEST_CASE("every skip names a case of the suite and says why", "[conformance]") 
   for (const Skip &s : skips()) {
     WARN("skipped on " << s.backend << ": " << s.caseId << ": " << s.reason);
     bool found = false;
+    for (const std::string &name : graphCaseNames()) found = found || findGraphSkip(name, s.backend) == &s;
     for (const ManifestFile &f : files)
       for (const ManifestCase &c : f.cases)
         found = found || findSkip(c, s.backend) == &s;

@@ -13,6 +13,7 @@
 #include "cgraph/kernel/spirv.h"
 
 #include "../conformance/conformance.h"
+#include "../conformance/graph_suite.h"
 #include "../opencl/transfer_exprs.h"
 #include "../common/device_compare.h"
 #include "../common/memory_plan_conformance.h"
@@ -460,8 +461,16 @@ TEST_CASE("cuda: an embedded PTX form is used instead of lowering the SPIR-V", "
   CHECK(cuda::counters(**d2).lowerings <= 1);
 }
 
-TEST_CASE("cuda: kernel suite, replay and eager vs cpu", "[cuda][kernels]") {
-  conformance::runKernelSuite({"cuda", &cudaDevice()}, {"cpu", &cpuDevice()});
+TEST_CASE("cuda: kernel suite, replay and eager against the C++ references", "[cuda][kernels]") {
+  conformance::runKernelSuite({"cuda", &cudaDevice()});
+}
+
+TEST_CASE("cuda: kernel suite, cases without a C++ reference against cpu", "[cuda][kernels]") {
+  conformance::compareWithoutReference({"cuda", &cudaDevice()}, {"cpu", &cpuDevice()});
+}
+
+TEST_CASE("cuda: graph suite, replay and eager", "[cuda][graph]") {
+  conformance::runGraphSuite({"cuda", &cudaDevice()});
 }
 
 namespace {

@@ -12,6 +12,7 @@
 #include "cgraph/kernel/spirv.h"
 
 #include "../conformance/conformance.h"
+#include "../conformance/graph_suite.h"
 #include "../common/device_compare.h"
 
 #include <catch2/catch.hpp>
@@ -135,6 +136,14 @@ TEST_CASE("level_zero: recordings per binding set, updates", "[level_zero][gpu]"
   }
 }
 
-TEST_CASE("level_zero: kernel suite, replay and eager vs cpu", "[level_zero][gpu][kernels]") {
-  conformance::runKernelSuite({"level_zero", &zeDevice()}, {"cpu", &cpuDevice()});
+TEST_CASE("level_zero: kernel suite, replay and eager against the C++ references", "[level_zero][gpu][kernels]") {
+  conformance::runKernelSuite({"level_zero", &zeDevice()});
+}
+
+TEST_CASE("level_zero: kernel suite, cases without a C++ reference against cpu", "[level_zero][gpu][kernels]") {
+  conformance::compareWithoutReference({"level_zero", &zeDevice()}, {"cpu", &cpuDevice()});
+}
+
+TEST_CASE("level_zero: graph suite, replay and eager", "[level_zero][gpu][graph]") {
+  conformance::runGraphSuite({"level_zero", &zeDevice()});
 }

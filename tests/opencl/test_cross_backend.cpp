@@ -1,7 +1,9 @@
 // The kernel conformance suite (tests/conformance) on PoCL, through the OpenCL backend,
 // and on the cpu backend when it is linked, both against the C++ references; the cases
-// without a reference are compared cpu against PoCL.
+// without a reference are compared cpu against PoCL. The graph conformance suite (node
+// kinds, slot initializations, parameters, updates, conditionals) on both.
 #include "../conformance/conformance.h"
+#include "../conformance/graph_suite.h"
 #include "cl_test_util.h"
 
 #ifdef CGRAPH_HAVE_CPU_BACKEND
@@ -16,6 +18,11 @@ using namespace cgraph;
 TEST_CASE("kernel suite on PoCL: replay and eager against the C++ references", "[opencl]") {
   auto backend = opencl::makeOpenCLBackend();
   conformance::runKernelSuite({"opencl", cltest::openPocl(*backend)});
+}
+
+TEST_CASE("graph suite on PoCL: replay and eager", "[opencl][graph]") {
+  auto backend = opencl::makeOpenCLBackend();
+  conformance::runGraphSuite({"opencl", cltest::openPocl(*backend)});
 }
 
 #ifdef CGRAPH_HAVE_CPU_BACKEND
@@ -47,6 +54,11 @@ TEST_CASE("kernel suite on the cpu backend: replay and eager against the C++ ref
           "[opencl][cpu]") {
   auto backend = cpu::makeCpuBackend(cpuOptions());
   conformance::runKernelSuite({"cpu", openCpu(*backend)});
+}
+
+TEST_CASE("graph suite on the cpu backend: replay and eager", "[opencl][cpu][graph]") {
+  auto backend = cpu::makeCpuBackend(cpuOptions());
+  conformance::runGraphSuite({"cpu", openCpu(*backend)});
 }
 
 TEST_CASE("kernel suite: cpu backend vs PoCL where no reference exists", "[opencl][cpu][compare]") {
