@@ -14,9 +14,18 @@ against PyTorch (eager, and CUDA graphs), in one run, side by side.
      vLLM's 67 default batch sizes (1, 2, 4, 8, 16, ..., 512): wall time, device memory.
   c) shape changes: cgraph replay with t advancing every step, and with (b, t) cycling
      through the sizes, vs replay at a fixed (b, t).
+  d) with --profile BxT: where a cgraph step's time goes at that size: the .cgf
+     finalized in eager mode, every node timed, medians per node summed per kernel and
+     per node name.
+
+--weights-dtype f16 runs cgraph's fp16-weights variant (gen_graph.py --weights f16): the
+matrices stored as float16, computed with in fp32. Torch stays fp32, with the same
+float16-rounded values widened, so the results still compare.
 
 Usage (PYTHONPATH=<bundle>/python CGRAPH_LIBRARY=<bundle>/lib/libcgraph.so):
   bench_decode.py --cgf gpt2.cgf [--config gpt2] [--weights DIR] [--json out.json]
+  bench_decode.py --cgf gpt2_f16.cgf --weights-dtype f16 --skip startup,shapes
+  bench_decode.py --cgf gpt2.cgf --skip latency,startup,shapes --profile 64x128,256x128
   bench_decode.py --config small --device cpu --quick        # smoke run, no GPU
 
 Every measurement is guarded: a failure prints its error and the run goes on.
@@ -28,6 +37,8 @@ import argparse
 import hashlib
 import json
 import os
+import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -43,6 +54,7 @@ import torch_model as tm  # noqa: E402
 # vLLM's default CUDA graph capture sizes: 1, 2, 4, then multiples of 8 up to 512.
 VLLM_CAPTURE_SIZES = [1, 2, 4] + [8 * i for i in range(1, 65)]
 DEFAULT_SIZES = [(b, t) for b in (1, 8, 64, 256) for t in (128, 1024)]
+PROFILE_WARMUP = 3
 
 ERRORS: list[str] = []
 
@@ -82,6 +94,11 @@ class CgraphDecode:
         missing = [s.name for s in exe.slots if s.external and s.name not in known]
         if missing:
             raise RuntimeError(f"the graph has external slots this benchmark does not bind: {missing}")
+        for name, w in weights.items():
+            nbytes = w.numel() * w.element_size()
+            if self.sizes.get(name) != nbytes:
+                raise RuntimeError(f"slot {name} of the .cgf has {self.sizes.get(name)} bytes, the {w.dtype} weight "
+                                   f"{nbytes}: --weights-dtype must be the .cgf's (gen_graph.py --weights)")
 
     def _cut(self, name: str, buf: torch.Tensor, rows: int, per_row: int) -> torch.Tensor:
         """`buf` whole when the slot has its size (B_MAX rows); else the first `rows`
@@ -102,11 +119,31 @@ class CgraphDecode:
         self.exe.run(**self.arguments(b, t))
 
 
-def make_cgraph(args, cfg, weights, model):
+def make_cgraph(args, cfg, weights, model, mode="replay"):
     import cgraph
     graph = cgraph.load(args.cgf)
-    exe = graph.finalize(device=args.cg_device)
+    exe = graph.finalize(device=args.cg_device, mode=mode)
     return CgraphDecode(exe, cfg, weights, model.k_cache, model.v_cache, model.device)
+
+
+def weight_dtype(args, cfg, name: str) -> torch.dtype:
+    """The dtype cgraph's graph takes weight `name` in."""
+    half = args.weights_dtype == "f16" and name in cfg.half_weights()
+    return torch.float16 if half else torch.float32
+
+
+def load_weights(args, cfg, device) -> tuple[dict, dict]:
+    """(torch's weights, cgraph's): one set with --weights-dtype f32. With f16 cgraph's
+    matrices are float16 (rounded to nearest even, as make_weights.to_f16 does; a
+    directory of make_weights.py --f16 holds them so already) and torch's fp32 tensors
+    hold the same values, so both compute in fp32 from the same numbers."""
+    weights = tm.load_weights(args.weights, device)
+    if args.weights_dtype == "f32":
+        return weights, weights
+    half = {n: weights[n].to(weight_dtype(args, cfg, n)) for n in cfg.half_weights()}
+    for n, w in half.items():
+        weights[n].copy_(w)
+    return weights, dict(weights, **half)
 
 
 # ---- a) latency ------------------------------------------------------------------------
@@ -155,10 +192,12 @@ def torch_graph_row(model, b, t, tokens, sync, steps, warmup, per_b: bool) -> di
 
 
 def latency_size(args, cfg, cg, model, wbytes, copy_bw, b, t, sync) -> dict:
-    row = {"b": b, "t": t}
+    """One row of a); `wbytes`: the weight bytes a step reads, {"torch": .., "cgraph": ..}."""
+    row = {"b": b, "t": t, "weights_dtype": args.weights_dtype}
     gen = torch.Generator().manual_seed(1000 * b + t)
     tokens = torch.randint(0, cfg.vocab, (b,), generator=gen, dtype=torch.int64).to(torch.int32).to(model.device)
-    row["bytes_read"] = wbytes + tm.kv_bytes(cfg.layers, b, t, cfg.d_model)
+    kv = tm.kv_bytes(cfg.layers, b, t, cfg.d_model)
+    row["bytes_read"], row["cgraph_bytes_read"] = wbytes["torch"] + kv, wbytes["cgraph"] + kv
     if cg is not None:
         row["check"] = guarded(f"check cgraph vs torch at b={b} t={t}", check_size, cg, model, b, t, tokens, sync)
         cg.tokens[:b].copy_(tokens)
@@ -177,17 +216,21 @@ def latency_size(args, cfg, cg, model, wbytes, copy_bw, b, t, sync) -> dict:
     for key in ("cgraph", "torch_eager", "torch_graph", "torch_graph_per_b"):
         r = row.get(key)
         if r and copy_bw:
-            r["fraction_of_copy_bw"] = row["bytes_read"] / (r["median_us"] * 1e-6) / copy_bw
+            nbytes = row["cgraph_bytes_read" if key == "cgraph" else "bytes_read"]
+            r["fraction_of_copy_bw"] = nbytes / (r["median_us"] * 1e-6) / copy_bw
     if model.device.type == "cuda":
         torch.cuda.empty_cache()
     return row
 
 
-def print_latency(rows, copy_bw) -> None:
+def print_latency(rows, copy_bw, weights_dtype, wbytes) -> None:
     print(f"\n== a) step latency, median ms (fraction of copy bandwidth {copy_bw / 1e9:.0f} GB/s in brackets)")
+    if weights_dtype == "f16":
+        print(f"cgraph with fp16 weight matrices, torch fp32 (the same values): MB read is torch's; cgraph's step "
+              f"reads {(wbytes['torch'] - wbytes['cgraph']) / 1e6:.1f} MB less, which its fraction counts")
     cols = [("cgraph", "cgraph replay"), ("torch_eager", "torch eager"), ("torch_graph", "torch graph b,t"),
             ("torch_graph_per_b", "torch graph per b")]
-    head = f"{'b':>4} {'t':>5} {'MB read':>8} " + " ".join(f"{c[1]:>19}" for c in cols)
+    head = f"{'b':>4} {'t':>5} {'weights':>7} {'MB read':>8} " + " ".join(f"{c[1]:>19}" for c in cols)
     print(head + f" {'cg/graph':>8} {'max|diff|':>10} {'next eq':>8}")
     for row in rows:
         cells = []
@@ -204,7 +247,9 @@ def print_latency(rows, copy_bw) -> None:
         chk = row.get("check")
         diff = f"{chk['max_abs_diff']:10.2e}" if chk else f"{'-':>10}"
         eq = f"{chk['next_equal']:>4}/{chk['b']:<3}" if chk else f"{'-':>8}"
-        print(f"{row['b']:4d} {row['t']:5d} {row['bytes_read'] / 1e6:8.1f} " + " ".join(cells) + f" {ratio} {diff} {eq}")
+        label = "fp16" if row["weights_dtype"] == "f16" else "fp32"
+        print(f"{row['b']:4d} {row['t']:5d} {label:>7} {row['bytes_read'] / 1e6:8.1f} " + " ".join(cells)
+              + f" {ratio} {diff} {eq}")
 
 
 # ---- c) shape changes ------------------------------------------------------------------
@@ -235,7 +280,6 @@ def shape_changes(args, cg, sizes, sync) -> dict:
             t_start = time.perf_counter()
             cg.run(b, t)
             times[(b, t)].append((time.perf_counter() - t_start) * 1e6)
-    import statistics
     out["cycle"] = [{"b": b, "t": t, "fixed_median_us": per_shape[(b, t)],
                      "cycling_median_us": statistics.median(times[(b, t)])} for b, t in sizes]
     return out
@@ -266,6 +310,84 @@ def print_shapes(res, torch_adv) -> None:
         print(f"{r['b']:4d} {r['t']:5d} {r['fixed_median_us']:10.1f} {r['cycling_median_us']:10.1f} {d:8.1f}")
 
 
+# ---- d) node profile -------------------------------------------------------------------
+
+def node_medians(samples) -> list[dict]:
+    """Per node (each runs once per step: the graph has no loops), in the order of the
+    first run: name, kind, kernel and the median duration over the runs in us."""
+    first = sorted(samples[0], key=lambda x: x.start_ns)
+    durations = {x.node: [] for x in first}
+    for run in samples:
+        for x in run:
+            durations.setdefault(x.node, []).append(x.duration_ns / 1e3)
+    return [{"node": x.node, "name": x.name, "kind": x.kind, "kernel": x.kernel,
+             "median_us": statistics.median(durations[x.node])} for x in first]
+
+
+def group_nodes(nodes, key, step_us) -> list[dict]:
+    """`nodes` summed per key(node): calls per step, us per step, share of the step;
+    the largest first."""
+    groups: dict[str, dict] = {}
+    for n in nodes:
+        g = groups.setdefault(key(n), {"name": key(n), "calls": 0, "total_us": 0.0})
+        g["calls"] += 1
+        g["total_us"] += n["median_us"]
+    for g in groups.values():
+        g["share"] = g["total_us"] / step_us if step_us else 0.0
+    return sorted(groups.values(), key=lambda g: -g["total_us"])
+
+
+def profile_size(eager, b, t, runs) -> dict:
+    """`runs` profiled steps at (b, t) after PROFILE_WARMUP: the median time of every
+    node, their sum (the step) and its groups per kernel and per node name without the
+    layer index (qkv.3 -> qkv); `span_us`: the median from the first node's start to
+    the last one's end (with the gaps between launches)."""
+    arguments = eager.arguments(b, t)
+    for _ in range(PROFILE_WARMUP):
+        eager.exe.profile(**arguments)
+    samples = [eager.exe.profile(**arguments) for _ in range(runs)]
+    nodes = node_medians(samples)
+    step_us = sum(n["median_us"] for n in nodes)
+    spans = [(max(x.end_ns for x in run) - min(x.start_ns for x in run)) / 1e3 for run in samples]
+    return {"b": b, "t": t, "runs": runs, "warmup": PROFILE_WARMUP, "step_us": step_us,
+            "span_us": statistics.median(spans), "nodes": nodes,
+            "by_kernel": group_nodes(nodes, lambda n: n["kernel"] or f"({n['kind']})", step_us),
+            "by_node": group_nodes(nodes, lambda n: re.sub(r"\.\d+$", "", n["name"]) or "(unnamed)", step_us)}
+
+
+def node_profile(args, cfg, weights, model, replay, sync) -> list[dict]:
+    """d) at every --profile size: profile_size on an executable finalized in eager
+    mode (cuda times nodes only there), and the replay step's median for reference."""
+    eager = make_cgraph(args, cfg, weights, model, mode="eager")
+    sync()  # the caches were written on torch's stream
+    out = []
+    for b, t in args.profile:
+        r = guarded(f"profile b={b} t={t}", profile_size, eager, b, t, args.profile_runs)
+        if r and replay is not None:
+            replay_args = replay.arguments(b, t)
+            r["replay_us"] = dc.time_steps(lambda: replay.exe.run(**replay_args), lambda: None,
+                                           args.profile_runs, PROFILE_WARMUP)["median_us"]
+        if r:
+            out.append(r)
+    return out
+
+
+def print_groups(title: str, groups) -> None:
+    print(f"{title:24s} {'calls':>6} {'us/step':>10} {'share':>7}")
+    for g in groups:
+        print(f"{g['name']:24s} {g['calls']:6d} {g['total_us']:10.1f} {g['share']:7.1%}")
+
+
+def print_profile(res, weights_dtype) -> None:
+    for r in res:
+        replay = f"; replay step {r['replay_us']:.1f} us" if "replay_us" in r else ""
+        print(f"\n== d) node profile at b={r['b']} t={r['t']} ({weights_dtype} weights), eager, median of "
+              f"{r['runs']} runs after {r['warmup']}: step {r['step_us']:.1f} us (node times summed), "
+              f"{r['span_us']:.1f} us first start to last end{replay}")
+        print_groups("kernel", r["by_kernel"])
+        print_groups("node (layer dropped)", r["by_node"])
+
+
 # ---- b) start-up (each in a fresh process) ---------------------------------------------
 
 def child_cgraph_startup(args, cfg) -> dict:
@@ -288,7 +410,7 @@ def child_cgraph_startup(args, cfg) -> dict:
     out = {"load_s": t1 - t0, "finalize_s": t2 - t1, "second_finalize_s": t3 - t2,
            "finalize_device_bytes": free0 - free1}
     shapes = cfg.weight_shapes()
-    weights = {n: torch.zeros(s, dtype=torch.float32, device=dev) for n, s in shapes.items()}
+    weights = {n: torch.zeros(s, dtype=weight_dtype(args, cfg, n), device=dev) for n, s in shapes.items()}
     caches = [torch.zeros(cfg.cache_shape(), dtype=torch.float32, device=dev) for _ in range(2)]
     torch.cuda.synchronize()
     free2, reserved2 = torch.cuda.mem_get_info()[0], torch.cuda.memory_reserved()
@@ -332,7 +454,8 @@ def child_torch_startup(args, cfg) -> dict:
 def run_child(args, kind: str, env_extra: dict) -> dict:
     cmd = [sys.executable, os.path.abspath(__file__), "--child", kind, "--config", args.config,
            "--cgf", str(args.cgf), "--weights", args.weights, "--example", args.example,
-           "--cg-device", args.cg_device, "--capture-sizes", ",".join(map(str, args.capture_sizes))]
+           "--cg-device", args.cg_device, "--capture-sizes", ",".join(map(str, args.capture_sizes)),
+           "--weights-dtype", args.weights_dtype]
     env = dict(os.environ, **env_extra)
     p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=args.child_timeout)
     lines = [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
@@ -381,6 +504,8 @@ def parse_args(argv):
     ap.add_argument("--cgf", help="the compiled graph of --config (built with gen_graph.py + cgc when omitted)")
     ap.add_argument("--cgc", help="cgc, to build the .cgf when --cgf is not given")
     ap.add_argument("--weights", help="directory of the weight .npy files (generated when missing)")
+    ap.add_argument("--weights-dtype", choices=["f32", "f16"], default="f32",
+                    help="cgraph's weight matrices (gen_graph.py --weights); torch stays fp32")
     ap.add_argument("--example", help="examples/gpt-decode (found beside this file when omitted)")
     ap.add_argument("--sizes", help="BxT pairs, e.g. 1x128,8x1024 (t = T_MAX means the last position)")
     ap.add_argument("--steps", type=int, default=100)
@@ -390,6 +515,9 @@ def parse_args(argv):
     ap.add_argument("--cg-device", help="cgraph device spec (default: cuda:0, or cpu with --device cpu)")
     ap.add_argument("--skip", default="", help="comma list of parts to skip: latency,startup,shapes")
     ap.add_argument("--capture-sizes", help="torch capture sizes for start-up (default vLLM's 67)")
+    ap.add_argument("--profile", action="append", default=[],
+                    help="BxT pairs (repeatable): cgraph's time per kernel and node at that size (eager)")
+    ap.add_argument("--profile-runs", type=int, default=10, help="profiled steps per --profile size")
     ap.add_argument("--child-timeout", type=int, default=300)
     ap.add_argument("--json", help="write every figure to this file")
     ap.add_argument("--child", help=argparse.SUPPRESS)
@@ -410,33 +538,34 @@ def setup(args):
     args.weights = dc.ensure_weights(args.example, cfg, args.weights)
     if not args.child:
         args.cgf = guarded("building the .cgf", dc.ensure_cgf, args.example, cfg, args.cgf, args.cgc,
-                           os.path.dirname(os.path.abspath(args.weights)))
+                           os.path.dirname(os.path.abspath(args.weights)), args.weights_dtype)
     sizes = dc.clamp_sizes(dc.parse_sizes(args.sizes) if args.sizes else DEFAULT_SIZES, cfg)
     if args.quick and not args.sizes:
         sizes = sizes[:2]
+    args.profile = dc.clamp_sizes(dc.parse_sizes(",".join(args.profile), "--profile"), cfg) if args.profile else []
     return cfg, sizes
 
 
 def measure(args, cfg, sizes, results) -> None:
-    """Parts a) and c) in this process (after b), whose children need the memory)."""
+    """Parts a), c) and d) in this process (after b), whose children need the memory)."""
     device = torch.device(args.device)
     sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
     tm.exact_fp32()
     copy_bw = guarded("copy bandwidth", copy_bandwidth, device, sync)
     results["copy_bandwidth_bytes_per_s"] = copy_bw
-    weights = tm.load_weights(args.weights, device)
+    weights, cg_weights = load_weights(args, cfg, device)
     model = tm.GPT2Decode(weights, cfg.heads, cfg.batch_max, cfg.context_max)
     torch.manual_seed(0)
     model.k_cache.normal_()
     model.v_cache.normal_()
-    cg = guarded("cgraph load + finalize", make_cgraph, args, cfg, weights, model) if args.cgf else None
-    wbytes = tm.weight_bytes(weights)
-    results["weight_bytes"] = wbytes
+    cg = guarded("cgraph load + finalize", make_cgraph, args, cfg, cg_weights, model) if args.cgf else None
+    wbytes = {"torch": tm.weight_bytes(weights), "cgraph": tm.weight_bytes(cg_weights)}
+    results["weight_bytes"], results["cgraph_weight_bytes"] = wbytes["torch"], wbytes["cgraph"]
     if "latency" not in args.skip:
         rows = [guarded(f"latency b={b} t={t}", latency_size, args, cfg, cg, model, wbytes, copy_bw, b, t, sync)
                 for b, t in sizes]
         results["latency"] = [r for r in rows if r]
-        print_latency(results["latency"], copy_bw or 0.0)
+        print_latency(results["latency"], copy_bw or 0.0, args.weights_dtype, wbytes)
     if "shapes" not in args.skip and cg is not None:
         res = guarded("shape changes", shape_changes, args, cg, sizes, sync)
         adv = None
@@ -446,6 +575,10 @@ def measure(args, cfg, sizes, results) -> None:
         if res:
             results["shapes"] = dict(res, torch_graph_per_b_t_advancing=adv)
             print_shapes(res, adv)
+    if args.profile and args.cgf:
+        results["profile"] = guarded("node profile", node_profile, args, cfg, cg_weights, model, cg, sync)
+        if results["profile"]:
+            print_profile(results["profile"], args.weights_dtype)
 
 
 def main(argv=None) -> int:
@@ -456,7 +589,7 @@ def main(argv=None) -> int:
         print(json.dumps(fn(args, cfg)))
         return 0
     results = {"config": cfg.name, "torch": torch.__version__, "device": args.device, "sizes": sizes,
-               "steps": args.steps, "warmup": args.warmup}
+               "steps": args.steps, "warmup": args.warmup, "weights_dtype": args.weights_dtype}
     if args.cgf:
         with open(args.cgf, "rb") as f:
             results["cgf"] = {"path": args.cgf, "sha256": hashlib.sha256(f.read()).hexdigest()}
@@ -465,6 +598,9 @@ def main(argv=None) -> int:
     print(f"GPT-2 decode benchmark: config {cfg.name}, {args.device}"
           f"{' (' + results['gpu'] + ')' if 'gpu' in results else ''}, torch {torch.__version__}, "
           f"cgf {args.cgf}, {args.steps} steps after {args.warmup}", flush=True)
+    if args.weights_dtype == "f16":
+        print("weights: cgraph's matrices fp16 (computed with in fp32); torch fp32 with the same fp16-rounded values",
+              flush=True)
     if "startup" not in args.skip and args.device.startswith("cuda"):
         results["startup"] = startup(args)
         print_startup(results["startup"], args.capture_sizes)

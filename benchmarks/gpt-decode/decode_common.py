@@ -72,22 +72,30 @@ def find_cgc(given: Optional[str]) -> str:
     return cgc
 
 
-def ensure_cgf(example: str, cfg, cgf: Optional[str], cgc: Optional[str], workdir: str) -> str:
-    """`cgf` when given, else <workdir>/<config>.cgf compiled by cgc from the example's
-    <config>.json (written by its gen_graph.py where missing); compiled again when the
-    description or a kernel is newer than it."""
+def graph_name(cfg, weights_dtype: str = "f32") -> str:
+    """The example's description of `cfg` without extension: <config>, or <config>_f16
+    for fp16 weights (gen_graph.py --weights f16)."""
+    return cfg.name + ("_f16" if weights_dtype == "f16" else "")
+
+
+def ensure_cgf(example: str, cfg, cgf: Optional[str], cgc: Optional[str], workdir: str,
+               weights_dtype: str = "f32") -> str:
+    """`cgf` when given, else <workdir>/<name>.cgf compiled by cgc from the example's
+    <name>.json (graph_name; written by its gen_graph.py where missing); compiled again
+    when the description or a kernel is newer than it."""
     if cgf:
         if not os.path.isfile(cgf):
             raise SystemExit(f"{cgf}: no such file")
         return cgf
-    out = os.path.join(workdir, cfg.name + ".cgf")
-    description = os.path.join(example, cfg.name + ".json")  # its kernels/ paths are relative to it
+    name = graph_name(cfg, weights_dtype)
+    out = os.path.join(workdir, name + ".cgf")
+    description = os.path.join(example, name + ".json")  # its kernels/ paths are relative to it
     sources = [description] + [os.path.join(example, "kernels", k) for k in os.listdir(os.path.join(example, "kernels"))]
     if os.path.isfile(out) and all(os.path.getmtime(s) <= os.path.getmtime(out) for s in sources if os.path.exists(s)):
         return out
     if not os.path.isfile(description):
         subprocess.run([sys.executable, os.path.join(example, "gen_graph.py"), "--config", cfg.name,
-                        "-o", description], check=True)
+                        "--weights", weights_dtype, "-o", description], check=True)
     os.makedirs(workdir, exist_ok=True)
     print(f"compiling {description} -> {out} ...", flush=True)
     subprocess.run([find_cgc(cgc), "-q", description, "-o", out], check=True)
@@ -121,12 +129,12 @@ def clamp_sizes(pairs, cfg) -> list[tuple[int, int]]:
     return out
 
 
-def parse_sizes(text: str) -> list[tuple[int, int]]:
-    """'1x128,8x1024' -> [(1, 128), (8, 1024)]."""
+def parse_sizes(text: str, option: str = "--sizes") -> list[tuple[int, int]]:
+    """'1x128,8x1024' -> [(1, 128), (8, 1024)]; `option` names the source in errors."""
     pairs = []
     for item in text.split(","):
         b, _, t = item.strip().partition("x")
         if not t:
-            raise SystemExit(f"--sizes: '{item}' is not BxT (e.g. 8x128)")
+            raise SystemExit(f"{option}: '{item}' is not BxT (e.g. 8x128)")
         pairs.append((int(b), int(t)))
     return pairs
