@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the graph description of one decode step of a config (cgc input).
 
-    gen_graph.py --config small -o small.json [--weights f16]
+    gen_graph.py --config small -o small.json [--weights f16] [--epilogues separate]
 
 One file serves every batch size b <= B_MAX and position t < T_MAX: both are integer
 parameters, and every size and nd-range that depends on b is an expression over $b that
@@ -10,7 +10,9 @@ weights at byte offset l * (one layer's size) of the stacked weight slots, and i
 part at offset l * B_MAX * T_MAX * D * 4 of k_cache and v_cache. With --weights f16
 the matrices of Config.half_weights() are float16 slots (2 bytes an element), read by
 linear.cl and embed.cl as half (vload_half: core OpenCL C, no extension needed) and
-computed with in float32.
+computed with in float32. With --epilogues separate, each projection's bias, GELU and
+residual add are elementwise.cl nodes of their own (the unfused step; cgfuse --auto
+fuses them back into chains).
 """
 
 import argparse
@@ -40,7 +42,7 @@ def lin_blocks(cfg: model.Config) -> tuple:
     return (8, 256) if cfg.batch_max > 8 else (2, 4)
 
 
-def slots(cfg: model.Config, half: bool = False) -> list:
+def slots(cfg: model.Config, half: bool = False, separate: bool = False) -> list:
     D, F, V = cfg.d_model, cfg.d_ff, cfg.vocab
     cache = cfg.layers * cfg.batch_max * cfg.context_max * D
     # The caches' size grows past any binding when b or t is out of range, so the
@@ -70,6 +72,8 @@ def slots(cfg: model.Config, half: bool = False) -> list:
     for l in range(cfg.layers):
         activations += [(f"h1.{l}", D), (f"qkv.{l}", 3 * D), (f"att_part.{l}", part), (f"att.{l}", D),
                         (f"h2.{l}", D), (f"m.{l}", F)]
+        if separate:  # the projections' outputs before their residual adds
+            activations += [(f"o.{l}", D), (f"f.{l}", D)]
     for name, width in activations:
         out.append({"name": name, "count": f"$b * {width}", "type": "f32", "init": "transient"})
     return out
@@ -105,36 +109,57 @@ def layernorm(name, y, x, g, b, off, n):
             "args": [y, x, ref(g, off), ref(b, off), n, EPS]}
 
 
-def layer_nodes(cfg: model.Config, l: int, half: bool = False) -> list:
+def elementwise(name, kernel, n, args):
+    """An elementwise.cl kernel over a [$b, n] matrix, one work-item per element."""
+    return {"name": name, "kernel": kernel, "global": [f"$b * {n}"], "args": args}
+
+
+def projection(cfg, name, y, x, w, w_off, bias, b_off, k_dim, o_dim, epilogue, separate, raw=None):
+    """linear(), with its epilogue inside (one node), or, with `separate`, as a plain
+    projection into `raw` (y itself without EPI_ACCUMULATE) followed by elementwise.cl
+    nodes: add_bias, then gelu or add_into(y, raw)."""
+    if not separate:
+        return [linear(cfg, name, y, x, w, w_off, bias, b_off, k_dim, o_dim, epilogue)]
+    out = raw if epilogue & EPI_ACCUMULATE else y
+    nodes = [linear(cfg, name, out, x, w, w_off, bias, b_off, k_dim, o_dim, 0),
+             elementwise(f"{name}.bias", "add_bias", o_dim, [out, ref(bias, b_off), o_dim])]
+    if epilogue & EPI_GELU:
+        nodes.append(elementwise(f"{name}.gelu", "gelu", o_dim, [out]))
+    if epilogue & EPI_ACCUMULATE:
+        nodes.append(elementwise(f"{name}.residual", "add_into", o_dim, [y, out]))
+    return nodes
+
+
+def layer_nodes(cfg: model.Config, l: int, half: bool = False, separate: bool = False) -> list:
     D, F = cfg.d_model, cfg.d_ff
     W = 2 if half else F32  # bytes of a matrix element
     cache_off = l * cfg.batch_max * cfg.context_max * D * F32
     return [
         layernorm(f"ln1.{l}", f"h1.{l}", "x", "ln1_g", "ln1_b", l * D * F32, D),
-        linear(cfg, f"qkv.{l}", f"qkv.{l}", f"h1.{l}", "wqkv", l * 3 * D * D * W, "bqkv", l * 3 * D * F32,
-               D, 3 * D, EPI_BIAS),
+        *projection(cfg, f"qkv.{l}", f"qkv.{l}", f"h1.{l}", "wqkv", l * 3 * D * D * W, "bqkv", l * 3 * D * F32,
+                    D, 3 * D, EPI_BIAS, separate),
         {"name": f"attn.{l}", "kernel": "attention_part",
          "global": [ATT_WG * cfg.heads, "$b", f"ceil_div($t + 1, {ATT_CHUNK})"], "local": [ATT_WG, 1, 1],
          "args": [f"att_part.{l}", f"qkv.{l}", ref("k_cache", cache_off), ref("v_cache", cache_off), "$t", D]},
         {"name": f"attn_sum.{l}", "kernel": "attention_combine",
          "global": [cfg.head_dim * cfg.heads, "$b"], "local": [cfg.head_dim, 1],
          "args": [f"att.{l}", f"att_part.{l}", "$t", D]},
-        linear(cfg, f"proj.{l}", "x", f"att.{l}", "wo", l * D * D * W, "bo", l * D * F32,
-               D, D, EPI_BIAS | EPI_ACCUMULATE),
+        *projection(cfg, f"proj.{l}", "x", f"att.{l}", "wo", l * D * D * W, "bo", l * D * F32,
+                    D, D, EPI_BIAS | EPI_ACCUMULATE, separate, f"o.{l}"),
         layernorm(f"ln2.{l}", f"h2.{l}", "x", "ln2_g", "ln2_b", l * D * F32, D),
-        linear(cfg, f"fc1.{l}", f"m.{l}", f"h2.{l}", "w1", l * F * D * W, "b1", l * F * F32,
-               D, F, EPI_BIAS | EPI_GELU),
-        linear(cfg, f"fc2.{l}", "x", f"m.{l}", "w2", l * D * F * W, "b2", l * D * F32,
-               F, D, EPI_BIAS | EPI_ACCUMULATE),
+        *projection(cfg, f"fc1.{l}", f"m.{l}", f"h2.{l}", "w1", l * F * D * W, "b1", l * F * F32,
+                    D, F, EPI_BIAS | EPI_GELU, separate),
+        *projection(cfg, f"fc2.{l}", "x", f"m.{l}", "w2", l * D * F * W, "b2", l * D * F32,
+                    F, D, EPI_BIAS | EPI_ACCUMULATE, separate, f"f.{l}"),
     ]
 
 
-def describe(cfg: model.Config, half: bool = False) -> dict:
+def describe(cfg: model.Config, half: bool = False, separate: bool = False) -> dict:
     D, V = cfg.d_model, cfg.vocab
     nodes = [{"name": "embed", "kernel": "embed", "global": [f"$b * {LN_WG}"], "local": [LN_WG],
               "args": ["x", "wte", "wpe", "tokens", "$t", D, V]}]
     for l in range(cfg.layers):
-        nodes += layer_nodes(cfg, l, half)
+        nodes += layer_nodes(cfg, l, half, separate)
     nodes += [
         layernorm("lnf", "hf", "x", "lnf_g", "lnf_b", 0, D),
         # Tied embeddings: logits = h @ wte.T. bias is not read without EPI_BIAS.
@@ -150,6 +175,7 @@ def describe(cfg: model.Config, half: bool = False) -> dict:
             "config": cfg.name, "layers": cfg.layers, "d_model": D, "heads": cfg.heads,
             "vocab": V, "positions": cfg.positions, "batch_max": cfg.batch_max,
             "context_max": cfg.context_max, "weights": "f16" if half else "f32",
+            **({"epilogues": "separate"} if separate else {}),
         },
         "kernels": [
             {"file": "kernels/embed.cl", "defines": {"EMB_HALF": 1}} if half else "kernels/embed.cl",
@@ -160,11 +186,12 @@ def describe(cfg: model.Config, half: bool = False) -> dict:
              "defines": {"ATT_WG": ATT_WG, "ATT_CHUNK": ATT_CHUNK, "HD": cfg.head_dim,
                          "T_MAX": cfg.context_max, "NCH_MAX": n_chunks(cfg)}},
             {"file": "kernels/argmax.cl", "defines": {"AM_WG": AM_WG}},
+            *(["kernels/elementwise.cl"] if separate else []),
         ],
         # b defaults to B_MAX: the declared sizes (Slot.size) are then the largest ones.
         "params": [{"name": "b", "type": "i32", "default": cfg.batch_max},
                    {"name": "t", "type": "i32", "default": 0}],
-        "slots": slots(cfg, half),
+        "slots": slots(cfg, half, separate),
         "nodes": nodes,
     }
 
@@ -175,12 +202,15 @@ def main() -> None:
     ap.add_argument("-o", "--output", required=True)
     ap.add_argument("--weights", choices=["f32", "f16"], default="f32",
                     help="f16: the matrices as float16 slots (make_weights.py --f16)")
+    ap.add_argument("--epilogues", choices=["fused", "separate"], default="fused",
+                    help="separate: bias, GELU and residual adds as elementwise.cl nodes after each "
+                         "projection (the unfused step cgfuse --auto fuses)")
     args = ap.parse_args()
     cfg = model.get(args.config)
     groups = ATT_WG // (cfg.head_dim // 4)  # attention.cl's position groups: a power of two
     assert cfg.head_dim % 4 == 0 and groups & (groups - 1) == 0 and ATT_CHUNK <= ATT_WG and cfg.d_model % 4 == 0
     with open(args.output, "w") as f:
-        json.dump(describe(cfg, args.weights == "f16"), f, indent=1)
+        json.dump(describe(cfg, args.weights == "f16", args.epilogues == "separate"), f, indent=1)
         f.write("\n")
 
 

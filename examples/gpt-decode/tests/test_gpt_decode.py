@@ -1,5 +1,5 @@
 """The small config's decode step against reference.py: one executable per device serves
-every (b, t); cgfuse --auto keeps the tokens; both drivers agree with the reference.
+every (b, t); cgfuse --auto fuses the step's elementwise epilogues and keeps the tokens; both drivers agree with the reference.
 
 Tolerance: logits are compared with rtol = atol = 1e-4. The kernels sum in another order
 than numpy's BLAS (K split over work-items and reduced as a tree; softmax and layernorm
@@ -9,6 +9,7 @@ logits by 1e-2 or more. `next` must equal the reference argmax wherever the top 
 logits differ by more than the tolerance, and be one of the near-maximal ones elsewhere.
 """
 
+import json
 import os
 import subprocess
 import sys
@@ -124,14 +125,36 @@ def test_greedy_generation_swaps_buffers_and_matches_reference(cfg, weights, sma
     compare_greedy(got, greedy_reference(cfg, weights, prompts, 24))
 
 
-def test_cgfuse_auto_keeps_the_tokens(cfg, weights, small_cgf, tmp_path):
-    fused = str(tmp_path / "small.fused.cgf")
-    subprocess.run([tool("CGFUSE"), "--auto", small_cgf, "-o", fused], check=True)
+def separate_epilogues_cgf(cfg, tmp_path):
+    """The small step with each projection's bias, GELU and residual add as nodes of their
+    own (gen_graph.py --epilogues separate), compiled by cgc."""
+    description = gen_graph.describe(cfg, separate=True)
+    for i, k in enumerate(description["kernels"]):  # the kernel files, found from tmp_path
+        if isinstance(k, str):
+            description["kernels"][i] = os.path.join(EXAMPLE, k)
+        else:
+            k["file"] = os.path.join(EXAMPLE, k["file"])
+    path = tmp_path / "small_separate.json"
+    path.write_text(json.dumps(description))
+    out = str(tmp_path / "small_separate.cgf")
+    subprocess.run([tool("CGC"), str(path), "-o", out, "--allow-dir", EXAMPLE], check=True)
+    return out
+
+
+def test_cgfuse_auto_fuses_the_epilogue_chains_and_keeps_the_tokens(cfg, weights, small_cgf, tmp_path):
+    # Sizes and ranges are expressions over $b: cgfuse fuses chains of equal ranges.
+    separate = separate_epilogues_cgf(cfg, tmp_path)
+    fused = str(tmp_path / "small_separate.fused.cgf")
+    res = subprocess.run([tool("CGFUSE"), "--auto", "--json", separate, "-o", fused], check=True,
+                         capture_output=True, text=True)
+    groups = [g["from"] for g in json.loads(res.stdout)["fused"]]
+    assert len(groups) == 3 * cfg.layers, groups  # bias+residual (proj, fc2), bias+gelu (fc1)
+    assert ["fc1.0.bias", "fc1.0.gelu"] in groups, groups
     shapes = SHAPES[:4]
     plain = run_shapes(decode.Decoder(small_cgf, weights, cfg, "cpu"), cfg, weights, shapes)
-    fused_tokens = run_shapes(decode.Decoder(fused, weights, cfg, "cpu"), cfg, weights, shapes)
-    for a, b in zip(plain, fused_tokens):
-        np.testing.assert_array_equal(a, b)
+    for path in (separate, fused):  # each against the reference, and the same tokens
+        for a, b in zip(plain, run_shapes(decode.Decoder(path, weights, cfg, "cpu"), cfg, weights, shapes)):
+            np.testing.assert_array_equal(a, b)
 
 
 def driver_tokens(output, batch):
