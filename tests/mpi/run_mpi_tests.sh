@@ -36,6 +36,36 @@ for r in (0, 1):
 print("numpy reference: ok")
 PY
   ;;
+compare)
+  # cgrun compare under mpirun: each rank's weights and all-reduced gradient after one
+  # step against the one-process step of the global batch (--reference-param).
+  "${mpi[@]}" -np 2 "$cgrun" compare dp.cgf --backend cpu --param batch=16 --reference-param batch=32 \
+    --slot w --slot grad --rtol 1e-4 --atol 1e-6 > agree.out
+  grep -q "^2 ranks agree with the one-process run on 'w', 'grad'" agree.out || fail "expected agreement: $(cat agree.out)"
+  # The same ranks against a one-process run of only 16 rows: every rank fails, naming
+  # the slot, and exits 1 (no rank left waiting, no abort).
+  rc=0
+  "${mpi[@]}" -np 2 "$cgrun" compare dp.cgf --backend cpu --param batch=16 --slot w > differ.out 2> differ.err || rc=$?
+  [ "$rc" = 1 ] || fail "expected exit 1 when the ranks differ, got $rc: $(cat differ.err)"
+  grep -q "cgrun: rank 1: slot 'w': element" differ.err || fail "expected rank 1's difference: $(cat differ.err)"
+  # --slot of a slot the ranks size differently: a clear error on every rank.
+  cat > sized.json <<'JSON'
+{
+  "name": "sized",
+  "kernels": [{ "file": "sized.cl" }],
+  "slots": [{ "name": "part", "count": "4 * $world", "type": "f32", "external": true }],
+  "params": [{ "name": "rank", "type": "i32" }, { "name": "world", "type": "i32", "default": 1 }],
+  "nodes": [{ "name": "set", "kernel": "set", "global": ["4 * $world"], "args": ["part"] }]
+}
+JSON
+  echo '__kernel void set(__global float *p) { p[get_global_id(0)] = 1.0f; }' > sized.cl
+  "$cgc" sized.json -o sized.cgf
+  rc=0
+  "${mpi[@]}" -np 2 "$cgrun" compare sized.cgf --backend cpu --slot part > sized.out 2> sized.err || rc=$?
+  [ "$rc" = 1 ] || fail "expected exit 1 for a slot sized differently, got $rc"
+  grep -q "16 bytes in the one-process run, 32 in each rank's" sized.err || fail "expected the sizes: $(cat sized.err)"
+  echo "compare: ok"
+  ;;
 ring)
   # One file for every rank and world size: each rank sends to the next and receives
   # from the previous one, all sending first (the MPI communicator completes a send

@@ -69,6 +69,9 @@ struct RankSetup {
   uint32_t rank = 0, world = 1;
   int localRank = -1; // the launcher's local rank (the GPU to use), -1 if none
   bool mpi = false, quiet = false;
+  // Every rank reached the same verdict through a collective (cgrun compare): a failure
+  // ends each rank normally, none is left waiting, so MPI is not aborted.
+  bool endedTogether = false;
   std::chrono::milliseconds timeout{60000};
   std::string ncclIdFile;
   std::string rendezvousHost; // the TCP rendezvous of NCCL's unique id (no MPI, no id file)
@@ -223,8 +226,29 @@ struct CompareOptions {
   std::string modes;            // --modes "replay,eager" (empty: the defaults, compare_cmd.cpp)
   std::string norm = "none";    // --norm l2: per-range relative L2 norm instead of elementwise
   uint64_t memoryBudget = 2048ull << 20; // snapshot bytes per node-by-node round
+  // Several ranks (compare_ranks.cpp): --reference-param NAME=VALUE (the one-process
+  // run's parameters over --param's) and --slot NAME (the slots compared; empty: every
+  // slot a node writes that has the same size in both runs).
+  std::vector<std::string> referenceParams;
+  std::vector<std::string> slots;
 };
 int compareCommand(const CommonOptions &o, const CompareOptions &c);
+// `cgrun compare` in a world of several ranks (compare_ranks.cpp): each rank's results
+// against the same graph run as one process.
+int compareRanksCommand(const CommonOptions &o, const CompareOptions &c);
+
+// One compared range of one slot: a (the reference) against b.
+struct Verdict {
+  bool ok = true;
+  ScalarType type = ScalarType::F32;
+  uint64_t elements = 0;
+  std::string detail; // what failed: element, both values, figures
+  nlohmann::json j;
+};
+// `bytes` of elements of type `t` from `a` and `b` (element `firstElement` first, for
+// the messages), element by element within `tol` or, with c.norm "l2", by the norm.
+Verdict compareRange(const uint8_t *a, const uint8_t *b, uint64_t bytes, uint64_t firstElement, ScalarType t,
+                     const CompareOptions &c, const Tolerance &tol);
 int listDevices(bool json);
 
 } // namespace cgraph::cgrun

@@ -151,7 +151,7 @@ int mainImpl(int argc, char **argv) {
   CompareOptions compare;
   app.add_flag("--version", version, "print the version and exit");
   RankOptions rankOpts;
-  if (cmd == Command::Run || cmd == Command::Bench) {
+  {
     app.add_flag("--mpi", rankOpts.mpi,
                  "one rank per process through MPI (implied under mpirun); sets the graph's rank and "
                  "world parameters");
@@ -198,6 +198,12 @@ int mainImpl(int argc, char **argv) {
     app.add_option("--norm", compare.norm,
                    "l2: compare float ranges by ||b-a||_2 <= atol + rtol*||a||_2 (a: the first side) "
                    "instead of element by element; integer slots stay element by element (default none)");
+    app.add_option("--reference-param", compare.referenceParams,
+                   "several ranks: NAME=VALUE for the one-process run each rank is checked against, over "
+                   "--param (e.g. the global batch size; repeatable)");
+    app.add_option("--slot", compare.slots,
+                   "several ranks: a slot to compare (repeatable; default: every slot a node writes that has "
+                   "the same size in both runs)");
   }
   bool done = false;
   int rc = parseOrExit(app, argc, argv, &done);
@@ -231,7 +237,23 @@ int mainImpl(int argc, char **argv) {
                                                   : benchCommand(o, bench));
   }
   compare.memoryBudget = memoryMb << 20;
-  return compareCommand(o, compare);
+  RankSetup ranks;
+  if (Error e = setupRanks(rankOpts, &ranks)) {
+    note("cgrun: error: " + e.message());
+    return finishRanks(ranks, 1);
+  }
+  if (ranks.world == 1) {
+    if (!compare.referenceParams.empty() || !compare.slots.empty())
+      return finishRanks(ranks, usage("--reference-param and --slot compare several ranks (run under mpirun)"));
+    return finishRanks(ranks, compareCommand(o, compare));
+  }
+  o.comm = ranks.comm.get();
+  o.rank = ranks.rank;
+  o.world = ranks.world;
+  o.collectiveTimeout = ranks.timeout;
+  o.ranks = &ranks;
+  if (o.device.empty() && o.backends.size() == 1) o.device = rankDevice(ranks, o.backends[0]);
+  return finishRanks(ranks, compareRanksCommand(o, compare));
 }
 
 } // namespace

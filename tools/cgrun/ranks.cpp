@@ -172,7 +172,7 @@ int finishRanks(RankSetup &ranks, int rc) {
   if (ranks.mpi) {
     // A failed rank takes the others down instead of leaving them waiting in a
     // collective (their timeouts would end them too, later).
-    if (rc != 0 && ranks.world > 1) MPI_Abort(MPI_COMM_WORLD, rc);
+    if (rc != 0 && ranks.world > 1 && !ranks.endedTogether) MPI_Abort(MPI_COMM_WORLD, rc);
     ranks.comm.reset(); // frees its MPI communicator before MPI_Finalize
     comm::mpiFinalize();
   }
