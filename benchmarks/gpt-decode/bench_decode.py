@@ -451,9 +451,9 @@ def child_torch_startup(args, cfg) -> dict:
             "device_bytes_delta": free0 - torch.cuda.mem_get_info()[0]}
 
 
-def run_child(args, kind: str, env_extra: dict) -> dict:
+def run_child(args, kind: str, env_extra: dict, cgf=None) -> dict:
     cmd = [sys.executable, os.path.abspath(__file__), "--child", kind, "--config", args.config,
-           "--cgf", str(args.cgf), "--weights", args.weights, "--example", args.example,
+           "--cgf", str(cgf or args.cgf), "--weights", args.weights, "--example", args.example,
            "--cg-device", args.cg_device, "--capture-sizes", ",".join(map(str, args.capture_sizes)),
            "--weights-dtype", args.weights_dtype]
     env = dict(os.environ, **env_extra)
@@ -474,6 +474,12 @@ def startup(args) -> dict:
                                      {"CGRAPH_CACHE_DIR": cache, "CUDA_CACHE_DISABLE": "1"})
         out["cgraph_warm"] = guarded("cgraph start-up, filled cache", run_child, args, "cgraph-startup",
                                      {"CGRAPH_CACHE_DIR": cache})
+    if args.cgf_aot:
+        # The same step with its kernels compiled ahead of time (cgc --target cuda:sm_XY):
+        # empty caches, and nothing to compile at start-up.
+        out["cgraph_aot_cold"] = guarded("cgraph start-up, cubin in the file", run_child, args, "cgraph-startup",
+                                         {"CGRAPH_CACHE_DIR": tempfile.mkdtemp(prefix="cgraph-cache-"),
+                                          "CUDA_CACHE_DISABLE": "1"}, args.cgf_aot)
     out["torch_capture"] = guarded("torch CUDA graph capture", run_child, args, "torch-startup", {})
     return out
 
@@ -481,7 +487,8 @@ def startup(args) -> dict:
 def print_startup(res, capture_sizes) -> None:
     print(f"\n== b) start-up for every size (fresh processes)")
     gib = 1 << 20
-    for key, label in (("cgraph_cold", "cgraph, empty kernel cache"), ("cgraph_warm", "cgraph, filled kernel cache")):
+    for key, label in (("cgraph_cold", "cgraph, empty kernel cache"), ("cgraph_warm", "cgraph, filled kernel cache"),
+                       ("cgraph_aot_cold", "cgraph, cubin in the file")):
         r = res.get(key)
         if r:
             print(f"{label:30s} load {r['load_s']:.3f} s + finalize {r['finalize_s']:.3f} s "
@@ -503,6 +510,8 @@ def parse_args(argv):
     ap.add_argument("--config", default="gpt2")
     ap.add_argument("--cgf", help="the compiled graph of --config (built with gen_graph.py + cgc when omitted)")
     ap.add_argument("--cgc", help="cgc, to build the .cgf when --cgf is not given")
+    ap.add_argument("--cgf-aot", help="the same step compiled ahead of time (cgc --target cuda:sm_XY): "
+                                      "start-up also measured from it, with empty caches")
     ap.add_argument("--weights", help="directory of the weight .npy files (generated when missing)")
     ap.add_argument("--weights-dtype", choices=["f32", "f16"], default="f32",
                     help="cgraph's weight matrices (gen_graph.py --weights); torch stays fp32")
