@@ -14,6 +14,7 @@ from ._device import Device
 from ._errors import InvalidError
 
 _TYPE_CODES = {name: code for code, name in TYPE_NAMES.items()}
+_RUN = _native.lib.cgraph_run  # looked up once: run() is the per-call path
 
 
 class Event:
@@ -83,9 +84,9 @@ class Executable:
         self._params_set: set[int] = set()  # params not at their default
         self._nodes: Optional[list[tuple[str, str, str]]] = None  # node (name, kind, kernel)
         # What the bindings hold from the previous call, so that a call repeating it skips
-        # the checks and native calls: slot -> (object, interface attribute, interface
-        # dict); param -> value (int or float) set last.
-        self._same: dict[int, tuple[Any, str, dict]] = {}
+        # the checks and native calls: slot -> (object, what keeps its memory bound, key
+        # function, key: _layout_key); param -> value (int or float) set last.
+        self._same: dict[int, tuple[Any, Any, Any, Any]] = {}
         self._param_values: dict[int, Any] = {}
         self._names: set[str] = set()  # the names the previous call gave
 
@@ -143,7 +144,7 @@ class Executable:
             Error subclasses: the run itself failed (the library's message).
         """
         owners = self._bind(arguments)
-        status = _native.lib.cgraph_run(self._handle, self._bindings)
+        status = _RUN(self._handle, self._bindings)
         if status:
             _native.check(status)
         del owners
@@ -272,8 +273,8 @@ class Executable:
             index = slot_index.get(name)
             if index is not None:
                 last = same.get(index)  # `_unchanged`, inlined: this is the per-call path
-                if last is not None and last[0] is value and getattr(value, last[1], None) == last[2]:
-                    owners.append(value)
+                if last is not None and last[0] is value and _key_of(value, last[2]) == last[3]:
+                    owners.append(last[1])
                 else:
                     owners.append(self._bind_slot(self.slots[index], value))
             elif (index := self._param_index.get(name)) is not None:
@@ -303,31 +304,19 @@ class Executable:
 
     def _unchanged(self, index: int, value: Any) -> bool:
         """Whether slot `index` is still bound to `value`'s memory as the previous call
-        left it: the same object whose array interface (address, type, shape, strides)
-        is unchanged, so the checks and the binding would come out the same. Objects
-        bound through DLPack are always bound anew (each capsule is consumed once)."""
+        left it: the same object with the same layout key (_layout_key: address, type,
+        shape, strides), so the checks and the binding would come out the same."""
         same = self._same.get(index)
-        if same is None or same[0] is not value:
-            return False
-        interface = getattr(value, same[1], None)
-        return interface is not None and interface == same[2]
-
-    def _remember(self, index: int, value: Any) -> None:
-        """Records what `_unchanged` compares against, after `value` was bound."""
-        for attr in ("__array_interface__", "__cuda_array_interface__"):
-            interface = getattr(value, attr, None)
-            if interface is not None:
-                self._same[index] = (value, attr, interface)
-                return
-        self._same.pop(index, None)
+        return same is not None and same[0] is value and _key_of(value, same[2]) == same[3]
 
     def _bind_slot(self, slot, value: Any) -> Any:
         if self._unchanged(slot.index, value):
-            return value
+            return self._same[slot.index][1]
         self._same.pop(slot.index, None)
         owner = self._bind_slot_anew(slot, value)
-        if owner is value:
-            self._remember(slot.index, value)
+        key = _layout_key(value)
+        if key is not None:
+            self._same[slot.index] = (value, owner, key, _key_of(value, key))
         return owner
 
     def _bind_slot_anew(self, slot, value: Any) -> Any:
@@ -380,6 +369,32 @@ class Executable:
         else:
             raise InvalidError(f"param '{param.name}': a {type(value).__name__} is not a number")
         _native.check(status)
+
+
+def _torch_key(value: Any) -> Any:
+    return (value.data_ptr(), value.dtype, value.shape, value.stride(), value.device)
+
+
+def _key_of(value: Any, key: Any) -> Any:
+    """`value`'s layout key by `key` (_layout_key): an interface attribute's name, read
+    with getattr (the common numpy case, without a function call), or a function."""
+    return getattr(value, key, None) if type(key) is str else key(value)
+
+
+def _layout_key(value: Any) -> Any:
+    """How to read an array's layout key (_key_of): a function of it giving what its binding depends on (address, element type,
+    shape, strides, device, writability), cheaper than binding it again; None for objects
+    without one. numpy and CuPy: the array interface dict (built anew per access); torch
+    tensors, bound through DLPack or the CUDA array interface, whose Python-level
+    interfaces cost several microseconds: their data pointer, dtype, shape, strides and
+    device (torch tensors are never read-only)."""
+    data_ptr = getattr(value, "data_ptr", None)
+    if callable(data_ptr) and callable(getattr(value, "stride", None)) and hasattr(value, "dtype"):
+        return _torch_key
+    for attr in ("__array_interface__", "__cuda_array_interface__"):
+        if getattr(value, attr, None) is not None:
+            return attr
+    return None
 
 
 def _problem(slot, arr, writing: bool, where: tuple[int, int] = (KDL_CPU, 0)) -> Optional[str]:

@@ -41,6 +41,22 @@ def test_a_view_at_an_offset_binds_its_own_first_element(saxpy):
     assert torch.all(view == 2.0).item()
 
 
+def test_a_repeated_call_follows_a_tensor_given_other_memory(saxpy):
+    # The same Python object with other memory, then another dtype: a call that repeats
+    # the tensor binds it anew, never the memory it had.
+    y = torch.zeros(N, device="cuda", dtype=torch.float32)
+    torch.cuda.synchronize()
+    saxpy.run(y=y, a=1.0)
+    other = torch.full((N,), 5.0, device="cuda", dtype=torch.float32)
+    y.data = other
+    torch.cuda.synchronize()
+    saxpy.run(y=y, a=1.0)
+    assert torch.all(other == 6.0).item()
+    y.data = torch.zeros(N, device="cuda", dtype=torch.float64)
+    with pytest.raises(ValueError, match="element type"):
+        saxpy.run(y=y, a=1.0)
+
+
 def test_enqueue_returns_an_event(saxpy):
     y = torch.zeros(N, device="cuda", dtype=torch.float32)
     torch.cuda.synchronize()
