@@ -63,6 +63,7 @@ Error CudaExecutable::prepareRing() {
 
 void CudaExecutable::releaseRing() {
   ring_.clear();
+  if (driver_->makeCurrent()) return; // as releaseDriverObjects: no context, nothing to free with
   if (ringHost_) driver_->hostFree(ringHost_);
   ringHost_ = nullptr;
   for (void *p : retiredRings_) driver_->hostFree(p);
