@@ -73,9 +73,6 @@ public:
   bool waitsForGridDependencies(const ModuleRef &) const override { return true; }
   bool programmaticEdges() const override { return true; }
   Error addProgrammaticEdge(GraphHandle, GraphNodeHandle, GraphNodeHandle) override { return Error::success(); }
-  Expected<FunctionHandle> ringLoader() override { return handle(); }
-  Expected<FunctionHandle> doneMarker() override { return handle(); }
-  Expected<uint64_t> hostDeviceAddress(void *p) override { return reinterpret_cast<uint64_t>(p); }
   Error instantiate(GraphExecHandle *e, GraphHandle) override { return give(e); }
   void execDestroy(GraphExecHandle) override {}
   Error graphLaunch(GraphExecHandle) override { return Error::success(); }

@@ -16,6 +16,7 @@ namespace cgraph::cuda {
 CudaExecutable::~CudaExecutable() {
   // The stream drained and the graphs gone before the conditional state is freed.
   releaseDriverObjects();
+  releaseRing();
   dropSubmissionEvents();
   if (captureStream_) api_->cuStreamDestroy(captureStream_);
 }

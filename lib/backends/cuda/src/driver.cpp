@@ -142,26 +142,6 @@ public:
     CU_OK("cuGraphAddChildGraphNode",
           api_->cuGraphAddChildGraphNode(out<CUgraphNode>(n), CUgraph(g), list<CUgraphNode>(deps), deps.size(), CUgraph(child)));
   }
-  Expected<gpu::FunctionHandle> tableLoader(size_t entries, size_t *capacity) override {
-    auto f = device_->tableLoader(entries, capacity);
-    if (!f) return f.error();
-    return static_cast<gpu::FunctionHandle>(*f);
-  }
-  Expected<gpu::FunctionHandle> ringLoader() override {
-    auto f = device_->ringLoader();
-    if (!f) return f.error();
-    return static_cast<gpu::FunctionHandle>(*f);
-  }
-  Expected<gpu::FunctionHandle> doneMarker() override {
-    auto f = device_->doneMarker();
-    if (!f) return f.error();
-    return static_cast<gpu::FunctionHandle>(*f);
-  }
-  Expected<uint64_t> hostDeviceAddress(void *p) override {
-    CUdeviceptr d = 0;
-    CGRAPH_CU_CHECK(*api_, "cuMemHostGetDevicePointer", api_->cuMemHostGetDevicePointer(&d, p, 0));
-    return uint64_t(d);
-  }
   bool waitsForGridDependencies(const gpu::ModuleRef &m) const override {
     return static_cast<const LoadedModule *>(m.get())->gridWait;
   }

@@ -95,8 +95,66 @@ protected:
   Error partitionRebuilt(uint32_t pi) override;
   Error runExtensionEager(uint32_t p, const std::vector<uint64_t> &params) override;
   Error bindingsChanged(const std::vector<uint64_t> &params) override;
+  // The table's way to the device (table_loader.cpp).
+  Expected<gpu::GraphNodeHandle> addTableLoaderNode(gpu::GraphHandle g) override;
+  Expected<bool> loadTable() override;
+  void partitionLaunched(uint32_t pi) override;
+  bool hasCompletionNode() const override { return ringMode_; }
+  Error addCompletionNode(gpu::GraphHandle g, const std::vector<gpu::GraphNodeHandle> &sinks) override;
+  Error capturedTableLoad(Launch &l, std::vector<uint64_t> &values) override;
 
 private:
+  // ---- table_loader.cpp: the table loader node at the root of partition 0's graph.
+  // Ring mode (CudaDevice::ringLoader; the default): the loader reads entry c % depth of
+  // a ring of pinned host memory, c its launch count, so a submission's table costs the
+  // host one memcpy into the next entry and no driver call; the last graph ends with the
+  // done marker (CudaDevice::doneMarker), which copies the count into the done word, so
+  // a submission is complete once the word reaches its count (WordEvent), without an
+  // event per submission. Else the parameter loader (CudaDevice::tableLoader): the table
+  // by value in the node's parameters, set when it changed. Else (no loader, or the
+  // table too large for it) gpu_common's copy.
+  Error prepareRing();
+  Error allocateRing(size_t depth);
+  bool ringEntryFree();
+  Error writeRing();
+  Expected<uint64_t> hostDeviceAddress(void *p);
+  // Frees the rings (after releaseDriverObjects: the stream drained, the graphs gone).
+  void releaseRing();
+  // Whether this submission's work ends with the done marker: a replay whose last
+  // partition with nodes is a graph, in ring mode. It is then complete once doneWord()
+  // (a u32 in pinned host memory; shared, so events keep it past the executable)
+  // reaches doneTarget(), compared modulo 2^32.
+  bool doneCovers() const { return doneNode_ != nullptr && mode_ == rt::ExecMode::Replay; }
+  uint32_t doneTarget() const { return uint32_t(ringSeq_); }
+  const std::shared_ptr<void> &doneWord() const { return doneWord_; }
+
+  gpu::GraphNodeHandle loaderNode_ = nullptr;
+  Launch loader_;
+  std::vector<uint64_t> loaderValues_; // the parameter loader's by-value table (capacity entries)
+  // Ring mode: entry i of the ring is ring_[i] (host pointers into one pinned
+  // allocation, ringHost_, that the device reads at ringDevice_; a power of two
+  // entries, so the u32 counter wraps cleanly); ringSeq_ counts partition 0's launches,
+  // as the loader's device counter does (ringCounter_, zero at the start).
+  bool ringMode_ = false;
+  std::vector<Staging> ring_;
+  void *ringHost_ = nullptr;
+  uint64_t ringDevice_ = 0;
+  uint64_t ringSeq_ = 0;
+  size_t ringEntries_ = 0;           // values per entry: table_.size() when the ring was made
+  std::vector<void *> retiredRings_; // outgrown rings, freed with the executable
+  // Pinned host memory the loader writes its count to after each load (u32): how far
+  // the device has read the ring, without a driver call.
+  void *ringLoaded_ = nullptr;
+  uint64_t ringLoadedDevice_ = 0;
+  uint32_t ringLoadedSeen_ = 0; // the count as last read
+  std::unique_ptr<rt::Buffer> ringCounter_;
+  static constexpr size_t kRingStartDepth = 16;
+  static constexpr size_t kRingMaxBytes = size_t(4) << 20;
+  // The done marker node of the last graph, after its sinks.
+  gpu::GraphNodeHandle doneNode_ = nullptr;
+  Launch doneLaunch_;
+  std::shared_ptr<void> doneWord_;
+
   // Lifts the body of conditional plan `p` (a node of `owner`, whose parameters map to
   // graph()'s through paramMap; its subgraphSlots are graph()'s slots already),
   // recursively for nested conditionals.

@@ -116,14 +116,21 @@ public:
   // must run runtime-driven (no nvcc at build time, a driver without conditional
   // nodes, no cubin for this device's architecture).
   Expected<CUfunction> setConditionKernel();
-  // The table loader variant with room for `entries` table values (gpu::Driver::
-  // tableLoader): PTX written here, assembled once per device through the cubin cache.
+  // The table loader variant with room for `entries` table values: a kernel `(u64
+  // *table, u32 n, u64 values[capacity])` that copies its by-value values into the
+  // device table (exec.h's parameter loader; *capacity gets its size). PTX written
+  // here, assembled once per device through the cubin cache.
   Expected<CUfunction> tableLoader(size_t entries, size_t *capacity);
-  // The ring table loader (gpu::Driver::ringLoader) from the same module; an error
-  // when CudaBackendOptions::tableRing is off.
+  // The ring table loader from the same module: a kernel `(u64 *table, u32 n, const
+  // u64 *ring, u32 depth, u32 *counter, u32 *loaded)`, launched as one block, that
+  // reads launch number c from *counter, copies entry c % depth of `ring` (pinned host
+  // memory) into the table, then stores c + 1 to *counter and *loaded (exec.h's ring
+  // mode). An error when CudaBackendOptions::tableRing is off.
   Expected<CUfunction> ringLoader();
-  // The done marker (gpu::Driver::doneMarker) from the same module; an error when
-  // CudaBackendOptions::tableRing or completionWord is off.
+  // The done marker from the same module: a one-thread kernel `(u32 *counter, u32
+  // *done)` that copies the ring loader's count to *done (pinned host memory) after a
+  // system-wide fence (exec.h's done word). An error when CudaBackendOptions::tableRing
+  // or completionWord is off.
   Expected<CUfunction> doneMarker();
 
 
@@ -190,8 +197,7 @@ private:
   bool pooled_ = false;
 };
 
-// A replay submission whose graphs end with the done marker (gpu_common driver.h
-// doneMarker): complete once the u32 at `word` (pinned host memory the device writes;
+// A replay submission whose graphs end with the done marker (CudaDevice::doneMarker): complete once the u32 at `word` (pinned host memory the device writes;
 // shared with the executable, which may go first) reaches `target` modulo 2^32. No
 // driver object per submission. wait() reads the word, spinning for the first 20 us,
 // then yielding, then sleeping 20 us at a time past 2 ms, and calls cuStreamQuery every

@@ -208,7 +208,7 @@ std::string tableLoaderPtx() {
          "  add.s64 %rd6, %rd1, %rd3;\n  st.global.u64 [%rd6], %rd5;\n  add.u32 %r2, %r2, %r3;\n" +
          "  bra LOOP;\nDONE:\n  ret;\n}\n";
   }
-  // The ring loader (gpu::Driver::ringLoader). Every thread reads the launch number c
+  // The ring loader (CudaDevice::ringLoader). Every thread reads the launch number c
   // before the barrier, thread 0 stores c + 1 after it, to the device counter and,
   // after a system-wide fence, to the host's copy. The ring is host memory the host
   // rewrites between launches: volatile loads, never a cached copy.
@@ -258,7 +258,7 @@ REND:
   ret;
 }
 )";
-  // The done marker (gpu::Driver::doneMarker): one thread, after every other node of
+  // The done marker (CudaDevice::doneMarker): one thread, after every other node of
   // the submission. The count is the one this submission's ring loader stored.
   s += R"(.visible .entry cgraph_mark_done(.param .u64 counter, .param .u64 done)
 {

@@ -37,21 +37,15 @@ Expected<rt::EventPtr> GraphExecutable::captureInto(const std::vector<ResolvedSl
     }
   CGRAPH_RETURN_IF_ERROR(checkSubmit(opts));
   CGRAPH_RETURN_IF_ERROR(driver_->makeCurrent());
-  size_t capacity = 0;
-  auto loader = driver_->tableLoader(table_.size(), &capacity);
-  if (!loader)
-    return refuse("the parameter table (" + std::to_string(table_.size()) + " entries) has no table loader: " +
-                  loader.error().message());
+  Launch load;
+  std::vector<uint64_t> values;
+  if (Error e = capturedTableLoad(load, values))
+    return refuse("the parameter table (" + std::to_string(table_.size()) + " entries): " + e.message());
+  if (values.size() < table_.size()) return refuse("the table loader has room for fewer values (internal error)");
   setTable(slots, params);
   // The table by value in the loader's parameters: the driver copies them into the
   // captured node, so the caller's graph loads these values whenever it runs.
-  std::vector<uint64_t> values(capacity, 0);
   std::copy(table_.begin(), table_.end(), values.begin());
-  Launch load;
-  load.fn = *loader;
-  load.vals = {tableAddress(), uint64_t(table_.size())};
-  load.ptrs = {&load.vals[0], &load.vals[1], values.data()};
-  load.block[0] = 64;
   // From here on the device's table may hold what the caller's graph last loaded.
   tableShared_ = true;
   uploaded_.clear();

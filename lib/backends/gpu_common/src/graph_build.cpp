@@ -1,5 +1,5 @@
 // The GPU executable's driver graphs (graph_executable.h): one per partition, its
-// nodes, the table loader and done marker nodes, child graphs for subgraphs, and the
+// nodes, the backend's table loader and completion nodes, child graphs for subgraphs, and the
 // rebuilds when a child graph must be flattened or a direct transfer's slot moved.
 #include "cgraph/backends/gpu_common/graph_executable.h"
 
@@ -57,40 +57,6 @@ Expected<GraphNodeHandle> GraphExecutable::addGraphNode(GraphHandle g, uint32_t 
   return gn;
 }
 
-Error GraphExecutable::addLoaderNode(GraphHandle g) {
-  loaderNode_ = nullptr;
-  ringMode_ = false;
-  if (parts_.empty() || parts_[0].host || table_.empty()) return Error::success();
-  if (auto ring = driver_->ringLoader()) {
-    CGRAPH_RETURN_IF_ERROR(prepareRing());
-    loader_ = Launch{};
-    loader_.fn = *ring;
-    loader_.vals = {tableAddress(), uint64_t(table_.size()), ringDevice_, uint64_t(ring_.size()),
-                    driver_->address(*ringCounter_), ringLoadedDevice_};
-    loader_.bind(); // the u32 cells are read as their low 4 bytes (little-endian)
-    loader_.block[0] = 64;
-    GraphNodeHandle n = nullptr;
-    if (Error e = driver_->addKernelNode(&n, g, {}, loader_)) return std::move(e).withContext("the table loader node");
-    loaderNode_ = n;
-    ringMode_ = true;
-    return Error::success();
-  }
-  size_t capacity = 0;
-  auto fn = driver_->tableLoader(table_.size(), &capacity);
-  if (!fn) return Error::success(); // the table goes up as a copy (uploadTable)
-  loaderValues_.assign(capacity, 0);
-  std::copy(table_.begin(), table_.end(), loaderValues_.begin());
-  loader_ = Launch{};
-  loader_.fn = *fn;
-  loader_.vals = {tableAddress(), uint64_t(table_.size())};
-  loader_.ptrs = {&loader_.vals[0], &loader_.vals[1], loaderValues_.data()};
-  loader_.block[0] = 64;
-  GraphNodeHandle n = nullptr;
-  if (Error e = driver_->addKernelNode(&n, g, {}, loader_)) return std::move(e).withContext("the table loader node");
-  loaderNode_ = n;
-  return Error::success();
-}
-
 Expected<std::shared_ptr<void>> GraphExecutable::sharedPinned(size_t bytes) {
   void *p = nullptr;
   CGRAPH_RETURN_IF_ERROR(driver_->hostAlloc(&p, bytes));
@@ -98,27 +64,6 @@ Expected<std::shared_ptr<void>> GraphExecutable::sharedPinned(size_t bytes) {
     (void)d->makeCurrent();
     d->hostFree(q);
   });
-}
-
-Error GraphExecutable::addDoneNode(GraphHandle g, const std::vector<GraphNodeHandle> &sinks) {
-  auto fn = driver_->doneMarker();
-  if (!fn) return Error::success(); // completion is an event per submission
-  if (!doneWord_) {
-    auto w = sharedPinned(64);
-    if (!w) return w.error().withContext("the done word");
-    doneWord_ = std::move(*w);
-    *static_cast<volatile uint32_t *>(doneWord_.get()) = 0; // the device counter starts at zero too
-  }
-  auto dev = driver_->hostDeviceAddress(doneWord_.get());
-  if (!dev) return dev.error().withContext("the done word");
-  doneLaunch_ = Launch{};
-  doneLaunch_.fn = *fn;
-  doneLaunch_.vals = {driver_->address(*ringCounter_), *dev};
-  doneLaunch_.bind();
-  GraphNodeHandle n = nullptr;
-  if (Error e = driver_->addKernelNode(&n, g, sinks, doneLaunch_)) return std::move(e).withContext("the done marker node");
-  doneNode_ = n;
-  return Error::success();
 }
 
 bool GraphExecutable::programmaticInto(uint32_t p) const {
@@ -153,13 +98,16 @@ Error GraphExecutable::buildPartition(uint32_t pi) {
   const auto t0 = std::chrono::steady_clock::now();
   kernelHandles_.reset(pg.nodes.size()); // handles of destroyed graphs may come back
   CGRAPH_RETURN_IF_ERROR(driver_->graphCreate(&pg.graph));
-  if (pi == 0) CGRAPH_RETURN_IF_ERROR(addLoaderNode(pg.graph));
-  GraphNodeHandle loader = pi == 0 ? loaderNode_ : nullptr;
-  // The last partition with nodes, when a graph in ring mode, ends with the done marker.
+  GraphNodeHandle loader = nullptr;
+  if (pi == 0) {
+    auto l = addTableLoaderNode(pg.graph);
+    if (!l) return l.error();
+    loader = *l;
+  }
+  // The last partition with nodes may end with the backend's completion node.
   uint32_t lastPart = kNone;
   for (uint32_t k = 0; k < parts_.size(); ++k)
     if (!parts_[k].nodes.empty()) lastPart = k;
-  if (pi == lastPart) doneNode_ = nullptr;
   std::vector<char> fed(graph_.nodes.size(), 0); // nodes whose handle has a successor here
   bool loaderFed = false;
   std::vector<GraphNodeHandle> gnode(graph_.nodes.size(), nullptr);
@@ -223,7 +171,7 @@ Error GraphExecutable::buildPartition(uint32_t pi) {
     if (e) return e;
     for (uint32_t m : cg.nodes) gnode[m] = cn;
   }
-  if (pi == lastPart && ringMode_) {
+  if (pi == lastPart && hasCompletionNode()) {
     // Handles none of whose nodes feed another (a child graph's handle stands for all
     // its members).
     std::vector<GraphNodeHandle> fedHandles, sinks;
@@ -235,7 +183,7 @@ Error GraphExecutable::buildPartition(uint32_t pi) {
     std::sort(sinks.begin(), sinks.end());
     sinks.erase(std::unique(sinks.begin(), sinks.end()), sinks.end());
     if (loader && !loaderFed) sinks.push_back(loader);
-    CGRAPH_RETURN_IF_ERROR(addDoneNode(pg.graph, sinks));
+    CGRAPH_RETURN_IF_ERROR(addCompletionNode(pg.graph, sinks));
   }
   const auto t1 = std::chrono::steady_clock::now();
   CGRAPH_RETURN_IF_ERROR(driver_->instantiate(&pg.exec, pg.graph));

@@ -90,13 +90,6 @@ void GraphExecutable::releaseDriverObjects() {
     st.readBy.reset();
     if (st.host) driver_->hostFree(st.host);
   }
-  ring_.clear();
-  if (ringHost_) driver_->hostFree(ringHost_);
-  ringHost_ = nullptr;
-  for (void *p : retiredRings_) driver_->hostFree(p);
-  retiredRings_.clear();
-  if (ringLoaded_) driver_->hostFree(ringLoaded_);
-  ringLoaded_ = nullptr;
 }
 
 Expected<GraphNodeHandle> GraphExecutable::addExtensionNode(GraphHandle, uint32_t p,

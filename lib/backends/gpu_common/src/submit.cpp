@@ -140,10 +140,7 @@ Expected<rt::EventPtr> GraphExecutable::submit(const std::vector<ResolvedSlot> &
 
 Error GraphExecutable::launchPartition(uint32_t pi) {
   CGRAPH_RETURN_IF_ERROR(driver_->graphLaunch(parts_[pi].exec));
-  if (pi == 0 && ringMode_) {
-    ++ringSeq_;
-    ++driver_->counters().ringLaunches;
-  }
+  partitionLaunched(pi);
   return Error::success();
 }
 
@@ -154,7 +151,9 @@ Error GraphExecutable::launchReplayGraphsOnly() {
   Error e;
   for (uint32_t pi = 0; pi < parts_.size() && !e; ++pi)
     if (parts_[pi].exec) e = launchPartition(pi);
-  if (uploading_ && !ringMode_) uploading_->unsynced = true; // ring entries: the loader's count
+  // A staging buffer is reused after a stream synchronize (a backend's ring entries
+  // ignore the flag: the loader's count says when they are free).
+  if (uploading_) uploading_->unsynced = true;
   uploading_ = nullptr;
   return e;
 }

@@ -69,7 +69,7 @@ struct CudaBackendOptions {
   // CGRAPH_CUDA_TABLE_RING (a flag), else on.
   std::optional<bool> tableRing;
   // With the ring loader: a submission's completion is a count the last graph's final
-  // node writes to pinned host memory (gpu_common driver.h doneMarker), not a
+  // node writes to pinned host memory (the done marker, src/exec.h), not a
   // cuEventRecord per submission (0.13-0.2 us of host time). Waiting reads that word
   // (spinning, then yielding, then sleeping in 20 us steps) and asks cuStreamQuery
   // now and then, so a device fault is still an error. Profiled submissions, eager

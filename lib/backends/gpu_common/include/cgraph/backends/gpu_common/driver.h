@@ -129,40 +129,6 @@ public:
     for (GraphNodeHandle d : programmatic) CGRAPH_RETURN_IF_ERROR(addProgrammaticEdge(g, d, *n));
     return Error::success();
   }
-  // The table loader (cuda): a kernel `(u64 *table, u32 n, u64 values[capacity])` that
-  // copies its by-value `values` into the device table. A replay graph starts with it,
-  // so a new table is one kernel-node parameter update (the driver copies the values
-  // when it is set: no staging buffer to track) instead of a copy on the stream. The
-  // smallest variant with room for `entries` values; *capacity gets its size. An error
-  // where the driver has none or the table is too large (the table is then copied).
-  virtual Expected<FunctionHandle> tableLoader(size_t entries, size_t *capacity) {
-    (void)entries;
-    (void)capacity;
-    return makeError("no table loader");
-  }
-  // The ring table loader (cuda): a kernel `(u64 *table, u32 n, const u64 *ring,
-  // u32 depth, u32 *counter, u32 *loaded)`, launched as one block. It reads launch
-  // number c from *counter, copies entry c % depth of `ring` (n values each; pinned
-  // host memory the device reads directly) into the table, then stores c + 1 to
-  // *counter and to *loaded (pinned host memory: the host sees which entries are
-  // free without a driver call). Partition 0's graph starts
-  // with it, so a submission's table costs the host one memcpy into the next entry and
-  // no driver call, whether or not it changed; the device pays one read of host memory
-  // per launch. An error where the driver has none or it is switched off (the
-  // parameter loader above, else a copy, is used then).
-  virtual Expected<FunctionHandle> ringLoader() { return makeError("no ring table loader"); }
-  // The done marker (cuda, with the ring loader): a one-thread kernel `(u32 *counter,
-  // u32 *done)` that copies the ring loader's launch count from *counter to *done
-  // (pinned host memory) after a system-wide fence. The last replay graph ends with it,
-  // after every node without a successor, so the host sees a submission complete by
-  // reading one word instead of recording an event per submission. An error where the
-  // driver has none or it is switched off (events are recorded then).
-  virtual Expected<FunctionHandle> doneMarker() { return makeError("no done marker"); }
-  // The device's address of pinned host memory from hostAlloc (mapped; UVA: the same).
-  virtual Expected<uint64_t> hostDeviceAddress(void *p) {
-    (void)p;
-    return makeError("no mapped host memory");
-  }
   // Kernel nodes with a fixed 1-D range of at least this many work-items run their
   // kernel's coarse entry where it has one (codegen/table_abi.h `coarsen`); 0: never.
   virtual uint64_t coarsenMinItems() const { return 0; }

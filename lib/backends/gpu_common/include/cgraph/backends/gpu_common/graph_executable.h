@@ -9,18 +9,18 @@
 //   [slots, slots + params)    parameter bits, then one int64 per stored expression
 //   [slots + params, ...)      executable-owned fill patterns
 // Launches never change after instantiation: they carry the table's address and
-// slot/param indices only. Per submission: the table goes up through the ring loader
-// where the driver has one (a memcpy into pinned memory, every submission, no driver
-// call: Driver::ringLoader), else once when it differs from what the device holds (the
-// parameter loader node's parameters, else a copy); nd-ranges that read parameters are
-// set on just the nodes whose launch changed.
+// slot/param indices only. Per submission: the table goes up once when it differs from
+// what the device holds, as a copy from pinned staging, unless the backend loads it
+// another way (the table-delivery hooks below: cuda's loader nodes); nd-ranges that
+// read parameters are set on just the nodes whose launch changed.
 //
 // Plan indices: graph()'s nodes first, then nodes a backend lifts into the executable
 // (lifted_: cuda's conditional bodies), so plans_/preds_ cover both.
 //
 // Extension points (virtual, default: none): plans of kind Extension (built by
 // addExtensionNode: cuda's conditional nodes), extra preparation after the node plans,
-// the submission's checks, per-node hooks in eager mode and the completion event.
+// the submission's checks, per-node hooks in eager mode, the completion event, and the
+// table's way to the device (a loader node, a completion node, the captured load).
 //
 // Ownership: owns its plans, owned slots, table buffers, driver graphs and staging
 // memory; the Driver and device must outlive it. Thread-safety: as rt::Executable (one
@@ -131,6 +131,29 @@ protected:
   // slotLength_ hold the new ones); before any graph launches. A backend whose graph
   // nodes bake addresses (captured collectives) rebuilds their partitions here.
   virtual Error bindingsChanged(const std::vector<uint64_t> &) { return Error::success(); }
+
+  // ---- the table's way to the device (default: a copy from pinned staging when it
+  // changed, ordered on the stream before the submission's work) ----
+  // Adds the backend's table loader node to `g`, partition 0's graph, as a root ahead
+  // of the others (every other root then depends on it); null: none.
+  virtual Expected<GraphNodeHandle> addTableLoaderNode(GraphHandle) { return GraphNodeHandle(nullptr); }
+  // Replay, partition 0 a graph: sends this submission's table (table_) through the
+  // loader; false when the executable has none (the copy is made then). May set
+  // uploading_ to a Staging the submission's event then holds.
+  virtual Expected<bool> loadTable() { return false; }
+  // Partition `pi`'s graph was launched.
+  virtual void partitionLaunched(uint32_t) {}
+  // Whether the last partition's graph ends with a completion node after all its sinks
+  // (addCompletionNode; its sinks include the loader node when nothing depends on it).
+  virtual bool hasCompletionNode() const { return false; }
+  virtual Error addCompletionNode(GraphHandle, const std::vector<GraphNodeHandle> &) { return Error::success(); }
+  // A submission recorded into a caller's stream capture (captureInto) loads its table
+  // by value: the loader's launch `l`, whose kernel parameters point into `values`
+  // (sized here; the table is copied into its first entries afterwards). Unsupported
+  // (with the reason) where the backend has no such loader or the table is too large.
+  virtual Error capturedTableLoad(Launch &, std::vector<uint64_t> &) {
+    return makeError(ErrorCode::Unsupported, "the device has no table loader to record");
+  }
 
   // ---- shared steps ----
   Expected<rt::EventPtr> submit(const std::vector<ResolvedSlot> &slots, const std::vector<uint64_t> &params,
@@ -299,35 +322,16 @@ protected:
   std::vector<uint64_t> rangeParams_; // parameter values the graphs' nd-ranges use
   bool rangesResolved_ = false;
   double buildUs_ = 0, instantiateUs_ = 0; // buildGraphs' finalizePhases
-  // The table loader node (Driver::tableLoader), a root of partition 0's graph ahead of
-  // its other roots, where the driver has one and partition 0 is a graph: replay then
-  // sends a new table as that node's parameters (loaderValues_, capacity entries).
-  GraphNodeHandle loaderNode_ = nullptr;
-  Launch loader_;
-  std::vector<uint64_t> loaderValues_;
-  // Adds the loader node to `g` (partition 0's graph) when the driver has one: the ring
-  // loader where it has that (ringMode_), else the parameter loader.
-  Error addLoaderNode(GraphHandle g);
-  // Launches partition `pi`'s graph; in ring mode, launches of partition 0 count
-  // (ringSeq_ follows the device's counter).
+  // Launches partition `pi`'s graph (partitionLaunched after).
   Error launchPartition(uint32_t pi);
-  // launchGraphsOnly's body: the replay graphs with the current table (in ring mode it
-  // still goes through the ring, so the device's counter and ringSeq_ agree). No event:
-  // the ring entry it fills is reused after a stream synchronize.
+  // launchGraphsOnly's body: the replay graphs with the current table. No event: the
+  // staging buffer the table went through is reused after a stream synchronize.
   Error launchReplayGraphsOnly();
   uint32_t nSlots_ = 0, nParams_ = 0;
-  // Whether this submission's work ends with the done marker (Driver::doneMarker): a
-  // replay whose last partition with nodes is a graph, in ring mode. It is then
-  // complete once doneWord() (a u32 in pinned host memory; shared, so events keep it
-  // past the executable) reaches doneTarget(), compared modulo 2^32.
-  bool doneCovers() const { return doneNode_ != nullptr && mode_ == rt::ExecMode::Replay; }
-  uint32_t doneTarget() const { return uint32_t(ringSeq_); }
-  const std::shared_ptr<void> &doneWord() const { return doneWord_; }
   // `bytes` of pinned host memory (Driver::hostAlloc), freed when the last holder lets
   // go: a submission's event may hold it past the executable (the driver outlives both).
   Expected<std::shared_ptr<void>> sharedPinned(size_t bytes);
 
-private:
   // Pinned copies of uploaded tables. A staging buffer is reused once the submission
   // that read it (its event; the stream orders the copy before that submission's
   // work) completed: no event of its own per upload.
@@ -338,37 +342,11 @@ private:
   };
   // Frees a staging buffer for reuse (waits for its reader).
   Error reclaim(Staging &st);
-  std::vector<Staging> staging_;
-  // Ring mode (Driver::ringLoader): entry i of the ring is ring_[i] (host pointers into
-  // one pinned allocation, ringHost_, that the device reads at ringDevice_; a power of
-  // two entries, so the u32 counter wraps cleanly); ringSeq_ counts partition 0's
-  // launches, as the loader's device counter does (ringCounter_, zero at the start).
-  bool ringMode_ = false;
-  std::vector<Staging> ring_;
-  void *ringHost_ = nullptr;
-  uint64_t ringDevice_ = 0;
-  uint64_t ringSeq_ = 0;
-  size_t ringEntries_ = 0; // values per entry: table_.size() when the ring was made
-  std::vector<void *> retiredRings_; // outgrown rings, freed with the executable
-  // Pinned host memory the loader writes its count to after each load (u32): how far
-  // the device has read the ring, without a driver call.
-  void *ringLoaded_ = nullptr;
-  uint64_t ringLoadedDevice_ = 0;
-  uint32_t ringLoadedSeen_ = 0; // the count as last read
-  std::unique_ptr<rt::Buffer> ringCounter_;
-  static constexpr size_t kRingStartDepth = 16;
-  static constexpr size_t kRingMaxBytes = size_t(4) << 20;
-  Error prepareRing();
-  Error allocateRing(size_t depth);
-  bool ringEntryFree();
-  Error writeRing(); // uploadTable in ring mode
-  // The done marker node of the last graph (buildPartition), after `sinks`.
-  GraphNodeHandle doneNode_ = nullptr;
-  Launch doneLaunch_;
-  std::shared_ptr<void> doneWord_;
-  Error addDoneNode(GraphHandle g, const std::vector<GraphNodeHandle> &sinks);
-  size_t nextStaging_ = 0;
   Staging *uploading_ = nullptr; // the buffer this submission's upload used, if any
+
+private:
+  std::vector<Staging> staging_;
+  size_t nextStaging_ = 0;
   bool released_ = false;
   bool lastSubmitDone_ = false; // the last submit() returned an event (every step ran)
 };
