@@ -35,11 +35,18 @@ def in_range(var: str, lo: int, hi: int) -> str:
     return f"min(max(${var} - {hi}, 0), 1) + min(max({lo} - ${var}, 0), 1)"
 
 
+# --lin-tiled-min: overrides lin_blocks' second value (None: the config's).
+TILED_MIN = None
+
+
 def lin_blocks(cfg: model.Config) -> tuple:
     """linear.cl's (LIN_NB, LIN_TILED_MIN): rows per matrix-vector block, and the most rows
-    taken as matrix-vector products (more: tiles). The small config's are lower, so that
-    its tests reach several blocks and the tiles at B_MAX 8."""
-    return (8, 256) if cfg.batch_max > 8 else (2, 4)
+    taken as matrix-vector products (more: tiles). The larger configs' threshold is
+    where the tiles become the faster way for the gpt2 shapes (measured:
+    benchmarks/gpt-decode/results/2026-12-05-h100/NOTES.md). The small config's are
+    lower, so that its tests reach several blocks and the tiles at B_MAX 8."""
+    nb, tiled_min = (8, 160) if cfg.batch_max > 8 else (2, 4)
+    return nb, TILED_MIN if TILED_MIN is not None else tiled_min
 
 
 def slots(cfg: model.Config, half: bool = False, separate: bool = False) -> list:
@@ -205,7 +212,12 @@ def main() -> None:
     ap.add_argument("--epilogues", choices=["fused", "separate"], default="fused",
                     help="separate: bias, GELU and residual adds as elementwise.cl nodes after each "
                          "projection (the unfused step cgfuse --auto fuses)")
+    ap.add_argument("--lin-tiled-min", type=int,
+                    help="the most rows linear.cl takes as matrix-vector products (more: tiles); "
+                         "default: the config's")
     args = ap.parse_args()
+    global TILED_MIN
+    TILED_MIN = args.lin_tiled_min
     cfg = model.get(args.config)
     groups = ATT_WG // (cfg.head_dim // 4)  # attention.cl's position groups: a power of two
     assert cfg.head_dim % 4 == 0 and groups & (groups - 1) == 0 and ATT_CHUNK <= ATT_WG and cfg.d_model % 4 == 0
