@@ -35,7 +35,8 @@ def in_range(var: str, lo: int, hi: int) -> str:
     return f"min(max(${var} - {hi}, 0), 1) + min(max({lo} - ${var}, 0), 1)"
 
 
-# --lin-tiled-min: overrides lin_blocks' second value (None: the config's).
+# --lin-rows and --lin-tiled-min: override lin_blocks' values (None: the config's).
+ROWS = None
 TILED_MIN = None
 
 
@@ -46,7 +47,7 @@ def lin_blocks(cfg: model.Config) -> tuple:
     benchmarks/gpt-decode/results/2026-12-05-h100/NOTES.md). The small config's are
     lower, so that its tests reach several blocks and the tiles at B_MAX 8."""
     nb, tiled_min = (8, 160) if cfg.batch_max > 8 else (2, 4)
-    return nb, TILED_MIN if TILED_MIN is not None else tiled_min
+    return ROWS if ROWS is not None else nb, TILED_MIN if TILED_MIN is not None else tiled_min
 
 
 def slots(cfg: model.Config, half: bool = False, separate: bool = False) -> list:
@@ -215,9 +216,12 @@ def main() -> None:
     ap.add_argument("--lin-tiled-min", type=int,
                     help="the most rows linear.cl takes as matrix-vector products (more: tiles); "
                          "default: the config's")
+    ap.add_argument("--lin-rows", type=int,
+                    help="rows per matrix-vector block in linear.cl (each weight read once per block); "
+                         "default: the config's")
     args = ap.parse_args()
-    global TILED_MIN
-    TILED_MIN = args.lin_tiled_min
+    global ROWS, TILED_MIN
+    ROWS, TILED_MIN = args.lin_rows, args.lin_tiled_min
     cfg = model.get(args.config)
     groups = ATT_WG // (cfg.head_dim // 4)  # attention.cl's position groups: a power of two
     assert cfg.head_dim % 4 == 0 and groups & (groups - 1) == 0 and ATT_CHUNK <= ATT_WG and cfg.d_model % 4 == 0
