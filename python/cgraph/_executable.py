@@ -88,7 +88,8 @@ class Executable:
         # function, key: _layout_key); param -> value (int or float) set last.
         self._same: dict[int, tuple[Any, Any, Any, Any]] = {}
         self._param_values: dict[int, Any] = {}
-        self._names: set[str] = set()  # the names the previous call gave
+        # The names the previous call gave (None after a call that failed while binding).
+        self._names: Optional[set[str]] = set()
 
     def __del__(self) -> None:
         bindings, self._bindings = getattr(self, "_bindings", None), None
@@ -269,22 +270,28 @@ class Executable:
         what must stay alive while the run uses the arrays."""
         owners = []
         same, values, slot_index = self._same, self._param_values, self._slot_index
-        for name, value in arguments.items():
-            index = slot_index.get(name)
-            if index is not None:
-                last = same.get(index)  # `_unchanged`, inlined: this is the per-call path
-                if last is not None and last[0] is value and _key_of(value, last[2]) == last[3]:
-                    owners.append(last[1])
+        try:
+            for name, value in arguments.items():
+                index = slot_index.get(name)
+                if index is not None:
+                    last = same.get(index)  # `_unchanged`, inlined: this is the per-call path
+                    if last is not None and last[0] is value and _key_of(value, last[2]) == last[3]:
+                        owners.append(last[1])
+                    else:
+                        owners.append(self._bind_slot(self.slots[index], value))
+                elif (index := self._param_index.get(name)) is not None:
+                    last = values.get(index)
+                    if last is None or type(last) is not type(value) or last != value:
+                        self._set_param(self.params[index], value)
+                        self._params_set.add(index)
                 else:
-                    owners.append(self._bind_slot(self.slots[index], value))
-            elif (index := self._param_index.get(name)) is not None:
-                last = values.get(index)
-                if last is None or type(last) is not type(value) or last != value:
-                    self._set_param(self.params[index], value)
-            else:
-                slots = ", ".join(self._slot_index) or "none"
-                names = ", ".join(self._param_index) or "none"
-                raise InvalidError(f"graph '{self.name}' has no slot or param '{name}' (slots: {slots}; params: {names})")
+                    slots = ", ".join(self._slot_index) or "none"
+                    names = ", ".join(self._param_index) or "none"
+                    raise InvalidError(f"graph '{self.name}' has no slot or param '{name}' "
+                                       f"(slots: {slots}; params: {names})")
+        except BaseException:
+            self._names = None  # what this call bound before failing is released by the next
+            raise
         if arguments.keys() != self._names:
             self._release_unnamed(arguments)
         return owners
@@ -314,6 +321,7 @@ class Executable:
             return self._same[slot.index][1]
         self._same.pop(slot.index, None)
         owner = self._bind_slot_anew(slot, value)
+        self._bound.add(slot.index)  # bound now, whatever happens to the rest of the call
         key = _layout_key(value)
         if key is not None:
             self._same[slot.index] = (value, owner, key, _key_of(value, key))

@@ -91,6 +91,19 @@ def test_another_array_or_a_dropped_name_is_bound_anew(saxpy_exe):
     assert b[0] == 3.0
 
 
+def test_a_call_that_fails_midway_leaves_nothing_bound_for_the_next(saxpy_exe):
+    y = np.zeros(N, dtype=np.float32)
+    saxpy_exe.run(a=1.0, y=y)
+    with pytest.raises(ValueError, match="no slot or param 'bogus'"):
+        saxpy_exe.run(y=y, a=5.0, bogus=1)  # y and a were set before the bad name
+    saxpy_exe.run(y=y)  # a is back at its default, 2
+    assert y[0] == 1.0 + 2.0
+    with pytest.raises(ValueError, match="no slot or param 'bogus'"):
+        saxpy_exe.run(y=y, bogus=1)
+    with pytest.raises(ValueError, match="'y'"):
+        saxpy_exe.run()  # y is not left bound by the failed call
+
+
 def test_a_param_repeated_or_retyped_keeps_its_value(saxpy_exe):
     y = np.zeros(N, dtype=np.float32)
     saxpy_exe.run(y=y, a=3.0)
