@@ -146,9 +146,9 @@ void linear(__global float *y, __global const float *x, __global const WTYPE *w,
   if (nr > 0) gemv_partials(x + (size_t)rb * k_dim, w, nr, k_dim, o_dim, scratch);
   barrier(CLK_LOCAL_MEM_FENCE);
   reduce_partials(scratch, lid, nr * LIN_OR);
-  if (lid < nr * LIN_OR) {
-    const int o = get_group_id(0) * LIN_OR + lid % LIN_OR;
-    if (o < o_dim) store(y, bias, rb + lid / LIN_OR, o, o_dim, epilogue, scratch[lid * LIN_WG]);
+  for (int a = lid; a < nr * LIN_OR; a += LIN_WG) { // LIN_NB * LIN_OR may exceed LIN_WG
+    const int o = get_group_id(0) * LIN_OR + a % LIN_OR;
+    if (o < o_dim) store(y, bias, rb + a / LIN_OR, o, o_dim, epilogue, scratch[a * LIN_WG]);
   }
 
   // Tiled way: a tile of LT_O columns x LT_R rows, each work-item a 4 x 4 block

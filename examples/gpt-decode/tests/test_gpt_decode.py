@@ -9,6 +9,7 @@ logits by 1e-2 or more. `next` must equal the reference argmax wherever the top 
 logits differ by more than the tolerance, and be one of the near-maximal ones elsewhere.
 """
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -125,20 +126,35 @@ def test_greedy_generation_swaps_buffers_and_matches_reference(cfg, weights, sma
     compare_greedy(got, greedy_reference(cfg, weights, prompts, 24))
 
 
-def separate_epilogues_cgf(cfg, tmp_path):
-    """The small step with each projection's bias, GELU and residual add as nodes of their
-    own (gen_graph.py --epilogues separate), compiled by cgc."""
-    description = gen_graph.describe(cfg, separate=True)
+def compiled(description, tmp_path, name):
+    """`description` (gen_graph.describe's) compiled by cgc, its kernel files found from
+    tmp_path."""
     for i, k in enumerate(description["kernels"]):  # the kernel files, found from tmp_path
         if isinstance(k, str):
             description["kernels"][i] = os.path.join(EXAMPLE, k)
         else:
             k["file"] = os.path.join(EXAMPLE, k["file"])
-    path = tmp_path / "small_separate.json"
+    path = tmp_path / f"{name}.json"
     path.write_text(json.dumps(description))
-    out = str(tmp_path / "small_separate.cgf")
+    out = str(tmp_path / f"{name}.cgf")
     subprocess.run([tool("CGC"), str(path), "-o", out, "--allow-dir", EXAMPLE], check=True)
     return out
+
+
+def separate_epilogues_cgf(cfg, tmp_path):
+    """The small step with each projection's bias, GELU and residual add as nodes of their
+    own (gen_graph.py --epilogues separate), compiled by cgc."""
+    return compiled(gen_graph.describe(cfg, separate=True), tmp_path, "small_separate")
+
+
+def test_matrix_vector_blocks_of_more_rows_than_work_items_per_column_group(cfg, tmp_path, monkeypatch):
+    # linear.cl with 32 rows per block: 32 x LIN_OR = 128 sums per work-group, more than
+    # its 64 work-items store at once (gen_graph.py --lin-rows 32).
+    big = dataclasses.replace(cfg, batch_max=40, context_max=32)
+    monkeypatch.setattr(gen_graph, "ROWS", 32)
+    path = compiled(gen_graph.describe(big), tmp_path, "small_rows32")
+    weights = make_weights.make(big, seed=0)
+    run_shapes(decode.Decoder(path, weights, big, "cpu"), big, weights, [(32, 0), (40, 1), (17, 2)])
 
 
 def test_cgfuse_auto_fuses_the_epilogue_chains_and_keeps_the_tokens(cfg, weights, small_cgf, tmp_path):
