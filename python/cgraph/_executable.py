@@ -274,7 +274,7 @@ class Executable:
             for name, value in arguments.items():
                 index = slot_index.get(name)
                 if index is not None:
-                    last = same.get(index)  # `_unchanged`, inlined: this is the per-call path
+                    last = same.get(index)  # the previous binding, unchanged: skip (the per-call path)
                     if last is not None and last[0] is value and _key_of(value, last[2]) == last[3]:
                         owners.append(last[1])
                     else:
@@ -309,16 +309,9 @@ class Executable:
             self._set_param(p, p.default)
         self._bound, self._params_set, self._names = bound, params, set(arguments)
 
-    def _unchanged(self, index: int, value: Any) -> bool:
-        """Whether slot `index` is still bound to `value`'s memory as the previous call
-        left it: the same object with the same layout key (_layout_key: address, type,
-        shape, strides), so the checks and the binding would come out the same."""
-        same = self._same.get(index)
-        return same is not None and same[0] is value and _key_of(value, same[2]) == same[3]
-
     def _bind_slot(self, slot, value: Any) -> Any:
-        if self._unchanged(slot.index, value):
-            return self._same[slot.index][1]
+        """Binds `value` to `slot` anew (`_bind` found the previous binding differs) and
+        records its layout key for the next call's comparison."""
         self._same.pop(slot.index, None)
         owner = self._bind_slot_anew(slot, value)
         self._bound.add(slot.index)  # bound now, whatever happens to the rest of the call

@@ -76,18 +76,10 @@ Graph body(const std::string &name, float v, int countIndex) {
   return s.take();
 }
 
-// while ctr[0] (at most 10 trips) { data += 10; ctr[0]-- }; if ctr[1] { data += 100 };
-// if ctr[2] { data += 1000 }. ctr starts [3, 1, 0, 0]: the first run adds 130, the
-// second 100 (ctr[0] is 0 by then).
-GraphCase whileAndIf() {
+// A case of `top`'s graph, data starting zeroed and ctr at `counters`.
+GraphCase caseOf(const std::string &name, Scope &top, const std::vector<uint32_t> &counters) {
   GraphCase c;
-  c.name = "conditionals";
-  Scope top("graph-conditionals");
-  const uint32_t loop = top.conditional("loop", CondKind::While, 0, 10, body("loop_body", 10, 0));
-  const uint32_t yes = top.conditional("if_true", CondKind::If, 1, 0, body("true_body", 100, -1));
-  const uint32_t no = top.conditional("if_false", CondKind::If, 2, 0, body("false_body", 1000, -1));
-  top.b.addEdge(loop, yes);
-  top.b.addEdge(yes, no);
+  c.name = name;
   const uint32_t data = top.data, ctr = top.ctr;
   c.graph = top.take();
   Error e = finalizeForFile(c.graph);
@@ -95,7 +87,22 @@ GraphCase whileAndIf() {
   REQUIRE_FALSE(e);
   c.inputs.resize(c.graph.slots.size());
   c.inputs[data] = floatBytes(std::vector<float>(kData, 0.0f));
-  c.inputs[ctr] = wordBytes({3, 1, 0, 0});
+  c.inputs[ctr] = wordBytes(counters);
+  return c;
+}
+
+// while ctr[0] (at most 10 trips) { data += 10; ctr[0]-- }; if ctr[1] { data += 100 };
+// if ctr[2] { data += 1000 }. ctr starts [3, 1, 0, 0]: the first run adds 130, the
+// second 100 (ctr[0] is 0 by then).
+GraphCase whileAndIf() {
+  Scope top("graph-conditionals");
+  const uint32_t loop = top.conditional("loop", CondKind::While, 0, 10, body("loop_body", 10, 0));
+  const uint32_t yes = top.conditional("if_true", CondKind::If, 1, 0, body("true_body", 100, -1));
+  const uint32_t no = top.conditional("if_false", CondKind::If, 2, 0, body("false_body", 1000, -1));
+  top.b.addEdge(loop, yes);
+  top.b.addEdge(yes, no);
+  const uint32_t data = top.data, ctr = top.ctr;
+  GraphCase c = caseOf("conditionals", top, {3, 1, 0, 0});
   Submission first, second;
   first.want = {{data, floatBytes(std::vector<float>(kData, 130.0f))}, {ctr, wordBytes({0, 1, 0, 0})}};
   second.want = {{data, floatBytes(std::vector<float>(kData, 230.0f))}, {ctr, wordBytes({0, 1, 0, 0})}};
@@ -106,18 +113,9 @@ GraphCase whileAndIf() {
 // while ctr[3] (at most 2 trips) { data += 1; ctr[3]-- } with ctr[3] = 5: the
 // submission fails naming the limit, never stops silently.
 GraphCase tripLimit() {
-  GraphCase c;
-  c.name = "while over its trip limit";
   Scope top("graph-trip-limit");
   top.conditional("loop", CondKind::While, 3, 2, body("loop_body", 1, 3));
-  const uint32_t data = top.data, ctr = top.ctr;
-  c.graph = top.take();
-  Error e = finalizeForFile(c.graph);
-  INFO(e.message());
-  REQUIRE_FALSE(e);
-  c.inputs.resize(c.graph.slots.size());
-  c.inputs[data] = floatBytes(std::vector<float>(kData, 0.0f));
-  c.inputs[ctr] = wordBytes({0, 0, 0, 5});
+  GraphCase c = caseOf("while over its trip limit", top, {0, 0, 0, 5});
   Submission run;
   run.fails = true;
   run.failure = "trips (its maximum)";

@@ -233,6 +233,8 @@ struct CompareOptions {
   std::vector<std::string> slots;
 };
 int compareCommand(const CommonOptions &o, const CompareOptions &c);
+// --modes M1[,M2] (compare_cmd.cpp): one or two of replay, eager; an error naming the value.
+Expected<std::vector<rt::ExecMode>> parseModes(const std::string &text);
 // `cgrun compare` in a world of several ranks (compare_ranks.cpp): each rank's results
 // against the same graph run as one process.
 int compareRanksCommand(const CommonOptions &o, const CompareOptions &c);

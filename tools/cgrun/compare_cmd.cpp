@@ -223,6 +223,9 @@ Expected<Outcome> comparePerNode(const Setup &s, Side (&sides)[2], bool *hookMis
   return out;
 }
 
+
+} // namespace
+
 Expected<std::vector<rt::ExecMode>> parseModes(const std::string &text) {
   std::vector<rt::ExecMode> modes;
   for (const std::string &m : splitList(text)) {
@@ -233,8 +236,6 @@ Expected<std::vector<rt::ExecMode>> parseModes(const std::string &text) {
   if (modes.size() > 2) return makeError("--modes " + text + ": at most two modes (one per side)");
   return modes;
 }
-
-} // namespace
 
 int compareCommand(const CommonOptions &o, const CompareOptions &c) {
   if (o.backends.empty() || o.backends.size() > 2) {

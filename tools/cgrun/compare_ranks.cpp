@@ -33,13 +33,12 @@ struct Run {
   std::vector<uint64_t> bytes;
 };
 
+// Mode `i` (0: the one-process run, 1: the ranks') of --modes; replay when not given.
 Expected<rt::ExecMode> modeAt(const CompareOptions &c, size_t i) {
   if (c.modes.empty()) return rt::ExecMode::Replay;
-  const std::vector<std::string> m = splitList(c.modes);
-  const std::string &name = m.size() > i ? m[i] : m.back();
-  if (name == "replay") return rt::ExecMode::Replay;
-  if (name == "eager") return rt::ExecMode::Eager;
-  return makeError("--modes: unknown mode '" + name + "' (replay, eager)");
+  auto m = parseModes(c.modes);
+  if (!m) return m.error();
+  return m->size() > i ? (*m)[i] : m->back();
 }
 
 // Loads the graph with `o`'s parameters (rank and world from `o`), sizes its slots,
