@@ -70,9 +70,6 @@ public:
   Error addChildGraphNode(GraphNodeHandle *n, GraphHandle, const std::vector<GraphNodeHandle> &, GraphHandle) override {
     return give(n);
   }
-  bool waitsForGridDependencies(const ModuleRef &) const override { return true; }
-  bool programmaticEdges() const override { return true; }
-  Error addProgrammaticEdge(GraphHandle, GraphNodeHandle, GraphNodeHandle) override { return Error::success(); }
   Error instantiate(GraphExecHandle *e, GraphHandle) override { return give(e); }
   void execDestroy(GraphExecHandle) override {}
   Error graphLaunch(GraphExecHandle) override { return Error::success(); }

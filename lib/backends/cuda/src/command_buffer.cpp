@@ -23,6 +23,7 @@ CudaExecutable::~CudaExecutable() {
 
 Error CudaExecutable::prepareExtensions() {
   CGRAPH_RETURN_IF_ERROR(prepareCollectives());
+  prepareProgrammatic();
   const uint32_t nn = uint32_t(graph_.nodes.size());
   std::vector<uint32_t> identityParams(graph_.params.size());
   for (uint32_t q = 0; q < identityParams.size(); ++q) identityParams[q] = q;

@@ -75,45 +75,6 @@ public:
     CUDA_KERNEL_NODE_PARAMS kp = kernelNodeParams(l);
     CU_OK("cuGraphAddKernelNode", api_->cuGraphAddKernelNode(out<CUgraphNode>(n), CUgraph(g), list<CUgraphNode>(deps), deps.size(), &kp));
   }
-  // One cuGraphAddNode with per-edge data instead of cuGraphAddKernelNode and one
-  // cuGraphAddDependencies per programmatic edge.
-  Error addKernelNodeWithEdges(gpu::GraphNodeHandle *n, gpu::GraphHandle g, const std::vector<gpu::GraphNodeHandle> &deps,
-                               const std::vector<gpu::GraphNodeHandle> &programmatic, gpu::Launch &l) override {
-    if (programmatic.empty() || !api_->cuGraphAddNode)
-      return gpu::Driver::addKernelNodeWithEdges(n, g, deps, programmatic, l);
-    thread_local std::vector<CUgraphNode> from;
-    thread_local std::vector<CUgraphEdgeData> edges;
-    from.clear();
-    edges.clear();
-    CUgraphEdgeData plain;
-    std::memset(&plain, 0, sizeof(plain));
-    CUgraphEdgeData prog = plain;
-    prog.from_port = CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC;
-    prog.type = CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC;
-    for (gpu::GraphNodeHandle d : deps) {
-      from.push_back(CUgraphNode(d));
-      edges.push_back(plain);
-    }
-    for (gpu::GraphNodeHandle d : programmatic) {
-      from.push_back(CUgraphNode(d));
-      edges.push_back(prog);
-    }
-    CUgraphNodeParams np;
-    std::memset(&np, 0, sizeof(np));
-    np.type = CU_GRAPH_NODE_TYPE_KERNEL;
-    const CUDA_KERNEL_NODE_PARAMS kp = kernelNodeParams(l);
-    np.kernel.func = kp.func;
-    np.kernel.gridDimX = kp.gridDimX;
-    np.kernel.gridDimY = kp.gridDimY;
-    np.kernel.gridDimZ = kp.gridDimZ;
-    np.kernel.blockDimX = kp.blockDimX;
-    np.kernel.blockDimY = kp.blockDimY;
-    np.kernel.blockDimZ = kp.blockDimZ;
-    np.kernel.sharedMemBytes = kp.sharedMemBytes;
-    np.kernel.kernelParams = kp.kernelParams;
-    CU_OK("cuGraphAddNode (kernel, programmatic edges)",
-          api_->cuGraphAddNode(out<CUgraphNode>(n), CUgraph(g), from.data(), edges.data(), from.size(), &np));
-  }
   Error addMemcpyNode(gpu::GraphNodeHandle *n, gpu::GraphHandle g, const std::vector<gpu::GraphNodeHandle> &deps,
                       const gpu::Copy3D &c) override {
     CUDA_MEMCPY3D m = memcpyParams(c);
@@ -142,19 +103,7 @@ public:
     CU_OK("cuGraphAddChildGraphNode",
           api_->cuGraphAddChildGraphNode(out<CUgraphNode>(n), CUgraph(g), list<CUgraphNode>(deps), deps.size(), CUgraph(child)));
   }
-  bool waitsForGridDependencies(const gpu::ModuleRef &m) const override {
-    return static_cast<const LoadedModule *>(m.get())->gridWait;
-  }
-  bool programmaticEdges() const override { return device_->programmaticEdges(); }
   uint64_t coarsenMinItems() const override { return device_->coarsenMinItems(); }
-  Error addProgrammaticEdge(gpu::GraphHandle g, gpu::GraphNodeHandle from, gpu::GraphNodeHandle to) override {
-    CUgraphEdgeData ed;
-    std::memset(&ed, 0, sizeof(ed));
-    ed.from_port = CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC; // when every block triggered or exited
-    ed.type = CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC;
-    CUgraphNode f = CUgraphNode(from), t = CUgraphNode(to);
-    CU_OK("cuGraphAddDependencies (programmatic)", api_->cuGraphAddDependencies(CUgraph(g), &f, &t, &ed, 1));
-  }
   Error instantiate(gpu::GraphExecHandle *e, gpu::GraphHandle g) override {
     CUgraphExec x = nullptr;
     CGRAPH_CU_CHECK(*api_, "cuGraphInstantiate", api_->cuGraphInstantiate(&x, CUgraph(g), 0));
@@ -172,7 +121,6 @@ public:
   }
 
   Error launchKernel(gpu::Launch &l) override {
-    if (l.programmatic && api_->cuLaunchKernelEx && device_->programmaticEdges()) return launchProgrammatic(l);
     CU_OK("cuLaunchKernel", api_->cuLaunchKernel(CUfunction(l.fn), l.grid[0], l.grid[1], l.grid[2], l.block[0],
                                                  l.block[1], l.block[2], l.smem, device_->stream(), l.ptrs.data(),
                                                  nullptr));
@@ -240,28 +188,6 @@ public:
   }
 
 private:
-  // A stream launch that may start before the kernel ahead of it completes (Launch::
-  // programmatic): the launch attribute CUDA's programmatic dependent launch takes.
-  Error launchProgrammatic(gpu::Launch &l) {
-    CUlaunchAttribute attr;
-    std::memset(&attr, 0, sizeof(attr));
-    attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-    attr.value.programmaticStreamSerializationAllowed = 1;
-    CUlaunchConfig cfg;
-    std::memset(&cfg, 0, sizeof(cfg));
-    cfg.gridDimX = l.grid[0];
-    cfg.gridDimY = l.grid[1];
-    cfg.gridDimZ = l.grid[2];
-    cfg.blockDimX = l.block[0];
-    cfg.blockDimY = l.block[1];
-    cfg.blockDimZ = l.block[2];
-    cfg.sharedMemBytes = l.smem;
-    cfg.hStream = device_->stream();
-    cfg.attrs = &attr;
-    cfg.numAttrs = 1;
-    ++device_->counters().programmaticEdges; // an edge of the capture this launch goes into
-    CU_OK("cuLaunchKernelEx (programmatic)", api_->cuLaunchKernelEx(&cfg, CUfunction(l.fn), l.ptrs.data(), nullptr));
-  }
   Error orderingEvent(CUevent *e) {
     if (*e) return Error::success();
     CU_OK("cuEventCreate", api_->cuEventCreate(e, CU_EVENT_DISABLE_TIMING));

@@ -44,6 +44,21 @@ using gpu::Launch;
 // of the graph itself.
 Error nativeConditionals(CudaDevice &device, const Graph &flattened, rt::ExecMode mode);
 
+// The kernel nodes of a graph being built: an open-addressing set of handles, one
+// allocation per partition instead of one per node.
+class KernelHandleSet {
+public:
+  void reset(size_t expected);
+  void insert(gpu::GraphNodeHandle h);
+  bool contains(gpu::GraphNodeHandle h) const;
+
+private:
+  size_t at(gpu::GraphNodeHandle h) const;
+  void grow();
+  std::vector<gpu::GraphNodeHandle> slots_;
+  size_t count_ = 0;
+};
+
 struct CondPlan {
   uint32_t node = kNone;      // plan index of the conditional node
   CondOp op;                  // slot in graph()'s numbering
@@ -102,6 +117,10 @@ protected:
   bool hasCompletionNode() const override { return ringMode_; }
   Error addCompletionNode(gpu::GraphHandle g, const std::vector<gpu::GraphNodeHandle> &sinks) override;
   Error capturedTableLoad(Launch &l, std::vector<uint64_t> &values) override;
+  Error addKernelGraphNode(gpu::GraphNodeHandle *n, gpu::GraphHandle g, uint32_t p,
+                           const std::vector<gpu::GraphNodeHandle> &deps, Launch &l) override;
+  void partitionBuildStarting(uint32_t pi) override;
+  Error launchEager(uint32_t p, Launch &l) override;
 
 private:
   // ---- table_loader.cpp: the table loader node at the root of partition 0's graph.
@@ -154,6 +173,27 @@ private:
   gpu::GraphNodeHandle doneNode_ = nullptr;
   Launch doneLaunch_;
   std::shared_ptr<void> doneWord_;
+
+  // ---- programmatic.cpp: programmatic edges (sm_90 and newer; CudaDevice::
+  // programmaticEdges). A kernel whose module waits for its grid dependencies
+  // (LoadedModule::gridWait) may start before the kernel nodes it depends on complete:
+  // edges into it from kernel nodes of the same graph are programmatic, and during a
+  // capture (capturing_) its stream launch allows programmatic serialization, so the
+  // caller's graph gets the same edges.
+  void prepareProgrammatic();
+  // Whether plan `p`'s kernel node, and every kernel an update may switch it to, waits.
+  bool programmaticInto(uint32_t p) const;
+  Error addKernelNodeWithEdges(gpu::GraphNodeHandle *n, gpu::GraphHandle g, Launch &l);
+  Error addProgrammaticEdge(gpu::GraphHandle g, gpu::GraphNodeHandle from, gpu::GraphNodeHandle to);
+  Error launchProgrammatic(Launch &l);
+  std::vector<char> fnWaits_; // per kernel of graph(): its module waits for grid dependencies
+  bool builtinsWait_ = false; // the same for the builtin copy/fill kernels
+  // The kernel nodes of the graph being built, and addKernelGraphNode's dependencies
+  // split into ordinary and programmatic ones (reused: no allocation per node).
+  KernelHandleSet kernelHandles_;
+  std::vector<gpu::GraphNodeHandle> ordinaryDeps_, programmaticDeps_;
+  std::vector<CUgraphNode> edgeFrom_; // addKernelNodeWithEdges' cuGraphAddNode arguments
+  std::vector<CUgraphEdgeData> edgeData_;
 
   // Lifts the body of conditional plan `p` (a node of `owner`, whose parameters map to
   // graph()'s through paramMap; its subgraphSlots are graph()'s slots already),

@@ -58,6 +58,7 @@ struct LoadedModule {
 
 struct AtomicCounters : gpu::ReplayCounters {
   std::atomic<uint64_t> lowerings{0}, ptxJits{0}, cubinForms{0}, conditionalNodes{0}, collectiveRecaptures{0};
+  std::atomic<uint64_t> programmaticEdges{0}; // added to graphs, captures included
 };
 
 class CudaDevice;

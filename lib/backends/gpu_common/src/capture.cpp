@@ -58,10 +58,10 @@ Expected<rt::EventPtr> GraphExecutable::captureInto(const std::vector<ResolvedSl
     if (plans_[n].paramRange || plans_[n].exprTransfer) saved.emplace_back(n, plans_[n].launch);
   Error e = driver_->streamJoin(opts.stream);
   if (!e) e = driver_->launchKernel(load).withContext("the table loader (captured)");
-  programmaticLaunches_ = driver_->programmaticEdges();
+  capturing_ = true;
   for (size_t i = 0; i < parts_.size() && !e; ++i)
     for (size_t k = 0; k < parts_[i].nodes.size() && !e; ++k) e = runNodeEager(parts_[i].nodes[k], params);
-  programmaticLaunches_ = false;
+  capturing_ = false;
   // The caller's stream waits for what was recorded, which also ends the device's
   // stream's part in the capture (a capture must end on the stream it began on).
   if (Error s = driver_->streamSignal(opts.stream); s && !e) e = std::move(s);

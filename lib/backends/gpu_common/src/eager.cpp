@@ -27,19 +27,18 @@ Error GraphExecutable::runNodeEager(uint32_t n, const std::vector<uint64_t> &par
   if (p.kind != NodePlan::Kernel) return Error::success();
   if (node.kind == NodeKind::Kernel && p.paramRange) CGRAPH_RETURN_IF_ERROR(rangeOf(n, params, p.launch));
   if (p.exprTransfer) patchTransfer(n, transfer(n, params));
-  p.launch.programmatic = programmaticLaunches_ && programmaticInto(n);
   Copy3D c3;
   Memset ms;
   Error e;
   if (p.exprTransfer)
-    e = driver_->launchKernel(p.launch);
+    e = launchEager(n, p.launch);
   else if ((node.kind == NodeKind::Copy || node.kind == NodeKind::CopyRect) &&
       copy3DFor(node, slotBase(node.copy.srcSlot), slotBase(node.copy.dstSlot), c3))
     e = driver_->memcpy3D(c3);
   else if (node.kind == NodeKind::Fill && memsetFor(node.fill, slotBase(node.fill.slot), ms))
     e = driver_->memset(ms);
   else
-    e = driver_->launchKernel(p.launch);
+    e = launchEager(n, p.launch);
   if (e) return std::move(e).withContext(planLabel(n));
   return Error::success();
 }

@@ -20,17 +20,9 @@ Expected<GraphNodeHandle> GraphExecutable::addGraphNode(GraphHandle g, uint32_t 
   Memset ms;
   const bool copy = node.kind == NodeKind::Copy || node.kind == NodeKind::CopyRect;
   bool isKernel = false, enableable = true;
-  // Edges from kernel nodes into a kernel that waits for its grid dependencies are
-  // programmatic (added after the node); the others are ordinary.
-  std::vector<GraphNodeHandle> &ordinary = depScratch_[0], &programmatic = depScratch_[1]; // reused: no allocation per node
-  ordinary.clear();
-  programmatic.clear();
-  const bool split = p < graph_.nodes.size() && driver_->programmaticEdges() && programmaticInto(p);
-  for (GraphNodeHandle d : deps)
-    (split && kernelHandles_.contains(d) ? programmatic : ordinary).push_back(d);
   Error e;
   if (plan.exprTransfer) {
-    e = driver_->addKernelNodeWithEdges(&gn, g, ordinary, programmatic, plan.launch);
+    e = addKernelGraphNode(&gn, g, p, deps, plan.launch);
     isKernel = true;
   } else if (copy && copy3DFor(node, ownedBase(node.copy.srcSlot), ownedBase(node.copy.dstSlot), c3) &&
              directTransfer({node.copy.srcSlot, node.copy.dstSlot})) {
@@ -39,17 +31,13 @@ Expected<GraphNodeHandle> GraphExecutable::addGraphNode(GraphHandle g, uint32_t 
              directTransfer({node.fill.slot})) {
     e = driver_->addMemsetNode(&gn, g, deps, ms, node.fill.bytes);
   } else if (plan.kind == NodePlan::Kernel) {
-    e = driver_->addKernelNodeWithEdges(&gn, g, ordinary, programmatic, plan.launch);
+    e = addKernelGraphNode(&gn, g, p, deps, plan.launch);
     isKernel = true;
   } else {
     e = driver_->addEmptyNode(&gn, g, deps);
     enableable = false;
   }
   if (e) return std::move(e).withContext(planLabel(p));
-  if (isKernel && p < graph_.nodes.size()) {
-    driver_->counters().programmaticEdges += programmatic.size();
-    kernelHandles_.insert(gn);
-  }
   if (part != kNone && p < graph_.nodes.size()) {
     if (isKernel) parts_[part].kernelNodes.push_back({p, gn});
     graphNodes_[p] = GraphNodeRef{part, gn, isKernel, enableable};
@@ -64,18 +52,6 @@ Expected<std::shared_ptr<void>> GraphExecutable::sharedPinned(size_t bytes) {
     (void)d->makeCurrent();
     d->hostFree(q);
   });
-}
-
-bool GraphExecutable::programmaticInto(uint32_t p) const {
-  if (p >= graph_.nodes.size() || p >= plans_.size()) return false;
-  const Node &node = graph_.nodes[p];
-  const NodePlan &plan = plans_[p];
-  if (plan.kind != NodePlan::Kernel) return false;
-  if (node.kind != NodeKind::Kernel) return builtinsWait_; // a copy or fill as the builtin kernel
-  if (node.kernel >= fnWaits_.size() || !fnWaits_[node.kernel]) return false;
-  for (uint32_t k : node.alternatives)
-    if (k >= fnWaits_.size() || !fnWaits_[k]) return false;
-  return true;
 }
 
 Error GraphExecutable::buildGraphs() {
@@ -96,7 +72,7 @@ Error GraphExecutable::buildPartition(uint32_t pi) {
   PartGraph &pg = parts_[pi];
   if (pg.host || pg.nodes.empty()) return Error::success();
   const auto t0 = std::chrono::steady_clock::now();
-  kernelHandles_.reset(pg.nodes.size()); // handles of destroyed graphs may come back
+  partitionBuildStarting(pi);
   CGRAPH_RETURN_IF_ERROR(driver_->graphCreate(&pg.graph));
   GraphNodeHandle loader = nullptr;
   if (pi == 0) {

@@ -124,7 +124,6 @@ Expected<FunctionHandle> GraphExecutable::kernelFunction(uint32_t k, bool useCac
   auto f = driver_->function(mod, kern.name);
   if (!f) return f.error();
   fns_[k] = *f;
-  fnWaits_[k] = driver_->waitsForGridDependencies(mod);
   return *f;
 }
 
@@ -168,7 +167,6 @@ Error GraphExecutable::ensureBuiltins() {
   auto b = driver_->builtinModule();
   if (!b) return b.error();
   builtins_ = *b;
-  builtinsWait_ = driver_->waitsForGridDependencies(builtins_);
   return Error::success();
 }
 
@@ -259,7 +257,6 @@ Error GraphExecutable::prepare(const rt::FinalizeOptions &opts, const Graph *ori
   useCache_ = opts.useCache;
   byModule_.assign(graph_.modules.size(), nullptr);
   fns_.assign(graph_.kernels.size(), nullptr);
-  fnWaits_.assign(graph_.kernels.size(), 0);
   coarseFns_.assign(graph_.kernels.size(), nullptr);
   coarseLooked_.assign(graph_.kernels.size(), 0);
   bool anyHost = false, anyCopy = false;

@@ -49,11 +49,6 @@ struct Launch {
   std::vector<void *> ptrs;   // kernelParams: pointers into vals
   unsigned grid[3] = {1, 1, 1}, block[3] = {1, 1, 1};
   unsigned smem = 0;
-  // Stream launches (launchKernel) only: the kernel may start before the kernel queued
-  // ahead of it on the stream completes, since it waits for its grid dependencies before
-  // touching memory (waitsForGridDependencies); a stream capture records this as a
-  // programmatic edge. Drivers without programmatic launches ignore it.
-  bool programmatic = false;
   void bind() {
     ptrs.resize(vals.size());
     for (size_t i = 0; i < vals.size(); ++i)
@@ -66,7 +61,6 @@ struct ReplayCounters {
   std::atomic<uint64_t> graphsInstantiated{0}, tableUploads{0}, nodeUpdates{0};
   std::atomic<uint64_t> coarsePlans{0};       // kernel launches planned on a coarse entry
   std::atomic<uint64_t> tableCopies{0};       // table uploads copied from pinned staging (no loader)
-  std::atomic<uint64_t> programmaticEdges{0}; // programmatic edges added to graphs (captures included)
   std::atomic<uint64_t> ringLaunches{0};      // replay launches whose table came through the ring
   std::atomic<uint64_t> ringGrowths{0};       // rings doubled (every entry was in flight)
   std::atomic<uint64_t> wordCompletions{0};   // submissions completed through the done word
@@ -110,25 +104,6 @@ public:
   virtual Error addEmptyNode(GraphNodeHandle *n, GraphHandle g, const std::vector<GraphNodeHandle> &deps) = 0;
   virtual Error addChildGraphNode(GraphNodeHandle *n, GraphHandle g, const std::vector<GraphNodeHandle> &deps,
                                   GraphHandle child) = 0;
-  // Programmatic edges (cuda, sm_90): whether the kernels of `m` wait for their grid
-  // dependencies before touching memory (cuda/ptx.h waitsForGridDependencies), whether
-  // this driver adds such edges at all, and one edge `from` -> `to` between two kernel
-  // nodes of `g` that lets `to` launch before `from` completes (`to` must wait).
-  virtual bool waitsForGridDependencies(const ModuleRef &) const { return false; }
-  virtual bool programmaticEdges() const { return false; }
-  virtual Error addProgrammaticEdge(GraphHandle, GraphNodeHandle, GraphNodeHandle) {
-    return makeError("this driver has no programmatic graph edges (internal error)");
-  }
-  // A kernel node after `deps` (ordinary edges) and `programmatic` (programmatic edges
-  // from kernel nodes of `g`), in one driver call where the driver has one (cuda:
-  // cuGraphAddNode with edge data, half the calls of a chain's finalize); by default
-  // addKernelNode, then addProgrammaticEdge per programmatic dependency.
-  virtual Error addKernelNodeWithEdges(GraphNodeHandle *n, GraphHandle g, const std::vector<GraphNodeHandle> &deps,
-                                       const std::vector<GraphNodeHandle> &programmatic, Launch &l) {
-    CGRAPH_RETURN_IF_ERROR(addKernelNode(n, g, deps, l));
-    for (GraphNodeHandle d : programmatic) CGRAPH_RETURN_IF_ERROR(addProgrammaticEdge(g, d, *n));
-    return Error::success();
-  }
   // Kernel nodes with a fixed 1-D range of at least this many work-items run their
   // kernel's coarse entry where it has one (codegen/table_abi.h `coarsen`); 0: never.
   virtual uint64_t coarsenMinItems() const { return 0; }

@@ -131,6 +131,23 @@ protected:
   // slotLength_ hold the new ones); before any graph launches. A backend whose graph
   // nodes bake addresses (captured collectives) rebuilds their partitions here.
   virtual Error bindingsChanged(const std::vector<uint64_t> &) { return Error::success(); }
+  // Adds plan `p`'s kernel node (a kernel, or a copy or fill as the builtin kernel) with
+  // launch `l` to `g` after `deps`; by default the driver's addKernelNode. A backend with
+  // other kinds of edge between kernel nodes (cuda's programmatic edges) adds them here.
+  virtual Error addKernelGraphNode(GraphNodeHandle *n, GraphHandle g, uint32_t p,
+                                   const std::vector<GraphNodeHandle> &deps, Launch &l) {
+    (void)p;
+    return driver_->addKernelNode(n, g, deps, l);
+  }
+  // Partition `pi`'s driver graph is about to be built (again, after a rebuild): node
+  // handles of graphs built before may come back from the driver.
+  virtual void partitionBuildStarting(uint32_t) {}
+  // Eager mode: launches plan `p`'s kernel `l` on the stream; by default the driver's
+  // launchKernel. capturing_ says whether the launch records into a caller's capture.
+  virtual Error launchEager(uint32_t p, Launch &l) {
+    (void)p;
+    return driver_->launchKernel(l);
+  }
 
   // ---- the table's way to the device (default: a copy from pinned staging when it
   // changed, ordered on the stream before the submission's work) ----
@@ -183,13 +200,9 @@ protected:
   Error ensureBuiltins();
   // Adds plan `p` to `g`: memcpy/memset node where every slot is runtime-owned and the
   // driver can express it, kernel node, empty node, or the backend's extension node.
-  // A kernel node whose kernels wait for grid dependencies gets programmatic edges from
-  // the kernel nodes among `deps` where the driver has them (programmaticFrom).
+  // Kernel nodes go through addKernelGraphNode.
   Expected<GraphNodeHandle> addGraphNode(GraphHandle g, uint32_t p, const std::vector<GraphNodeHandle> &deps,
                                          uint32_t part);
-  // Whether plan `p`'s kernel node (and every kernel an update may switch it to) waits
-  // for its grid dependencies, so edges into it from kernel nodes may be programmatic.
-  bool programmaticInto(uint32_t p) const;
   Error buildGraphs();
   // Builds partition `pi`'s graph and instantiates it (buildGraphs, per partition).
   Error buildPartition(uint32_t pi);
@@ -255,50 +268,8 @@ protected:
   std::vector<ModuleRef> byModule_; // per module of graph()
   ModuleRef builtins_;
   std::vector<FunctionHandle> fns_; // per kernel of graph(); null until loaded
-  std::vector<char> fnWaits_;       // per kernel: its module waits for grid dependencies
   std::vector<FunctionHandle> coarseFns_; // per kernel: its coarse entry, null if none
   std::vector<char> coarseLooked_;        // per kernel: coarseFns_ is known
-  bool builtinsWait_ = false;       // the same for builtins_
-  // The kernel nodes of the graph being built (addGraphNode: which dependencies may be
-  // programmatic): an open-addressing set of handles, one allocation per partition
-  // instead of one per node.
-  class HandleSet {
-  public:
-    void reset(size_t expected) {
-      size_t cap = 16;
-      while (cap < 2 * expected + 2) cap <<= 1;
-      slots_.assign(cap, nullptr);
-      count_ = 0;
-    }
-    void insert(GraphNodeHandle h) {
-      if (!h) return;
-      if (2 * (count_ + 1) > slots_.size()) grow();
-      size_t i = at(h);
-      while (slots_[i] && slots_[i] != h) i = (i + 1) & (slots_.size() - 1);
-      if (!slots_[i]) ++count_;
-      slots_[i] = h;
-    }
-    bool contains(GraphNodeHandle h) const {
-      if (slots_.empty() || !h) return false;
-      for (size_t i = at(h); slots_[i]; i = (i + 1) & (slots_.size() - 1))
-        if (slots_[i] == h) return true;
-      return false;
-    }
-
-  private:
-    size_t at(GraphNodeHandle h) const {
-      return size_t((uint64_t(reinterpret_cast<uintptr_t>(h)) * 0x9E3779B97F4A7C15ull) >> 24) & (slots_.size() - 1);
-    }
-    void grow() {
-      std::vector<GraphNodeHandle> old = std::move(slots_);
-      reset(std::max<size_t>(old.size(), 8));
-      for (GraphNodeHandle h : old) insert(h);
-    }
-    std::vector<GraphNodeHandle> slots_;
-    size_t count_ = 0;
-  };
-  HandleSet kernelHandles_;
-  std::vector<GraphNodeHandle> depScratch_[2];        // addGraphNode's ordinary / programmatic deps
   std::unique_ptr<rt::HostTasks> hostTasks_;
   std::vector<NodePlan> plans_;              // per plan index
   std::vector<uint32_t> exprTransferNodes_; // nodes with exprTransfer, in order (updateTransfers)
@@ -314,10 +285,8 @@ protected:
   std::vector<uint64_t> table_;      // host copy: the current submission's table
   std::vector<uint64_t> uploaded_;   // what the device table holds
   bool tableShared_ = false;          // a caller's captured graph writes the table too
-  // During captureInto: kernels that wait for their grid dependencies are launched
-  // programmatically (Launch::programmatic), so the caller's graph gets the programmatic
-  // edges cgraph's own replay graphs have.
-  bool programmaticLaunches_ = false;
+  // During captureInto: eager launches record into the caller's stream capture.
+  bool capturing_ = false;
   std::vector<uint64_t> slotLength_; // bound length per slot, this submission
   std::vector<uint64_t> rangeParams_; // parameter values the graphs' nd-ranges use
   bool rangesResolved_ = false;
