@@ -957,6 +957,34 @@ void refAtomics64Local(const ManifestCase &c, std::vector<std::vector<uint8_t>> 
   out[0] = int64_t(sum);
 }
 
+void refGuardThenAll(const ManifestCase &c, std::vector<std::vector<uint8_t>> &b) {
+  const int32_t *in = view<int32_t>(b[0]);
+  int32_t *a = view<int32_t>(b[1]), *r = view<int32_t>(b[2]);
+  const uint32_t n = scalarArg<uint32_t>(c, 3);
+  forEachId(c, [&](uint64_t i) {
+    if (i < n) a[i] = in[i] * 3;
+    r[i] = int32_t(uint32_t(a[i]) - uint32_t(i));
+  });
+}
+
+void refGuardOrUniform(const ManifestCase &c, std::vector<std::vector<uint8_t>> &b) {
+  const float *in = view<float>(b[0]);
+  float *out = view<float>(b[1]), *r = view<float>(b[2]);
+  const uint32_t nx = scalarArg<uint32_t>(c, 3), ny = scalarArg<uint32_t>(c, 4);
+  for (uint64_t y = 0; y < c.global[1]; ++y)
+    for (uint64_t x = 0; x < c.global[0]; ++x) {
+      const uint64_t i = y * c.global[0] + x;
+      if (!(x >= nx || y >= ny)) out[i] = in[i] * 0.5f + 1.0f;
+      r[i] = out[i] + float(x);
+    }
+}
+
+void refGuardAndUniform(const ManifestCase &c, std::vector<std::vector<uint8_t>> &b) {
+  int32_t *out = view<int32_t>(b[0]);
+  const uint32_t n = scalarArg<uint32_t>(c, 1), on = scalarArg<uint32_t>(c, 2);
+  forEachId(c, [&](uint64_t i) { out[i] = i < n && on != 0 ? int32_t(i * 7) : -1; });
+}
+
 struct NamedReference {
   const char *id; // FILE.cl:KERNEL
   Reference fn;
@@ -1008,6 +1036,9 @@ const NamedReference kReferences[] = {
     {"convert.cl:conv_vec", refConvVec},
     {"atomics64.cl:atomics64", refAtomics64},
     {"atomics64.cl:atomics64_local", refAtomics64Local},
+    {"guards.cl:guard_then_all", refGuardThenAll},
+    {"guards.cl:guard_or_uniform", refGuardOrUniform},
+    {"guards.cl:guard_and_uniform", refGuardAndUniform},
 };
 
 } // namespace

@@ -10,6 +10,11 @@
 // cgtest: kernel=guard_local_tri global=32,8 local=16,8 args=out:i32[256]:w
 // cgtest: kernel=guard_idle_writes global=300 local=100 args=a:i32[300]:w, b:i32[300]:w, 123:u32
 // cgtest: kernel=guard_wrap global=64 offset=4294967264 args=out:u32[64]:w
+// cgtest: kernel=guard_then_all global=320 local=64 args=in:i32[320]:rand(-1000..1000), a:i32[320]:w, r:i32[320]:w, 150:u32
+// cgtest: kernel=guard_then_all global=256 local=64 args=in:i32[256]:rand(-1000..1000), a:i32[256]:w, r:i32[256]:w, 999:u32
+// cgtest: kernel=guard_or_uniform global=40,24 local=8,4 args=in:f32[960]:rand, out:f32[960]:w, r:f32[960]:w, 29:u32, 17:u32
+// cgtest: kernel=guard_and_uniform global=200 local=50 args=out:i32[200]:w, 77:u32, 1:u32
+// cgtest: kernel=guard_and_uniform global=200 local=50 args=out:i32[200]:w, 77:u32, 0:u32
 // cgtest: kernel=reduce_odd global=240 local=48 args=in:i32[240]:rand(-1000..1000), out:i32[5]:w, local(192)
 // cgtest: kernel=reduce_carry global=256 local=64 args=in:f32[256]:rand, out:f32[256]:w, local(256)
 
@@ -42,6 +47,31 @@ __kernel void guard_idle_writes(__global int *a, __global int *b, uint n) {
   uint i = get_global_id(0);
   if (i < n) a[i] = (int)i;
   else b[i] = -(int)i;
+}
+
+// The work-items that fail the test skip a part and go on with the rest (a fused
+// kernel's shape): the x loop runs the passing ones through the test-free clone, the
+// others through the kernel.
+__kernel void guard_then_all(__global const int *in, __global int *a, __global int *r, uint n) {
+  uint i = get_global_id(0);
+  if (i < n) a[i] = in[i] * 3;
+  r[i] = a[i] - (int)i;
+}
+
+// The test as one side of `||`, the other side group-uniform (a 2-D range check).
+__kernel void guard_or_uniform(__global const float *in, __global float *out, __global float *r, uint nx,
+                               uint ny) {
+  size_t x = get_global_id(0), y = get_global_id(1), i = y * get_global_size(0) + x;
+  if (!(x >= nx || y >= ny)) out[i] = in[i] * 0.5f + 1.0f;
+  r[i] = out[i] + (float)x;
+}
+
+// The test as one side of `&&`, the other side a uniform argument.
+__kernel void guard_and_uniform(__global int *out, uint n, uint on) {
+  uint i = get_global_id(0);
+  int v = -1;
+  if (i < n && on != 0) v = (int)(i * 7);
+  out[i] = v;
 }
 
 // The global id as a uint wraps past 2^32 inside the group: the count is not usable

@@ -7,6 +7,7 @@
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/IntrinsicInst.h>
 #include <llvm/IR/Module.h>
+#include <llvm/IR/PatternMatch.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Transforms/Scalar/EarlyCSE.h>
 #include <llvm/Transforms/Scalar/SimplifyCFG.h>
@@ -20,6 +21,7 @@
 namespace cgraph::codegen::cpu {
 
 using namespace llvm;
+using namespace llvm::PatternMatch;
 
 namespace {
 
@@ -105,7 +107,29 @@ struct Search {
     auto *t = dyn_cast<BranchInst>(bb->getTerminator());
     if (!t) return false;
     if (t->isUnconditional()) return from(t->getSuccessor(0));
+    const size_t mark = g.path.size();
+    if (branch(t)) return true;
+    g.path.resize(mark);
+    return false;
+  }
+
+  // The conditional branch `t`: a uniform one (both ways searched) or the guard.
+  bool branch(BranchInst *t) {
     Value *cond = t->getCondition();
+    // `A || U` and `A && U` with U invariant: U on the path (false for ||, true for &&),
+    // A the condition; the branch then goes where A sends it.
+    for (;;) {
+      Value *a = nullptr, *u = nullptr;
+      bool isOr = false;
+      if (match(cond, m_LogicalOr(m_Value(a), m_Value(u))))
+        isOr = true;
+      else if (!match(cond, m_LogicalAnd(m_Value(a), m_Value(u))))
+        break;
+      if (invariant(a, xArg)) std::swap(a, u);
+      if (!invariant(u, xArg) || invariant(a, xArg)) break;
+      g.path.push_back({u, !isOr});
+      cond = a;
+    }
     if (invariant(cond, xArg)) {
       for (unsigned s = 0; s < 2; ++s) {
         g.path.push_back({cond, s == 0});
@@ -140,7 +164,7 @@ struct Search {
     if (!parseV(v, xArg, g.isSigned, g)) return false;
     g.bound = bound;
     lowSucc = lowIsTrue ? 0 : 1;
-    if (!idleFrom(t->getSuccessor(1 - lowSucc), firstOut)) return false;
+    g.idleRest = idleFrom(t->getSuccessor(1 - lowSucc), firstOut);
     br = t;
     return true;
   }

@@ -13,6 +13,9 @@
 // nothing but return (and store the carried uniform values, every work-item alike), the
 // wrapper computes how many leading work-items pass it and runs the x loop over those
 // only, calling a clone of the function whose test always passes: no branch and no mask.
+// Where the failing work-items do more (a fused kernel: the next kernel's part follows
+// the first one's `if (x >= n) skip`), they run the original function after that loop.
+// The test may be one side of `||` or `&&` whose other side is group-uniform.
 // A barrier region must still return its next region and carried values: one idle
 // work-item (the last) runs the original function after the loop. Where V(x) might
 // wrap over the group, or the guard is not reached (uniform branches before it chose
@@ -41,6 +44,9 @@ struct WorkItemGuard {
   bool isSigned = false;
   bool orEqual = false;              // `V(x) <= B`
   llvm::Value *bound = nullptr;      // B
+  // The work-items that fail the guard do nothing but return (the x loop skips them);
+  // else they run the original function.
+  bool idleRest = true;
 };
 
 // Looks for a guard in `f` (parameters: `numParams` kernel params, then x/y/z local ids,

@@ -189,8 +189,9 @@ void emitClampedX(IRBuilder<> &b, BodyArgs &ba, unsigned numParams, const XClamp
 }
 
 // The x loop narrowed by a work-item guard (guards.h): the leading work-items that pass
-// it run `g.low`, the rest `orig` (all of them where the count is not usable; else none,
-// or with `tail` the last one: a barrier region's next region and carried values).
+// it run `g.low`, the rest `orig` (all of them where the count is not usable; else those
+// that fail it where they do more than return (WorkItemGuard::idleRest), else none, or
+// with `tail` the last one: a barrier region's next region and carried values).
 // `emit(f)` calls `f` for work-item ba.l[0]; `ops()` gives the call's operands.
 template <typename F, typename O>
 void emitGuardedX(IRBuilder<> &b, BodyArgs &ba, unsigned numParams, const WorkItemGuard &g,
@@ -246,7 +247,9 @@ void emitGuardedX(IRBuilder<> &b, BodyArgs &ba, unsigned numParams, const WorkIt
     b.CreateBr(skip);
     b.SetInsertPoint(skip);
   }
-  Value *rest = tail ? b.CreateSelect(b.CreateICmpULT(n1, lx), b.CreateSub(lx, b.getInt64(1)), lx) : lx;
+  Value *rest = !g.idleRest ? n1
+               : tail      ? b.CreateSelect(b.CreateICmpULT(n1, lx), b.CreateSub(lx, b.getInt64(1)), lx)
+                           : lx;
   range(b.CreateSelect(usable, rest, b.getInt64(0)), "x.rest", orig);
 }
 
