@@ -603,8 +603,11 @@ void dumpModule(const Module &m, const TableAbiTarget &target, const std::string
                 const char *suffix) {
   if (!target.dumpEnv) return;
   if (auto dump = envText(target.dumpEnv)) {
+    std::string file = name; // a module named after its source path: one file in the folder
+    for (char &c : file)
+      if (c == '/' || c == '\\') c = '_';
     std::error_code ec;
-    raw_fd_ostream os(*dump + "/" + name + suffix, ec);
+    raw_fd_ostream os(*dump + "/" + file + suffix, ec);
     if (!ec) m.print(os, nullptr);
   }
 }
