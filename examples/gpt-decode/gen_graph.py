@@ -24,7 +24,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import model  # noqa: E402
 
 F32 = 4
-LIN_WG, LIN_OR, LT_O, LT_R, LT_K = 64, 4, 32, 32, 16  # linear.cl's; the nd-ranges below depend on them
+LIN_WG, LIN_OR, LT_O, LT_R, LT_K = 64, 4, 32, 32, 32  # linear.cl's; the nd-ranges below depend on them
 LN_WG, ATT_WG, ATT_CHUNK, AM_WG = 128, 128, 64, 256
 EPI_BIAS, EPI_GELU, EPI_ACCUMULATE = 1, 2, 4
 EPS = 1e-5

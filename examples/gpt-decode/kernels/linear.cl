@@ -13,7 +13,9 @@
 //           local [LIN_WG, 1].
 //
 // rows > LIN_TILED_MIN (compute-bound): tiles of LT_O output columns x LT_R rows, K in
-// steps of LT_K staged in local memory, each work-item a 4 x 4 register block.
+// steps of LT_K staged in local memory k-major (a k's 32 columns, then its 32 rows, each
+// contiguous), each work-item a 4 x 4 register block of 4 consecutive columns and 4
+// consecutive rows: one float4 of weights and one of x per k for its 16 sums.
 // nd-range: global [ceil_div(o_dim, LT_O) * LIN_WG, ceil_div(rows, LT_R)], local [LIN_WG, 1].
 //
 // k_dim must be a multiple of LT_K (so of 4). epilogue: bit 0 adds bias, bit 1 applies
@@ -49,14 +51,15 @@
 #define LIN_WG_LOG2 6
 #define LT_O 32
 #define LT_R 32
-#define LT_K 16
-#define LT_PITCH (LT_K + 1) // local rows padded: work-items on consecutive rows hit other banks
+#define LT_K 32
 
 #define EPI_BIAS 1
 #define EPI_GELU 2
 #define EPI_ACCUMULATE 4
 #define LIN_ACC (LIN_OR * LIN_NB)
-#define LIN_LOCAL (LIN_ACC * LIN_WG > 2 * LT_O * LT_PITCH ? LIN_ACC * LIN_WG : 2 * LT_O * LT_PITCH)
+#define LT_PITCH (LT_O + 4) // floats per k in a staged tile: float4-aligned, 2-way store conflicts at most
+#define LT_TILE (LT_K * LT_PITCH) // floats per staged tile (LT_O == LT_R)
+#define LIN_LOCAL (LIN_ACC * LIN_WG > 2 * LT_TILE ? LIN_ACC * LIN_WG : 2 * LT_TILE)
 
 static float gelu_tanh(float x) {
   const float c = 0.7978845608028654f; // sqrt(2 / pi)
@@ -110,9 +113,10 @@ static void gemv_partials(__global const float *x, __global const WTYPE *w, int 
     if (a < rows * LIN_OR) red[a * LIN_WG + lid] = acc[a];
 }
 
-// Copies a [LT_O or LT_R rows, LT_K] block of `src` (row pitch k_dim) starting at row
-// `row0`, column k0, into `tile` as floats; rows at or past `nrows` read as zeros.
-// load_tile reads x (float), load_tile_w the weights (WTYPE).
+// Copies a [LT_O rows, LT_K] block of `src` (row pitch k_dim) starting at row `row0`,
+// column k0, into `tile` k-major as floats (tile[k * LT_PITCH + row]); rows at or past
+// `nrows` read as zeros. Consecutive work-items read consecutive float4s of a row (whole
+// sectors). load_tile reads x (float), load_tile_w the weights (WTYPE).
 #define LIN_LOAD_TILE(NAME, T, LOAD4)                                                          \
   static void NAME(__local float *tile, __global const T *src, int row0, int nrows, int k0,    \
                    int k_dim, int lid) {                                                       \
@@ -120,11 +124,11 @@ static void gemv_partials(__global const float *x, __global const WTYPE *w, int 
       const int row = idx / (LT_K / 4), c4 = idx % (LT_K / 4);                                  \
       float4 v = (float4)(0.0f);                                                               \
       if (row0 + row < nrows) v = LOAD4(0, src + (size_t)(row0 + row) * k_dim + k0 + 4 * c4);  \
-      __local float *t = tile + row * LT_PITCH + 4 * c4;                                       \
+      __local float *t = tile + 4 * c4 * LT_PITCH + row;                                       \
       t[0] = v.x;                                                                              \
-      t[1] = v.y;                                                                              \
-      t[2] = v.z;                                                                              \
-      t[3] = v.w;                                                                              \
+      t[LT_PITCH] = v.y;                                                                       \
+      t[2 * LT_PITCH] = v.z;                                                                   \
+      t[3 * LT_PITCH] = v.w;                                                                   \
     }                                                                                          \
   }
 LIN_LOAD_TILE(load_tile, float, vload4)
@@ -137,7 +141,8 @@ LIN_LOAD_TILE(load_tile_w, WTYPE, WLOAD4)
 __kernel __attribute__((reqd_work_group_size(LIN_WG, 1, 1)))
 void linear(__global float *y, __global const float *x, __global const WTYPE *w,
             __global const float *bias, int rows, int k_dim, int o_dim, int epilogue) {
-  __local float scratch[LIN_LOCAL];
+  __local float4 scratch4[LIN_LOCAL / 4]; // float4-aligned: the tiles are read as float4s
+  __local float *scratch = (__local float *)scratch4;
   const int lid = get_local_id(0);
   const int tiled = rows > LIN_TILED_MIN;
 
@@ -151,10 +156,10 @@ void linear(__global float *y, __global const float *x, __global const WTYPE *w,
     if (o < o_dim) store(y, bias, rb + a / LIN_OR, o, o_dim, epilogue, scratch[a * LIN_WG]);
   }
 
-  // Tiled way: a tile of LT_O columns x LT_R rows, each work-item a 4 x 4 block
-  // (columns tx + 8j, rows ty + 8i of the tile) in four float4s, one per row; no trips
-  // when not tiled.
-  __local float *wt = scratch, *xt = scratch + LT_O * LT_PITCH;
+  // Tiled way: a tile of LT_O columns x LT_R rows, each work-item a 4 x 4 block (columns
+  // 4 tx .. 4 tx + 3, rows 4 ty .. 4 ty + 3 of the tile) in four float4s, one per row; no
+  // trips when not tiled.
+  __local float *wt = scratch, *xt = scratch + LT_TILE;
   const int tx = lid % 8, ty = lid / 8;
   const int o0 = get_group_id(0) * LT_O, r0 = get_group_id(1) * LT_R;
   float4 acc0 = (float4)(0.0f), acc1 = (float4)(0.0f), acc2 = (float4)(0.0f), acc3 = (float4)(0.0f);
@@ -164,22 +169,23 @@ void linear(__global float *y, __global const float *x, __global const WTYPE *w,
     load_tile_w(wt, w, o0, o_dim, k0, k_dim, lid);
     load_tile(xt, x, r0, rows, k0, k_dim, lid);
     barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
     for (int k = 0; k < LT_K; ++k) {
-      __local const float *wk = wt + tx * LT_PITCH + k, *xk = xt + ty * LT_PITCH + k;
-      const float4 wv = (float4)(wk[0], wk[8 * LT_PITCH], wk[16 * LT_PITCH], wk[24 * LT_PITCH]);
-      acc0 = fma((float4)(xk[0]), wv, acc0);
-      acc1 = fma((float4)(xk[8 * LT_PITCH]), wv, acc1);
-      acc2 = fma((float4)(xk[16 * LT_PITCH]), wv, acc2);
-      acc3 = fma((float4)(xk[24 * LT_PITCH]), wv, acc3);
+      const float4 wv = *(__local const float4 *)(wt + k * LT_PITCH + 4 * tx);
+      const float4 xv = *(__local const float4 *)(xt + k * LT_PITCH + 4 * ty);
+      acc0 = fma((float4)(xv.x), wv, acc0);
+      acc1 = fma((float4)(xv.y), wv, acc1);
+      acc2 = fma((float4)(xv.z), wv, acc2);
+      acc3 = fma((float4)(xv.w), wv, acc3);
     }
   }
   if (tiled) {
     const float4 accs[4] = {acc0, acc1, acc2, acc3};
     for (int i = 0; i < 4; ++i) {
-      const int r = r0 + ty + 8 * i;
+      const int r = r0 + 4 * ty + i;
       const float v[4] = {accs[i].x, accs[i].y, accs[i].z, accs[i].w};
       for (int j = 0; j < 4; ++j) {
-        const int o = o0 + tx + 8 * j;
+        const int o = o0 + 4 * tx + j;
         if (r < rows && o < o_dim) store(y, bias, r, o, o_dim, epilogue, v[j]);
       }
     }
