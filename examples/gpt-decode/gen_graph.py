@@ -35,19 +35,26 @@ def in_range(var: str, lo: int, hi: int) -> str:
     return f"min(max(${var} - {hi}, 0), 1) + min(max({lo} - ${var}, 0), 1)"
 
 
-# --lin-rows and --lin-tiled-min: override lin_blocks' values (None: the config's).
+# --lin-rows and --lin-tiled-min[-mid|-wide]: override lin_blocks' values (None: the
+# config's).
 ROWS = None
 TILED_MIN = None
+TILED_MIN_MID = None
+TILED_MIN_WIDE = None
+MID_O, WIDE_O = 2048, 8192  # output columns from which a projection is "mid" (qkv, fc1) or "wide" (logits)
 
 
 def lin_blocks(cfg: model.Config) -> tuple:
-    """linear.cl's (LIN_NB, LIN_TILED_MIN): rows per matrix-vector block, and the most rows
-    taken as matrix-vector products (more: tiles). The larger configs' threshold is
-    where the tiles become the faster way for the gpt2 shapes (measured:
+    """linear.cl's LIN_NB (rows per matrix-vector block) and the most rows a projection
+    takes as matrix-vector products (more: tiles) for narrow, mid and wide outputs
+    (MID_O, WIDE_O): the kernel's `tiled_min` argument. Wider projections have tiles
+    enough to fill the GPU at fewer rows. The larger configs' thresholds are where the
+    tiles became the faster way for the gpt2 shapes (measured:
     benchmarks/gpt-decode/results/2026-12-05-h100/NOTES.md). The small config's are
     lower, so that its tests reach several blocks and the tiles at B_MAX 8."""
-    nb, tiled_min = (8, 160) if cfg.batch_max > 8 else (2, 4)
-    return ROWS if ROWS is not None else nb, TILED_MIN if TILED_MIN is not None else tiled_min
+    nb, narrow, mid, wide = (8, 160, 64, 8) if cfg.batch_max > 8 else (2, 4, 4, 4)
+    pick = lambda given, default: given if given is not None else default  # noqa: E731
+    return pick(ROWS, nb), pick(TILED_MIN, narrow), pick(TILED_MIN_MID, mid), pick(TILED_MIN_WIDE, wide)
 
 
 def slots(cfg: model.Config, half: bool = False, separate: bool = False) -> list:
@@ -96,11 +103,13 @@ def ref(slot: str, offset: int):
 
 
 def linear(cfg, name, y, x, w, w_off, bias, b_off, k_dim, o_dim, epilogue):
-    """linear.cl's nd-range: for b <= LIN_TILED_MIN one work-group per LIN_OR columns and
+    """linear.cl's nd-range: for b <= tiled_min one work-group per LIN_OR columns and
     block of LIN_NB rows, else one per tile of LT_O columns x LT_R rows. The stored
-    expressions pick between the two per run."""
+    expressions pick between the two per run; tiled_min (the node's last argument) is
+    lin_blocks' threshold for o_dim."""
     assert k_dim % LT_K == 0
-    nb, tiled_min = lin_blocks(cfg)
+    nb, narrow, mid, wide = lin_blocks(cfg)
+    tiled_min = wide if o_dim >= WIDE_O else mid if o_dim >= MID_O else narrow
     gemv = -(-o_dim // LIN_OR) * LIN_WG
     tiled = -(-o_dim // LT_O) * LIN_WG
     is_tiled = f"min(max($b - {tiled_min}, 0), 1)"
@@ -109,7 +118,7 @@ def linear(cfg, name, y, x, w, w_off, bias, b_off, k_dim, o_dim, epilogue):
             "global": [f"{gemv} - {gemv - tiled} * {is_tiled}",
                        f"{blocks} - ({blocks} - ceil_div($b, {LT_R})) * {is_tiled}"],
             "local": [LIN_WG, 1],
-            "args": [y, x, ref(w, w_off), ref(bias, b_off), "$b", k_dim, o_dim, epilogue]}
+            "args": [y, x, ref(w, w_off), ref(bias, b_off), "$b", k_dim, o_dim, epilogue, tiled_min]}
 
 
 def layernorm(name, y, x, g, b, off, n):
@@ -189,7 +198,7 @@ def describe(cfg: model.Config, half: bool = False, separate: bool = False) -> d
             {"file": "kernels/embed.cl", "defines": {"EMB_HALF": 1}} if half else "kernels/embed.cl",
             {"file": "kernels/layernorm.cl", "defines": {"LN_WG": LN_WG}},
             {"file": "kernels/linear.cl", "defines": {"LIN_WG": LIN_WG, "LIN_NB": lin_blocks(cfg)[0], "LIN_OR": LIN_OR,
-                         "LIN_TILED_MIN": lin_blocks(cfg)[1], **({"LIN_HALF": 1} if half else {})}},
+                                                      **({"LIN_HALF": 1} if half else {})}},
             {"file": "kernels/attention.cl",
              "defines": {"ATT_WG": ATT_WG, "ATT_CHUNK": ATT_CHUNK, "HD": cfg.head_dim,
                          "T_MAX": cfg.context_max, "NCH_MAX": n_chunks(cfg)}},
@@ -214,14 +223,21 @@ def main() -> None:
                     help="separate: bias, GELU and residual adds as elementwise.cl nodes after each "
                          "projection (the unfused step cgfuse --auto fuses)")
     ap.add_argument("--lin-tiled-min", type=int,
-                    help="the most rows linear.cl takes as matrix-vector products (more: tiles); "
+                    help=f"the most rows linear.cl takes as matrix-vector products (more: tiles), for "
+                         f"projections of fewer than {MID_O} output columns; default: the config's")
+    ap.add_argument("--lin-tiled-min-mid", type=int,
+                    help=f"the same for projections of {MID_O} to {WIDE_O - 1} output columns (qkv, fc1); "
+                         "default: the config's")
+    ap.add_argument("--lin-tiled-min-wide", type=int,
+                    help=f"the same for projections of at least {WIDE_O} output columns (the logits); "
                          "default: the config's")
     ap.add_argument("--lin-rows", type=int,
                     help="rows per matrix-vector block in linear.cl (each weight read once per block); "
                          "default: the config's")
     args = ap.parse_args()
-    global ROWS, TILED_MIN
+    global ROWS, TILED_MIN, TILED_MIN_MID, TILED_MIN_WIDE
     ROWS, TILED_MIN = args.lin_rows, args.lin_tiled_min
+    TILED_MIN_MID, TILED_MIN_WIDE = args.lin_tiled_min_mid, args.lin_tiled_min_wide
     cfg = model.get(args.config)
     groups = ATT_WG // (cfg.head_dim // 4)  # attention.cl's position groups: a power of two
     assert cfg.head_dim % 4 == 0 and groups & (groups - 1) == 0 and ATT_CHUNK <= ATT_WG and cfg.d_model % 4 == 0

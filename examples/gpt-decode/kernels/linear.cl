@@ -1,8 +1,9 @@
 // y[r, o] (op)= epilogue(sum_k x[r, k] * w[o, k] + bias[o]): the projections of a decode
 // step, w in [out, in] row-major (torch nn.Linear) layout, x [rows, k_dim], y [rows, o_dim].
-// One kernel with two ways of splitting the work, chosen by `rows` (uniform per launch):
+// One kernel with two ways of splitting the work, chosen by `rows` against the `tiled_min`
+// argument (uniform per launch):
 //
-// rows <= LIN_TILED_MIN (matrix-vector products, memory-bound): the weights must stream
+// rows <= tiled_min (matrix-vector products, memory-bound): the weights must stream
 // at close to memory bandwidth. A work-group of LIN_WG work-items computes LIN_OR output
 // columns for a block of LIN_NB rows: the work-items split K (float4 loads along the
 // weight rows, consecutive work-items on consecutive float4s), each keeps LIN_OR x LIN_NB
@@ -12,7 +13,7 @@
 // nd-range: global [ceil_div(o_dim, LIN_OR) * LIN_WG, ceil_div(rows, LIN_NB)],
 //           local [LIN_WG, 1].
 //
-// rows > LIN_TILED_MIN (compute-bound): tiles of LT_O output columns x LT_R rows, K in
+// rows > tiled_min (compute-bound): tiles of LT_O output columns x LT_R rows, K in
 // steps of LT_K staged in local memory k-major (a k's 32 columns, then its 32 rows, each
 // contiguous), each work-item a 4 x 4 register block of 4 consecutive columns and 4
 // consecutive rows: one float4 of weights and one of x per k for its 16 sums.
@@ -32,9 +33,6 @@
 #endif
 #ifndef LIN_OR
 #define LIN_OR 4
-#endif
-#ifndef LIN_TILED_MIN
-#define LIN_TILED_MIN 256 // more rows than this: tiles
 #endif
 
 #ifdef LIN_HALF
@@ -140,11 +138,11 @@ LIN_LOAD_TILE(load_tile_w, WTYPE, WLOAD4)
 // one branch of an if/else are legal when uniform, but not every compiler copes).
 __kernel __attribute__((reqd_work_group_size(LIN_WG, 1, 1)))
 void linear(__global float *y, __global const float *x, __global const WTYPE *w,
-            __global const float *bias, int rows, int k_dim, int o_dim, int epilogue) {
+            __global const float *bias, int rows, int k_dim, int o_dim, int epilogue, int tiled_min) {
   __local float4 scratch4[LIN_LOCAL / 4]; // float4-aligned: the tiles are read as float4s
   __local float *scratch = (__local float *)scratch4;
   const int lid = get_local_id(0);
-  const int tiled = rows > LIN_TILED_MIN;
+  const int tiled = rows > tiled_min;
 
   // Matrix-vector way: partial sums of this block's rows, then a tree over the work-items.
   const int rb = get_group_id(1) * LIN_NB, nr = tiled ? 0 : min(LIN_NB, rows - rb);
