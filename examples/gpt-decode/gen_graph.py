@@ -25,7 +25,7 @@ import model  # noqa: E402
 
 F32 = 4
 LIN_WG, LIN_OR, LT_O, LT_R, LT_K = 64, 4, 32, 32, 32  # linear.cl's; the nd-ranges below depend on them
-LN_WG, ATT_WG, ATT_CHUNK, AM_WG = 128, 128, 64, 256
+LN_WG, ATT_WG, ATT_CHUNK, AM_WG, SUM_WG = 128, 128, 64, 256, 256
 EPI_BIAS, EPI_GELU, EPI_ACCUMULATE = 1, 2, 4
 EPS = 1e-5
 
@@ -41,6 +41,7 @@ ROWS = None
 TILED_MIN = None
 TILED_MIN_MID = None
 TILED_MIN_WIDE = None
+K_SPLITS = None  # --lin-k-splits
 MID_O, WIDE_O = 2048, 8192  # output columns from which a projection is "mid" (qkv, fc1) or "wide" (logits)
 
 
@@ -52,7 +53,7 @@ def lin_blocks(cfg: model.Config) -> tuple:
     tiles became the faster way for the gpt2 shapes (measured:
     benchmarks/gpt-decode/results/2026-12-05-h100/NOTES.md). The small config's are
     lower, so that its tests reach several blocks and the tiles at B_MAX 8."""
-    nb, narrow, mid, wide = (8, 160, 64, 8) if cfg.batch_max > 8 else (2, 4, 4, 4)
+    nb, narrow, mid, wide = (8, 64, 64, 8) if cfg.batch_max > 8 else (2, 4, 4, 4)
     pick = lambda given, default: given if given is not None else default  # noqa: E731
     return pick(ROWS, nb), pick(TILED_MIN, narrow), pick(TILED_MIN_MID, mid), pick(TILED_MIN_WIDE, wide)
 
@@ -89,6 +90,8 @@ def slots(cfg: model.Config, half: bool = False, separate: bool = False) -> list
                         (f"h2.{l}", D), (f"m.{l}", F)]
         if separate:  # the projections' outputs before their residual adds
             activations += [(f"o.{l}", D), (f"f.{l}", D)]
+        if k_splits(cfg, F, D)[0] > 1:  # fc2's partial sums (linear.cl's split K)
+            activations.append((f"fc2p.{l}", k_splits(cfg, F, D)[0] * D))
     for name, width in activations:
         out.append({"name": name, "count": f"$b * {width}", "type": "f32", "init": "transient"})
     return out
@@ -102,23 +105,49 @@ def ref(slot: str, offset: int):
     return {"slot": slot, "offset": offset} if offset else slot
 
 
-def linear(cfg, name, y, x, w, w_off, bias, b_off, k_dim, o_dim, epilogue):
-    """linear.cl's nd-range: for b <= tiled_min one work-group per LIN_OR columns and
-    block of LIN_NB rows, else one per tile of LT_O columns x LT_R rows. The stored
-    expressions pick between the two per run; tiled_min (the node's last argument) is
-    lin_blocks' threshold for o_dim."""
+def k_splits(cfg: model.Config, k_dim: int, o_dim: int) -> tuple:
+    """How many parts linear.cl's tiles split K into, as (the most, the node's argument:
+    a number or an expression of $b): narrow projections with a long K (fc2: 768
+    columns, K 3072) have too few tiles to fill the GPU otherwise. The larger configs
+    take 8 parts up to 128 rows and 4 above (fewer row tiles need more parts; measured:
+    benchmarks/gpt-decode/results/2026-12-05-h100/NOTES.md)."""
+    if K_SPLITS is not None:
+        most, arg = K_SPLITS, K_SPLITS
+    elif cfg.batch_max > 8:
+        most, arg = 8, "4 + 4 * min(max(129 - $b, 0), 1)"
+    else:
+        most, arg = 2, 2
+    if o_dim >= MID_O or k_dim <= o_dim or most < 2:
+        return 1, 1
+    return most, arg
+
+
+def linear(cfg, name, y, x, w, w_off, bias, b_off, k_dim, o_dim, epilogue, part=None):
+    """linear.cl's nodes. Its nd-range: for b <= tiled_min one work-group per LIN_OR
+    columns and block of LIN_NB rows, else one per tile of LT_O columns x LT_R rows (and
+    per part of K: k_splits). The stored expressions pick between the two per run;
+    tiled_min is lin_blocks' threshold for o_dim. With K split, `part` is the slot of
+    the partial sums ([k_splits, $b, o_dim]) and a linear_sum node follows."""
     assert k_dim % LT_K == 0
     nb, narrow, mid, wide = lin_blocks(cfg)
     tiled_min = wide if o_dim >= WIDE_O else mid if o_dim >= MID_O else narrow
+    most, splits = k_splits(cfg, k_dim, o_dim) if part else (1, 1)
     gemv = -(-o_dim // LIN_OR) * LIN_WG
     tiled = -(-o_dim // LT_O) * LIN_WG
     is_tiled = f"min(max($b - {tiled_min}, 0), 1)"
     blocks = f"ceil_div($b, {nb})"
-    return {"name": name, "kernel": "linear",
-            "global": [f"{gemv} - {gemv - tiled} * {is_tiled}",
-                       f"{blocks} - ({blocks} - ceil_div($b, {LT_R})) * {is_tiled}"],
-            "local": [LIN_WG, 1],
-            "args": [y, x, ref(w, w_off), ref(bias, b_off), "$b", k_dim, o_dim, epilogue, tiled_min]}
+    grid = [f"{gemv} - {gemv - tiled} * {is_tiled}", f"{blocks} - ({blocks} - ceil_div($b, {LT_R})) * {is_tiled}"]
+    if most > 1:  # the third dimension: the parts of K (1 on the matrix-vector way)
+        grid.append(f"1 + ({splits} - 1) * {is_tiled}")
+    nodes = [{"name": name, "kernel": "linear", "global": grid, "local": [LIN_WG, *[1] * (len(grid) - 1)],
+              "args": [y, x, ref(w, w_off), ref(bias, b_off), "$b", k_dim, o_dim, epilogue, tiled_min,
+                       part if most > 1 else y]}]
+    if most > 1:
+        every = f"ceil_div($b * {o_dim}, {SUM_WG}) * {SUM_WG}"
+        nodes.append({"name": f"{name}.sum", "kernel": "linear_sum",
+                      "global": [f"{SUM_WG} + ({every} - {SUM_WG}) * {is_tiled}"], "local": [SUM_WG],
+                      "args": [y, part, ref(bias, b_off), "$b", o_dim, epilogue, tiled_min, splits]})
+    return nodes
 
 
 def layernorm(name, y, x, g, b, off, n):
@@ -131,14 +160,14 @@ def elementwise(name, kernel, n, args):
     return {"name": name, "kernel": kernel, "global": [f"$b * {n}"], "args": args}
 
 
-def projection(cfg, name, y, x, w, w_off, bias, b_off, k_dim, o_dim, epilogue, separate, raw=None):
-    """linear(), with its epilogue inside (one node), or, with `separate`, as a plain
-    projection into `raw` (y itself without EPI_ACCUMULATE) followed by elementwise.cl
-    nodes: add_bias, then gelu or add_into(y, raw)."""
+def projection(cfg, name, y, x, w, w_off, bias, b_off, k_dim, o_dim, epilogue, separate, raw=None, part=None):
+    """linear(), with its epilogue inside, or, with `separate`, as a plain projection
+    into `raw` (y itself without EPI_ACCUMULATE) followed by elementwise.cl nodes:
+    add_bias, then gelu or add_into(y, raw). `part`: linear()'s split-K slot."""
     if not separate:
-        return [linear(cfg, name, y, x, w, w_off, bias, b_off, k_dim, o_dim, epilogue)]
+        return linear(cfg, name, y, x, w, w_off, bias, b_off, k_dim, o_dim, epilogue, part)
     out = raw if epilogue & EPI_ACCUMULATE else y
-    nodes = [linear(cfg, name, out, x, w, w_off, bias, b_off, k_dim, o_dim, 0),
+    nodes = [*linear(cfg, name, out, x, w, w_off, bias, b_off, k_dim, o_dim, 0, part),
              elementwise(f"{name}.bias", "add_bias", o_dim, [out, ref(bias, b_off), o_dim])]
     if epilogue & EPI_GELU:
         nodes.append(elementwise(f"{name}.gelu", "gelu", o_dim, [out]))
@@ -167,7 +196,7 @@ def layer_nodes(cfg: model.Config, l: int, half: bool = False, separate: bool = 
         *projection(cfg, f"fc1.{l}", f"m.{l}", f"h2.{l}", "w1", l * F * D * W, "b1", l * F * F32,
                     D, F, EPI_BIAS | EPI_GELU, separate),
         *projection(cfg, f"fc2.{l}", "x", f"m.{l}", "w2", l * D * F * W, "b2", l * D * F32,
-                    F, D, EPI_BIAS | EPI_ACCUMULATE, separate, f"f.{l}"),
+                    F, D, EPI_BIAS | EPI_ACCUMULATE, separate, f"f.{l}", f"fc2p.{l}"),
     ]
 
 
@@ -180,7 +209,7 @@ def describe(cfg: model.Config, half: bool = False, separate: bool = False) -> d
     nodes += [
         layernorm("lnf", "hf", "x", "lnf_g", "lnf_b", 0, D),
         # Tied embeddings: logits = h @ wte.T. bias is not read without EPI_BIAS.
-        linear(cfg, "logits", "logits", "hf", "wte", 0, "lnf_b", 0, D, V, 0),
+        *linear(cfg, "logits", "logits", "hf", "wte", 0, "lnf_b", 0, D, V, 0),
         {"name": "argmax", "kernel": "argmax", "global": [AM_WG, "$b"], "local": [AM_WG, 1],
          "args": ["next", "logits", V]},
     ]
@@ -231,6 +260,9 @@ def main() -> None:
     ap.add_argument("--lin-tiled-min-wide", type=int,
                     help=f"the same for projections of at least {WIDE_O} output columns (the logits); "
                          "default: the config's")
+    ap.add_argument("--lin-k-splits", type=int,
+                    help="parts of K for the tiles of narrow projections with a long K (fc2); 1: none; "
+                         "default: the config's")
     ap.add_argument("--lin-rows", type=int,
                     help="rows per matrix-vector block in linear.cl (each weight read once per block); "
                          "default: the config's")
@@ -238,6 +270,8 @@ def main() -> None:
     global ROWS, TILED_MIN, TILED_MIN_MID, TILED_MIN_WIDE
     ROWS, TILED_MIN = args.lin_rows, args.lin_tiled_min
     TILED_MIN_MID, TILED_MIN_WIDE = args.lin_tiled_min_mid, args.lin_tiled_min_wide
+    global K_SPLITS
+    K_SPLITS = args.lin_k_splits
     cfg = model.get(args.config)
     groups = ATT_WG // (cfg.head_dim // 4)  # attention.cl's position groups: a power of two
     assert cfg.head_dim % 4 == 0 and groups & (groups - 1) == 0 and ATT_CHUNK <= ATT_WG and cfg.d_model % 4 == 0

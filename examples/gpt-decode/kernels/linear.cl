@@ -19,6 +19,12 @@
 // consecutive rows: one float4 of weights and one of x per k for its 16 sums.
 // nd-range: global [ceil_div(o_dim, LT_O) * LIN_WG, ceil_div(rows, LT_R)], local [LIN_WG, 1].
 //
+// Split K (tiled way only): a third nd-range dimension of S > 1 work-groups per tile,
+// group s summing the LT_K-wide steps s, s + S, s + 2S, ... of K; each writes its raw
+// sums to part[s, r, o] ([S, rows, o_dim]) and linear_sum adds them up and applies the
+// epilogue (a projection with few output columns and a long K has tiles too few to
+// fill the GPU otherwise). Without it the third dimension is 1.
+//
 // k_dim must be a multiple of LT_K (so of 4). epilogue: bit 0 adds bias, bit 1 applies
 // gelu (tanh form), bit 2 accumulates into y (y += ..., the residual connection) instead
 // of storing. bias is not read without bit 0.
@@ -138,7 +144,8 @@ LIN_LOAD_TILE(load_tile_w, WTYPE, WLOAD4)
 // one branch of an if/else are legal when uniform, but not every compiler copes).
 __kernel __attribute__((reqd_work_group_size(LIN_WG, 1, 1)))
 void linear(__global float *y, __global const float *x, __global const WTYPE *w,
-            __global const float *bias, int rows, int k_dim, int o_dim, int epilogue, int tiled_min) {
+            __global const float *bias, int rows, int k_dim, int o_dim, int epilogue, int tiled_min,
+            __global float *part) {
   __local float4 scratch4[LIN_LOCAL / 4]; // float4-aligned: the tiles are read as float4s
   __local float *scratch = (__local float *)scratch4;
   const int lid = get_local_id(0);
@@ -160,9 +167,10 @@ void linear(__global float *y, __global const float *x, __global const WTYPE *w,
   __local float *wt = scratch, *xt = scratch + LT_TILE;
   const int tx = lid % 8, ty = lid / 8;
   const int o0 = get_group_id(0) * LT_O, r0 = get_group_id(1) * LT_R;
+  const int split = get_group_id(2), splits = get_num_groups(2);
   float4 acc0 = (float4)(0.0f), acc1 = (float4)(0.0f), acc2 = (float4)(0.0f), acc3 = (float4)(0.0f);
   const int k_end = tiled ? k_dim : 0;
-  for (int k0 = 0; k0 < k_end; k0 += LT_K) {
+  for (int k0 = split * LT_K; k0 < k_end; k0 += splits * LT_K) {
     barrier(CLK_LOCAL_MEM_FENCE); // the previous step (or the reduction) is done with scratch
     load_tile_w(wt, w, o0, o_dim, k0, k_dim, lid);
     load_tile(xt, x, r0, rows, k0, k_dim, lid);
@@ -184,8 +192,24 @@ void linear(__global float *y, __global const float *x, __global const WTYPE *w,
       const float v[4] = {accs[i].x, accs[i].y, accs[i].z, accs[i].w};
       for (int j = 0; j < 4; ++j) {
         const int o = o0 + 4 * tx + j;
-        if (r < rows && o < o_dim) store(y, bias, r, o, o_dim, epilogue, v[j]);
+        if (r >= rows || o >= o_dim) continue;
+        if (splits > 1)
+          part[((size_t)split * rows + r) * o_dim + o] = v[j];
+        else
+          store(y, bias, r, o, o_dim, epilogue, v[j]);
       }
     }
   }
+}
+
+// The second pass of a split K: y[r, o] (op)= epilogue(sum_s part[s, r, o] + bias[o]), one
+// work-item per output; nothing when the launch took the matrix-vector way (rows <=
+// tiled_min) or K was not split. nd-range: global [rows * o_dim rounded up], any local.
+__kernel void linear_sum(__global float *y, __global const float *part, __global const float *bias,
+                         int rows, int o_dim, int epilogue, int tiled_min, int k_splits) {
+  const size_t i = get_global_id(0), n = (size_t)rows * o_dim;
+  if (rows <= tiled_min || k_splits < 2 || i >= n) return;
+  float v = 0.0f;
+  for (int s = 0; s < k_splits; ++s) v += part[s * n + i];
+  store(y, bias, (int)(i / o_dim), (int)(i % o_dim), o_dim, epilogue, v);
 }
