@@ -53,9 +53,9 @@ def lin_blocks(cfg: model.Config) -> tuple:
     tiles became the faster way for the gpt2 shapes (measured:
     benchmarks/gpt-decode/results/2026-12-05-h100/NOTES.md). The small config's are
     lower, so that its tests reach several blocks and the tiles at B_MAX 8."""
-    nb, narrow, mid, wide = (8, 64, 64, 8) if cfg.batch_max > 8 else (2, 4, 4, 4)
-    pick = lambda given, default: given if given is not None else default  # noqa: E731
-    return pick(ROWS, nb), pick(TILED_MIN, narrow), pick(TILED_MIN_MID, mid), pick(TILED_MIN_WIDE, wide)
+    defaults = (8, 64, 64, 8) if cfg.batch_max > 8 else (2, 4, 4, 4)
+    given = (ROWS, TILED_MIN, TILED_MIN_MID, TILED_MIN_WIDE)
+    return tuple(d if g is None else g for g, d in zip(given, defaults))
 
 
 def slots(cfg: model.Config, half: bool = False, separate: bool = False) -> list:
@@ -267,11 +267,9 @@ def main() -> None:
                     help="rows per matrix-vector block in linear.cl (each weight read once per block); "
                          "default: the config's")
     args = ap.parse_args()
-    global ROWS, TILED_MIN, TILED_MIN_MID, TILED_MIN_WIDE
-    ROWS, TILED_MIN = args.lin_rows, args.lin_tiled_min
+    global ROWS, TILED_MIN, TILED_MIN_MID, TILED_MIN_WIDE, K_SPLITS
+    ROWS, TILED_MIN, K_SPLITS = args.lin_rows, args.lin_tiled_min, args.lin_k_splits
     TILED_MIN_MID, TILED_MIN_WIDE = args.lin_tiled_min_mid, args.lin_tiled_min_wide
-    global K_SPLITS
-    K_SPLITS = args.lin_k_splits
     cfg = model.get(args.config)
     groups = ATT_WG // (cfg.head_dim // 4)  # attention.cl's position groups: a power of two
     assert cfg.head_dim % 4 == 0 and groups & (groups - 1) == 0 and ATT_CHUNK <= ATT_WG and cfg.d_model % 4 == 0

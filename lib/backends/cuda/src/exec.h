@@ -183,7 +183,10 @@ private:
   void prepareProgrammatic();
   // Whether plan `p`'s kernel node, and every kernel an update may switch it to, waits.
   bool programmaticInto(uint32_t p) const;
-  Error addKernelNodeWithEdges(gpu::GraphNodeHandle *n, gpu::GraphHandle g, Launch &l);
+  // A kernel node after `ordinary` and `programmatic` dependencies.
+  Error addKernelNodeWithEdges(gpu::GraphNodeHandle *n, gpu::GraphHandle g,
+                               const std::vector<gpu::GraphNodeHandle> &ordinary,
+                               const std::vector<gpu::GraphNodeHandle> &programmatic, Launch &l);
   Error addProgrammaticEdge(gpu::GraphHandle g, gpu::GraphNodeHandle from, gpu::GraphNodeHandle to);
   Error launchProgrammatic(Launch &l);
   std::vector<char> fnWaits_; // per kernel of graph(): its module waits for grid dependencies

@@ -79,7 +79,7 @@ Error CudaExecutable::addKernelGraphNode(gpu::GraphNodeHandle *n, gpu::GraphHand
   const bool split = programmaticInto(p);
   for (gpu::GraphNodeHandle d : deps)
     (split && kernelHandles_.contains(d) ? programmaticDeps_ : ordinaryDeps_).push_back(d);
-  CGRAPH_RETURN_IF_ERROR(addKernelNodeWithEdges(n, g, l));
+  CGRAPH_RETURN_IF_ERROR(addKernelNodeWithEdges(n, g, ordinaryDeps_, programmaticDeps_, l));
   if (p < graph_.nodes.size()) {
     dev_->counters().programmaticEdges += programmaticDeps_.size();
     kernelHandles_.insert(*n);
@@ -89,10 +89,12 @@ Error CudaExecutable::addKernelGraphNode(gpu::GraphNodeHandle *n, gpu::GraphHand
 
 // One cuGraphAddNode with per-edge data where the driver has it; else
 // cuGraphAddKernelNode and one cuGraphAddDependencies per programmatic edge.
-Error CudaExecutable::addKernelNodeWithEdges(gpu::GraphNodeHandle *n, gpu::GraphHandle g, Launch &l) {
-  if (programmaticDeps_.empty() || !api_->cuGraphAddNode) {
-    CGRAPH_RETURN_IF_ERROR(dev_->driver().addKernelNode(n, g, ordinaryDeps_, l));
-    for (gpu::GraphNodeHandle d : programmaticDeps_) CGRAPH_RETURN_IF_ERROR(addProgrammaticEdge(g, d, *n));
+Error CudaExecutable::addKernelNodeWithEdges(gpu::GraphNodeHandle *n, gpu::GraphHandle g,
+                                             const std::vector<gpu::GraphNodeHandle> &ordinary,
+                                             const std::vector<gpu::GraphNodeHandle> &programmatic, Launch &l) {
+  if (programmatic.empty() || !api_->cuGraphAddNode) {
+    CGRAPH_RETURN_IF_ERROR(dev_->driver().addKernelNode(n, g, ordinary, l));
+    for (gpu::GraphNodeHandle d : programmatic) CGRAPH_RETURN_IF_ERROR(addProgrammaticEdge(g, d, *n));
     return Error::success();
   }
   std::vector<CUgraphNode> &from = edgeFrom_;
@@ -104,11 +106,11 @@ Error CudaExecutable::addKernelNodeWithEdges(gpu::GraphNodeHandle *n, gpu::Graph
   CUgraphEdgeData prog = plain;
   prog.from_port = CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC; // when every block triggered or exited
   prog.type = CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC;
-  for (gpu::GraphNodeHandle d : ordinaryDeps_) {
+  for (gpu::GraphNodeHandle d : ordinary) {
     from.push_back(CUgraphNode(d));
     edges.push_back(plain);
   }
-  for (gpu::GraphNodeHandle d : programmaticDeps_) {
+  for (gpu::GraphNodeHandle d : programmatic) {
     from.push_back(CUgraphNode(d));
     edges.push_back(prog);
   }

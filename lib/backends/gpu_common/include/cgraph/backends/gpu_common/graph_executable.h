@@ -134,9 +134,8 @@ protected:
   // Adds plan `p`'s kernel node (a kernel, or a copy or fill as the builtin kernel) with
   // launch `l` to `g` after `deps`; by default the driver's addKernelNode. A backend with
   // other kinds of edge between kernel nodes (cuda's programmatic edges) adds them here.
-  virtual Error addKernelGraphNode(GraphNodeHandle *n, GraphHandle g, uint32_t p,
+  virtual Error addKernelGraphNode(GraphNodeHandle *n, GraphHandle g, uint32_t /*p*/,
                                    const std::vector<GraphNodeHandle> &deps, Launch &l) {
-    (void)p;
     return driver_->addKernelNode(n, g, deps, l);
   }
   // Partition `pi`'s driver graph is about to be built (again, after a rebuild): node
@@ -144,10 +143,7 @@ protected:
   virtual void partitionBuildStarting(uint32_t) {}
   // Eager mode: launches plan `p`'s kernel `l` on the stream; by default the driver's
   // launchKernel. capturing_ says whether the launch records into a caller's capture.
-  virtual Error launchEager(uint32_t p, Launch &l) {
-    (void)p;
-    return driver_->launchKernel(l);
-  }
+  virtual Error launchEager(uint32_t /*p*/, Launch &l) { return driver_->launchKernel(l); }
 
   // ---- the table's way to the device (default: a copy from pinned staging when it
   // changed, ordered on the stream before the submission's work) ----
