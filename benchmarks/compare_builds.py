@@ -43,8 +43,8 @@ def main() -> int:
     ap.add_argument("--timeout", type=float, default=300)
     ap.add_argument("graphs", nargs="+")
     args = ap.parse_args()
-    print(f"| graph ({args.backend}) | mode | old us | new us | new / old (median of rounds) |")
-    print("|---|---|---|---|---|")
+    print(f"| graph ({args.backend}) | mode | old us | new us | new / old (median of rounds) | quartiles | new faster |")
+    print("|---|---|---|---|---|---|---|")
     failed = 0
     for spec in args.graphs:
         graph, _, extra = spec.partition(":")
@@ -63,8 +63,11 @@ def main() -> int:
         for mode in runs["old"][0]:
             old = [t[mode] for t in runs["old"]]
             new = [t[mode] for t in runs["new"]]
-            ratio = statistics.median(n / o for n, o in zip(new, old))
-            print(f"| {name} | {mode} | {statistics.median(old):.1f} | {statistics.median(new):.1f} | {ratio:.3f} |")
+            ratios = [n / o for n, o in zip(new, old)]
+            q1, q2, q3 = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else ratios * 3
+            faster = sum(r < 1 for r in ratios)
+            print(f"| {name} | {mode} | {statistics.median(old):.1f} | {statistics.median(new):.1f} | {q2:.3f} | "
+                  f"{q1:.3f}-{q3:.3f} | {faster}/{len(ratios)} |")
         sys.stdout.flush()
     return 1 if failed else 0
 

@@ -14,6 +14,7 @@ PACKAGES=(
   libze-dev
   libopenmpi-dev openmpi-bin
   python3-numpy python3-pytest libdlpack-dev
+  libopenblas0-pthread  # numpy's BLAS (through Debian's alternatives) for the decode reference
 )
 
 missing=()
