@@ -1,11 +1,15 @@
 // Barriers with local memory (barrier regions; the same cases run as work-item fibers in
 // cpu_barrier_fibers_tests) and 1-3D ranges with and without local
 // size and with global offsets.
+#include "../common/temp_dir.h"
 #include "cpu_test_util.h"
 
 #include <algorithm>
+#include <fstream>
+#include <iterator>
 #include <numeric>
 #include <random>
+#include <regex>
 #include <string>
 
 using namespace cgtest;
@@ -290,5 +294,136 @@ TEST_CASE("cpu kernels: scalar arguments of every width, matmul", "[cpu]") {
       for (int k = 0; k < n; ++k)
         s += a[i * n + k] * b[k * n + j];
       REQUIRE(c[i * n + j] == s);
+    }
+}
+
+// Private arrays in a kernel with barriers. `part` is filled and summed between two
+// barriers: no value of it crosses one, so it stays an alloca of its region (registers
+// once optimized) instead of a per-work-item context array. `keep` is written before a
+// barrier and read after it, and `loop` is carried around a loop that holds a barrier:
+// both must stay context arrays. The dumped IR says how many bytes of context each
+// work-item has.
+TEST_CASE("cpu barriers: private arrays that no barrier separates stay in registers", "[cpu][barrier]") {
+  const char *src = R"CL(
+__kernel void private_regions(__global const float *in, __global float *out, __local float *tile) {
+  const int l = get_local_id(0), i = get_global_id(0), n = get_local_size(0);
+  float keep[4];
+  for (int k = 0; k < 4; ++k) keep[k] = in[i] * (float)(k + 1);
+  tile[l] = in[i];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  float part[8];
+  for (int k = 0; k < 8; ++k) part[k] = tile[(l + k) % n];
+  float s = 0.0f;
+  for (int k = 0; k < 8; ++k) s += part[k] * (float)(k + 1);
+  barrier(CLK_LOCAL_MEM_FENCE);
+  float loop[2] = {0.0f, 0.0f};
+  for (int it = 0; it < 3; ++it) {
+    loop[it & 1] += tile[(l + it) % n];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  out[i] = s + keep[l % 4] + loop[0] - loop[1];
+}
+)CL";
+  cgraph::test::TempDir dump("cgraph-region-arrays"), cache("cgraph-region-arrays-cache");
+  cpu::CpuOptions o;
+  o.dumpDir = dump.str();
+  o.cache.dir = cache.str();
+  o.barrierFibers = false; // the cut at barriers, also in cpu_barrier_fibers_tests
+  auto backend = cpu::makeCpuBackend(o);
+  auto dev = backend->device(0);
+  REQUIRE(dev.ok());
+  const uint32_t n = 256, wg = 64;
+  GraphBuilder b("private_regions");
+  auto k = addKernelSource(b, src, "private_regions.cl");
+  const uint32_t sin = addSlot(b, "in", n * 4), sout = addSlot(b, "out", n * 4);
+  b.addKernelNode("private_regions", k["private_regions"], range1D(n, wg),
+                  {Arg::slot(sin), Arg::slot(sout), Arg::localMem(wg * 4)});
+  Graph g = b.take();
+  auto exe = (*dev)->finalize(g, rt::FinalizeOptions{});
+  REQUIRE(exe.ok());
+  std::vector<float> in(n), out(n);
+  for (uint32_t i = 0; i < n; ++i)
+    in[i] = float(int(i * 13 % 29) - 14) * 0.5f;
+  auto bin = (*dev)->allocate(n * 4, 64), bout = (*dev)->allocate(n * 4, 64);
+  REQUIRE((bin.ok() && bout.ok()));
+  REQUIRE(!(*dev)->write(**bin, 0, in.data(), n * 4));
+  rt::BindingTable t;
+  t.slots = {rt::Binding{bin->get(), 0, n * 4}, rt::Binding{bout->get(), 0, n * 4}};
+  auto ev = (*exe)->enqueue(t, {});
+  REQUIRE(ev.ok());
+  REQUIRE(!(*ev)->wait());
+  REQUIRE(!(*dev)->read(**bout, 0, out.data(), n * 4));
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint32_t l = i % wg, base = i - l;
+    float s = 0.0f;
+    for (uint32_t kk = 0; kk < 8; ++kk)
+      s += in[base + (l + kk) % wg] * float(kk + 1);
+    float loop[2] = {0.0f, 0.0f};
+    for (uint32_t it = 0; it < 3; ++it)
+      loop[it & 1] += in[base + (l + it) % wg];
+    INFO("item " << i);
+    REQUIRE(out[i] == s + in[i] * float(l % 4 + 1) + loop[0] - loop[1]);
+  }
+  std::ifstream f(dump.str("private_regions.cl.ll"));
+  REQUIRE(f.good());
+  const std::string ir((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  // cgk.<kernel>.info's fifth field: the context bytes per work-item. keep (16 bytes),
+  // loop (8) and one float live across the second barrier (s): 28. With part, 60.
+  const std::string info = "@cgk.private_regions.info = ";
+  const size_t at = ir.find(info);
+  REQUIRE(at != std::string::npos);
+  std::smatch fields;
+  const std::string line = ir.substr(at, ir.find('\n', at) - at);
+  REQUIRE(std::regex_search(line, fields, std::regex(R"(\[i64 (\d+), i64 (\d+), i64 (\d+), i64 (\d+), i64 (\d+),)")));
+  CHECK(fields[5].str() == "28");
+}
+
+// A tree reduction whose steps are strided loops over more sums than work-items
+// (linear.cl's shape): each step's loop is rotated, so its first test guards the x
+// loop, which then runs only the work-items with a share. Every count of sums below,
+// at and above the group size, and a group size that is not a power of two.
+TEST_CASE("cpu barriers: strided steps of a tree reduction", "[cpu][barrier]") {
+  const char *src = R"CL(
+__kernel void strided_tree(__global const int *in, __global int *out, __local int *red, int active) {
+  const int lid = get_local_id(0), n = get_local_size(0), g = get_group_id(0);
+  for (int a = 0; a < active; ++a) red[a * n + lid] = in[(g * active + a) * n + lid];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int w = n; w > 1; w = (w + 1) / 2) { // w sums left per accumulator
+    const int s = (w + 1) / 2, m = w - s;
+    for (int idx = lid; idx < active * m; idx += n) {
+      const int a = idx / m, e = idx % m;
+      red[a * n + e] += red[a * n + e + s];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  for (int a = lid; a < active; a += n) out[g * active + a] = red[a * n];
+}
+)CL";
+  for (uint32_t wg : {64u, 48u, 7u})
+    for (int active : {1, 3, 32, 100}) {
+      const uint32_t groups = 3, n = groups * wg;
+      GraphBuilder b("strided_tree");
+      auto k = addKernelSource(b, src, "strided_tree.cl");
+      const uint32_t sin = addSlot(b, "in", uint64_t(n) * active * 4), sout = addSlot(b, "out", groups * active * 4);
+      b.addKernelNode("strided_tree", k["strided_tree"], range1D(n, wg),
+                      {Arg::slot(sin), Arg::slot(sout), Arg::localMem(uint64_t(wg) * active * 4),
+                       Arg::scalar(ScalarType::I32, uint64_t(active))});
+      Graph g = b.take();
+      auto exe = finalizeOrFail(g);
+      Buffers bufs(g);
+      std::vector<int> in(size_t(n) * active);
+      for (size_t i = 0; i < in.size(); ++i)
+        in[i] = int(i * 7919 % 1000) - 500;
+      bufs.set(sin, in);
+      runOrFail(*exe, bufs.table);
+      auto out = bufs.get<int>(sout);
+      for (uint32_t gi = 0; gi < groups; ++gi)
+        for (int a = 0; a < active; ++a) {
+          int want = 0;
+          for (uint32_t l = 0; l < wg; ++l)
+            want += in[(size_t(gi) * active + a) * wg + l];
+          INFO("wg " << wg << " active " << active << " group " << gi << " sum " << a);
+          REQUIRE(out[size_t(gi) * active + a] == want);
+        }
     }
 }

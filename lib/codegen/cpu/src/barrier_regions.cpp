@@ -339,23 +339,110 @@ BitVector liveAtBarriers(Function &body, const std::map<AllocaInst *, unsigned> 
   return liveAtBarrier;
 }
 
-// Step 4's choice for the setup's `allocas`: an alloca used other than by whole loads
-// and stores, or live across a barrier and varying, becomes a context array
-// (`context`, largest alignment first); one live across a barrier and uniform is
-// `carried` from region to region (its type in out.uniformTypes); the rest stay allocas.
+// The blocks where alloca `a` is accessed through its address: loads and stores through
+// it or an address computed from it, memory intrinsics on it, and the loads and stores
+// of the whole-access allocas (`index`) that step 3 demoted such an address into. False
+// when the address is used any other way (stored elsewhere, passed, selected, compared).
+bool accessBlocks(AllocaInst *a, const std::map<AllocaInst *, unsigned> &index,
+                  SmallPtrSetImpl<BasicBlock *> &blocks) {
+  std::vector<Value *> work{a};
+  SmallPtrSet<Value *, 32> seen;
+  while (!work.empty()) {
+    Value *v = work.back();
+    work.pop_back();
+    if (!seen.insert(v).second) continue;
+    for (User *u : v->users()) {
+      auto *i = dyn_cast<Instruction>(u);
+      if (!i) return false;
+      if (isa<GetElementPtrInst>(i) || isa<BitCastInst>(i) || isa<AddrSpaceCastInst>(i)) {
+        work.push_back(i);
+        continue;
+      }
+      blocks.insert(i->getParent());
+      if (auto *st = dyn_cast<StoreInst>(i)) {
+        if (st->getValueOperand() != v) continue;
+        auto *slot = dyn_cast<AllocaInst>(st->getPointerOperand());
+        if (!slot || !index.count(slot)) return false;
+        for (User *su : slot->users()) { // the demoted address: its loads are addresses too
+          blocks.insert(cast<Instruction>(su)->getParent());
+          if (isa<LoadInst>(su)) work.push_back(su);
+        }
+      } else if (auto *mi = dyn_cast<MemIntrinsic>(i)) {
+        if (mi->isVolatile()) return false;
+      } else if (!isa<LoadInst>(i)) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+// Whether alloca `a`, accessed other than by whole loads and stores, can stay an alloca
+// of each region: no barrier lies on a path from one of its accesses to another, so
+// none of its contents is read in a region other than the one that wrote it (a
+// work-item's private array filled and summed between two barriers). `reach[b]`: the
+// blocks reachable from barrier block b, `reaches[b]` those that reach it.
+bool regionLocal(AllocaInst *a, const std::map<AllocaInst *, unsigned> &index,
+                 const std::vector<SmallPtrSet<BasicBlock *, 16>> &reach,
+                 const std::vector<SmallPtrSet<BasicBlock *, 16>> &reaches) {
+  SmallPtrSet<BasicBlock *, 16> blocks;
+  if (!accessBlocks(a, index, blocks)) return false;
+  auto meets = [&](const SmallPtrSet<BasicBlock *, 16> &set) {
+    return std::any_of(blocks.begin(), blocks.end(), [&](BasicBlock *bb) { return set.count(bb) > 0; });
+  };
+  for (size_t b = 0; b < reach.size(); ++b)
+    if (meets(reaches[b]) && meets(reach[b])) return false;
+  return true;
+}
+
+// For each barrier block: the blocks reachable from it (`reach`) and those from which
+// it is reachable (`reaches`), through any path, other barriers included.
+void barrierReach(const std::vector<BasicBlock *> &barrierBlocks,
+                  std::vector<SmallPtrSet<BasicBlock *, 16>> &reach,
+                  std::vector<SmallPtrSet<BasicBlock *, 16>> &reaches) {
+  auto walk = [](BasicBlock *from, bool forward, SmallPtrSet<BasicBlock *, 16> &set) {
+    std::vector<BasicBlock *> work{from};
+    while (!work.empty()) {
+      BasicBlock *bb = work.back();
+      work.pop_back();
+      auto next = [&](BasicBlock *n) {
+        if (set.insert(n).second) work.push_back(n);
+      };
+      if (forward)
+        for (BasicBlock *s : successors(bb)) next(s);
+      else
+        for (BasicBlock *p : predecessors(bb)) next(p);
+    }
+  };
+  reach.resize(barrierBlocks.size());
+  reaches.resize(barrierBlocks.size());
+  for (size_t b = 0; b < barrierBlocks.size(); ++b) {
+    walk(barrierBlocks[b], true, reach[b]);
+    walk(barrierBlocks[b], false, reaches[b]);
+  }
+}
+
+// Step 4's choice for the setup's `allocas`: an alloca live across a barrier and
+// varying, or used other than by whole loads and stores where a barrier lies between
+// its accesses (regionLocal), becomes a context array (`context`, largest alignment
+// first); one live across a barrier and uniform is `carried` from region to region (its
+// type in out.uniformTypes); the rest stay allocas.
 void classifyAllocas(Function &body, unsigned numParams, const std::vector<AllocaInst *> &allocas,
                      const std::map<AllocaInst *, unsigned> &index, const BitVector &liveAtBarrier,
-                     std::vector<AllocaInst *> &context, std::vector<AllocaInst *> &carried,
-                     BarrierRegions &out) {
+                     const std::vector<BasicBlock *> &barrierBlocks, std::vector<AllocaInst *> &context,
+                     std::vector<AllocaInst *> &carried, BarrierRegions &out) {
+  std::vector<SmallPtrSet<BasicBlock *, 16>> reach, reaches;
+  barrierReach(barrierBlocks, reach, reaches);
   // Context arrays, largest alignment first so every array's offset (n * prefix) stays
   // aligned for any group size n.
   std::vector<AllocaInst *> crossing;
   for (AllocaInst *a : allocas) {
     auto it = index.find(a);
-    if (it == index.end())
-      context.push_back(a);
-    else if (liveAtBarrier.test(it->second))
+    if (it == index.end()) {
+      if (!regionLocal(a, index, reach, reaches)) context.push_back(a);
+    } else if (liveAtBarrier.test(it->second)) {
       crossing.push_back(a);
+    }
   }
   // Uniform ones stay allocas in every region; the wrapper carries their value from
   // region to region (BarrierRegions::uniformTypes).
@@ -502,7 +589,7 @@ bool splitAtBarriers(Function &body, Function &barrier, unsigned numParams, Barr
     if (onlyWholeAccesses(a)) index.emplace(a, unsigned(index.size()));
   const BitVector liveAtBarrier = liveAtBarriers(body, index, barrierBlocks);
   std::vector<AllocaInst *> context, carried;
-  classifyAllocas(body, numParams, allocas, index, liveAtBarrier, context, carried, out);
+  classifyAllocas(body, numParams, allocas, index, liveAtBarrier, barrierBlocks, context, carried, out);
   placeContextArrays(body, numParams, setup, context, out);
 
   // 5. one function per region

@@ -145,6 +145,8 @@ void placeLocalVariables(llvm::Function &body, llvm::Value *localBlock,
 // Promotes `body`'s promotable allocas to SSA values and folds what that exposes
 // (promote_allocas.cpp).
 void promoteAllocas(llvm::Function &body);
+// rotate_loops.cpp: `f`'s loops rotated (a loop's first test becomes a branch before it).
+void rotateLoops(llvm::Function &f);
 
 // Checks every memory access of `body` against the objects it may reach
 // (bounds_checks.cpp; internal.h BoundsTable): a failed check calls `fail` with the
