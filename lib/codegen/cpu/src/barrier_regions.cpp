@@ -31,12 +31,37 @@
 #include <llvm/Transforms/Utils/ValueMapper.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 
 namespace cgraph::codegen::cpu {
 
 using namespace llvm;
+
+namespace {
+// Walks the addresses derived from `roots` through GEPs, bitcasts and address-space
+// casts, calling `use(user, address, more)` for every other use of one; `use` may add
+// addresses to `more` and returns false to stop the walk, which then returns false.
+bool walkAddressUses(std::vector<Value *> work,
+                     const std::function<bool(Instruction *, Value *, std::vector<Value *> &)> &use) {
+  SmallPtrSet<Value *, 32> seen;
+  while (!work.empty()) {
+    Value *v = work.back();
+    work.pop_back();
+    if (!seen.insert(v).second) continue;
+    for (User *u : v->users()) {
+      auto *i = dyn_cast<Instruction>(u);
+      if (!i) return false;
+      if (isa<GetElementPtrInst>(i) || isa<BitCastInst>(i) || isa<AddrSpaceCastInst>(i))
+        work.push_back(i);
+      else if (!use(i, v, work))
+        return false;
+    }
+  }
+  return true;
+}
+} // namespace
 
 namespace {
 // The work-items' context arrays (step 4) are the backend's own: no access of the
@@ -50,25 +75,13 @@ namespace {
 // use other than a load, a store to it, or an address computation), nothing is marked.
 void markContextScope(Function &body, const std::vector<Value *> &ctxPtrs) {
   SmallPtrSet<Instruction *, 32> inScope;
-  std::vector<Value *> work(ctxPtrs.begin(), ctxPtrs.end());
-  SmallPtrSet<Value *, 32> seen;
-  while (!work.empty()) {
-    Value *v = work.back();
-    work.pop_back();
-    if (!seen.insert(v).second) continue;
-    for (User *u : v->users()) {
-      if (isa<GetElementPtrInst>(u) || isa<BitCastInst>(u) || isa<AddrSpaceCastInst>(u)) {
-        work.push_back(u);
-      } else if (auto *l = dyn_cast<LoadInst>(u)) {
-        inScope.insert(l);
-      } else if (auto *st = dyn_cast<StoreInst>(u)) {
-        if (st->getValueOperand() == v) return; // the address itself is stored
-        inScope.insert(st);
-      } else {
-        return;
-      }
-    }
-  }
+  const bool whole = walkAddressUses(ctxPtrs, [&](Instruction *i, Value *v, std::vector<Value *> &) {
+    auto *st = dyn_cast<StoreInst>(i);
+    if (!isa<LoadInst>(i) && (!st || st->getValueOperand() == v)) return false; // escapes
+    inScope.insert(i);
+    return true;
+  });
+  if (!whole) return;
   LLVMContext &c = body.getContext();
   MDBuilder mdb(c);
   MDNode *domain = mdb.createAnonymousAliasScopeDomain("cgraph.cpu.context");
@@ -345,36 +358,21 @@ BitVector liveAtBarriers(Function &body, const std::map<AllocaInst *, unsigned> 
 // when the address is used any other way (stored elsewhere, passed, selected, compared).
 bool accessBlocks(AllocaInst *a, const std::map<AllocaInst *, unsigned> &index,
                   SmallPtrSetImpl<BasicBlock *> &blocks) {
-  std::vector<Value *> work{a};
-  SmallPtrSet<Value *, 32> seen;
-  while (!work.empty()) {
-    Value *v = work.back();
-    work.pop_back();
-    if (!seen.insert(v).second) continue;
-    for (User *u : v->users()) {
-      auto *i = dyn_cast<Instruction>(u);
-      if (!i) return false;
-      if (isa<GetElementPtrInst>(i) || isa<BitCastInst>(i) || isa<AddrSpaceCastInst>(i)) {
-        work.push_back(i);
-        continue;
+  return walkAddressUses({a}, [&](Instruction *i, Value *v, std::vector<Value *> &more) {
+    blocks.insert(i->getParent());
+    if (auto *st = dyn_cast<StoreInst>(i)) {
+      if (st->getValueOperand() != v) return true;
+      auto *slot = dyn_cast<AllocaInst>(st->getPointerOperand());
+      if (!slot || !index.count(slot)) return false;
+      for (User *su : slot->users()) { // the demoted address: its loads are addresses too
+        blocks.insert(cast<Instruction>(su)->getParent());
+        if (isa<LoadInst>(su)) more.push_back(su);
       }
-      blocks.insert(i->getParent());
-      if (auto *st = dyn_cast<StoreInst>(i)) {
-        if (st->getValueOperand() != v) continue;
-        auto *slot = dyn_cast<AllocaInst>(st->getPointerOperand());
-        if (!slot || !index.count(slot)) return false;
-        for (User *su : slot->users()) { // the demoted address: its loads are addresses too
-          blocks.insert(cast<Instruction>(su)->getParent());
-          if (isa<LoadInst>(su)) work.push_back(su);
-        }
-      } else if (auto *mi = dyn_cast<MemIntrinsic>(i)) {
-        if (mi->isVolatile()) return false;
-      } else if (!isa<LoadInst>(i)) {
-        return false;
-      }
+      return true;
     }
-  }
-  return true;
+    if (auto *mi = dyn_cast<MemIntrinsic>(i)) return !mi->isVolatile();
+    return isa<LoadInst>(i);
+  });
 }
 
 // Whether alloca `a`, accessed other than by whole loads and stores, can stay an alloca

@@ -1,6 +1,8 @@
 // Work-item guards: see guards.h.
 #include "guards.h"
 
+#include "lowering_internal.h"
+
 #include <llvm/ADT/PostOrderIterator.h>
 #include <llvm/ADT/SmallPtrSet.h>
 #include <llvm/Analysis/ValueTracking.h>
@@ -8,7 +10,6 @@
 #include <llvm/IR/IntrinsicInst.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/PatternMatch.h>
-#include <llvm/Passes/PassBuilder.h>
 #include <llvm/Transforms/Scalar/EarlyCSE.h>
 #include <llvm/Transforms/Scalar/SimplifyCFG.h>
 #include <llvm/Transforms/Utils/Cloning.h>
@@ -473,20 +474,10 @@ bool mayClamp(Function &f, unsigned xArg) {
 // InstCombine: it rewrites the index arithmetic around the clamps (sext of a trunc as
 // shl + ashr) into forms the vectorizer no longer sees as consecutive.
 void canonicalize(Function &f) {
-  LoopAnalysisManager lam;
-  FunctionAnalysisManager fam;
-  CGSCCAnalysisManager cgam;
-  ModuleAnalysisManager mam;
-  PassBuilder pb;
-  pb.registerModuleAnalyses(mam);
-  pb.registerCGSCCAnalyses(cgam);
-  pb.registerFunctionAnalyses(fam);
-  pb.registerLoopAnalyses(lam);
-  pb.crossRegisterProxies(lam, fam, cgam, mam);
   FunctionPassManager fpm;
   fpm.addPass(SimplifyCFGPass());
   fpm.addPass(EarlyCSEPass());
-  fpm.run(f, fam);
+  runPasses(f, fpm);
 }
 
 // Where the clone runs, each clamped V does not wrap (emitClampRange), so there

@@ -183,17 +183,7 @@ Expected<std::vector<KernelPlan>> makeBodies(Module &m, const std::vector<Functi
 void inlineHelpers(Module &m) {
   ModulePassManager mpm;
   mpm.addPass(AlwaysInlinerPass(false));
-  ModuleAnalysisManager mam;
-  PassBuilder pb;
-  LoopAnalysisManager lam;
-  FunctionAnalysisManager fam;
-  CGSCCAnalysisManager cgam;
-  pb.registerModuleAnalyses(mam);
-  pb.registerCGSCCAnalyses(cgam);
-  pb.registerFunctionAnalyses(fam);
-  pb.registerLoopAnalyses(lam);
-  pb.crossRegisterProxies(lam, fam, cgam, mam);
-  mpm.run(m, mam);
+  runPasses(m, mpm);
 }
 
 // The plan's facts about the work-item that the wrapper and the launcher use: loops,

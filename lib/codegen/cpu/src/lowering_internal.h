@@ -30,6 +30,7 @@
 #include <llvm/IR/GlobalVariable.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Module.h>
+#include <llvm/IR/PassManager.h>
 #include <llvm/Support/Error.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
@@ -147,6 +148,10 @@ void placeLocalVariables(llvm::Function &body, llvm::Value *localBlock,
 void promoteAllocas(llvm::Function &body);
 // rotate_loops.cpp: `f`'s loops rotated (a loop's first test becomes a branch before it).
 void rotateLoops(llvm::Function &f);
+
+// Runs `fpm` over `f` (`mpm` over `m`) with fresh analysis managers (run_passes.cpp).
+void runPasses(llvm::Function &f, llvm::FunctionPassManager &fpm);
+void runPasses(llvm::Module &m, llvm::ModulePassManager &mpm);
 
 // Checks every memory access of `body` against the objects it may reach
 // (bounds_checks.cpp; internal.h BoundsTable): a failed check calls `fail` with the

@@ -8,9 +8,6 @@
 // anyway.
 #include "lowering_internal.h"
 
-#include <llvm/Analysis/AssumptionCache.h>
-#include <llvm/Analysis/LoopAnalysisManager.h>
-#include <llvm/Passes/PassBuilder.h>
 #include <llvm/Transforms/Scalar/LoopPassManager.h>
 #include <llvm/Transforms/Scalar/LoopRotation.h>
 #include <llvm/Transforms/Utils/LCSSA.h>
@@ -21,21 +18,11 @@ namespace cgraph::codegen::cpu {
 using namespace llvm;
 
 void rotateLoops(Function &f) {
-  LoopAnalysisManager lam;
-  FunctionAnalysisManager fam;
-  CGSCCAnalysisManager cgam;
-  ModuleAnalysisManager mam;
-  PassBuilder pb;
-  pb.registerModuleAnalyses(mam);
-  pb.registerCGSCCAnalyses(cgam);
-  pb.registerFunctionAnalyses(fam);
-  pb.registerLoopAnalyses(lam);
-  pb.crossRegisterProxies(lam, fam, cgam, mam);
   FunctionPassManager fpm;
   fpm.addPass(LoopSimplifyPass());
   fpm.addPass(LCSSAPass());
   fpm.addPass(createFunctionToLoopPassAdaptor(LoopRotatePass()));
-  fpm.run(f, fam);
+  runPasses(f, fpm);
 }
 
 } // namespace cgraph::codegen::cpu
