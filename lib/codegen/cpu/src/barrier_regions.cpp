@@ -16,6 +16,7 @@
 #include "cgraph/codegen/cpu.h"
 
 #include <llvm/ADT/BitVector.h>
+#include <llvm/ADT/DepthFirstIterator.h>
 #include <llvm/ADT/PostOrderIterator.h>
 #include <llvm/Analysis/PostDominators.h>
 #include <llvm/Analysis/ValueTracking.h>
@@ -61,9 +62,7 @@ bool walkAddressUses(std::vector<Value *> work,
   }
   return true;
 }
-} // namespace
 
-namespace {
 // The work-items' context arrays (step 4) are the backend's own: no access of the
 // kernel reaches them (they lie past its __local variables in the group's block, and
 // an access out of a __local array's bounds is undefined). Said to LLVM as one alias
@@ -97,9 +96,6 @@ void markContextScope(Function &body, const std::vector<Value *> &ctxPtrs) {
       }
     }
 }
-} // namespace
-
-namespace {
 
 // Whole-value loads and stores only (the liveness below treats a store as a full kill).
 bool onlyWholeAccesses(AllocaInst *a) {
@@ -394,29 +390,18 @@ bool regionLocal(AllocaInst *a, const std::map<AllocaInst *, unsigned> &index,
 }
 
 // For each barrier block: the blocks reachable from it (`reach`) and those from which
-// it is reachable (`reaches`), through any path, other barriers included.
+// it is reachable (`reaches`), through any path, other barriers included (each set also
+// holds the barrier block itself, which accesses nothing).
 void barrierReach(const std::vector<BasicBlock *> &barrierBlocks,
                   std::vector<SmallPtrSet<BasicBlock *, 16>> &reach,
                   std::vector<SmallPtrSet<BasicBlock *, 16>> &reaches) {
-  auto walk = [](BasicBlock *from, bool forward, SmallPtrSet<BasicBlock *, 16> &set) {
-    std::vector<BasicBlock *> work{from};
-    while (!work.empty()) {
-      BasicBlock *bb = work.back();
-      work.pop_back();
-      auto next = [&](BasicBlock *n) {
-        if (set.insert(n).second) work.push_back(n);
-      };
-      if (forward)
-        for (BasicBlock *s : successors(bb)) next(s);
-      else
-        for (BasicBlock *p : predecessors(bb)) next(p);
-    }
-  };
   reach.resize(barrierBlocks.size());
   reaches.resize(barrierBlocks.size());
   for (size_t b = 0; b < barrierBlocks.size(); ++b) {
-    walk(barrierBlocks[b], true, reach[b]);
-    walk(barrierBlocks[b], false, reaches[b]);
+    for (BasicBlock *bb : depth_first(barrierBlocks[b]))
+      reach[b].insert(bb);
+    for (BasicBlock *bb : inverse_depth_first(barrierBlocks[b]))
+      reaches[b].insert(bb);
   }
 }
 

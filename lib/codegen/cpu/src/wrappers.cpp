@@ -420,8 +420,9 @@ uint64_t emitLoopWrapper(Module &m, const KernelPlan &k) {
 }
 
 // Before a region wrapper is emitted: each region's allocas promoted and loops rotated
-// (rotate_loops.cpp), its work-item guard searched (carried-value pointers from `firstOut` on), and its shared accesses
-// and those of its guard's clone tagged parallel in `group`. Returns the guards.
+// (rotate_loops.cpp), its work-item guard searched (carried-value pointers from
+// `firstOut` on), and its shared accesses and those of its guard's clone tagged
+// parallel in `group`. Returns the guards.
 std::vector<WorkItemGuard> prepareRegions(const KernelPlan &k, unsigned firstOut, MDNode *&group) {
   std::vector<WorkItemGuard> guards(k.regions.regions.size());
   for (size_t r = 0; r < k.regions.regions.size(); ++r) {
