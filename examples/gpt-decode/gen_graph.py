@@ -42,6 +42,8 @@ TILED_MIN = None
 TILED_MIN_MID = None
 TILED_MIN_WIDE = None
 K_SPLITS = None  # --lin-k-splits
+SPLIT_GROUPS = None  # --lin-split-groups
+SPLIT_BELOW = None  # --lin-split-below
 MID_O, WIDE_O = 2048, 8192  # output columns from which a projection is "mid" (qkv, fc1) or "wide" (logits)
 
 
@@ -90,8 +92,10 @@ def slots(cfg: model.Config, half: bool = False, separate: bool = False) -> list
                         (f"h2.{l}", D), (f"m.{l}", F)]
         if separate:  # the projections' outputs before their residual adds
             activations += [(f"o.{l}", D), (f"f.{l}", D)]
-        if k_splits(cfg, F, D)[0] > 1:  # fc2's partial sums (linear.cl's split K)
-            activations.append((f"fc2p.{l}", k_splits(cfg, F, D)[0] * D))
+        for short, k_dim, o_dim in (("qkv", D, 3 * D), ("proj", D, D), ("fc1", D, F), ("fc2", F, D)):
+            most = k_splits(cfg, k_dim, o_dim)[0]
+            if most > 1:  # the projection's partial sums (linear.cl's split K)
+                activations.append((f"{short}p.{l}", most * o_dim))
     for name, width in activations:
         out.append({"name": name, "count": f"$b * {width}", "type": "f32", "init": "transient"})
     return out
@@ -107,10 +111,19 @@ def ref(slot: str, offset: int):
 
 def k_splits(cfg: model.Config, k_dim: int, o_dim: int) -> tuple:
     """How many parts linear.cl's tiles split K into, as (the most, the node's argument:
-    a number or an expression of $b): narrow projections with a long K (fc2: 768
-    columns, K 3072) have too few tiles to fill the GPU otherwise. The larger configs
-    take 8 parts up to 128 rows and 4 above (fewer row tiles need more parts; measured:
-    benchmarks/gpt-decode/results/2026-12-05-h100/NOTES.md)."""
+    a number or an expression of $b). Projections with few tiles (few output columns, or
+    few rows) cannot fill the GPU otherwise. By default only narrow projections with a
+    long K (fc2: 768 columns, K 3072) split: 8 parts up to 128 rows and 4 above (fewer
+    row tiles need more parts; measured: benchmarks/gpt-decode/results/2026-12-05-h100/
+    NOTES.md). With --lin-split-groups G every projection narrower than WIDE_O splits
+    into enough parts for about G work-groups, at most 8 and at least two K steps each
+    (--lin-split-below C: only those narrower than C columns)."""
+    if SPLIT_GROUPS:
+        most = min(8, k_dim // (2 * LT_K))
+        if o_dim >= (SPLIT_BELOW or WIDE_O) or most < 2:
+            return 1, 1
+        tiles = f"{-(-o_dim // LT_O)} * ceil_div($b, {LT_R})"
+        return most, f"min({most}, ceil_div({SPLIT_GROUPS}, {tiles}))"
     if K_SPLITS is not None:
         most, arg = K_SPLITS, K_SPLITS
     elif cfg.batch_max > 8:
@@ -183,7 +196,7 @@ def layer_nodes(cfg: model.Config, l: int, half: bool = False, separate: bool = 
     return [
         layernorm(f"ln1.{l}", f"h1.{l}", "x", "ln1_g", "ln1_b", l * D * F32, D),
         *projection(cfg, f"qkv.{l}", f"qkv.{l}", f"h1.{l}", "wqkv", l * 3 * D * D * W, "bqkv", l * 3 * D * F32,
-                    D, 3 * D, EPI_BIAS, separate),
+                    D, 3 * D, EPI_BIAS, separate, part=f"qkvp.{l}"),
         {"name": f"attn.{l}", "kernel": "attention_part",
          "global": [ATT_WG * cfg.heads, "$b", f"ceil_div($t + 1, {ATT_CHUNK})"], "local": [ATT_WG, 1, 1],
          "args": [f"att_part.{l}", f"qkv.{l}", ref("k_cache", cache_off), ref("v_cache", cache_off), "$t", D]},
@@ -191,10 +204,10 @@ def layer_nodes(cfg: model.Config, l: int, half: bool = False, separate: bool = 
          "global": [cfg.head_dim * cfg.heads, "$b"], "local": [cfg.head_dim, 1],
          "args": [f"att.{l}", f"att_part.{l}", "$t", D]},
         *projection(cfg, f"proj.{l}", "x", f"att.{l}", "wo", l * D * D * W, "bo", l * D * F32,
-                    D, D, EPI_BIAS | EPI_ACCUMULATE, separate, f"o.{l}"),
+                    D, D, EPI_BIAS | EPI_ACCUMULATE, separate, f"o.{l}", f"projp.{l}"),
         layernorm(f"ln2.{l}", f"h2.{l}", "x", "ln2_g", "ln2_b", l * D * F32, D),
         *projection(cfg, f"fc1.{l}", f"m.{l}", f"h2.{l}", "w1", l * F * D * W, "b1", l * F * F32,
-                    D, F, EPI_BIAS | EPI_GELU, separate),
+                    D, F, EPI_BIAS | EPI_GELU, separate, part=f"fc1p.{l}"),
         *projection(cfg, f"fc2.{l}", "x", f"m.{l}", "w2", l * D * F * W, "b2", l * D * F32,
                     F, D, EPI_BIAS | EPI_ACCUMULATE, separate, f"f.{l}", f"fc2p.{l}"),
     ]
@@ -263,6 +276,12 @@ def main() -> None:
     ap.add_argument("--lin-k-splits", type=int,
                     help="parts of K for the tiles of narrow projections with a long K (fc2); 1: none; "
                          "default: the config's")
+    ap.add_argument("--lin-split-groups", type=int,
+                    help="split K of every projection narrower than the logits into enough parts "
+                         "(up to 8) for about this many work-groups; default: only fc2 splits")
+    ap.add_argument("--lin-split-below", type=int,
+                    help=f"with --lin-split-groups: only projections of fewer output columns split "
+                         f"(default {WIDE_O})")
     ap.add_argument("--lin-rows", type=int,
                     help="rows per matrix-vector block in linear.cl (each weight read once per block); "
                          "default: the config's")
@@ -270,6 +289,8 @@ def main() -> None:
     global ROWS, TILED_MIN, TILED_MIN_MID, TILED_MIN_WIDE, K_SPLITS
     ROWS, TILED_MIN, K_SPLITS = args.lin_rows, args.lin_tiled_min, args.lin_k_splits
     TILED_MIN_MID, TILED_MIN_WIDE = args.lin_tiled_min_mid, args.lin_tiled_min_wide
+    global SPLIT_GROUPS, SPLIT_BELOW
+    SPLIT_GROUPS, SPLIT_BELOW = args.lin_split_groups, args.lin_split_below
     cfg = model.get(args.config)
     groups = ATT_WG // (cfg.head_dim // 4)  # attention.cl's position groups: a power of two
     assert cfg.head_dim % 4 == 0 and groups & (groups - 1) == 0 and ATT_CHUNK <= ATT_WG and cfg.d_model % 4 == 0

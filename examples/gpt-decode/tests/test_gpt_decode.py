@@ -157,6 +157,22 @@ def test_matrix_vector_blocks_of_more_rows_than_work_items_per_column_group(cfg,
     run_shapes(decode.Decoder(path, weights, big, "cpu"), big, weights, [(32, 0), (40, 1), (17, 2)])
 
 
+def test_every_projection_splits_k_when_asked_and_matches_the_reference(cfg, tmp_path, monkeypatch):
+    # gen_graph.py --lin-split-groups: qkv, proj, fc1 and fc2 split K into a number of
+    # parts that depends on $b (from 8 at one row tile down to 1), each with its
+    # linear_sum node; shapes on both sides of the tiles' threshold.
+    big = dataclasses.replace(cfg, batch_max=40, context_max=32)
+    monkeypatch.setattr(gen_graph, "SPLIT_GROUPS", 64)
+    monkeypatch.setattr(gen_graph, "TILED_MIN", 4)
+    monkeypatch.setattr(gen_graph, "TILED_MIN_MID", 4)
+    desc = gen_graph.describe(big)
+    sums = [n["name"] for n in desc["nodes"] if n["kernel"] == "linear_sum"]
+    assert len(sums) == 4 * big.layers
+    path = compiled(desc, tmp_path, "small_split_all")
+    weights = make_weights.make(big, seed=0)
+    run_shapes(decode.Decoder(path, weights, big, "cpu"), big, weights, [(3, 0), (32, 1), (40, 2)])
+
+
 def test_cgfuse_auto_fuses_the_epilogue_chains_and_keeps_the_tokens(cfg, weights, small_cgf, tmp_path):
     # Sizes and ranges are expressions over $b: cgfuse fuses chains of equal ranges.
     separate = separate_epilogues_cgf(cfg, tmp_path)
