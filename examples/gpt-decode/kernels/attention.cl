@@ -16,6 +16,8 @@
 // from qkv, so the caches are read once (positions 0..t-1), never where they are written.
 // HD (head dimension, a multiple of 4), T_MAX and NCH_MAX = ceil_div(T_MAX, ATT_CHUNK)
 // come from the graph; ATT_CHUNK <= ATT_WG, and ATT_WG / (HD / 4) is a power of two.
+// qkv and the caches are 16-byte aligned (every head's row then is too): k and v rows are
+// read as float4s, one load each (vload4 may only assume a float's alignment).
 #ifndef ATT_WG
 #define ATT_WG 128
 #endif
@@ -44,7 +46,8 @@ static float group_reduce(float v, __local float *red, int is_max) {
 __kernel __attribute__((reqd_work_group_size(ATT_WG, 1, 1)))
 void attention_part(__global float *part, __global const float *qkv, __global float *k_cache,
                     __global float *v_cache, int t, int d_model) {
-  __local float q[HD];
+  __local float4 q4[HD / 4];
+  __local float *q = (__local float *)q4;
   __local float scores[ATT_CHUNK];
   __local float red[ATT_WG];
   __local float4 red4[ATT_WG];
@@ -73,7 +76,7 @@ void attention_part(__global float *part, __global const float *qkv, __global fl
   if (lid < ATT_CHUNK && p < p1) {
     __global const float *kp = p == t ? k_new : k_cache + base + (size_t)p * d_model;
     float dotv = 0.0f;
-    for (int d = 0; d < HD / 4; ++d) dotv += dot(vload4(d, q), vload4(d, kp));
+    for (int d = 0; d < HD / 4; ++d) dotv += dot(q4[d], ((__global const float4 *)kp)[d]);
     s = dotv * scale;
   }
   const float m = group_reduce(s, red, 1);
@@ -85,7 +88,7 @@ void attention_part(__global float *part, __global const float *qkv, __global fl
   float4 acc = (float4)(0.0f);
   for (int pp = p0 + g; pp < p1; pp += ATT_GROUPS) {
     __global const float *vp = pp == t ? v_new : v_cache + base + (size_t)pp * d_model;
-    acc += scores[pp - p0] * vload4(lane, vp);
+    acc += scores[pp - p0] * ((__global const float4 *)vp)[lane];
   }
   red4[lid] = acc;
   barrier(CLK_LOCAL_MEM_FENCE);

@@ -41,12 +41,17 @@
 #define LIN_OR 4
 #endif
 
+// float4 i of p: one 16-byte load (vload4 may only assume the float's alignment, and
+// becomes four loads on GPUs). Every row read starts at a multiple of k_dim floats, k_dim
+// is a multiple of 4, and w and x are 16-byte aligned (the kernel's precondition).
+#define LOADF4(i, p) (((__global const float4 *)(p))[i])
+
 #ifdef LIN_HALF
 #define WTYPE half
 #define WLOAD4(i, p) vload_half4((i), (p))
 #else
 #define WTYPE float
-#define WLOAD4(i, p) vload4((i), (p))
+#define WLOAD4(i, p) LOADF4((i), (p))
 #endif
 
 #if LIN_WG != 64
@@ -98,45 +103,63 @@ static void gemv_partials(__global const float *x, __global const WTYPE *w, int 
   const int lid = get_local_id(0);
   const int o0 = get_group_id(0) * LIN_OR;
   const int k4 = k_dim / 4;
+  // Every loop over acc, wrow and wv is unrolled: with constant indices they are
+  // registers (an index the compiler cannot resolve puts an array in memory).
   float acc[LIN_ACC];
+#pragma unroll
   for (int a = 0; a < LIN_ACC; ++a) acc[a] = 0.0f;
   __global const WTYPE *wrow[LIN_OR];
+#pragma unroll
   for (int j = 0; j < LIN_OR; ++j) // columns past o_dim read the last row, never stored
     wrow[j] = w + (size_t)min(o0 + j, o_dim - 1) * k_dim;
   for (int k = lid; k < k4; k += LIN_WG) {
     float4 wv[LIN_OR];
+#pragma unroll
     for (int j = 0; j < LIN_OR; ++j) wv[j] = WLOAD4(k, wrow[j]);
+#pragma unroll
     for (int r = 0; r < LIN_NB; ++r) {
       if (r < rows) {
-        const float4 xv = vload4(k, x + (size_t)r * k_dim);
+        const float4 xv = LOADF4(k, x + (size_t)r * k_dim);
+#pragma unroll
         for (int j = 0; j < LIN_OR; ++j) acc[r * LIN_OR + j] += dot(wv[j], xv);
       }
     }
   }
+#pragma unroll
   for (int a = 0; a < LIN_ACC; ++a)
     if (a < rows * LIN_OR) red[a * LIN_WG + lid] = acc[a];
 }
 
-// Copies a [LT_O rows, LT_K] block of `src` (row pitch k_dim) starting at row `row0`,
-// column k0, into `tile` k-major as floats (tile[k * LT_PITCH + row]); rows at or past
-// `nrows` read as zeros. Consecutive work-items read consecutive float4s of a row (whole
-// sectors). load_tile reads x (float), load_tile_w the weights (WTYPE).
-#define LIN_LOAD_TILE(NAME, T, LOAD4)                                                          \
-  static void NAME(__local float *tile, __global const T *src, int row0, int nrows, int k0,    \
-                   int k_dim, int lid) {                                                       \
-    for (int idx = lid; idx < LT_O * LT_K / 4; idx += LIN_WG) {                                \
-      const int row = idx / (LT_K / 4), c4 = idx % (LT_K / 4);                                  \
-      float4 v = (float4)(0.0f);                                                               \
-      if (row0 + row < nrows) v = LOAD4(0, src + (size_t)(row0 + row) * k_dim + k0 + 4 * c4);  \
-      __local float *t = tile + 4 * c4 * LT_PITCH + row;                                       \
-      t[0] = v.x;                                                                              \
-      t[LT_PITCH] = v.y;                                                                       \
-      t[2 * LT_PITCH] = v.z;                                                                   \
-      t[3 * LT_PITCH] = v.w;                                                                   \
+// A [LT_O rows, LT_K] block of `src` (row pitch k_dim) from row `row0`, column k0, moves
+// to local memory k-major (tile[k * LT_PITCH + row]) in two halves: fetch_* reads this
+// work-item's LT_PER float4s into registers (rows at or past `nrows` read as zeros)
+// before the barrier that frees the tile, so the loads are in flight while the group
+// waits there, and stage() writes them to the tile. Consecutive work-items read
+// consecutive float4s of a row (whole sectors).
+#define LT_PER (LT_O * LT_K / 4 / LIN_WG) // float4s of a tile per work-item
+#define LIN_FETCH(NAME, T, LOAD4)                                                              \
+  static void NAME(float4 *v, __global const T *src, int row0, int nrows, int k0, int k_dim,   \
+                   int lid) {                                                                  \
+    _Pragma("unroll") for (int i = 0; i < LT_PER; ++i) {                                       \
+      const int idx = lid + i * LIN_WG, row = idx / (LT_K / 4), c4 = idx % (LT_K / 4);         \
+      v[i] = (float4)(0.0f);                                                                   \
+      if (row0 + row < nrows) v[i] = LOAD4(0, src + (size_t)(row0 + row) * k_dim + k0 + 4 * c4); \
     }                                                                                          \
   }
-LIN_LOAD_TILE(load_tile, float, vload4)
-LIN_LOAD_TILE(load_tile_w, WTYPE, WLOAD4)
+LIN_FETCH(fetch_x, float, LOADF4)
+LIN_FETCH(fetch_w, WTYPE, WLOAD4)
+
+static void stage(__local float *tile, const float4 *v, int lid) {
+#pragma unroll
+  for (int i = 0; i < LT_PER; ++i) {
+    const int idx = lid + i * LIN_WG, row = idx / (LT_K / 4), c4 = idx % (LT_K / 4);
+    __local float *t = tile + 4 * c4 * LT_PITCH + row;
+    t[0] = v[i].x;
+    t[LT_PITCH] = v[i].y;
+    t[2 * LT_PITCH] = v[i].z;
+    t[3 * LT_PITCH] = v[i].w;
+  }
+}
 
 // Every barrier is at the kernel's top level, in loops whose trip counts are the same for
 // the whole work-group, and the two ways differ only in those counts and in branches
@@ -169,11 +192,14 @@ void linear(__global float *y, __global const float *x, __global const WTYPE *w,
   const int o0 = get_group_id(0) * LT_O, r0 = get_group_id(1) * LT_R;
   const int split = get_group_id(2), splits = get_num_groups(2);
   float4 acc0 = (float4)(0.0f), acc1 = (float4)(0.0f), acc2 = (float4)(0.0f), acc3 = (float4)(0.0f);
-  const int k_end = tiled ? k_dim : 0;
-  for (int k0 = split * LT_K; k0 < k_end; k0 += splits * LT_K) {
+  const int k_end = tiled ? k_dim : 0, k_step = splits * LT_K;
+  float4 wreg[LT_PER], xreg[LT_PER];
+  for (int k0 = split * LT_K; k0 < k_end; k0 += k_step) {
+    fetch_w(wreg, w, o0, o_dim, k0, k_dim, lid);
+    fetch_x(xreg, x, r0, rows, k0, k_dim, lid);
     barrier(CLK_LOCAL_MEM_FENCE); // the previous step (or the reduction) is done with scratch
-    load_tile_w(wt, w, o0, o_dim, k0, k_dim, lid);
-    load_tile(xt, x, r0, rows, k0, k_dim, lid);
+    stage(wt, wreg, lid);
+    stage(xt, xreg, lid);
     barrier(CLK_LOCAL_MEM_FENCE);
 #pragma unroll
     for (int k = 0; k < LT_K; ++k) {
@@ -187,9 +213,11 @@ void linear(__global float *y, __global const float *x, __global const WTYPE *w,
   }
   if (tiled) {
     const float4 accs[4] = {acc0, acc1, acc2, acc3};
+#pragma unroll
     for (int i = 0; i < 4; ++i) {
       const int r = r0 + 4 * ty + i;
       const float v[4] = {accs[i].x, accs[i].y, accs[i].z, accs[i].w};
+#pragma unroll
       for (int j = 0; j < 4; ++j) {
         const int o = o0 + 4 * tx + j;
         if (r >= rows || o >= o_dim) continue;

@@ -232,6 +232,23 @@ def test_gpt2_description_compiles(tmp_path):
     assert os.path.getsize(out) > 0
 
 
+@pytest.mark.parametrize("name", ["gpt2.json", "gpt2_f16.json"])
+def test_the_gpu_lowering_keeps_every_kernel_array_in_registers(name, tmp_path):
+    # An array that a kernel indexes with anything but constants (a loop over it that the
+    # compiler does not unroll) stays in memory: on a GPU a local-memory store and load
+    # per multiply-add of linear.cl's partial sums. The cuda lowering's optimized IR of
+    # every kernel module (cgc --target cuda:sm_90, no GPU needed) holds no alloca.
+    dump = tmp_path / "ir"
+    dump.mkdir()
+    env = dict(os.environ, CGRAPH_CUDA_DUMP_IR=str(dump))
+    subprocess.run([tool("CGC"), os.path.join(EXAMPLE, name), "-o", str(tmp_path / "g.cgf"), "--target",
+                    "cuda:sm_90"], check=True, env=env, capture_output=True)
+    modules = [p for p in dump.glob("*.ll") if not p.name.endswith(".pre-opt.ll")]
+    assert {p.name for p in modules} >= {"kernels_linear.cl.ll", "kernels_attention.cl.ll"}
+    for p in modules:
+        assert "alloca" not in p.read_text(), f"{name}: {p.name} keeps an array in memory"
+
+
 def test_the_memory_plan_folds_the_layers_activations(cfg, weights, small_cgf):
     """Every layer's activations are slots of their own; the memory plan lets those whose
     lifetimes do not overlap share memory, with the same logits as without it."""
