@@ -16,7 +16,8 @@
 // from qkv, so the caches are read once (positions 0..t-1), never where they are written.
 // HD (head dimension, a multiple of 4), T_MAX and NCH_MAX = ceil_div(T_MAX, ATT_CHUNK)
 // come from the graph; ATT_CHUNK <= ATT_WG, and ATT_WG / (HD / 4) is a power of two.
-// qkv and the caches are 16-byte aligned (every head's row then is too): k and v rows are
+// qkv and the caches are 16-byte aligned (slots are, by default; every head's row then is
+// too, and so is this layer's offset into the caches): k and v rows are
 // read as float4s, one load each (vload4 may only assume a float's alignment).
 #ifndef ATT_WG
 #define ATT_WG 128

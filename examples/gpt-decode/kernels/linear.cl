@@ -43,7 +43,8 @@
 
 // float4 i of p: one 16-byte load (vload4 may only assume the float's alignment, and
 // becomes four loads on GPUs). Every row read starts at a multiple of k_dim floats, k_dim
-// is a multiple of 4, and w and x are 16-byte aligned (the kernel's precondition).
+// is a multiple of 4, and w and x are 16-byte aligned (slots are, by default: the runtime
+// refuses a binding that is not, and the graph's offsets into them are multiples of 16).
 #define LOADF4(i, p) (((__global const float4 *)(p))[i])
 
 #ifdef LIN_HALF

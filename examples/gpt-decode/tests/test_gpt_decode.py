@@ -95,6 +95,25 @@ def test_out_of_range_batch_or_position_is_refused(cfg, weights, small_cgf):
             decoder.step(b, t, np.zeros(min(max(b, 1), cfg.batch_max), np.int32))
 
 
+def test_a_binding_off_the_kernels_float4_alignment_is_refused(cfg, weights, small_cgf):
+    # linear.cl and attention.cl read float4s with one 16-byte load; the slots' default
+    # alignment (16) makes the runtime refuse an array that starts between two float4s.
+    import cgraph
+
+    decoder = decode.Decoder(small_cgf, weights, cfg, "cpu")
+    wte = weights["wte"]
+    spare = np.zeros(wte.size + 4, np.float32)
+    start = next(i for i in range(4) if spare[i:].ctypes.data % 16 == 4)
+    shifted = spare[start:start + wte.size].reshape(wte.shape)
+    shifted[...] = wte
+    binding = {name: m.bound() for name, m in decoder.weights.items()}
+    binding.update(wte=shifted, tokens=decoder.tokens_in.bound(), next=decoder.tokens_out.bound(),
+                   logits=decoder.logits.bound(), k_cache=decoder.k_cache.bound(),
+                   v_cache=decoder.v_cache.bound())
+    with pytest.raises(cgraph.InvalidError, match="'wte'.*alignment 16"):
+        decoder.exe.run(b=1, t=0, **binding)
+
+
 def greedy_reference(cfg, weights, prompts, steps):
     """Tokens of reference.step fed as decode.generate feeds the graph; a sequence stops
     being compared (-1) after a step whose top two logits are within TOL."""
