@@ -80,12 +80,16 @@ class Decoder:
         Afterwards the output buffer becomes the next step's input (swapped)."""
         if tokens is not None:
             self.tokens_in.write(np.asarray(tokens, np.int32))
+        self.exe.run(b=b, t=t, **self.binding())
+        self.tokens_in, self.tokens_out = self.tokens_out, self.tokens_in
+
+    def binding(self):
+        """Every external slot's array, as exe.run takes them."""
         binding = {name: m.bound() for name, m in self.weights.items()}
         binding.update(tokens=self.tokens_in.bound(), next=self.tokens_out.bound(),
                        logits=self.logits.bound(), k_cache=self.k_cache.bound(),
                        v_cache=self.v_cache.bound())
-        self.exe.run(b=b, t=t, **binding)
-        self.tokens_in, self.tokens_out = self.tokens_out, self.tokens_in
+        return binding
 
     def last_tokens(self, b):
         """The `next` tokens of the latest step (now the input buffer)."""

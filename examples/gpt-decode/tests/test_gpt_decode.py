@@ -106,10 +106,8 @@ def test_a_binding_off_the_kernels_float4_alignment_is_refused(cfg, weights, sma
     start = next(i for i in range(4) if spare[i:].ctypes.data % 16 == 4)
     shifted = spare[start:start + wte.size].reshape(wte.shape)
     shifted[...] = wte
-    binding = {name: m.bound() for name, m in decoder.weights.items()}
-    binding.update(wte=shifted, tokens=decoder.tokens_in.bound(), next=decoder.tokens_out.bound(),
-                   logits=decoder.logits.bound(), k_cache=decoder.k_cache.bound(),
-                   v_cache=decoder.v_cache.bound())
+    binding = decoder.binding()
+    binding["wte"] = shifted
     with pytest.raises(cgraph.InvalidError, match="'wte'.*alignment 16"):
         decoder.exe.run(b=1, t=0, **binding)
 
