@@ -20,6 +20,10 @@ targets="cgrun cgc cgfuse test_cuda_backend test_cuda_collectives test_cuda_mult
 # over 64 MiB with the sources), with CGRAPH_GPU_BUNDLE_CPU=only
 # instead of them (no CUDA programs, no cubin forms; run-tests.sh runs the cpu suite).
 cpu="${CGRAPH_GPU_BUNDLE_CPU:-0}"
+# CGRAPH_GPU_BUNDLE_TESTS=0: no CUDA test programs (a faster build and a smaller archive
+# for benchmark runs; run-tests.sh then has nothing to run but the Python tests).
+tests="${CGRAPH_GPU_BUNDLE_TESTS:-1}"
+[ "$tests" = 0 ] && targets="$(echo "$targets" | tr ' ' '\n' | grep -v '^test_cuda_' | tr '\n' ' ')"
 [ "$cpu" = 1 ] && targets="$targets bench_nodes bench_cases cpu_backend_tests"
 [ "$cpu" = only ] && targets="cgrun cgc bench_nodes bench_cases cpu_backend_tests"
 CGRAPH_TARGETS="$targets" bash "$root/scripts/build.sh" "$build"
@@ -30,8 +34,9 @@ stage="$(mktemp -d)/cgraph-gpu"
 mkdir -p "$stage/bin" "$stage/lib" "$stage/share/clc" "$stage/cgf"
 bins=("$build/tools/cgrun/cgrun" "$build/tools/cgc/cgc")
 if [ "$cpu" != only ]; then
-  bins+=("$build/tools/cgfuse/cgfuse" "$build/tests/cuda/test_cuda_backend" "$build/tests/cuda/test_cuda_ptxas"
-         "$build/tests/cuda/test_cuda_collectives" "$build/tests/cuda/test_cuda_multi_gpu")
+  bins+=("$build/tools/cgfuse/cgfuse")
+  [ "$tests" = 0 ] || bins+=("$build/tests/cuda/test_cuda_backend" "$build/tests/cuda/test_cuda_ptxas"
+                             "$build/tests/cuda/test_cuda_collectives" "$build/tests/cuda/test_cuda_multi_gpu")
   [ -x "$build/benchmarks/cuda/bench_cuda" ] && bins+=("$build/benchmarks/cuda/bench_cuda")
 fi
 if [ "$cpu" != 0 ]; then
