@@ -53,9 +53,9 @@ def lin_blocks(cfg: model.Config) -> tuple:
     (MID_O, WIDE_O): the kernel's `tiled_min` argument. Wider projections have tiles
     enough to fill the GPU at fewer rows. The larger configs' thresholds are where the
     tiles became the faster way for the gpt2 shapes (measured:
-    benchmarks/gpt-decode/results/2026-12-05-h100/NOTES.md). The small config's are
+    benchmarks/gpt-decode/results/2026-12-06-h100/NOTES.md). The small config's are
     lower, so that its tests reach several blocks and the tiles at B_MAX 8."""
-    defaults = (8, 64, 64, 8) if cfg.batch_max > 8 else (2, 4, 4, 4)
+    defaults = (8, 32, 32, 8) if cfg.batch_max > 8 else (2, 4, 4, 4)
     given = (ROWS, TILED_MIN, TILED_MIN_MID, TILED_MIN_WIDE)
     return tuple(d if g is None else g for g, d in zip(given, defaults))
 
