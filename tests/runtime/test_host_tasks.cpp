@@ -393,3 +393,101 @@ TEST_CASE("a write that fails midway leaves the old file and no temporary files"
   }
   CHECK(countEntries(f.dir.path()) == 4);
 }
+
+// runStagedHostTask with the fixture's memory standing for a device's: the copies go
+// through a HostStaging whose blocks outlive the run.
+namespace {
+
+struct StagedRun {
+  StagedRun(HostFixture &fixture, HostStaging &st) : f(fixture), staging(st) {}
+  HostFixture &f;
+  HostStaging &staging;
+  std::vector<const void *> toHostDst; // where each toHost copy went
+  int toDevice = 0, syncs = 0;
+
+  Error run(const HostTasks &tasks, uint32_t n) {
+    return runStagedHostTask(
+        f.g, n, uint32_t(f.g.slots.size()), tasks, {}, staging,
+        [&](uint32_t slot) { return uint64_t(f.memory[slot].size()); },
+        [&] {
+          ++syncs;
+          return Error::success();
+        },
+        [&](void *dst, uint32_t slot, size_t bytes) {
+          toHostDst.push_back(dst);
+          std::memcpy(dst, f.memory[slot].data(), bytes);
+          return Error::success();
+        },
+        [&](uint32_t slot, const void *src, size_t bytes) {
+          ++toDevice;
+          std::memcpy(f.memory[slot].data(), src, bytes);
+          return Error::success();
+        });
+  }
+};
+
+} // namespace
+
+TEST_CASE("a staged host task reuses its host blocks from run to run", "[runtime][host][staging]") {
+  HostFixture f;
+  const uint32_t n = f.addHost("c", "checksum", {Arg::slot(0)});
+  auto tasks = f.prepare();
+  REQUIRE(tasks);
+  int allocations = 0;
+  HostStaging staging([&](size_t bytes) -> Expected<std::shared_ptr<void>> {
+    ++allocations;
+    return std::shared_ptr<void>(std::malloc(bytes), [](void *p) { std::free(p); });
+  });
+  StagedRun r{f, staging};
+  REQUIRE_FALSE(r.run(**tasks, n));
+  REQUIRE_FALSE(r.run(**tasks, n));
+  CHECK(allocations == 1);
+  REQUIRE(r.toHostDst.size() == 2);
+  CHECK(r.toHostDst[0] == r.toHostDst[1]);
+  CHECK(r.toDevice == 0); // checksum writes nothing back
+  CHECK(r.syncs == 4);
+  REQUIRE(f.lines.size() == 2);
+  CHECK(f.lines[0] == f.lines[1]);
+  CHECK(f.lines[0].find("sum=10 ") != std::string::npos);
+}
+
+TEST_CASE("a staged host task that writes its slot copies it back", "[runtime][host][staging]") {
+  HostFixture f;
+  const fs::path src = f.dir.path() / "in.bin";
+  const float values[4] = {5.0f, 6.0f, 7.0f, 8.0f};
+  {
+    std::ofstream out(src, std::ios::binary);
+    out.write(reinterpret_cast<const char *>(values), sizeof values);
+  }
+  const uint32_t n = f.addHost("r", "read_file", {Arg::slot(1), Arg::string(src.string())});
+  auto tasks = f.prepare();
+  REQUIRE(tasks);
+  HostStaging staging; // plain host memory
+  StagedRun r{f, staging};
+  REQUIRE_FALSE(r.run(**tasks, n));
+  CHECK(r.toDevice == 1);
+  CHECK(f.floats(1) == std::vector<float>{5.0f, 6.0f, 7.0f, 8.0f});
+  CHECK(f.floats(0) == std::vector<float>{1.0f, 2.0f, 3.0f, 4.0f});
+}
+
+TEST_CASE("host staging grows a block for a longer binding and falls back to host memory", "[runtime][host][staging]") {
+  int calls = 0;
+  HostStaging staging([&](size_t) -> Expected<std::shared_ptr<void>> {
+    ++calls;
+    return makeError(ErrorCode::OutOfMemory, "no pinned memory left");
+  });
+  auto a = staging.block(3, 64);
+  REQUIRE(a);
+  REQUIRE(*a != nullptr);
+  std::memset(*a, 0xab, 64); // usable memory
+  auto b = staging.block(3, 16);
+  REQUIRE(b);
+  CHECK(*b == *a); // a shorter binding fits the block it has
+  auto c = staging.block(3, 4096);
+  REQUIRE(c);
+  std::memset(*c, 0xcd, 4096);
+  CHECK(calls == 2); // asked each time a block was made, then plain memory
+  auto d = staging.block(0, 8); // another slot: its own block
+  REQUIRE(d);
+  CHECK(*d != *c);
+}

@@ -298,4 +298,25 @@ Error HostTasks::run(uint32_t node, const std::vector<HostSpan> &slots,
   return Error::success();
 }
 
+Expected<uint8_t *> HostStaging::block(uint32_t slot, size_t bytes) {
+  if (slot >= blocks_.size()) blocks_.resize(size_t(slot) + 1);
+  Block &b = blocks_[slot];
+  if (b.mem && b.size >= bytes) return static_cast<uint8_t *>(b.mem.get());
+  b = Block{};
+  const size_t want = bytes ? bytes : 1;
+  if (alloc_) {
+    Expected<std::shared_ptr<void>> m = alloc_(want);
+    if (m && *m) b.mem = std::move(*m);
+  }
+  if (!b.mem) { // no allocator, or its memory ran out: plain host memory
+    void *p = std::malloc(want);
+    if (!p)
+      return makeError(ErrorCode::OutOfMemory,
+                       "staging " + std::to_string(bytes) + " bytes of a host task's slot in host memory");
+    b.mem = std::shared_ptr<void>(p, [](void *q) { std::free(q); });
+  }
+  b.size = want;
+  return static_cast<uint8_t *>(b.mem.get());
+}
+
 } // namespace cgraph::rt

@@ -11,8 +11,10 @@ Error GraphExecutable::runExtensionEager(uint32_t p, const std::vector<uint64_t>
 }
 
 Error GraphExecutable::runHost(uint32_t n, const std::vector<uint64_t> &params) {
+  if (!hostStaging_) // pinned blocks: the copies need no driver-side staging of their own
+    hostStaging_ = std::make_unique<rt::HostStaging>([this](size_t bytes) { return sharedPinned(bytes); });
   return rt::runStagedHostTask(
-      graph_, n, nSlots_, *hostTasks_, params, [&](uint32_t slot) { return slotLength_[slot]; },
+      graph_, n, nSlots_, *hostTasks_, params, *hostStaging_, [&](uint32_t slot) { return slotLength_[slot]; },
       [&]() { return driver_->streamSynchronize(); },
       [&](void *dst, uint32_t slot, size_t bytes) { return driver_->copyToHost(dst, slotBase(slot), bytes); },
       [&](uint32_t slot, const void *src, size_t bytes) { return driver_->copyToDevice(slotBase(slot), src, bytes); });

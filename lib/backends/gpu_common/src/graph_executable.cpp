@@ -82,6 +82,7 @@ void GraphExecutable::releaseDriverObjects() {
   released_ = true;
   if (driver_->makeCurrent()) return;
   (void)driver_->streamSynchronize();
+  hostStaging_.reset(); // its pinned blocks, freed with the context current
   for (PartGraph &p : parts_) {
     if (p.exec) driver_->execDestroy(p.exec);
     if (p.graph) driver_->graphDestroy(p.graph);

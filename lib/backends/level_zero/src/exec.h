@@ -76,6 +76,7 @@ private:
   // Host task `n`: its slots copied to host memory, the task run, the slots copied back.
   Error runHost(uint32_t n, const std::vector<uint64_t> &params);
 
+  rt::HostStaging hostStaging_; // host tasks' copies, kept between runs
   LevelZeroDevice *dev_;
   const ZeDriverTable *ze_;
   std::vector<std::shared_ptr<const Module>> modules_;

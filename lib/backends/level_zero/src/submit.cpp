@@ -14,7 +14,7 @@ Error LevelZeroExecutable::runHost(uint32_t n, const std::vector<uint64_t> &para
   std::lock_guard<std::mutex> lock(dev_->immediateMutex());
   const std::string what = nodeLabel(graph_, n);
   return rt::runStagedHostTask(
-      graph_, n, uint32_t(graph_.slots.size()), *hostTasks_, params,
+      graph_, n, uint32_t(graph_.slots.size()), *hostTasks_, params, hostStaging_,
       [&](uint32_t slot) { return mems_[slot].length; }, [] { return Error::success(); },
       [&](void *dst, uint32_t slot, size_t bytes) {
         return dev_->copyLocked(dst, ptrOf(mems_[slot]), bytes, what.c_str());

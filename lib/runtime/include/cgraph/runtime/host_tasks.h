@@ -43,6 +43,7 @@
 #include "cgraph/runtime/runtime.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -86,33 +87,55 @@ private:
   std::unique_ptr<Impl> impl_;
 };
 
+// The host memory staged host tasks run on (runStagedHostTask), kept by an executable
+// between runs so that a run neither allocates nor initializes it: one block per slot,
+// grown to the largest length staged and held until the HostStaging goes. `alloc`
+// gives a block (a backend's pinned memory, which its copies reach directly); where it
+// is empty or fails, plain host memory is used. Not thread-safe (one per executable,
+// whose submissions are not concurrent). Errors: out of memory.
+class HostStaging {
+public:
+  using Alloc = std::function<Expected<std::shared_ptr<void>>(size_t bytes)>;
+  explicit HostStaging(Alloc alloc = {}) : alloc_(std::move(alloc)) {}
+  // At least `bytes` bytes for `slot`, valid until the next call for that slot.
+  Expected<uint8_t *> block(uint32_t slot, size_t bytes);
+
+private:
+  struct Block {
+    std::shared_ptr<void> mem;
+    size_t size = 0;
+  };
+  Alloc alloc_;
+  std::vector<Block> blocks_;
+};
+
 // Host node `n` of `g` on a device whose memory the host cannot address, the one
 // staging path of every such backend: the device's earlier work drained (`sync()`),
-// each slot argument's bound bytes (`length(slot)`) copied to host memory
-// (`toHost(dst, slot, bytes)`), the task run on the copies, and, only where it may
-// write slots (writesSlots), the copies written back (`toDevice(slot, src, bytes)`)
-// and drained again. Slot indices at or past `nSlots` are not staged. Errors: the
-// first failing step's.
+// each slot argument's bound bytes (`length(slot)`) copied to host memory from
+// `staging` (`toHost(dst, slot, bytes)`), the task run on the copies, and, only where
+// it may write slots (writesSlots), the copies written back (`toDevice(slot, src,
+// bytes)`) and drained again. Slot indices at or past `nSlots` are not staged. Errors:
+// the first failing step's.
 template <class Length, class Sync, class ToHost, class ToDevice>
 Error runStagedHostTask(const Graph &g, uint32_t n, uint32_t nSlots, const HostTasks &tasks,
-                        const std::vector<uint64_t> &params, Length length, Sync sync, ToHost toHost,
-                        ToDevice toDevice) {
+                        const std::vector<uint64_t> &params, HostStaging &staging, Length length, Sync sync,
+                        ToHost toHost, ToDevice toDevice) {
   CGRAPH_RETURN_IF_ERROR(sync());
   const Node &node = g.nodes[n];
   std::vector<HostSpan> spans(g.slots.size());
-  std::vector<std::vector<uint8_t>> copies(g.slots.size());
   for (const Arg &a : node.args) {
     if (a.kind != ArgKind::Slot || a.index >= nSlots || spans[a.index].data) continue;
-    std::vector<uint8_t> &c = copies[a.index];
-    c.resize(size_t(length(a.index)));
-    if (!c.empty()) CGRAPH_RETURN_IF_ERROR(toHost(c.data(), a.index, c.size()));
-    spans[a.index] = {c.data(), c.size()};
+    const size_t bytes = size_t(length(a.index));
+    Expected<uint8_t *> c = staging.block(a.index, bytes);
+    if (!c) return c.error();
+    if (bytes) CGRAPH_RETURN_IF_ERROR(toHost(*c, a.index, bytes));
+    spans[a.index] = {*c, bytes};
   }
   CGRAPH_RETURN_IF_ERROR(sync());
   CGRAPH_RETURN_IF_ERROR(tasks.run(n, spans, params));
   if (!tasks.writesSlots(n)) return Error::success(); // checksum, print, ...: nothing to copy back
-  for (size_t i = 0; i < copies.size(); ++i)
-    if (!copies[i].empty()) CGRAPH_RETURN_IF_ERROR(toDevice(uint32_t(i), copies[i].data(), copies[i].size()));
+  for (size_t i = 0; i < spans.size(); ++i)
+    if (spans[i].size) CGRAPH_RETURN_IF_ERROR(toDevice(uint32_t(i), spans[i].data, spans[i].size));
   return sync();
 }
 

@@ -267,6 +267,7 @@ protected:
   std::vector<FunctionHandle> coarseFns_; // per kernel: its coarse entry, null if none
   std::vector<char> coarseLooked_;        // per kernel: coarseFns_ is known
   std::unique_ptr<rt::HostTasks> hostTasks_;
+  std::unique_ptr<rt::HostStaging> hostStaging_; // host tasks' copies (pinned), from the first host task
   std::vector<NodePlan> plans_;              // per plan index
   std::vector<uint32_t> exprTransferNodes_; // nodes with exprTransfer, in order (updateTransfers)
   std::vector<std::vector<uint32_t>> preds_; // per plan index
