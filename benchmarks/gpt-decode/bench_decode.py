@@ -37,7 +37,6 @@ import argparse
 import hashlib
 import json
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -312,49 +311,6 @@ def print_shapes(res, torch_adv) -> None:
 
 # ---- d) node profile -------------------------------------------------------------------
 
-def node_medians(samples) -> list[dict]:
-    """Per node (each runs once per step: the graph has no loops), in the order of the
-    first run: name, kind, kernel and the median duration over the runs in us."""
-    first = sorted(samples[0], key=lambda x: x.start_ns)
-    durations = {x.node: [] for x in first}
-    for run in samples:
-        for x in run:
-            durations.setdefault(x.node, []).append(x.duration_ns / 1e3)
-    return [{"node": x.node, "name": x.name, "kind": x.kind, "kernel": x.kernel,
-             "median_us": statistics.median(durations[x.node])} for x in first]
-
-
-def group_nodes(nodes, key, step_us) -> list[dict]:
-    """`nodes` summed per key(node): calls per step, us per step, share of the step;
-    the largest first."""
-    groups: dict[str, dict] = {}
-    for n in nodes:
-        g = groups.setdefault(key(n), {"name": key(n), "calls": 0, "total_us": 0.0})
-        g["calls"] += 1
-        g["total_us"] += n["median_us"]
-    for g in groups.values():
-        g["share"] = g["total_us"] / step_us if step_us else 0.0
-    return sorted(groups.values(), key=lambda g: -g["total_us"])
-
-
-def profile_size(eager, b, t, runs) -> dict:
-    """`runs` profiled steps at (b, t) after PROFILE_WARMUP: the median time of every
-    node, their sum (the step) and its groups per kernel and per node name without the
-    layer index (qkv.3 -> qkv); `span_us`: the median from the first node's start to
-    the last one's end (with the gaps between launches)."""
-    arguments = eager.arguments(b, t)
-    for _ in range(PROFILE_WARMUP):
-        eager.exe.profile(**arguments)
-    samples = [eager.exe.profile(**arguments) for _ in range(runs)]
-    nodes = node_medians(samples)
-    step_us = sum(n["median_us"] for n in nodes)
-    spans = [(max(x.end_ns for x in run) - min(x.start_ns for x in run)) / 1e3 for run in samples]
-    return {"b": b, "t": t, "runs": runs, "warmup": PROFILE_WARMUP, "step_us": step_us,
-            "span_us": statistics.median(spans), "nodes": nodes,
-            "by_kernel": group_nodes(nodes, lambda n: n["kernel"] or f"({n['kind']})", step_us),
-            "by_node": group_nodes(nodes, lambda n: re.sub(r"\.\d+$", "", n["name"]) or "(unnamed)", step_us)}
-
-
 def node_profile(args, cfg, weights, model, replay, sync) -> list[dict]:
     """d) at every --profile size: profile_size on an executable finalized in eager
     mode (cuda times nodes only there), and the replay step's median for reference."""
@@ -362,7 +318,9 @@ def node_profile(args, cfg, weights, model, replay, sync) -> list[dict]:
     sync()  # the caches were written on torch's stream
     out = []
     for b, t in args.profile:
-        r = guarded(f"profile b={b} t={t}", profile_size, eager, b, t, args.profile_runs)
+        arguments = eager.arguments(b, t)
+        r = guarded(f"profile b={b} t={t}", dc.profile_size, lambda: eager.exe.profile(**arguments), b, t,
+                    args.profile_runs, PROFILE_WARMUP)
         if r and replay is not None:
             replay_args = replay.arguments(b, t)
             r["replay_us"] = dc.time_steps(lambda: replay.exe.run(**replay_args), lambda: None,
@@ -372,20 +330,10 @@ def node_profile(args, cfg, weights, model, replay, sync) -> list[dict]:
     return out
 
 
-def print_groups(title: str, groups) -> None:
-    print(f"{title:24s} {'calls':>6} {'us/step':>10} {'share':>7}")
-    for g in groups:
-        print(f"{g['name']:24s} {g['calls']:6d} {g['total_us']:10.1f} {g['share']:7.1%}")
-
-
 def print_profile(res, weights_dtype) -> None:
     for r in res:
         replay = f"; replay step {r['replay_us']:.1f} us" if "replay_us" in r else ""
-        print(f"\n== d) node profile at b={r['b']} t={r['t']} ({weights_dtype} weights), eager, median of "
-              f"{r['runs']} runs after {r['warmup']}: step {r['step_us']:.1f} us (node times summed), "
-              f"{r['span_us']:.1f} us first start to last end{replay}")
-        print_groups("kernel", r["by_kernel"])
-        print_groups("node (layer dropped)", r["by_node"])
+        dc.print_profile(r, f"d) node profile at b={r['b']} t={r['t']} ({weights_dtype} weights), eager", replay)
 
 
 # ---- b) start-up (each in a fresh process) ---------------------------------------------

@@ -5,6 +5,11 @@ products through numpy's BLAS), side by side, per-step time at each (b, t).
 
 Usage (PYTHONPATH=<source>/python CGRAPH_LIBRARY=<build>/lib/capi/libcgraph.so):
   bench_decode_cpu.py [--config small|gpt2] [--cgf FILE] [--sizes 1x128,8x128] [--json OUT]
+                      [--profile 1x128 [--profile-runs 5]]
+
+--profile BxT: where a cgraph step's time goes at that size (the replay executable's
+node times: median per node, summed per kernel and per node name without the layer
+index), as bench_decode.py's profile on the GPU.
 
 Both sides read the same weights and the same key/value caches (numpy arrays bound to
 the graph in place; caches are allocated zeroed and only the rows a step touches become
@@ -84,6 +89,9 @@ def main(argv=None) -> int:
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--json", help="write the figures to this file")
+    ap.add_argument("--profile", action="append", default=[],
+                    help="BxT (repeatable or a comma list): node times of a step at that size")
+    ap.add_argument("--profile-runs", type=int, default=5, help="profiled steps per --profile size")
     args = ap.parse_args(argv)
 
     import cgraph
@@ -104,16 +112,23 @@ def main(argv=None) -> int:
     print(f"GPT-2 decode step on the CPU: config {cfg.name}, {os.cpu_count()} cores ({platform.processor() or platform.machine()}), "
           f"numpy {np.__version__} (BLAS {blas_name()}), cgraph cpu finalize {finalize_s:.2f} s; "
           f"median of {args.steps} steps after {args.warmup}")
+    profile_sizes = dc.clamp_sizes(dc.parse_sizes(",".join(args.profile), "--profile"), cfg) if args.profile else []
     rows = [measure(args, cfg, exe, ref, weights, k_cache, v_cache, b, t) for b, t in sizes]
     print(f"{'b':>4} {'t':>5} {'cgraph cpu ms':>14} {'numpy ms':>10} {'numpy/cgraph':>13} {'max|diff|':>10} {'next eq':>8}")
     for r in rows:
         c, n, k = r["cgraph_cpu"]["median_us"] / 1e3, r["numpy_reference"]["median_us"] / 1e3, r["check"]
         print(f"{r['b']:4d} {r['t']:5d} {c:14.3f} {n:10.3f} {n / c:13.2f} {k['max_abs_diff']:10.2e} "
               f"{k['next_equal']:>4}/{r['b']:<3}")
+    profiles = []
+    for b, t in profile_sizes:
+        s = Step(cfg, weights, k_cache, v_cache, b, t)
+        r = dc.profile_size(lambda: exe.profile(**s.args), b, t, args.profile_runs, args.warmup)
+        dc.print_profile(r, f"node profile at b={b} t={t}, cpu replay")
+        profiles.append(r)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"config": cfg.name, "cores": os.cpu_count(), "numpy": np.__version__,
-                       "finalize_s": finalize_s, "rows": rows}, f, indent=1)
+                       "finalize_s": finalize_s, "rows": rows, "profile": profiles}, f, indent=1)
     bad = [r for r in rows if not r["check"]["allclose"] or r["check"]["next_equal"] != r["b"]]
     return 1 if bad else 0
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -138,3 +139,67 @@ def parse_sizes(text: str, option: str = "--sizes") -> list[tuple[int, int]]:
             raise SystemExit(f"{option}: '{item}' is not BxT (e.g. 8x128)")
         pairs.append((int(b), int(t)))
     return pairs
+
+
+# ---- node profiles ----------------------------------------------------------------------
+
+def node_medians(samples) -> list[dict]:
+    """Per node (each runs once per step: the graph has no loops), in the order of the
+    first run: name, kind, kernel and the median duration over the runs in us."""
+    first = sorted(samples[0], key=lambda x: x.start_ns)
+    durations = {x.node: [] for x in first}
+    for run in samples:
+        for x in run:
+            durations.setdefault(x.node, []).append(x.duration_ns / 1e3)
+    return [{"node": x.node, "name": x.name, "kind": x.kind, "kernel": x.kernel,
+             "median_us": statistics.median(durations[x.node])} for x in first]
+
+
+def group_nodes(nodes, key, step_us) -> list[dict]:
+    """`nodes` summed per key(node): calls per step, us per step, share of the step;
+    the largest first."""
+    groups: dict[str, dict] = {}
+    for n in nodes:
+        g = groups.setdefault(key(n), {"name": key(n), "calls": 0, "total_us": 0.0})
+        g["calls"] += 1
+        g["total_us"] += n["median_us"]
+    for g in groups.values():
+        g["share"] = g["total_us"] / step_us if step_us else 0.0
+    return sorted(groups.values(), key=lambda g: -g["total_us"])
+
+
+def layer_dropped(name: str) -> str:
+    """A node's name without its layer index: qkv.3 -> qkv, fc2.3.sum -> fc2.sum."""
+    return re.sub(r"\.\d+(?=\.|$)", "", name) or "(unnamed)"
+
+
+def profile_size(profile: Callable[[], list], b: int, t: int, runs: int, warmup: int) -> dict:
+    """`runs` calls of `profile` (one profiled step at (b, t): its node times, as
+    Executable.profile returns them) after `warmup`: the median time of every node,
+    their sum (the step) and its groups per kernel and per node name without the layer
+    index; `span_us`: the median from the first node's start to the last one's end
+    (with the gaps between nodes)."""
+    for _ in range(warmup):
+        profile()
+    samples = [profile() for _ in range(runs)]
+    nodes = node_medians(samples)
+    step_us = sum(n["median_us"] for n in nodes)
+    spans = [(max(x.end_ns for x in run) - min(x.start_ns for x in run)) / 1e3 for run in samples]
+    return {"b": b, "t": t, "runs": runs, "warmup": warmup, "step_us": step_us,
+            "span_us": statistics.median(spans), "nodes": nodes,
+            "by_kernel": group_nodes(nodes, lambda n: n["kernel"] or f"({n['kind']})", step_us),
+            "by_node": group_nodes(nodes, lambda n: layer_dropped(n["name"]), step_us)}
+
+
+def print_groups(title: str, groups) -> None:
+    print(f"{title:24s} {'calls':>6} {'us/step':>10} {'share':>7}")
+    for g in groups:
+        print(f"{g['name']:24s} {g['calls']:6d} {g['total_us']:10.1f} {g['share']:7.1%}")
+
+
+def print_profile(r: dict, title: str, extra: str = "") -> None:
+    """One profile_size result: its heading, then the groups per kernel and per node."""
+    print(f"\n== {title}, median of {r['runs']} runs after {r['warmup']}: step {r['step_us']:.1f} us "
+          f"(node times summed), {r['span_us']:.1f} us first start to last end{extra}")
+    print_groups("kernel", r["by_kernel"])
+    print_groups("node (layer dropped)", r["by_node"])
