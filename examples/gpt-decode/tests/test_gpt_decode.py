@@ -280,3 +280,27 @@ def test_the_memory_plan_folds_the_layers_activations(cfg, weights, small_cgf):
     assert on["plan_slots"] >= 10 and off["plan_slots"] == 0
     assert on["plan_bytes_after"] * 3 < on["plan_bytes_before"]
     assert on["owned_bytes"] * 2 < off["owned_bytes"]
+
+
+def test_the_cpu_benchmark_runs_and_its_profile_covers_every_node(small_cgf, tmp_path):
+    """benchmarks/gpt-decode/bench_decode_cpu.py at a tiny size (a smoke run: nothing
+    about its times is asserted): it checks its step against the reference (exit 0),
+    and its --profile has one entry per kernel node of the step, grouped per node name
+    with the layer index dropped wherever it stands (fc2.0.sum -> fc2.sum)."""
+    bench = os.path.join(EXAMPLE, "..", "..", "benchmarks", "gpt-decode", "bench_decode_cpu.py")
+    out = tmp_path / "bench.json"
+    env = dict(os.environ, TMPDIR=str(tmp_path))
+    subprocess.run([sys.executable, bench, "--config", "small", "--cgf", small_cgf, "--weights", str(tmp_path / "w"),
+                    "--sizes", "2x5", "--steps", "1", "--warmup", "0", "--profile", "3x4", "--profile-runs", "2",
+                    "--json", str(out)], check=True, capture_output=True, env=env)
+    res = json.loads(out.read_text())
+    assert res["rows"][0]["check"]["allclose"] and res["rows"][0]["check"]["next_equal"] == 2
+    (prof,) = res["profile"]
+    cfg = model.CONFIGS["small"]
+    with open(os.path.join(EXAMPLE, "small.json")) as f:
+        kernel_nodes = [n for n in json.load(f)["nodes"] if "kernel" in n]
+    assert (prof["b"], prof["t"]) == (3, 4) and len(prof["nodes"]) == len(kernel_nodes)
+    by_node = {g["name"]: g["calls"] for g in prof["by_node"]}
+    assert by_node["qkv"] == cfg.layers and by_node["logits"] == 1
+    assert all(not any(part.isdigit() for part in name.split(".")) for name in by_node)
+    assert abs(sum(g["share"] for g in prof["by_kernel"]) - 1.0) < 1e-9
